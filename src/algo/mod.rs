@@ -1,0 +1,5 @@
+//! Graph algorithms, one module each, with their verifiers.
+
+pub mod bfs;
+pub mod roots;
+pub mod validate;

@@ -1,0 +1,193 @@
+//! Graph500 validation of a BFS parent array (spec step 5), distributed over the 1D partition.
+//!
+//! Rules are checked in the order of `Rule::ALL`; after each phase the ranks agree on the
+//! lowest-numbered vertex that broke it, so every rank reports the same failure. Levels are
+//! derived by following parents towards the root, one round per tree level, so a tree edge
+//! joins levels that differ by exactly one by construction; what can break that is a cycle or
+//! a chain into an unreached vertex, which the `TreeLevels` rule rejects. Input edges are the
+//! CSR's (the input without self-loops and duplicates, which cannot break any rule).
+
+use crate::comm::{Op, World};
+use crate::error::{Error, Result, Rule};
+use crate::graph::{DistGraph, Vid};
+use rayon::prelude::*;
+
+/// Adjacency entries checked per rank per round of the edge-level phase (bounds memory).
+const EDGE_BATCH: u64 = 1 << 22;
+
+/// A rule broken at `vertex`; `a` and `b` carry rule-specific values for the message.
+#[derive(Clone, Copy, Debug)]
+struct Failure {
+    vertex: u64,
+    a: i64,
+    b: i64,
+}
+
+/// Check every rule; on success return the BFS level of each local vertex (-1: unreached).
+pub fn validate(world: &World, g: &DistGraph, root: Vid, parent: &[i64]) -> Result<Vec<i32>> {
+    let part = g.part;
+    let n = g.n() as i64;
+    let root_local = part.is_local(root).then(|| part.local(root));
+    let scan = |bad: &(dyn Fn(usize, i64) -> bool + Sync)| {
+        lowest_par(parent.par_iter().enumerate().filter_map(|(l, &p)| {
+            bad(l, p).then_some(Failure {
+                vertex: part.global(l),
+                a: p,
+                b: 0,
+            })
+        }))
+    };
+    let check = |rule, failure| agree(world, root, n, rule, failure);
+
+    check(Rule::ParentRange, scan(&|_, p| p < -1 || p >= n))?;
+    check(
+        Rule::RootSelfParent,
+        scan(&|l, p| Some(l) == root_local && p != root as i64),
+    )?;
+    check(
+        Rule::OtherSelfParent,
+        scan(&|l, p| Some(l) != root_local && p == part.global(l) as i64),
+    )?;
+    let levels = tree_levels(world, g, root, parent)?;
+    check(
+        Rule::ParentIsEdge,
+        scan(&|l, p| {
+            Some(l) != root_local && p >= 0 && g.row(l).binary_search(&(p as u64)).is_err()
+        }),
+    )?;
+    check_edge_levels(world, g, root, &levels)?;
+    Ok(levels)
+}
+
+/// Levels of the local vertices, found by following parents: a vertex gets its parent's level
+/// plus one once the parent's level is known. One round per tree level; a round in which no
+/// rank resolves anything while vertices remain means a cycle or a chain that never reaches
+/// the root. Also used to report depths when validation is off.
+pub fn tree_levels(world: &World, g: &DistGraph, root: Vid, parent: &[i64]) -> Result<Vec<i32>> {
+    let part = g.part;
+    let mut levels = vec![-1i32; part.local_n()];
+    let mut pending: Vec<u32> = (0..part.local_n() as u32)
+        .filter(|&l| parent[l as usize] >= 0)
+        .collect();
+    if part.is_local(root) {
+        let l = part.local(root);
+        levels[l] = 0;
+        pending.retain(|&p| p as usize != l);
+    }
+    loop {
+        if world.allreduce(pending.len() as u64, Op::Sum) == 0 {
+            return Ok(levels);
+        }
+        let keys: Vec<u64> = pending.iter().map(|&l| parent[l as usize] as u64).collect();
+        let parent_levels = world.query(&keys, |k| part.owner(k), |k| levels[part.local(k)])?;
+        let before = pending.len();
+        let mut still = Vec::with_capacity(before);
+        for (&l, &pl) in pending.iter().zip(&parent_levels) {
+            if pl >= 0 {
+                levels[l as usize] = pl + 1;
+            } else {
+                still.push(l);
+            }
+        }
+        let stuck = still.len() == before;
+        pending = still;
+        if world.allreduce(u64::from(!stuck), Op::Max) == 0 {
+            let failure = lowest(pending.iter().map(|&l| Failure {
+                vertex: part.global(l as usize),
+                a: parent[l as usize],
+                b: 0,
+            }));
+            agree(world, root, g.n() as i64, Rule::TreeLevels, failure)?;
+        }
+    }
+}
+
+/// Every CSR edge (v, w) with w > v, in batches of rows: levels must differ by at most one,
+/// and both ends must be reached or both unreached.
+fn check_edge_levels(world: &World, g: &DistGraph, root: Vid, levels: &[i32]) -> Result<()> {
+    let part = g.part;
+    let batches = row_batches(g);
+    let rounds = world.allreduce(batches.len() as u64, Op::Max) as usize;
+    let mut gap = None;
+    let mut span = None;
+    for round in 0..rounds {
+        let rows = batches.get(round).cloned().unwrap_or(0..0);
+        let edges: Vec<(usize, u64)> = rows
+            .flat_map(|l| g.row(l).iter().map(move |&w| (l, w)))
+            .filter(|&(l, w)| w > part.global(l))
+            .collect();
+        let keys: Vec<u64> = edges.iter().map(|&(_, w)| w).collect();
+        let far = world.query(&keys, |k| part.owner(k), |k| levels[part.local(k)])?;
+        for (&(l, w), &lw) in edges.iter().zip(&far) {
+            let lv = levels[l];
+            let failure = Some(Failure {
+                vertex: part.global(l),
+                a: w as i64,
+                b: ((lv as i64) << 32) | (lw as u32 as i64),
+            });
+            if (lv < 0) != (lw < 0) {
+                span = lowest(span.into_iter().chain(failure));
+            } else if (lv - lw).abs() > 1 {
+                gap = lowest(gap.into_iter().chain(failure));
+            }
+        }
+    }
+    agree(world, root, g.n() as i64, Rule::EdgeLevelGap, gap)?;
+    agree(world, root, g.n() as i64, Rule::Spanning, span)
+}
+
+/// Consecutive row ranges of about `EDGE_BATCH` adjacency entries each.
+fn row_batches(g: &DistGraph) -> Vec<std::ops::Range<usize>> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    for l in 0..g.local_n() {
+        if g.offsets[l + 1] - g.offsets[start] >= EDGE_BATCH {
+            batches.push(start..l + 1);
+            start = l + 1;
+        }
+    }
+    if start < g.local_n() {
+        batches.push(start..g.local_n());
+    }
+    batches
+}
+
+fn lowest(failures: impl IntoIterator<Item = Failure>) -> Option<Failure> {
+    failures.into_iter().min_by_key(|f| f.vertex)
+}
+
+fn lowest_par(failures: impl ParallelIterator<Item = Failure>) -> Option<Failure> {
+    failures.min_by_key(|f| f.vertex)
+}
+
+/// Collective: if any rank has a failure for `rule`, every rank returns the same error, for the
+/// lowest failing vertex.
+fn agree(world: &World, root: Vid, n: i64, rule: Rule, failure: Option<Failure>) -> Result<()> {
+    let mine = failure.map_or([u64::MAX, 0, 0], |f| [f.vertex, f.a as u64, f.b as u64]);
+    let all = world.allgatherv(&mine)?;
+    let worst = all.chunks(3).min_by_key(|c| c[0]).unwrap();
+    if worst[0] == u64::MAX {
+        return Ok(());
+    }
+    let (vertex, a, b) = (worst[0], worst[1] as i64, worst[2] as i64);
+    let detail = match rule {
+        Rule::ParentRange => format!("parent is {a}, outside [-1, {n})"),
+        Rule::RootSelfParent => format!("the root's parent is {a}"),
+        Rule::OtherSelfParent => "a vertex other than the root is its own parent".to_string(),
+        Rule::TreeLevels => format!(
+            "following parents from here (parent {a}) never reaches the root: a cycle, or a chain into an unreached vertex"
+        ),
+        Rule::ParentIsEdge => format!("({vertex}, {a}) is not an edge of the input"),
+        Rule::EdgeLevelGap | Rule::Spanning => format!(
+            "edge ({vertex}, {a}) joins levels {} and {} (-1: unreached)",
+            b >> 32,
+            b as i32
+        ),
+    };
+    Err(Error::Validation {
+        root,
+        rule,
+        vertex,
+        detail,
+    })
+}

@@ -1,0 +1,280 @@
+//! The MPI layer: the world (rank, size, node-local rank), typed collectives for the
+//! workloads, per-phase timers and the abort path. Algorithms talk to MPI only through here.
+
+mod timer;
+
+pub use timer::PhaseTimes;
+
+use crate::error::{Error, Result};
+use mpi::collective::SystemOperation;
+pub use mpi::datatype::Equivalence;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::environment::Universe;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::*;
+use mpi::Count;
+use rayon::prelude::*;
+
+/// Two ids travelling together in one message: (vertex, parent), (source, target).
+#[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Pair(pub u64, pub u64);
+
+/// Reduction operations offered to the algorithms.
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    Sum,
+    Max,
+    Min,
+    BitOr,
+}
+
+impl Op {
+    fn system(self) -> SystemOperation {
+        match self {
+            Op::Sum => SystemOperation::sum(),
+            Op::Max => SystemOperation::max(),
+            Op::Min => SystemOperation::min(),
+            Op::BitOr => SystemOperation::bitwise_or(),
+        }
+    }
+}
+
+pub struct World {
+    // Dropping the universe finalises MPI; it must outlive every communicator use.
+    _universe: Universe,
+    comm: SimpleCommunicator,
+    rank: usize,
+    size: usize,
+    local_rank: usize,
+    local_size: usize,
+}
+
+impl World {
+    /// Initialise MPI (once per process). Returns None if MPI was already initialised.
+    pub fn init() -> Option<World> {
+        let universe = mpi::initialize()?;
+        let comm = universe.world();
+        let rank = comm.rank() as usize;
+        let size = comm.size() as usize;
+        // Ranks sharing a node: used to split the cores (and later the GPUs) between them.
+        let node = comm.split_shared(rank as i32);
+        let local_rank = node.rank() as usize;
+        let local_size = node.size() as usize;
+        Some(World {
+            _universe: universe,
+            comm,
+            rank,
+            size,
+            local_rank,
+            local_size,
+        })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+    pub fn size(&self) -> usize {
+        self.size
+    }
+    pub fn is_root(&self) -> bool {
+        self.rank == 0
+    }
+    /// This rank's index among the ranks on its node.
+    pub fn local_rank(&self) -> usize {
+        self.local_rank
+    }
+    /// How many ranks share this node.
+    pub fn local_size(&self) -> usize {
+        self.local_size
+    }
+
+    pub fn barrier(&self) {
+        self.comm.barrier();
+    }
+
+    /// End the whole job from this rank: used when only this rank knows something failed.
+    pub fn abort(&self, code: i32) -> ! {
+        self.comm.abort(code)
+    }
+
+    pub fn allreduce<T: Equivalence + Copy + Default>(&self, x: T, op: Op) -> T {
+        let mut out = T::default();
+        self.comm.all_reduce_into(&x, &mut out, op.system());
+        out
+    }
+
+    /// Element-wise reduction of a slice, in place.
+    pub fn allreduce_slice<T: Equivalence + Copy>(&self, xs: &mut [T], op: Op) {
+        let send = xs.to_vec();
+        self.comm.all_reduce_into(&send[..], xs, op.system());
+    }
+
+    pub fn allgather<T: Equivalence + Copy + Default>(&self, x: T) -> Vec<T> {
+        let mut out = vec![T::default(); self.size];
+        self.comm.all_gather_into(&x, &mut out[..]);
+        out
+    }
+
+    /// Every rank contributes `send.len()` elements, the same count everywhere.
+    pub fn allgather_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) {
+        debug_assert_eq!(send.len() * self.size, recv.len());
+        self.comm.all_gather_into(send, recv);
+    }
+
+    /// Every rank contributes any number of elements; all receive the concatenation in rank order.
+    pub fn allgatherv<T: Equivalence + Copy + Default>(&self, send: &[T]) -> Result<Vec<T>> {
+        let counts: Vec<Count> = self.allgather(to_count(send.len())?);
+        let displs = displacements(&counts)?;
+        let total: usize = counts.iter().map(|&c| c as usize).sum();
+        let mut recv = vec![T::default(); total];
+        {
+            let mut part = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
+            self.comm.all_gather_varcount_into(send, &mut part);
+        }
+        Ok(recv)
+    }
+
+    /// Gather variable-length contributions on rank 0 (others get an empty vector).
+    pub fn gatherv_root<T: Equivalence + Copy + Default>(&self, send: &[T]) -> Result<Vec<T>> {
+        let root = self.comm.process_at_rank(0);
+        let n = to_count(send.len())?;
+        if self.is_root() {
+            let mut counts = vec![0 as Count; self.size];
+            root.gather_into_root(&n, &mut counts[..]);
+            let displs = displacements(&counts)?;
+            let total: usize = counts.iter().map(|&c| c as usize).sum();
+            let mut recv = vec![T::default(); total];
+            {
+                let mut part = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
+                root.gather_varcount_into_root(send, &mut part);
+            }
+            Ok(recv)
+        } else {
+            root.gather_into(&n);
+            root.gather_varcount_into(send);
+            Ok(Vec::new())
+        }
+    }
+
+    /// Personalised all-to-all: `send` holds the items for rank 0, then rank 1, ... with
+    /// `send_counts[r]` items for rank r. Returns the received items in source-rank order.
+    pub fn alltoallv<T: Equivalence + Copy + Default>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+    ) -> Result<Vec<T>> {
+        Ok(self.alltoallv_counted(send, send_counts)?.0)
+    }
+
+    /// `alltoallv` that also returns how many items came from each rank.
+    pub fn alltoallv_counted<T: Equivalence + Copy + Default>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+    ) -> Result<(Vec<T>, Vec<usize>)> {
+        let sc: Vec<Count> = send_counts
+            .iter()
+            .map(|&c| to_count(c))
+            .collect::<Result<_>>()?;
+        let mut rc = vec![0 as Count; self.size];
+        self.comm.all_to_all_into(&sc[..], &mut rc[..]);
+        let sd = displacements(&sc)?;
+        let rd = displacements(&rc)?;
+        let total: usize = rc.iter().map(|&c| c as usize).sum();
+        let mut recv = vec![T::default(); total];
+        {
+            let sp = Partition::new(send, &sc[..], &sd[..]);
+            let mut rp = PartitionMut::new(&mut recv[..], &rc[..], &rd[..]);
+            self.comm.all_to_all_varcount_into(&sp, &mut rp);
+        }
+        Ok((recv, rc.iter().map(|&c| c as usize).collect()))
+    }
+
+    /// Remote lookup: each key is sent to the rank `owner(key)` names, which computes
+    /// `answer(key)`; the answers come back in the order of `keys`. Collective.
+    pub fn query<A: Equivalence + Copy + Default + Send>(
+        &self,
+        keys: &[u64],
+        owner: impl Fn(u64) -> usize,
+        answer: impl Fn(u64) -> A + Sync,
+    ) -> Result<Vec<A>> {
+        let indexed: Vec<(u64, usize)> = keys.iter().copied().zip(0..).collect();
+        let (ordered, counts) = bucket_by_rank(self.size, &indexed, |&(k, _)| owner(k));
+        let send: Vec<u64> = ordered.iter().map(|&(k, _)| k).collect();
+        let (asked, asked_counts) = self.alltoallv_counted(&send, &counts)?;
+        let replies: Vec<A> = asked.par_iter().map(|&k| answer(k)).collect();
+        let answers = self.alltoallv(&replies, &asked_counts)?;
+        let mut out = vec![A::default(); keys.len()];
+        for (&(_, i), a) in ordered.iter().zip(answers) {
+            out[i] = a;
+        }
+        Ok(out)
+    }
+
+    /// Broadcast a byte string from rank 0.
+    pub fn broadcast_bytes(&self, bytes: &mut Vec<u8>) {
+        let root = self.comm.process_at_rank(0);
+        let mut len = bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        bytes.resize(len as usize, 0);
+        root.broadcast_into(&mut bytes[..]);
+    }
+
+    /// Host names of all ranks, in rank order (for provenance).
+    pub fn hostnames(&self) -> Result<Vec<String>> {
+        let me = mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into());
+        let mut bytes = me.into_bytes();
+        bytes.push(b'\n');
+        let all = self.allgatherv(&bytes)?;
+        Ok(String::from_utf8_lossy(&all)
+            .lines()
+            .map(str::to_string)
+            .collect())
+    }
+}
+
+fn to_count(n: usize) -> Result<Count> {
+    Count::try_from(n).map_err(|_| {
+        Error::Comm(format!(
+            "{n} elements in one message exceed MPI's count limit of {}",
+            Count::MAX
+        ))
+    })
+}
+
+fn displacements(counts: &[Count]) -> Result<Vec<Count>> {
+    let mut displs = Vec::with_capacity(counts.len());
+    let mut acc: usize = 0;
+    for &c in counts {
+        displs.push(to_count(acc)?);
+        acc += c as usize;
+    }
+    Ok(displs)
+}
+
+/// Split `items` (each tagged with its destination rank) into the send layout `alltoallv` takes.
+pub fn bucket_by_rank<T: Copy + Default>(
+    size: usize,
+    items: &[T],
+    dest: impl Fn(&T) -> usize,
+) -> (Vec<T>, Vec<usize>) {
+    let mut counts = vec![0usize; size];
+    for it in items {
+        counts[dest(it)] += 1;
+    }
+    let mut cursor: Vec<usize> = counts
+        .iter()
+        .scan(0, |acc, &c| {
+            let start = *acc;
+            *acc += c;
+            Some(start)
+        })
+        .collect();
+    let mut out = vec![T::default(); items.len()];
+    for it in items {
+        let d = dest(it);
+        out[cursor[d]] = *it;
+        cursor[d] += 1;
+    }
+    (out, counts)
+}

@@ -1,0 +1,230 @@
+//! Kernel 1: the 1D-partitioned distributed CSR.
+//!
+//! Edge tuples are streamed from the `EdgeSource` in bounded chunks, twice: the first pass
+//! sends each directed entry's source to its owner, which counts row lengths; the second
+//! sends (source, target) pairs, which the owner writes straight into its preallocated rows.
+//! Rows are then sorted and de-duplicated in place. Peak memory is the CSR with duplicates
+//! plus one chunk's buffers, instead of the edge list plus send and receive copies of it.
+
+use super::{Block1D, Edge, EdgeSource, Vid};
+use crate::comm::{bucket_by_rank, Equivalence, Op, Pair, PhaseTimes, World};
+use crate::error::Result;
+
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Edge tuples per rank per exchange round (each becomes two directed entries).
+const CHUNK: u64 = 1 << 20;
+
+/// Flag bit on a counting-pass message: the entry is a self-loop (counts for nedge, not in CSR).
+const SELF_LOOP: u64 = 1 << 63;
+
+pub struct DistGraph {
+    pub part: Block1D,
+    /// Row offsets into `adj`, `local_n + 1` entries.
+    pub offsets: Vec<u64>,
+    /// Sorted, unique neighbour ids (global), self-loops removed.
+    pub adj: Vec<Vid>,
+    /// Per local vertex: how many input tuple endpoints fall on it, duplicates and self-loops
+    /// included (a self-loop counts twice). Half the sum over a component is its nedge.
+    pub tuple_ends: Vec<u64>,
+    /// Input edge tuples M over all ranks.
+    pub num_input_edges: u64,
+    /// Directed CSR entries over all ranks.
+    pub num_entries: u64,
+}
+
+impl DistGraph {
+    pub fn n(&self) -> u64 {
+        self.part.n
+    }
+
+    pub fn local_n(&self) -> usize {
+        self.part.local_n()
+    }
+
+    #[inline]
+    pub fn row(&self, local: usize) -> &[Vid] {
+        &self.adj[self.offsets[local] as usize..self.offsets[local + 1] as usize]
+    }
+
+    #[inline]
+    pub fn degree(&self, local: usize) -> u64 {
+        self.offsets[local + 1] - self.offsets[local]
+    }
+
+    /// Bytes of this rank's CSR (offsets + adjacency), the "raw CSR size".
+    pub fn csr_bytes(&self) -> u64 {
+        (self.offsets.len() * 8 + self.adj.len() * 8) as u64
+    }
+
+    /// Build the distributed CSR (collective).
+    pub fn build(world: &World, source: &impl EdgeSource, timers: &mut PhaseTimes) -> Result<Self> {
+        let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+        let local_n = part.local_n();
+        let rounds = world.allreduce(source.local_len().div_ceil(CHUNK), Op::Max);
+
+        // Pass 1: row lengths and tuple endpoint counts.
+        let mut tuple_ends = vec![0u64; local_n];
+        let mut lengths = vec![0u64; local_n];
+        stream_rounds(
+            world,
+            source,
+            rounds,
+            timers,
+            |&(u, v)| {
+                let flag = if u == v { SELF_LOOP } else { 0 };
+                Some([u | flag, v | flag])
+            },
+            |msg| part.owner(msg & !SELF_LOOP),
+            |received: Vec<u64>| {
+                for msg in received {
+                    let l = part.local(msg & !SELF_LOOP);
+                    tuple_ends[l] += 1;
+                    if msg & SELF_LOOP == 0 {
+                        lengths[l] += 1;
+                    }
+                }
+            },
+        )?;
+
+        let mut offsets = Vec::with_capacity(local_n + 1);
+        offsets.push(0u64);
+        for &len in &lengths {
+            offsets.push(offsets.last().unwrap() + len);
+        }
+        drop(lengths);
+
+        // Pass 2: fill rows. Entries arrive in any order; rows are sorted afterwards, so the
+        // result does not depend on arrival order or thread timing.
+        let mut adj = vec![0u64; *offsets.last().unwrap() as usize];
+        {
+            let cursor: Vec<AtomicU64> = offsets[..local_n]
+                .iter()
+                .map(|&o| AtomicU64::new(o))
+                .collect();
+            let adj_shared = SharedSlice::new(&mut adj);
+            stream_rounds(
+                world,
+                source,
+                rounds,
+                timers,
+                |&(u, v)| (u != v).then_some([Pair(u, v), Pair(v, u)]),
+                |pair: &Pair| part.owner(pair.0),
+                |received: Vec<Pair>| {
+                    received.par_iter().for_each(|&Pair(u, v)| {
+                        let slot = cursor[part.local(u)].fetch_add(1, Ordering::Relaxed);
+                        // SAFETY: each slot index is handed out once by the atomic cursor.
+                        unsafe { adj_shared.write(slot as usize, v) };
+                    });
+                },
+            )?;
+        }
+
+        timers.time("sort_dedup", || sort_dedup_rows(&mut offsets, &mut adj));
+        let num_entries = world.allreduce(adj.len() as u64, Op::Sum);
+        Ok(DistGraph {
+            part,
+            offsets,
+            adj,
+            tuple_ends,
+            num_input_edges: source.num_edges(),
+            num_entries,
+        })
+    }
+}
+
+/// Stream the local edges in `rounds` chunks; expand each tuple into two messages (or none),
+/// route each message to the rank `dest` names, exchange, and hand each round's received
+/// messages to `consume`.
+fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
+    world: &World,
+    source: &impl EdgeSource,
+    rounds: u64,
+    timers: &mut PhaseTimes,
+    expand: impl Fn(&Edge) -> Option<[M; 2]> + Sync,
+    dest: impl Fn(&M) -> usize,
+    mut consume: impl FnMut(Vec<M>),
+) -> Result<()> {
+    let mut chunk = Vec::with_capacity(CHUNK as usize);
+    for round in 0..rounds {
+        chunk.clear();
+        timers.time("generate", || read_chunk(source, round, &mut chunk));
+        let msgs: Vec<M> = chunk
+            .par_iter()
+            .flat_map_iter(|e| expand(e).into_iter().flatten())
+            .collect();
+        let (send, counts) = timers.time("bucket", || bucket_by_rank(world.size(), &msgs, &dest));
+        drop(msgs);
+        let received = timers.time("exchange", || world.alltoallv(&send, &counts))?;
+        timers.time("place", || consume(received));
+    }
+    Ok(())
+}
+
+fn read_chunk(source: &impl EdgeSource, round: u64, chunk: &mut Vec<Edge>) {
+    let start = (round * CHUNK).min(source.local_len());
+    let len = CHUNK.min(source.local_len() - start);
+    source.local_chunk(start, len, chunk);
+}
+
+/// Sort each row, drop repeated neighbours, and compact the rows to the front of `adj`.
+fn sort_dedup_rows(offsets: &mut [u64], adj: &mut Vec<Vid>) {
+    let mut rows: Vec<&mut [Vid]> = Vec::with_capacity(offsets.len().saturating_sub(1));
+    let mut rest = adj.as_mut_slice();
+    for w in offsets.windows(2) {
+        let (row, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
+        rows.push(row);
+        rest = tail;
+    }
+    let unique: Vec<u64> = rows
+        .into_par_iter()
+        .map(|row| {
+            row.sort_unstable();
+            let mut kept = 0;
+            for i in 0..row.len() {
+                if i == 0 || row[i] != row[kept - 1] {
+                    row[kept] = row[i];
+                    kept += 1;
+                }
+            }
+            kept as u64
+        })
+        .collect();
+    let mut write = 0u64;
+    for (i, &kept) in unique.iter().enumerate() {
+        let read = offsets[i];
+        adj.copy_within(read as usize..(read + kept) as usize, write as usize);
+        offsets[i] = write;
+        write += kept;
+    }
+    if let Some(last) = offsets.last_mut() {
+        *last = write;
+    }
+    adj.truncate(write as usize);
+    adj.shrink_to_fit();
+}
+
+/// A slice written from many threads at indices that are each handed out exactly once.
+struct SharedSlice<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+unsafe impl<T: Send> Sync for SharedSlice<T> {}
+
+impl<T> SharedSlice<T> {
+    fn new(slice: &mut [T]) -> Self {
+        SharedSlice {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+        }
+    }
+
+    /// # Safety
+    /// No two threads may write the same index, and the slice must outlive every write.
+    unsafe fn write(&self, i: usize, value: T) {
+        assert!(i < self.len);
+        self.ptr.add(i).write(value);
+    }
+}

@@ -1,0 +1,177 @@
+//! Graph500 stochastic Kronecker (R-MAT) generator (spec step 1).
+//!
+//! Edge tuple e (0 <= e < M) is a pure function of (seed, e): at each of SCALE levels one
+//! 64-bit draw picks a quadrant of the initiator [[A, B], [C, D]] (low half: row bit, high
+//! half: column bit given the row). Because the tuples are independent and identically
+//! distributed, their order is already a uniform shuffle. Vertex ids are then scrambled by a
+//! seeded bijection on [0, 2^SCALE) so that ids carry no locality. Each rank generates its
+//! own contiguous range of tuple indices, so the graph is identical for every rank count.
+
+use super::{block_range, Edge, EdgeSource};
+use crate::rng::{draw, stream_key};
+use rayon::prelude::*;
+
+pub const A: f64 = 0.57;
+pub const B: f64 = 0.19;
+pub const C: f64 = 0.19;
+
+pub struct Kronecker {
+    pub scale: u32,
+    pub edgefactor: u64,
+    edge_key: u64,
+    scramble: Scramble,
+    local: std::ops::Range<u64>,
+    // Thresholds on 32-bit uniform draws: P(row bit) = C + D; P(col bit | row) from the initiator.
+    row_threshold: u32,
+    col_threshold_top: u32,
+    col_threshold_bottom: u32,
+}
+
+fn threshold(p: f64) -> u32 {
+    (p * 4_294_967_296.0).min(u32::MAX as f64) as u32
+}
+
+impl Kronecker {
+    pub fn new(scale: u32, edgefactor: u64, seed: u64, ranks: usize, rank: usize) -> Self {
+        let m = edgefactor << scale;
+        Kronecker {
+            scale,
+            edgefactor,
+            edge_key: stream_key(seed, 1),
+            scramble: Scramble::new(scale, stream_key(seed, 2)),
+            local: block_range(m, ranks, rank),
+            row_threshold: threshold(A + B),
+            col_threshold_top: threshold(A / (A + B)),
+            col_threshold_bottom: threshold(C / (1.0 - A - B)),
+        }
+    }
+
+    /// Edge tuple number `e` of the global list.
+    #[inline]
+    pub fn edge(&self, e: u64) -> Edge {
+        let (mut u, mut v) = (0u64, 0u64);
+        let base = e * self.scale as u64;
+        for level in 0..self.scale as u64 {
+            let (row, col) = self.quadrant(draw(self.edge_key, base + level));
+            u = (u << 1) | row as u64;
+            v = (v << 1) | col as u64;
+        }
+        (self.scramble.apply(u), self.scramble.apply(v))
+    }
+
+    /// The initiator quadrant (row bit, column bit) chosen by one 64-bit draw.
+    #[inline]
+    fn quadrant(&self, r: u64) -> (bool, bool) {
+        let row = (r as u32) >= self.row_threshold;
+        let col_t = if row {
+            self.col_threshold_bottom
+        } else {
+            self.col_threshold_top
+        };
+        (row, ((r >> 32) as u32) >= col_t)
+    }
+}
+
+impl EdgeSource for Kronecker {
+    fn num_vertices(&self) -> u64 {
+        1u64 << self.scale
+    }
+    fn num_edges(&self) -> u64 {
+        self.edgefactor << self.scale
+    }
+    fn local_len(&self) -> u64 {
+        self.local.end - self.local.start
+    }
+    fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
+        let first = self.local.start + start;
+        let at = out.len();
+        out.resize(at + len as usize, (0, 0));
+        out[at..]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, slot)| *slot = self.edge(first + i as u64));
+    }
+}
+
+/// A seeded bijection on [0, 2^bits): two rounds of odd multiply + add (bijective mod 2^bits,
+/// moves information up) and xor-shift right (bijective, moves it down).
+struct Scramble {
+    mask: u64,
+    shift: u32,
+    mul: [u64; 2],
+    add: [u64; 2],
+}
+
+impl Scramble {
+    fn new(bits: u32, key: u64) -> Self {
+        Scramble {
+            mask: if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            },
+            shift: bits.div_ceil(2).max(1),
+            mul: [draw(key, 0) | 1, draw(key, 1) | 1],
+            add: [draw(key, 2), draw(key, 3)],
+        }
+    }
+
+    #[inline]
+    fn apply(&self, mut x: u64) -> u64 {
+        for round in 0..2 {
+            x = x
+                .wrapping_mul(self.mul[round])
+                .wrapping_add(self.add[round])
+                & self.mask;
+            x ^= x >> self.shift;
+        }
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scramble_is_a_bijection() {
+        for bits in [1, 2, 5, 12] {
+            let s = Scramble::new(bits, 42);
+            let mut seen = vec![false; 1 << bits];
+            for x in 0..(1u64 << bits) {
+                let y = s.apply(x) as usize;
+                assert!(!seen[y], "bits {bits}: {x} collides");
+                seen[y] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn graph_is_independent_of_rank_count() {
+        let whole = Kronecker::new(8, 16, 7, 1, 0);
+        let mut all = Vec::new();
+        whole.local_chunk(0, whole.local_len(), &mut all);
+        for ranks in 2..=4 {
+            let mut joined = Vec::new();
+            for r in 0..ranks {
+                let part = Kronecker::new(8, 16, 7, ranks, r);
+                part.local_chunk(0, part.local_len(), &mut joined);
+            }
+            assert_eq!(all, joined);
+        }
+    }
+
+    #[test]
+    fn quadrant_frequencies_match_the_initiator() {
+        let g = Kronecker::new(1, 1 << 16, 3, 1, 0);
+        let mut raw = [0u64; 4];
+        for e in 0..g.num_edges() {
+            let (row, col) = g.quadrant(draw(g.edge_key, e));
+            raw[(row as usize) * 2 + col as usize] += 1;
+        }
+        let m = g.num_edges() as f64;
+        for (count, p) in raw.iter().zip([A, B, C, 1.0 - A - B - C]) {
+            assert!((*count as f64 / m - p).abs() < 0.01, "{raw:?}");
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Graphs: where edges come from (generators, file readers), how vertices are split
+//! between ranks, and the distributed CSR built from them.
+
+pub mod csr;
+pub mod kronecker;
+pub mod readers;
+
+pub use csr::DistGraph;
+
+/// A global vertex id (Graph500 needs at least 48 bits).
+pub type Vid = u64;
+
+/// An undirected input edge tuple, as generated or read (self-loops and duplicates kept).
+pub type Edge = (Vid, Vid);
+
+/// Where the edge tuples of a graph come from. Each rank sees its own contiguous range of
+/// the global edge list and can produce any slice of that range on demand, so kernel 1 can
+/// stream the edges in bounded chunks (twice) instead of holding the whole list.
+pub trait EdgeSource: Sync {
+    /// Number of vertices N (ids are 0..N).
+    fn num_vertices(&self) -> u64;
+    /// Number of input edge tuples M over all ranks (duplicates and self-loops counted).
+    fn num_edges(&self) -> u64;
+    /// Number of edge tuples in this rank's range.
+    fn local_len(&self) -> u64;
+    /// Append this rank's edges `start .. start + len` (relative to its range) to `out`.
+    fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>);
+}
+
+/// The `rank`-th of `parts` contiguous, nearly equal ranges of `0..total`.
+pub fn block_range(total: u64, parts: usize, rank: usize) -> std::ops::Range<u64> {
+    let at = |r: usize| ((total as u128 * r as u128) / parts as u128) as u64;
+    at(rank)..at(rank + 1)
+}
+
+/// 1D vertex partition: rank r owns the vertices `r*block .. (r+1)*block` (clipped to N).
+/// The block is a multiple of 64 so that the ranks' frontier bitmaps concatenate word by word.
+#[derive(Clone, Copy, Debug)]
+pub struct Block1D {
+    pub n: u64,
+    pub block: u64,
+    pub rank: usize,
+    pub size: usize,
+}
+
+impl Block1D {
+    pub fn new(n: u64, size: usize, rank: usize) -> Self {
+        let per = n.div_ceil(size as u64).max(1);
+        let block = per.div_ceil(64) * 64;
+        Block1D {
+            n,
+            block,
+            rank,
+            size,
+        }
+    }
+
+    pub fn owner(&self, v: Vid) -> usize {
+        (v / self.block) as usize
+    }
+
+    /// First global id owned by `rank`.
+    pub fn start_of(&self, rank: usize) -> u64 {
+        (rank as u64 * self.block).min(self.n)
+    }
+
+    pub fn first(&self) -> u64 {
+        self.start_of(self.rank)
+    }
+
+    /// Number of vertices this rank owns (zero is possible when N is small).
+    pub fn local_n(&self) -> usize {
+        (self.start_of(self.rank + 1) - self.first()) as usize
+    }
+
+    pub fn local(&self, v: Vid) -> usize {
+        (v - self.first()) as usize
+    }
+
+    pub fn global(&self, local: usize) -> Vid {
+        self.first() + local as u64
+    }
+
+    pub fn is_local(&self, v: Vid) -> bool {
+        self.owner(v) == self.rank
+    }
+
+    /// Words of a per-rank bitmap (the same for every rank).
+    pub fn words_per_rank(&self) -> usize {
+        (self.block / 64) as usize
+    }
+}

@@ -1,0 +1,517 @@
+//! The Graph500 procedure, written once (spec steps 1-6): generate or read the graph, build
+//! the CSR (kernel 1, timed), pick the roots, run and time one search per root (kernel 2),
+//! validate, and report the statistics block and the HDF5 file. The search itself plugs in
+//! behind `Search`, so every device shares this procedure.
+
+use crate::algo::bfs::{self, Direction, LevelStats};
+use crate::algo::{roots, validate};
+use crate::comm::{Op, PhaseTimes, World};
+use crate::config::{BfsConfig, GraphInput, RunConfig};
+use crate::error::Result;
+use crate::graph::kronecker::Kronecker;
+use crate::graph::readers::read_graph;
+use crate::graph::{DistGraph, EdgeSource, Vid};
+use crate::output::{timestamp, Provenance, ResultFile};
+use crate::progress::Progress;
+use crate::rng::mix64;
+use crate::stats::{Summary, Teps};
+use log::info;
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// A BFS implementation: fills `parent` for one root and reports its levels.
+pub trait Search {
+    /// What runs the search, for logs and provenance.
+    fn device(&self) -> String;
+    fn search(
+        &mut self,
+        world: &World,
+        g: &DistGraph,
+        root: Vid,
+        parent: &mut [i64],
+    ) -> Result<Vec<LevelStats>>;
+}
+
+/// The CPU search (rayon inside each rank).
+pub struct CpuSearch(pub bfs::Params);
+
+impl Search for CpuSearch {
+    fn device(&self) -> String {
+        format!("cpu ({} threads per rank)", rayon::current_num_threads())
+    }
+    fn search(
+        &mut self,
+        world: &World,
+        g: &DistGraph,
+        root: Vid,
+        parent: &mut [i64],
+    ) -> Result<Vec<LevelStats>> {
+        bfs::bfs(world, g, root, &self.0, parent)
+    }
+}
+
+/// Text that goes into the result file's provenance.
+pub struct Invocation {
+    pub command_line: String,
+    pub deck: String,
+}
+
+/// One search's record.
+struct Trial {
+    root: Vid,
+    time: f64,
+    nedge: u64,
+    validate_time: f64,
+    levels: Vec<LevelStats>,
+    depths: Vec<i32>,
+}
+
+pub fn run(
+    world: &World,
+    run: &RunConfig,
+    cfg: &BfsConfig,
+    search: &mut dyn Search,
+    invocation: &Invocation,
+) -> Result<PathBuf> {
+    let start_time = timestamp();
+    match &cfg.graph {
+        GraphInput::Kronecker { scale, edgefactor } => {
+            let t = Instant::now();
+            let source = Kronecker::new(*scale, *edgefactor, run.seed, world.size(), world.rank());
+            let checksum = edge_checksum(world, &source);
+            let generation = t.elapsed().as_secs_f64();
+            let graph = GraphInfo {
+                scale: *scale as f64,
+                edgefactor: *edgefactor as f64,
+                generation,
+                checksum,
+            };
+            run_on(
+                world, run, cfg, search, invocation, &source, graph, start_time,
+            )
+        }
+        GraphInput::File(path) => {
+            let t = Instant::now();
+            let source = read_graph(world, path)?;
+            let checksum = edge_checksum(world, &source);
+            let generation = t.elapsed().as_secs_f64();
+            let n = source.num_vertices() as f64;
+            let graph = GraphInfo {
+                scale: n.log2(),
+                edgefactor: source.num_edges() as f64 / n,
+                generation,
+                checksum,
+            };
+            run_on(
+                world, run, cfg, search, invocation, &source, graph, start_time,
+            )
+        }
+    }
+}
+
+/// What the statistics block says about the graph.
+struct GraphInfo {
+    /// log2 N (a fraction for graphs read from files)
+    scale: f64,
+    edgefactor: f64,
+    /// Seconds to generate (or read) the edge list
+    generation: f64,
+    /// Order-independent checksum of all edge tuples: equal graphs give equal checksums
+    checksum: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_on(
+    world: &World,
+    run: &RunConfig,
+    cfg: &BfsConfig,
+    search: &mut dyn Search,
+    invocation: &Invocation,
+    source: &impl EdgeSource,
+    graph: GraphInfo,
+    start_time: String,
+) -> Result<PathBuf> {
+    let mut phases = PhaseTimes::default();
+    world.barrier();
+    let t = Instant::now();
+    let g = DistGraph::build(world, source, &mut phases)?;
+    world.barrier();
+    let construction = t.elapsed().as_secs_f64();
+    info!(
+        "graph: {} vertices, {} input edges, {} CSR entries; construction {:.3} s",
+        g.n(),
+        g.num_input_edges,
+        g.num_entries,
+        construction
+    );
+
+    let roots = roots::pick_roots(world, &g, run.seed, cfg.roots as usize)?;
+    if roots.len() < cfg.roots as usize {
+        log::warn!(
+            "only {} vertices have an edge other than a self-loop: running {} searches instead of {}",
+            roots.len(),
+            roots.len(),
+            cfg.roots
+        );
+    }
+
+    let mut parent = vec![-1i64; g.local_n()];
+    let mut trials = Vec::with_capacity(roots.len());
+    let mut progress = Progress::new(world.is_root(), "bfs", roots.len());
+    for (i, &root) in roots.iter().enumerate() {
+        world.barrier();
+        let t = Instant::now();
+        let levels = search.search(world, &g, root, &mut parent)?;
+        let time = t.elapsed().as_secs_f64();
+
+        let t = Instant::now();
+        let depths = if cfg.validate {
+            validate::validate(world, &g, root, &parent)?
+        } else if cfg.write_depths {
+            validate::tree_levels(world, &g, root, &parent)?
+        } else {
+            Vec::new()
+        };
+        let validate_time = if cfg.validate {
+            t.elapsed().as_secs_f64()
+        } else {
+            -1.0
+        };
+        let nedge = component_edges(world, &g, &parent);
+        let levels = reduce_level_times(world, levels);
+        let depths = if cfg.write_depths {
+            world.gatherv_root(&depths)?
+        } else {
+            Vec::new()
+        };
+        info!(
+            "root {}/{} ({root}): {} levels, nedge {nedge}, {:.6} s, {:.4e} TEPS{}",
+            i + 1,
+            roots.len(),
+            levels.len(),
+            time,
+            nedge as f64 / time,
+            if cfg.validate { ", valid" } else { "" }
+        );
+        progress.step();
+        trials.push(Trial {
+            root,
+            time,
+            nedge,
+            validate_time,
+            levels,
+            depths,
+        });
+    }
+    progress.finish();
+
+    let peak_rss = world.allreduce(peak_rss_bytes(), Op::Max);
+    let csr_bytes = world.allreduce(g.csr_bytes(), Op::Max);
+    let phases = reduce_phases(world, &phases);
+    let hostnames = world.hostnames()?;
+    if !world.is_root() {
+        return Ok(run.output.clone());
+    }
+    let block = statistics_block(world, &graph, construction, &trials);
+    for (name, value) in &block {
+        println!("{}", format_line(name, value));
+    }
+    println!("peak_rss_max_rank_bytes:        {peak_rss}");
+    println!("csr_bytes_max_rank:             {csr_bytes}");
+
+    let file = ResultFile::create(&run.output)?;
+    Provenance {
+        command_line: invocation.command_line.clone(),
+        deck: invocation.deck.clone(),
+        ranks: world.size(),
+        threads_per_rank: rayon::current_num_threads(),
+        hostnames,
+        device: search.device(),
+        start_time,
+        end_time: timestamp(),
+    }
+    .write(&file.root())?;
+    let group = file.group("bfs")?;
+    let w = group.writer();
+    for (name, value) in &block {
+        w.attr(name, value.number())?;
+    }
+    w.attr("num_vertices", g.n())?;
+    w.attr("num_input_edges", g.num_input_edges)?;
+    w.attr("num_csr_entries", g.num_entries)?;
+    w.attr("edge_checksum", graph.checksum)?;
+    w.attr("validated", u8::from(cfg.validate))?;
+    w.attr_str("mode", &format!("{:?}", cfg.mode))?;
+    w.attr("alpha", cfg.alpha)?;
+    w.attr("beta", cfg.beta)?;
+    w.attr("peak_rss_max_rank_bytes", peak_rss)?;
+    w.attr("csr_bytes_max_rank", csr_bytes)?;
+    write_trials(&group, &trials, g.n())?;
+    let construction_phases = group.subgroup("construction_phases")?;
+    for (name, secs) in &phases {
+        construction_phases.writer().attr(name, *secs)?;
+    }
+    file.finish()
+}
+
+/// Order-independent checksum of the edge tuples (wrapping sum of hashed tuples), also one
+/// full pass over the edges: its time is the generation time.
+fn edge_checksum(world: &World, source: &impl EdgeSource) -> u64 {
+    const CHUNK: u64 = 1 << 20;
+    let mut sum = 0u64;
+    let mut chunk = Vec::with_capacity(CHUNK as usize);
+    let mut start = 0;
+    while start < source.local_len() {
+        let len = CHUNK.min(source.local_len() - start);
+        chunk.clear();
+        source.local_chunk(start, len, &mut chunk);
+        let part = chunk
+            .par_iter()
+            .map(|&(u, v)| mix64(mix64(u) ^ v))
+            .reduce(|| 0, u64::wrapping_add);
+        sum = sum.wrapping_add(part);
+        start += len;
+    }
+    world.allreduce(sum, Op::Sum)
+}
+
+/// nedge: input tuples (duplicates and self-loops included) whose endpoints were reached.
+fn component_edges(world: &World, g: &DistGraph, parent: &[i64]) -> u64 {
+    let ends: u64 = parent
+        .par_iter()
+        .zip(&g.tuple_ends)
+        .filter(|(&p, _)| p >= 0)
+        .map(|(_, &e)| e)
+        .sum();
+    world.allreduce(ends, Op::Sum) / 2
+}
+
+/// Per-level times as the slowest rank saw them.
+fn reduce_level_times(world: &World, mut levels: Vec<LevelStats>) -> Vec<LevelStats> {
+    let mut times: Vec<f64> = levels
+        .iter()
+        .flat_map(|l| [l.t_local, l.t_exchange, l.t_reduce])
+        .collect();
+    world.allreduce_slice(&mut times, Op::Max);
+    for (l, t) in levels.iter_mut().zip(times.chunks(3)) {
+        (l.t_local, l.t_exchange, l.t_reduce) = (t[0], t[1], t[2]);
+    }
+    levels
+}
+
+fn reduce_phases(world: &World, phases: &PhaseTimes) -> Vec<(&'static str, f64)> {
+    let names: Vec<&'static str> = phases.iter().map(|(n, _)| n).collect();
+    let mut secs: Vec<f64> = phases.iter().map(|(_, s)| s).collect();
+    world.allreduce_slice(&mut secs, Op::Max);
+    names.into_iter().zip(secs).collect()
+}
+
+/// A value of the statistics block: printed as the reference prints it.
+enum Value {
+    Int(u64),
+    /// printf's %g
+    G(f64),
+    /// printf's %.11g (edge counts)
+    G11(f64),
+}
+
+impl Value {
+    fn number(&self) -> f64 {
+        match *self {
+            Value::Int(i) => i as f64,
+            Value::G(x) | Value::G11(x) => x,
+        }
+    }
+}
+
+/// The statistics block, with the Graph500 reference's field names, in its order.
+fn statistics_block(
+    world: &World,
+    graph: &GraphInfo,
+    construction: f64,
+    trials: &[Trial],
+) -> Vec<(&'static str, Value)> {
+    let times: Vec<f64> = trials.iter().map(|t| t.time).collect();
+    let nedges: Vec<u64> = trials.iter().map(|t| t.nedge).collect();
+    let nedge_f: Vec<f64> = nedges.iter().map(|&m| m as f64).collect();
+    let validate: Vec<f64> = trials.iter().map(|t| t.validate_time).collect();
+    let (t, m, v) = (
+        Summary::of(&times),
+        Summary::of(&nedge_f),
+        Summary::of(&validate),
+    );
+    let teps = Teps::of(&times, &nedges);
+    let scale = if graph.scale.fract() == 0.0 {
+        Value::Int(graph.scale as u64)
+    } else {
+        Value::G(graph.scale)
+    };
+    let edgefactor = if graph.edgefactor.fract() == 0.0 {
+        Value::Int(graph.edgefactor as u64)
+    } else {
+        Value::G(graph.edgefactor)
+    };
+    use Value::*;
+    vec![
+        ("SCALE", scale),
+        ("edgefactor", edgefactor),
+        ("NBFS", Int(trials.len() as u64)),
+        ("graph_generation", G(graph.generation)),
+        ("num_mpi_processes", Int(world.size() as u64)),
+        ("construction_time", G(construction)),
+        ("bfs  min_time", G(t.min)),
+        ("bfs  firstquartile_time", G(t.first_quartile)),
+        ("bfs  median_time", G(t.median)),
+        ("bfs  thirdquartile_time", G(t.third_quartile)),
+        ("bfs  max_time", G(t.max)),
+        ("bfs  mean_time", G(t.mean)),
+        ("bfs  stddev_time", G(t.stddev)),
+        ("min_nedge", G11(m.min)),
+        ("firstquartile_nedge", G11(m.first_quartile)),
+        ("median_nedge", G11(m.median)),
+        ("thirdquartile_nedge", G11(m.third_quartile)),
+        ("max_nedge", G11(m.max)),
+        ("mean_nedge", G11(m.mean)),
+        ("stddev_nedge", G11(m.stddev)),
+        ("bfs  min_TEPS", G(teps.min)),
+        ("bfs  firstquartile_TEPS", G(teps.first_quartile)),
+        ("bfs  median_TEPS", G(teps.median)),
+        ("bfs  thirdquartile_TEPS", G(teps.third_quartile)),
+        ("bfs  max_TEPS", G(teps.max)),
+        ("bfs  harmonic_mean_TEPS", G(teps.harmonic_mean)),
+        ("bfs  harmonic_stddev_TEPS", G(teps.harmonic_stddev)),
+        ("bfs  min_validate", G(v.min)),
+        ("bfs  firstquartile_validate", G(v.first_quartile)),
+        ("bfs  median_validate", G(v.median)),
+        ("bfs  thirdquartile_validate", G(v.third_quartile)),
+        ("bfs  max_validate", G(v.max)),
+        ("bfs  mean_validate", G(v.mean)),
+        ("bfs  stddev_validate", G(v.stddev)),
+    ]
+}
+
+/// One line of the block, laid out as the reference's `fprintf` does (value at column 32; the
+/// harmonic mean carries the reference's `!` marker).
+fn format_line(name: &str, value: &Value) -> String {
+    let text = match *value {
+        Value::Int(i) => i.to_string(),
+        Value::G(x) => format_g(x, 6),
+        Value::G11(x) => format_g(x, 11),
+    };
+    if name == "bfs  harmonic_mean_TEPS" {
+        format!("{:<29}!  {text}", format!("{name}:"))
+    } else {
+        format!("{:<32}{text}", format!("{name}:"))
+    }
+}
+
+/// printf's `%.{precision}g`: shortest of fixed and scientific, trailing zeros removed.
+pub fn format_g(x: f64, precision: usize) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return if x == 0.0 { "0".into() } else { format!("{x}") };
+    }
+    let sci = format!("{:.*e}", precision - 1, x);
+    let (mantissa, exp) = sci.split_once('e').unwrap();
+    let exp: i32 = exp.parse().unwrap();
+    let trim = |s: &str| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if exp < -4 || exp >= precision as i32 {
+        format!(
+            "{}e{}{:02}",
+            trim(mantissa),
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
+    } else {
+        trim(&format!("{:.*}", (precision as i32 - 1 - exp) as usize, x))
+    }
+}
+
+fn write_trials(group: &crate::output::GroupWriter, trials: &[Trial], n: u64) -> Result<()> {
+    let col = |f: &dyn Fn(&Trial) -> f64| trials.iter().map(f).collect::<Vec<f64>>();
+    group.dataset("roots", &trials.iter().map(|t| t.root).collect::<Vec<_>>())?;
+    group.dataset("time", &col(&|t| t.time))?;
+    group.dataset("nedge", &trials.iter().map(|t| t.nedge).collect::<Vec<_>>())?;
+    group.dataset("teps", &col(&|t| t.nedge as f64 / t.time))?;
+    group.dataset("validate_time", &col(&|t| t.validate_time))?;
+    group.dataset(
+        "num_levels",
+        &trials
+            .iter()
+            .map(|t| t.levels.len() as u32)
+            .collect::<Vec<_>>(),
+    )?;
+    let rows: Vec<(u32, u32, &LevelStats)> = trials
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| {
+            t.levels
+                .iter()
+                .enumerate()
+                .map(move |(l, s)| (i as u32, l as u32, s))
+        })
+        .collect();
+    let per_level = group.subgroup("per_level")?;
+    per_level.dataset("root_index", &rows.iter().map(|r| r.0).collect::<Vec<_>>())?;
+    per_level.dataset("level", &rows.iter().map(|r| r.1).collect::<Vec<_>>())?;
+    per_level.dataset(
+        "direction",
+        &rows
+            .iter()
+            .map(|r| u8::from(r.2.direction == Direction::BottomUp))
+            .collect::<Vec<_>>(),
+    )?;
+    let u = |f: fn(&LevelStats) -> u64| rows.iter().map(|r| f(r.2)).collect::<Vec<_>>();
+    let s = |f: fn(&LevelStats) -> f64| rows.iter().map(|r| f(r.2)).collect::<Vec<_>>();
+    per_level.dataset("frontier_vertices", &u(|l| l.frontier_vertices))?;
+    per_level.dataset("frontier_edges", &u(|l| l.frontier_edges))?;
+    per_level.dataset("edges_inspected", &u(|l| l.edges_inspected))?;
+    per_level.dataset("time_local", &s(|l| l.t_local))?;
+    per_level.dataset("time_exchange", &s(|l| l.t_exchange))?;
+    per_level.dataset("time_reduce", &s(|l| l.t_reduce))?;
+    if trials.iter().any(|t| !t.depths.is_empty()) {
+        let depths: Vec<i32> = trials
+            .iter()
+            .flat_map(|t| t.depths.iter().copied())
+            .collect();
+        debug_assert_eq!(depths.len() as u64, n * trials.len() as u64);
+        group.dataset_2d("depth", trials.len(), &depths)?;
+    }
+    Ok(())
+}
+
+/// Peak resident set size of this process (VmHWM), 0 where /proc is not available.
+fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_g;
+
+    #[test]
+    fn format_g_matches_printf() {
+        assert_eq!(format_g(2.87e7, 6), "2.87e+07");
+        assert_eq!(format_g(0.6, 6), "0.6");
+        assert_eq!(format_g(3.8123456, 6), "3.81235");
+        assert_eq!(format_g(123456.0, 6), "123456");
+        assert_eq!(format_g(1234567.0, 6), "1.23457e+06");
+        assert_eq!(format_g(0.0001234, 6), "0.0001234");
+        assert_eq!(format_g(0.00001234, 6), "1.234e-05");
+        assert_eq!(format_g(4294921166.0, 11), "4294921166");
+        assert_eq!(format_g(-1.0, 6), "-1");
+    }
+}

@@ -1,0 +1,13 @@
+//! tessera: irregular graph and lattice workloads on MPI ranks, each computing on its GPU or,
+//! where none is present, on its CPU cores.
+
+pub mod algo;
+pub mod comm;
+pub mod config;
+pub mod error;
+pub mod graph;
+pub mod graph500;
+pub mod output;
+pub mod progress;
+pub mod rng;
+pub mod stats;

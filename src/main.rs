@@ -1,0 +1,189 @@
+//! The `tessera` command line. Parses arguments, starts MPI and hands over to the workload.
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use tessera::algo::bfs;
+use tessera::comm::World;
+use tessera::config::{self, BfsArgs, Device, LoadedDeck, RunArgs};
+use tessera::error::{Error, Result};
+use tessera::graph500::{self, CpuSearch, Invocation};
+
+#[derive(Parser)]
+#[command(
+    name = "tessera",
+    version,
+    about = "Irregular graph and lattice workloads on MPI ranks (GPU or CPU)"
+)]
+struct Cli {
+    /// Log at info level on every rank (default: rank 0 at info, the others at warn)
+    #[arg(short, long, global = true)]
+    verbose: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the workload a deck describes (flags override the deck)
+    Run {
+        deck: PathBuf,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        bfs: BfsFlags,
+    },
+    /// Graph500 BFS on a Kronecker graph or a graph file
+    Bfs {
+        /// Deck to start from (flags override it)
+        #[arg(long)]
+        deck: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        bfs: BfsFlags,
+    },
+    /// Version, build and machine information
+    Info,
+}
+
+#[derive(clap::Args)]
+struct BfsFlags {
+    #[command(flatten)]
+    args: BfsArgs,
+    /// Skip validation of the searches
+    #[arg(long)]
+    no_validate: bool,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let Some(world) = World::init() else {
+        eprintln!("tessera: error: MPI was already initialised");
+        std::process::exit(1);
+    };
+    init_logging(world.rank(), cli.verbose);
+    match execute(&world, cli) {
+        Ok(()) => {}
+        Err(e) if e.is_collective() => {
+            // Every rank hit the same error: one line from rank 0, a clean non-zero exit.
+            if world.is_root() {
+                eprintln!("tessera: error: {e}");
+            }
+            drop(world);
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("tessera: rank {}: error: {e}", world.rank());
+            let _ = std::io::stderr().flush();
+            world.abort(1);
+        }
+    }
+}
+
+fn init_logging(rank: usize, verbose: bool) {
+    let level = if rank == 0 || verbose { "info" } else { "warn" };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .format(move |buf, record| {
+            writeln!(buf, "[rank {rank}] {}: {}", record.level(), record.args())
+        })
+        .init();
+}
+
+fn execute(world: &World, cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run { deck, run, bfs } => {
+            let deck = config::load_deck(&deck)?;
+            if deck.deck.bfs.is_none() {
+                return Err(Error::Config {
+                    file: deck.path,
+                    msg: "no workload table: expected one of [bfs]".into(),
+                });
+            }
+            run_bfs(world, Some(deck), &run, bfs)
+        }
+        Command::Bfs { deck, run, bfs } => {
+            let deck = deck.map(|d| config::load_deck(&d)).transpose()?;
+            run_bfs(world, deck, &run, bfs)
+        }
+        Command::Info => {
+            info(world);
+            Ok(())
+        }
+    }
+}
+
+fn run_bfs(
+    world: &World,
+    deck: Option<LoadedDeck>,
+    run_cli: &RunArgs,
+    flags: BfsFlags,
+) -> Result<()> {
+    let source = deck
+        .as_ref()
+        .map_or("command line".to_string(), |d| d.path.clone());
+    let empty = config::Deck::default();
+    let parsed = deck.as_ref().map_or(&empty, |d| &d.deck);
+    let mut bfs_cli = flags.args;
+    if flags.no_validate {
+        bfs_cli.validate = Some(false);
+    }
+    let run = config::resolve_run(&source, &parsed.run, run_cli)?;
+    let cfg = config::resolve_bfs(&source, &parsed.bfs.clone().unwrap_or_default(), &bfs_cli)?;
+    start_threads(world, run.threads)?;
+    pick_device(run.device)?;
+    let invocation = Invocation {
+        command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        deck: deck.map(|d| d.text).unwrap_or_default(),
+    };
+    let mut search = CpuSearch(bfs::Params {
+        mode: cfg.mode,
+        alpha: cfg.alpha,
+        beta: cfg.beta,
+    });
+    let path = graph500::run(world, &run, &cfg, &mut search, &invocation)?;
+    if world.is_root() {
+        println!("results: {}", path.display());
+    }
+    Ok(())
+}
+
+/// One rayon pool per rank, sized so the ranks on a node share its cores.
+fn start_threads(world: &World, threads: Option<usize>) -> Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = threads.unwrap_or((cores / world.local_size()).max(1));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| Error::Unavailable(format!("cannot start {threads} worker threads: {e}")))
+}
+
+fn pick_device(device: Device) -> Result<()> {
+    match device {
+        Device::Cpu => Ok(()),
+        Device::Auto => {
+            log::info!("device = \"auto\": no GPU backend in this build, computing on the CPU");
+            Ok(())
+        }
+        Device::Gpu => Err(Error::Unavailable(
+            "device = \"gpu\" was requested, but this build of tessera has no GPU backend yet; use device = \"cpu\" or \"auto\"".into(),
+        )),
+    }
+}
+
+fn info(world: &World) {
+    let hosts = world.hostnames().unwrap_or_default();
+    if world.is_root() {
+        println!(
+            "tessera {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            env!("TESSERA_GIT_REVISION")
+        );
+        println!("ranks: {} on {}", world.size(), hosts.join(", "));
+        println!(
+            "cores on this node: {}",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        );
+        println!("devices: cpu (rayon); gpu: not in this build");
+    }
+}

@@ -1,0 +1,175 @@
+//! HDF5 result files: one file per run, written by rank 0 from gathered data, first under
+//! `NAME.tmp` and renamed on success, so an interrupted run never leaves a file that looks
+//! complete. Also the provenance every file carries as root attributes.
+
+use crate::error::{Error, Result};
+use hdf5::types::VarLenUnicode;
+use hdf5::{Group, H5Type, Location};
+use hdf5_metno as hdf5;
+use std::path::{Path, PathBuf};
+
+pub struct ResultFile {
+    file: hdf5::File,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+fn h5err(path: &Path) -> impl Fn(hdf5::Error) -> Error + '_ {
+    move |e| Error::Output {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    }
+}
+
+impl ResultFile {
+    pub fn create(path: &Path) -> Result<ResultFile> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Output {
+                path: path.display().to_string(),
+                msg: format!("cannot create directory {}: {e}", dir.display()),
+            })?;
+        }
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let file = hdf5::File::create(&tmp).map_err(h5err(path))?;
+        Ok(ResultFile {
+            file,
+            tmp,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn root(&self) -> Writer<'_> {
+        Writer {
+            loc: &self.file,
+            path: &self.path,
+        }
+    }
+
+    pub fn group(&self, name: &str) -> Result<GroupWriter<'_>> {
+        let group = self.file.create_group(name).map_err(h5err(&self.path))?;
+        Ok(GroupWriter {
+            group,
+            path: &self.path,
+        })
+    }
+
+    /// Close the file and move it to its final name.
+    pub fn finish(self) -> Result<PathBuf> {
+        let ResultFile { file, tmp, path } = self;
+        file.close().map_err(h5err(&path))?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::Output {
+            path: path.display().to_string(),
+            msg: format!("cannot rename {} to it: {e}", tmp.display()),
+        })?;
+        Ok(path)
+    }
+}
+
+pub struct GroupWriter<'a> {
+    group: Group,
+    path: &'a Path,
+}
+
+impl GroupWriter<'_> {
+    pub fn writer(&self) -> Writer<'_> {
+        Writer {
+            loc: &self.group,
+            path: self.path,
+        }
+    }
+
+    pub fn subgroup(&self, name: &str) -> Result<GroupWriter<'_>> {
+        let group = self.group.create_group(name).map_err(h5err(self.path))?;
+        Ok(GroupWriter {
+            group,
+            path: self.path,
+        })
+    }
+
+    /// A 1-D dataset.
+    pub fn dataset<T: H5Type>(&self, name: &str, data: &[T]) -> Result<()> {
+        self.group
+            .new_dataset_builder()
+            .with_data(data)
+            .create(name)
+            .map_err(h5err(self.path))?;
+        Ok(())
+    }
+
+    /// A 2-D dataset of `rows` rows, stored row-major from `data`.
+    pub fn dataset_2d<T: H5Type>(&self, name: &str, rows: usize, data: &[T]) -> Result<()> {
+        let cols = data.len().checked_div(rows).unwrap_or(0);
+        let ds = self
+            .group
+            .new_dataset::<T>()
+            .shape((rows, cols))
+            .create(name)
+            .map_err(h5err(self.path))?;
+        ds.write_raw(data).map_err(h5err(self.path))
+    }
+}
+
+/// Attribute writer for a file's root or a group.
+pub struct Writer<'a> {
+    loc: &'a Location,
+    path: &'a Path,
+}
+
+impl Writer<'_> {
+    pub fn attr<T: H5Type>(&self, name: &str, value: T) -> Result<()> {
+        self.loc
+            .new_attr::<T>()
+            .create(name)
+            .and_then(|a| a.write_scalar(&value))
+            .map_err(h5err(self.path))
+    }
+
+    pub fn attr_str(&self, name: &str, value: &str) -> Result<()> {
+        // HDF5 strings cannot hold NUL; decks and command lines never should either.
+        let clean: String = value.chars().filter(|&c| c != '\0').collect();
+        let s: VarLenUnicode = clean.parse().expect("NUL-free string");
+        self.attr(name, s)
+    }
+}
+
+/// Where and how a result was made; stored as root attributes of every result file.
+pub struct Provenance {
+    pub command_line: String,
+    pub deck: String,
+    pub ranks: usize,
+    pub threads_per_rank: usize,
+    pub hostnames: Vec<String>,
+    pub device: String,
+    pub start_time: String,
+    pub end_time: String,
+}
+
+impl Provenance {
+    pub fn write(&self, w: &Writer) -> Result<()> {
+        w.attr_str("program", "tessera")?;
+        w.attr_str("version", env!("CARGO_PKG_VERSION"))?;
+        w.attr_str("git_revision", env!("TESSERA_GIT_REVISION"))?;
+        w.attr_str("command_line", &self.command_line)?;
+        w.attr_str("deck", &self.deck)?;
+        w.attr("ranks", self.ranks as u64)?;
+        w.attr("threads_per_rank", self.threads_per_rank as u64)?;
+        w.attr_str("hostnames", &self.hostnames.join(","))?;
+        w.attr_str("device", &self.device)?;
+        w.attr_str("start_time", &self.start_time)?;
+        w.attr_str("end_time", &self.end_time)
+    }
+}
+
+/// Seconds since the Unix epoch, as text (UTC), for provenance.
+pub fn timestamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{}.{:03} (unix seconds, UTC)",
+        now.as_secs(),
+        now.subsec_millis()
+    )
+}
