@@ -45,7 +45,7 @@ impl Summary {
 fn split_point(sorted: &[f64], num: usize, den: usize) -> f64 {
     let n = sorted.len();
     let k = n * num / den;
-    if n % den == 0 {
+    if n.is_multiple_of(den) {
         (sorted[k - 1] + sorted[k]) / 2.0
     } else {
         sorted[k]

@@ -13,7 +13,7 @@ use crate::graph::{DistGraph, Vid};
 use rayon::prelude::*;
 
 /// Adjacency entries checked per rank per round of the edge-level phase (bounds memory).
-const EDGE_BATCH: u64 = 1 << 22;
+const EDGE_BATCH: u64 = 1 << 20;
 
 /// A rule broken at `vertex`; `a` and `b` carry rule-specific values for the message.
 #[derive(Clone, Copy, Debug)]
@@ -103,37 +103,76 @@ pub fn tree_levels(world: &World, g: &DistGraph, root: Vid, parent: &[i64]) -> R
 }
 
 /// Every CSR edge (v, w) with w > v, in batches of rows: levels must differ by at most one,
-/// and both ends must be reached or both unreached.
+/// and both ends must be reached or both unreached. Edges whose far end is local are checked
+/// on the spot; the far ends' levels of the others are fetched from their owners.
 fn check_edge_levels(world: &World, g: &DistGraph, root: Vid, levels: &[i32]) -> Result<()> {
     let part = g.part;
     let batches = row_batches(g);
     let rounds = world.allreduce(batches.len() as u64, Op::Max) as usize;
-    let mut gap = None;
-    let mut span = None;
+    let mut found = EdgeFailures::default();
     for round in 0..rounds {
         let rows = batches.get(round).cloned().unwrap_or(0..0);
-        let edges: Vec<(usize, u64)> = rows
-            .flat_map(|l| g.row(l).iter().map(move |&w| (l, w)))
-            .filter(|&(l, w)| w > part.global(l))
-            .collect();
-        let keys: Vec<u64> = edges.iter().map(|&(_, w)| w).collect();
+        let (local_found, remote) = rows
+            .into_par_iter()
+            .fold(
+                || (EdgeFailures::default(), Vec::new()),
+                |(mut found, mut remote), l| {
+                    let v = part.global(l);
+                    for &w in g.row(l).iter().filter(|&&w| w > v) {
+                        if part.is_local(w) {
+                            found.check(v, levels[l], w, levels[part.local(w)]);
+                        } else {
+                            remote.push((l as u32, w));
+                        }
+                    }
+                    (found, remote)
+                },
+            )
+            .reduce(
+                || (EdgeFailures::default(), Vec::new()),
+                |(a, mut ra), (b, rb)| {
+                    ra.extend_from_slice(&rb);
+                    (a.merge(b), ra)
+                },
+            );
+        found = found.merge(local_found);
+        let keys: Vec<u64> = remote.iter().map(|&(_, w)| w).collect();
         let far = world.query(&keys, |k| part.owner(k), |k| levels[part.local(k)])?;
-        for (&(l, w), &lw) in edges.iter().zip(&far) {
-            let lv = levels[l];
-            let failure = Some(Failure {
-                vertex: part.global(l),
-                a: w as i64,
-                b: ((lv as i64) << 32) | (lw as u32 as i64),
-            });
-            if (lv < 0) != (lw < 0) {
-                span = lowest(span.into_iter().chain(failure));
-            } else if (lv - lw).abs() > 1 {
-                gap = lowest(gap.into_iter().chain(failure));
-            }
+        for (&(l, w), &lw) in remote.iter().zip(&far) {
+            found.check(part.global(l as usize), levels[l as usize], w, lw);
         }
     }
-    agree(world, root, g.n() as i64, Rule::EdgeLevelGap, gap)?;
-    agree(world, root, g.n() as i64, Rule::Spanning, span)
+    agree(world, root, g.n() as i64, Rule::EdgeLevelGap, found.gap)?;
+    agree(world, root, g.n() as i64, Rule::Spanning, found.span)
+}
+
+/// The lowest-numbered edge failures seen so far, per rule.
+#[derive(Default)]
+struct EdgeFailures {
+    gap: Option<Failure>,
+    span: Option<Failure>,
+}
+
+impl EdgeFailures {
+    fn check(&mut self, v: Vid, lv: i32, w: Vid, lw: i32) {
+        let failure = Some(Failure {
+            vertex: v,
+            a: w as i64,
+            b: ((lv as i64) << 32) | (lw as u32 as i64),
+        });
+        if (lv < 0) != (lw < 0) {
+            self.span = lowest(self.span.into_iter().chain(failure));
+        } else if (lv - lw).abs() > 1 {
+            self.gap = lowest(self.gap.into_iter().chain(failure));
+        }
+    }
+
+    fn merge(self, other: EdgeFailures) -> EdgeFailures {
+        EdgeFailures {
+            gap: lowest(self.gap.into_iter().chain(other.gap)),
+            span: lowest(self.span.into_iter().chain(other.span)),
+        }
+    }
 }
 
 /// Consecutive row ranges of about `EDGE_BATCH` adjacency entries each.

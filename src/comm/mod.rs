@@ -258,9 +258,14 @@ pub fn bucket_by_rank<T: Copy + Default>(
     items: &[T],
     dest: impl Fn(&T) -> usize,
 ) -> (Vec<T>, Vec<usize>) {
+    if size == 1 {
+        return (items.to_vec(), vec![items.len()]);
+    }
+    // Destinations are computed once: `dest` may cost a division per item.
+    let dests: Vec<u32> = items.iter().map(|it| dest(it) as u32).collect();
     let mut counts = vec![0usize; size];
-    for it in items {
-        counts[dest(it)] += 1;
+    for &d in &dests {
+        counts[d as usize] += 1;
     }
     let mut cursor: Vec<usize> = counts
         .iter()
@@ -271,10 +276,9 @@ pub fn bucket_by_rank<T: Copy + Default>(
         })
         .collect();
     let mut out = vec![T::default(); items.len()];
-    for it in items {
-        let d = dest(it);
-        out[cursor[d]] = *it;
-        cursor[d] += 1;
+    for (it, &d) in items.iter().zip(&dests) {
+        out[cursor[d as usize]] = *it;
+        cursor[d as usize] += 1;
     }
     (out, counts)
 }

@@ -11,10 +11,9 @@ use crate::comm::{bucket_by_rank, Equivalence, Op, Pair, PhaseTimes, World};
 use crate::error::Result;
 
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Edge tuples per rank per exchange round (each becomes two directed entries).
-const CHUNK: u64 = 1 << 20;
+const CHUNK: u64 = 1 << 18;
 
 /// Flag bit on a counting-pass message: the entry is a self-loop (counts for nedge, not in CSR).
 const SELF_LOOP: u64 = 1 << 63;
@@ -98,28 +97,17 @@ impl DistGraph {
         // Pass 2: fill rows. Entries arrive in any order; rows are sorted afterwards, so the
         // result does not depend on arrival order or thread timing.
         let mut adj = vec![0u64; *offsets.last().unwrap() as usize];
-        {
-            let cursor: Vec<AtomicU64> = offsets[..local_n]
-                .iter()
-                .map(|&o| AtomicU64::new(o))
-                .collect();
-            let adj_shared = SharedSlice::new(&mut adj);
-            stream_rounds(
-                world,
-                source,
-                rounds,
-                timers,
-                |&(u, v)| (u != v).then_some([Pair(u, v), Pair(v, u)]),
-                |pair: &Pair| part.owner(pair.0),
-                |received: Vec<Pair>| {
-                    received.par_iter().for_each(|&Pair(u, v)| {
-                        let slot = cursor[part.local(u)].fetch_add(1, Ordering::Relaxed);
-                        // SAFETY: each slot index is handed out once by the atomic cursor.
-                        unsafe { adj_shared.write(slot as usize, v) };
-                    });
-                },
-            )?;
-        }
+        let mut cursor: Vec<u64> = offsets[..local_n].to_vec();
+        stream_rounds(
+            world,
+            source,
+            rounds,
+            timers,
+            |&(u, v)| (u != v).then_some([Pair(u, v), Pair(v, u)]),
+            |pair: &Pair| part.owner(pair.0),
+            |received: Vec<Pair>| place(&part, &received, &mut cursor, &mut adj),
+        )?;
+        drop(cursor);
 
         timers.time("sort_dedup", || sort_dedup_rows(&mut offsets, &mut adj));
         let num_entries = world.allreduce(adj.len() as u64, Op::Sum);
@@ -160,6 +148,38 @@ fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
         timers.time("place", || consume(received));
     }
     Ok(())
+}
+
+/// Rows per window of `place`: a window's rows and their slots stay in cache while it is filled.
+const WINDOW_ROWS: usize = 1 << 10;
+
+/// Write each received (row, neighbour) pair into the next free slot of its row. The pairs are
+/// first grouped by window of rows; windows are then filled in parallel, each by one thread,
+/// so no slot cursor is shared and the writes of one window stay close together.
+fn place(part: &Block1D, received: &[Pair], cursor: &mut [u64], adj: &mut [Vid]) {
+    let windows = part.local_n().div_ceil(WINDOW_ROWS);
+    let (grouped, counts) = bucket_by_rank(windows, received, |p| part.local(p.0) / WINDOW_ROWS);
+    let mut groups = Vec::with_capacity(windows);
+    let mut rest = grouped.as_slice();
+    for &c in &counts {
+        let (group, tail) = rest.split_at(c);
+        groups.push(group);
+        rest = tail;
+    }
+    let adj = SharedSlice::new(adj);
+    cursor
+        .par_chunks_mut(WINDOW_ROWS)
+        .zip(groups)
+        .enumerate()
+        .for_each(|(w, (cursor, group))| {
+            for &Pair(u, v) in group {
+                let slot = &mut cursor[part.local(u) - w * WINDOW_ROWS];
+                // SAFETY: slots of different rows never overlap, and each row's slots are
+                // handed out once by its cursor, which only this thread holds.
+                unsafe { adj.write(*slot as usize, v) };
+                *slot += 1;
+            }
+        });
 }
 
 fn read_chunk(source: &impl EdgeSource, round: u64, chunk: &mut Vec<Edge>) {

@@ -1,8 +1,9 @@
 //! Graph500 stochastic Kronecker (R-MAT) generator (spec step 1).
 //!
-//! Edge tuple e (0 <= e < M) is a pure function of (seed, e): at each of SCALE levels one
-//! 64-bit draw picks a quadrant of the initiator [[A, B], [C, D]] (low half: row bit, high
-//! half: column bit given the row). Because the tuples are independent and identically
+//! Edge tuple e (0 <= e < M) is a pure function of (seed, e): at each of SCALE levels 32
+//! random bits pick a quadrant of the initiator [[A, B], [C, D]] (16 bits for the row bit, 16
+//! for the column bit given the row; probabilities resolved to 2^-16), so one 64-bit draw
+//! serves two levels. Because the tuples are independent and identically
 //! distributed, their order is already a uniform shuffle. Vertex ids are then scrambled by a
 //! seeded bijection on [0, 2^SCALE) so that ids carry no locality. Each rank generates its
 //! own contiguous range of tuple indices, so the graph is identical for every rank count.
@@ -21,14 +22,14 @@ pub struct Kronecker {
     edge_key: u64,
     scramble: Scramble,
     local: std::ops::Range<u64>,
-    // Thresholds on 32-bit uniform draws: P(row bit) = C + D; P(col bit | row) from the initiator.
-    row_threshold: u32,
-    col_threshold_top: u32,
-    col_threshold_bottom: u32,
+    // Thresholds on 16-bit uniform draws: P(row bit) = C + D; P(col bit | row) from the initiator.
+    row_threshold: u16,
+    col_threshold_top: u16,
+    col_threshold_bottom: u16,
 }
 
-fn threshold(p: f64) -> u32 {
-    (p * 4_294_967_296.0).min(u32::MAX as f64) as u32
+fn threshold(p: f64) -> u16 {
+    (p * 65536.0).round().min(u16::MAX as f64) as u16
 }
 
 impl Kronecker {
@@ -50,25 +51,30 @@ impl Kronecker {
     #[inline]
     pub fn edge(&self, e: u64) -> Edge {
         let (mut u, mut v) = (0u64, 0u64);
-        let base = e * self.scale as u64;
+        let draws_per_edge = self.scale.div_ceil(2) as u64;
+        let mut bits = 0u64;
         for level in 0..self.scale as u64 {
-            let (row, col) = self.quadrant(draw(self.edge_key, base + level));
+            if level % 2 == 0 {
+                bits = draw(self.edge_key, e * draws_per_edge + level / 2);
+            }
+            let (row, col) = self.quadrant(bits as u32);
+            bits >>= 32;
             u = (u << 1) | row as u64;
             v = (v << 1) | col as u64;
         }
         (self.scramble.apply(u), self.scramble.apply(v))
     }
 
-    /// The initiator quadrant (row bit, column bit) chosen by one 64-bit draw.
+    /// The initiator quadrant (row bit, column bit) chosen by 32 random bits.
     #[inline]
-    fn quadrant(&self, r: u64) -> (bool, bool) {
-        let row = (r as u32) >= self.row_threshold;
+    fn quadrant(&self, r: u32) -> (bool, bool) {
+        let row = (r as u16) >= self.row_threshold;
         let col_t = if row {
             self.col_threshold_bottom
         } else {
             self.col_threshold_top
         };
-        (row, ((r >> 32) as u32) >= col_t)
+        (row, ((r >> 16) as u16) >= col_t)
     }
 }
 
@@ -166,7 +172,7 @@ mod tests {
         let g = Kronecker::new(1, 1 << 16, 3, 1, 0);
         let mut raw = [0u64; 4];
         for e in 0..g.num_edges() {
-            let (row, col) = g.quadrant(draw(g.edge_key, e));
+            let (row, col) = g.quadrant(draw(g.edge_key, e) as u32);
             raw[(row as usize) * 2 + col as usize] += 1;
         }
         let m = g.num_edges() as f64;

@@ -7,6 +7,8 @@ pub mod readers;
 
 pub use csr::DistGraph;
 
+use strength_reduce::StrengthReducedU64;
+
 /// A global vertex id (Graph500 needs at least 48 bits).
 pub type Vid = u64;
 
@@ -41,22 +43,32 @@ pub struct Block1D {
     pub block: u64,
     pub rank: usize,
     pub size: usize,
+    /// `block` as a multiply-and-shift divisor: `owner` runs once per edge in every phase.
+    divisor: StrengthReducedU64,
+    first: u64,
+    local_n: u64,
 }
 
 impl Block1D {
     pub fn new(n: u64, size: usize, rank: usize) -> Self {
         let per = n.div_ceil(size as u64).max(1);
         let block = per.div_ceil(64) * 64;
+        let first = (rank as u64 * block).min(n);
+        let local_n = ((rank as u64 + 1) * block).min(n) - first;
         Block1D {
             n,
             block,
             rank,
             size,
+            divisor: StrengthReducedU64::new(block),
+            first,
+            local_n,
         }
     }
 
+    #[inline]
     pub fn owner(&self, v: Vid) -> usize {
-        (v / self.block) as usize
+        (v / self.divisor) as usize
     }
 
     /// First global id owned by `rank`.
@@ -64,25 +76,30 @@ impl Block1D {
         (rank as u64 * self.block).min(self.n)
     }
 
+    #[inline]
     pub fn first(&self) -> u64 {
-        self.start_of(self.rank)
+        self.first
     }
 
     /// Number of vertices this rank owns (zero is possible when N is small).
+    #[inline]
     pub fn local_n(&self) -> usize {
-        (self.start_of(self.rank + 1) - self.first()) as usize
+        self.local_n as usize
     }
 
+    #[inline]
     pub fn local(&self, v: Vid) -> usize {
-        (v - self.first()) as usize
+        (v - self.first) as usize
     }
 
+    #[inline]
     pub fn global(&self, local: usize) -> Vid {
-        self.first() + local as u64
+        self.first + local as u64
     }
 
+    #[inline]
     pub fn is_local(&self, v: Vid) -> bool {
-        self.owner(v) == self.rank
+        v.wrapping_sub(self.first) < self.local_n
     }
 
     /// Words of a per-rank bitmap (the same for every rank).

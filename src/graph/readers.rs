@@ -43,6 +43,14 @@ pub struct LoadedEdges {
     local: Vec<Edge>,
 }
 
+impl LoadedEdges {
+    /// Edges already in memory: this rank's `local` share of a graph with `n` vertices and `m`
+    /// edge tuples over all ranks (used by tests and by callers that build graphs themselves).
+    pub fn new(n: u64, m: u64, local: Vec<Edge>) -> Self {
+        LoadedEdges { n, m, local }
+    }
+}
+
 impl EdgeSource for LoadedEdges {
     fn num_vertices(&self) -> u64 {
         self.n
