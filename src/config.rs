@@ -130,7 +130,7 @@ pub fn load_deck(path: &Path) -> Result<LoadedDeck> {
 
 pub fn parse_deck(name: &str, text: &str) -> Result<Deck> {
     toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
         let msg = e.message().trim().to_string();
         Error::Config {
             file: name.to_string(),
