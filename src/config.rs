@@ -130,7 +130,12 @@ pub fn load_deck(path: &Path) -> Result<LoadedDeck> {
 
 pub fn parse_deck(name: &str, text: &str) -> Result<Deck> {
     toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+        // The span of an unknown key can start at the newline before it: skip white space.
+        let line = e.span().map(|s| {
+            let rest = &text[s.start..];
+            let start = s.start + rest.len() - rest.trim_start().len();
+            text[..start].matches('\n').count() + 1
+        });
         let msg = e.message().trim().to_string();
         Error::Config {
             file: name.to_string(),
