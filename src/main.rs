@@ -148,14 +148,29 @@ fn run_bfs(
     Ok(())
 }
 
-/// One rayon pool per rank, sized so the ranks on a node share its cores.
+/// One rayon pool per rank. By default: the cores the launcher bound the rank to, or, when it
+/// is not bound (it may use every core of the node), the node's cores shared among its ranks.
 fn start_threads(world: &World, threads: Option<usize>) -> Result<()> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = threads.unwrap_or((cores / world.local_size()).max(1));
+    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bound = online_cores().is_some_and(|online| allowed < online);
+    let threads = threads.unwrap_or(if bound {
+        allowed
+    } else {
+        (allowed / world.local_size()).max(1)
+    });
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
         .map_err(|e| Error::Unavailable(format!("cannot start {threads} worker threads: {e}")))
+}
+
+/// Cores online on this node (from /sys, e.g. "0-63" or "0-3,8-11"), if known.
+fn online_cores() -> Option<usize> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+    text.trim().split(',').try_fold(0, |count, range| {
+        let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+        Some(count + hi.parse::<usize>().ok()? - lo.parse::<usize>().ok()? + 1)
+    })
 }
 
 fn pick_device(device: Device) -> Result<()> {

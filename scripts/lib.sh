@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# shellcheck shell=bash
+# Shared set-up for scripts/*; sourced, not run:
+#     source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Sourcing it cd's to the repository root and exports the environment every run needs.
+# Functions:
+#     ensure_packages   check the Debian packages and the Rust toolchain; install the
+#                       packages when root (apt-get), else print the command and exit 1
+#     ensure_rust_components NAME...   rustup components (rustfmt, clippy), added if missing
+#     ensure_h5py       a python3 that can `import h5py`; sets PYTHON
+# Arrays:
+#     MPIRUN            the mpirun command line: "${MPIRUN[@]}" -np 2 target/release/tessera ...
+
+TESSERA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$TESSERA_ROOT" || exit 1
+
+# House rule for the GPU hosts: NVLink SHARP (NVLS) off in every environment we start.
+export NCCL_NVLS_ENABLE=0
+# Open MPI refuses to start as root unless both of these are set.
+if [[ $(id -u) -eq 0 ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# Allow more ranks than cores for every mpirun started from here, including the ones the
+# integration tests start themselves (np up to 4 on a 2-core CI machine).
+export OMPI_MCA_rmaps_base_oversubscribe=1
+# rustup installs into ~/.cargo/bin, which non-login shells (CI) may not have on PATH.
+if [[ -n ${HOME:-} && -d $HOME/.cargo/bin && :$PATH: != *":$HOME/.cargo/bin:"* ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+# shellcheck disable=SC2034  # used by the scripts that source this file
+MPIRUN=(mpirun --oversubscribe)
+
+# The Debian/Ubuntu packages tessera needs to build, run and be checked.
+TESSERA_APT_PACKAGES=(libopenmpi-dev openmpi-bin libhdf5-dev libclang-dev pkg-config hdf5-tools time)
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() {
+    printf 'error: %s\n' "$*" >&2
+    exit 1
+}
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+# Prints the package that provides each missing piece, one per line.
+_missing_packages() {
+    command -v mpirun >/dev/null 2>&1 || echo openmpi-bin
+    command -v mpicc >/dev/null 2>&1 || echo libopenmpi-dev
+    command -v h5dump >/dev/null 2>&1 || echo hdf5-tools
+    command -v pkg-config >/dev/null 2>&1 || echo pkg-config
+    pkg-config --exists hdf5 >/dev/null 2>&1 || echo libhdf5-dev
+    # bindgen (for the mpi crate) needs libclang.so and clang's own headers (stddef.h).
+    if ! compgen -G '/usr/lib/llvm-*/lib/libclang*.so' >/dev/null ||
+        ! compgen -G '/usr/lib/llvm-*/lib/clang/*/include/stddef.h' >/dev/null; then
+        echo libclang-dev
+    fi
+    [[ -x /usr/bin/time ]] || echo time
+    # The Rust linker and the mpi crate's C shim need a C compiler as `cc`.
+    command -v cc >/dev/null 2>&1 || echo gcc
+}
+
+# Install (when root) or name (otherwise) the packages in "$@"; exit 1 if they stay missing.
+_apt_install() {
+    if ! is_root; then
+        printf 'Missing packages. Install them with:\n\n    sudo apt-get install -y %s\n\n' "$*" >&2
+        exit 1
+    fi
+    command -v apt-get >/dev/null 2>&1 ||
+        die "missing packages ($*) and no apt-get here: install their equivalents by hand"
+    log "installing: $*"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q "$@"
+}
+
+ensure_packages() {
+    local missing
+    mapfile -t missing < <(_missing_packages | sort -u)
+    if ((${#missing[@]})); then
+        log "missing: ${missing[*]}"
+        # Install the whole list (apt skips what is there) plus anything outside it.
+        local want
+        mapfile -t want < <(printf '%s\n' "${TESSERA_APT_PACKAGES[@]}" "${missing[@]}" | awk '!seen[$0]++')
+        _apt_install "${want[@]}"
+        mapfile -t missing < <(_missing_packages | sort -u)
+        ((${#missing[@]} == 0)) || die "still missing after apt-get install: ${missing[*]}"
+    fi
+    if ! command -v cargo >/dev/null 2>&1; then
+        cat >&2 <<'MSG'
+error: cargo (the Rust toolchain) was not found. Install it with rustup:
+
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y
+    . "$HOME/.cargo/env"
+
+then run this script again.
+MSG
+        exit 1
+    fi
+}
+
+# Add rustup components (rustfmt, clippy) that `cargo fmt` / `cargo clippy` need.
+ensure_rust_components() {
+    local c missing=()
+    for c in "$@"; do
+        case $c in
+        rustfmt) cargo fmt --version >/dev/null 2>&1 || missing+=("$c") ;;
+        clippy) cargo clippy --version >/dev/null 2>&1 || missing+=("$c") ;;
+        *) die "ensure_rust_components: unknown component $c" ;;
+        esac
+    done
+    ((${#missing[@]})) || return 0
+    command -v rustup >/dev/null 2>&1 ||
+        die "cargo has no ${missing[*]}, and there is no rustup to add them: install them with your toolchain"
+    log "adding rustup components: ${missing[*]}"
+    rustup component add "${missing[@]}"
+}
+
+# Find a python3 that can `import h5py` and set PYTHON to it. Tries, in order: python3 as
+# it is; pip install h5py; Debian's python3-h5py (system python, when root).
+ensure_h5py() {
+    PYTHON=python3
+    if ! command -v python3 >/dev/null 2>&1; then
+        _apt_install python3
+    fi
+    if "$PYTHON" -c 'import h5py' >/dev/null 2>&1; then
+        return 0
+    fi
+    log "python3 has no h5py: trying pip"
+    # On Debian's own python3, pip refuses (PEP 668, externally managed); the apt step follows.
+    if "$PYTHON" -m pip install --quiet h5py && "$PYTHON" -c 'import h5py' >/dev/null 2>&1; then
+        return 0
+    fi
+    if is_root && command -v apt-get >/dev/null 2>&1; then
+        _apt_install python3-h5py
+        for PYTHON in python3 /usr/bin/python3; do
+            "$PYTHON" -c 'import h5py' >/dev/null 2>&1 && return 0
+        done
+    fi
+    die "cannot import h5py: install it (python3 -m pip install h5py, or sudo apt-get install -y python3-h5py)"
+}
