@@ -74,8 +74,9 @@ fn main() {
             std::process::exit(1);
         }
         Err(e) => {
-            eprintln!("tessera: rank {}: error: {e}", world.rank());
-            let _ = std::io::stderr().flush();
+            // One write per line, so lines of ranks failing together do not interleave.
+            let line = format!("tessera: rank {}: error: {e}\n", world.rank());
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
             world.abort(1);
         }
     }

@@ -1,0 +1,328 @@
+//! Shared helpers of the integration tests: running a program under `mpirun` with a hard
+//! timeout, reading result files back, and a plain sequential BFS to compare against.
+//!
+//! Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use hdf5::types::VarLenUnicode;
+use hdf5::H5Type;
+use hdf5_metno as hdf5;
+use std::collections::VecDeque;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Longest a single `mpirun` may take before the test calls it hung.
+pub const MPI_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The `tessera` binary cargo built for these tests.
+pub fn tessera_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tessera"))
+}
+
+/// What one `mpirun` job left behind.
+#[derive(Debug)]
+pub struct Run {
+    /// What was run, for messages.
+    pub what: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn ok(&self) -> bool {
+        self.status.success()
+    }
+
+    /// Panic with the whole output unless the job exited 0.
+    pub fn assert_ok(&self) -> &Self {
+        assert!(
+            self.ok(),
+            "{} failed with {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.what,
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// The lines tessera itself printed to stderr as errors (`tessera: ...`), without
+    /// mpirun's banners and the log lines.
+    pub fn error_lines(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with("tessera:"))
+            .collect()
+    }
+}
+
+/// Run `mpirun -np N --oversubscribe PROGRAM ARGS...` in `dir` with the root-allow variables
+/// and the extra environment `env`; kill it and fail the test if it runs past `MPI_TIMEOUT`.
+pub fn mpirun_program(
+    np: usize,
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    dir: &Path,
+) -> Run {
+    let mut cmd = Command::new("mpirun");
+    cmd.arg("-np")
+        .arg(np.to_string())
+        .arg("--oversubscribe")
+        .current_dir(dir)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v).arg("-x").arg(k);
+    }
+    cmd.arg(program).args(args);
+    let what = format!(
+        "mpirun -np {np} {} {}",
+        program
+            .file_name()
+            .map_or("?".into(), |f| f.to_string_lossy()),
+        args.join(" ")
+    );
+    run_with_timeout(cmd, &what, MPI_TIMEOUT)
+}
+
+/// `mpirun -np N tessera ARGS...` in `dir`.
+pub fn tessera(np: usize, args: &[&str], dir: &Path) -> Run {
+    mpirun_program(np, &tessera_bin(), args, &[], dir)
+}
+
+/// Spawn `cmd`, collect its output, and enforce `limit`: on expiry it gets SIGTERM (mpirun
+/// passes that on to its ranks), then SIGKILL, and the calling test panics saying it hung.
+pub fn run_with_timeout(mut cmd: Command, what: &str, limit: Duration) -> Run {
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e} (is mpirun on PATH?)"));
+    let out = collect(child.stdout.take().unwrap());
+    let err = collect(child.stderr.take().unwrap());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for mpirun") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            let grace = Instant::now();
+            while grace.elapsed() < Duration::from_secs(10) {
+                if child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what} hung: still running after {} s, killed\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                limit.as_secs(),
+                out.snapshot(),
+                err.snapshot()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        what: what.to_string(),
+        status,
+        stdout: out.finish(),
+        stderr: err.finish(),
+    }
+}
+
+/// A pipe drained by a thread into a shared buffer (so a full pipe never blocks the child).
+struct Collected {
+    buf: Arc<Mutex<Vec<u8>>>,
+    done: Arc<Mutex<bool>>,
+}
+
+fn collect(mut pipe: impl Read + Send + 'static) -> Collected {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let done = Arc::new(Mutex::new(false));
+    let (b, d) = (buf.clone(), done.clone());
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 8192];
+        while let Ok(n) = pipe.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            b.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+        *d.lock().unwrap() = true;
+    });
+    Collected { buf, done }
+}
+
+impl Collected {
+    fn snapshot(&self) -> String {
+        String::from_utf8_lossy(&self.buf.lock().unwrap()).into_owned()
+    }
+
+    /// The whole output once the pipe closes (or what arrived within 10 s of the exit, if a
+    /// stray process still holds the pipe open).
+    fn finish(self) -> String {
+        let start = Instant::now();
+        while !*self.done.lock().unwrap() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.snapshot()
+    }
+}
+
+/// A fresh, empty directory for one test's files (under cargo's per-target scratch space).
+pub fn test_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("tessera-tests")
+        .join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A file of the repository (e.g. `inputs/tests/components.edges`), absolute.
+pub fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Files under `dir` whose name ends with `suffix`.
+pub fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect()
+}
+
+/// A result file opened for reading.
+pub struct H5 {
+    pub path: PathBuf,
+    pub file: hdf5::File,
+}
+
+impl H5 {
+    pub fn open(path: &Path) -> H5 {
+        let file = hdf5::File::open(path)
+            .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+        H5 {
+            path: path.to_path_buf(),
+            file,
+        }
+    }
+
+    /// A dataset (e.g. "bfs/nedge"), flattened row-major.
+    pub fn ds<T: H5Type>(&self, name: &str) -> Vec<T> {
+        self.file
+            .dataset(name)
+            .and_then(|d| d.read_raw::<T>())
+            .unwrap_or_else(|e| panic!("{}: dataset {name}: {e}", self.path.display()))
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.file.link_exists(name)
+    }
+
+    pub fn shape(&self, name: &str) -> Vec<usize> {
+        self.file
+            .dataset(name)
+            .unwrap_or_else(|e| panic!("{}: dataset {name}: {e}", self.path.display()))
+            .shape()
+    }
+
+    fn location(&self, group: &str) -> hdf5::Group {
+        if group.is_empty() || group == "/" {
+            self.file.as_group().unwrap()
+        } else {
+            self.file
+                .group(group)
+                .unwrap_or_else(|e| panic!("{}: group {group}: {e}", self.path.display()))
+        }
+    }
+
+    /// A scalar attribute of `group` ("" or "/" for the file's root).
+    pub fn attr<T: H5Type>(&self, group: &str, name: &str) -> T {
+        self.location(group)
+            .attr(name)
+            .and_then(|a| a.read_scalar::<T>())
+            .unwrap_or_else(|e| panic!("{}: attribute {group}/{name}: {e}", self.path.display()))
+    }
+
+    pub fn attr_str(&self, group: &str, name: &str) -> String {
+        self.attr::<VarLenUnicode>(group, name).as_str().to_string()
+    }
+
+    pub fn attr_names(&self, group: &str) -> Vec<String> {
+        self.location(group).attr_names().unwrap()
+    }
+}
+
+/// Depth of every vertex from `root` (-1: unreached) by a plain sequential BFS over the
+/// edge tuples (undirected; self-loops and duplicates allowed).
+pub fn seq_depths(n: u64, edges: &[(u64, u64)], root: u64) -> Vec<i32> {
+    seq_bfs(n, edges, root).0
+}
+
+/// Sequential BFS: (depth, parent) of every vertex; the root is its own parent, unreached
+/// vertices have depth and parent -1. Neighbours are visited in input order.
+pub fn seq_bfs(n: u64, edges: &[(u64, u64)], root: u64) -> (Vec<i32>, Vec<i64>) {
+    let adj = adjacency(n, edges);
+    let mut depth = vec![-1i32; n as usize];
+    let mut parent = vec![-1i64; n as usize];
+    depth[root as usize] = 0;
+    parent[root as usize] = root as i64;
+    let mut queue = VecDeque::from([root as usize]);
+    while let Some(u) = queue.pop_front() {
+        for &v in &adj[u] {
+            if depth[v] < 0 {
+                depth[v] = depth[u] + 1;
+                parent[v] = u as i64;
+                queue.push_back(v);
+            }
+        }
+    }
+    (depth, parent)
+}
+
+/// Undirected adjacency lists in input order (self-loops dropped, duplicates kept).
+pub fn adjacency(n: u64, edges: &[(u64, u64)]) -> Vec<Vec<usize>> {
+    let mut adj = vec![Vec::new(); n as usize];
+    for &(u, v) in edges {
+        assert!(u < n && v < n, "edge ({u}, {v}) outside 0..{n}");
+        if u != v {
+            adj[u as usize].push(v as usize);
+            adj[v as usize].push(u as usize);
+        }
+    }
+    adj
+}
+
+/// Graph500 nedge: input tuples (duplicates and self-loops included) whose endpoints were
+/// reached (an edge's endpoints are both reached or both unreached).
+pub fn seq_nedge(edges: &[(u64, u64)], depth: &[i32]) -> u64 {
+    edges
+        .iter()
+        .filter(|&&(u, v)| depth[u as usize] >= 0 && depth[v as usize] >= 0)
+        .count() as u64
+}
+
+/// The whole Kronecker edge list, as one rank would generate it.
+pub fn kronecker_edges(scale: u32, edgefactor: u64, seed: u64) -> Vec<(u64, u64)> {
+    use tessera::graph::EdgeSource;
+    let g = tessera::graph::kronecker::Kronecker::new(scale, edgefactor, seed, 1, 0);
+    let mut edges = Vec::new();
+    g.local_chunk(0, g.local_len(), &mut edges);
+    edges
+}
