@@ -75,37 +75,15 @@ pub fn run(
     invocation: &Invocation,
 ) -> Result<PathBuf> {
     let start_time = timestamp();
+    let started = Instant::now();
     match &cfg.graph {
         GraphInput::Kronecker { scale, edgefactor } => {
-            let t = Instant::now();
             let source = Kronecker::new(*scale, *edgefactor, run.seed, world.size(), world.rank());
-            let checksum = edge_checksum(world, &source);
-            let generation = t.elapsed().as_secs_f64();
-            let graph = GraphInfo {
-                scale: *scale as f64,
-                edgefactor: *edgefactor as f64,
-                generation,
-                checksum,
-            };
-            run_on(
-                world, run, cfg, search, invocation, &source, graph, start_time,
-            )
+            run_on(world, run, cfg, search, invocation, &source, started, start_time)
         }
         GraphInput::File(path) => {
-            let t = Instant::now();
             let source = read_graph(world, path)?;
-            let checksum = edge_checksum(world, &source);
-            let generation = t.elapsed().as_secs_f64();
-            let n = source.num_vertices() as f64;
-            let graph = GraphInfo {
-                scale: n.log2(),
-                edgefactor: source.num_edges() as f64 / n,
-                generation,
-                checksum,
-            };
-            run_on(
-                world, run, cfg, search, invocation, &source, graph, start_time,
-            )
+            run_on(world, run, cfg, search, invocation, &source, started, start_time)
         }
     }
 }
@@ -115,10 +93,24 @@ struct GraphInfo {
     /// log2 N (a fraction for graphs read from files)
     scale: f64,
     edgefactor: f64,
-    /// Seconds to generate (or read) the edge list
+    /// Seconds to generate (or read) the edge list and pass over it once
     generation: f64,
     /// Order-independent checksum of all edge tuples: equal graphs give equal checksums
     checksum: u64,
+}
+
+impl GraphInfo {
+    /// One full pass over the edges (the generation or reading time ends with it).
+    fn measure(world: &World, source: &impl EdgeSource, started: Instant) -> GraphInfo {
+        let checksum = edge_checksum(world, source);
+        let n = source.num_vertices() as f64;
+        GraphInfo {
+            scale: n.log2(),
+            edgefactor: source.num_edges() as f64 / n,
+            generation: started.elapsed().as_secs_f64(),
+            checksum,
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -129,9 +121,10 @@ fn run_on(
     search: &mut dyn Search,
     invocation: &Invocation,
     source: &impl EdgeSource,
-    graph: GraphInfo,
+    started: Instant,
     start_time: String,
 ) -> Result<PathBuf> {
+    let graph = GraphInfo::measure(world, source, started);
     let mut phases = PhaseTimes::default();
     world.barrier();
     let t = Instant::now();

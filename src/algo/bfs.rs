@@ -194,10 +194,12 @@ fn top_down(world: &World, g: &DistGraph, queue: Vec<u32>, parent: &mut [i64]) -
         remote.extend_from_slice(&r);
     }
     let (send, counts) = bucket_by_rank(world.size(), &remote, |p| part.owner(p.0));
+    drop(remote);
     let t_scan = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
     let received = world.alltoallv(&send, &counts)?;
+    drop(send);
     let t_exchange = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
