@@ -5,6 +5,7 @@
 //! form. A value given on the command line replaces the deck's.
 
 use crate::algo::bfs::Mode;
+use crate::comm::World;
 use crate::error::{Error, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -114,12 +115,31 @@ pub struct LoadedDeck {
     pub deck: Deck,
 }
 
-pub fn load_deck(path: &Path) -> Result<LoadedDeck> {
+/// Read and parse a deck (collective): rank 0 reads the file and broadcasts its text, so a
+/// large job does not send every rank to the file system; every rank then parses the same text
+/// and so reaches the same verdict.
+pub fn load_deck(world: &World, path: &Path) -> Result<LoadedDeck> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
+    // Rank 0 sends the text, or an error message behind a leading NUL (decks never hold NUL).
+    let mut bytes = if world.is_root() {
+        std::fs::read_to_string(path).map_or_else(
+            |e| format!("\0cannot read deck: {e}").into_bytes(),
+            String::into_bytes,
+        )
+    } else {
+        Vec::new()
+    };
+    world.broadcast_bytes(&mut bytes);
+    let text = String::from_utf8(bytes).map_err(|_| Error::Config {
         file: name.clone(),
-        msg: format!("cannot read deck: {e}"),
+        msg: "deck is not UTF-8 text".into(),
     })?;
+    if let Some(msg) = text.strip_prefix('\0') {
+        return Err(Error::Config {
+            file: name,
+            msg: msg.to_string(),
+        });
+    }
     let deck = parse_deck(&name, &text)?;
     Ok(LoadedDeck {
         path: name,

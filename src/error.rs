@@ -87,23 +87,3 @@ impl fmt::Display for Rule {
         })
     }
 }
-
-impl Rule {
-    pub const ALL: [Rule; 7] = [
-        Rule::ParentRange,
-        Rule::RootSelfParent,
-        Rule::OtherSelfParent,
-        Rule::TreeLevels,
-        Rule::ParentIsEdge,
-        Rule::EdgeLevelGap,
-        Rule::Spanning,
-    ];
-
-    pub fn code(self) -> u64 {
-        Rule::ALL.iter().position(|&r| r == self).unwrap() as u64
-    }
-
-    pub fn from_code(code: u64) -> Rule {
-        Rule::ALL[code as usize]
-    }
-}

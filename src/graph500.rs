@@ -79,11 +79,15 @@ pub fn run(
     match &cfg.graph {
         GraphInput::Kronecker { scale, edgefactor } => {
             let source = Kronecker::new(*scale, *edgefactor, run.seed, world.size(), world.rank());
-            run_on(world, run, cfg, search, invocation, &source, started, start_time)
+            run_on(
+                world, run, cfg, search, invocation, &source, started, start_time,
+            )
         }
         GraphInput::File(path) => {
             let source = read_graph(world, path)?;
-            run_on(world, run, cfg, search, invocation, &source, started, start_time)
+            run_on(
+                world, run, cfg, search, invocation, &source, started, start_time,
+            )
         }
     }
 }

@@ -94,7 +94,7 @@ fn init_logging(rank: usize, verbose: bool) {
 fn execute(world: &World, cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run { deck, run, bfs } => {
-            let deck = config::load_deck(&deck)?;
+            let deck = config::load_deck(world, &deck)?;
             if deck.deck.bfs.is_none() {
                 return Err(Error::Config {
                     file: deck.path,
@@ -104,7 +104,7 @@ fn execute(world: &World, cli: Cli) -> Result<()> {
             run_bfs(world, Some(deck), &run, bfs)
         }
         Command::Bfs { deck, run, bfs } => {
-            let deck = deck.map(|d| config::load_deck(&d)).transpose()?;
+            let deck = deck.map(|d| config::load_deck(world, &d)).transpose()?;
             run_bfs(world, deck, &run, bfs)
         }
         Command::Info => {

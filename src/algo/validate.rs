@@ -1,6 +1,6 @@
 //! Graph500 validation of a BFS parent array (spec step 5), distributed over the 1D partition.
 //!
-//! Rules are checked in the order of `Rule::ALL`; after each phase the ranks agree on the
+//! Rules are checked in the order `Rule` lists them; after each phase the ranks agree on the
 //! lowest-numbered vertex that broke it, so every rank reports the same failure. Levels are
 //! derived by following parents towards the root, one round per tree level, so a tree edge
 //! joins levels that differ by exactly one by construction; what can break that is a cycle or

@@ -45,7 +45,6 @@ pub struct World {
     comm: SimpleCommunicator,
     rank: usize,
     size: usize,
-    local_rank: usize,
     local_size: usize,
 }
 
@@ -58,14 +57,12 @@ impl World {
         let size = comm.size() as usize;
         // Ranks sharing a node: used to split the cores (and later the GPUs) between them.
         let node = comm.split_shared(rank as i32);
-        let local_rank = node.rank() as usize;
         let local_size = node.size() as usize;
         Some(World {
             _universe: universe,
             comm,
             rank,
             size,
-            local_rank,
             local_size,
         })
     }
@@ -78,10 +75,6 @@ impl World {
     }
     pub fn is_root(&self) -> bool {
         self.rank == 0
-    }
-    /// This rank's index among the ranks on its node.
-    pub fn local_rank(&self) -> usize {
-        self.local_rank
     }
     /// How many ranks share this node.
     pub fn local_size(&self) -> usize {
@@ -211,7 +204,7 @@ impl World {
         Ok(out)
     }
 
-    /// Broadcast a byte string from rank 0.
+    /// Broadcast a byte string from rank 0 (its length too: other ranks' vectors are resized).
     pub fn broadcast_bytes(&self, bytes: &mut Vec<u8>) {
         let root = self.comm.process_at_rank(0);
         let mut len = bytes.len() as u64;

@@ -23,13 +23,6 @@ impl PhaseTimes {
         }
     }
 
-    pub fn get(&self, phase: &str) -> f64 {
-        self.phases
-            .iter()
-            .find(|(p, _)| *p == phase)
-            .map_or(0.0, |(_, s)| *s)
-    }
-
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
         self.phases.iter().copied()
     }

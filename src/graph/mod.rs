@@ -71,11 +71,6 @@ impl Block1D {
         (v / self.divisor) as usize
     }
 
-    /// First global id owned by `rank`.
-    pub fn start_of(&self, rank: usize) -> u64 {
-        (rank as u64 * self.block).min(self.n)
-    }
-
     #[inline]
     pub fn first(&self) -> u64 {
         self.first
