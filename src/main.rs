@@ -7,7 +7,7 @@ use tessera::algo::bfs;
 use tessera::comm::World;
 use tessera::config::{self, BfsArgs, Device, LoadedDeck, RunArgs};
 use tessera::error::{Error, Result};
-use tessera::graph500::{self, CpuSearch, Invocation};
+use tessera::graph500::{self, Cpu, Invocation};
 
 #[derive(Parser)]
 #[command(
@@ -137,12 +137,12 @@ fn run_bfs(
         command_line: std::env::args().collect::<Vec<_>>().join(" "),
         deck: deck.map(|d| d.text).unwrap_or_default(),
     };
-    let mut search = CpuSearch(bfs::Params {
+    let params = bfs::Params {
         mode: cfg.mode,
         alpha: cfg.alpha,
         beta: cfg.beta,
-    });
-    let path = graph500::run(world, &run, &cfg, &mut search, &invocation)?;
+    };
+    let path = graph500::run(world, &run, &cfg, &Cpu, &params, &invocation)?;
     if world.is_root() {
         println!("results: {}", path.display());
     }

@@ -11,7 +11,8 @@
 mod common;
 
 use common::{mpirun_program, seq_bfs, test_dir};
-use tessera::algo::bfs::{bfs, Mode, Params};
+use tessera::algo::bfs::{bfs, Frontiers, Mode, Params};
+use tessera::algo::bfs_cpu::CpuFrontiers;
 use tessera::algo::validate::validate;
 use tessera::comm::{Op, PhaseTimes, World};
 use tessera::error::{Error, Rule};
@@ -229,7 +230,10 @@ fn rank_checks(world: &World) -> u64 {
         };
         for &root in &roots {
             let mut parent = vec![0i64; local_n];
-            if let Err(e) = bfs(world, &g, root, &params, &mut parent) {
+            let mut frontiers = CpuFrontiers::new(&g);
+            let searched = bfs(world, &g.part, g.num_entries, &mut frontiers, root, &params)
+                .and_then(|_| frontiers.parents(&mut parent));
+            if let Err(e) = searched {
                 fail(format!("{mode:?} BFS from {root} failed: {e}"));
                 continue;
             }

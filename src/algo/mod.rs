@@ -1,5 +1,6 @@
 //! Graph algorithms, one module each, with their verifiers.
 
 pub mod bfs;
+pub mod bfs_cpu;
 pub mod roots;
 pub mod validate;

@@ -1,0 +1,220 @@
+//! The CPU side of the BFS (`bfs::Frontiers`): rayon over the rank's rows.
+
+use super::bfs::Frontiers;
+use crate::comm::Pair;
+use crate::error::Result;
+use crate::graph::{DistGraph, Vid};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// A rank's part of a frontier.
+enum Frontier {
+    /// Local ids of the frontier vertices.
+    Queue(Vec<u32>),
+    /// One bit per local vertex, `words_per_rank` words.
+    Bits(Vec<u64>),
+}
+
+pub struct CpuFrontiers<'g> {
+    g: &'g DistGraph,
+    parent: Vec<i64>,
+    current: Frontier,
+    next: Frontier,
+}
+
+impl<'g> CpuFrontiers<'g> {
+    pub fn new(g: &'g DistGraph) -> Self {
+        CpuFrontiers {
+            g,
+            parent: vec![-1; g.local_n()],
+            current: Frontier::Queue(Vec::new()),
+            next: Frontier::Queue(Vec::new()),
+        }
+    }
+
+    fn take_current(&mut self) -> Frontier {
+        std::mem::replace(&mut self.current, Frontier::Queue(Vec::new()))
+    }
+}
+
+impl Frontiers for CpuFrontiers<'_> {
+    fn start(&mut self, root: Vid) -> Result<u64> {
+        let part = self.g.part;
+        self.parent.par_iter_mut().for_each(|p| *p = -1);
+        self.current = Frontier::Queue(Vec::new());
+        self.next = Frontier::Queue(Vec::new());
+        if !part.is_local(root) {
+            return Ok(0);
+        }
+        let l = part.local(root);
+        self.parent[l] = root as i64;
+        self.current = Frontier::Queue(vec![l as u32]);
+        Ok(self.g.degree(l))
+    }
+
+    fn top_down(&mut self) -> Result<(Vec<Pair>, u64)> {
+        let queue = into_queue(self.take_current());
+        let (g, part) = (self.g, self.g.part);
+        let parent = as_atomic(&mut self.parent);
+        // Per-thread pieces: newly claimed local vertices, and (vertex, parent) pairs for others.
+        let pieces: Vec<(Vec<u32>, Vec<Pair>)> = queue
+            .par_iter()
+            .fold(
+                || (Vec::new(), Vec::new()),
+                |(mut next, mut remote), &u| {
+                    let ug = part.global(u as usize);
+                    for &v in g.row(u as usize) {
+                        if !part.is_local(v) {
+                            remote.push(Pair(v, ug));
+                        } else if claim(parent, part.local(v), ug) {
+                            next.push(part.local(v) as u32);
+                        }
+                    }
+                    (next, remote)
+                },
+            )
+            .collect();
+        let inspected = queue.iter().map(|&u| g.degree(u as usize)).sum();
+        let mut next = Vec::new();
+        let mut remote = Vec::new();
+        for (n, r) in pieces {
+            next.extend_from_slice(&n);
+            remote.extend_from_slice(&r);
+        }
+        self.next = Frontier::Queue(next);
+        Ok((remote, inspected))
+    }
+
+    fn claim(&mut self, received: &[Pair]) -> Result<()> {
+        let part = self.g.part;
+        let parent = as_atomic(&mut self.parent);
+        let claimed: Vec<u32> = received
+            .par_iter()
+            .filter(|&&Pair(v, p)| claim(parent, part.local(v), p))
+            .map(|&Pair(v, _)| part.local(v) as u32)
+            .collect();
+        if let Frontier::Queue(next) = &mut self.next {
+            next.extend_from_slice(&claimed);
+        }
+        Ok(())
+    }
+
+    fn frontier_bits(&mut self) -> Result<Vec<u64>> {
+        let bits = into_bits(self.take_current(), self.g.part.words_per_rank());
+        self.current = Frontier::Bits(bits.clone());
+        Ok(bits)
+    }
+
+    fn bottom_up(&mut self, global: Option<&[u64]>) -> Result<u64> {
+        let own;
+        let global = match global {
+            Some(bits) => bits,
+            None => {
+                own = into_bits(self.take_current(), self.g.part.words_per_rank());
+                &own
+            }
+        };
+        let g = self.g;
+        let mut next = vec![0u64; g.part.words_per_rank()];
+        let inspected = self
+            .parent
+            .par_chunks_mut(64)
+            .zip(next.par_iter_mut())
+            .enumerate()
+            .map(|(w, (parents, next_word))| {
+                let mut inspected = 0u64;
+                for (i, p) in parents.iter_mut().enumerate() {
+                    if *p >= 0 {
+                        continue;
+                    }
+                    for &v in g.row(w * 64 + i) {
+                        inspected += 1;
+                        if global[(v / 64) as usize] >> (v % 64) & 1 == 1 {
+                            *p = v as i64;
+                            *next_word |= 1 << i;
+                            break;
+                        }
+                    }
+                }
+                inspected
+            })
+            .sum();
+        self.next = Frontier::Bits(next);
+        Ok(inspected)
+    }
+
+    fn advance(&mut self) -> Result<(u64, u64)> {
+        self.current = std::mem::replace(&mut self.next, Frontier::Queue(Vec::new()));
+        Ok(frontier_size(self.g, &self.current))
+    }
+
+    fn parents(&mut self, out: &mut [i64]) -> Result<()> {
+        out.copy_from_slice(&self.parent);
+        Ok(())
+    }
+}
+
+/// View a parent array as atomics so several threads can claim vertices with compare-and-swap.
+fn as_atomic(parent: &mut [i64]) -> &[AtomicI64] {
+    // SAFETY: AtomicI64 has the size and alignment of i64, and the exclusive borrow guarantees
+    // no non-atomic access overlaps the atomic view's lifetime.
+    unsafe { &*(parent as *mut [i64] as *const [AtomicI64]) }
+}
+
+fn claim(parent: &[AtomicI64], l: usize, p: Vid) -> bool {
+    parent[l].load(Ordering::Relaxed) < 0
+        && parent[l]
+            .compare_exchange(-1, p as i64, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+}
+
+fn into_queue(frontier: Frontier) -> Vec<u32> {
+    match frontier {
+        Frontier::Queue(q) => q,
+        Frontier::Bits(bits) => bits
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(w, &word)| set_bits(word).map(move |i| (w * 64 + i) as u32))
+            .collect(),
+    }
+}
+
+fn into_bits(frontier: Frontier, words: usize) -> Vec<u64> {
+    match frontier {
+        Frontier::Bits(bits) => bits,
+        Frontier::Queue(q) => {
+            let mut bits = vec![0u64; words];
+            for l in q {
+                bits[l as usize / 64] |= 1 << (l % 64);
+            }
+            bits
+        }
+    }
+}
+
+fn set_bits(mut word: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (word != 0).then(|| {
+            let i = word.trailing_zeros() as usize;
+            word &= word - 1;
+            i
+        })
+    })
+}
+
+/// Vertices and edges (sum of degrees) of this rank's part of a frontier.
+fn frontier_size(g: &DistGraph, frontier: &Frontier) -> (u64, u64) {
+    match frontier {
+        Frontier::Queue(q) => (
+            q.len() as u64,
+            q.par_iter().map(|&l| g.degree(l as usize)).sum(),
+        ),
+        Frontier::Bits(bits) => bits
+            .par_iter()
+            .enumerate()
+            .map(|(w, &word)| {
+                set_bits(word).fold((0, 0), |(n, m), i| (n + 1, m + g.degree(w * 64 + i)))
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+    }
+}
