@@ -32,6 +32,9 @@ pub enum Error {
     /// The requested device or resource is not available.
     #[error("{0}")]
     Unavailable(String),
+    /// A CUDA call failed (the message names the call or kernel).
+    #[error("GPU: {0}")]
+    Gpu(String),
     /// Writing results failed.
     #[error("output {path}: {msg}")]
     Output { path: String, msg: String },

@@ -5,6 +5,7 @@
 
 use crate::algo::bfs::{self, Direction, Frontiers, LevelStats};
 use crate::algo::bfs_cpu::CpuFrontiers;
+use crate::algo::bfs_gpu::GpuFrontiers;
 use crate::algo::{roots, validate};
 use crate::comm::{Op, PhaseTimes, World};
 use crate::config::{BfsConfig, GraphInput, RunConfig};
@@ -25,7 +26,7 @@ use std::time::Instant;
 pub trait Backend {
     /// What runs the search, for logs and provenance.
     fn device(&self) -> String;
-    fn frontiers<'g>(&self, world: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>>;
+    fn frontiers<'g>(&'g self, world: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>>;
 }
 
 /// The CPU (rayon inside each rank).
@@ -35,8 +36,17 @@ impl Backend for Cpu {
     fn device(&self) -> String {
         format!("cpu ({} threads per rank)", rayon::current_num_threads())
     }
-    fn frontiers<'g>(&self, _: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>> {
+    fn frontiers<'g>(&'g self, _: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>> {
         Ok(Box::new(CpuFrontiers::new(g)))
+    }
+}
+
+impl Backend for crate::device::Gpu {
+    fn device(&self) -> String {
+        self.describe()
+    }
+    fn frontiers<'g>(&'g self, world: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>> {
+        Ok(Box::new(GpuFrontiers::new(world, self, g)?))
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod algo;
 pub mod comm;
 pub mod config;
+pub mod device;
 pub mod error;
 pub mod graph;
 pub mod graph500;

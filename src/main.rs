@@ -5,7 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use tessera::algo::bfs;
 use tessera::comm::World;
-use tessera::config::{self, BfsArgs, Device, LoadedDeck, RunArgs};
+use tessera::config::{self, BfsArgs, LoadedDeck, RunArgs};
+use tessera::device::{self, Selected};
 use tessera::error::{Error, Result};
 use tessera::graph500::{self, Cpu, Invocation};
 
@@ -45,6 +46,12 @@ enum Command {
     },
     /// Version, build and machine information
     Info,
+    /// Compile every CUDA kernel with NVRTC (no GPU needed) and report
+    Kernels {
+        /// Target architecture
+        #[arg(long, default_value = "sm_90")]
+        arch: String,
+    },
 }
 
 #[derive(clap::Args)]
@@ -111,7 +118,22 @@ fn execute(world: &World, cli: Cli) -> Result<()> {
             info(world);
             Ok(())
         }
+        Command::Kernels { arch } => compile_kernels(world, &arch),
     }
+}
+
+/// Compile every kernel for `arch`; any compile error is an error of the run.
+fn compile_kernels(world: &World, arch: &str) -> Result<()> {
+    for &(file, source) in device::KERNELS {
+        let ptx = device::compile(file, source, arch)?;
+        if world.is_root() {
+            println!(
+                "kernels/{file}: compiled for {arch} ({} bytes of PTX)",
+                ptx.to_src().len()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn run_bfs(
@@ -132,7 +154,7 @@ fn run_bfs(
     let run = config::resolve_run(&source, &parsed.run, run_cli)?;
     let cfg = config::resolve_bfs(&source, &parsed.bfs.clone().unwrap_or_default(), &bfs_cli)?;
     start_threads(world, run.threads)?;
-    pick_device(run.device)?;
+    let selected = device::select(world, run.device)?;
     let invocation = Invocation {
         command_line: std::env::args().collect::<Vec<_>>().join(" "),
         deck: deck.map(|d| d.text).unwrap_or_default(),
@@ -142,7 +164,10 @@ fn run_bfs(
         alpha: cfg.alpha,
         beta: cfg.beta,
     };
-    let path = graph500::run(world, &run, &cfg, &Cpu, &params, &invocation)?;
+    let path = match &selected {
+        Selected::Cpu => graph500::run(world, &run, &cfg, &Cpu, &params, &invocation)?,
+        Selected::Gpu(gpu) => graph500::run(world, &run, &cfg, gpu, &params, &invocation)?,
+    };
     if world.is_root() {
         println!("results: {}", path.display());
     }
@@ -174,19 +199,6 @@ fn online_cores() -> Option<usize> {
     })
 }
 
-fn pick_device(device: Device) -> Result<()> {
-    match device {
-        Device::Cpu => Ok(()),
-        Device::Auto => {
-            log::info!("device = \"auto\": no GPU backend in this build, computing on the CPU");
-            Ok(())
-        }
-        Device::Gpu => Err(Error::Unavailable(
-            "device = \"gpu\" was requested, but this build of tessera has no GPU backend yet; use device = \"cpu\" or \"auto\"".into(),
-        )),
-    }
-}
-
 fn info(world: &World) {
     let hosts = world.hostnames().unwrap_or_default();
     if world.is_root() {
@@ -200,6 +212,9 @@ fn info(world: &World) {
             "cores on this node: {}",
             std::thread::available_parallelism().map_or(1, |n| n.get())
         );
-        println!("devices: cpu (rayon); gpu: not in this build");
+        match device::visible_gpus() {
+            None => println!("gpus: none (the CUDA driver library cannot be loaded)"),
+            Some(n) => println!("gpus visible on this node: {n}"),
+        }
     }
 }

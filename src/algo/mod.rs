@@ -2,5 +2,6 @@
 
 pub mod bfs;
 pub mod bfs_cpu;
+pub mod bfs_gpu;
 pub mod roots;
 pub mod validate;

@@ -45,6 +45,7 @@ pub struct World {
     comm: SimpleCommunicator,
     rank: usize,
     size: usize,
+    local_rank: usize,
     local_size: usize,
 }
 
@@ -57,12 +58,14 @@ impl World {
         let size = comm.size() as usize;
         // Ranks sharing a node: used to split the cores (and later the GPUs) between them.
         let node = comm.split_shared(rank as i32);
+        let local_rank = node.rank() as usize;
         let local_size = node.size() as usize;
         Some(World {
             _universe: universe,
             comm,
             rank,
             size,
+            local_rank,
             local_size,
         })
     }
@@ -75,6 +78,10 @@ impl World {
     }
     pub fn is_root(&self) -> bool {
         self.rank == 0
+    }
+    /// This rank's index among the ranks on its node (selects its GPU).
+    pub fn local_rank(&self) -> usize {
+        self.local_rank
     }
     /// How many ranks share this node.
     pub fn local_size(&self) -> usize {

@@ -1,0 +1,388 @@
+//! The GPU side of the BFS (`bfs::Frontiers`): the rank's CSR, parents and frontiers live on
+//! its GPU for the whole run; the kernels are in `kernels/bfs.cu`. Exchanges between ranks
+//! are staged through host memory and MPI by the shared level loop.
+
+use super::bfs::Frontiers;
+use crate::comm::{Op, Pair, World};
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use crate::graph::{DistGraph, Vid};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+const THREADS: u32 = 256;
+/// Adjacency entries converted to u32 and uploaded per copy (bounds the host staging buffer).
+const UPLOAD_CHUNK: usize = 1 << 26;
+
+/// Which buffer holds the current frontier.
+#[derive(Clone, Copy, PartialEq)]
+enum Form {
+    /// `queue`, with this many local ids.
+    Queue(u64),
+    /// `bits`.
+    Bits,
+}
+
+struct Kernels {
+    start: CudaFunction,
+    top_down: CudaFunction,
+    claim: CudaFunction,
+    bottom_up: CudaFunction,
+    queue_to_bits: CudaFunction,
+    bits_to_queue: CudaFunction,
+}
+
+pub struct GpuFrontiers<'a> {
+    gpu: &'a Gpu,
+    k: Kernels,
+    first: u64,
+    local_n: u64,
+    words: usize,
+    offsets: CudaSlice<u64>,
+    adj: CudaSlice<u32>,
+    parent: CudaSlice<i64>,
+    queue: CudaSlice<u32>,
+    next_queue: CudaSlice<u32>,
+    bits: CudaSlice<u64>,
+    next_bits: CudaSlice<u64>,
+    global_bits: CudaSlice<u64>,
+    /// Pairs (vertex, parent) for other ranks, two u64 each; also reused for received pairs.
+    remote: CudaSlice<u64>,
+    remote_capacity: u64,
+    counters: CudaSlice<u64>,
+    current: Form,
+    next: Form,
+}
+
+/// Device bytes a rank needs for its graph and search (checked before allocating).
+pub fn bytes_needed(g: &DistGraph, ranks: usize) -> u64 {
+    let n = g.local_n() as u64;
+    let words = g.part.words_per_rank() as u64;
+    let nnz = g.adj.len() as u64;
+    let remote = if ranks > 1 { 16 * nnz.max(1) } else { 16 };
+    8 * (n + 1)
+        + 4 * nnz
+        + 8 * n
+        + 2 * 4 * n
+        + 2 * 8 * words
+        + 8 * words * ranks as u64
+        + remote
+        + 64
+}
+
+fn err(what: &str, e: impl std::fmt::Debug) -> Error {
+    Error::Gpu(format!("{what}: {e:?}"))
+}
+
+fn grid(threads: u64) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (threads.div_ceil(THREADS as u64).max(1) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl<'a> GpuFrontiers<'a> {
+    /// Upload the rank's CSR and allocate the search buffers, after checking they fit.
+    pub fn new(world: &World, gpu: &'a Gpu, g: &DistGraph) -> Result<Self> {
+        if g.n() > u32::MAX as u64 + 1 {
+            return Err(Error::Unavailable(format!(
+                "the GPU path stores neighbour ids in 32 bits, so N must be at most 2^32; this graph has {} vertices",
+                g.n()
+            )));
+        }
+        check_memory(world, gpu, g)?;
+        let s = &gpu.stream;
+        let alloc = |what: &str, n: usize| -> Result<CudaSlice<u64>> {
+            s.alloc_zeros::<u64>(n.max(1)).map_err(|e| err(what, e))
+        };
+        let words = g.part.words_per_rank();
+        let local_n = g.local_n();
+        let remote_capacity = if world.size() > 1 {
+            g.adj.len().max(1)
+        } else {
+            1
+        };
+        let offsets = s
+            .clone_htod(&g.offsets)
+            .map_err(|e| err("upload offsets", e))?;
+        let adj = upload_adjacency(gpu, &g.adj)?;
+        let k = Kernels {
+            start: gpu.function("bfs.cu", "bfs_start")?,
+            top_down: gpu.function("bfs.cu", "bfs_top_down")?,
+            claim: gpu.function("bfs.cu", "bfs_claim")?,
+            bottom_up: gpu.function("bfs.cu", "bfs_bottom_up")?,
+            queue_to_bits: gpu.function("bfs.cu", "bfs_queue_to_bits")?,
+            bits_to_queue: gpu.function("bfs.cu", "bfs_bits_to_queue")?,
+        };
+        Ok(GpuFrontiers {
+            gpu,
+            k,
+            first: g.part.first(),
+            local_n: local_n as u64,
+            words,
+            offsets,
+            adj,
+            parent: s
+                .alloc_zeros::<i64>(local_n.max(1))
+                .map_err(|e| err("allocate parents", e))?,
+            queue: s
+                .alloc_zeros::<u32>(local_n.max(1))
+                .map_err(|e| err("allocate queue", e))?,
+            next_queue: s
+                .alloc_zeros::<u32>(local_n.max(1))
+                .map_err(|e| err("allocate queue", e))?,
+            bits: alloc("allocate frontier bitmap", words)?,
+            next_bits: alloc("allocate frontier bitmap", words)?,
+            global_bits: alloc("allocate global bitmap", words * world.size())?,
+            remote: alloc("allocate exchange buffer", 2 * remote_capacity)?,
+            remote_capacity: remote_capacity as u64,
+            counters: alloc("allocate counters", 4)?,
+            current: Form::Queue(0),
+            next: Form::Queue(0),
+        })
+    }
+
+    fn sync(&self, after: &str) -> Result<()> {
+        self.gpu.stream.synchronize().map_err(|e| err(after, e))
+    }
+
+    fn zero_counters(&mut self) -> Result<()> {
+        self.gpu
+            .stream
+            .memset_zeros(&mut self.counters)
+            .map_err(|e| err("reset counters", e))
+    }
+
+    fn counters(&self) -> Result<[u64; 4]> {
+        let c = self
+            .gpu
+            .stream
+            .clone_dtoh(&self.counters)
+            .map_err(|e| err("read counters", e))?;
+        Ok([c[0], c[1], c[2], c[3]])
+    }
+
+    /// The current frontier as a queue; returns its length.
+    fn current_queue(&mut self) -> Result<u64> {
+        if let Form::Queue(len) = self.current {
+            return Ok(len);
+        }
+        self.zero_counters()?;
+        let words = self.words as u64;
+        let mut b = self.gpu.stream.launch_builder(&self.k.bits_to_queue);
+        b.arg(&self.bits)
+            .arg(&words)
+            .arg(&mut self.queue)
+            .arg(&mut self.counters);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(words)) }.map_err(|e| err("launch bfs_bits_to_queue", e))?;
+        let len = self.counters()?[0];
+        self.current = Form::Queue(len);
+        Ok(len)
+    }
+
+    /// The current frontier as a bitmap in `bits`.
+    fn current_bits(&mut self) -> Result<()> {
+        let Form::Queue(len) = self.current else {
+            return Ok(());
+        };
+        let s = &self.gpu.stream;
+        s.memset_zeros(&mut self.bits)
+            .map_err(|e| err("clear bitmap", e))?;
+        let mut b = s.launch_builder(&self.k.queue_to_bits);
+        b.arg(&self.queue).arg(&len).arg(&mut self.bits);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(len)) }.map_err(|e| err("launch bfs_queue_to_bits", e))?;
+        self.current = Form::Bits;
+        Ok(())
+    }
+}
+
+fn upload_adjacency(gpu: &Gpu, adj: &[Vid]) -> Result<CudaSlice<u32>> {
+    let s = &gpu.stream;
+    let mut dev = s
+        .alloc_zeros::<u32>(adj.len().max(1))
+        .map_err(|e| err("allocate adjacency", e))?;
+    let mut staged = Vec::with_capacity(UPLOAD_CHUNK.min(adj.len()));
+    for (i, chunk) in adj.chunks(UPLOAD_CHUNK).enumerate() {
+        staged.clear();
+        staged.extend(chunk.iter().map(|&v| v as u32));
+        let at = i * UPLOAD_CHUNK;
+        s.memcpy_htod(&staged, &mut dev.slice_mut(at..at + chunk.len()))
+            .map_err(|e| err("upload adjacency", e))?;
+    }
+    Ok(dev)
+}
+
+/// Fail with one line (on every rank alike) when the graph and search buffers do not fit on
+/// the GPUs; the largest SCALE named is estimated from this graph's bytes per vertex.
+fn check_memory(world: &World, gpu: &Gpu, g: &DistGraph) -> Result<()> {
+    let (free, total) = gpu.memory()?;
+    let needed = world.allreduce(bytes_needed(g, world.size()), Op::Max);
+    let free = world.allreduce(free as u64, Op::Min);
+    log::info!(
+        "GPU memory: {:.2} GB needed per rank, {:.2} GB free (smallest over ranks), {:.2} GB total on rank 0's GPU",
+        needed as f64 / 1e9,
+        free as f64 / 1e9,
+        total as f64 / 1e9
+    );
+    if needed <= free {
+        return Ok(());
+    }
+    let per_vertex = needed as f64 / g.part.block as f64;
+    let fitting = free as f64 / per_vertex * world.size() as f64;
+    Err(Error::Unavailable(format!(
+        "the graph does not fit on the GPU: a rank needs {needed} bytes but only {free} are free ({}); at this edge factor the largest SCALE that fits on {} such GPU(s) is about {}",
+        gpu.describe(),
+        world.size(),
+        fitting.log2().floor()
+    )))
+}
+
+impl Frontiers for GpuFrontiers<'_> {
+    fn start(&mut self, root: Vid) -> Result<u64> {
+        let local = root.wrapping_sub(self.first);
+        let is_local = local < self.local_n;
+        let root_local: i64 = if is_local { local as i64 } else { -1 };
+        let s = &self.gpu.stream;
+        let mut b = s.launch_builder(&self.k.start);
+        b.arg(&mut self.parent)
+            .arg(&self.local_n)
+            .arg(&root_local)
+            .arg(&root);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(self.local_n)) }.map_err(|e| err("launch bfs_start", e))?;
+        self.next = Form::Queue(0);
+        if !is_local {
+            self.current = Form::Queue(0);
+            self.sync("bfs_start")?;
+            return Ok(0);
+        }
+        s.memcpy_htod(&[local as u32], &mut self.queue.slice_mut(0..1))
+            .map_err(|e| err("upload root", e))?;
+        let degree = s
+            .clone_dtoh(&self.offsets.slice(local as usize..local as usize + 2))
+            .map_err(|e| err("read root degree", e))?;
+        self.current = Form::Queue(1);
+        Ok(degree[1] - degree[0])
+    }
+
+    fn top_down(&mut self) -> Result<(Vec<Pair>, u64)> {
+        let len = self.current_queue()?;
+        self.zero_counters()?;
+        let s = &self.gpu.stream;
+        let mut b = s.launch_builder(&self.k.top_down);
+        b.arg(&self.offsets)
+            .arg(&self.adj)
+            .arg(&mut self.parent)
+            .arg(&self.queue)
+            .arg(&len)
+            .arg(&self.first)
+            .arg(&self.local_n)
+            .arg(&mut self.next_queue)
+            .arg(&mut self.counters)
+            .arg(&mut self.remote)
+            .arg(&self.remote_capacity);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(len * 32)) }.map_err(|e| err("launch bfs_top_down", e))?;
+        let [_, _, inspected, remote] = self.counters()?;
+        if remote > self.remote_capacity {
+            return Err(Error::Gpu(format!(
+                "bfs_top_down: {remote} pairs for other ranks exceed the exchange buffer of {}",
+                self.remote_capacity
+            )));
+        }
+        let flat = s
+            .clone_dtoh(&self.remote.slice(0..2 * remote as usize))
+            .map_err(|e| err("copy exchange pairs to the host", e))?;
+        self.next = Form::Queue(0);
+        Ok((
+            flat.chunks(2).map(|p| Pair(p[0], p[1])).collect(),
+            inspected,
+        ))
+    }
+
+    fn claim(&mut self, received: &[Pair]) -> Result<()> {
+        let count = received.len() as u64;
+        if count > 0 {
+            let flat: Vec<u64> = received.iter().flat_map(|p| [p.0, p.1]).collect();
+            let s = &self.gpu.stream;
+            // Received pairs never outnumber the buffer: each is one adjacency entry of ours.
+            s.memcpy_htod(&flat, &mut self.remote.slice_mut(0..flat.len()))
+                .map_err(|e| err("upload received pairs", e))?;
+            let mut b = s.launch_builder(&self.k.claim);
+            b.arg(&self.remote)
+                .arg(&count)
+                .arg(&self.first)
+                .arg(&mut self.parent)
+                .arg(&self.offsets)
+                .arg(&mut self.next_queue)
+                .arg(&mut self.counters);
+            // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+            unsafe { b.launch(grid(count)) }.map_err(|e| err("launch bfs_claim", e))?;
+        }
+        self.sync("bfs_claim")
+    }
+
+    fn frontier_bits(&mut self) -> Result<Vec<u64>> {
+        self.current_bits()?;
+        self.gpu
+            .stream
+            .clone_dtoh(&self.bits)
+            .map_err(|e| err("copy frontier bitmap to the host", e))
+    }
+
+    fn bottom_up(&mut self, global: Option<&[u64]>) -> Result<u64> {
+        self.current_bits()?;
+        if let Some(bits) = global {
+            self.gpu
+                .stream
+                .memcpy_htod(bits, &mut self.global_bits)
+                .map_err(|e| err("upload global frontier", e))?;
+        }
+        self.zero_counters()?;
+        let frontier = if global.is_some() {
+            &self.global_bits
+        } else {
+            &self.bits
+        };
+        let s = &self.gpu.stream;
+        let mut b = s.launch_builder(&self.k.bottom_up);
+        b.arg(&self.offsets)
+            .arg(&self.adj)
+            .arg(&mut self.parent)
+            .arg(frontier)
+            .arg(&self.local_n)
+            .arg(&mut self.next_bits)
+            .arg(&mut self.counters);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(self.local_n)) }.map_err(|e| err("launch bfs_bottom_up", e))?;
+        self.next = Form::Bits;
+        Ok(self.counters()?[2])
+    }
+
+    fn advance(&mut self) -> Result<(u64, u64)> {
+        let [n, m, _, _] = self.counters()?;
+        match self.next {
+            Form::Queue(_) => {
+                std::mem::swap(&mut self.queue, &mut self.next_queue);
+                self.current = Form::Queue(n);
+            }
+            Form::Bits => {
+                std::mem::swap(&mut self.bits, &mut self.next_bits);
+                self.current = Form::Bits;
+            }
+        }
+        Ok((n, m))
+    }
+
+    fn parents(&mut self, out: &mut [i64]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.gpu
+            .stream
+            .memcpy_dtoh(&self.parent.slice(0..out.len()), out)
+            .map_err(|e| err("copy parents to the host", e))
+    }
+}

@@ -1,0 +1,169 @@
+//! Devices: the CPU (rayon, always there) and CUDA GPUs through cudarc.
+//!
+//! cudarc loads libcuda and libnvrtc at run time ("dynamic-loading"), so tessera builds and
+//! runs where there is no CUDA at all. Its entry points panic when a library is missing, so
+//! every path first asks whether the library can be loaded and turns absence into an error.
+//! Kernels are the CUDA C files in `kernels/`, built into the binary and compiled by NVRTC at
+//! start for the compute capability of the GPU found.
+
+use crate::comm::World;
+use crate::config::Device;
+use crate::error::{Error, Result};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+use std::sync::Arc;
+
+/// Every kernel source, by file name.
+pub const KERNELS: &[(&str, &str)] = &[("bfs.cu", include_str!("../../kernels/bfs.cu"))];
+
+/// What a run computes on, once chosen.
+pub enum Selected {
+    Cpu,
+    Gpu(Gpu),
+}
+
+/// A GPU opened for this rank, with its kernels compiled.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub ordinal: usize,
+    pub name: String,
+    pub arch: String,
+    modules: Vec<(&'static str, Arc<CudaModule>)>,
+}
+
+fn gpu_error(what: impl std::fmt::Display, e: impl std::fmt::Debug) -> Error {
+    Error::Gpu(format!("{what}: {e:?}"))
+}
+
+/// Number of CUDA GPUs visible, or None when the CUDA driver library cannot be loaded.
+pub fn visible_gpus() -> Option<usize> {
+    // SAFETY: only tries to dlopen the driver library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return None;
+    }
+    CudaContext::device_count().ok().map(|n| n.max(0) as usize)
+}
+
+fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the NVRTC library.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Choose the device for this rank. `Auto` takes a GPU when one is visible and NVRTC can be
+/// loaded; `Gpu` insists. Collective: the ranks agree, so a node without a GPU fails the job
+/// with one line instead of leaving the others waiting.
+pub fn select(world: &World, requested: Device) -> Result<Selected> {
+    let gpus = visible_gpus().unwrap_or(0);
+    let usable = gpus > 0 && nvrtc_present();
+    let everywhere = world.allreduce(u64::from(usable), crate::comm::Op::Min) == 1;
+    match requested {
+        Device::Cpu => Ok(Selected::Cpu),
+        Device::Auto if !everywhere => {
+            log::info!("device = \"auto\": no usable GPU on every rank, computing on the CPU");
+            Ok(Selected::Cpu)
+        }
+        Device::Gpu if !everywhere => Err(Error::Unavailable(format!(
+            "device = \"gpu\" was requested, but {}",
+            if world.size() == 1 {
+                unusable_reason(gpus)
+            } else {
+                "at least one rank has no usable GPU (CUDA driver, a visible GPU and NVRTC are all needed)".into()
+            }
+        ))),
+        Device::Auto | Device::Gpu => open(world, gpus).map(Selected::Gpu),
+    }
+}
+
+fn unusable_reason(gpus: usize) -> String {
+    if visible_gpus().is_none() {
+        "the CUDA driver library (libcuda.so) cannot be loaded".into()
+    } else if gpus == 0 {
+        "no CUDA GPU is visible".into()
+    } else {
+        "the NVRTC library (libnvrtc.so) cannot be loaded".into()
+    }
+}
+
+/// One rank per GPU: the rank's index on its node picks the GPU (a launcher that gives each
+/// rank one GPU, such as `srun --gpus-per-task=1`, leaves one visible: that one).
+fn open(world: &World, gpus: usize) -> Result<Gpu> {
+    let ordinal = if gpus == 1 { 0 } else { world.local_rank() };
+    if ordinal >= gpus {
+        return Err(Error::Gpu(format!(
+            "{} ranks share this node but it has {gpus} GPUs: start one rank per GPU",
+            world.local_size()
+        )));
+    }
+    let ctx = CudaContext::new(ordinal).map_err(|e| gpu_error(format!("open GPU {ordinal}"), e))?;
+    let name = ctx.name().map_err(|e| gpu_error("device name", e))?;
+    let (major, minor) = ctx
+        .compute_capability()
+        .map_err(|e| gpu_error("compute capability", e))?;
+    let arch = format!("sm_{major}{minor}");
+    let stream = ctx.default_stream();
+    let mut modules = Vec::new();
+    for &(file, source) in KERNELS {
+        let ptx = compile(file, source, &arch)?;
+        let module = ctx
+            .load_module(ptx)
+            .map_err(|e| gpu_error(format!("load kernels/{file}"), e))?;
+        modules.push((file, module));
+    }
+    log::info!("rank {} uses GPU {ordinal}: {name} ({arch})", world.rank());
+    Ok(Gpu {
+        ctx,
+        stream,
+        ordinal,
+        name,
+        arch,
+        modules,
+    })
+}
+
+/// Compile one kernel file to PTX for `arch` (e.g. "sm_90"). Needs NVRTC only, no GPU.
+pub fn compile(file: &str, source: &str, arch: &str) -> Result<Ptx> {
+    if !nvrtc_present() {
+        return Err(Error::Unavailable(
+            "the NVRTC library (libnvrtc.so) cannot be loaded: put CUDA's lib directory on LD_LIBRARY_PATH".into(),
+        ));
+    }
+    let options = CompileOptions {
+        // NVRTC wants the architecture as a static string; one per process and arch is fine.
+        arch: Some(Box::leak(arch.to_string().into_boxed_str())),
+        options: vec!["--std=c++17".into()],
+        name: Some(file.to_string()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(source, options).map_err(|e| {
+        Error::Gpu(format!(
+            "NVRTC could not compile kernels/{file} for {arch}: {e:?}"
+        ))
+    })
+}
+
+impl Gpu {
+    /// A kernel by file and function name.
+    pub fn function(&self, file: &str, name: &str) -> Result<CudaFunction> {
+        let module = self
+            .modules
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, m)| m)
+            .ok_or_else(|| Error::Gpu(format!("no kernel file {file}")))?;
+        module
+            .load_function(name)
+            .map_err(|e| gpu_error(format!("kernel {name} in kernels/{file}"), e))
+    }
+
+    /// Free and total bytes of this GPU's memory.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.ctx
+            .mem_get_info()
+            .map_err(|e| gpu_error("memory info", e))
+    }
+
+    pub fn describe(&self) -> String {
+        format!("gpu {} ({}, {})", self.ordinal, self.name, self.arch)
+    }
+}
