@@ -5,25 +5,58 @@
 // N <= 2^32); parent[local_n] (i64, -1 = unvisited); frontier bitmaps as u64 words, bit l of
 // word l/64 for local vertex l (global bitmaps: bit v for global vertex v); queues of local
 // ids (u32). counters: [0] next frontier vertices, [1] their edges, [2] entries inspected,
-// [3] remote pairs written.
+// [3] remote pairs written, [4] heavy frontier vertices.
+//
+// Counters are summed per block in shared memory and added to global memory once per block:
+// one global atomic per warp on the same address serialises at L2 and cost more than the
+// scans themselves at SCALE 26.
 
 typedef unsigned long long u64;
 typedef long long i64;
 typedef unsigned int u32;
 
 #define WARP 32
+#define FULL 0xffffffffu
+// Rows at least this long are scanned by the whole grid (bfs_top_down_heavy), not one warp.
+#define HEAVY_DEGREE 4096
 
-// Claim local vertex l for parent p; true for the one thread that wins.
 __device__ __forceinline__ bool claim(i64 *parent, u64 l, u64 p) {
     if (parent[l] != -1) return false;
     return atomicCAS((u64 *)&parent[l], (u64)-1LL, p) == (u64)-1LL;
 }
 
-__device__ __forceinline__ void push_next(u64 l, const u64 *offsets, u32 *next_queue,
-                                          u64 *counters) {
-    u64 at = atomicAdd(&counters[0], 1ULL);
-    next_queue[at] = (u32)l;
-    atomicAdd(&counters[1], offsets[l + 1] - offsets[l]);
+// Block-wide sums of per-thread counts, added to counters[index[k]]; all threads must call.
+template <int K>
+__device__ void add_counters(u64 *counters, const int (&index)[K], u64 (&value)[K]) {
+    __shared__ u64 sums[K];
+    if (threadIdx.x < K) sums[threadIdx.x] = 0;
+    __syncthreads();
+    for (int k = 0; k < K; k++) {
+        u64 v = value[k];
+        for (int s = WARP / 2; s > 0; s /= 2) v += __shfl_down_sync(FULL, v, s);
+        if (threadIdx.x % WARP == 0 && v) atomicAdd(&sums[k], v);
+    }
+    __syncthreads();
+    if (threadIdx.x < K && sums[threadIdx.x]) atomicAdd(&counters[index[threadIdx.x]], sums[threadIdx.x]);
+}
+
+// A slot at `*tail` for each lane that has `take`, with one global atomic per warp
+// (warp-aggregated); the result is meaningful only where `take` holds.
+__device__ __forceinline__ u64 warp_slot(bool take, u64 *tail) {
+    u32 active = __activemask();
+    u32 mask = __ballot_sync(active, take);
+    if (!mask) return 0;
+    int leader = __ffs(mask) - 1;
+    u32 lane = threadIdx.x % WARP;
+    u64 base = 0;
+    if (lane == leader) base = atomicAdd(tail, (u64)__popc(mask));
+    base = __shfl_sync(active, base, leader);
+    return base + __popc(mask & ((1u << lane) - 1));
+}
+
+__device__ __forceinline__ void push_next(bool take, u64 l, u32 *next_queue, u64 *tail) {
+    u64 at = warp_slot(take, tail);
+    if (take) next_queue[at] = (u32)l;
 }
 
 extern "C" __global__ void bfs_start(i64 *parent, u64 local_n, i64 root_local, u64 root) {
@@ -31,79 +64,125 @@ extern "C" __global__ void bfs_start(i64 *parent, u64 local_n, i64 root_local, u
     if (i < local_n) parent[i] = (i64)i == root_local ? (i64)root : -1;
 }
 
-// Top-down: one warp per frontier vertex, lanes striding over its row (rows of high degree
-// are read by 32 lanes at once; the warps of a block share nothing).
+// One neighbour v of frontier vertex ug: claim it if local, else queue the pair for its owner.
+__device__ __forceinline__ void visit(u64 v, u64 ug, u64 first, u64 local_n, i64 *parent,
+                                      const u64 *offsets, u32 *next_queue, u64 *counters,
+                                      u64 *remote, u64 remote_capacity, u64 &edges) {
+    u64 l = v - first;  // wraps for v < first
+    bool local = l < local_n;
+    bool took = local && claim(parent, l, ug);
+    if (took) edges += offsets[l + 1] - offsets[l];
+    push_next(took, l, next_queue, &counters[0]);
+    u64 at = warp_slot(!local, &counters[3]);
+    if (!local && at < remote_capacity) {
+        remote[2 * at] = v;
+        remote[2 * at + 1] = ug;
+    }
+}
+
+// Top-down: one warp per frontier vertex, lanes striding over its row. Rows of HEAVY_DEGREE
+// or more go to the heavy list for bfs_top_down_heavy instead.
 extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 *parent,
                                         const u32 *queue, u64 queue_len, u64 first,
                                         u64 local_n, u32 *next_queue, u64 *counters,
-                                        u64 *remote, u64 remote_capacity) {
+                                        u64 *remote, u64 remote_capacity, u32 *heavy) {
     u64 warp = (blockIdx.x * (u64)blockDim.x + threadIdx.x) / WARP;
     u32 lane = threadIdx.x % WARP;
-    if (warp >= queue_len) return;
-    u64 u = queue[warp];
-    u64 ug = first + u;
-    u64 begin = offsets[u], end = offsets[u + 1];
-    for (u64 e = begin + lane; e < end; e += WARP) {
-        u64 v = adj[e];
-        u64 l = v - first;  // wraps for v < first
-        if (l < local_n) {
-            if (claim(parent, l, ug)) push_next(l, offsets, next_queue, counters);
+    u64 edges = 0, inspected = 0;
+    if (warp < queue_len) {
+        u64 u = queue[warp];
+        u64 begin = offsets[u], end = offsets[u + 1];
+        if (end - begin >= HEAVY_DEGREE) {
+            if (lane == 0) heavy[atomicAdd(&counters[4], 1ULL)] = (u32)u;
         } else {
-            u64 at = atomicAdd(&counters[3], 1ULL);
-            if (at < remote_capacity) {
-                remote[2 * at] = v;
-                remote[2 * at + 1] = ug;
+            if (lane == 0) inspected = end - begin;
+            for (u64 base = begin; base < end; base += WARP) {
+                u64 e = base + lane;
+                if (e < end)
+                    visit(adj[e], first + u, first, local_n, parent, offsets, next_queue,
+                          counters, remote, remote_capacity, edges);
             }
         }
     }
-    if (lane == 0) atomicAdd(&counters[2], end - begin);
+    const int index[2] = {1, 2};
+    u64 value[2] = {edges, inspected};
+    add_counters(counters, index, value);
+}
+
+// The rows of the heavy frontier vertices, each spread over every thread of the grid.
+extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
+                                              const u32 *heavy, u64 first, u64 local_n,
+                                              u32 *next_queue, u64 *counters, u64 *remote,
+                                              u64 remote_capacity) {
+    u64 heavy_count = counters[4];
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 edges = 0, inspected = 0;
+    for (u64 h = 0; h < heavy_count; h++) {
+        u64 u = heavy[h];
+        u64 begin = offsets[u], end = offsets[u + 1];
+        if (blockIdx.x == 0 && threadIdx.x == 0) inspected += end - begin;
+        // Whole warps step together so push_next's ballot sees every lane.
+        for (u64 base = begin + (blockIdx.x * (u64)blockDim.x + threadIdx.x) / WARP * WARP;
+             base < end; base += stride) {
+            u64 e = base + threadIdx.x % WARP;
+            if (e < end)
+                visit(adj[e], first + u, first, local_n, parent, offsets, next_queue, counters,
+                      remote, remote_capacity, edges);
+        }
+    }
+    const int index[2] = {1, 2};
+    u64 value[2] = {edges, inspected};
+    add_counters(counters, index, value);
 }
 
 // Vertices discovered by other ranks: pairs (global vertex, parent).
 extern "C" __global__ void bfs_claim(const u64 *pairs, u64 count, u64 first, i64 *parent,
                                      const u64 *offsets, u32 *next_queue, u64 *counters) {
     u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    u64 l = pairs[2 * i] - first;
-    if (claim(parent, l, pairs[2 * i + 1])) push_next(l, offsets, next_queue, counters);
+    bool took = false;
+    u64 l = 0, edges = 0;
+    if (i < count) {
+        l = pairs[2 * i] - first;
+        took = claim(parent, l, pairs[2 * i + 1]);
+        if (took) edges = offsets[l + 1] - offsets[l];
+    }
+    push_next(took, l, next_queue, &counters[0]);
+    const int index[1] = {1};
+    u64 value[1] = {edges};
+    add_counters(counters, index, value);
 }
 
-// Bottom-up: one thread per local vertex; a warp covers 32 consecutive vertices, so its
-// ballot is one 32-bit half of a next-frontier word (little-endian halves of the u64 words).
+// Bottom-up: a grid-stride loop in which each warp covers 32 consecutive vertices, one per
+// lane, so its ballot is one 32-bit half of a next-frontier word (little-endian halves).
 extern "C" __global__ void bfs_bottom_up(const u64 *offsets, const u32 *adj, i64 *parent,
                                          const u64 *frontier, u64 local_n, u32 *next_bits,
                                          u64 *counters) {
-    u64 l = blockIdx.x * (u64)blockDim.x + threadIdx.x;
-    bool found = false;
-    u64 inspected = 0, degree = 0;
-    if (l < local_n && parent[l] == -1) {
-        u64 begin = offsets[l], end = offsets[l + 1];
-        degree = end - begin;
-        for (u64 e = begin; e < end; e++) {
-            u64 v = adj[e];
-            inspected++;
-            if ((frontier[v / 64] >> (v % 64)) & 1) {
-                parent[l] = (i64)v;
-                found = true;
-                break;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 found_count = 0, edges = 0, inspected = 0;
+    for (u64 base = (blockIdx.x * (u64)blockDim.x + threadIdx.x) / WARP * WARP; base < local_n;
+         base += stride) {
+        u64 l = base + threadIdx.x % WARP;
+        bool found = false;
+        if (l < local_n && parent[l] == -1) {
+            u64 begin = offsets[l], end = offsets[l + 1];
+            for (u64 e = begin; e < end; e++) {
+                u64 v = adj[e];
+                inspected++;
+                if ((frontier[v / 64] >> (v % 64)) & 1) {
+                    parent[l] = (i64)v;
+                    found = true;
+                    edges += end - begin;
+                    break;
+                }
             }
         }
+        u32 ballot = __ballot_sync(FULL, found);
+        if (threadIdx.x % WARP == 0) next_bits[base / WARP] = ballot;
+        found_count += found;
     }
-    u32 ballot = __ballot_sync(0xffffffff, found);
-    u64 edges = found ? degree : 0;
-    for (int s = WARP / 2; s > 0; s /= 2) {
-        inspected += __shfl_down_sync(0xffffffff, inspected, s);
-        edges += __shfl_down_sync(0xffffffff, edges, s);
-    }
-    if (threadIdx.x % WARP == 0 && l < local_n) {
-        u64 word = l / WARP;
-        next_bits[word] = ballot;
-        if (ballot) {
-            atomicAdd(&counters[0], (u64)__popc(ballot));
-            atomicAdd(&counters[1], edges);
-        }
-        if (inspected) atomicAdd(&counters[2], inspected);
-    }
+    const int index[3] = {0, 1, 2};
+    u64 value[3] = {found_count, edges, inspected};
+    add_counters(counters, index, value);
 }
 
 extern "C" __global__ void bfs_queue_to_bits(const u32 *queue, u64 len, u64 *bits) {
@@ -115,8 +194,7 @@ extern "C" __global__ void bfs_queue_to_bits(const u32 *queue, u64 len, u64 *bit
 extern "C" __global__ void bfs_bits_to_queue(const u64 *bits, u64 words, u32 *queue,
                                              u64 *counters) {
     u64 w = blockIdx.x * (u64)blockDim.x + threadIdx.x;
-    if (w >= words) return;
-    u64 word = bits[w];
+    u64 word = w < words ? bits[w] : 0;
     if (!word) return;
     u64 at = atomicAdd(&counters[0], (u64)__popcll(word));
     while (word) {

@@ -10,6 +10,8 @@ use crate::graph::{DistGraph, Vid};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 const THREADS: u32 = 256;
+/// Rows this long or longer are scanned by the whole grid (`HEAVY_DEGREE` in kernels/bfs.cu).
+const HEAVY_DEGREE: usize = 4096;
 /// Adjacency entries converted to u32 and uploaded per copy (bounds the host staging buffer).
 const UPLOAD_CHUNK: usize = 1 << 26;
 
@@ -25,6 +27,7 @@ enum Form {
 struct Kernels {
     start: CudaFunction,
     top_down: CudaFunction,
+    top_down_heavy: CudaFunction,
     claim: CudaFunction,
     bottom_up: CudaFunction,
     queue_to_bits: CudaFunction,
@@ -48,7 +51,11 @@ pub struct GpuFrontiers<'a> {
     /// Pairs (vertex, parent) for other ranks, two u64 each; also reused for received pairs.
     remote: CudaSlice<u64>,
     remote_capacity: u64,
+    /// Frontier vertices whose rows the whole grid scans (see kernels/bfs.cu).
+    heavy: CudaSlice<u32>,
     counters: CudaSlice<u64>,
+    /// Blocks that fill the GPU, for the grid-stride kernels.
+    resident_blocks: u32,
     current: Form,
     next: Form,
 }
@@ -109,6 +116,7 @@ impl<'a> GpuFrontiers<'a> {
         let k = Kernels {
             start: gpu.function("bfs.cu", "bfs_start")?,
             top_down: gpu.function("bfs.cu", "bfs_top_down")?,
+            top_down_heavy: gpu.function("bfs.cu", "bfs_top_down_heavy")?,
             claim: gpu.function("bfs.cu", "bfs_claim")?,
             bottom_up: gpu.function("bfs.cu", "bfs_bottom_up")?,
             queue_to_bits: gpu.function("bfs.cu", "bfs_queue_to_bits")?,
@@ -136,10 +144,23 @@ impl<'a> GpuFrontiers<'a> {
             global_bits: alloc("allocate global bitmap", words * world.size())?,
             remote: alloc("allocate exchange buffer", 2 * remote_capacity)?,
             remote_capacity: remote_capacity as u64,
-            counters: alloc("allocate counters", 4)?,
+            heavy: s
+                .alloc_zeros::<u32>(g.adj.len() / HEAVY_DEGREE + 1)
+                .map_err(|e| err("allocate heavy list", e))?,
+            counters: alloc("allocate counters", 5)?,
+            resident_blocks: gpu.resident_blocks(THREADS)?,
             current: Form::Queue(0),
             next: Form::Queue(0),
         })
+    }
+
+    /// A grid of as many blocks as the GPU holds at once, for grid-stride kernels.
+    fn filling_grid(&self) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (self.resident_blocks, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        }
     }
 
     fn sync(&self, after: &str) -> Result<()> {
@@ -282,9 +303,24 @@ impl Frontiers for GpuFrontiers<'_> {
             .arg(&mut self.next_queue)
             .arg(&mut self.counters)
             .arg(&mut self.remote)
-            .arg(&self.remote_capacity);
+            .arg(&self.remote_capacity)
+            .arg(&mut self.heavy);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
         unsafe { b.launch(grid(len * 32)) }.map_err(|e| err("launch bfs_top_down", e))?;
+        let filling = self.filling_grid();
+        let mut b = s.launch_builder(&self.k.top_down_heavy);
+        b.arg(&self.offsets)
+            .arg(&self.adj)
+            .arg(&mut self.parent)
+            .arg(&self.heavy)
+            .arg(&self.first)
+            .arg(&self.local_n)
+            .arg(&mut self.next_queue)
+            .arg(&mut self.counters)
+            .arg(&mut self.remote)
+            .arg(&self.remote_capacity);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_top_down_heavy", e))?;
         let [_, _, inspected, remote] = self.counters()?;
         if remote > self.remote_capacity {
             return Err(Error::Gpu(format!(
@@ -341,6 +377,7 @@ impl Frontiers for GpuFrontiers<'_> {
                 .map_err(|e| err("upload global frontier", e))?;
         }
         self.zero_counters()?;
+        let filling = self.filling_grid();
         let frontier = if global.is_some() {
             &self.global_bits
         } else {
@@ -356,7 +393,7 @@ impl Frontiers for GpuFrontiers<'_> {
             .arg(&mut self.next_bits)
             .arg(&mut self.counters);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(self.local_n)) }.map_err(|e| err("launch bfs_bottom_up", e))?;
+        unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_bottom_up", e))?;
         self.next = Form::Bits;
         Ok(self.counters()?[2])
     }

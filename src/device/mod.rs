@@ -163,6 +163,19 @@ impl Gpu {
             .map_err(|e| gpu_error("memory info", e))
     }
 
+    /// Blocks of `threads` threads that fit on the GPU at once (multiprocessors x blocks each).
+    pub fn resident_blocks(&self, threads: u32) -> Result<u32> {
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let attr = |a| {
+            self.ctx
+                .attribute(a)
+                .map_err(|e| gpu_error("device attribute", e))
+        };
+        let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let per_sm = attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
+        Ok((sms.max(1) as u32) * (per_sm.max(threads as i32) as u32 / threads))
+    }
+
     pub fn describe(&self) -> String {
         format!("gpu {} ({}, {})", self.ordinal, self.name, self.arch)
     }

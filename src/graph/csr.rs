@@ -3,7 +3,8 @@
 //! Edge tuples are streamed from the `EdgeSource` in bounded chunks, twice: the first pass
 //! sends each directed entry's source to its owner, which counts row lengths; the second
 //! sends (source, target) pairs, which the owner writes straight into its preallocated rows.
-//! Rows are then sorted and de-duplicated in place. Peak memory is the CSR with duplicates
+//! Rows are then sorted and de-duplicated in place. Received messages are grouped by window
+//! of rows and the windows filled in parallel, one thread each. Peak memory is the CSR with duplicates
 //! plus one chunk's buffers, instead of the edge list plus send and receive copies of it.
 
 use super::{Block1D, Edge, EdgeSource, Vid};
@@ -77,13 +78,16 @@ impl DistGraph {
             },
             |msg| part.owner(msg & !SELF_LOOP),
             |received: Vec<u64>| {
-                for msg in received {
-                    let l = part.local(msg & !SELF_LOOP);
-                    tuple_ends[l] += 1;
-                    if msg & SELF_LOOP == 0 {
-                        lengths[l] += 1;
+                let row = |msg: &u64| part.local(msg & !SELF_LOOP);
+                let ends = tuple_ends.chunks_mut(WINDOW_ROWS).collect();
+                let lens = lengths.chunks_mut(WINDOW_ROWS).collect();
+                by_window(&received, row, ends, lens, |first, msgs, ends, lens| {
+                    for msg in msgs {
+                        let l = row(msg) - first;
+                        ends[l] += 1;
+                        lens[l] += u64::from(msg & SELF_LOOP == 0);
                     }
-                }
+                });
             },
         )?;
 
@@ -105,7 +109,26 @@ impl DistGraph {
             timers,
             |&(u, v)| (u != v).then_some([Pair(u, v), Pair(v, u)]),
             |pair: &Pair| part.owner(pair.0),
-            |received: Vec<Pair>| place(&part, &received, &mut cursor, &mut adj),
+            |received: Vec<Pair>| {
+                let row = |p: &Pair| part.local(p.0);
+                let cursors = cursor.chunks_mut(WINDOW_ROWS).collect();
+                let slots = window_slices(&offsets, &mut adj);
+                by_window(
+                    &received,
+                    row,
+                    cursors,
+                    slots,
+                    |first, pairs, cursor, slots| {
+                        // A window's slots start at its first row's offset.
+                        let base = offsets[first];
+                        for &Pair(u, v) in pairs {
+                            let c = &mut cursor[part.local(u) - first];
+                            slots[(*c - base) as usize] = v;
+                            *c += 1;
+                        }
+                    },
+                );
+            },
         )?;
         drop(cursor);
 
@@ -150,36 +173,51 @@ fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     Ok(())
 }
 
-/// Rows per window of `place`: a window's rows and their slots stay in cache while it is filled.
+/// Rows per window: a window's counters and slots stay in cache while it is filled.
 const WINDOW_ROWS: usize = 1 << 10;
 
-/// Write each received (row, neighbour) pair into the next free slot of its row. The pairs are
-/// first grouped by window of rows; windows are then filled in parallel, each by one thread,
-/// so no slot cursor is shared and the writes of one window stay close together.
-fn place(part: &Block1D, received: &[Pair], cursor: &mut [u64], adj: &mut [Vid]) {
-    let windows = part.local_n().div_ceil(WINDOW_ROWS);
-    let (grouped, counts) = bucket_by_rank(windows, received, |p| part.local(p.0) / WINDOW_ROWS);
-    let mut groups = Vec::with_capacity(windows);
+/// Group `msgs` by window of `WINDOW_ROWS` rows (`row` gives a message's local row) and call
+/// `f(first row, messages, window's part of a, window's part of b)` for every window, in
+/// parallel. Each window is handled by one thread, so `f` needs no atomics.
+fn by_window<M, A, B>(
+    msgs: &[M],
+    row: impl Fn(&M) -> usize,
+    a: Vec<&mut [A]>,
+    b: Vec<&mut [B]>,
+    f: impl Fn(usize, &[M], &mut [A], &mut [B]) + Sync,
+) where
+    M: Copy + Default + Send + Sync,
+    A: Send,
+    B: Send,
+{
+    let (grouped, counts) = bucket_by_rank(a.len(), msgs, |m| row(m) / WINDOW_ROWS);
+    let mut groups = Vec::with_capacity(counts.len());
     let mut rest = grouped.as_slice();
     for &c in &counts {
         let (group, tail) = rest.split_at(c);
         groups.push(group);
         rest = tail;
     }
-    let adj = SharedSlice::new(adj);
-    cursor
-        .par_chunks_mut(WINDOW_ROWS)
-        .zip(groups)
+    groups
+        .into_par_iter()
+        .zip(a)
+        .zip(b)
         .enumerate()
-        .for_each(|(w, (cursor, group))| {
-            for &Pair(u, v) in group {
-                let slot = &mut cursor[part.local(u) - w * WINDOW_ROWS];
-                // SAFETY: slots of different rows never overlap, and each row's slots are
-                // handed out once by its cursor, which only this thread holds.
-                unsafe { adj.write(*slot as usize, v) };
-                *slot += 1;
-            }
-        });
+        .for_each(|(w, ((group, a), b))| f(w * WINDOW_ROWS, group, a, b));
+}
+
+/// The slices of `adj` holding the slots of each window of rows.
+fn window_slices<'a>(offsets: &[u64], adj: &'a mut [Vid]) -> Vec<&'a mut [Vid]> {
+    let rows = offsets.len() - 1;
+    let mut slices = Vec::with_capacity(rows.div_ceil(WINDOW_ROWS));
+    let mut rest = adj;
+    for start in (0..rows).step_by(WINDOW_ROWS) {
+        let end = (start + WINDOW_ROWS).min(rows);
+        let (window, tail) = rest.split_at_mut((offsets[end] - offsets[start]) as usize);
+        slices.push(window);
+        rest = tail;
+    }
+    slices
 }
 
 fn read_chunk(source: &impl EdgeSource, round: u64, chunk: &mut Vec<Edge>) {
@@ -223,28 +261,4 @@ fn sort_dedup_rows(offsets: &mut [u64], adj: &mut Vec<Vid>) {
     }
     adj.truncate(write as usize);
     adj.shrink_to_fit();
-}
-
-/// A slice written from many threads at indices that are each handed out exactly once.
-struct SharedSlice<T> {
-    ptr: *mut T,
-    len: usize,
-}
-
-unsafe impl<T: Send> Sync for SharedSlice<T> {}
-
-impl<T> SharedSlice<T> {
-    fn new(slice: &mut [T]) -> Self {
-        SharedSlice {
-            ptr: slice.as_mut_ptr(),
-            len: slice.len(),
-        }
-    }
-
-    /// # Safety
-    /// No two threads may write the same index, and the slice must outlive every write.
-    unsafe fn write(&self, i: usize, value: T) {
-        assert!(i < self.len);
-        self.ptr.add(i).write(value);
-    }
 }
