@@ -157,8 +157,11 @@ fn run_on(
         );
     }
 
-    let mut frontiers = backend.frontiers(world, &g)?;
+    // Declared before the frontiers, so it outlives them: a GPU may have page-locked it.
     let mut parent = vec![-1i64; g.local_n()];
+    let mut frontiers = backend.frontiers(world, &g)?;
+    // One untimed copy before the searches: a GPU page-locks `parent` on its first copy.
+    frontiers.parents(&mut parent)?;
     let mut trials = Vec::with_capacity(roots.len());
     let mut progress = Progress::new(world.is_root(), "bfs", roots.len());
     for (i, &root) in roots.iter().enumerate() {

@@ -4,7 +4,7 @@
 
 use super::bfs::Frontiers;
 use crate::comm::{Op, Pair, World};
-use crate::device::Gpu;
+use crate::device::{Gpu, Pinned};
 use crate::error::{Error, Result};
 use crate::graph::{DistGraph, Vid};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -58,6 +58,8 @@ pub struct GpuFrontiers<'a> {
     resident_blocks: u32,
     current: Form,
     next: Form,
+    /// The host parent buffer, page-locked on first use (the caller keeps handing the same one).
+    pinned_parents: Option<Pinned>,
 }
 
 /// Device bytes a rank needs for its graph and search (checked before allocating).
@@ -151,6 +153,7 @@ impl<'a> GpuFrontiers<'a> {
             resident_blocks: gpu.resident_blocks(THREADS)?,
             current: Form::Queue(0),
             next: Form::Queue(0),
+            pinned_parents: None,
         })
     }
 
@@ -416,6 +419,17 @@ impl Frontiers for GpuFrontiers<'_> {
     fn parents(&mut self, out: &mut [i64]) -> Result<()> {
         if out.is_empty() {
             return Ok(());
+        }
+        if !self
+            .pinned_parents
+            .as_ref()
+            .is_some_and(|p| p.holds(out.as_ptr()))
+        {
+            self.pinned_parents = None;
+            self.pinned_parents = self.gpu.pin(out);
+            if self.pinned_parents.is_none() {
+                log::warn!("cannot page-lock the parent array: copies back run slower");
+            }
         }
         self.gpu
             .stream

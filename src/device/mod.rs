@@ -121,6 +121,26 @@ fn open(world: &World, gpus: usize) -> Result<Gpu> {
     })
 }
 
+/// Host memory page-locked by `Gpu::pin`; unlocked on drop, which must come before the memory
+/// is freed.
+pub struct Pinned {
+    ptr: *mut std::ffi::c_void,
+}
+
+impl Pinned {
+    /// Whether this is the memory that starts at `ptr`.
+    pub fn holds<T>(&self, ptr: *const T) -> bool {
+        self.ptr as *const T == ptr
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` was registered by `Gpu::pin` and is still allocated (see the type's doc).
+        unsafe { cudarc::driver::sys::cuMemHostUnregister(self.ptr) };
+    }
+}
+
 /// Compile one kernel file to PTX for `arch` (e.g. "sm_90"). Needs NVRTC only, no GPU.
 pub fn compile(file: &str, source: &str, arch: &str) -> Result<Ptx> {
     if !nvrtc_present() {
@@ -174,6 +194,18 @@ impl Gpu {
         let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let per_sm = attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
         Ok((sms.max(1) as u32) * (per_sm.max(threads as i32) as u32 / threads))
+    }
+
+    /// Page-lock host memory that device copies will land in, so they run at full link speed
+    /// instead of through the driver's staging buffers. None when the driver refuses.
+    pub fn pin<T>(&self, host: &mut [T]) -> Option<Pinned> {
+        let ptr = host.as_mut_ptr() as *mut std::ffi::c_void;
+        let bytes = std::mem::size_of_val(host);
+        self.ctx.bind_to_thread().ok()?;
+        // SAFETY: `host` is a live allocation of `bytes` bytes; `Pinned`'s owner must drop it
+        // before freeing that memory (its doc says so).
+        let result = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, bytes, 0) };
+        (result == cudarc::driver::sys::CUresult::CUDA_SUCCESS).then_some(Pinned { ptr })
     }
 
     pub fn describe(&self) -> String {
