@@ -10,7 +10,7 @@ use crate::comm::World;
 use crate::config::Device;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
-use cudarc::nvrtc::{CompileOptions, Ptx};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::sync::Arc;
 
 /// Every kernel source, by file name.
@@ -156,8 +156,17 @@ pub fn compile(file: &str, source: &str, arch: &str) -> Result<Ptx> {
         ..Default::default()
     };
     cudarc::nvrtc::compile_ptx_with_opts(source, options).map_err(|e| {
+        let why = match e {
+            // The compiler's log, folded onto one line.
+            CompileError::CompileError { log, .. } => log
+                .to_string_lossy()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+            other => format!("{other:?}"),
+        };
         Error::Gpu(format!(
-            "NVRTC could not compile kernels/{file} for {arch}: {e:?}"
+            "NVRTC could not compile kernels/{file} for {arch}: {why}"
         ))
     })
 }
