@@ -434,6 +434,8 @@ impl Frontiers for GpuFrontiers<'_> {
         self.gpu
             .stream
             .memcpy_dtoh(&self.parent.slice(0..out.len()), out)
-            .map_err(|e| err("copy parents to the host", e))
+            .map_err(|e| err("copy parents to the host", e))?;
+        // Into page-locked memory the copy is asynchronous: wait for it.
+        self.sync("copy parents to the host")
     }
 }
