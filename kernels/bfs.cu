@@ -64,17 +64,27 @@ extern "C" __global__ void bfs_start(i64 *parent, u64 local_n, i64 root_local, u
     if (i < local_n) parent[i] = (i64)i == root_local ? (i64)root : -1;
 }
 
-// One neighbour v of frontier vertex ug: claim it if local, else queue the pair for its owner.
+// True for the one thread that first marks global vertex v in `sent` during this search.
+__device__ __forceinline__ bool first_send(u64 *sent, u64 v) {
+    u64 bit = 1ULL << (v % 64);
+    if (sent[v / 64] & bit) return false;
+    return !(atomicOr(&sent[v / 64], bit) & bit);
+}
+
+// One neighbour v of frontier vertex ug: claim it if local, else queue the pair for its owner
+// unless v was already sent in this search (its owner has claimed it, or will with the parent
+// sent first: one parent per vertex is all a search needs).
 __device__ __forceinline__ void visit(u64 v, u64 ug, u64 first, u64 local_n, i64 *parent,
                                       const u64 *offsets, u32 *next_queue, u64 *counters,
-                                      u64 *remote, u64 remote_capacity, u64 &edges) {
+                                      u64 *remote, u64 remote_capacity, u64 *sent, u64 &edges) {
     u64 l = v - first;  // wraps for v < first
     bool local = l < local_n;
     bool took = local && claim(parent, l, ug);
     if (took) edges += offsets[l + 1] - offsets[l];
     push_next(took, l, next_queue, &counters[0]);
-    u64 at = warp_slot(!local, &counters[3]);
-    if (!local && at < remote_capacity) {
+    bool send = !local && first_send(sent, v);
+    u64 at = warp_slot(send, &counters[3]);
+    if (send && at < remote_capacity) {
         remote[2 * at] = v;
         remote[2 * at + 1] = ug;
     }
@@ -85,7 +95,8 @@ __device__ __forceinline__ void visit(u64 v, u64 ug, u64 first, u64 local_n, i64
 extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 *parent,
                                         const u32 *queue, u64 queue_len, u64 first,
                                         u64 local_n, u32 *next_queue, u64 *counters,
-                                        u64 *remote, u64 remote_capacity, u32 *heavy) {
+                                        u64 *remote, u64 remote_capacity, u64 *sent,
+                                        u32 *heavy) {
     u64 warp = (blockIdx.x * (u64)blockDim.x + threadIdx.x) / WARP;
     u32 lane = threadIdx.x % WARP;
     u64 edges = 0, inspected = 0;
@@ -100,7 +111,7 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
                 u64 e = base + lane;
                 if (e < end)
                     visit(adj[e], first + u, first, local_n, parent, offsets, next_queue,
-                          counters, remote, remote_capacity, edges);
+                          counters, remote, remote_capacity, sent, edges);
             }
         }
     }
@@ -113,7 +124,7 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
 extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
                                               const u32 *heavy, u64 first, u64 local_n,
                                               u32 *next_queue, u64 *counters, u64 *remote,
-                                              u64 remote_capacity) {
+                                              u64 remote_capacity, u64 *sent) {
     u64 heavy_count = counters[4];
     u64 stride = (u64)gridDim.x * blockDim.x;
     u64 edges = 0, inspected = 0;
@@ -127,7 +138,7 @@ extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj
             u64 e = base + threadIdx.x % WARP;
             if (e < end)
                 visit(adj[e], first + u, first, local_n, parent, offsets, next_queue, counters,
-                      remote, remote_capacity, edges);
+                      remote, remote_capacity, sent, edges);
         }
     }
     const int index[2] = {1, 2};

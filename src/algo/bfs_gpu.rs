@@ -51,6 +51,8 @@ pub struct GpuFrontiers<'a> {
     /// Pairs (vertex, parent) for other ranks, two u64 each; also reused for received pairs.
     remote: CudaSlice<u64>,
     remote_capacity: u64,
+    /// Global bitmap of the vertices already sent to their owners in this search.
+    sent: CudaSlice<u64>,
     /// Frontier vertices whose rows the whole grid scans (see kernels/bfs.cu).
     heavy: CudaSlice<u32>,
     counters: CudaSlice<u64>,
@@ -146,6 +148,7 @@ impl<'a> GpuFrontiers<'a> {
             global_bits: alloc("allocate global bitmap", words * world.size())?,
             remote: alloc("allocate exchange buffer", 2 * remote_capacity)?,
             remote_capacity: remote_capacity as u64,
+            sent: alloc("allocate sent bitmap", words * world.size())?,
             heavy: s
                 .alloc_zeros::<u32>(g.adj.len() / HEAVY_DEGREE + 1)
                 .map_err(|e| err("allocate heavy list", e))?,
@@ -276,6 +279,8 @@ impl Frontiers for GpuFrontiers<'_> {
             .arg(&root);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
         unsafe { b.launch(grid(self.local_n)) }.map_err(|e| err("launch bfs_start", e))?;
+        s.memset_zeros(&mut self.sent)
+            .map_err(|e| err("clear sent bitmap", e))?;
         self.next = Form::Queue(0);
         if !is_local {
             self.current = Form::Queue(0);
@@ -307,6 +312,7 @@ impl Frontiers for GpuFrontiers<'_> {
             .arg(&mut self.counters)
             .arg(&mut self.remote)
             .arg(&self.remote_capacity)
+            .arg(&mut self.sent)
             .arg(&mut self.heavy);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
         unsafe { b.launch(grid(len * 32)) }.map_err(|e| err("launch bfs_top_down", e))?;
@@ -321,7 +327,8 @@ impl Frontiers for GpuFrontiers<'_> {
             .arg(&mut self.next_queue)
             .arg(&mut self.counters)
             .arg(&mut self.remote)
-            .arg(&self.remote_capacity);
+            .arg(&self.remote_capacity)
+            .arg(&mut self.sent);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
         unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_top_down_heavy", e))?;
         let [_, _, inspected, remote] = self.counters()?;
