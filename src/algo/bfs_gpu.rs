@@ -69,15 +69,14 @@ pub fn bytes_needed(g: &DistGraph, ranks: usize) -> u64 {
     let n = g.local_n() as u64;
     let words = g.part.words_per_rank() as u64;
     let nnz = g.adj.len() as u64;
+    let global_words = words * ranks as u64;
     let remote = if ranks > 1 { 16 * nnz.max(1) } else { 16 };
-    8 * (n + 1)
-        + 4 * nnz
-        + 8 * n
-        + 2 * 4 * n
-        + 2 * 8 * words
-        + 8 * words * ranks as u64
-        + remote
-        + 64
+    let heavy = 4 * (nnz / HEAVY_DEGREE as u64 + 1);
+    let offsets_and_adjacency = 8 * (n + 1) + 4 * nnz;
+    let parents_and_queues = 8 * n + 2 * 4 * n;
+    // Current and next local bitmaps; global frontier and sent bitmaps.
+    let bitmaps = 2 * 8 * words + 2 * 8 * global_words;
+    offsets_and_adjacency + parents_and_queues + bitmaps + remote + heavy + 8 * 5
 }
 
 fn err(what: &str, e: impl std::fmt::Debug) -> Error {
