@@ -54,6 +54,10 @@ fn nvrtc_present() -> bool {
 /// loaded; `Gpu` insists. Collective: the ranks agree, so a node without a GPU fails the job
 /// with one line instead of leaving the others waiting.
 pub fn select(world: &World, requested: Device) -> Result<Selected> {
+    if requested == Device::Cpu {
+        // Every rank read the same setting: no probe, no collective.
+        return Ok(Selected::Cpu);
+    }
     let gpus = visible_gpus().unwrap_or(0);
     let usable = gpus > 0 && nvrtc_present();
     let everywhere = world.allreduce(u64::from(usable), crate::comm::Op::Min) == 1;
