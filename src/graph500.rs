@@ -1,7 +1,7 @@
 //! The Graph500 procedure, written once (spec steps 1-6): generate or read the graph, build
 //! the CSR (kernel 1, timed), pick the roots, run and time one search per root (kernel 2),
-//! validate, and report the statistics block and the HDF5 file. The search itself plugs in
-//! behind `Search`, so every device shares this procedure.
+//! validate, and report the statistics block and the HDF5 file. The device plugs in behind
+//! `Backend` (which makes the search's `Frontiers`), so every device shares this procedure.
 
 use crate::algo::bfs::{self, Direction, Frontiers, LevelStats};
 use crate::algo::bfs_cpu::CpuFrontiers;

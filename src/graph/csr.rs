@@ -4,8 +4,8 @@
 //! sends each directed entry's source to its owner, which counts row lengths; the second
 //! sends (source, target) pairs, which the owner writes straight into its preallocated rows.
 //! Rows are then sorted and de-duplicated in place. Received messages are grouped by window
-//! of rows and the windows filled in parallel, one thread each. Peak memory is the CSR with duplicates
-//! plus one chunk's buffers, instead of the edge list plus send and receive copies of it.
+//! of rows and the windows filled in parallel, one thread each. Peak memory is the CSR with
+//! duplicates plus one chunk's buffers, instead of the edge list plus send and receive copies.
 
 use super::{Block1D, Edge, EdgeSource, Vid};
 use crate::comm::{bucket_by_rank, Equivalence, Op, Pair, PhaseTimes, World};
@@ -112,7 +112,7 @@ impl DistGraph {
             |received: Vec<Pair>| {
                 let row = |p: &Pair| part.local(p.0);
                 let cursors = cursor.chunks_mut(WINDOW_ROWS).collect();
-                let slots = window_slices(&offsets, &mut adj);
+                let slots = split_rows(&offsets, &mut adj, WINDOW_ROWS);
                 by_window(
                     &received,
                     row,
@@ -206,18 +206,23 @@ fn by_window<M, A, B>(
         .for_each(|(w, ((group, a), b))| f(w * WINDOW_ROWS, group, a, b));
 }
 
-/// The slices of `adj` holding the slots of each window of rows.
-fn window_slices<'a>(offsets: &[u64], adj: &'a mut [Vid]) -> Vec<&'a mut [Vid]> {
+/// `adj` cut into the slots of consecutive groups of `rows_per_piece` rows (the last group
+/// may be shorter).
+fn split_rows<'a>(
+    offsets: &[u64],
+    adj: &'a mut [Vid],
+    rows_per_piece: usize,
+) -> Vec<&'a mut [Vid]> {
     let rows = offsets.len() - 1;
-    let mut slices = Vec::with_capacity(rows.div_ceil(WINDOW_ROWS));
+    let mut pieces = Vec::with_capacity(rows.div_ceil(rows_per_piece));
     let mut rest = adj;
-    for start in (0..rows).step_by(WINDOW_ROWS) {
-        let end = (start + WINDOW_ROWS).min(rows);
-        let (window, tail) = rest.split_at_mut((offsets[end] - offsets[start]) as usize);
-        slices.push(window);
+    for start in (0..rows).step_by(rows_per_piece) {
+        let end = (start + rows_per_piece).min(rows);
+        let (piece, tail) = rest.split_at_mut((offsets[end] - offsets[start]) as usize);
+        pieces.push(piece);
         rest = tail;
     }
-    slices
+    pieces
 }
 
 fn read_chunk(source: &impl EdgeSource, round: u64, chunk: &mut Vec<Edge>) {
@@ -228,14 +233,7 @@ fn read_chunk(source: &impl EdgeSource, round: u64, chunk: &mut Vec<Edge>) {
 
 /// Sort each row, drop repeated neighbours, and compact the rows to the front of `adj`.
 fn sort_dedup_rows(offsets: &mut [u64], adj: &mut Vec<Vid>) {
-    let mut rows: Vec<&mut [Vid]> = Vec::with_capacity(offsets.len().saturating_sub(1));
-    let mut rest = adj.as_mut_slice();
-    for w in offsets.windows(2) {
-        let (row, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
-        rows.push(row);
-        rest = tail;
-    }
-    let unique: Vec<u64> = rows
+    let unique: Vec<u64> = split_rows(offsets, adj, 1)
         .into_par_iter()
         .map(|row| {
             row.sort_unstable();
