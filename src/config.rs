@@ -25,6 +25,7 @@ pub struct Deck {
     #[serde(default)]
     pub run: RunArgs,
     pub bfs: Option<BfsArgs>,
+    pub langford: Option<LangfordArgs>,
 }
 
 /// `[run]`: settings shared by every workload. Also the shared command-line flags.
@@ -77,6 +78,56 @@ pub struct BfsArgs {
     #[arg(long)]
     pub write_depths: Option<bool>,
 }
+
+/// `[langford]`: Langford pair counting. Also the `tessera langford` flags.
+#[derive(Debug, Default, Clone, Deserialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct LangfordArgs {
+    /// Count L(2,n) for this n (1 to 32)
+    #[arg(long, allow_negative_numbers = true)]
+    pub n: Option<i64>,
+    /// Godfrey's algebraic sum or Miller's tree search
+    #[arg(long, value_enum)]
+    pub method: Option<LangfordMethod>,
+    /// Task size: outer positions fixed per task (Godfrey, even, 4..=2n) or tree levels
+    /// placed per task (Miller, 1..=n)
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// Task farm: rank-strided (static) or served by rank 0 on request (dynamic)
+    #[arg(long, value_enum)]
+    pub farm: Option<FarmMode>,
+    /// Continue from the task ledger in the output file, skipping finished tasks
+    #[arg(long)]
+    #[serde(skip)]
+    pub resume: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LangfordMethod {
+    Godfrey,
+    Miller,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FarmMode {
+    Static,
+    Dynamic,
+}
+
+/// Langford counting, resolved.
+#[derive(Debug, Clone)]
+pub struct LangfordConfig {
+    pub n: u32,
+    pub method: LangfordMethod,
+    pub depth: u32,
+    pub farm: FarmMode,
+    pub resume: bool,
+}
+
+/// Largest Langford n: 2n positions in one 64-bit mask.
+pub const MAX_LANGFORD_N: u32 = 32;
 
 /// Settings shared by every workload, resolved.
 #[derive(Debug, Clone)]
@@ -244,6 +295,60 @@ pub fn resolve_bfs(source: &str, deck: &BfsArgs, cli: &BfsArgs) -> Result<BfsCon
         beta,
         validate: cli.validate.or(deck.validate).unwrap_or(true),
         write_depths: cli.write_depths.or(deck.write_depths).unwrap_or(false),
+    })
+}
+
+pub fn resolve_langford(
+    source: &str,
+    deck: &LangfordArgs,
+    cli: &LangfordArgs,
+) -> Result<LangfordConfig> {
+    let n = cli.n.or(deck.n).ok_or_else(|| Error::Config {
+        file: source.to_string(),
+        msg: "[langford] n is missing: expected an integer from 1 to 32 (--n N)".into(),
+    })?;
+    let expected_n = format!("an integer from 1 to {MAX_LANGFORD_N}");
+    let n = u32::try_from(n)
+        .ok()
+        .filter(|n| (1..=MAX_LANGFORD_N).contains(n))
+        .ok_or_else(|| range_error(source, "[langford] n", n, &expected_n))?;
+    let method = cli
+        .method
+        .or(deck.method)
+        .unwrap_or(LangfordMethod::Godfrey);
+    let depth = cli.depth.or(deck.depth);
+    let depth = match method {
+        LangfordMethod::Godfrey => {
+            // Default: tasks of about 2^38 points, a few seconds each on a GPU.
+            let depth = depth.unwrap_or((2 * n).saturating_sub(38).max(4).min(2 * n));
+            // n = 1, 2 (mod 4) need no tasks (the sum is zero by symmetry): any depth will do.
+            let solvable = n % 4 == 0 || n % 4 == 3;
+            if !solvable || (depth % 2 == 0 && (4..=2 * n).contains(&depth)) {
+                depth
+            } else {
+                let expected = format!(
+                    "an even integer from 4 to 2n = {} for Godfrey's method",
+                    2 * n
+                );
+                return Err(range_error(source, "[langford] depth", depth, &expected));
+            }
+        }
+        LangfordMethod::Miller => {
+            let depth = depth.unwrap_or(n.min(3));
+            if (1..=n).contains(&depth) {
+                depth
+            } else {
+                let expected = format!("an integer from 1 to n = {n} for Miller's method");
+                return Err(range_error(source, "[langford] depth", depth, &expected));
+            }
+        }
+    };
+    Ok(LangfordConfig {
+        n,
+        method,
+        depth,
+        farm: cli.farm.or(deck.farm).unwrap_or(FarmMode::Dynamic),
+        resume: cli.resume,
     })
 }
 

@@ -8,6 +8,7 @@ pub mod device;
 pub mod error;
 pub mod graph;
 pub mod graph500;
+pub mod langford;
 pub mod output;
 pub mod progress;
 pub mod rng;

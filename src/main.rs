@@ -5,10 +5,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use tessera::algo::bfs;
 use tessera::comm::World;
-use tessera::config::{self, BfsArgs, LoadedDeck, RunArgs};
+use tessera::config::{self, BfsArgs, LangfordArgs, LoadedDeck, RunArgs};
 use tessera::device::{self, Selected};
 use tessera::error::{Error, Result};
 use tessera::graph500::{self, Cpu, Invocation};
+use tessera::langford;
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +34,8 @@ enum Command {
         run: RunArgs,
         #[command(flatten)]
         bfs: BfsFlags,
+        #[command(flatten)]
+        langford: LangfordArgs,
     },
     /// Graph500 BFS on a Kronecker graph or a graph file
     Bfs {
@@ -43,6 +46,16 @@ enum Command {
         run: RunArgs,
         #[command(flatten)]
         bfs: BfsFlags,
+    },
+    /// Count Langford pairings L(2,n) with an MPI task farm (Godfrey's sum or Miller's search)
+    Langford {
+        /// Deck to start from (flags override it)
+        #[arg(long)]
+        deck: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        langford: LangfordArgs,
     },
     /// Version, build and machine information
     Info,
@@ -100,15 +113,29 @@ fn init_logging(rank: usize, verbose: bool) {
 
 fn execute(world: &World, cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Run { deck, run, bfs } => {
+        Command::Run {
+            deck,
+            run,
+            bfs,
+            langford,
+        } => {
             let deck = config::load_deck(world, &deck)?;
-            if deck.deck.bfs.is_none() {
-                return Err(Error::Config {
+            match (&deck.deck.bfs, &deck.deck.langford) {
+                (Some(_), None) => run_bfs(world, Some(deck), &run, bfs),
+                (None, Some(_)) => run_langford(world, Some(deck), &run, &langford),
+                _ => Err(Error::Config {
                     file: deck.path,
-                    msg: "no workload table: expected one of [bfs]".into(),
-                });
+                    msg: "expected exactly one workload table: [bfs] or [langford]".into(),
+                }),
             }
-            run_bfs(world, Some(deck), &run, bfs)
+        }
+        Command::Langford {
+            deck,
+            run,
+            langford,
+        } => {
+            let deck = deck.map(|d| config::load_deck(world, &d)).transpose()?;
+            run_langford(world, deck, &run, &langford)
         }
         Command::Bfs { deck, run, bfs } => {
             let deck = deck.map(|d| config::load_deck(world, &d)).transpose()?;
@@ -169,6 +196,31 @@ fn run_bfs(
         Selected::Gpu(gpu) => graph500::run(world, &run, &cfg, gpu, &params, &invocation)?,
     };
     if world.is_root() {
+        println!("results: {}", path.display());
+    }
+    Ok(())
+}
+
+fn run_langford(
+    world: &World,
+    deck: Option<LoadedDeck>,
+    run_cli: &RunArgs,
+    cli: &LangfordArgs,
+) -> Result<()> {
+    let source = deck
+        .as_ref()
+        .map_or("command line".to_string(), |d| d.path.clone());
+    let empty = config::Deck::default();
+    let parsed = deck.as_ref().map_or(&empty, |d| &d.deck);
+    let run = config::resolve_run(&source, &parsed.run, run_cli)?;
+    let cfg = config::resolve_langford(&source, &parsed.langford.clone().unwrap_or_default(), cli)?;
+    start_threads(world, run.threads)?;
+    let selected = device::select(world, run.device)?;
+    let invocation = langford::Invocation {
+        command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        deck: deck.map(|d| d.text).unwrap_or_default(),
+    };
+    if let Some(path) = langford::run(world, &run, &cfg, &selected, &invocation)? {
         println!("results: {}", path.display());
     }
     Ok(())

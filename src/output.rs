@@ -89,6 +89,18 @@ impl GroupWriter<'_> {
     }
 
     /// A 1-D dataset.
+    /// A 1-D dataset of strings.
+    pub fn string_dataset(&self, name: &str, data: &[String]) -> Result<()> {
+        let strings: Vec<VarLenUnicode> = data
+            .iter()
+            .map(|s| {
+                let clean: String = s.chars().filter(|&c| c != '\0').collect();
+                clean.parse().expect("NUL-free string")
+            })
+            .collect();
+        self.dataset(name, &strings)
+    }
+
     pub fn dataset<T: H5Type>(&self, name: &str, data: &[T]) -> Result<()> {
         self.group
             .new_dataset_builder()
@@ -123,6 +135,15 @@ impl Writer<'_> {
             .new_attr::<T>()
             .create(name)
             .and_then(|a| a.write_scalar(&value))
+            .map_err(h5err(self.path))
+    }
+
+    pub fn attr_array<T: H5Type>(&self, name: &str, values: &[T]) -> Result<()> {
+        self.loc
+            .new_attr_builder()
+            .with_data(values)
+            .create(name)
+            .map(|_| ())
             .map_err(h5err(self.path))
     }
 

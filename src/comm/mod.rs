@@ -10,6 +10,7 @@ use mpi::collective::SystemOperation;
 pub use mpi::datatype::Equivalence;
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::environment::Universe;
+use mpi::point_to_point::MatchedReceiveVec;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use mpi::Count;
@@ -217,7 +218,46 @@ impl World {
         let mut len = bytes.len() as u64;
         root.broadcast_into(&mut len);
         bytes.resize(len as usize, 0);
-        root.broadcast_into(&mut bytes[..]);
+        // An empty buffer has a null pointer, which MPI refuses.
+        if len > 0 {
+            root.broadcast_into(&mut bytes[..]);
+        }
+    }
+
+    /// Send `data` to rank `dest` (point to point, for task farms).
+    pub fn send_words(&self, dest: usize, tag: i32, data: &[u64]) {
+        self.comm
+            .process_at_rank(dest as i32)
+            .send_with_tag(data, tag);
+    }
+
+    /// Receive words with `tag` from rank `source`, waiting for them.
+    pub fn receive_words(&self, source: usize, tag: i32) -> Vec<u64> {
+        self.comm
+            .process_at_rank(source as i32)
+            .receive_vec_with_tag(tag)
+            .0
+    }
+
+    /// Receive words with `tag` from any rank if a message is waiting: (source, words).
+    pub fn try_receive_words(&self, tag: i32) -> Option<(usize, Vec<u64>)> {
+        let matched = self
+            .comm
+            .any_process()
+            .immediate_matched_probe_with_tag(tag)?;
+        let (words, status) = matched.matched_receive_vec();
+        Some((status.source_rank() as usize, words))
+    }
+
+    /// Each rank's string, gathered on rank 0 in rank order (empty elsewhere).
+    pub fn gather_strings(&self, mine: &str) -> Result<Vec<String>> {
+        let mut bytes = mine.as_bytes().to_vec();
+        bytes.push(b'\n');
+        let all = self.gatherv_root(&bytes)?;
+        Ok(String::from_utf8_lossy(&all)
+            .lines()
+            .map(str::to_string)
+            .collect())
     }
 
     /// Host names of all ranks, in rank order (for provenance).

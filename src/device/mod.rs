@@ -14,7 +14,11 @@ use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::sync::Arc;
 
 /// Every kernel source, by file name.
-pub const KERNELS: &[(&str, &str)] = &[("bfs.cu", include_str!("../../kernels/bfs.cu"))];
+pub const KERNELS: &[(&str, &str)] = &[
+    ("bfs.cu", include_str!("../../kernels/bfs.cu")),
+    ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
+    ("miller.cu", include_str!("../../kernels/miller.cu")),
+];
 
 /// What a run computes on, once chosen.
 pub enum Selected {
@@ -184,6 +188,34 @@ impl Gpu {
             .find(|(f, _)| *f == file)
             .map(|(_, m)| m)
             .ok_or_else(|| Error::Gpu(format!("no kernel file {file}")))?;
+        module
+            .load_function(name)
+            .map_err(|e| gpu_error(format!("kernel {name} in kernels/{file}"), e))
+    }
+
+    /// A kernel from `file` compiled again with `defines` set (`#define NAME VALUE` lines put
+    /// before the source), for kernels specialised to one run.
+    pub fn specialised(
+        &self,
+        file: &str,
+        defines: &[(&str, u64)],
+        name: &str,
+    ) -> Result<CudaFunction> {
+        let source = KERNELS
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, s)| *s)
+            .ok_or_else(|| Error::Gpu(format!("no kernel file {file}")))?;
+        let mut text: String = defines
+            .iter()
+            .map(|(k, v)| format!("#define {k} {v}\n"))
+            .collect();
+        text.push_str(source);
+        let ptx = compile(file, &text, &self.arch)?;
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| gpu_error(format!("load kernels/{file}"), e))?;
         module
             .load_function(name)
             .map_err(|e| gpu_error(format!("kernel {name} in kernels/{file}"), e))

@@ -1,0 +1,277 @@
+//! The MPI task farm. Rank 0 hands out task ids and records results; every rank, rank 0
+//! included, computes. One protocol serves both modes: a rank sends its last result with a
+//! request, rank 0 answers with its next task id, or with STOP. Only the choice of the next id
+//! differs: static mode gives rank r the tasks r, r+P, r+2P, ...; dynamic mode gives the
+//! lowest id not yet handed out, so faster ranks (GPU beside CPU) take more tasks.
+//!
+//! On rank 0 the computing runs in a second thread while the first serves the other ranks and
+//! writes the ledger (MPI is called from the first thread only). SIGTERM or SIGINT on rank 0
+//! saves the ledger, so a killed run loses only the tasks in flight, and ends the job.
+
+use super::ledger::{Entry, Ledger};
+use crate::comm::World;
+use crate::config::FarmMode;
+use crate::error::{Error, Result};
+use crate::output::Provenance;
+use crate::progress::Progress;
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Computes one task: its contribution as words, and the points (or tree nodes) it visited.
+pub trait Solver: Send {
+    fn run(&mut self, task: usize) -> Result<(Vec<u64>, u64)>;
+}
+
+const TAG_REQUEST: i32 = 7101;
+const TAG_TASK: i32 = 7102;
+const STOP: u64 = u64::MAX;
+/// Request layout: [has_result, task, points, seconds (f64 bits), words...].
+const HEAD: usize = 4;
+/// How often rank 0 looks for messages while idle, and reports progress.
+const POLL: Duration = Duration::from_millis(1);
+const REPORT: Duration = Duration::from_secs(10);
+
+/// Which task each rank gets next.
+enum Allocator {
+    Static(Vec<VecDeque<usize>>),
+    Dynamic(VecDeque<usize>),
+}
+
+impl Allocator {
+    fn new(mode: FarmMode, tasks: usize, ranks: usize, done: &BTreeSet<u64>) -> Self {
+        let open = (0..tasks).filter(|t| !done.contains(&(*t as u64)));
+        match mode {
+            FarmMode::Dynamic => Allocator::Dynamic(open.collect()),
+            FarmMode::Static => {
+                let mut queues = vec![VecDeque::new(); ranks];
+                for t in open {
+                    queues[t % ranks].push_back(t);
+                }
+                Allocator::Static(queues)
+            }
+        }
+    }
+
+    fn next(&mut self, rank: usize) -> Option<usize> {
+        match self {
+            Allocator::Static(queues) => queues[rank].pop_front(),
+            Allocator::Dynamic(queue) => queue.pop_front(),
+        }
+    }
+}
+
+/// A finished task on its way to rank 0.
+struct Done {
+    task: usize,
+    words: Vec<u64>,
+    points: u64,
+    seconds: f64,
+}
+
+fn timed(solver: &mut dyn Solver, task: usize) -> Result<Done> {
+    let start = Instant::now();
+    let (words, points) = solver.run(task)?;
+    Ok(Done {
+        task,
+        words,
+        points,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Run every task not yet in the ledger. Rank 0 passes the ledger (and appends to it); the
+/// other ranks pass None. `devices` names each rank's device (rank 0 only).
+pub fn run(
+    world: &World,
+    solver: &mut dyn Solver,
+    tasks: usize,
+    mode: FarmMode,
+    ledger: Option<(&mut Ledger, &Provenance, &[String])>,
+) -> Result<()> {
+    match ledger {
+        Some((ledger, provenance, devices)) => {
+            serve(world, solver, tasks, mode, ledger, provenance, devices)
+        }
+        None => work(world, solver),
+    }
+}
+
+/// Ranks other than 0: ask, compute, report, until told to stop.
+fn work(world: &World, solver: &mut dyn Solver) -> Result<()> {
+    let mut request = vec![0, 0, 0, 0];
+    loop {
+        world.send_words(0, TAG_REQUEST, &request);
+        let reply = world.receive_words(0, TAG_TASK);
+        if reply[0] == STOP {
+            return Ok(());
+        }
+        let done = timed(solver, reply[0] as usize)?;
+        request = vec![1, done.task as u64, done.points, done.seconds.to_bits()];
+        request.extend(&done.words);
+    }
+}
+
+struct Server<'a> {
+    world: &'a World,
+    ledger: &'a mut Ledger,
+    provenance: &'a Provenance,
+    devices: &'a [String],
+    progress: Progress,
+    open: usize,
+    finished: usize,
+    points: f64,
+    started: Instant,
+    last_report: Instant,
+}
+
+impl Server<'_> {
+    fn record(&mut self, rank: usize, done: Done) -> Result<()> {
+        self.ledger.push(Entry {
+            task: done.task as u64,
+            words: done.words,
+            seconds: done.seconds,
+            rank: rank as u32,
+            device: self.devices.get(rank).cloned().unwrap_or_default(),
+            points: done.points,
+        });
+        self.finished += 1;
+        self.points += done.points as f64;
+        self.progress.step();
+        self.ledger.save(self.provenance, false)
+    }
+
+    /// A progress line at info level every REPORT.
+    fn report(&mut self) {
+        if self.last_report.elapsed() < REPORT || self.finished == 0 {
+            return;
+        }
+        self.last_report = Instant::now();
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let left = elapsed / self.finished as f64 * (self.open - self.finished) as f64;
+        log::info!(
+            "langford: {}/{} tasks done, {:.3e} points/s, about {:.0} s left",
+            self.finished,
+            self.open,
+            self.points / elapsed,
+            left
+        );
+    }
+}
+
+/// Rank 0: compute in a second thread, serve the other ranks in this one.
+fn serve(
+    world: &World,
+    solver: &mut dyn Solver,
+    tasks: usize,
+    mode: FarmMode,
+    ledger: &mut Ledger,
+    provenance: &Provenance,
+    devices: &[String],
+) -> Result<()> {
+    let done: BTreeSet<u64> = ledger.entries().iter().map(|e| e.task).collect();
+    let open = (0..tasks).filter(|t| !done.contains(&(*t as u64))).count();
+    let allocator = Mutex::new(Allocator::new(mode, tasks, world.size(), &done));
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let mut watches = Vec::new();
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        let id = signal_hook::flag::register(signal, Arc::clone(&interrupted))
+            .map_err(|e| Error::Unavailable(format!("cannot watch for signal {signal}: {e}")))?;
+        watches.push(id);
+    }
+    let stop = AtomicBool::new(false);
+    let mut server = Server {
+        world,
+        ledger,
+        provenance,
+        devices,
+        progress: Progress::new(true, "langford", open),
+        open,
+        finished: 0,
+        points: 0.0,
+        started: Instant::now(),
+        last_report: Instant::now(),
+    };
+    let served = std::thread::scope(|scope| {
+        let (sender, results) = mpsc::channel::<Result<Done>>();
+        let (allocator, stop) = (&allocator, &stop);
+        scope.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let Some(task) = allocator.lock().expect("allocator").next(0) else {
+                    break;
+                };
+                let result = timed(solver, task);
+                let failed = result.is_err();
+                if sender.send(result).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let outcome = serve_loop(&mut server, allocator, &results, &interrupted);
+        stop.store(true, Ordering::Relaxed);
+        outcome
+    });
+    server.progress.finish();
+    for id in watches {
+        signal_hook::low_level::unregister(id);
+    }
+    served?;
+    server.ledger.save(provenance, true)
+}
+
+fn serve_loop(
+    s: &mut Server,
+    allocator: &Mutex<Allocator>,
+    results: &mpsc::Receiver<Result<Done>>,
+    interrupted: &AtomicBool,
+) -> Result<()> {
+    let mut working = s.world.size() - 1;
+    let mut own_running = true;
+    while working > 0 || own_running {
+        if interrupted.load(Ordering::Relaxed) {
+            s.ledger.save(s.provenance, true)?;
+            eprintln!(
+                "tessera: interrupted: {} tasks are in the ledger {}; rerun with --resume to continue",
+                s.ledger.entries().len(),
+                s.ledger.path().display()
+            );
+            s.world.abort(143);
+        }
+        let mut idle = true;
+        match results.try_recv() {
+            Ok(done) => {
+                s.record(0, done?)?;
+                idle = false;
+            }
+            Err(mpsc::TryRecvError::Disconnected) => own_running = false,
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        if let Some((rank, request)) = s.world.try_receive_words(TAG_REQUEST) {
+            if request[0] == 1 {
+                s.record(
+                    rank,
+                    Done {
+                        task: request[1] as usize,
+                        points: request[2],
+                        seconds: f64::from_bits(request[3]),
+                        words: request[HEAD..].to_vec(),
+                    },
+                )?;
+            }
+            let next = allocator.lock().expect("allocator").next(rank);
+            s.world
+                .send_words(rank, TAG_TASK, &[next.map_or(STOP, |t| t as u64)]);
+            if next.is_none() {
+                working -= 1;
+            }
+            idle = false;
+        }
+        s.report();
+        if idle {
+            s.ledger.save(s.provenance, false)?;
+            std::thread::sleep(POLL);
+        }
+    }
+    Ok(())
+}

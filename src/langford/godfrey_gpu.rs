@@ -1,0 +1,100 @@
+//! Godfrey's sum on a GPU (kernels/godfrey.cu): one launch per task, the kernel compiled for
+//! this run's n and task split so the walk's shifts and masks are constants.
+
+use super::farm::Solver;
+use super::godfrey::{self, Godfrey};
+use super::wide::Wide;
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+/// Threads per block (`THREADS` in the kernel).
+const THREADS: u64 = 256;
+/// At most 2^20 threads per task: enough to fill any GPU, each walking 2^(inner-20) points.
+const MAX_THREAD_BITS: u32 = 20;
+/// Walked positions whose flips are unrolled with constant positions (`UNROLL`).
+const UNROLL: u32 = 5;
+
+pub struct GodfreyGpu<'a> {
+    gpu: &'a Gpu,
+    godfrey: &'a Godfrey,
+    walk: CudaFunction,
+    threads: u64,
+    blocks: u64,
+    partial: CudaSlice<u64>,
+}
+
+fn err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
+    move |e| Error::Gpu(format!("{what}: {e:?}"))
+}
+
+impl<'a> GodfreyGpu<'a> {
+    pub fn new(gpu: &'a Gpu, godfrey: &'a Godfrey) -> Result<Self> {
+        let inner = godfrey.inner();
+        // Each thread walks at least 2^(UNROLL+1) points where the task is that large.
+        let thread_bits = MAX_THREAD_BITS.min(inner.saturating_sub(UNROLL + 1));
+        let walk_bits = inner - thread_bits;
+        let words = godfrey::words(godfrey.n());
+        let defines = [
+            ("N", u64::from(godfrey.n())),
+            ("Q", u64::from(godfrey.first_inner())),
+            ("WORDS", words as u64),
+            ("WALK", u64::from(walk_bits)),
+            ("UNROLL", u64::from(UNROLL.min(walk_bits))),
+        ];
+        let walk = gpu.specialised("godfrey.cu", &defines, "godfrey_walk")?;
+        let threads = 1u64 << thread_bits;
+        let blocks = threads.div_ceil(THREADS);
+        let partial = gpu
+            .stream
+            .alloc_zeros::<u64>((blocks as usize) * words)
+            .map_err(err("allocate godfrey partial sums"))?;
+        log::info!(
+            "godfrey on {}: {threads} threads per task, {} points each",
+            gpu.describe(),
+            1u64 << walk_bits
+        );
+        Ok(GodfreyGpu {
+            gpu,
+            godfrey,
+            walk,
+            threads,
+            blocks,
+            partial,
+        })
+    }
+
+    fn run_words<const W: usize>(&mut self, task: usize) -> Result<Vec<u64>> {
+        let t = self.godfrey.tasks()[task];
+        let cfg = LaunchConfig {
+            grid_dim: (self.blocks as u32, 1, 1),
+            block_dim: (THREADS.min(self.threads) as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = self.gpu.stream.launch_builder(&self.walk);
+        b.arg(&t.outer).arg(&self.threads).arg(&mut self.partial);
+        // SAFETY: the arguments match godfrey_walk's signature; `partial` holds one sum of
+        // WORDS words per block.
+        unsafe { b.launch(cfg) }.map_err(err("kernel godfrey_walk"))?;
+        let partial = self
+            .gpu
+            .stream
+            .clone_dtoh(&self.partial)
+            .map_err(err("copy godfrey partial sums"))?;
+        let sum = partial
+            .chunks_exact(W)
+            .map(Wide::<W>::from_words)
+            .fold(Wide::default(), Wide::wrapping_add);
+        Ok(sum.wrapping_mul_i64(t.weight as i64).0.to_vec())
+    }
+}
+
+impl Solver for GodfreyGpu<'_> {
+    fn run(&mut self, task: usize) -> Result<(Vec<u64>, u64)> {
+        let words = match godfrey::words(self.godfrey.n()) {
+            2 => self.run_words::<2>(task)?,
+            _ => self.run_words::<3>(task)?,
+        };
+        Ok((words, 1 << self.godfrey.inner()))
+    }
+}
