@@ -5,8 +5,10 @@
 //! lowest id not yet handed out, so faster ranks (GPU beside CPU) take more tasks.
 //!
 //! On rank 0 the computing runs in a second thread while the first serves the other ranks and
-//! writes the ledger (MPI is called from the first thread only). SIGTERM or SIGINT on rank 0
-//! saves the ledger, so a killed run loses only the tasks in flight, and ends the job.
+//! writes the ledger (MPI is called from the first thread only). SIGTERM or SIGINT (a
+//! best-effort queue ending the job, or Ctrl-C) makes rank 0 save the ledger and end the job,
+//! so a killed run loses only the tasks in flight. The other ranks catch the signal too, so
+//! that they do not die before rank 0 has saved; they end the job after their current task.
 
 use super::ledger::{Entry, Ledger};
 use crate::comm::World;
@@ -81,6 +83,44 @@ fn timed(solver: &mut dyn Solver, task: usize) -> Result<Done> {
     })
 }
 
+/// SIGTERM and SIGINT caught into a flag while the farm runs.
+struct Interrupt {
+    flag: Arc<AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Interrupt {
+    fn watch() -> Result<Self> {
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+            let id = signal_hook::flag::register(signal, Arc::clone(&flag)).map_err(|e| {
+                Error::Unavailable(format!("cannot watch for signal {signal}: {e}"))
+            })?;
+            ids.push(id);
+        }
+        Ok(Interrupt { flag, ids })
+    }
+
+    fn raised(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Interrupt {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// Exit status of a job ended by a signal (128 + SIGTERM).
+const INTERRUPTED: i32 = 143;
+
+/// What rank 0 alone holds: the ledger, the provenance written with it, each rank's device.
+pub type RootPart<'a> = (&'a mut Ledger, &'a Provenance, &'a [String]);
+
 /// Run every task not yet in the ledger. Rank 0 passes the ledger (and appends to it); the
 /// other ranks pass None. `devices` names each rank's device (rank 0 only).
 pub fn run(
@@ -88,20 +128,22 @@ pub fn run(
     solver: &mut dyn Solver,
     tasks: usize,
     mode: FarmMode,
-    ledger: Option<(&mut Ledger, &Provenance, &[String])>,
+    ledger: Option<RootPart>,
 ) -> Result<()> {
+    let interrupt = Interrupt::watch()?;
     match ledger {
-        Some((ledger, provenance, devices)) => {
-            serve(world, solver, tasks, mode, ledger, provenance, devices)
-        }
-        None => work(world, solver),
+        Some(root) => serve(world, solver, tasks, mode, root, &interrupt),
+        None => work(world, solver, &interrupt),
     }
 }
 
 /// Ranks other than 0: ask, compute, report, until told to stop.
-fn work(world: &World, solver: &mut dyn Solver) -> Result<()> {
+fn work(world: &World, solver: &mut dyn Solver, interrupt: &Interrupt) -> Result<()> {
     let mut request = vec![0, 0, 0, 0];
     loop {
+        if interrupt.raised() {
+            world.abort(INTERRUPTED);
+        }
         world.send_words(0, TAG_REQUEST, &request);
         let reply = world.receive_words(0, TAG_TASK);
         if reply[0] == STOP {
@@ -166,20 +208,12 @@ fn serve(
     solver: &mut dyn Solver,
     tasks: usize,
     mode: FarmMode,
-    ledger: &mut Ledger,
-    provenance: &Provenance,
-    devices: &[String],
+    (ledger, provenance, devices): RootPart,
+    interrupt: &Interrupt,
 ) -> Result<()> {
     let done: BTreeSet<u64> = ledger.entries().iter().map(|e| e.task).collect();
     let open = (0..tasks).filter(|t| !done.contains(&(*t as u64))).count();
     let allocator = Mutex::new(Allocator::new(mode, tasks, world.size(), &done));
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let mut watches = Vec::new();
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        let id = signal_hook::flag::register(signal, Arc::clone(&interrupted))
-            .map_err(|e| Error::Unavailable(format!("cannot watch for signal {signal}: {e}")))?;
-        watches.push(id);
-    }
     let stop = AtomicBool::new(false);
     let mut server = Server {
         world,
@@ -208,14 +242,11 @@ fn serve(
                 }
             }
         });
-        let outcome = serve_loop(&mut server, allocator, &results, &interrupted);
+        let outcome = serve_loop(&mut server, allocator, &results, interrupt);
         stop.store(true, Ordering::Relaxed);
         outcome
     });
     server.progress.finish();
-    for id in watches {
-        signal_hook::low_level::unregister(id);
-    }
     served?;
     server.ledger.save(provenance, true)
 }
@@ -224,19 +255,19 @@ fn serve_loop(
     s: &mut Server,
     allocator: &Mutex<Allocator>,
     results: &mpsc::Receiver<Result<Done>>,
-    interrupted: &AtomicBool,
+    interrupt: &Interrupt,
 ) -> Result<()> {
     let mut working = s.world.size() - 1;
     let mut own_running = true;
     while working > 0 || own_running {
-        if interrupted.load(Ordering::Relaxed) {
+        if interrupt.raised() {
             s.ledger.save(s.provenance, true)?;
             eprintln!(
                 "tessera: interrupted: {} tasks are in the ledger {}; rerun with --resume to continue",
                 s.ledger.entries().len(),
                 s.ledger.path().display()
             );
-            s.world.abort(143);
+            s.world.abort(INTERRUPTED);
         }
         let mut idle = true;
         match results.try_recv() {

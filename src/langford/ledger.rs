@@ -61,10 +61,14 @@ pub struct Ledger {
     /// Entries read back from an earlier run.
     resumed: usize,
     last_write: Option<Instant>,
+    /// How long the last rewrite took.
+    write_time: Duration,
     dirty: bool,
 }
 
-/// Tasks finishing faster than this share one rewrite of the file.
+/// Tasks finishing faster than this share one rewrite of the file; so do tasks finishing
+/// within ten times the last rewrite's duration, which bounds the time spent rewriting a
+/// long ledger to a tenth of the run.
 const WRITE_INTERVAL: Duration = Duration::from_millis(100);
 
 fn read_error(path: &Path, msg: impl std::fmt::Display) -> Error {
@@ -82,6 +86,7 @@ impl Ledger {
             entries: Vec::new(),
             resumed: 0,
             last_write: None,
+            write_time: Duration::ZERO,
             dirty: true,
         }
     }
@@ -138,6 +143,7 @@ impl Ledger {
 
     /// Write the file: header, ledger, provenance and, once complete, the result.
     pub fn write(&mut self, provenance: &Provenance, result: Option<&Final>) -> Result<PathBuf> {
+        let started = Instant::now();
         let file = ResultFile::create(&self.path)?;
         provenance.write(&file.root())?;
         let group = file.group("langford")?;
@@ -183,6 +189,7 @@ impl Ledger {
         ledger.dataset("points", &e.iter().map(|x| x.points).collect::<Vec<_>>())?;
         let path = file.finish()?;
         self.last_write = Some(Instant::now());
+        self.write_time = started.elapsed();
         self.dirty = false;
         Ok(path)
     }

@@ -1,0 +1,324 @@
+//! `tessera langford` under mpirun: known counts with both methods, independence from the task
+//! depth, the rank count and the farm mode, the HDF5 result and ledger, resuming a killed run,
+//! and clear errors for bad n and foreign ledgers.
+
+mod common;
+
+use common::{tessera, tessera_bin, test_dir, H5};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Known L(2,n) (the spec's table), and the zero classes n ≡ 1, 2 (mod 4).
+const KNOWN: &[(u32, u64)] = &[
+    (1, 0),
+    (2, 0),
+    (3, 1),
+    (4, 1),
+    (5, 0),
+    (6, 0),
+    (7, 26),
+    (8, 150),
+    (9, 0),
+    (10, 0),
+    (11, 17_792),
+    (12, 108_144),
+    (15, 39_809_640),
+    (16, 326_721_800),
+];
+
+/// Run one count and return the printed L(2,n) and the result file.
+fn count(np: usize, dir: &Path, name: &str, args: &[&str]) -> (String, H5) {
+    let out = format!("{name}.h5");
+    let mut all = vec!["langford", "--device", "cpu", "--output", &out];
+    all.extend_from_slice(args);
+    let run = tessera(np, &all, dir);
+    run.assert_ok();
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("L(2,"))
+        .unwrap_or_else(|| panic!("no count printed:\n{}", run.stdout));
+    let value = line.split(" = ").nth(1).unwrap().to_string();
+    let h5 = H5::open(&dir.join(&out));
+    assert_eq!(
+        h5.attr_str("langford", "count"),
+        value,
+        "{name}: file and stdout"
+    );
+    (value, h5)
+}
+
+#[test]
+fn both_methods_give_every_known_count() {
+    let dir = test_dir("langford_known");
+    for &(n, want) in KNOWN {
+        let n_arg = n.to_string();
+        for method in ["godfrey", "miller"] {
+            let (got, h5) = count(
+                1,
+                &dir,
+                &format!("{method}{n}"),
+                &["--n", &n_arg, "--method", method],
+            );
+            assert_eq!(got, want.to_string(), "L(2,{n}) by {method}");
+            let words: Vec<u64> = h5
+                .file
+                .group("langford")
+                .unwrap()
+                .attr("count_words")
+                .unwrap()
+                .read_raw()
+                .unwrap();
+            assert_eq!(words[0], want, "count_words of L(2,{n}) by {method}");
+            assert!(words[1..].iter().all(|&w| w == 0));
+            assert_eq!(h5.attr::<u8>("langford", "complete"), 1);
+        }
+    }
+}
+
+#[test]
+fn count_does_not_depend_on_depth_ranks_or_farm_mode() {
+    let dir = test_dir("langford_independent");
+    let cases: &[(&str, &[&str])] = &[("godfrey", &["4", "8", "14"]), ("miller", &["1", "2", "3"])];
+    for &(method, depths) in cases {
+        for np in 1..=4 {
+            for &depth in depths {
+                for farm in ["static", "dynamic"] {
+                    let name = format!("{method}-np{np}-d{depth}-{farm}");
+                    let args = [
+                        "--n", "12", "--method", method, "--depth", depth, "--farm", farm,
+                    ];
+                    let (got, h5) = count(np, &dir, &name, &args);
+                    assert_eq!(got, "108144", "{name}");
+                    // Every task is in the ledger exactly once.
+                    let mut tasks: Vec<u64> = h5.ds("langford/ledger/task");
+                    tasks.sort_unstable();
+                    let expected: Vec<u64> = (0..h5.attr::<u64>("langford", "tasks")).collect();
+                    assert_eq!(tasks, expected, "{name}");
+                    let ranks: Vec<u32> = h5.ds("langford/ledger/rank");
+                    assert!(ranks.iter().all(|&r| (r as usize) < np), "{name}");
+                    if farm == "static" {
+                        // Rank-strided: task t ran on rank t mod np.
+                        let ids: Vec<u64> = h5.ds("langford/ledger/task");
+                        assert!(
+                            ids.iter()
+                                .zip(&ranks)
+                                .all(|(&t, &r)| t % np as u64 == u64::from(r)),
+                            "{name}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn godfrey_ledger_sums_to_the_total_and_stores_exact_words() {
+    let dir = test_dir("langford_ledger");
+    let (_, h5) = count(2, &dir, "g11", &["--n", "11", "--depth", "10"]);
+    let words: Vec<u64> = h5.ds("langford/ledger/partial_sum_words");
+    assert_eq!(h5.shape("langford/ledger/partial_sum_words")[1], 2);
+    // Partial sums are exact 128-bit two's complement: their sum is 2^23 L(2,11).
+    let total = words
+        .chunks(2)
+        .map(|w| (u128::from(w[1]) << 64) | u128::from(w[0]))
+        .fold(0u128, u128::wrapping_add);
+    assert_eq!(total, 17_792u128 << 23);
+    let points: Vec<u64> = h5.ds("langford/ledger/points");
+    assert!(points.iter().all(|&p| p == 1 << 12));
+    let devices: Vec<hdf5_metno::types::VarLenUnicode> = h5.ds("langford/ledger/device");
+    assert!(devices.iter().all(|d| d.as_str().starts_with("cpu")));
+    assert_eq!(h5.attr_str("", "program"), "tessera");
+}
+
+/// Wait until the ledger at `path` holds at least `tasks` tasks; returns how many it holds.
+fn wait_for_ledger(path: &Path, tasks: u64, limit: Duration) -> u64 {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        // The file is replaced by renames; an open may meet it mid-swap, so retry.
+        if let Ok(file) = hdf5_metno::File::open(path) {
+            if let Ok(done) = file
+                .group("langford")
+                .and_then(|g| g.attr("tasks_done"))
+                .and_then(|a| a.read_scalar::<u64>())
+            {
+                if done >= tasks {
+                    return done;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the ledger {} never reached {tasks} tasks", path.display());
+}
+
+#[test]
+fn killed_run_resumes_to_the_same_count() {
+    let dir = test_dir("langford_resume");
+    let out = dir.join("killed.h5");
+    let mut child = Command::new("mpirun")
+        .args(["-np", "2", "--oversubscribe"])
+        .arg(tessera_bin())
+        .args([
+            "langford", "--n", "16", "--depth", "12", "--device", "cpu", "--output",
+        ])
+        .arg(&out)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    let seen = wait_for_ledger(&out, 20, Duration::from_secs(120));
+    // SIGTERM, as a best-effort SLURM queue or `scancel` sends it; mpirun passes it on.
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(!output.status.success(), "a killed run must not exit 0");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("rerun with --resume"), "{stderr}");
+    let h5 = H5::open(&out);
+    let done = h5.attr::<u64>("langford", "tasks_done");
+    let total = h5.attr::<u64>("langford", "tasks");
+    assert_eq!(h5.attr::<u8>("langford", "complete"), 0);
+    assert!(!h5.attr_names("langford").contains(&"count".to_string()));
+    assert!(
+        done >= seen && done < total,
+        "ledger holds {done} of {total} tasks (saw {seen})"
+    );
+    drop(h5);
+    let run = tessera(
+        2,
+        &[
+            "langford",
+            "--n",
+            "16",
+            "--depth",
+            "12",
+            "--device",
+            "cpu",
+            "--output",
+            "killed.h5",
+            "--resume",
+        ],
+        &dir,
+    );
+    run.assert_ok();
+    assert!(run.stdout.contains("L(2,16) = 326721800"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("({done} from the ledger)")),
+        "{}",
+        run.stdout
+    );
+    let h5 = H5::open(&out);
+    assert_eq!(h5.attr::<u64>("langford", "tasks_done"), total);
+    let mut tasks: Vec<u64> = h5.ds("langford/ledger/task");
+    tasks.sort_unstable();
+    tasks.dedup();
+    assert_eq!(tasks.len() as u64, total, "no task twice, none missing");
+}
+
+/// The single error line tessera printed, checked to contain every needle.
+fn one_error(np: usize, dir: &Path, args: &[&str], needles: &[&str]) {
+    let run = tessera(np, args, dir);
+    assert!(!run.ok(), "{args:?} must fail");
+    let lines = run.error_lines();
+    assert_eq!(
+        lines.len(),
+        1,
+        "one error line expected for {args:?}: {}",
+        run.stderr
+    );
+    for needle in needles {
+        assert!(
+            lines[0].contains(needle),
+            "{args:?}: {:?} lacks {needle:?}",
+            lines[0]
+        );
+    }
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+#[test]
+fn bad_n_and_depth_are_refused_clearly() {
+    let dir = test_dir("langford_bad_n");
+    for np in [1, 3] {
+        for n in ["0", "-3", "33"] {
+            one_error(
+                np,
+                &dir,
+                &["langford", "--n", n],
+                &["[langford] n", n, "1 to 32"],
+            );
+        }
+        one_error(
+            np,
+            &dir,
+            &["langford", "--n", "12", "--depth", "5"],
+            &["[langford] depth = 5", "even"],
+        );
+        one_error(
+            np,
+            &dir,
+            &[
+                "langford", "--n", "12", "--method", "miller", "--depth", "13",
+            ],
+            &["depth = 13", "1 to n = 12"],
+        );
+        one_error(np, &dir, &["langford"], &["[langford] n is missing"]);
+    }
+    let deck = dir.join("bad.toml");
+    std::fs::write(&deck, "[langford]\nn = 40\n").unwrap();
+    one_error(
+        2,
+        &dir,
+        &["run", deck.to_str().unwrap()],
+        &["bad.toml", "[langford] n = 40"],
+    );
+}
+
+#[test]
+fn ledger_of_another_job_is_refused() {
+    let dir = test_dir("langford_foreign");
+    count(1, &dir, "seven", &["--n", "7"]);
+    for np in [1, 2] {
+        one_error(
+            np,
+            &dir,
+            &["langford", "--n", "8", "--output", "seven.h5", "--resume"],
+            &["seven.h5", "holds n = 7", "this run is n = 8"],
+        );
+        one_error(
+            np,
+            &dir,
+            &[
+                "langford", "--n", "7", "--method", "miller", "--output", "seven.h5", "--resume",
+            ],
+            &["method godfrey", "method miller"],
+        );
+    }
+    std::fs::write(dir.join("junk.h5"), "not hdf5").unwrap();
+    one_error(
+        1,
+        &dir,
+        &["langford", "--n", "7", "--output", "junk.h5", "--resume"],
+        &["junk.h5", "cannot resume"],
+    );
+}
+
+#[test]
+fn deck_runs_langford() {
+    let dir = test_dir("langford_deck");
+    let deck = dir.join("l.toml");
+    std::fs::write(&deck, "[run]\noutput = \"deck.h5\"\ndevice = \"cpu\"\n[langford]\nn = 8\nmethod = \"miller\"\nfarm = \"static\"\n").unwrap();
+    let run = tessera(2, &["run", deck.to_str().unwrap()], &dir);
+    run.assert_ok();
+    assert!(run.stdout.contains("L(2,8) = 150"), "{}", run.stdout);
+    let h5 = H5::open(&dir.join("deck.h5"));
+    assert_eq!(h5.attr_str("langford", "method"), "miller");
+    assert!(h5.attr_str("", "deck").contains("[langford]"));
+}
