@@ -5,9 +5,12 @@
 // set (n, the task split, the words of the sum), so every shift and mask of a flip at a known
 // position is a constant.
 //
-// S_i values sit in byte lanes of 32-bit words, biased by 128: odd i in `odd`, even i in
-// `even`. Positions are split by parity into two 32-bit classes (and their bit reversals), so
-// the neighbours that move the lanes of one flip are consecutive bits of one class.
+// The odd-i S_i sit in byte lanes of 32-bit words, biased by 128, updated at every flip:
+// they decide whether a point is skipped. Positions are split by parity into two 32-bit
+// classes (and their bit reversals), so the neighbours that move the lanes of one flip are
+// consecutive bits of one class. The even-i S_i are needed only for points whose product is
+// formed (a minority at large n), so they are not walked: each is recomputed from the classes
+// by two popcounts when the product is due.
 
 #ifndef N
 #define N 16          // n
@@ -31,7 +34,6 @@ typedef unsigned long long u64;
 #define ODD_LANES ((N + 1) / 2)
 #define EVEN_LANES (N / 2)
 #define ODD_WORDS ((ODD_LANES + 3) / 4)
-#define EVEN_WORDS ((EVEN_LANES + 3) / 4)
 #define THREADS 256
 
 __device__ __forceinline__ constexpr int ctz_const(int r) { return (r & 1) ? 0 : 1 + ctz_const(r >> 1); }
@@ -48,10 +50,12 @@ __device__ __forceinline__ constexpr u32 expand4(u32 nibble) {
 struct State {
     u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1
     u32 rev[2];   // cls[c] reversed within N bits
-    u32 odd[ODD_WORDS > 0 ? ODD_WORDS : 1];
-    u32 even[EVEN_WORDS > 0 ? EVEN_WORDS : 1];
-    bool negative;  // product of all x_k is -1
-    u64 acc[WORDS];
+    u32 odd[ODD_WORDS];
+};
+
+// A wide value, returned by value so that no accumulator's address escapes into local memory.
+struct Wide {
+    u64 w[WORDS];
 };
 
 // Update `lanes` for one parity of i: S_i += -2 y_old (c_up + c_down), c = ±1 for neighbours
@@ -74,37 +78,50 @@ __device__ __forceinline__ void flip(State &s, int p, bool plus) {
     // Odd i = 2l+1 (lane l): neighbours p ± (2l+2), same class, index h ± (l+1).
     const u32 odd_up_valid = lanes_below(min_int(ODD_LANES, N - h - 1));
     const u32 odd_down_valid = lanes_below(min_int(ODD_LANES, h));
-    const u32 same = s.cls[c], same_rev = s.rev[c];
+    // Selects, not s.cls[c]: a runtime index would move the arrays to local memory.
+    const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
     move_lanes(s.odd, shr32(same, h + 1) & odd_up_valid, shr32(same_rev, N - h) & odd_down_valid,
                odd_up_valid, odd_down_valid, plus);
-    // Even i = 2l (lane l-1): neighbours p ± (2l+1), other class, index h+l+c and h-l-1+c.
-    const u32 even_up_valid = lanes_below(min_int(EVEN_LANES, N - h - 1 - c));
-    const u32 even_down_valid = lanes_below(min_int(EVEN_LANES, h + c - 1));
-    const u32 other = s.cls[1 - c], other_rev = s.rev[1 - c];
-    move_lanes(s.even, shr32(other, h + 1 + c) & even_up_valid,
-               shr32(other_rev, N + 1 - h - c) & even_down_valid, even_up_valid,
-               even_down_valid, plus);
-    s.cls[c] ^= 1u << h;
-    s.rev[c] ^= 1u << (N - 1 - h);
-    s.negative = !s.negative;
+    if (c) {
+        s.cls[1] ^= 1u << h;
+        s.rev[1] ^= 1u << (N - 1 - h);
+    } else {
+        s.cls[0] ^= 1u << h;
+        s.rev[0] ^= 1u << (N - 1 - h);
+    }
+}
+
+// S_2l from the classes: pairs (2a, 2a+2l+1) match class 0 bit a with class 1 bit a+l, and
+// pairs (2a+1, 2a+2l+2) class 1 bit a with class 0 bit a+l+1; each differing pair counts -1.
+__device__ __forceinline__ int even_correlation(u32 c0, u32 c1, int l) {
+    const u32 first = (1u << (N - l)) - 1u;  // l >= 1
+    const u32 second = (1u << (N - 1 - l)) - 1u;
+    const int differ = __popc((c0 ^ (c1 >> l)) & first) + __popc((c1 ^ (c0 >> (l + 1))) & second);
+    return 2 * N - 2 * l - 1 - 2 * differ;
 }
 
 __device__ __forceinline__ int lane_value(const u32 *words, int l) {
     return (int)((words[l >> 2] >> (8 * (l & 3))) & 0xffu) - 128;
 }
 
-// acc += (-1)^negative * Π S_i, modulo 2^(64 WORDS). Factors are multiplied five at a time
-// in 32 bits (|S_i| < 64), then into the wide product by magnitude.
-__device__ __forceinline__ void add_product(State &s) {
+// A point whose product is due, parked in the warp's buffer: odd lanes, then both classes.
+#define ENTRY (ODD_WORDS + 2)
+#define WARPS (THREADS / 32)
+
+// (Π x_k) Π S_i of a parked point, modulo 2^(64 WORDS). Factors are
+// multiplied five at a time in 32 bits (|S_i| < 64), then into the wide product by magnitude.
+__device__ __noinline__ Wide product(const u32 *entry) {
+    const u32 *odd = entry, c0 = entry[ODD_WORDS], c1 = entry[ODD_WORDS + 1];
     u64 p[WORDS];
     p[0] = 1;
 #pragma unroll
     for (int w = 1; w < WORDS; ++w) p[w] = 0;
-    bool negative = s.negative;
+    // Π x_k is -1 when an odd number of positions hold -1.
+    bool negative = (__popc(c0) + __popc(c1)) & 1;
     int group = 1;
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
-        group *= (i & 1) ? lane_value(s.odd, (i - 1) / 2) : lane_value(s.even, i / 2 - 1);
+        group *= (i & 1) ? lane_value(odd, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
             negative ^= group < 0;
             u64 m = (u64)(group < 0 ? -group : group);
@@ -121,27 +138,43 @@ __device__ __forceinline__ void add_product(State &s) {
             group = 1;
         }
     }
-    // Two's complement negation, then add, both with carries across the words.
+    // Two's complement negation, with carries across the words.
+    Wide r;
     u64 carry = negative ? 1 : 0;
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
         u64 v = (negative ? ~p[w] : p[w]) + carry;
         carry = (negative && v < carry) ? 1 : 0;
-        p[w] = v;
+        r.w[w] = v;
     }
+    return r;
+}
+
+// acc += x modulo 2^(64 WORDS).
+__device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
     u64 c = 0;
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
-        u64 a = s.acc[w] + p[w];
-        u64 c1 = a < p[w];
+        u64 a = acc.w[w] + x.w[w];
+        u64 c1 = a < x.w[w];
         a += c;
         c = c1 | (a < c);
-        s.acc[w] = a;
+        acc.w[w] = a;
     }
 }
 
-// Skip the point when an odd S_i is zero (lane equal to the bias); else add its product.
-__device__ __forceinline__ void evaluate(State &s) {
+// Points whose product is due, per warp: lanes park them here and the warp multiplies 32 at
+// a time, one per lane, so a few lanes needing a product do not hold up the other 31.
+struct Parked {
+    u32 *buffer;  // this warp's 64 entries
+    int fill;     // the same in every lane
+    u32 lane;
+    bool active;  // false for threads past the task's end: they walk but never park
+    Wide acc;     // this lane's share of the task's sum
+};
+
+// Skip the point when an odd S_i is zero (lane equal to the bias); else park it.
+__device__ __forceinline__ void evaluate(State &s, Parked &q) {
     u32 zero = 0;
 #pragma unroll
     for (int w = 0; w < ODD_WORDS; ++w) {
@@ -150,7 +183,23 @@ __device__ __forceinline__ void evaluate(State &s) {
         u32 v = s.odd[w] ^ 0x80808080u;
         zero |= (v - 0x01010101u) & ~v & high;
     }
-    if (zero == 0) add_product(s);
+    const bool due = zero == 0 && q.active;
+    const u32 due_lanes = __ballot_sync(0xffffffffu, due);
+    if (due_lanes == 0) return;
+    if (due) {
+        u32 *e = q.buffer + (q.fill + __popc(due_lanes & ((1u << q.lane) - 1u))) * ENTRY;
+#pragma unroll
+        for (int w = 0; w < ODD_WORDS; ++w) e[w] = s.odd[w];
+        e[ODD_WORDS] = s.cls[0];
+        e[ODD_WORDS + 1] = s.cls[1];
+    }
+    q.fill += __popc(due_lanes);
+    if (q.fill >= 32) {
+        __syncwarp();
+        q.fill -= 32;
+        add_to(q.acc, product(q.buffer + (q.fill + q.lane) * ENTRY));
+        __syncwarp();
+    }
 }
 
 // The 2^UNROLL points of one block: flips of positions Q..Q+UNROLL-1 in ruler order. The
@@ -158,60 +207,65 @@ __device__ __forceinline__ void evaluate(State &s) {
 // once per block, from the value `top` it has at the block's start.
 template <int R>
 struct Block {
-    static __device__ __forceinline__ void run(State &s, bool top) {
-        Block<R - 1>::run(s, top);
+    static __device__ __forceinline__ void run(State &s, Parked &q, bool top) {
+        Block<R - 1>::run(s, q, top);
         constexpr int j = ctz_const(R);
         if (j == UNROLL - 1) {
             if (top) flip(s, Q + j, false); else flip(s, Q + j, true);
         } else {
             flip(s, Q + j, ((R >> (j + 1)) & 1) == 0);
         }
-        evaluate(s);
+        evaluate(s, q);
     }
 };
 template <>
 struct Block<0> {
-    static __device__ __forceinline__ void run(State &s, bool) { evaluate(s); }
+    static __device__ __forceinline__ void run(State &s, Parked &q, bool) { evaluate(s, q); }
 };
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
+    __shared__ u32 parked[WARPS][64 * ENTRY];
     const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    Parked q;
+    q.buffer = parked[threadIdx.x / 32];
+    q.fill = 0;
+    q.lane = threadIdx.x & 31;
+    q.active = t < threads;
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) q.acc.w[w] = 0;
     State s;
+    // Threads past the end (a task smaller than a warp) walk thread 0's points unparked, so
+    // that every lane of a warp takes part in its ballots.
+    const u64 x = outer | ((q.active ? t : 0) << (Q + WALK));
+    s.cls[0] = s.cls[1] = 0;
+    for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
+    s.rev[0] = __brev(s.cls[0]) >> (32 - N);
+    s.rev[1] = __brev(s.cls[1]) >> (32 - N);
 #pragma unroll
-    for (int w = 0; w < WORDS; ++w) s.acc[w] = 0;
-    if (t < threads) {
-        const u64 x = outer | (t << (Q + WALK));
-        s.cls[0] = s.cls[1] = 0;
-        for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
-        s.rev[0] = __brev(s.cls[0]) >> (32 - N);
-        s.rev[1] = __brev(s.cls[1]) >> (32 - N);
-        s.negative = __popcll(x) & 1;
-#pragma unroll
-        for (int w = 0; w < ODD_WORDS; ++w) s.odd[w] = 0;
-#pragma unroll
-        for (int w = 0; w < EVEN_WORDS; ++w) s.even[w] = 0;
-        for (int i = 1; i <= N; ++i) {
-            const int terms = 2 * N - i - 1;
-            const u64 differ = (x ^ (x >> (i + 1))) & ((1ull << terms) - 1);
-            const u32 biased = (u32)(terms - 2 * __popcll(differ) + 128);
-            const int l = (i - 1) / 2;
-            if (i & 1) s.odd[l >> 2] |= biased << (8 * (l & 3));
-            else s.even[l >> 2] |= biased << (8 * (l & 3));
-        }
-        for (u64 block = 0; block < (1ull << (WALK - UNROLL)); ++block) {
-            if (block) {
-                const int p = Q + UNROLL + __ffsll((long long)block) - 1;
-                const int c = p & 1, h = p >> 1;
-                flip(s, p, ((s.cls[c] >> h) & 1) == 0);
-            }
-            Block<(1 << UNROLL) - 1>::run(s, UNROLL > 0 && (block & 1));
-        }
+    for (int w = 0; w < ODD_WORDS; ++w) s.odd[w] = 0;
+    for (int i = 1; i <= N; i += 2) {
+        const int terms = 2 * N - i - 1;
+        const u64 differ = (x ^ (x >> (i + 1))) & ((1ull << terms) - 1);
+        const u32 biased = (u32)(terms - 2 * __popcll(differ) + 128);
+        const int l = (i - 1) / 2;
+        s.odd[l >> 2] |= biased << (8 * (l & 3));
     }
+    for (u64 block = 0; block < (1ull << (WALK - UNROLL)); ++block) {
+        if (block) {
+            const int p = Q + UNROLL + __ffsll((long long)block) - 1;
+            const u32 cls = (p & 1) ? s.cls[1] : s.cls[0];
+            flip(s, p, ((cls >> (p >> 1)) & 1) == 0);
+        }
+        Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
+    }
+    // Products still parked.
+    __syncwarp();
+    if ((int)q.lane < q.fill) add_to(q.acc, product(q.buffer + q.lane * ENTRY));
     // Block sum of the accumulators, by one thread, carries included.
     __shared__ u64 sums[THREADS][WORDS];
 #pragma unroll
-    for (int w = 0; w < WORDS; ++w) sums[threadIdx.x][w] = s.acc[w];
+    for (int w = 0; w < WORDS; ++w) sums[threadIdx.x][w] = q.acc.w[w];
     __syncthreads();
     if (threadIdx.x == 0) {
         u64 total[WORDS];

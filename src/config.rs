@@ -100,6 +100,10 @@ pub struct LangfordArgs {
     #[arg(long)]
     #[serde(skip)]
     pub resume: bool,
+    /// Run at most this many tasks, then save the ledger and stop (a measured slice; continue
+    /// later with --resume)
+    #[arg(long)]
+    pub stop_after: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -124,6 +128,7 @@ pub struct LangfordConfig {
     pub depth: u32,
     pub farm: FarmMode,
     pub resume: bool,
+    pub stop_after: Option<u64>,
 }
 
 /// Largest Langford n: 2n positions in one 64-bit mask.
@@ -322,8 +327,8 @@ pub fn resolve_langford(
             // Default: tasks of about 2^38 points, a few seconds each on a GPU.
             let depth = depth.unwrap_or((2 * n).saturating_sub(38).max(4).min(2 * n));
             // n = 1, 2 (mod 4) need no tasks (the sum is zero by symmetry): any depth will do.
-            let solvable = n % 4 == 0 || n % 4 == 3;
-            if !solvable || (depth % 2 == 0 && (4..=2 * n).contains(&depth)) {
+            let solvable = n.is_multiple_of(4) || n % 4 == 3;
+            if !solvable || (depth.is_multiple_of(2) && (4..=2 * n).contains(&depth)) {
                 depth
             } else {
                 let expected = format!(
@@ -343,12 +348,22 @@ pub fn resolve_langford(
             }
         }
     };
+    let stop_after = cli.stop_after.or(deck.stop_after);
+    if stop_after == Some(0) {
+        return Err(range_error(
+            source,
+            "[langford] stop_after",
+            0,
+            "an integer >= 1",
+        ));
+    }
     Ok(LangfordConfig {
         n,
         method,
         depth,
         farm: cli.farm.or(deck.farm).unwrap_or(FarmMode::Dynamic),
         resume: cli.resume,
+        stop_after,
     })
 }
 

@@ -35,32 +35,52 @@ const HEAD: usize = 4;
 const POLL: Duration = Duration::from_millis(1);
 const REPORT: Duration = Duration::from_secs(10);
 
+/// What the farm runs: `tasks` tasks in `mode`, at most `stop_after` of them in this run.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    pub tasks: usize,
+    pub mode: FarmMode,
+    pub stop_after: Option<usize>,
+}
+
 /// Which task each rank gets next.
-enum Allocator {
-    Static(Vec<VecDeque<usize>>),
-    Dynamic(VecDeque<usize>),
+struct Allocator {
+    queues: Vec<VecDeque<usize>>,
+    /// Tasks this run may still hand out.
+    budget: usize,
 }
 
 impl Allocator {
-    fn new(mode: FarmMode, tasks: usize, ranks: usize, done: &BTreeSet<u64>) -> Self {
-        let open = (0..tasks).filter(|t| !done.contains(&(*t as u64)));
-        match mode {
-            FarmMode::Dynamic => Allocator::Dynamic(open.collect()),
-            FarmMode::Static => {
-                let mut queues = vec![VecDeque::new(); ranks];
-                for t in open {
-                    queues[t % ranks].push_back(t);
-                }
-                Allocator::Static(queues)
+    /// Dynamic mode has one queue for every rank; static mode one per rank, rank-strided.
+    fn new(plan: Plan, ranks: usize, done: &BTreeSet<u64>) -> Self {
+        let open = (0..plan.tasks).filter(|t| !done.contains(&(*t as u64)));
+        let mut queues = vec![
+            VecDeque::new();
+            if plan.mode == FarmMode::Static {
+                ranks
+            } else {
+                1
             }
+        ];
+        let count = queues.len();
+        for t in open {
+            queues[t % count].push_back(t);
+        }
+        let open = queues.iter().map(VecDeque::len).sum::<usize>();
+        Allocator {
+            queues,
+            budget: plan.stop_after.map_or(open, |k| k.min(open)),
         }
     }
 
     fn next(&mut self, rank: usize) -> Option<usize> {
-        match self {
-            Allocator::Static(queues) => queues[rank].pop_front(),
-            Allocator::Dynamic(queue) => queue.pop_front(),
+        if self.budget == 0 {
+            return None;
         }
+        let count = self.queues.len();
+        let task = self.queues[rank % count].pop_front()?;
+        self.budget -= 1;
+        Some(task)
     }
 }
 
@@ -126,13 +146,12 @@ pub type RootPart<'a> = (&'a mut Ledger, &'a Provenance, &'a [String]);
 pub fn run(
     world: &World,
     solver: &mut dyn Solver,
-    tasks: usize,
-    mode: FarmMode,
+    plan: Plan,
     ledger: Option<RootPart>,
 ) -> Result<()> {
     let interrupt = Interrupt::watch()?;
     match ledger {
-        Some(root) => serve(world, solver, tasks, mode, root, &interrupt),
+        Some(root) => serve(world, solver, plan, root, &interrupt),
         None => work(world, solver, &interrupt),
     }
 }
@@ -206,14 +225,14 @@ impl Server<'_> {
 fn serve(
     world: &World,
     solver: &mut dyn Solver,
-    tasks: usize,
-    mode: FarmMode,
+    plan: Plan,
     (ledger, provenance, devices): RootPart,
     interrupt: &Interrupt,
 ) -> Result<()> {
     let done: BTreeSet<u64> = ledger.entries().iter().map(|e| e.task).collect();
-    let open = (0..tasks).filter(|t| !done.contains(&(*t as u64))).count();
-    let allocator = Mutex::new(Allocator::new(mode, tasks, world.size(), &done));
+    let allocator = Allocator::new(plan, world.size(), &done);
+    let open = allocator.budget;
+    let allocator = Mutex::new(allocator);
     let stop = AtomicBool::new(false);
     let mut server = Server {
         world,

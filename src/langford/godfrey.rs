@@ -12,6 +12,7 @@
 //!   (-1)^n, so f picks up (-1)^(n + ⌊n/2⌋): a symmetry exactly when n ≡ 0, 3 (mod 4); for
 //!   other n it proves the sum zero, so those n stop before any walk;
 //! - the reflection k ↦ 2n+1-k, which maps each S_i onto itself.
+//!
 //! Each task fixes the `depth` outer positions (depth/2 from each end); the group maps outer
 //! positions to outer positions, so it acts on these outer signatures, and the fibres of
 //! signatures in one orbit have equal sums. Only one signature per orbit is walked, weighted
@@ -47,7 +48,7 @@ pub fn words(n: u32) -> usize {
 
 /// Whether L(2,n) can be non-zero (n ≡ 0, 3 mod 4); the alternating flip proves the rest zero.
 pub fn solvable(n: u32) -> bool {
-    n % 4 == 0 || n % 4 == 3
+    n.is_multiple_of(4) || n % 4 == 3
 }
 
 /// Bits of the u32 lanes-index masks for up to 16 lanes per parity.
@@ -75,7 +76,7 @@ impl Godfrey {
     /// by the caller). Other n have no tasks: their sum is zero by symmetry.
     pub fn new(n: u32, depth: u32) -> Self {
         let tasks = if solvable(n) {
-            debug_assert!(n <= MAX_N && depth % 2 == 0 && (4..=2 * n).contains(&depth));
+            debug_assert!(n <= MAX_N && depth.is_multiple_of(2) && (4..=2 * n).contains(&depth));
             orbit_representatives(n, depth)
         } else {
             Vec::new()

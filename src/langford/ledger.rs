@@ -50,8 +50,26 @@ pub struct Final {
     pub total: Vec<u64>,
     pub points: f64,
     pub seconds: f64,
-    /// Per rank: device, points, busy seconds, tasks (this run's share).
-    pub ranks: Vec<(String, u64, f64, u64)>,
+    /// This run's share of each rank.
+    pub ranks: Vec<RankStats>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RankStats {
+    pub device: String,
+    pub points: u64,
+    pub busy_seconds: f64,
+    pub tasks: u64,
+}
+
+impl RankStats {
+    pub fn points_per_second(&self) -> f64 {
+        if self.busy_seconds > 0.0 {
+            self.points as f64 / self.busy_seconds
+        } else {
+            0.0
+        }
+    }
 }
 
 pub struct Ledger {
@@ -162,18 +180,13 @@ impl Ledger {
             w.attr("points", r.points)?;
             w.attr("seconds", r.seconds)?;
             let ranks = group.subgroup("ranks")?;
-            let column = |f: &dyn Fn(&(String, u64, f64, u64)) -> f64| -> Vec<f64> {
-                r.ranks.iter().map(f).collect()
-            };
-            let devices: Vec<String> = r.ranks.iter().map(|x| x.0.clone()).collect();
+            let column = |f: fn(&RankStats) -> f64| -> Vec<f64> { r.ranks.iter().map(f).collect() };
+            let devices: Vec<String> = r.ranks.iter().map(|x| x.device.clone()).collect();
             ranks.string_dataset("device", &devices)?;
-            ranks.dataset("points", &column(&|x| x.1 as f64))?;
-            ranks.dataset("busy_seconds", &column(&|x| x.2))?;
-            ranks.dataset("tasks", &column(&|x| x.3 as f64))?;
-            ranks.dataset(
-                "points_per_second",
-                &column(&|x| if x.2 > 0.0 { x.1 as f64 / x.2 } else { 0.0 }),
-            )?;
+            ranks.dataset("points", &column(|x| x.points as f64))?;
+            ranks.dataset("busy_seconds", &column(|x| x.busy_seconds))?;
+            ranks.dataset("tasks", &column(|x| x.tasks as f64))?;
+            ranks.dataset("points_per_second", &column(RankStats::points_per_second))?;
         }
         let ledger = group.subgroup("ledger")?;
         let e = &self.entries;

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::output::{timestamp, Provenance};
 use farm::Solver;
 use godfrey::Godfrey;
-use ledger::{Final, Header, Ledger};
+use ledger::{Final, Header, Ledger, RankStats};
 use miller::MillerTasks;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -186,11 +186,49 @@ pub fn run(
     let root_part = ledger
         .as_mut()
         .map(|l| (l, &provenance, devices.as_slice()));
-    farm::run(world, solver.as_mut(), header.tasks, cfg.farm, root_part)?;
+    let plan = farm::Plan {
+        tasks: header.tasks,
+        mode: cfg.farm,
+        stop_after: cfg.stop_after.map(|k| k as usize),
+    };
+    farm::run(world, solver.as_mut(), plan, root_part)?;
     let seconds = started.elapsed().as_secs_f64();
     let Some(mut ledger) = ledger else {
         return Ok(None);
     };
+    provenance.end_time = timestamp();
+    let fresh = &ledger.entries()[ledger.resumed()..];
+    let ranks = rank_stats(&devices, fresh);
+    let points: f64 = fresh.iter().map(|e| e.points as f64).sum();
+    let unit = match cfg.method {
+        LangfordMethod::Godfrey => "points (symmetry-reduced space, skipped points included)",
+        LangfordMethod::Miller => "tree nodes",
+    };
+    let summary = format!(
+        "{header}: {} tasks run here ({} from the ledger), {points:.4e} {unit} in {seconds:.3} s",
+        fresh.len(),
+        ledger.resumed(),
+    );
+    let done = ledger.entries().len();
+    if done < header.tasks {
+        // A slice (--stop-after): the farm saved the ledger; project the whole run.
+        let per_task = seconds / fresh.len().max(1) as f64;
+        println!(
+            "stopped after {} tasks: {done} of {} done",
+            fresh.len(),
+            header.tasks
+        );
+        println!("{summary}");
+        print_ranks(&ranks);
+        println!(
+            "projected at this run's rate: {:.0} s for all {} tasks, {:.0} s for the {} left",
+            per_task * header.tasks as f64,
+            header.tasks,
+            per_task * (header.tasks - done) as f64,
+            header.tasks - done
+        );
+        return Ok(Some(ledger.path().to_path_buf()));
+    }
     let total = ledger
         .entries()
         .iter()
@@ -199,49 +237,48 @@ pub fn run(
     // Contributions are exact modulo 2^(64 words): keep that many words.
     let total = Wide::<3>::from_words(&total.0[..header.words]);
     let count = method.count(cfg.n, total)?;
-    provenance.end_time = timestamp();
-    let fresh = ledger.entries()[ledger.resumed()..].to_vec();
-    let ranks: Vec<(String, u64, f64, u64)> = (0..world.size())
-        .map(|r| {
-            let mine = fresh.iter().filter(|e| e.rank as usize == r);
-            let (points, busy, tasks) = mine.fold((0, 0.0, 0), |(p, s, t), e| {
-                (p + e.points, s + e.seconds, t + 1)
-            });
-            (
-                devices.get(r).cloned().unwrap_or_default(),
-                points,
-                busy,
-                tasks,
-            )
-        })
-        .collect();
-    let points: f64 = fresh.iter().map(|e| e.points as f64).sum();
     let result = Final {
         count: count.0[..header.words].to_vec(),
         count_decimal: count.unsigned_decimal(),
         total: total.0[..header.words].to_vec(),
         points,
         seconds,
-        ranks: ranks.clone(),
+        ranks,
     };
     let path = ledger.write(&provenance, Some(&result))?;
     println!("L(2,{}) = {}", cfg.n, result.count_decimal);
-    println!(
-        "{header}: {} tasks run here ({} from the ledger), {points:.4e} {} in {seconds:.3} s",
-        fresh.len(),
-        ledger.resumed(),
-        match cfg.method {
-            LangfordMethod::Godfrey => "points (symmetry-reduced space, skipped points included)",
-            LangfordMethod::Miller => "tree nodes",
-        },
-    );
-    for (r, (device, points, busy, tasks)) in ranks.iter().enumerate() {
-        let rate = if *busy > 0.0 {
-            *points as f64 / busy
-        } else {
-            0.0
-        };
-        println!("  rank {r}: {device}: {tasks} tasks, {points} points in {busy:.3} s busy, {rate:.4e} points/s");
-    }
+    println!("{summary}");
+    print_ranks(&result.ranks);
     Ok(Some(path))
+}
+
+/// This run's share of each rank, from the ledger entries it added.
+fn rank_stats(devices: &[String], fresh: &[ledger::Entry]) -> Vec<RankStats> {
+    let mut ranks: Vec<RankStats> = devices
+        .iter()
+        .map(|d| RankStats {
+            device: d.clone(),
+            ..Default::default()
+        })
+        .collect();
+    for e in fresh {
+        let r = &mut ranks[e.rank as usize];
+        r.points += e.points;
+        r.busy_seconds += e.seconds;
+        r.tasks += 1;
+    }
+    ranks
+}
+
+fn print_ranks(ranks: &[RankStats]) {
+    for (r, s) in ranks.iter().enumerate() {
+        println!(
+            "  rank {r}: {}: {} tasks, {} points in {:.3} s busy, {:.4e} points/s",
+            s.device,
+            s.tasks,
+            s.points,
+            s.busy_seconds,
+            s.points_per_second()
+        );
+    }
 }

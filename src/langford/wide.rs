@@ -33,10 +33,10 @@ impl<const W: usize> Wide<W> {
     pub fn wrapping_add(self, other: Self) -> Self {
         let mut out = [0; W];
         let mut carry = false;
-        for i in 0..W {
-            let (s, c1) = self.0[i].overflowing_add(other.0[i]);
+        for ((o, a), b) in out.iter_mut().zip(self.0).zip(other.0) {
+            let (s, c1) = a.overflowing_add(b);
             let (s, c2) = s.overflowing_add(u64::from(carry));
-            out[i] = s;
+            *o = s;
             carry = c1 || c2;
         }
         Wide(out)
@@ -48,9 +48,9 @@ impl<const W: usize> Wide<W> {
         let m = f.unsigned_abs();
         let mut out = [0; W];
         let mut carry: u128 = 0;
-        for i in 0..W {
-            let t = u128::from(self.0[i]) * u128::from(m) + carry;
-            out[i] = t as u64;
+        for (o, a) in out.iter_mut().zip(self.0) {
+            let t = u128::from(a) * u128::from(m) + carry;
+            *o = t as u64;
             carry = t >> 64;
         }
         let product = Wide(out);
