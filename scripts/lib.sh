@@ -8,6 +8,8 @@
 #                       packages when root (apt-get), else print the command and exit 1
 #     ensure_rust_components NAME...   rustup components (rustfmt, clippy), added if missing
 #     ensure_h5py       a python3 that can `import h5py`; sets PYTHON
+#     ensure_binary     the release binary: built with cargo where there is one, else the
+#                       prebuilt one (GPU hosts have no Rust toolchain); sets TESSERA_BIN
 # Arrays:
 #     MPIRUN            the mpirun command line: "${MPIRUN[@]}" -np 2 target/release/tessera ...
 
@@ -94,6 +96,19 @@ error: cargo (the Rust toolchain) was not found. Install it with rustup:
 then run this script again.
 MSG
         exit 1
+    fi
+}
+
+ensure_binary() {
+    TESSERA_BIN=${TESSERA_BIN:-target/release/tessera}
+    if command -v cargo >/dev/null 2>&1; then
+        ensure_packages
+        log "building: cargo build --release"
+        cargo build --release
+    elif [[ -x $TESSERA_BIN ]]; then
+        log "no cargo here: using the prebuilt $TESSERA_BIN"
+    else
+        die "no cargo to build with and no prebuilt binary at $TESSERA_BIN"
     fi
 }
 
