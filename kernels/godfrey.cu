@@ -11,6 +11,12 @@
 // consecutive bits of one class. The even-i S_i are needed only for points whose product is
 // formed (a minority at large n), so they are not walked: each is recomputed from the classes
 // by two popcounts when the product is due.
+//
+// Positions Q and Q+1 are not walked. They belong to different classes, so neither moves the
+// odd lanes' neighbours of the other: each step of the walk over Q+2.. gives four points,
+// from the lanes kept with x_Q = x_{Q+1} = +1 (biased by 120) plus each position's flip
+// delta (d0 for Q, d1 for Q+1, biased by 4 per lane), in six word additions. A walked flip
+// changes one lane of one delta by 4 (it is a neighbour of Q or Q+1 at a known distance).
 
 #ifndef N
 #define N 16          // n
@@ -22,11 +28,14 @@
 #define WORDS 2       // 64-bit words of the wrap-around sum
 #endif
 #ifndef WALK
-#define WALK 12       // positions walked by each thread
+#define WALK 12       // free positions per thread: Q, Q+1 and the Gray-walked ones above
 #endif
 #ifndef UNROLL
-#define UNROLL 5      // low walked positions whose flips are unrolled (constant positions)
+#define UNROLL 5      // low Gray-walked positions whose flips are unrolled (constant positions)
 #endif
+
+#define G (Q + 2)         // first Gray-walked position
+#define GRAY (WALK - 2)   // Gray-walked positions
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -47,10 +56,14 @@ __device__ __forceinline__ constexpr u32 expand4(u32 nibble) {
     return (nibble * 0x00204081u) & 0x01010101u;
 }
 
+#define ONES 0x01010101u
+
 struct State {
-    u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1
+    u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1 (positions Q, Q+1: +1)
     u32 rev[2];   // cls[c] reversed within N bits
-    u32 odd[ODD_WORDS];
+    u32 odd[ODD_WORDS];  // odd-i S_i + 120 per lane, with x_Q = x_{Q+1} = +1
+    u32 d0[ODD_WORDS];   // change of each odd S_i when x_Q flips to -1, + 4 per lane
+    u32 d1[ODD_WORDS];   // the same for x_{Q+1}
 };
 
 // A wide value, returned by value so that no accumulator's address escapes into local memory.
@@ -88,6 +101,20 @@ __device__ __forceinline__ void flip(State &s, int p, bool plus) {
     } else {
         s.cls[0] ^= 1u << h;
         s.rev[0] ^= 1u << (N - 1 - h);
+    }
+    // p is the upward neighbour, at distance 2(l+1), of Q or Q+1 (whichever shares its class):
+    // the neighbour's sign in that delta's lane l turns over, which moves the lane by 4 y_p.
+    // (Branches, not a pointer to s.d0 or s.d1, which would move them to local memory.)
+    const int l = ((p - Q) >> 1) - 1;
+    if (l < ODD_LANES) {
+        const u32 step = 4u << (8 * (l & 3));
+        const bool second = (p - Q) & 1;
+#pragma unroll
+        for (int w = 0; w < ODD_WORDS; ++w) {
+            if (w != (l >> 2)) continue;
+            if (second) s.d1[w] = plus ? s.d1[w] + step : s.d1[w] - step;
+            else s.d0[w] = plus ? s.d0[w] + step : s.d0[w] - step;
+        }
     }
 }
 
@@ -173,25 +200,19 @@ struct Parked {
     Wide acc;     // this lane's share of the task's sum
 };
 
-// Skip the point when an odd S_i is zero (lane equal to the bias); else park it.
-__device__ __forceinline__ void evaluate(State &s, Parked &q) {
-    u32 zero = 0;
-#pragma unroll
-    for (int w = 0; w < ODD_WORDS; ++w) {
-        const int lanes = min_int(4, ODD_LANES - 4 * w);
-        const u32 high = (lanes >= 4 ? 0xffffffffu : (1u << (8 * lanes)) - 1u) & 0x80808080u;
-        u32 v = s.odd[w] ^ 0x80808080u;
-        zero |= (v - 0x01010101u) & ~v & high;
-    }
-    const bool due = zero == 0 && q.active;
-    const u32 due_lanes = __ballot_sync(0xffffffffu, due);
-    if (due_lanes == 0) return;
+struct Odd {
+    u32 w[ODD_WORDS];
+};
+
+// The warp's parking step for one point (out of line: the walk inlines `evaluate` many
+// times, and this part runs only when some lane of the warp has a product due).
+__device__ __noinline__ void park(Parked &q, Odd odd, u32 c0, u32 c1, bool due, u32 due_lanes) {
     if (due) {
         u32 *e = q.buffer + (q.fill + __popc(due_lanes & ((1u << q.lane) - 1u))) * ENTRY;
 #pragma unroll
-        for (int w = 0; w < ODD_WORDS; ++w) e[w] = s.odd[w];
-        e[ODD_WORDS] = s.cls[0];
-        e[ODD_WORDS + 1] = s.cls[1];
+        for (int w = 0; w < ODD_WORDS; ++w) e[w] = odd.w[w];
+        e[ODD_WORDS] = c0;
+        e[ODD_WORDS + 1] = c1;
     }
     q.fill += __popc(due_lanes);
     if (q.fill >= 32) {
@@ -202,25 +223,60 @@ __device__ __forceinline__ void evaluate(State &s, Parked &q) {
     }
 }
 
-// The 2^UNROLL points of one block: flips of positions Q..Q+UNROLL-1 in ruler order. The
-// k-th flip of position Q+j (j < UNROLL-1) finds it at k mod 2; position Q+UNROLL-1 flips
-// once per block, from the value `top` it has at the block's start.
+// Skip the point when an odd S_i is zero (lane equal to the bias 128); else park it.
+__device__ __forceinline__ void evaluate(const Odd &odd, u32 c0, u32 c1, Parked &q) {
+    u32 zero = 0;
+#pragma unroll
+    for (int w = 0; w < ODD_WORDS; ++w) {
+        const int lanes = min_int(4, ODD_LANES - 4 * w);
+        const u32 high = (lanes >= 4 ? 0xffffffffu : (1u << (8 * lanes)) - 1u) & 0x80808080u;
+        u32 v = odd.w[w] ^ 0x80808080u;
+        zero |= (v - ONES) & ~v & high;
+    }
+    const bool due = zero == 0 && q.active;
+    const u32 due_lanes = __ballot_sync(0xffffffffu, due);
+    if (due_lanes != 0) park(q, odd, c0, c1, due, due_lanes);
+}
+
+// The four points x_Q, x_{Q+1} = ±1 of the current walk position (biases: 120 + 4 + 4).
+__device__ __forceinline__ void evaluate4(const State &s, Parked &q) {
+    Odd plain, first, second, both;
+#pragma unroll
+    for (int w = 0; w < ODD_WORDS; ++w) {
+        const u32 a = s.odd[w] + s.d0[w], b = s.odd[w] + 4 * ONES;
+        plain.w[w] = b + 4 * ONES;
+        first.w[w] = a + 4 * ONES;
+        second.w[w] = b + s.d1[w];
+        both.w[w] = a + s.d1[w];
+    }
+    // Bits of positions Q and Q+1 in their classes.
+    const u32 bq = 1u << (Q >> 1), bq1 = 1u << ((Q + 1) >> 1);
+    const u32 c0 = s.cls[0], c1 = s.cls[1];
+    evaluate(plain, c0, c1, q);
+    evaluate(first, (Q & 1) ? c0 : c0 ^ bq, (Q & 1) ? c1 ^ bq : c1, q);
+    evaluate(second, ((Q + 1) & 1) ? c0 : c0 ^ bq1, ((Q + 1) & 1) ? c1 ^ bq1 : c1, q);
+    evaluate(both, c0 ^ ((Q & 1) ? bq1 : bq), c1 ^ ((Q & 1) ? bq : bq1), q);
+}
+
+// The 2^UNROLL walk positions of one block: flips of positions G..G+UNROLL-1 in ruler order.
+// The k-th flip of position G+j (j < UNROLL-1) finds it at k mod 2; position G+UNROLL-1
+// flips once per block, from the value `top` it has at the block's start.
 template <int R>
 struct Block {
     static __device__ __forceinline__ void run(State &s, Parked &q, bool top) {
         Block<R - 1>::run(s, q, top);
         constexpr int j = ctz_const(R);
         if (j == UNROLL - 1) {
-            if (top) flip(s, Q + j, false); else flip(s, Q + j, true);
+            if (top) flip(s, G + j, false); else flip(s, G + j, true);
         } else {
-            flip(s, Q + j, ((R >> (j + 1)) & 1) == 0);
+            flip(s, G + j, ((R >> (j + 1)) & 1) == 0);
         }
-        evaluate(s, q);
+        evaluate4(s, q);
     }
 };
 template <>
 struct Block<0> {
-    static __device__ __forceinline__ void run(State &s, Parked &q, bool) { evaluate(s, q); }
+    static __device__ __forceinline__ void run(State &s, Parked &q, bool) { evaluate4(s, q); }
 };
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -243,17 +299,27 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     s.rev[0] = __brev(s.cls[0]) >> (32 - N);
     s.rev[1] = __brev(s.cls[1]) >> (32 - N);
 #pragma unroll
-    for (int w = 0; w < ODD_WORDS; ++w) s.odd[w] = 0;
+    for (int w = 0; w < ODD_WORDS; ++w) s.odd[w] = s.d0[w] = s.d1[w] = 0;
+#pragma unroll
     for (int i = 1; i <= N; i += 2) {
         const int terms = 2 * N - i - 1;
         const u64 differ = (x ^ (x >> (i + 1))) & ((1ull << terms) - 1);
-        const u32 biased = (u32)(terms - 2 * __popcll(differ) + 128);
+        const u32 biased = (u32)(terms - 2 * __popcll(differ) + 120);
         const int l = (i - 1) / 2;
         s.odd[l >> 2] |= biased << (8 * (l & 3));
+        // Flipping position p changes S_i by -2 (y_{p+i+1} + y_{p-i-1}) (from y_p = +1).
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int p = Q + k;
+            const int up = p + i + 1 < 2 * N ? 1 - 2 * (int)((x >> (p + i + 1)) & 1) : 0;
+            const int down = p - i - 1 >= 0 ? 1 - 2 * (int)((x >> (p - i - 1)) & 1) : 0;
+            const u32 delta = (u32)(-2 * (up + down) + 4) << (8 * (l & 3));
+            if (k) s.d1[l >> 2] |= delta; else s.d0[l >> 2] |= delta;
+        }
     }
-    for (u64 block = 0; block < (1ull << (WALK - UNROLL)); ++block) {
+    for (u64 block = 0; block < (1ull << (GRAY - UNROLL)); ++block) {
         if (block) {
-            const int p = Q + UNROLL + __ffsll((long long)block) - 1;
+            const int p = G + UNROLL + __ffsll((long long)block) - 1;
             const u32 cls = (p & 1) ? s.cls[1] : s.cls[0];
             flip(s, p, ((cls >> (p >> 1)) & 1) == 0);
         }

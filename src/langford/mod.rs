@@ -96,6 +96,11 @@ impl Method {
     fn solver<'a>(&'a self, selected: &'a Selected) -> Result<Box<dyn Solver + 'a>> {
         Ok(match (self, selected) {
             (Method::Godfrey(g), Selected::Cpu) => Box::new(GodfreyCpu(g)),
+            (Method::Godfrey(g), Selected::Gpu(_)) if g.inner() < godfrey_gpu::PAIRED => {
+                // depth = 2n: every task is a single point, nothing for a GPU to do.
+                log::info!("tasks of a single point: computing them on the CPU");
+                Box::new(GodfreyCpu(g))
+            }
             (Method::Godfrey(g), Selected::Gpu(gpu)) => {
                 Box::new(godfrey_gpu::GodfreyGpu::new(gpu, g)?)
             }
