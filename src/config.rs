@@ -19,7 +19,7 @@ pub enum Device {
 }
 
 /// The deck as written: every key optional, unknown keys rejected.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Deck {
     #[serde(default)]

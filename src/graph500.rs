@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::graph::kronecker::Kronecker;
 use crate::graph::readers::read_graph;
 use crate::graph::{DistGraph, EdgeSource, Vid};
-use crate::output::{timestamp, Provenance, ResultFile};
+use crate::output::{timestamp, Invocation, Provenance, ResultFile};
 use crate::progress::Progress;
 use crate::rng::mix64;
 use crate::stats::{Summary, Teps};
@@ -48,12 +48,6 @@ impl Backend for crate::device::Gpu {
     fn frontiers<'g>(&'g self, world: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>> {
         Ok(Box::new(GpuFrontiers::new(world, self, g)?))
     }
-}
-
-/// Text that goes into the result file's provenance.
-pub struct Invocation {
-    pub command_line: String,
-    pub deck: String,
 }
 
 /// One search's record.

@@ -8,8 +8,9 @@ use tessera::comm::World;
 use tessera::config::{self, BfsArgs, LangfordArgs, LoadedDeck, RunArgs};
 use tessera::device::{self, Selected};
 use tessera::error::{Error, Result};
-use tessera::graph500::{self, Cpu, Invocation};
+use tessera::graph500::{self, Cpu};
 use tessera::langford;
+use tessera::output::Invocation;
 
 #[derive(Parser)]
 #[command(
@@ -163,29 +164,36 @@ fn compile_kernels(world: &World, arch: &str) -> Result<()> {
     Ok(())
 }
 
+/// Where the settings come from (the deck's path, or the command line) and the deck's tables
+/// (empty without a deck).
+fn deck_parts(deck: &Option<LoadedDeck>) -> (String, config::Deck) {
+    match deck {
+        Some(d) => (d.path.clone(), d.deck.clone()),
+        None => ("command line".to_string(), config::Deck::default()),
+    }
+}
+
+/// Start the rank's worker threads and choose its device.
+fn start(world: &World, run: &config::RunConfig) -> Result<Selected> {
+    start_threads(world, run.threads)?;
+    device::select(world, run.device)
+}
+
 fn run_bfs(
     world: &World,
     deck: Option<LoadedDeck>,
     run_cli: &RunArgs,
     flags: BfsFlags,
 ) -> Result<()> {
-    let source = deck
-        .as_ref()
-        .map_or("command line".to_string(), |d| d.path.clone());
-    let empty = config::Deck::default();
-    let parsed = deck.as_ref().map_or(&empty, |d| &d.deck);
+    let (source, parsed) = deck_parts(&deck);
     let mut bfs_cli = flags.args;
     if flags.no_validate {
         bfs_cli.validate = Some(false);
     }
     let run = config::resolve_run(&source, &parsed.run, run_cli)?;
     let cfg = config::resolve_bfs(&source, &parsed.bfs.clone().unwrap_or_default(), &bfs_cli)?;
-    start_threads(world, run.threads)?;
-    let selected = device::select(world, run.device)?;
-    let invocation = Invocation {
-        command_line: std::env::args().collect::<Vec<_>>().join(" "),
-        deck: deck.map(|d| d.text).unwrap_or_default(),
-    };
+    let selected = start(world, &run)?;
+    let invocation = Invocation::current(deck.map(|d| d.text).unwrap_or_default());
     let params = bfs::Params {
         mode: cfg.mode,
         alpha: cfg.alpha,
@@ -207,19 +215,11 @@ fn run_langford(
     run_cli: &RunArgs,
     cli: &LangfordArgs,
 ) -> Result<()> {
-    let source = deck
-        .as_ref()
-        .map_or("command line".to_string(), |d| d.path.clone());
-    let empty = config::Deck::default();
-    let parsed = deck.as_ref().map_or(&empty, |d| &d.deck);
+    let (source, parsed) = deck_parts(&deck);
     let run = config::resolve_run(&source, &parsed.run, run_cli)?;
     let cfg = config::resolve_langford(&source, &parsed.langford.clone().unwrap_or_default(), cli)?;
-    start_threads(world, run.threads)?;
-    let selected = device::select(world, run.device)?;
-    let invocation = langford::Invocation {
-        command_line: std::env::args().collect::<Vec<_>>().join(" "),
-        deck: deck.map(|d| d.text).unwrap_or_default(),
-    };
+    let selected = start(world, &run)?;
+    let invocation = Invocation::current(deck.map(|d| d.text).unwrap_or_default());
     if let Some(path) = langford::run(world, &run, &cfg, &selected, &invocation)? {
         println!("results: {}", path.display());
     }

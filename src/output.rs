@@ -155,6 +155,22 @@ impl Writer<'_> {
     }
 }
 
+/// How a run was started: its command line and deck text, for provenance.
+pub struct Invocation {
+    pub command_line: String,
+    pub deck: String,
+}
+
+impl Invocation {
+    /// This process's command line, with the deck text (empty without a deck).
+    pub fn current(deck: String) -> Self {
+        Invocation {
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            deck,
+        }
+    }
+}
+
 /// Where and how a result was made; stored as root attributes of every result file.
 pub struct Provenance {
     pub command_line: String,

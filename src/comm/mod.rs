@@ -251,25 +251,13 @@ impl World {
 
     /// Each rank's string, gathered on rank 0 in rank order (empty elsewhere).
     pub fn gather_strings(&self, mine: &str) -> Result<Vec<String>> {
-        let mut bytes = mine.as_bytes().to_vec();
-        bytes.push(b'\n');
-        let all = self.gatherv_root(&bytes)?;
-        Ok(String::from_utf8_lossy(&all)
-            .lines()
-            .map(str::to_string)
-            .collect())
+        Ok(split_lines(&self.gatherv_root(&as_line(mine))?))
     }
 
     /// Host names of all ranks, in rank order (for provenance).
     pub fn hostnames(&self) -> Result<Vec<String>> {
         let me = mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into());
-        let mut bytes = me.into_bytes();
-        bytes.push(b'\n');
-        let all = self.allgatherv(&bytes)?;
-        Ok(String::from_utf8_lossy(&all)
-            .lines()
-            .map(str::to_string)
-            .collect())
+        Ok(split_lines(&self.allgatherv(&as_line(&me))?))
     }
 }
 
@@ -290,6 +278,21 @@ fn displacements(counts: &[Count]) -> Result<Vec<Count>> {
         acc += c as usize;
     }
     Ok(displs)
+}
+
+/// A rank's string as one newline-terminated line, for gathering.
+fn as_line(s: &str) -> Vec<u8> {
+    let mut bytes = s.as_bytes().to_vec();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Gathered lines back into strings.
+fn split_lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Split `items` (each tagged with its destination rank) into the send layout `alltoallv` takes.

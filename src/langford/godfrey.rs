@@ -29,7 +29,9 @@
 //! trick), even i in another. Splitting positions by parity makes the neighbours that move
 //! the odd S_i (at even distance) consecutive bits of one parity class, and those that move
 //! the even S_i consecutive bits of the other, so a flip updates all lanes with a few shifts.
-//! kernels/godfrey.cu does the same on 32-bit words.
+//! kernels/godfrey.cu walks the same way on 32-bit words, with two refinements described
+//! there (even-i lanes recomputed only where a product is due; two free positions evaluated
+//! four points per step).
 
 use super::wide::Wide;
 use rayon::prelude::*;

@@ -13,8 +13,8 @@ const THREADS: u64 = 256;
 /// At most 2^20 threads per task: enough to fill any GPU, each walking 2^(inner-20) points.
 const MAX_THREAD_BITS: u32 = 20;
 /// Walked positions whose flips are unrolled with constant positions (`UNROLL`). Measured on
-/// an H100 (n = 23): 3 beats 2 (4% slower) and 5 (2.3x slower: the unrolled code outgrows the
-/// instruction cache).
+/// an H100 at n = 23: 3 is the fastest; 2 is 4% slower, 5 is 2.3x slower (its unrolled code is
+/// several times larger).
 const UNROLL: u32 = 3;
 /// Free positions a thread evaluates four at a time instead of walking them (Q and Q+1): the
 /// kernel needs tasks with at least this many free positions.

@@ -12,7 +12,7 @@ use crate::comm::World;
 use crate::config::{LangfordConfig, LangfordMethod, RunConfig};
 use crate::device::Selected;
 use crate::error::{Error, Result};
-use crate::output::{timestamp, Provenance};
+use crate::output::{timestamp, Invocation, Provenance};
 use farm::Solver;
 use godfrey::Godfrey;
 use ledger::{Final, Header, Ledger, RankStats};
@@ -20,12 +20,6 @@ use miller::MillerTasks;
 use std::path::PathBuf;
 use std::time::Instant;
 use wide::Wide;
-
-/// How the run was started, for provenance.
-pub struct Invocation {
-    pub command_line: String,
-    pub deck: String,
-}
 
 struct GodfreyCpu<'a>(&'a Godfrey);
 
