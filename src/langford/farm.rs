@@ -205,11 +205,18 @@ impl Server<'_> {
 
     /// A progress line at info level every REPORT.
     fn report(&mut self) {
-        if self.last_report.elapsed() < REPORT || self.finished == 0 {
+        if self.last_report.elapsed() < REPORT {
             return;
         }
         self.last_report = Instant::now();
         let elapsed = self.started.elapsed().as_secs_f64();
+        if self.finished == 0 {
+            log::info!(
+                "langford: 0/{} tasks done after {elapsed:.0} s (first tasks running)",
+                self.open
+            );
+            return;
+        }
         let left = elapsed / self.finished as f64 * (self.open - self.finished) as f64;
         log::info!(
             "langford: {}/{} tasks done, {:.3e} points/s, about {:.0} s left",
