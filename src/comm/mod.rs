@@ -196,7 +196,7 @@ impl World {
     pub fn query<A: Equivalence + Copy + Default + Send>(
         &self,
         keys: &[u64],
-        owner: impl Fn(u64) -> usize,
+        owner: impl Fn(u64) -> usize + Sync,
         answer: impl Fn(u64) -> A + Sync,
     ) -> Result<Vec<A>> {
         let indexed: Vec<(u64, usize)> = keys.iter().copied().zip(0..).collect();
@@ -296,32 +296,119 @@ fn split_lines(bytes: &[u8]) -> Vec<String> {
 }
 
 /// Split `items` (each tagged with its destination rank) into the send layout `alltoallv` takes.
-pub fn bucket_by_rank<T: Copy + Default>(
+pub fn bucket_by_rank<T: Copy + Default + Send + Sync>(
     size: usize,
     items: &[T],
-    dest: impl Fn(&T) -> usize,
+    dest: impl Fn(&T) -> usize + Sync,
 ) -> (Vec<T>, Vec<usize>) {
     if size == 1 {
         return (items.to_vec(), vec![items.len()]);
     }
     // Destinations are computed once: `dest` may cost a division per item.
-    let dests: Vec<u32> = items.iter().map(|it| dest(it) as u32).collect();
-    let mut counts = vec![0usize; size];
-    for &d in &dests {
-        counts[d as usize] += 1;
-    }
-    let mut cursor: Vec<usize> = counts
-        .iter()
-        .scan(0, |acc, &c| {
-            let start = *acc;
-            *acc += c;
-            Some(start)
+    let dests: Vec<u32> = items.par_iter().map(|it| dest(it) as u32).collect();
+    // Chunks of items are counted and scattered in parallel; within a destination the chunks
+    // stay in order, so the layout is the same as a sequential pass. Many destinations (one
+    // per window of rows, say) would make the per-chunk counts too large: then one chunk.
+    let chunk = if size <= BUCKET_MAX_PARALLEL_DESTINATIONS {
+        BUCKET_CHUNK
+    } else {
+        items.len().max(1)
+    };
+    let chunk_counts: Vec<Vec<usize>> = dests
+        .par_chunks(chunk)
+        .map(|ds| {
+            let mut counts = vec![0usize; size];
+            for &d in ds {
+                counts[d as usize] += 1;
+            }
+            counts
         })
         .collect();
-    let mut out = vec![T::default(); items.len()];
-    for (it, &d) in items.iter().zip(&dests) {
-        out[cursor[d as usize]] = *it;
-        cursor[d as usize] += 1;
+    let mut counts = vec![0usize; size];
+    for c in &chunk_counts {
+        for (total, &n) in counts.iter_mut().zip(c) {
+            *total += n;
+        }
     }
+    // Where each chunk starts writing for each destination.
+    let mut starts = vec![vec![0usize; size]; chunk_counts.len()];
+    let mut offset = 0;
+    for d in 0..size {
+        for (k, c) in chunk_counts.iter().enumerate() {
+            starts[k][d] = offset;
+            offset += c[d];
+        }
+    }
+    let mut out = vec![T::default(); items.len()];
+    let out_ptr = SharedSlice(out.as_mut_ptr());
+    items
+        .par_chunks(chunk)
+        .zip(dests.par_chunks(chunk))
+        .zip(starts.into_par_iter())
+        .for_each(|((its, ds), mut cursor)| {
+            for (it, &d) in its.iter().zip(ds) {
+                // SAFETY: the ranges [starts[k][d], starts[k][d] + chunk_counts[k][d]) are
+                // disjoint across chunks and destinations and lie within `out`.
+                unsafe { out_ptr.write(cursor[d as usize], *it) };
+                cursor[d as usize] += 1;
+            }
+        });
     (out, counts)
+}
+
+/// Items per parallel chunk of `bucket_by_rank`, and the most destinations it splits for.
+const BUCKET_CHUNK: usize = 1 << 16;
+const BUCKET_MAX_PARALLEL_DESTINATIONS: usize = 1 << 12;
+
+/// A slice's base pointer shared by threads that write disjoint elements.
+#[derive(Clone, Copy)]
+struct SharedSlice<T>(*mut T);
+// SAFETY: used only for writes to disjoint indices (see `bucket_by_rank`).
+unsafe impl<T: Send> Send for SharedSlice<T> {}
+unsafe impl<T: Send> Sync for SharedSlice<T> {}
+
+impl<T> SharedSlice<T> {
+    /// SAFETY: `i` is in bounds and no other thread touches index `i`.
+    unsafe fn write(&self, i: usize, value: T) {
+        unsafe { self.0.add(i).write(value) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain sequential counting sort the parallel one must match.
+    fn sequential(size: usize, items: &[u64]) -> (Vec<u64>, Vec<usize>) {
+        let mut counts = vec![0; size];
+        let mut out: Vec<Vec<u64>> = vec![Vec::new(); size];
+        for &x in items {
+            counts[(x % size as u64) as usize] += 1;
+            out[(x % size as u64) as usize].push(x);
+        }
+        (out.concat(), counts)
+    }
+
+    #[test]
+    fn parallel_bucketing_keeps_the_sequential_layout() {
+        let mut r: u64 = 0x2545_f491_4f6c_dd1d;
+        let items: Vec<u64> = (0..300_000)
+            .map(|_| {
+                r ^= r << 13;
+                r ^= r >> 7;
+                r ^= r << 17;
+                r
+            })
+            .collect();
+        for size in [2, 3, 7, 64, 5000] {
+            for len in [0, 1, 1000, items.len()] {
+                let got = bucket_by_rank(size, &items[..len], |&x| (x % size as u64) as usize);
+                assert_eq!(
+                    got,
+                    sequential(size, &items[..len]),
+                    "size {size}, {len} items"
+                );
+            }
+        }
+    }
 }

@@ -154,7 +154,7 @@ fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     rounds: u64,
     timers: &mut PhaseTimes,
     expand: impl Fn(&Edge) -> Option<[M; 2]> + Sync,
-    dest: impl Fn(&M) -> usize,
+    dest: impl Fn(&M) -> usize + Sync,
     mut consume: impl FnMut(Vec<M>),
 ) -> Result<()> {
     let mut chunk = Vec::with_capacity(CHUNK as usize);
@@ -181,7 +181,7 @@ const WINDOW_ROWS: usize = 1 << 10;
 /// parallel. Each window is handled by one thread, so `f` needs no atomics.
 fn by_window<M, A, B>(
     msgs: &[M],
-    row: impl Fn(&M) -> usize,
+    row: impl Fn(&M) -> usize + Sync,
     a: Vec<&mut [A]>,
     b: Vec<&mut [B]>,
     f: impl Fn(usize, &[M], &mut [A], &mut [B]) + Sync,
