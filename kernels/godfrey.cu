@@ -41,7 +41,6 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 
 #define ODD_LANES ((N + 1) / 2)
-#define EVEN_LANES (N / 2)
 #define ODD_WORDS ((ODD_LANES + 3) / 4)
 #define THREADS 256
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{tessera, tessera_bin, test_dir, H5};
+use common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -222,25 +222,9 @@ fn killed_run_resumes_to_the_same_count() {
     assert_eq!(tasks.len() as u64, total, "no task twice, none missing");
 }
 
-/// The single error line tessera printed, checked to contain every needle.
+/// `tessera ARGS` on `np` ranks fails with one clear error line containing every needle.
 fn one_error(np: usize, dir: &Path, args: &[&str], needles: &[&str]) {
-    let run = tessera(np, args, dir);
-    assert!(!run.ok(), "{args:?} must fail");
-    let lines = run.error_lines();
-    assert_eq!(
-        lines.len(),
-        1,
-        "one error line expected for {args:?}: {}",
-        run.stderr
-    );
-    for needle in needles {
-        assert!(
-            lines[0].contains(needle),
-            "{args:?}: {:?} lacks {needle:?}",
-            lines[0]
-        );
-    }
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    one_clear_error(&tessera(np, args, dir), needles);
 }
 
 #[test]

@@ -439,36 +439,6 @@ fn all_modes_give_the_same_depths() {
 
 // ---------------------------------------------------------------------------------------
 // e. Bad input: one clear line naming the file and the key or line, a non-zero exit, no hang.
-
-/// The job failed cleanly: non-zero exit, no panic, exactly one `tessera:` error line, which
-/// contains every one of `needles`. Returns that line.
-fn one_clear_error<'a>(run: &'a Run, needles: &[&str]) -> &'a str {
-    assert!(!run.ok(), "{} should have failed\n{}", run.what, run.stderr);
-    assert!(
-        !run.stderr.contains("panicked"),
-        "{}: a rank panicked\n{}",
-        run.what,
-        run.stderr
-    );
-    let lines = run.error_lines();
-    assert_eq!(
-        lines.len(),
-        1,
-        "{}: expected one error line, got {lines:?}\n--- stderr ---\n{}",
-        run.what,
-        run.stderr
-    );
-    for needle in needles {
-        assert!(
-            lines[0].contains(needle),
-            "{}: error line does not mention {needle:?}: {}",
-            run.what,
-            lines[0]
-        );
-    }
-    lines[0]
-}
-
 /// Write `text` as `dir/name` and return its path as a string.
 fn write_file(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);

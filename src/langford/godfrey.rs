@@ -419,11 +419,6 @@ fn walk<const W: usize>(n: u32, start: u64, first: u32, walked: u32) -> Wide<W> 
     sum
 }
 
-/// 2^(2n+1) L(2,n) from the tasks' weighted sums, and L(2,n) when the total divides.
-pub fn count_from_total<const W: usize>(n: u32, total: Wide<W>) -> Option<Wide<W>> {
-    (total == Wide::default() || total.trailing_zeros() > 2 * n).then(|| total.shr(2 * n + 1))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,7 +496,7 @@ mod tests {
     fn known_counts_and_zero_classes() {
         for (n, l) in [(3u32, 1i64), (4, 1), (7, 26), (8, 150), (11, 17_792)] {
             let depth = if n > 8 { 8 } else { 4 };
-            let count = count_from_total(n, total(n, depth)).expect("divisible");
+            let count = total(n, depth).exact_shr(2 * n + 1).expect("divisible");
             assert_eq!(count, Wide::from_i64(l), "L(2,{n})");
         }
         for n in [5, 6, 9, 10] {

@@ -78,13 +78,12 @@ impl Method {
             Method::Godfrey(_) => (2 * n + 1, format!("2^{}", 2 * n + 1)),
             Method::Miller(_) => (1, "2".to_string()),
         };
-        if total != Wide::default() && total.trailing_zeros() < shift {
-            return Err(Error::Unavailable(format!(
+        total.exact_shr(shift).ok_or_else(|| {
+            Error::Unavailable(format!(
                 "the summed tasks ({}) are not divisible by {what}: the sum is wrong",
                 total.unsigned_decimal()
-            )));
-        }
-        Ok(total.shr(shift))
+            ))
+        })
     }
 
     fn solver<'a>(&'a self, selected: &'a Selected) -> Result<Box<dyn Solver + 'a>> {

@@ -101,6 +101,12 @@ impl<const W: usize> Wide<W> {
         Wide(out)
     }
 
+    /// `self / 2^k` when 2^k divides it (read unsigned), else None (k < 64W).
+    pub fn exact_shr(&self, k: u32) -> Option<Self> {
+        // Zero has 64W trailing zeros, so it divides by every 2^k here.
+        (self.trailing_zeros() >= k).then(|| self.shr(k))
+    }
+
     /// The words read as an unsigned integer, in decimal.
     pub fn unsigned_decimal(&self) -> String {
         let mut words = self.0;
@@ -177,6 +183,9 @@ mod tests {
         assert_eq!(x.to_string(), "1361129467683753853853498429727072845824");
         assert_eq!(x.trailing_zeros(), 130);
         assert_eq!(x.shr(129).to_string(), "2");
+        assert_eq!(x.exact_shr(130), Some(Wide::from_i64(1)));
+        assert_eq!(x.exact_shr(131), None);
+        assert_eq!(Wide::<3>::default().exact_shr(65), Some(Wide::default()));
         assert_eq!(
             x.wrapping_neg().to_string(),
             "-1361129467683753853853498429727072845824"

@@ -95,6 +95,35 @@ pub fn mpirun_program(
     run_with_timeout(cmd, &what, MPI_TIMEOUT)
 }
 
+/// The job failed cleanly: non-zero exit, no panic, exactly one `tessera:` error line, which
+/// contains every one of `needles`. Returns that line.
+pub fn one_clear_error<'a>(run: &'a Run, needles: &[&str]) -> &'a str {
+    assert!(!run.ok(), "{} should have failed\n{}", run.what, run.stderr);
+    assert!(
+        !run.stderr.contains("panicked"),
+        "{}: a rank panicked\n{}",
+        run.what,
+        run.stderr
+    );
+    let lines = run.error_lines();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{}: expected one error line, got {lines:?}\n--- stderr ---\n{}",
+        run.what,
+        run.stderr
+    );
+    for needle in needles {
+        assert!(
+            lines[0].contains(needle),
+            "{}: error line does not mention {needle:?}: {}",
+            run.what,
+            lines[0]
+        );
+    }
+    lines[0]
+}
+
 /// `mpirun -np N tessera ARGS...` in `dir`.
 pub fn tessera(np: usize, args: &[&str], dir: &Path) -> Run {
     mpirun_program(np, &tessera_bin(), args, &[], dir)
