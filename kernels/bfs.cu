@@ -4,7 +4,8 @@
 // Layout: offsets[local_n + 1] (u64) index adj (u32 global neighbour ids: the GPU path needs
 // N <= 2^32); parent[local_n] (i64, -1 = unvisited); frontier bitmaps as u64 words, bit l of
 // word l/64 for local vertex l (global bitmaps: bit v for global vertex v); queues of local
-// ids (u32). counters: [0] next frontier vertices, [1] their edges, [2] entries inspected,
+// ids (u32). Pairs (vertex, parent) for other ranks travel packed in one u64, vertex in the
+// high half (both ids are below 2^32). counters: [0] next frontier vertices, [1] their edges, [2] entries inspected,
 // [3] remote pairs written, [4] heavy frontier vertices.
 //
 // Counters are summed per block in shared memory and added to global memory once per block:
@@ -84,10 +85,7 @@ __device__ __forceinline__ void visit(u64 v, u64 ug, u64 first, u64 local_n, i64
     push_next(took, l, next_queue, &counters[0]);
     bool send = !local && first_send(sent, v);
     u64 at = warp_slot(send, &counters[3]);
-    if (send && at < remote_capacity) {
-        remote[2 * at] = v;
-        remote[2 * at + 1] = ug;
-    }
+    if (send && at < remote_capacity) remote[at] = v << 32 | ug;
 }
 
 // Top-down: one warp per frontier vertex, lanes striding over its row. Rows of HEAVY_DEGREE
@@ -146,21 +144,51 @@ extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj
     add_counters(counters, index, value);
 }
 
-// Vertices discovered by other ranks: pairs (global vertex, parent).
+// Vertices discovered by other ranks: packed pairs (global vertex, parent).
 extern "C" __global__ void bfs_claim(const u64 *pairs, u64 count, u64 first, i64 *parent,
                                      const u64 *offsets, u32 *next_queue, u64 *counters) {
     u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
     bool took = false;
     u64 l = 0, edges = 0;
     if (i < count) {
-        l = pairs[2 * i] - first;
-        took = claim(parent, l, pairs[2 * i + 1]);
+        l = (pairs[i] >> 32) - first;
+        took = claim(parent, l, pairs[i] & 0xffffffffULL);
         if (took) edges = offsets[l + 1] - offsets[l];
     }
     push_next(took, l, next_queue, &counters[0]);
     const int index[1] = {1};
     u64 value[1] = {edges};
     add_counters(counters, index, value);
+}
+
+// Bucketing packed pairs by the rank that owns their vertex (global id / block), in two passes:
+// count per owner, then scatter to cursors the host set to each owner's run start. The lanes
+// of a warp with the same owner share one atomic (the order inside a run is not
+// deterministic, which no result depends on).
+__device__ __forceinline__ u32 pair_owner(const u64 *pairs, u64 i, u64 count, u64 block) {
+    return i < count ? (u32)((pairs[i] >> 32) / block) : 0xffffffffu;
+}
+
+extern "C" __global__ void bfs_count_owners(const u64 *pairs, u64 count, u64 block,
+                                            u64 *counts) {
+    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u32 owner = pair_owner(pairs, i, count, block);
+    u32 same = __match_any_sync(FULL, owner);
+    if (i < count && threadIdx.x % WARP == __ffs(same) - 1)
+        atomicAdd(&counts[owner], (u64)__popc(same));
+}
+
+extern "C" __global__ void bfs_scatter_owners(const u64 *pairs, u64 count, u64 block,
+                                              u64 *cursor, u64 *out) {
+    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u32 owner = pair_owner(pairs, i, count, block);
+    u32 same = __match_any_sync(FULL, owner);
+    u32 lane = threadIdx.x % WARP;
+    int leader = __ffs(same) - 1;
+    u64 base = 0;
+    if (i < count && lane == leader) base = atomicAdd(&cursor[owner], (u64)__popc(same));
+    base = __shfl_sync(FULL, base, leader);
+    if (i < count) out[base + __popc(same & ((1u << lane) - 1))] = pairs[i];
 }
 
 // Bottom-up: a grid-stride loop in which each warp covers 32 consecutive vertices, one per

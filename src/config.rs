@@ -18,6 +18,16 @@ pub enum Device {
     Auto,
 }
 
+/// How GPU ranks exchange device data: NCCL device to device, or staged through host memory
+/// and MPI. `auto` takes NCCL when it can be loaded on every rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuTransport {
+    Auto,
+    Nccl,
+    Mpi,
+}
+
 /// The deck as written: every key optional, unknown keys rejected.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +54,9 @@ pub struct RunArgs {
     /// Worker threads per rank (default: the node's cores divided by the ranks on it)
     #[arg(long)]
     pub threads: Option<usize>,
+    /// How GPU ranks exchange device data (default auto: NCCL where it loads, else MPI)
+    #[arg(long, value_enum)]
+    pub gpu_transport: Option<GpuTransport>,
 }
 
 /// `[bfs]`: Graph500 BFS. Also the `tessera bfs` flags.
@@ -141,6 +154,7 @@ pub struct RunConfig {
     pub seed: u64,
     pub device: Device,
     pub threads: Option<usize>,
+    pub gpu_transport: GpuTransport,
 }
 
 #[derive(Debug, Clone)]
@@ -248,6 +262,10 @@ pub fn resolve_run(source: &str, deck: &RunArgs, cli: &RunArgs) -> Result<RunCon
         seed: cli.seed.or(deck.seed).unwrap_or(1),
         device: cli.device.or(deck.device).unwrap_or(Device::Auto),
         threads,
+        gpu_transport: cli
+            .gpu_transport
+            .or(deck.gpu_transport)
+            .unwrap_or(GpuTransport::Auto),
     })
 }
 

@@ -26,7 +26,12 @@ use std::time::Instant;
 pub trait Backend {
     /// What runs the search, for logs and provenance.
     fn device(&self) -> String;
-    fn frontiers<'g>(&'g self, world: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>>;
+    fn frontiers<'g>(
+        &'g self,
+        world: &'g World,
+        run: &RunConfig,
+        g: &'g DistGraph,
+    ) -> Result<Box<dyn Frontiers + 'g>>;
 }
 
 /// The CPU (rayon inside each rank).
@@ -36,8 +41,13 @@ impl Backend for Cpu {
     fn device(&self) -> String {
         format!("cpu ({} threads per rank)", rayon::current_num_threads())
     }
-    fn frontiers<'g>(&'g self, _: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>> {
-        Ok(Box::new(CpuFrontiers::new(g)))
+    fn frontiers<'g>(
+        &'g self,
+        world: &'g World,
+        _: &RunConfig,
+        g: &'g DistGraph,
+    ) -> Result<Box<dyn Frontiers + 'g>> {
+        Ok(Box::new(CpuFrontiers::new(world, g)))
     }
 }
 
@@ -45,8 +55,18 @@ impl Backend for crate::device::Gpu {
     fn device(&self) -> String {
         self.describe()
     }
-    fn frontiers<'g>(&'g self, world: &World, g: &'g DistGraph) -> Result<Box<dyn Frontiers + 'g>> {
-        Ok(Box::new(GpuFrontiers::new(world, self, g)?))
+    fn frontiers<'g>(
+        &'g self,
+        world: &'g World,
+        run: &RunConfig,
+        g: &'g DistGraph,
+    ) -> Result<Box<dyn Frontiers + 'g>> {
+        Ok(Box::new(GpuFrontiers::new(
+            world,
+            self,
+            run.gpu_transport,
+            g,
+        )?))
     }
 }
 
@@ -153,7 +173,11 @@ fn run_on(
 
     // Declared before the frontiers, so it outlives them: a GPU may have page-locked it.
     let mut parent = vec![-1i64; g.local_n()];
-    let mut frontiers = backend.frontiers(world, &g)?;
+    let mut frontiers = backend.frontiers(world, run, &g)?;
+    let transport = frontiers.transport();
+    if world.size() > 1 {
+        info!("exchanges between ranks over {transport}");
+    }
     // One untimed copy before the searches: a GPU page-locks `parent` on its first copy.
     frontiers.parents(&mut parent)?;
     let mut trials = Vec::with_capacity(roots.len());
@@ -163,7 +187,7 @@ fn run_on(
         let t = Instant::now();
         let levels = bfs::bfs(
             world,
-            &g.part,
+            g.n(),
             g.num_entries,
             frontiers.as_mut(),
             root,
@@ -265,6 +289,7 @@ fn run_on(
     w.attr("peak_rss_max_rank_bytes", peak_rss)?;
     w.attr("harmonic_mean_TEPS_parents_on_device", teps_on_device)?;
     w.attr("csr_bytes_max_rank", csr_bytes)?;
+    w.attr_str("transport", transport)?;
     write_trials(&group, &trials, g.n())?;
     let construction_phases = group.subgroup("construction_phases")?;
     for (name, secs) in &phases {
@@ -493,6 +518,7 @@ fn write_trials(group: &crate::output::GroupWriter, trials: &[Trial], n: u64) ->
     per_level.dataset("edges_inspected", &u(|l| l.edges_inspected))?;
     per_level.dataset("time_local", &s(|l| l.t_local))?;
     per_level.dataset("time_exchange", &s(|l| l.t_exchange))?;
+    per_level.dataset("bytes_exchanged", &u(|l| l.bytes_exchanged))?;
     per_level.dataset("time_reduce", &s(|l| l.t_reduce))?;
     if trials.iter().any(|t| !t.depths.is_empty()) {
         let depths: Vec<i32> = trials

@@ -230,8 +230,8 @@ fn rank_checks(world: &World) -> u64 {
         };
         for &root in &roots {
             let mut parent = vec![0i64; local_n];
-            let mut frontiers = CpuFrontiers::new(&g);
-            let searched = bfs(world, &g.part, g.num_entries, &mut frontiers, root, &params)
+            let mut frontiers = CpuFrontiers::new(world, &g);
+            let searched = bfs(world, g.n(), g.num_entries, &mut frontiers, root, &params)
                 .and_then(|_| frontiers.parents(&mut parent));
             if let Err(e) = searched {
                 fail(format!("{mode:?} BFS from {root} failed: {e}"));

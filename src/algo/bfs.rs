@@ -12,12 +12,14 @@
 //! Switching: top-down -> bottom-up when the frontier's edges m_f exceed m_u / alpha (m_u: edges
 //! not yet explored); back when the frontier shrinks below N / beta.
 //!
-//! This module owns the level loop, the direction choice and the exchanges; the local scans
-//! live behind `Frontiers`, implemented on the CPU (`bfs_cpu`) and on the GPU (`bfs_gpu`).
+//! This module owns the level loop and the direction choice; the scans and the exchanges live
+//! behind `Frontiers`, implemented on the CPU (`bfs_cpu`, host MPI) and on the GPU (`bfs_gpu`,
+//! NCCL or host-staged MPI as `gpu_transport` says), so the loop is the same for every device
+//! and transport.
 
-use crate::comm::{bucket_by_rank, Op, Pair, World};
+use crate::comm::{Op, World};
 use crate::error::Result;
-use crate::graph::{Block1D, Vid};
+use crate::graph::Vid;
 use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
@@ -48,38 +50,67 @@ pub struct LevelStats {
     pub frontier_vertices: u64,
     pub frontier_edges: u64,
     pub edges_inspected: u64,
+    /// Bytes all ranks together sent to other ranks in this level.
+    pub bytes_exchanged: u64,
     pub t_local: f64,
     pub t_exchange: f64,
     pub t_reduce: f64,
 }
 
-/// The local part of a search on one device: parents, the current and next frontier, and the
-/// scans over this rank's rows. Every method returns when its work is complete.
+/// One level's time split into local work and exchanges between ranks, and the bytes this
+/// rank sent; the `Frontiers` methods charge their phases to it.
+#[derive(Default)]
+pub struct LevelClock {
+    pub local: f64,
+    pub exchange: f64,
+    pub bytes_sent: u64,
+}
+
+impl LevelClock {
+    /// Run `f` as local work.
+    pub fn local<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        self.local += t.elapsed().as_secs_f64();
+        out
+    }
+
+    /// Run `f` as an exchange between ranks.
+    pub fn exchange<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        self.exchange += t.elapsed().as_secs_f64();
+        out
+    }
+}
+
+/// The local part of a search on one device, with its exchanges: parents, the current and
+/// next frontier, the scans over this rank's rows, and the transport that carries what the
+/// scans find to the other ranks. Every method returns when its work is complete.
 pub trait Frontiers {
     /// Start a search: every parent -1; if the root is local, it is its own parent and the
     /// whole frontier. Returns the local frontier's edge count.
     fn start(&mut self, root: Vid) -> Result<u64>;
-    /// Scan the rows of the current frontier. Local neighbours are claimed into the next
-    /// frontier; (neighbour, parent) pairs for other ranks are returned. Also returns the
-    /// adjacency entries read.
-    fn top_down(&mut self) -> Result<(Vec<Pair>, u64)>;
-    /// Claim the vertices other ranks discovered (pairs of local vertex, parent).
-    fn claim(&mut self, received: &[Pair]) -> Result<()>;
-    /// This rank's frontier as a bitmap (`words_per_rank` words), for the allgather.
-    fn frontier_bits(&mut self) -> Result<Vec<u64>>;
-    /// Scan the rows of the unvisited local vertices against the global frontier bitmap
-    /// (`None` on a single rank: the local bitmap is the global one). Returns entries read.
-    fn bottom_up(&mut self, global: Option<&[u64]>) -> Result<u64>;
+    /// A top-down level: scan the rows of the current frontier, claim local neighbours into
+    /// the next frontier, send (neighbour, parent) pairs to the neighbours' owners and claim
+    /// the pairs received. Collective. Returns the adjacency entries read.
+    fn top_down(&mut self, clock: &mut LevelClock) -> Result<u64>;
+    /// A bottom-up level: gather every rank's frontier bitmap into one global bitmap (no
+    /// exchange on one rank), then scan the rows of the unvisited local vertices against it.
+    /// Collective. Returns the adjacency entries read.
+    fn bottom_up(&mut self, clock: &mut LevelClock) -> Result<u64>;
     /// Make the next frontier current; return its local vertex and edge counts.
     fn advance(&mut self) -> Result<(u64, u64)>;
     /// Copy the parents of the local vertices into `out`.
     fn parents(&mut self, out: &mut [i64]) -> Result<()>;
+    /// What carries the exchanges ("mpi", "nccl"), for logs and provenance.
+    fn transport(&self) -> &'static str;
 }
 
 /// Run one BFS from `root` on `frontiers`. Collective.
 pub fn bfs(
     world: &World,
-    part: &Block1D,
+    n: u64,
     num_entries: u64,
     frontiers: &mut dyn Frontiers,
     root: Vid,
@@ -94,70 +125,29 @@ pub fn bfs(
         _ => Direction::TopDown,
     };
     let mut prev_n_f = 0u64;
-    let mut global_bits = vec![0u64; part.words_per_rank() * world.size()];
     let mut levels = Vec::new();
 
     while n_f > 0 {
         if params.mode == Mode::Hybrid {
-            direction = choose_direction(direction, params, n_f, prev_n_f, m_f, m_u, part.n);
+            direction = choose_direction(direction, params, n_f, prev_n_f, m_f, m_u, n);
         }
-        let (mut t_local, mut t_exchange) = (0.0, 0.0);
-        let mut timed = |on_local: bool, t: Instant| {
-            let s = t.elapsed().as_secs_f64();
-            if on_local {
-                t_local += s
-            } else {
-                t_exchange += s
-            }
-        };
+        let mut clock = LevelClock::default();
         let inspected = match direction {
-            Direction::TopDown => {
-                let t = Instant::now();
-                let (remote, inspected) = frontiers.top_down()?;
-                let (send, counts) = bucket_by_rank(world.size(), &remote, |p| part.owner(p.0));
-                drop(remote);
-                timed(true, t);
-                let t = Instant::now();
-                let received = world.alltoallv(&send, &counts)?;
-                drop(send);
-                timed(false, t);
-                let t = Instant::now();
-                frontiers.claim(&received)?;
-                timed(true, t);
-                inspected
-            }
-            Direction::BottomUp if world.size() == 1 => {
-                let t = Instant::now();
-                let inspected = frontiers.bottom_up(None)?;
-                timed(true, t);
-                inspected
-            }
-            Direction::BottomUp => {
-                let t = Instant::now();
-                let bits = frontiers.frontier_bits()?;
-                timed(true, t);
-                let t = Instant::now();
-                world.allgather_into(&bits, &mut global_bits);
-                timed(false, t);
-                let t = Instant::now();
-                let inspected = frontiers.bottom_up(Some(&global_bits))?;
-                timed(true, t);
-                inspected
-            }
+            Direction::TopDown => frontiers.top_down(&mut clock)?,
+            Direction::BottomUp => frontiers.bottom_up(&mut clock)?,
         };
+        let (next_n, next_m) = clock.local(|| frontiers.advance())?;
         let t = Instant::now();
-        let (next_n, next_m) = frontiers.advance()?;
-        t_local += t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let mut sums = [next_n, next_m, inspected];
+        let mut sums = [next_n, next_m, inspected, clock.bytes_sent];
         world.allreduce_slice(&mut sums, Op::Sum);
         levels.push(LevelStats {
             direction,
             frontier_vertices: n_f,
             frontier_edges: m_f,
             edges_inspected: sums[2],
-            t_local,
-            t_exchange,
+            bytes_exchanged: sums[3],
+            t_local: clock.local,
+            t_exchange: clock.exchange,
             t_reduce: t.elapsed().as_secs_f64(),
         });
         m_u = m_u.saturating_sub(m_f);

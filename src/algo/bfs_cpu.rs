@@ -1,7 +1,7 @@
-//! The CPU side of the BFS (`bfs::Frontiers`): rayon over the rank's rows.
+//! The CPU side of the BFS (`bfs::Frontiers`): rayon over the rank's rows, MPI between ranks.
 
-use super::bfs::Frontiers;
-use crate::comm::Pair;
+use super::bfs::{Frontiers, LevelClock};
+use crate::comm::{bucket_by_rank, Pair, World};
 use crate::error::Result;
 use crate::graph::{DistGraph, Vid};
 use rayon::prelude::*;
@@ -16,6 +16,7 @@ enum Frontier {
 }
 
 pub struct CpuFrontiers<'g> {
+    world: &'g World,
     g: &'g DistGraph,
     parent: Vec<i64>,
     current: Frontier,
@@ -23,8 +24,9 @@ pub struct CpuFrontiers<'g> {
 }
 
 impl<'g> CpuFrontiers<'g> {
-    pub fn new(g: &'g DistGraph) -> Self {
+    pub fn new(world: &'g World, g: &'g DistGraph) -> Self {
         CpuFrontiers {
+            world,
             g,
             parent: vec![-1; g.local_n()],
             current: Frontier::Queue(Vec::new()),
@@ -35,24 +37,10 @@ impl<'g> CpuFrontiers<'g> {
     fn take_current(&mut self) -> Frontier {
         std::mem::replace(&mut self.current, Frontier::Queue(Vec::new()))
     }
-}
 
-impl Frontiers for CpuFrontiers<'_> {
-    fn start(&mut self, root: Vid) -> Result<u64> {
-        let part = self.g.part;
-        self.parent.par_iter_mut().for_each(|p| *p = -1);
-        self.current = Frontier::Queue(Vec::new());
-        self.next = Frontier::Queue(Vec::new());
-        if !part.is_local(root) {
-            return Ok(0);
-        }
-        let l = part.local(root);
-        self.parent[l] = root as i64;
-        self.current = Frontier::Queue(vec![l as u32]);
-        Ok(self.g.degree(l))
-    }
-
-    fn top_down(&mut self) -> Result<(Vec<Pair>, u64)> {
+    /// Scan the frontier's rows: claim local neighbours into the next frontier; return the
+    /// (vertex, parent) pairs for other ranks and the entries read.
+    fn scan_frontier(&mut self) -> (Vec<Pair>, u64) {
         let queue = into_queue(self.take_current());
         let (g, part) = (self.g, self.g.part);
         let parent = as_atomic(&mut self.parent);
@@ -82,10 +70,11 @@ impl Frontiers for CpuFrontiers<'_> {
             remote.extend_from_slice(&r);
         }
         self.next = Frontier::Queue(next);
-        Ok((remote, inspected))
+        (remote, inspected)
     }
 
-    fn claim(&mut self, received: &[Pair]) -> Result<()> {
+    /// Claim the vertices other ranks discovered (pairs of local vertex, parent).
+    fn claim_received(&mut self, received: &[Pair]) {
         let part = self.g.part;
         let parent = as_atomic(&mut self.parent);
         let claimed: Vec<u32> = received
@@ -96,24 +85,79 @@ impl Frontiers for CpuFrontiers<'_> {
         if let Frontier::Queue(next) = &mut self.next {
             next.extend_from_slice(&claimed);
         }
+    }
+}
+
+impl Frontiers for CpuFrontiers<'_> {
+    fn start(&mut self, root: Vid) -> Result<u64> {
+        let part = self.g.part;
+        self.parent.par_iter_mut().for_each(|p| *p = -1);
+        self.current = Frontier::Queue(Vec::new());
+        self.next = Frontier::Queue(Vec::new());
+        if !part.is_local(root) {
+            return Ok(0);
+        }
+        let l = part.local(root);
+        self.parent[l] = root as i64;
+        self.current = Frontier::Queue(vec![l as u32]);
+        Ok(self.g.degree(l))
+    }
+
+    fn top_down(&mut self, clock: &mut LevelClock) -> Result<u64> {
+        let (remote, inspected) = clock.local(|| self.scan_frontier());
+        let world = self.world;
+        if world.size() == 1 {
+            return Ok(inspected);
+        }
+        let part = self.g.part;
+        let (send, counts) =
+            clock.local(|| bucket_by_rank(world.size(), &remote, |p| part.owner(p.0)));
+        drop(remote);
+        clock.bytes_sent += std::mem::size_of_val(&send[..]) as u64;
+        let received = clock.exchange(|| world.alltoallv(&send, &counts))?;
+        drop(send);
+        clock.local(|| self.claim_received(&received));
+        Ok(inspected)
+    }
+
+    fn bottom_up(&mut self, clock: &mut LevelClock) -> Result<u64> {
+        let world = self.world;
+        let words = self.g.part.words_per_rank();
+        let own = clock.local(|| into_bits(self.take_current(), words));
+        let gathered;
+        let global = if world.size() == 1 {
+            &own
+        } else {
+            clock.bytes_sent += (8 * words * (world.size() - 1)) as u64;
+            gathered = clock.exchange(|| {
+                let mut all = vec![0u64; words * world.size()];
+                world.allgather_into(&own, &mut all);
+                all
+            });
+            &gathered
+        };
+        Ok(clock.local(|| self.scan_unvisited(global)))
+    }
+
+    fn advance(&mut self) -> Result<(u64, u64)> {
+        self.current = std::mem::replace(&mut self.next, Frontier::Queue(Vec::new()));
+        Ok(frontier_size(self.g, &self.current))
+    }
+
+    fn parents(&mut self, out: &mut [i64]) -> Result<()> {
+        out.copy_from_slice(&self.parent);
         Ok(())
     }
 
-    fn frontier_bits(&mut self) -> Result<Vec<u64>> {
-        let bits = into_bits(self.take_current(), self.g.part.words_per_rank());
-        self.current = Frontier::Bits(bits.clone());
-        Ok(bits)
+    fn transport(&self) -> &'static str {
+        "mpi"
     }
+}
 
-    fn bottom_up(&mut self, global: Option<&[u64]>) -> Result<u64> {
-        let own;
-        let global = match global {
-            Some(bits) => bits,
-            None => {
-                own = into_bits(self.take_current(), self.g.part.words_per_rank());
-                &own
-            }
-        };
+impl CpuFrontiers<'_> {
+    /// Bottom-up scan of the unvisited local vertices against the global frontier bitmap;
+    /// returns the entries read.
+    fn scan_unvisited(&mut self, global: &[u64]) -> u64 {
         let g = self.g;
         let mut next = vec![0u64; g.part.words_per_rank()];
         let inspected = self
@@ -140,17 +184,7 @@ impl Frontiers for CpuFrontiers<'_> {
             })
             .sum();
         self.next = Frontier::Bits(next);
-        Ok(inspected)
-    }
-
-    fn advance(&mut self) -> Result<(u64, u64)> {
-        self.current = std::mem::replace(&mut self.next, Frontier::Queue(Vec::new()));
-        Ok(frontier_size(self.g, &self.current))
-    }
-
-    fn parents(&mut self, out: &mut [i64]) -> Result<()> {
-        out.copy_from_slice(&self.parent);
-        Ok(())
+        inspected
     }
 }
 

@@ -1,9 +1,11 @@
 //! The GPU side of the BFS (`bfs::Frontiers`): the rank's CSR, parents and frontiers live on
-//! its GPU for the whole run; the kernels are in `kernels/bfs.cu`. Exchanges between ranks
-//! are staged through host memory and MPI by the shared level loop.
+//! its GPU for the whole run; the kernels are in `kernels/bfs.cu`. What goes to other ranks
+//! is bucketed by owner on the GPU and moved by `GpuExchange` (NCCL, or host memory and MPI).
 
-use super::bfs::Frontiers;
-use crate::comm::{Op, Pair, World};
+use super::bfs::{Frontiers, LevelClock};
+use crate::comm::gpu::GpuExchange;
+use crate::comm::{run_starts, Op, World};
+use crate::config::GpuTransport;
 use crate::device::{Gpu, Pinned};
 use crate::error::{Error, Result};
 use crate::graph::{DistGraph, Vid};
@@ -29,6 +31,8 @@ struct Kernels {
     top_down: CudaFunction,
     top_down_heavy: CudaFunction,
     claim: CudaFunction,
+    count_owners: CudaFunction,
+    scatter_owners: CudaFunction,
     bottom_up: CudaFunction,
     queue_to_bits: CudaFunction,
     bits_to_queue: CudaFunction,
@@ -36,9 +40,12 @@ struct Kernels {
 
 pub struct GpuFrontiers<'a> {
     gpu: &'a Gpu,
+    exchange: GpuExchange<'a>,
     k: Kernels,
     first: u64,
     local_n: u64,
+    block: u64,
+    ranks: usize,
     words: usize,
     offsets: CudaSlice<u64>,
     adj: CudaSlice<u32>,
@@ -48,9 +55,14 @@ pub struct GpuFrontiers<'a> {
     bits: CudaSlice<u64>,
     next_bits: CudaSlice<u64>,
     global_bits: CudaSlice<u64>,
-    /// Pairs (vertex, parent) for other ranks, two u64 each; also reused for received pairs.
+    /// Packed (vertex, parent) pairs for other ranks, as the top-down scan found them.
     remote: CudaSlice<u64>,
-    remote_capacity: u64,
+    /// The same pairs in runs by owner rank, for the exchange.
+    send: CudaSlice<u64>,
+    /// Pairs other ranks sent here.
+    received: CudaSlice<u64>,
+    /// Per owner rank: pair counts, then the scatter cursors.
+    owner_counts: CudaSlice<u64>,
     /// Global bitmap of the vertices already sent to their owners in this search.
     sent: CudaSlice<u64>,
     /// Frontier vertices whose rows the whole grid scans (see kernels/bfs.cu).
@@ -64,19 +76,35 @@ pub struct GpuFrontiers<'a> {
     pinned_parents: Option<Pinned>,
 }
 
+/// Pairs a rank may send and receive in one level. The `sent` bitmap lets a rank send each
+/// remote vertex once per search, so it sends at most N - local_n pairs; each pair received
+/// stands for one adjacency entry of a local vertex (the graph is symmetric), and at most
+/// one comes from each other rank.
+fn exchange_capacities(g: &DistGraph, ranks: usize) -> (usize, usize) {
+    if ranks == 1 {
+        return (1, 1);
+    }
+    let nnz = g.adj.len() as u64;
+    let local_n = g.local_n() as u64;
+    let send = nnz.min(g.n() - local_n).max(1);
+    let recv = nnz.min(local_n * (ranks as u64 - 1)).max(1);
+    (send as usize, recv as usize)
+}
+
 /// Device bytes a rank needs for its graph and search (checked before allocating).
 pub fn bytes_needed(g: &DistGraph, ranks: usize) -> u64 {
     let n = g.local_n() as u64;
     let words = g.part.words_per_rank() as u64;
     let nnz = g.adj.len() as u64;
     let global_words = words * ranks as u64;
-    let remote = if ranks > 1 { 16 * nnz.max(1) } else { 16 };
+    let (send, recv) = exchange_capacities(g, ranks);
+    let exchange = 8 * (2 * send as u64 + recv as u64) + 8 * ranks as u64;
     let heavy = 4 * (nnz / HEAVY_DEGREE as u64 + 1);
     let offsets_and_adjacency = 8 * (n + 1) + 4 * nnz;
     let parents_and_queues = 8 * n + 2 * 4 * n;
     // Current and next local bitmaps; global frontier and sent bitmaps.
     let bitmaps = 2 * 8 * words + 2 * 8 * global_words;
-    offsets_and_adjacency + parents_and_queues + bitmaps + remote + heavy + 8 * 5
+    offsets_and_adjacency + parents_and_queues + bitmaps + exchange + heavy + 8 * 5
 }
 
 fn err(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -93,25 +121,30 @@ fn grid(threads: u64) -> LaunchConfig {
 
 impl<'a> GpuFrontiers<'a> {
     /// Upload the rank's CSR and allocate the search buffers, after checking they fit.
-    pub fn new(world: &World, gpu: &'a Gpu, g: &DistGraph) -> Result<Self> {
+    pub fn new(
+        world: &'a World,
+        gpu: &'a Gpu,
+        transport: GpuTransport,
+        g: &DistGraph,
+    ) -> Result<Self> {
         if g.n() > u32::MAX as u64 + 1 {
             return Err(Error::Unavailable(format!(
-                "the GPU path stores neighbour ids in 32 bits, so N must be at most 2^32; this graph has {} vertices",
+                "the GPU path stores vertex ids in 32 bits, so N must be at most 2^32; this graph has {} vertices",
                 g.n()
             )));
         }
         check_memory(world, gpu, g)?;
+        let exchange = GpuExchange::open(world, gpu, transport)?;
         let s = &gpu.stream;
         let alloc = |what: &str, n: usize| -> Result<CudaSlice<u64>> {
             s.alloc_zeros::<u64>(n.max(1)).map_err(|e| err(what, e))
         };
+        let alloc_u32 = |what: &str, n: usize| -> Result<CudaSlice<u32>> {
+            s.alloc_zeros::<u32>(n.max(1)).map_err(|e| err(what, e))
+        };
         let words = g.part.words_per_rank();
         let local_n = g.local_n();
-        let remote_capacity = if world.size() > 1 {
-            g.adj.len().max(1)
-        } else {
-            1
-        };
+        let (send_capacity, recv_capacity) = exchange_capacities(g, world.size());
         let offsets = s
             .clone_htod(&g.offsets)
             .map_err(|e| err("upload offsets", e))?;
@@ -121,36 +154,37 @@ impl<'a> GpuFrontiers<'a> {
             top_down: gpu.function("bfs.cu", "bfs_top_down")?,
             top_down_heavy: gpu.function("bfs.cu", "bfs_top_down_heavy")?,
             claim: gpu.function("bfs.cu", "bfs_claim")?,
+            count_owners: gpu.function("bfs.cu", "bfs_count_owners")?,
+            scatter_owners: gpu.function("bfs.cu", "bfs_scatter_owners")?,
             bottom_up: gpu.function("bfs.cu", "bfs_bottom_up")?,
             queue_to_bits: gpu.function("bfs.cu", "bfs_queue_to_bits")?,
             bits_to_queue: gpu.function("bfs.cu", "bfs_bits_to_queue")?,
         };
         Ok(GpuFrontiers {
             gpu,
+            exchange,
             k,
             first: g.part.first(),
             local_n: local_n as u64,
+            block: g.part.block,
+            ranks: world.size(),
             words,
             offsets,
             adj,
             parent: s
                 .alloc_zeros::<i64>(local_n.max(1))
                 .map_err(|e| err("allocate parents", e))?,
-            queue: s
-                .alloc_zeros::<u32>(local_n.max(1))
-                .map_err(|e| err("allocate queue", e))?,
-            next_queue: s
-                .alloc_zeros::<u32>(local_n.max(1))
-                .map_err(|e| err("allocate queue", e))?,
+            queue: alloc_u32("allocate queue", local_n)?,
+            next_queue: alloc_u32("allocate queue", local_n)?,
             bits: alloc("allocate frontier bitmap", words)?,
             next_bits: alloc("allocate frontier bitmap", words)?,
             global_bits: alloc("allocate global bitmap", words * world.size())?,
-            remote: alloc("allocate exchange buffer", 2 * remote_capacity)?,
-            remote_capacity: remote_capacity as u64,
+            remote: alloc("allocate exchange buffer", send_capacity)?,
+            send: alloc("allocate exchange buffer", send_capacity)?,
+            received: alloc("allocate exchange buffer", recv_capacity)?,
+            owner_counts: alloc("allocate owner counts", world.size())?,
             sent: alloc("allocate sent bitmap", words * world.size())?,
-            heavy: s
-                .alloc_zeros::<u32>(g.adj.len() / HEAVY_DEGREE + 1)
-                .map_err(|e| err("allocate heavy list", e))?,
+            heavy: alloc_u32("allocate heavy list", g.adj.len() / HEAVY_DEGREE + 1)?,
             counters: alloc("allocate counters", 5)?,
             resident_blocks: gpu.resident_blocks(THREADS)?,
             current: Form::Queue(0),
@@ -295,116 +329,28 @@ impl Frontiers for GpuFrontiers<'_> {
         Ok(degree[1] - degree[0])
     }
 
-    fn top_down(&mut self) -> Result<(Vec<Pair>, u64)> {
-        let len = self.current_queue()?;
-        self.zero_counters()?;
-        let s = &self.gpu.stream;
-        let mut b = s.launch_builder(&self.k.top_down);
-        b.arg(&self.offsets)
-            .arg(&self.adj)
-            .arg(&mut self.parent)
-            .arg(&self.queue)
-            .arg(&len)
-            .arg(&self.first)
-            .arg(&self.local_n)
-            .arg(&mut self.next_queue)
-            .arg(&mut self.counters)
-            .arg(&mut self.remote)
-            .arg(&self.remote_capacity)
-            .arg(&mut self.sent)
-            .arg(&mut self.heavy);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(len * 32)) }.map_err(|e| err("launch bfs_top_down", e))?;
-        let filling = self.filling_grid();
-        let mut b = s.launch_builder(&self.k.top_down_heavy);
-        b.arg(&self.offsets)
-            .arg(&self.adj)
-            .arg(&mut self.parent)
-            .arg(&self.heavy)
-            .arg(&self.first)
-            .arg(&self.local_n)
-            .arg(&mut self.next_queue)
-            .arg(&mut self.counters)
-            .arg(&mut self.remote)
-            .arg(&self.remote_capacity)
-            .arg(&mut self.sent);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_top_down_heavy", e))?;
-        let [_, _, inspected, remote] = self.counters()?;
-        if remote > self.remote_capacity {
-            return Err(Error::Gpu(format!(
-                "bfs_top_down: {remote} pairs for other ranks exceed the exchange buffer of {}",
-                self.remote_capacity
-            )));
+    fn top_down(&mut self, clock: &mut LevelClock) -> Result<u64> {
+        let (inspected, remote) = clock.local(|| self.scan_frontier())?;
+        if self.ranks == 1 {
+            return Ok(inspected);
         }
-        let flat = s
-            .clone_dtoh(&self.remote.slice(0..2 * remote as usize))
-            .map_err(|e| err("copy exchange pairs to the host", e))?;
-        self.next = Form::Queue(0);
-        Ok((
-            flat.chunks(2).map(|p| Pair(p[0], p[1])).collect(),
-            inspected,
-        ))
+        let counts = clock.local(|| self.bucket_by_owner(remote))?;
+        clock.bytes_sent += 8 * remote;
+        let received = clock.exchange(|| {
+            self.exchange
+                .alltoallv(&self.send, &counts, &mut self.received)
+        })?;
+        clock.local(|| self.claim_received(received as u64))?;
+        Ok(inspected)
     }
 
-    fn claim(&mut self, received: &[Pair]) -> Result<()> {
-        let count = received.len() as u64;
-        if count > 0 {
-            let flat: Vec<u64> = received.iter().flat_map(|p| [p.0, p.1]).collect();
-            let s = &self.gpu.stream;
-            // Received pairs never outnumber the buffer: each is one adjacency entry of ours.
-            s.memcpy_htod(&flat, &mut self.remote.slice_mut(0..flat.len()))
-                .map_err(|e| err("upload received pairs", e))?;
-            let mut b = s.launch_builder(&self.k.claim);
-            b.arg(&self.remote)
-                .arg(&count)
-                .arg(&self.first)
-                .arg(&mut self.parent)
-                .arg(&self.offsets)
-                .arg(&mut self.next_queue)
-                .arg(&mut self.counters);
-            // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-            unsafe { b.launch(grid(count)) }.map_err(|e| err("launch bfs_claim", e))?;
+    fn bottom_up(&mut self, clock: &mut LevelClock) -> Result<u64> {
+        clock.local(|| self.current_bits())?;
+        if self.ranks > 1 {
+            clock.bytes_sent += (8 * self.words * (self.ranks - 1)) as u64;
+            clock.exchange(|| self.exchange.allgather(&self.bits, &mut self.global_bits))?;
         }
-        self.sync("bfs_claim")
-    }
-
-    fn frontier_bits(&mut self) -> Result<Vec<u64>> {
-        self.current_bits()?;
-        self.gpu
-            .stream
-            .clone_dtoh(&self.bits)
-            .map_err(|e| err("copy frontier bitmap to the host", e))
-    }
-
-    fn bottom_up(&mut self, global: Option<&[u64]>) -> Result<u64> {
-        self.current_bits()?;
-        if let Some(bits) = global {
-            self.gpu
-                .stream
-                .memcpy_htod(bits, &mut self.global_bits)
-                .map_err(|e| err("upload global frontier", e))?;
-        }
-        self.zero_counters()?;
-        let filling = self.filling_grid();
-        let frontier = if global.is_some() {
-            &self.global_bits
-        } else {
-            &self.bits
-        };
-        let s = &self.gpu.stream;
-        let mut b = s.launch_builder(&self.k.bottom_up);
-        b.arg(&self.offsets)
-            .arg(&self.adj)
-            .arg(&mut self.parent)
-            .arg(frontier)
-            .arg(&self.local_n)
-            .arg(&mut self.next_bits)
-            .arg(&mut self.counters);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_bottom_up", e))?;
-        self.next = Form::Bits;
-        Ok(self.counters()?[2])
+        clock.local(|| self.scan_unvisited())
     }
 
     fn advance(&mut self) -> Result<(u64, u64)> {
@@ -443,5 +389,137 @@ impl Frontiers for GpuFrontiers<'_> {
             .map_err(|e| err("copy parents to the host", e))?;
         // Into page-locked memory the copy is asynchronous: wait for it.
         self.sync("copy parents to the host")
+    }
+
+    fn transport(&self) -> &'static str {
+        self.exchange.name()
+    }
+}
+
+impl GpuFrontiers<'_> {
+    /// Top-down scan of the current frontier's rows: local neighbours are claimed into the
+    /// next queue, packed pairs for other ranks written to `remote`. Returns the entries read
+    /// and the pairs written.
+    fn scan_frontier(&mut self) -> Result<(u64, u64)> {
+        let len = self.current_queue()?;
+        self.zero_counters()?;
+        let capacity = self.remote.len() as u64;
+        let s = &self.gpu.stream;
+        let mut b = s.launch_builder(&self.k.top_down);
+        b.arg(&self.offsets)
+            .arg(&self.adj)
+            .arg(&mut self.parent)
+            .arg(&self.queue)
+            .arg(&len)
+            .arg(&self.first)
+            .arg(&self.local_n)
+            .arg(&mut self.next_queue)
+            .arg(&mut self.counters)
+            .arg(&mut self.remote)
+            .arg(&capacity)
+            .arg(&mut self.sent)
+            .arg(&mut self.heavy);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(len * 32)) }.map_err(|e| err("launch bfs_top_down", e))?;
+        let filling = self.filling_grid();
+        let mut b = s.launch_builder(&self.k.top_down_heavy);
+        b.arg(&self.offsets)
+            .arg(&self.adj)
+            .arg(&mut self.parent)
+            .arg(&self.heavy)
+            .arg(&self.first)
+            .arg(&self.local_n)
+            .arg(&mut self.next_queue)
+            .arg(&mut self.counters)
+            .arg(&mut self.remote)
+            .arg(&capacity)
+            .arg(&mut self.sent);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_top_down_heavy", e))?;
+        let [_, _, inspected, remote] = self.counters()?;
+        if remote > capacity {
+            return Err(Error::Gpu(format!(
+                "bfs_top_down: {remote} pairs for other ranks exceed the exchange buffer of {capacity}"
+            )));
+        }
+        self.next = Form::Queue(0);
+        Ok((inspected, remote))
+    }
+
+    /// Put the `count` pairs in `remote` into runs by owner rank in `send`; returns the runs'
+    /// lengths.
+    fn bucket_by_owner(&mut self, count: u64) -> Result<Vec<usize>> {
+        let s = &self.gpu.stream;
+        s.memset_zeros(&mut self.owner_counts)
+            .map_err(|e| err("reset owner counts", e))?;
+        let mut b = s.launch_builder(&self.k.count_owners);
+        b.arg(&self.remote)
+            .arg(&count)
+            .arg(&self.block)
+            .arg(&mut self.owner_counts);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(count)) }.map_err(|e| err("launch bfs_count_owners", e))?;
+        let counts: Vec<usize> = s
+            .clone_dtoh(&self.owner_counts)
+            .map_err(|e| err("read owner counts", e))?
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
+        let cursors: Vec<u64> = run_starts(&counts).into_iter().map(|c| c as u64).collect();
+        s.memcpy_htod(&cursors, &mut self.owner_counts)
+            .map_err(|e| err("upload owner cursors", e))?;
+        let mut b = s.launch_builder(&self.k.scatter_owners);
+        b.arg(&self.remote)
+            .arg(&count)
+            .arg(&self.block)
+            .arg(&mut self.owner_counts)
+            .arg(&mut self.send);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(count)) }.map_err(|e| err("launch bfs_scatter_owners", e))?;
+        self.sync("bfs_scatter_owners")?;
+        Ok(counts)
+    }
+
+    /// Claim the first `count` pairs of `received` (vertices other ranks discovered).
+    fn claim_received(&mut self, count: u64) -> Result<()> {
+        if count > 0 {
+            let s = &self.gpu.stream;
+            let mut b = s.launch_builder(&self.k.claim);
+            b.arg(&self.received)
+                .arg(&count)
+                .arg(&self.first)
+                .arg(&mut self.parent)
+                .arg(&self.offsets)
+                .arg(&mut self.next_queue)
+                .arg(&mut self.counters);
+            // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+            unsafe { b.launch(grid(count)) }.map_err(|e| err("launch bfs_claim", e))?;
+        }
+        self.sync("bfs_claim")
+    }
+
+    /// Bottom-up scan of the unvisited local vertices against the frontier (the gathered
+    /// global bitmap, or on one rank the local one). Returns the entries read.
+    fn scan_unvisited(&mut self) -> Result<u64> {
+        self.zero_counters()?;
+        let filling = self.filling_grid();
+        let frontier = if self.ranks > 1 {
+            &self.global_bits
+        } else {
+            &self.bits
+        };
+        let s = &self.gpu.stream;
+        let mut b = s.launch_builder(&self.k.bottom_up);
+        b.arg(&self.offsets)
+            .arg(&self.adj)
+            .arg(&mut self.parent)
+            .arg(frontier)
+            .arg(&self.local_n)
+            .arg(&mut self.next_bits)
+            .arg(&mut self.counters);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_bottom_up", e))?;
+        self.next = Form::Bits;
+        Ok(self.counters()?[2])
     }
 }

@@ -1,6 +1,7 @@
 //! The MPI layer: the world (rank, size, node-local rank), typed collectives for the
 //! workloads, per-phase timers and the abort path. Algorithms talk to MPI only through here.
 
+pub mod gpu;
 mod timer;
 
 pub use timer::PhaseTimes;
@@ -15,6 +16,18 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use mpi::Count;
 use rayon::prelude::*;
+
+/// Where each run starts in a buffer of consecutive runs of `counts` items (exclusive sum).
+pub fn run_starts(counts: &[usize]) -> Vec<usize> {
+    counts
+        .iter()
+        .scan(0, |at, &c| {
+            let start = *at;
+            *at += c;
+            Some(start)
+        })
+        .collect()
+}
 
 /// Two ids travelling together in one message: (vertex, parent), (source, target).
 #[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -165,6 +178,14 @@ impl World {
         send_counts: &[usize],
     ) -> Result<Vec<T>> {
         Ok(self.alltoallv_counted(send, send_counts)?.0)
+    }
+
+    /// Counts for every rank: element r of the result is the count rank r sent to this one.
+    pub fn alltoall_counts(&self, send: &[usize]) -> Vec<usize> {
+        let sc: Vec<u64> = send.iter().map(|&c| c as u64).collect();
+        let mut rc = vec![0u64; self.size];
+        self.comm.all_to_all_into(&sc[..], &mut rc[..]);
+        rc.into_iter().map(|c| c as usize).collect()
     }
 
     /// `alltoallv` that also returns how many items came from each rank.

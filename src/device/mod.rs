@@ -3,15 +3,15 @@
 //! cudarc loads libcuda and libnvrtc at run time ("dynamic-loading"), so tessera builds and
 //! runs where there is no CUDA at all. Its entry points panic when a library is missing, so
 //! every path first asks whether the library can be loaded and turns absence into an error.
-//! Kernels are the CUDA C files in `kernels/`, built into the binary and compiled by NVRTC at
-//! start for the compute capability of the GPU found.
+//! Kernels are the CUDA C files in `kernels/`, built into the binary and compiled by NVRTC for
+//! the compute capability of the GPU found, each file on its first use.
 
 use crate::comm::World;
 use crate::config::Device;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Every kernel source, by file name.
 pub const KERNELS: &[(&str, &str)] = &[
@@ -26,14 +26,15 @@ pub enum Selected {
     Gpu(Gpu),
 }
 
-/// A GPU opened for this rank, with its kernels compiled.
+/// A GPU opened for this rank.
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub ordinal: usize,
     pub name: String,
     pub arch: String,
-    modules: Vec<(&'static str, Arc<CudaModule>)>,
+    /// Kernel files compiled so far, by name.
+    modules: Mutex<Vec<(&'static str, Arc<CudaModule>)>>,
 }
 
 fn gpu_error(what: impl std::fmt::Display, e: impl std::fmt::Debug) -> Error {
@@ -110,14 +111,6 @@ fn open(world: &World, gpus: usize) -> Result<Gpu> {
         .map_err(|e| gpu_error("compute capability", e))?;
     let arch = format!("sm_{major}{minor}");
     let stream = ctx.default_stream();
-    let mut modules = Vec::new();
-    for &(file, source) in KERNELS {
-        let ptx = compile(file, source, &arch)?;
-        let module = ctx
-            .load_module(ptx)
-            .map_err(|e| gpu_error(format!("load kernels/{file}"), e))?;
-        modules.push((file, module));
-    }
     log::info!("rank {} uses GPU {ordinal}: {name} ({arch})", world.rank());
     Ok(Gpu {
         ctx,
@@ -125,7 +118,7 @@ fn open(world: &World, gpus: usize) -> Result<Gpu> {
         ordinal,
         name,
         arch,
-        modules,
+        modules: Mutex::new(Vec::new()),
     })
 }
 
@@ -147,6 +140,21 @@ impl Drop for Pinned {
         // SAFETY: `ptr` was registered by `Gpu::pin` and is still allocated (see the type's doc).
         unsafe { cudarc::driver::sys::cuMemHostUnregister(self.ptr) };
     }
+}
+
+/// A kernel file's name and source, from `KERNELS`.
+fn kernel_source(file: &str) -> Result<(&'static str, &'static str)> {
+    KERNELS
+        .iter()
+        .find(|(f, _)| *f == file)
+        .copied()
+        .ok_or_else(|| Error::Gpu(format!("no kernel file kernels/{file}")))
+}
+
+fn load_function(module: &Arc<CudaModule>, file: &str, name: &str) -> Result<CudaFunction> {
+    module
+        .load_function(name)
+        .map_err(|e| gpu_error(format!("kernel {name} in kernels/{file}"), e))
 }
 
 /// Compile one kernel file to PTX for `arch` (e.g. "sm_90"). Needs NVRTC only, no GPU.
@@ -180,17 +188,19 @@ pub fn compile(file: &str, source: &str, arch: &str) -> Result<Ptx> {
 }
 
 impl Gpu {
-    /// A kernel by file and function name.
+    /// A kernel by file and function name; the file is compiled on its first use.
     pub fn function(&self, file: &str, name: &str) -> Result<CudaFunction> {
-        let module = self
-            .modules
-            .iter()
-            .find(|(f, _)| *f == file)
-            .map(|(_, m)| m)
-            .ok_or_else(|| Error::Gpu(format!("no kernel file {file}")))?;
-        module
-            .load_function(name)
-            .map_err(|e| gpu_error(format!("kernel {name} in kernels/{file}"), e))
+        let (file, source) = kernel_source(file)?;
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        let module = match modules.iter().find(|(f, _)| *f == file) {
+            Some((_, m)) => m.clone(),
+            None => {
+                let m = self.load(file, source)?;
+                modules.push((file, m.clone()));
+                m
+            }
+        };
+        load_function(&module, file, name)
     }
 
     /// A kernel from `file` compiled again with `defines` set (`#define NAME VALUE` lines put
@@ -201,24 +211,21 @@ impl Gpu {
         defines: &[(&str, u64)],
         name: &str,
     ) -> Result<CudaFunction> {
-        let source = KERNELS
-            .iter()
-            .find(|(f, _)| *f == file)
-            .map(|(_, s)| *s)
-            .ok_or_else(|| Error::Gpu(format!("no kernel file {file}")))?;
+        let (file, source) = kernel_source(file)?;
         let mut text: String = defines
             .iter()
             .map(|(k, v)| format!("#define {k} {v}\n"))
             .collect();
         text.push_str(source);
-        let ptx = compile(file, &text, &self.arch)?;
-        let module = self
-            .ctx
+        load_function(&self.load(file, &text)?, file, name)
+    }
+
+    /// Compile `source` (from kernels/`file`) for this GPU and load it.
+    fn load(&self, file: &str, source: &str) -> Result<Arc<CudaModule>> {
+        let ptx = compile(file, source, &self.arch)?;
+        self.ctx
             .load_module(ptx)
-            .map_err(|e| gpu_error(format!("load kernels/{file}"), e))?;
-        module
-            .load_function(name)
-            .map_err(|e| gpu_error(format!("kernel {name} in kernels/{file}"), e))
+            .map_err(|e| gpu_error(format!("load kernels/{file}"), e))
     }
 
     /// Free and total bytes of this GPU's memory.
