@@ -10,6 +10,9 @@
 #     ensure_h5py       a python3 that can `import h5py`; sets PYTHON
 #     ensure_binary     the release binary: built with cargo where there is one, else the
 #                       prebuilt one (GPU hosts have no Rust toolchain); sets TESSERA_BIN
+#     ensure_nccl_visible   where NCCL is installed only as libnccl.so.2 (the pip wheel, a
+#                       runtime-only package), make it loadable under the name tessera
+#                       opens, libnccl.so, through a link in out/nccl-lib on LD_LIBRARY_PATH
 # Arrays:
 #     MPIRUN            the mpirun command line: "${MPIRUN[@]}" -np 2 target/release/tessera ...
 
@@ -151,4 +154,22 @@ ensure_h5py() {
         done
     fi
     die "cannot import h5py: install it (python3 -m pip install h5py, or sudo apt-get install -y python3-h5py)"
+}
+
+# tessera opens NCCL at run time as libnccl.so (cudarc's names; no libnccl.so.2 among them).
+ensure_nccl_visible() {
+    local dir lib=""
+    for dir in ${LD_LIBRARY_PATH//:/ }; do
+        [[ -e $dir/libnccl.so ]] && return 0
+    done
+    ldconfig -p 2>/dev/null | grep -q 'libnccl\.so ' && return 0
+    lib=$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')
+    if [[ -z $lib ]] && command -v python3 >/dev/null 2>&1; then
+        lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
+    fi
+    [[ -n $lib && -e $lib ]] || return 0 # no NCCL here: gpu_transport = "auto" falls back to MPI
+    mkdir -p out/nccl-lib
+    ln -sf "$lib" out/nccl-lib/libnccl.so
+    export LD_LIBRARY_PATH="$TESSERA_ROOT/out/nccl-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    log "NCCL: $lib, linked as out/nccl-lib/libnccl.so"
 }

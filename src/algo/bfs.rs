@@ -103,7 +103,7 @@ pub trait Frontiers {
     fn advance(&mut self) -> Result<(u64, u64)>;
     /// Copy the parents of the local vertices into `out`.
     fn parents(&mut self, out: &mut [i64]) -> Result<()>;
-    /// What carries the exchanges ("mpi", "nccl"), for logs and provenance.
+    /// What carries the exchanges ("mpi", "nccl", "none" on one rank), for provenance.
     fn transport(&self) -> &'static str;
 }
 

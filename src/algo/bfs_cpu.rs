@@ -150,7 +150,11 @@ impl Frontiers for CpuFrontiers<'_> {
     }
 
     fn transport(&self) -> &'static str {
-        "mpi"
+        if self.world.size() == 1 {
+            "none"
+        } else {
+            "mpi"
+        }
     }
 }
 

@@ -73,9 +73,10 @@ impl<'w> GpuExchange<'w> {
         Ok(GpuExchange { world, stream, via })
     }
 
-    /// The transport in use, for provenance: "nccl" or "mpi".
+    /// The transport in use, for provenance: "nccl", "mpi", or "none" on one rank.
     pub fn name(&self) -> &'static str {
         match self.via {
+            _ if self.world.size() == 1 => "none",
             Via::Mpi => "mpi",
             Via::Nccl(_) => "nccl",
         }
