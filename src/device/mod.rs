@@ -110,7 +110,11 @@ fn open(world: &World, gpus: usize) -> Result<Gpu> {
         .compute_capability()
         .map_err(|e| gpu_error("compute capability", e))?;
     let arch = format!("sm_{major}{minor}");
-    let stream = ctx.default_stream();
+    // A stream of our own: the legacy default stream serialises with every other stream,
+    // NCCL's included.
+    let stream = ctx
+        .new_stream()
+        .map_err(|e| gpu_error("create a stream", e))?;
     log::info!("rank {} uses GPU {ordinal}: {name} ({arch})", world.rank());
     Ok(Gpu {
         ctx,
