@@ -5,14 +5,14 @@
 
 use crate::algo::bfs::{self, Direction, Frontiers, LevelStats};
 use crate::algo::bfs_cpu::CpuFrontiers;
-use crate::algo::bfs_gpu::GpuFrontiers;
+use crate::algo::bfs_gpu::{self, GpuFrontiers};
 use crate::algo::{roots, validate};
 use crate::comm::{Op, PhaseTimes, World};
 use crate::config::{BfsConfig, GraphInput, RunConfig};
 use crate::error::Result;
 use crate::graph::kronecker::Kronecker;
 use crate::graph::readers::read_graph;
-use crate::graph::{DistGraph, EdgeSource, Vid};
+use crate::graph::{Block1D, DistGraph, EdgeSource, Vid};
 use crate::output::{timestamp, Invocation, Provenance, ResultFile};
 use crate::progress::Progress;
 use crate::rng::mix64;
@@ -32,6 +32,11 @@ pub trait Backend {
         run: &RunConfig,
         g: &'g DistGraph,
     ) -> Result<Box<dyn Frontiers + 'g>>;
+    /// Fail early when a graph of about `entries` adjacency entries per rank, partitioned as
+    /// `part`, clearly cannot fit on the device (before minutes are spent building it).
+    fn check_fits(&self, _world: &World, _part: &Block1D, _entries: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The CPU (rayon inside each rank).
@@ -67,6 +72,9 @@ impl Backend for crate::device::Gpu {
             run.gpu_transport,
             g,
         )?))
+    }
+    fn check_fits(&self, world: &World, part: &Block1D, entries: u64) -> Result<()> {
+        bfs_gpu::check_memory(world, self, part, entries, true)
     }
 }
 
@@ -146,6 +154,9 @@ fn run_on(
     started: Instant,
     start_time: String,
 ) -> Result<PathBuf> {
+    // Each input edge gives two adjacency entries, spread evenly over the ranks.
+    let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+    backend.check_fits(world, &part, 2 * source.num_edges() / world.size() as u64)?;
     let graph = GraphInfo::measure(world, source, started);
     let mut phases = PhaseTimes::default();
     world.barrier();
