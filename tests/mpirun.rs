@@ -577,6 +577,41 @@ fn missing_graph_file_is_reported() {
 }
 
 #[test]
+fn gpu_transport_is_checked_and_the_cpu_path_ignores_it() {
+    let dir = test_dir("gpu_transport");
+    let deck = write_file(
+        &dir,
+        "transport.toml",
+        "[run]\ngpu_transport = \"infiniband\"\n[bfs]\nscale = 5\n",
+    );
+    for np in NPS {
+        let run = tessera(np, &["run", &deck], &dir);
+        one_clear_error(&run, &[&deck, "line 2", "gpu_transport", "unknown variant"]);
+    }
+    // On the CPU the setting is read and left unused: exchanges go over MPI.
+    let out = dir.join("cpu.h5");
+    let run = tessera(
+        2,
+        &[
+            "bfs",
+            "--scale",
+            "6",
+            "--roots",
+            "2",
+            "--device",
+            "cpu",
+            "--gpu-transport",
+            "nccl",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    run.assert_ok();
+    assert_eq!(H5::open(&out).attr_str("bfs", "transport"), "mpi");
+}
+
+#[test]
 fn gpu_device_is_refused_clearly() {
     let dir = test_dir("device_gpu");
     let deck = write_file(
@@ -718,6 +753,7 @@ fn check_result_file(path: &Path, np: usize, nbfs: usize, validated: bool) {
         "time_local",
         "time_exchange",
         "time_reduce",
+        "bytes_exchanged",
     ] {
         assert_eq!(
             f.shape(&format!("bfs/per_level/{name}")),
@@ -744,6 +780,27 @@ fn check_result_file(path: &Path, np: usize, nbfs: usize, validated: bool) {
             assert_eq!(frontier_vertices[r], 1, "{what}: first level of row {r}");
         }
     }
+
+    // Exchanges: none on one rank; a bottom-up level sends every rank's bitmap (a block of
+    // vertices rounded up to 64, 8 bytes a word) to every other rank.
+    let direction: Vec<u8> = f.ds("bfs/per_level/direction");
+    let bytes: Vec<u64> = f.ds("bfs/per_level/bytes_exchanged");
+    let n: u64 = f.attr("bfs", "num_vertices");
+    let words = n.div_ceil(np as u64).div_ceil(64);
+    let p = np as u64;
+    for (r, (&d, &b)) in direction.iter().zip(&bytes).enumerate() {
+        if np == 1 {
+            assert_eq!(b, 0, "{what}: row {r}: bytes exchanged on one rank");
+        } else if d == 1 {
+            assert_eq!(
+                b,
+                p * (p - 1) * 8 * words,
+                "{what}: row {r}: bottom-up bytes"
+            );
+        }
+    }
+    let transport = f.attr_str("bfs", "transport");
+    assert_eq!(transport, if np == 1 { "none" } else { "mpi" }, "{what}");
 
     // With depths: level k's frontier holds exactly the vertices at depth k.
     if f.has("bfs/depth") {

@@ -275,8 +275,8 @@ fn upload_adjacency(gpu: &Gpu, adj: &[Vid]) -> Result<CudaSlice<u32>> {
 
 /// Fail with one line (on every rank alike) when a rank's part of the graph (`entries`
 /// adjacency entries) and its search buffers do not fit on the GPUs. `estimated`: `entries`
-/// is a guess made before the graph is built, so only a clear miss (by more than a tenth)
-/// fails. The largest SCALE named is estimated from this graph's bytes per vertex.
+/// was counted before the graph was built (two per input edge, duplicates included), so the
+/// message says "about". The largest SCALE named is estimated from the bytes per vertex.
 pub fn check_memory(
     world: &World,
     gpu: &Gpu,
@@ -295,8 +295,7 @@ pub fn check_memory(
             total as f64 / 1e9
         );
     }
-    let allowed = if estimated { free + free / 10 } else { free };
-    if needed <= allowed {
+    if needed <= free {
         return Ok(());
     }
     let per_vertex = needed as f64 / part.block as f64;
@@ -532,5 +531,26 @@ impl GpuFrontiers<'_> {
         unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_bottom_up", e))?;
         self.next = Form::Bits;
         Ok(self.counters()?[2])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchange_buffers_are_bounded_by_vertices_and_entries() {
+        assert_eq!(
+            exchange_capacities(&Block1D::new(1024, 1, 0), 1 << 20),
+            (1, 1)
+        );
+        // Four ranks of 256 vertices: at most 768 remote vertices to send, 3 x 256 to receive.
+        let part = Block1D::new(1024, 4, 1);
+        assert_eq!(exchange_capacities(&part, 100), (100, 100));
+        assert_eq!(exchange_capacities(&part, 1 << 20), (768, 768));
+        // Past the caps, each further entry costs its 4 bytes of adjacency (and the heavy list).
+        let more =
+            bytes_needed(&part, (1 << 20) + HEAVY_DEGREE as u64) - bytes_needed(&part, 1 << 20);
+        assert_eq!(more, 4 * HEAVY_DEGREE as u64 + 4);
     }
 }
