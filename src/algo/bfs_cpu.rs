@@ -86,6 +86,38 @@ impl<'g> CpuFrontiers<'g> {
             next.extend_from_slice(&claimed);
         }
     }
+
+    /// Bottom-up scan of the unvisited local vertices against the global frontier bitmap;
+    /// returns the entries read.
+    fn scan_unvisited(&mut self, global: &[u64]) -> u64 {
+        let g = self.g;
+        let mut next = vec![0u64; g.part.words_per_rank()];
+        let inspected = self
+            .parent
+            .par_chunks_mut(64)
+            .zip(next.par_iter_mut())
+            .enumerate()
+            .map(|(w, (parents, next_word))| {
+                let mut inspected = 0u64;
+                for (i, p) in parents.iter_mut().enumerate() {
+                    if *p >= 0 {
+                        continue;
+                    }
+                    for &v in g.row(w * 64 + i) {
+                        inspected += 1;
+                        if global[(v / 64) as usize] >> (v % 64) & 1 == 1 {
+                            *p = v as i64;
+                            *next_word |= 1 << i;
+                            break;
+                        }
+                    }
+                }
+                inspected
+            })
+            .sum();
+        self.next = Frontier::Bits(next);
+        inspected
+    }
 }
 
 impl Frontiers for CpuFrontiers<'_> {
@@ -155,40 +187,6 @@ impl Frontiers for CpuFrontiers<'_> {
         } else {
             "mpi"
         }
-    }
-}
-
-impl CpuFrontiers<'_> {
-    /// Bottom-up scan of the unvisited local vertices against the global frontier bitmap;
-    /// returns the entries read.
-    fn scan_unvisited(&mut self, global: &[u64]) -> u64 {
-        let g = self.g;
-        let mut next = vec![0u64; g.part.words_per_rank()];
-        let inspected = self
-            .parent
-            .par_chunks_mut(64)
-            .zip(next.par_iter_mut())
-            .enumerate()
-            .map(|(w, (parents, next_word))| {
-                let mut inspected = 0u64;
-                for (i, p) in parents.iter_mut().enumerate() {
-                    if *p >= 0 {
-                        continue;
-                    }
-                    for &v in g.row(w * 64 + i) {
-                        inspected += 1;
-                        if global[(v / 64) as usize] >> (v % 64) & 1 == 1 {
-                            *p = v as i64;
-                            *next_word |= 1 << i;
-                            break;
-                        }
-                    }
-                }
-                inspected
-            })
-            .sum();
-        self.next = Frontier::Bits(next);
-        inspected
     }
 }
 

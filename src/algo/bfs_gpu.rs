@@ -6,7 +6,7 @@ use super::bfs::{Frontiers, LevelClock};
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{run_starts, Op, World};
 use crate::config::GpuTransport;
-use crate::device::{Gpu, Pinned};
+use crate::device::{gpu_error, Gpu, Pinned};
 use crate::error::{Error, Result};
 use crate::graph::{Block1D, DistGraph, Vid};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -106,10 +106,6 @@ pub fn bytes_needed(part: &Block1D, entries: u64) -> u64 {
     offsets_and_adjacency + parents_and_queues + bitmaps + exchange + heavy + 8 * 5
 }
 
-fn err(what: &str, e: impl std::fmt::Debug) -> Error {
-    Error::Gpu(format!("{what}: {e:?}"))
-}
-
 fn grid(threads: u64) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (threads.div_ceil(THREADS as u64).max(1) as u32, 1, 1),
@@ -136,17 +132,19 @@ impl<'a> GpuFrontiers<'a> {
         let exchange = GpuExchange::open(world, gpu, transport)?;
         let s = &gpu.stream;
         let alloc = |what: &str, n: usize| -> Result<CudaSlice<u64>> {
-            s.alloc_zeros::<u64>(n.max(1)).map_err(|e| err(what, e))
+            s.alloc_zeros::<u64>(n.max(1))
+                .map_err(|e| gpu_error(what, e))
         };
         let alloc_u32 = |what: &str, n: usize| -> Result<CudaSlice<u32>> {
-            s.alloc_zeros::<u32>(n.max(1)).map_err(|e| err(what, e))
+            s.alloc_zeros::<u32>(n.max(1))
+                .map_err(|e| gpu_error(what, e))
         };
         let words = g.part.words_per_rank();
         let local_n = g.local_n();
         let (send_capacity, recv_capacity) = exchange_capacities(&g.part, g.adj.len() as u64);
         let offsets = s
             .clone_htod(&g.offsets)
-            .map_err(|e| err("upload offsets", e))?;
+            .map_err(|e| gpu_error("upload offsets", e))?;
         let adj = upload_adjacency(gpu, &g.adj)?;
         let k = Kernels {
             start: gpu.function("bfs.cu", "bfs_start")?,
@@ -172,7 +170,7 @@ impl<'a> GpuFrontiers<'a> {
             adj,
             parent: s
                 .alloc_zeros::<i64>(local_n.max(1))
-                .map_err(|e| err("allocate parents", e))?,
+                .map_err(|e| gpu_error("allocate parents", e))?,
             queue: alloc_u32("allocate queue", local_n)?,
             next_queue: alloc_u32("allocate queue", local_n)?,
             bits: alloc("allocate frontier bitmap", words)?,
@@ -202,14 +200,17 @@ impl<'a> GpuFrontiers<'a> {
     }
 
     fn sync(&self, after: &str) -> Result<()> {
-        self.gpu.stream.synchronize().map_err(|e| err(after, e))
+        self.gpu
+            .stream
+            .synchronize()
+            .map_err(|e| gpu_error(after, e))
     }
 
     fn zero_counters(&mut self) -> Result<()> {
         self.gpu
             .stream
             .memset_zeros(&mut self.counters)
-            .map_err(|e| err("reset counters", e))
+            .map_err(|e| gpu_error("reset counters", e))
     }
 
     fn counters(&self) -> Result<[u64; 4]> {
@@ -217,7 +218,7 @@ impl<'a> GpuFrontiers<'a> {
             .gpu
             .stream
             .clone_dtoh(&self.counters)
-            .map_err(|e| err("read counters", e))?;
+            .map_err(|e| gpu_error("read counters", e))?;
         Ok([c[0], c[1], c[2], c[3]])
     }
 
@@ -234,7 +235,7 @@ impl<'a> GpuFrontiers<'a> {
             .arg(&mut self.queue)
             .arg(&mut self.counters);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(words)) }.map_err(|e| err("launch bfs_bits_to_queue", e))?;
+        unsafe { b.launch(grid(words)) }.map_err(|e| gpu_error("launch bfs_bits_to_queue", e))?;
         let len = self.counters()?[0];
         self.current = Form::Queue(len);
         Ok(len)
@@ -247,11 +248,11 @@ impl<'a> GpuFrontiers<'a> {
         };
         let s = &self.gpu.stream;
         s.memset_zeros(&mut self.bits)
-            .map_err(|e| err("clear bitmap", e))?;
+            .map_err(|e| gpu_error("clear bitmap", e))?;
         let mut b = s.launch_builder(&self.k.queue_to_bits);
         b.arg(&self.queue).arg(&len).arg(&mut self.bits);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(len)) }.map_err(|e| err("launch bfs_queue_to_bits", e))?;
+        unsafe { b.launch(grid(len)) }.map_err(|e| gpu_error("launch bfs_queue_to_bits", e))?;
         self.current = Form::Bits;
         Ok(())
     }
@@ -261,14 +262,14 @@ fn upload_adjacency(gpu: &Gpu, adj: &[Vid]) -> Result<CudaSlice<u32>> {
     let s = &gpu.stream;
     let mut dev = s
         .alloc_zeros::<u32>(adj.len().max(1))
-        .map_err(|e| err("allocate adjacency", e))?;
+        .map_err(|e| gpu_error("allocate adjacency", e))?;
     let mut staged = Vec::with_capacity(UPLOAD_CHUNK.min(adj.len()));
     for (i, chunk) in adj.chunks(UPLOAD_CHUNK).enumerate() {
         staged.clear();
         staged.extend(chunk.iter().map(|&v| v as u32));
         let at = i * UPLOAD_CHUNK;
         s.memcpy_htod(&staged, &mut dev.slice_mut(at..at + chunk.len()))
-            .map_err(|e| err("upload adjacency", e))?;
+            .map_err(|e| gpu_error("upload adjacency", e))?;
     }
     Ok(dev)
 }
@@ -321,9 +322,9 @@ impl Frontiers for GpuFrontiers<'_> {
             .arg(&root_local)
             .arg(&root);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(self.local_n)) }.map_err(|e| err("launch bfs_start", e))?;
+        unsafe { b.launch(grid(self.local_n)) }.map_err(|e| gpu_error("launch bfs_start", e))?;
         s.memset_zeros(&mut self.sent)
-            .map_err(|e| err("clear sent bitmap", e))?;
+            .map_err(|e| gpu_error("clear sent bitmap", e))?;
         self.next = Form::Queue(0);
         if !is_local {
             self.current = Form::Queue(0);
@@ -331,10 +332,10 @@ impl Frontiers for GpuFrontiers<'_> {
             return Ok(0);
         }
         s.memcpy_htod(&[local as u32], &mut self.queue.slice_mut(0..1))
-            .map_err(|e| err("upload root", e))?;
+            .map_err(|e| gpu_error("upload root", e))?;
         let degree = s
             .clone_dtoh(&self.offsets.slice(local as usize..local as usize + 2))
-            .map_err(|e| err("read root degree", e))?;
+            .map_err(|e| gpu_error("read root degree", e))?;
         self.current = Form::Queue(1);
         Ok(degree[1] - degree[0])
     }
@@ -396,7 +397,7 @@ impl Frontiers for GpuFrontiers<'_> {
         self.gpu
             .stream
             .memcpy_dtoh(&self.parent.slice(0..out.len()), out)
-            .map_err(|e| err("copy parents to the host", e))?;
+            .map_err(|e| gpu_error("copy parents to the host", e))?;
         // Into page-locked memory the copy is asynchronous: wait for it.
         self.sync("copy parents to the host")
     }
@@ -430,7 +431,7 @@ impl GpuFrontiers<'_> {
             .arg(&mut self.sent)
             .arg(&mut self.heavy);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(len * 32)) }.map_err(|e| err("launch bfs_top_down", e))?;
+        unsafe { b.launch(grid(len * 32)) }.map_err(|e| gpu_error("launch bfs_top_down", e))?;
         let filling = self.filling_grid();
         let mut b = s.launch_builder(&self.k.top_down_heavy);
         b.arg(&self.offsets)
@@ -445,7 +446,7 @@ impl GpuFrontiers<'_> {
             .arg(&capacity)
             .arg(&mut self.sent);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_top_down_heavy", e))?;
+        unsafe { b.launch(filling) }.map_err(|e| gpu_error("launch bfs_top_down_heavy", e))?;
         let [_, _, inspected, remote] = self.counters()?;
         if remote > capacity {
             return Err(Error::Gpu(format!(
@@ -461,23 +462,23 @@ impl GpuFrontiers<'_> {
     fn bucket_by_owner(&mut self, count: u64) -> Result<Vec<usize>> {
         let s = &self.gpu.stream;
         s.memset_zeros(&mut self.owner_counts)
-            .map_err(|e| err("reset owner counts", e))?;
+            .map_err(|e| gpu_error("reset owner counts", e))?;
         let mut b = s.launch_builder(&self.k.count_owners);
         b.arg(&self.remote)
             .arg(&count)
             .arg(&self.block)
             .arg(&mut self.owner_counts);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(count)) }.map_err(|e| err("launch bfs_count_owners", e))?;
+        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_count_owners", e))?;
         let counts: Vec<usize> = s
             .clone_dtoh(&self.owner_counts)
-            .map_err(|e| err("read owner counts", e))?
+            .map_err(|e| gpu_error("read owner counts", e))?
             .into_iter()
             .map(|c| c as usize)
             .collect();
         let cursors: Vec<u64> = run_starts(&counts).into_iter().map(|c| c as u64).collect();
         s.memcpy_htod(&cursors, &mut self.owner_counts)
-            .map_err(|e| err("upload owner cursors", e))?;
+            .map_err(|e| gpu_error("upload owner cursors", e))?;
         let mut b = s.launch_builder(&self.k.scatter_owners);
         b.arg(&self.remote)
             .arg(&count)
@@ -485,7 +486,7 @@ impl GpuFrontiers<'_> {
             .arg(&mut self.owner_counts)
             .arg(&mut self.send);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(count)) }.map_err(|e| err("launch bfs_scatter_owners", e))?;
+        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_scatter_owners", e))?;
         self.sync("bfs_scatter_owners")?;
         Ok(counts)
     }
@@ -503,7 +504,7 @@ impl GpuFrontiers<'_> {
                 .arg(&mut self.next_queue)
                 .arg(&mut self.counters);
             // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-            unsafe { b.launch(grid(count)) }.map_err(|e| err("launch bfs_claim", e))?;
+            unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_claim", e))?;
         }
         self.sync("bfs_claim")
     }
@@ -528,7 +529,7 @@ impl GpuFrontiers<'_> {
             .arg(&mut self.next_bits)
             .arg(&mut self.counters);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(filling) }.map_err(|e| err("launch bfs_bottom_up", e))?;
+        unsafe { b.launch(filling) }.map_err(|e| gpu_error("launch bfs_bottom_up", e))?;
         self.next = Form::Bits;
         Ok(self.counters()?[2])
     }

@@ -8,7 +8,7 @@
 
 use super::{run_starts, Op, World};
 use crate::config::GpuTransport;
-use crate::device::Gpu;
+use crate::device::{gpu_error, Gpu};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, CudaStream};
 use cudarc::nccl::{group_end, group_start, Comm, Id};
@@ -26,11 +26,7 @@ pub struct GpuExchange<'w> {
 }
 
 fn nccl_error(what: &str, e: impl std::fmt::Debug) -> Error {
-    Error::Gpu(format!("NCCL {what}: {e:?}"))
-}
-
-fn copy_error(what: &str, e: impl std::fmt::Debug) -> Error {
-    Error::Gpu(format!("{what}: {e:?}"))
+    gpu_error(format!("NCCL {what}"), e)
 }
 
 fn nccl_present() -> bool {
@@ -61,15 +57,6 @@ impl<'w> GpuExchange<'w> {
             }
             GpuTransport::Auto | GpuTransport::Nccl => Via::Nccl(nccl_comm(world, gpu)?),
         };
-        if world.is_root() {
-            log::info!(
-                "GPU exchanges over {}",
-                match via {
-                    Via::Mpi => "host memory and MPI",
-                    Via::Nccl(_) => "NCCL",
-                }
-            );
-        }
         let exchange = GpuExchange { world, stream, via };
         if let Via::Nccl(_) = exchange.via {
             exchange.connect()?;
@@ -85,7 +72,7 @@ impl<'w> GpuExchange<'w> {
         let alloc = |n| {
             self.stream
                 .alloc_zeros::<u64>(n)
-                .map_err(|e| copy_error("allocate NCCL warm-up buffers", e))
+                .map_err(|e| gpu_error("allocate NCCL warm-up buffers", e))
         };
         let (send, one, mut recv) = (alloc(ranks)?, alloc(1)?, alloc(ranks)?);
         let mut counts = vec![1; ranks];
@@ -126,12 +113,14 @@ impl<'w> GpuExchange<'w> {
                 let host = self
                     .stream
                     .clone_dtoh(&send.slice(0..sent))
-                    .map_err(|e| copy_error("copy items to send to the host", e))?;
-                let received = self.world.alltoallv(&host, send_counts)?;
+                    .map_err(|e| gpu_error("copy items to send to the host", e))?;
+                let received = self
+                    .world
+                    .alltoallv_known(&host, send_counts, &recv_counts)?;
                 if !received.is_empty() {
                     self.stream
                         .memcpy_htod(&received, &mut recv.slice_mut(0..total))
-                        .map_err(|e| copy_error("upload received items", e))?;
+                        .map_err(|e| gpu_error("upload received items", e))?;
                 }
             }
             Via::Nccl(comm) => {
@@ -157,7 +146,7 @@ impl<'w> GpuExchange<'w> {
         }
         self.stream
             .synchronize()
-            .map_err(|e| copy_error("wait for the exchange", e))?;
+            .map_err(|e| gpu_error("wait for the exchange", e))?;
         Ok(total)
     }
 
@@ -171,12 +160,12 @@ impl<'w> GpuExchange<'w> {
                 let host = self
                     .stream
                     .clone_dtoh(send)
-                    .map_err(|e| copy_error("copy the bitmap to the host", e))?;
+                    .map_err(|e| gpu_error("copy the bitmap to the host", e))?;
                 let mut all = vec![0u64; words * self.world.size()];
                 self.world.allgather_into(&host, &mut all);
                 self.stream
                     .memcpy_htod(&all, recv)
-                    .map_err(|e| copy_error("upload the gathered bitmap", e))?;
+                    .map_err(|e| gpu_error("upload the gathered bitmap", e))?;
             }
             Via::Nccl(comm) => {
                 comm.all_gather(send, recv)
@@ -185,7 +174,7 @@ impl<'w> GpuExchange<'w> {
         }
         self.stream
             .synchronize()
-            .map_err(|e| copy_error("wait for the all-gather", e))
+            .map_err(|e| gpu_error("wait for the all-gather", e))
     }
 }
 
@@ -212,7 +201,7 @@ fn nccl_comm(world: &World, gpu: &Gpu) -> Result<Comm> {
         .map_err(|_| Error::Gpu("NCCL: rank 0 could not make a unique id".into()))?;
     gpu.ctx
         .bind_to_thread()
-        .map_err(|e| copy_error("bind the GPU to this thread", e))?;
+        .map_err(|e| gpu_error("bind the GPU to this thread", e))?;
     Comm::from_rank(
         gpu.stream.clone(),
         world.rank(),

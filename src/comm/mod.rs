@@ -194,12 +194,23 @@ impl World {
         send: &[T],
         send_counts: &[usize],
     ) -> Result<(Vec<T>, Vec<usize>)> {
-        let sc: Vec<Count> = send_counts
-            .iter()
-            .map(|&c| to_count(c))
-            .collect::<Result<_>>()?;
-        let mut rc = vec![0 as Count; self.size];
-        self.comm.all_to_all_into(&sc[..], &mut rc[..]);
+        let recv_counts = self.alltoall_counts(send_counts);
+        let recv = self.alltoallv_known(send, send_counts, &recv_counts)?;
+        Ok((recv, recv_counts))
+    }
+
+    /// `alltoallv` when every rank already knows how many items each rank sends it
+    /// (`recv_counts`, as `alltoall_counts` returns them).
+    pub fn alltoallv_known<T: Equivalence + Copy + Default>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        recv_counts: &[usize],
+    ) -> Result<Vec<T>> {
+        let to_counts = |counts: &[usize]| -> Result<Vec<Count>> {
+            counts.iter().map(|&c| to_count(c)).collect()
+        };
+        let (sc, rc) = (to_counts(send_counts)?, to_counts(recv_counts)?);
         let sd = displacements(&sc)?;
         let rd = displacements(&rc)?;
         let total: usize = rc.iter().map(|&c| c as usize).sum();
@@ -209,7 +220,7 @@ impl World {
             let mut rp = PartitionMut::new(&mut recv[..], &rc[..], &rd[..]);
             self.comm.all_to_all_varcount_into(&sp, &mut rp);
         }
-        Ok((recv, rc.iter().map(|&c| c as usize).collect()))
+        Ok(recv)
     }
 
     /// Remote lookup: each key is sent to the rank `owner(key)` names, which computes
@@ -292,13 +303,8 @@ fn to_count(n: usize) -> Result<Count> {
 }
 
 fn displacements(counts: &[Count]) -> Result<Vec<Count>> {
-    let mut displs = Vec::with_capacity(counts.len());
-    let mut acc: usize = 0;
-    for &c in counts {
-        displs.push(to_count(acc)?);
-        acc += c as usize;
-    }
-    Ok(displs)
+    let counts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
+    run_starts(&counts).into_iter().map(to_count).collect()
 }
 
 /// A rank's string as one newline-terminated line, for gathering.

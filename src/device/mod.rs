@@ -37,7 +37,8 @@ pub struct Gpu {
     modules: Mutex<Vec<(&'static str, Arc<CudaModule>)>>,
 }
 
-fn gpu_error(what: impl std::fmt::Display, e: impl std::fmt::Debug) -> Error {
+/// A failed CUDA or NCCL call as an error naming what was being done.
+pub fn gpu_error(what: impl std::fmt::Display, e: impl std::fmt::Debug) -> Error {
     Error::Gpu(format!("{what}: {e:?}"))
 }
 

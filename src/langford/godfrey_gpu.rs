@@ -4,8 +4,8 @@
 use super::farm::Solver;
 use super::godfrey::{self, Godfrey};
 use super::wide::Wide;
-use crate::device::Gpu;
-use crate::error::{Error, Result};
+use crate::device::{gpu_error, Gpu};
+use crate::error::Result;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 /// Threads per block (`THREADS` in the kernel).
@@ -27,10 +27,6 @@ pub struct GodfreyGpu<'a> {
     threads: u64,
     blocks: u64,
     partial: CudaSlice<u64>,
-}
-
-fn err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
-    move |e| Error::Gpu(format!("{what}: {e:?}"))
 }
 
 impl<'a> GodfreyGpu<'a> {
@@ -56,7 +52,7 @@ impl<'a> GodfreyGpu<'a> {
         let partial = gpu
             .stream
             .alloc_zeros::<u64>((blocks as usize) * words)
-            .map_err(err("allocate godfrey partial sums"))?;
+            .map_err(|e| gpu_error("allocate godfrey partial sums", e))?;
         log::info!(
             "godfrey on {}: {threads} threads per task, {} points each",
             gpu.describe(),
@@ -83,12 +79,12 @@ impl<'a> GodfreyGpu<'a> {
         b.arg(&t.outer).arg(&self.threads).arg(&mut self.partial);
         // SAFETY: the arguments match godfrey_walk's signature; `partial` holds one sum of
         // WORDS words per block.
-        unsafe { b.launch(cfg) }.map_err(err("kernel godfrey_walk"))?;
+        unsafe { b.launch(cfg) }.map_err(|e| gpu_error("kernel godfrey_walk", e))?;
         let partial = self
             .gpu
             .stream
             .clone_dtoh(&self.partial)
-            .map_err(err("copy godfrey partial sums"))?;
+            .map_err(|e| gpu_error("copy godfrey partial sums", e))?;
         let sum = partial
             .chunks_exact(W)
             .map(Wide::<W>::from_words)

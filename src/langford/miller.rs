@@ -16,8 +16,8 @@
 //! (`split`) so that the cores or GPU threads have many independent subtrees to share.
 //! "Nodes" are the successful placements made below a task, counted alike on both paths.
 
-use crate::device::Gpu;
-use crate::error::{Error, Result};
+use crate::device::{gpu_error, Gpu};
+use crate::error::Result;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
@@ -206,10 +206,6 @@ pub struct MillerGpu<'a> {
     totals: CudaSlice<u64>,
 }
 
-fn err(what: &str, e: impl std::fmt::Debug) -> Error {
-    Error::Gpu(format!("{what}: {e:?}"))
-}
-
 impl<'a> MillerGpu<'a> {
     pub fn new(gpu: &'a Gpu, tasks: &MillerTasks) -> Result<Self> {
         let target = (gpu.resident_blocks(THREADS)? as usize * THREADS as usize).max(GPU_SPLIT);
@@ -221,10 +217,10 @@ impl<'a> MillerGpu<'a> {
             target,
             prefixes: s
                 .alloc_zeros::<u64>(target)
-                .map_err(|e| err("allocate miller prefixes", e))?,
+                .map_err(|e| gpu_error("allocate miller prefixes", e))?,
             totals: s
                 .alloc_zeros::<u64>(2)
-                .map_err(|e| err("allocate miller totals", e))?,
+                .map_err(|e| gpu_error("allocate miller totals", e))?,
         })
     }
 
@@ -243,14 +239,14 @@ impl<'a> MillerGpu<'a> {
         if count > self.prefixes.len() {
             self.prefixes = stream
                 .alloc_zeros::<u64>(count)
-                .map_err(|e| err("allocate miller prefixes", e))?;
+                .map_err(|e| gpu_error("allocate miller prefixes", e))?;
         }
         stream
             .memcpy_htod(&s.prefixes, &mut self.prefixes.slice_mut(0..count))
-            .map_err(|e| err("upload miller prefixes", e))?;
+            .map_err(|e| gpu_error("upload miller prefixes", e))?;
         stream
             .memset_zeros(&mut self.totals)
-            .map_err(|e| err("reset miller totals", e))?;
+            .map_err(|e| gpu_error("reset miller totals", e))?;
         let cfg = LaunchConfig {
             grid_dim: ((count as u64).div_ceil(THREADS as u64) as u32, 1, 1),
             block_dim: (THREADS, 1, 1),
@@ -265,10 +261,10 @@ impl<'a> MillerGpu<'a> {
             .arg(&mut self.totals);
         // SAFETY: argument types match miller_count's signature in kernels/miller.cu, and
         // `prefixes` holds at least `count` entries.
-        unsafe { b.launch(cfg) }.map_err(|e| err("launch miller_count", e))?;
+        unsafe { b.launch(cfg) }.map_err(|e| gpu_error("launch miller_count", e))?;
         let totals = stream
             .clone_dtoh(&self.totals)
-            .map_err(|e| err("read miller totals", e))?;
+            .map_err(|e| gpu_error("read miller totals", e))?;
         Ok((totals[0] * weight, s.nodes + totals[1]))
     }
 }
