@@ -239,7 +239,9 @@ fn start_threads(world: &World, threads: Option<usize>) -> Result<()> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
-        .map_err(|e| Error::Unavailable(format!("cannot start {threads} worker threads: {e}")))
+        .map_err(|e| Error::Unavailable(format!("cannot start {threads} worker threads: {e}")))?;
+    log::info!("{threads} worker threads per rank");
+    Ok(())
 }
 
 /// Cores online on this node (from /sys, e.g. "0-63" or "0-3,8-11"), if known.

@@ -11,6 +11,7 @@ use crate::comm::{Op, World};
 use crate::error::{Error, Result, Rule};
 use crate::graph::{DistGraph, Vid};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
 /// Adjacency entries checked per rank per round of the edge-level phase (bounds memory).
 const EDGE_BATCH: u64 = 1 << 20;
@@ -65,32 +66,47 @@ pub fn validate(world: &World, g: &DistGraph, root: Vid, parent: &[i64]) -> Resu
 /// the root. Also used to report depths when validation is off.
 pub fn tree_levels(world: &World, g: &DistGraph, root: Vid, parent: &[i64]) -> Result<Vec<i32>> {
     let part = g.part;
-    let mut levels = vec![-1i32; part.local_n()];
-    let mut pending: Vec<u32> = (0..part.local_n() as u32)
-        .filter(|&l| parent[l as usize] >= 0)
+    let levels: Vec<AtomicI32> = (0..part.local_n())
+        .into_par_iter()
+        .map(|_| AtomicI32::new(-1))
         .collect();
-    if part.is_local(root) {
-        let l = part.local(root);
-        levels[l] = 0;
-        pending.retain(|&p| p as usize != l);
+    let root_local = part.is_local(root).then(|| part.local(root));
+    if let Some(l) = root_local {
+        levels[l].store(0, Relaxed);
     }
+    let mut pending: Vec<u32> = (0..part.local_n() as u32)
+        .into_par_iter()
+        .filter(|&l| parent[l as usize] >= 0 && Some(l as usize) != root_local)
+        .collect();
     loop {
         if world.allreduce(pending.len() as u64, Op::Sum) == 0 {
-            return Ok(levels);
+            return Ok(levels.into_iter().map(AtomicI32::into_inner).collect());
         }
-        let keys: Vec<u64> = pending.iter().map(|&l| parent[l as usize] as u64).collect();
-        let parent_levels = world.query(&keys, |k| part.owner(k), |k| levels[part.local(k)])?;
+        let keys: Vec<u64> = pending
+            .par_iter()
+            .map(|&l| parent[l as usize] as u64)
+            .collect();
+        let parent_levels = world.query(
+            &keys,
+            |k| part.owner(k),
+            |k| levels[part.local(k)].load(Relaxed),
+        )?;
+        // Levels set in this round are read in the next one only (the query above has
+        // already read this round's), so the result does not depend on thread timing.
         let before = pending.len();
-        let mut still = Vec::with_capacity(before);
-        for (&l, &pl) in pending.iter().zip(&parent_levels) {
-            if pl >= 0 {
-                levels[l as usize] = pl + 1;
-            } else {
-                still.push(l);
-            }
-        }
-        let stuck = still.len() == before;
-        pending = still;
+        pending = pending
+            .par_iter()
+            .zip(&parent_levels)
+            .filter_map(|(&l, &pl)| {
+                if pl >= 0 {
+                    levels[l as usize].store(pl + 1, Relaxed);
+                    None
+                } else {
+                    Some(l)
+                }
+            })
+            .collect();
+        let stuck = pending.len() == before;
         if world.allreduce(u64::from(!stuck), Op::Max) == 0 {
             let failure = lowest(pending.iter().map(|&l| Failure {
                 vertex: part.global(l as usize),

@@ -231,9 +231,12 @@ impl World {
         owner: impl Fn(u64) -> usize + Sync,
         answer: impl Fn(u64) -> A + Sync,
     ) -> Result<Vec<A>> {
-        let indexed: Vec<(u64, usize)> = keys.iter().copied().zip(0..).collect();
+        if self.size == 1 {
+            return Ok(keys.par_iter().map(|&k| answer(k)).collect());
+        }
+        let indexed: Vec<(u64, usize)> = keys.par_iter().copied().zip(0..keys.len()).collect();
         let (ordered, counts) = bucket_by_rank(self.size, &indexed, |&(k, _)| owner(k));
-        let send: Vec<u64> = ordered.iter().map(|&(k, _)| k).collect();
+        let send: Vec<u64> = ordered.par_iter().map(|&(k, _)| k).collect();
         let (asked, asked_counts) = self.alltoallv_counted(&send, &counts)?;
         let replies: Vec<A> = asked.par_iter().map(|&k| answer(k)).collect();
         let answers = self.alltoallv(&replies, &asked_counts)?;

@@ -3,18 +3,21 @@
 //! Edge tuples are streamed from the `EdgeSource` in bounded chunks, twice: the first pass
 //! sends each directed entry's source to its owner, which counts row lengths; the second
 //! sends (source, target) pairs, which the owner writes straight into its preallocated rows.
-//! Rows are then sorted and de-duplicated in place. Received messages are grouped by window
-//! of rows and the windows filled in parallel, one thread each. Peak memory is the CSR with
-//! duplicates plus one chunk's buffers, instead of the edge list plus send and receive copies.
+//! Rows are then sorted and de-duplicated in place. Received messages are placed by all the
+//! rank's threads at once through atomic counters and cursors; the order they land in
+//! within a row does not matter, since rows are sorted afterwards. Peak memory is the CSR
+//! with duplicates plus one chunk's buffers, instead of the edge list plus send and receive
+//! copies.
 
 use super::{Block1D, Edge, EdgeSource, Vid};
 use crate::comm::{bucket_by_rank, Equivalence, Op, Pair, PhaseTimes, World};
 use crate::error::Result;
 
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Edge tuples per rank per exchange round (each becomes two directed entries).
-const CHUNK: u64 = 1 << 18;
+const CHUNK: u64 = 1 << 20;
 
 /// Flag bit on a counting-pass message: the entry is a self-loop (counts for nedge, not in CSR).
 const SELF_LOOP: u64 = 1 << 63;
@@ -67,29 +70,29 @@ impl DistGraph {
         // Pass 1: row lengths and tuple endpoint counts.
         let mut tuple_ends = vec![0u64; local_n];
         let mut lengths = vec![0u64; local_n];
-        stream_rounds(
-            world,
-            source,
-            rounds,
-            timers,
-            |&(u, v)| {
-                let flag = if u == v { SELF_LOOP } else { 0 };
-                Some([u | flag, v | flag])
-            },
-            |msg| part.owner(msg & !SELF_LOOP),
-            |received: Vec<u64>| {
-                let row = |msg: &u64| part.local(msg & !SELF_LOOP);
-                let ends = tuple_ends.chunks_mut(WINDOW_ROWS).collect();
-                let lens = lengths.chunks_mut(WINDOW_ROWS).collect();
-                by_window(&received, row, ends, lens, |first, msgs, ends, lens| {
-                    for msg in msgs {
-                        let l = row(msg) - first;
-                        ends[l] += 1;
-                        lens[l] += u64::from(msg & SELF_LOOP == 0);
-                    }
-                });
-            },
-        )?;
+        {
+            let (ends, lens) = (as_atomic(&mut tuple_ends), as_atomic(&mut lengths));
+            stream_rounds(
+                world,
+                source,
+                rounds,
+                timers,
+                |&(u, v)| {
+                    let flag = if u == v { SELF_LOOP } else { 0 };
+                    Some([u | flag, v | flag])
+                },
+                |msg| part.owner(msg & !SELF_LOOP),
+                |received: Vec<u64>| {
+                    received.par_iter().for_each(|msg| {
+                        let l = part.local(msg & !SELF_LOOP);
+                        ends[l].fetch_add(1, Relaxed);
+                        if msg & SELF_LOOP == 0 {
+                            lens[l].fetch_add(1, Relaxed);
+                        }
+                    })
+                },
+            )?;
+        }
 
         let mut offsets = Vec::with_capacity(local_n + 1);
         offsets.push(0u64);
@@ -102,34 +105,23 @@ impl DistGraph {
         // result does not depend on arrival order or thread timing.
         let mut adj = vec![0u64; *offsets.last().unwrap() as usize];
         let mut cursor: Vec<u64> = offsets[..local_n].to_vec();
-        stream_rounds(
-            world,
-            source,
-            rounds,
-            timers,
-            |&(u, v)| (u != v).then_some([Pair(u, v), Pair(v, u)]),
-            |pair: &Pair| part.owner(pair.0),
-            |received: Vec<Pair>| {
-                let row = |p: &Pair| part.local(p.0);
-                let cursors = cursor.chunks_mut(WINDOW_ROWS).collect();
-                let slots = split_rows(&offsets, &mut adj, WINDOW_ROWS);
-                by_window(
-                    &received,
-                    row,
-                    cursors,
-                    slots,
-                    |first, pairs, cursor, slots| {
-                        // A window's slots start at its first row's offset.
-                        let base = offsets[first];
-                        for &Pair(u, v) in pairs {
-                            let c = &mut cursor[part.local(u) - first];
-                            slots[(*c - base) as usize] = v;
-                            *c += 1;
-                        }
-                    },
-                );
-            },
-        )?;
+        {
+            let (slots, cursor) = (as_atomic(&mut adj), as_atomic(&mut cursor));
+            stream_rounds(
+                world,
+                source,
+                rounds,
+                timers,
+                |&(u, v)| (u != v).then_some([Pair(u, v), Pair(v, u)]),
+                |pair: &Pair| part.owner(pair.0),
+                |received: Vec<Pair>| {
+                    received.par_iter().for_each(|&Pair(u, v)| {
+                        let slot = cursor[part.local(u)].fetch_add(1, Relaxed);
+                        slots[slot as usize].store(v, Relaxed);
+                    })
+                },
+            )?;
+        }
         drop(cursor);
 
         timers.time("sort_dedup", || sort_dedup_rows(&mut offsets, &mut adj));
@@ -165,45 +157,18 @@ fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
             .par_iter()
             .flat_map_iter(|e| expand(e).into_iter().flatten())
             .collect();
-        let (send, counts) = timers.time("bucket", || bucket_by_rank(world.size(), &msgs, &dest));
-        drop(msgs);
-        let received = timers.time("exchange", || world.alltoallv(&send, &counts))?;
+        // One rank keeps everything: no bucketing, no copy through MPI.
+        let received = if world.size() == 1 {
+            msgs
+        } else {
+            let (send, counts) =
+                timers.time("bucket", || bucket_by_rank(world.size(), &msgs, &dest));
+            drop(msgs);
+            timers.time("exchange", || world.alltoallv(&send, &counts))?
+        };
         timers.time("place", || consume(received));
     }
     Ok(())
-}
-
-/// Rows per window: a window's counters and slots stay in cache while it is filled.
-const WINDOW_ROWS: usize = 1 << 10;
-
-/// Group `msgs` by window of `WINDOW_ROWS` rows (`row` gives a message's local row) and call
-/// `f(first row, messages, window's part of a, window's part of b)` for every window, in
-/// parallel. Each window is handled by one thread, so `f` needs no atomics.
-fn by_window<M, A, B>(
-    msgs: &[M],
-    row: impl Fn(&M) -> usize + Sync,
-    a: Vec<&mut [A]>,
-    b: Vec<&mut [B]>,
-    f: impl Fn(usize, &[M], &mut [A], &mut [B]) + Sync,
-) where
-    M: Copy + Default + Send + Sync,
-    A: Send,
-    B: Send,
-{
-    let (grouped, counts) = bucket_by_rank(a.len(), msgs, |m| row(m) / WINDOW_ROWS);
-    let mut groups = Vec::with_capacity(counts.len());
-    let mut rest = grouped.as_slice();
-    for &c in &counts {
-        let (group, tail) = rest.split_at(c);
-        groups.push(group);
-        rest = tail;
-    }
-    groups
-        .into_par_iter()
-        .zip(a)
-        .zip(b)
-        .enumerate()
-        .for_each(|(w, ((group, a), b))| f(w * WINDOW_ROWS, group, a, b));
 }
 
 /// `adj` cut into the slots of consecutive groups of `rows_per_piece` rows (the last group
@@ -223,6 +188,18 @@ fn split_rows<'a>(
         rest = tail;
     }
     pieces
+}
+
+// `as_atomic` reinterprets u64 storage as AtomicU64.
+const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+
+/// `v` as atomics, so that many threads can count into it or fill it at once.
+fn as_atomic(v: &mut [u64]) -> &[AtomicU64] {
+    // SAFETY: AtomicU64 has the size and bit validity of u64, and the alignment too (asserted
+    // above); the exclusive borrow of `v` lasts as long as the returned one, so nothing else
+    // reads or writes it non-atomically meanwhile (what the unstable
+    // `AtomicU64::from_mut_slice` does).
+    unsafe { &*(v as *mut [u64] as *const [AtomicU64]) }
 }
 
 fn read_chunk(source: &impl EdgeSource, round: u64, chunk: &mut Vec<Edge>) {
