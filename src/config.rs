@@ -20,6 +20,17 @@ pub enum Device {
 
 /// How GPU ranks exchange device data: NCCL device to device, or staged through host memory
 /// and MPI. `auto` takes NCCL when it can be loaded on every rank.
+/// Where kernel 1 (building the CSR) runs. `auto`: on the GPU when the run computes on GPUs,
+/// the graph is generated (Kronecker; files are read on the CPU) and the build fits in GPU
+/// memory; otherwise on the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Construction {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum GpuTransport {
@@ -84,6 +95,9 @@ pub struct BfsArgs {
     /// Switch back to top-down when the frontier falls below N / beta
     #[arg(long)]
     pub beta: Option<f64>,
+    /// Where the CSR is built (default auto: on the GPU for generated graphs on GPU runs)
+    #[arg(long, value_enum)]
+    pub construction: Option<Construction>,
     /// Validate every search (on by default; `--no-validate` on the command line)
     #[arg(skip)]
     pub validate: Option<bool>,
@@ -171,6 +185,7 @@ pub struct BfsConfig {
     pub mode: Mode,
     pub alpha: f64,
     pub beta: f64,
+    pub construction: Construction,
     pub validate: bool,
     pub write_depths: bool,
 }
@@ -316,6 +331,10 @@ pub fn resolve_bfs(source: &str, deck: &BfsArgs, cli: &BfsArgs) -> Result<BfsCon
         mode: cli.mode.or(deck.mode).unwrap_or(Mode::Hybrid),
         alpha,
         beta,
+        construction: cli
+            .construction
+            .or(deck.construction)
+            .unwrap_or(Construction::Auto),
         validate: cli.validate.or(deck.validate).unwrap_or(true),
         write_depths: cli.write_depths.or(deck.write_depths).unwrap_or(false),
     })

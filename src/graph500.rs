@@ -8,8 +8,9 @@ use crate::algo::bfs_cpu::CpuFrontiers;
 use crate::algo::bfs_gpu::{self, GpuFrontiers};
 use crate::algo::{roots, validate};
 use crate::comm::{Op, PhaseTimes, World};
-use crate::config::{BfsConfig, GraphInput, RunConfig};
-use crate::error::Result;
+use crate::config::{BfsConfig, Construction, GraphInput, RunConfig};
+use crate::error::{Error, Result};
+use crate::graph::csr_gpu;
 use crate::graph::kronecker::Kronecker;
 use crate::graph::readers::read_graph;
 use crate::graph::{Block1D, DistGraph, EdgeSource, Vid};
@@ -22,10 +23,20 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Where the local part of the search runs: makes the device side once the graph is built.
+/// Where the local part of the search runs: builds the graph (kernel 1) and makes the device
+/// side of the search once it is built.
 pub trait Backend {
     /// What runs the search, for logs and provenance.
     fn device(&self) -> String;
+    /// Build the CSR where `choice` allows; returns it and where it was built ("cpu", "gpu").
+    fn build(
+        &self,
+        world: &World,
+        run: &RunConfig,
+        choice: Construction,
+        source: &dyn EdgeSource,
+        timers: &mut PhaseTimes,
+    ) -> Result<(DistGraph, &'static str)>;
     fn frontiers<'g>(
         &'g self,
         world: &'g World,
@@ -46,6 +57,22 @@ impl Backend for Cpu {
     fn device(&self) -> String {
         format!("cpu ({} threads per rank)", rayon::current_num_threads())
     }
+    fn build(
+        &self,
+        world: &World,
+        _: &RunConfig,
+        choice: Construction,
+        source: &dyn EdgeSource,
+        timers: &mut PhaseTimes,
+    ) -> Result<(DistGraph, &'static str)> {
+        if choice == Construction::Gpu {
+            return Err(Error::Unavailable(
+                "[bfs] construction = \"gpu\" needs a run on GPUs, and this one computes on the CPU"
+                    .into(),
+            ));
+        }
+        Ok((DistGraph::build(world, source, timers)?, "cpu"))
+    }
     fn frontiers<'g>(
         &'g self,
         world: &'g World,
@@ -59,6 +86,43 @@ impl Backend for Cpu {
 impl Backend for crate::device::Gpu {
     fn device(&self) -> String {
         self.describe()
+    }
+    fn build(
+        &self,
+        world: &World,
+        run: &RunConfig,
+        choice: Construction,
+        source: &dyn EdgeSource,
+        timers: &mut PhaseTimes,
+    ) -> Result<(DistGraph, &'static str)> {
+        let on_cpu = |timers| Ok((DistGraph::build(world, source, timers)?, "cpu"));
+        let kronecker = match (choice, source.as_kronecker()) {
+            (Construction::Cpu, _) | (Construction::Auto, None) => return on_cpu(timers),
+            (Construction::Gpu, None) => {
+                return Err(Error::Unavailable(
+                    "[bfs] construction = \"gpu\" builds generated (Kronecker) graphs only; a graph read from a file is built on the CPU".into(),
+                ))
+            }
+            (_, Some(k)) => k,
+        };
+        let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+        let entries = 2 * source.num_edges() / world.size() as u64;
+        let needed = world.allreduce(csr_gpu::bytes_needed(&part, entries), Op::Max);
+        let free = world.allreduce(self.memory()?.0 as u64, Op::Min);
+        if needed > free {
+            let why = format!(
+                "building the CSR on the GPU needs about {needed} bytes per rank, but only {free} are free"
+            );
+            if choice == Construction::Gpu {
+                return Err(Error::Unavailable(format!(
+                    "{why}: set [bfs] construction = \"cpu\" or \"auto\""
+                )));
+            }
+            info!("{why}: building it on the CPU");
+            return on_cpu(timers);
+        }
+        let g = csr_gpu::build(world, self, run.gpu_transport, kronecker, timers)?;
+        Ok((g, "gpu"))
     }
     fn frontiers<'g>(
         &'g self,
@@ -161,16 +225,17 @@ fn run_on(
     let mut phases = PhaseTimes::default();
     world.barrier();
     let t = Instant::now();
-    let g = DistGraph::build(world, source, &mut phases)?;
+    let (g, built_on) = backend.build(world, run, cfg.construction, source, &mut phases)?;
     world.barrier();
     let construction = t.elapsed().as_secs_f64();
     info!(
-        "graph: {} vertices, {} input edges, {} CSR entries; construction {:.3} s",
+        "graph: {} vertices, {} input edges, {} CSR entries; construction {:.3} s on the {built_on}",
         g.n(),
         g.num_input_edges,
         g.num_entries,
         construction
     );
+    let csr_checksum = g.checksum(world);
 
     let roots = roots::pick_roots(world, &g, run.seed, cfg.roots as usize)?;
     if roots.len() < cfg.roots as usize {
@@ -293,6 +358,8 @@ fn run_on(
     w.attr("num_input_edges", g.num_input_edges)?;
     w.attr("num_csr_entries", g.num_entries)?;
     w.attr("edge_checksum", graph.checksum)?;
+    w.attr("csr_checksum", csr_checksum)?;
+    w.attr_str("construction_device", built_on)?;
     w.attr("validated", u8::from(cfg.validate))?;
     w.attr_str("mode", &format!("{:?}", cfg.mode))?;
     w.attr("alpha", cfg.alpha)?;

@@ -61,6 +61,7 @@ struct Outcome {
     num_input_edges: u64,
     num_csr_entries: u64,
     edge_checksum: u64,
+    csr_checksum: u64,
 }
 
 impl Outcome {
@@ -84,6 +85,7 @@ impl Outcome {
             num_input_edges: f.attr("bfs", "num_input_edges"),
             num_csr_entries: f.attr("bfs", "num_csr_entries"),
             edge_checksum: f.attr("bfs", "edge_checksum"),
+            csr_checksum: f.attr("bfs", "csr_checksum"),
         }
     }
 
@@ -229,6 +231,7 @@ fn assert_same(a: &Outcome, b: &Outcome, what: &str) {
         "{what}: num_csr_entries"
     );
     assert_eq!(a.edge_checksum, b.edge_checksum, "{what}: edge_checksum");
+    assert_eq!(a.csr_checksum, b.csr_checksum, "{what}: csr_checksum");
     if let Some(k) = (0..a.depth.len()).find(|&k| a.depth[k] != b.depth[k]) {
         let n = a.n as usize;
         panic!(
@@ -625,6 +628,8 @@ fn gpu_device_is_refused_clearly() {
         assert!(line.starts_with("tessera: error: "), "{line}");
         let run = tessera(np, &["run", &deck], &dir);
         one_clear_error(&run, &["device = \"gpu\" was requested, but"]);
+        let run = tessera(np, &["bfs", "--scale", "5", "--construction", "gpu"], &dir);
+        one_clear_error(&run, &["construction = \"gpu\" needs a run on GPUs"]);
     }
     assert!(files_ending(&dir, ".h5").is_empty());
 }
@@ -673,7 +678,7 @@ fn check_result_file(path: &Path, np: usize, nbfs: usize, validated: bool) {
     for field in STAT_FIELDS
         .iter()
         .chain(&["num_vertices", "num_input_edges", "num_csr_entries"])
-        .chain(&["edge_checksum", "validated"])
+        .chain(&["edge_checksum", "csr_checksum", "validated"])
     {
         assert!(
             names.iter().any(|n| n == field),
@@ -686,6 +691,7 @@ fn check_result_file(path: &Path, np: usize, nbfs: usize, validated: bool) {
     assert!(stat("construction_time") > 0.0);
     assert!(stat("bfs  harmonic_mean_TEPS") > 0.0);
     assert_eq!(f.attr::<u8>("bfs", "validated"), u8::from(validated));
+    assert_eq!(f.attr_str("bfs", "construction_device"), "cpu");
 
     // Per-root datasets.
     let roots: Vec<u64> = f.ds("bfs/roots");

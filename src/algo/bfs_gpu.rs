@@ -3,15 +3,14 @@
 //! is bucketed by owner on the GPU and moved by `GpuExchange` (NCCL, or host memory and MPI).
 
 use super::bfs::{Frontiers, LevelClock};
-use crate::comm::gpu::GpuExchange;
-use crate::comm::{run_starts, Op, World};
+use crate::comm::gpu::{GpuExchange, OwnerBuckets};
+use crate::comm::{Op, World};
 use crate::config::GpuTransport;
-use crate::device::{gpu_error, Gpu, Pinned};
+use crate::device::{gpu_error, grid, Gpu, Pinned, THREADS};
 use crate::error::{Error, Result};
 use crate::graph::{Block1D, DistGraph, Vid};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-const THREADS: u32 = 256;
 /// Rows this long or longer are scanned by the whole grid (`HEAVY_DEGREE` in kernels/bfs.cu).
 const HEAVY_DEGREE: usize = 4096;
 /// Adjacency entries converted to u32 and uploaded per copy (bounds the host staging buffer).
@@ -31,8 +30,6 @@ struct Kernels {
     top_down: CudaFunction,
     top_down_heavy: CudaFunction,
     claim: CudaFunction,
-    count_owners: CudaFunction,
-    scatter_owners: CudaFunction,
     bottom_up: CudaFunction,
     queue_to_bits: CudaFunction,
     bits_to_queue: CudaFunction,
@@ -44,7 +41,6 @@ pub struct GpuFrontiers<'a> {
     k: Kernels,
     first: u64,
     local_n: u64,
-    block: u64,
     ranks: usize,
     words: usize,
     offsets: CudaSlice<u64>,
@@ -61,8 +57,7 @@ pub struct GpuFrontiers<'a> {
     send: CudaSlice<u64>,
     /// Pairs other ranks sent here.
     received: CudaSlice<u64>,
-    /// Per owner rank: pair counts, then the scatter cursors.
-    owner_counts: CudaSlice<u64>,
+    owners: OwnerBuckets,
     /// Global bitmap of the vertices already sent to their owners in this search.
     sent: CudaSlice<u64>,
     /// Frontier vertices whose rows the whole grid scans (see kernels/bfs.cu).
@@ -106,14 +101,6 @@ pub fn bytes_needed(part: &Block1D, entries: u64) -> u64 {
     offsets_and_adjacency + parents_and_queues + bitmaps + exchange + heavy + 8 * 5
 }
 
-fn grid(threads: u64) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (threads.div_ceil(THREADS as u64).max(1) as u32, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
 impl<'a> GpuFrontiers<'a> {
     /// Upload the rank's CSR and allocate the search buffers, after checking they fit.
     pub fn new(
@@ -151,8 +138,6 @@ impl<'a> GpuFrontiers<'a> {
             top_down: gpu.function("bfs.cu", "bfs_top_down")?,
             top_down_heavy: gpu.function("bfs.cu", "bfs_top_down_heavy")?,
             claim: gpu.function("bfs.cu", "bfs_claim")?,
-            count_owners: gpu.function("bfs.cu", "bfs_count_owners")?,
-            scatter_owners: gpu.function("bfs.cu", "bfs_scatter_owners")?,
             bottom_up: gpu.function("bfs.cu", "bfs_bottom_up")?,
             queue_to_bits: gpu.function("bfs.cu", "bfs_queue_to_bits")?,
             bits_to_queue: gpu.function("bfs.cu", "bfs_bits_to_queue")?,
@@ -163,7 +148,6 @@ impl<'a> GpuFrontiers<'a> {
             k,
             first: g.part.first(),
             local_n: local_n as u64,
-            block: g.part.block,
             ranks: world.size(),
             words,
             offsets,
@@ -179,7 +163,7 @@ impl<'a> GpuFrontiers<'a> {
             remote: alloc("allocate exchange buffer", send_capacity)?,
             send: alloc("allocate exchange buffer", send_capacity)?,
             received: alloc("allocate exchange buffer", recv_capacity)?,
-            owner_counts: alloc("allocate owner counts", world.size())?,
+            owners: OwnerBuckets::new(gpu, &g.part)?,
             sent: alloc("allocate sent bitmap", words * world.size())?,
             heavy: alloc_u32("allocate heavy list", g.adj.len() / HEAVY_DEGREE + 1)?,
             counters: alloc("allocate counters", 5)?,
@@ -345,7 +329,10 @@ impl Frontiers for GpuFrontiers<'_> {
         if self.ranks == 1 {
             return Ok(inspected);
         }
-        let counts = clock.local(|| self.bucket_by_owner(remote))?;
+        let counts = clock.local(|| {
+            self.owners
+                .bucket(self.gpu, &self.remote, remote, &mut self.send)
+        })?;
         clock.bytes_sent += 8 * remote;
         let received = clock.exchange(|| {
             self.exchange
@@ -455,40 +442,6 @@ impl GpuFrontiers<'_> {
         }
         self.next = Form::Queue(0);
         Ok((inspected, remote))
-    }
-
-    /// Put the `count` pairs in `remote` into runs by owner rank in `send`; returns the runs'
-    /// lengths.
-    fn bucket_by_owner(&mut self, count: u64) -> Result<Vec<usize>> {
-        let s = &self.gpu.stream;
-        s.memset_zeros(&mut self.owner_counts)
-            .map_err(|e| gpu_error("reset owner counts", e))?;
-        let mut b = s.launch_builder(&self.k.count_owners);
-        b.arg(&self.remote)
-            .arg(&count)
-            .arg(&self.block)
-            .arg(&mut self.owner_counts);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_count_owners", e))?;
-        let counts: Vec<usize> = s
-            .clone_dtoh(&self.owner_counts)
-            .map_err(|e| gpu_error("read owner counts", e))?
-            .into_iter()
-            .map(|c| c as usize)
-            .collect();
-        let cursors: Vec<u64> = run_starts(&counts).into_iter().map(|c| c as u64).collect();
-        s.memcpy_htod(&cursors, &mut self.owner_counts)
-            .map_err(|e| gpu_error("upload owner cursors", e))?;
-        let mut b = s.launch_builder(&self.k.scatter_owners);
-        b.arg(&self.remote)
-            .arg(&count)
-            .arg(&self.block)
-            .arg(&mut self.owner_counts)
-            .arg(&mut self.send);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_scatter_owners", e))?;
-        self.sync("bfs_scatter_owners")?;
-        Ok(counts)
     }
 
     /// Claim the first `count` pairs of `received` (vertices other ranks discovered).

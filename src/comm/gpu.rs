@@ -8,9 +8,10 @@
 
 use super::{run_starts, Op, World};
 use crate::config::GpuTransport;
-use crate::device::{gpu_error, Gpu};
+use crate::device::{gpu_error, grid, Gpu};
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaSlice, CudaStream};
+use crate::graph::Block1D;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 use cudarc::nccl::{group_end, group_start, Comm, Id};
 use std::sync::Arc;
 
@@ -209,4 +210,67 @@ fn nccl_comm(world: &World, gpu: &Gpu) -> Result<Comm> {
         Id::uninit(internal),
     )
     .map_err(|e| nccl_error("communicator set-up", e))
+}
+
+/// Puts packed pairs (a vertex in the high half, which names the owner rank) into runs by
+/// owner on the GPU, as `GpuExchange::alltoallv` sends them (kernels `bfs_count_owners` and
+/// `bfs_scatter_owners` in kernels/bfs.cu: warp-aggregated atomics per owner).
+pub struct OwnerBuckets {
+    count: CudaFunction,
+    scatter: CudaFunction,
+    /// Per owner rank: pair counts, then the scatter cursors.
+    counts: CudaSlice<u64>,
+    block: u64,
+}
+
+impl OwnerBuckets {
+    pub fn new(gpu: &Gpu, part: &Block1D) -> Result<Self> {
+        Ok(OwnerBuckets {
+            count: gpu.function("bfs.cu", "bfs_count_owners")?,
+            scatter: gpu.function("bfs.cu", "bfs_scatter_owners")?,
+            counts: gpu
+                .stream
+                .alloc_zeros::<u64>(part.size)
+                .map_err(|e| gpu_error("allocate owner counts", e))?,
+            block: part.block,
+        })
+    }
+
+    /// Put the first `count` pairs of `pairs` into runs by owner rank in `out`; returns the
+    /// runs' lengths.
+    pub fn bucket(
+        &mut self,
+        gpu: &Gpu,
+        pairs: &CudaSlice<u64>,
+        count: u64,
+        out: &mut CudaSlice<u64>,
+    ) -> Result<Vec<usize>> {
+        let s = &gpu.stream;
+        s.memset_zeros(&mut self.counts)
+            .map_err(|e| gpu_error("reset owner counts", e))?;
+        let mut b = s.launch_builder(&self.count);
+        b.arg(pairs).arg(&count).arg(&self.block).arg(&mut self.counts);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_count_owners", e))?;
+        let counts: Vec<usize> = s
+            .clone_dtoh(&self.counts)
+            .map_err(|e| gpu_error("read owner counts", e))?
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
+        let cursors: Vec<u64> = run_starts(&counts).into_iter().map(|c| c as u64).collect();
+        s.memcpy_htod(&cursors, &mut self.counts)
+            .map_err(|e| gpu_error("upload owner cursors", e))?;
+        let mut b = s.launch_builder(&self.scatter);
+        b.arg(pairs)
+            .arg(&count)
+            .arg(&self.block)
+            .arg(&mut self.counts)
+            .arg(out);
+        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
+        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_scatter_owners", e))?;
+        s.synchronize()
+            .map_err(|e| gpu_error("bfs_scatter_owners", e))?;
+        Ok(counts)
+    }
 }

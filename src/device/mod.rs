@@ -9,7 +9,7 @@
 use crate::comm::World;
 use crate::config::Device;
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 pub const KERNELS: &[(&str, &str)] = &[
     ("bfs.cu", include_str!("../../kernels/bfs.cu")),
     ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
+    ("kron.cu", include_str!("../../kernels/kron.cu")),
     ("miller.cu", include_str!("../../kernels/miller.cu")),
 ];
 
@@ -144,6 +145,18 @@ impl Drop for Pinned {
     fn drop(&mut self) {
         // SAFETY: `ptr` was registered by `Gpu::pin` and is still allocated (see the type's doc).
         unsafe { cudarc::driver::sys::cuMemHostUnregister(self.ptr) };
+    }
+}
+
+/// Threads per block of the one-thread-per-item kernels.
+pub const THREADS: u32 = 256;
+
+/// A launch of one thread per item, `items` of them (at least one block).
+pub fn grid(items: u64) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (items.div_ceil(THREADS as u64).max(1) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
     }
 }
 

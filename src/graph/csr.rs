@@ -12,6 +12,7 @@
 use super::{Block1D, Edge, EdgeSource, Vid};
 use crate::comm::{bucket_by_rank, Equivalence, Op, Pair, PhaseTimes, World};
 use crate::error::Result;
+use crate::rng::mix64;
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -61,8 +62,29 @@ impl DistGraph {
         (self.offsets.len() * 8 + self.adj.len() * 8) as u64
     }
 
+    /// Checksum of the rows and tuple endpoint counts (wrapping sum of hashes, per row and
+    /// per entry): equal graphs give equal checksums, whatever the rank count (collective).
+    pub fn checksum(&self, world: &World) -> u64 {
+        let local = (0..self.local_n())
+            .into_par_iter()
+            .map(|l| {
+                let v = self.part.global(l);
+                self.row(l)
+                    .iter()
+                    .fold(mix64(v ^ mix64(self.tuple_ends[l])), |h, &w| {
+                        h.wrapping_add(mix64(mix64(v) ^ w))
+                    })
+            })
+            .reduce(|| 0, u64::wrapping_add);
+        world.allreduce(local, Op::Sum)
+    }
+
     /// Build the distributed CSR (collective).
-    pub fn build(world: &World, source: &impl EdgeSource, timers: &mut PhaseTimes) -> Result<Self> {
+    pub fn build(
+        world: &World,
+        source: &(impl EdgeSource + ?Sized),
+        timers: &mut PhaseTimes,
+    ) -> Result<Self> {
         let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
         let local_n = part.local_n();
         let rounds = world.allreduce(source.local_len().div_ceil(CHUNK), Op::Max);
@@ -94,11 +116,7 @@ impl DistGraph {
             )?;
         }
 
-        let mut offsets = Vec::with_capacity(local_n + 1);
-        offsets.push(0u64);
-        for &len in &lengths {
-            offsets.push(offsets.last().unwrap() + len);
-        }
+        let offsets = row_offsets(&lengths);
         drop(lengths);
 
         // Pass 2: fill rows. Entries arrive in any order; rows are sorted afterwards, so the
@@ -124,17 +142,49 @@ impl DistGraph {
         }
         drop(cursor);
 
-        timers.time("sort_dedup", || sort_dedup_rows(&mut offsets, &mut adj));
-        let num_entries = world.allreduce(adj.len() as u64, Op::Sum);
-        Ok(DistGraph {
+        Ok(Self::from_rows(
+            world,
             part,
             offsets,
             adj,
             tuple_ends,
-            num_input_edges: source.num_edges(),
-            num_entries,
-        })
+            source.num_edges(),
+            timers,
+        ))
     }
+
+    /// The graph from filled rows (`offsets`, `adj`: unsorted, with duplicates): sorts and
+    /// de-duplicates them (collective).
+    pub(super) fn from_rows(
+        world: &World,
+        part: Block1D,
+        mut offsets: Vec<u64>,
+        mut adj: Vec<Vid>,
+        tuple_ends: Vec<u64>,
+        num_input_edges: u64,
+        timers: &mut PhaseTimes,
+    ) -> Self {
+        timers.time("sort_dedup", || sort_dedup_rows(&mut offsets, &mut adj));
+        let num_entries = world.allreduce(adj.len() as u64, Op::Sum);
+        DistGraph {
+            part,
+            offsets,
+            adj,
+            tuple_ends,
+            num_input_edges,
+            num_entries,
+        }
+    }
+}
+
+/// Row offsets (`lengths.len() + 1` of them) of rows of the given lengths.
+pub(super) fn row_offsets(lengths: &[u64]) -> Vec<u64> {
+    let mut offsets = Vec::with_capacity(lengths.len() + 1);
+    offsets.push(0u64);
+    for &len in lengths {
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    offsets
 }
 
 /// Stream the local edges in `rounds` chunks; expand each tuple into two messages (or none),
@@ -142,7 +192,7 @@ impl DistGraph {
 /// messages to `consume`.
 fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     world: &World,
-    source: &impl EdgeSource,
+    source: &(impl EdgeSource + ?Sized),
     rounds: u64,
     timers: &mut PhaseTimes,
     expand: impl Fn(&Edge) -> Option<[M; 2]> + Sync,
@@ -202,7 +252,7 @@ fn as_atomic(v: &mut [u64]) -> &[AtomicU64] {
     unsafe { &*(v as *mut [u64] as *const [AtomicU64]) }
 }
 
-fn read_chunk(source: &impl EdgeSource, round: u64, chunk: &mut Vec<Edge>) {
+fn read_chunk(source: &(impl EdgeSource + ?Sized), round: u64, chunk: &mut Vec<Edge>) {
     let start = (round * CHUNK).min(source.local_len());
     let len = CHUNK.min(source.local_len() - start);
     source.local_chunk(start, len, chunk);

@@ -65,6 +65,30 @@ impl Kronecker {
         (self.scramble.apply(u), self.scramble.apply(v))
     }
 
+    /// The first global tuple index of this rank's range.
+    pub fn first_local_edge(&self) -> u64 {
+        self.local.start
+    }
+
+    /// The generator's constants, laid out as `params` in kernels/kron.cu, which generates
+    /// the same tuples on a GPU.
+    pub fn device_params(&self) -> [u64; 11] {
+        let s = &self.scramble;
+        [
+            self.edge_key,
+            s.mask,
+            s.shift as u64,
+            s.mul[0],
+            s.mul[1],
+            s.add[0],
+            s.add[1],
+            self.scale as u64,
+            self.row_threshold as u64,
+            self.col_threshold_top as u64,
+            self.col_threshold_bottom as u64,
+        ]
+    }
+
     /// The initiator quadrant (row bit, column bit) chosen by 32 random bits.
     #[inline]
     fn quadrant(&self, r: u32) -> (bool, bool) {
@@ -87,6 +111,9 @@ impl EdgeSource for Kronecker {
     }
     fn local_len(&self) -> u64 {
         self.local.end - self.local.start
+    }
+    fn as_kronecker(&self) -> Option<&Kronecker> {
+        Some(self)
     }
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
         let first = self.local.start + start;

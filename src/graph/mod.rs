@@ -2,6 +2,7 @@
 //! between ranks, and the distributed CSR built from them.
 
 pub mod csr;
+pub mod csr_gpu;
 pub mod kronecker;
 pub mod readers;
 
@@ -27,6 +28,11 @@ pub trait EdgeSource: Sync {
     fn local_len(&self) -> u64;
     /// Append this rank's edges `start .. start + len` (relative to its range) to `out`.
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>);
+    /// The Kronecker generator, when that is where the edges come from (a GPU can then
+    /// generate them itself).
+    fn as_kronecker(&self) -> Option<&kronecker::Kronecker> {
+        None
+    }
 }
 
 /// The `rank`-th of `parts` contiguous, nearly equal ranges of `0..total`.

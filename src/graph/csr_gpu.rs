@@ -1,0 +1,274 @@
+//! Kernel 1 on the GPU, for generated (Kronecker) graphs: the two passes of
+//! `DistGraph::build` with the edge generation, the routing of entries to their owners and
+//! the counting and placing done on the GPUs (kernels/kron.cu), ranks exchanging through
+//! `GpuExchange`. The filled rows come back to the host, which sorts and de-duplicates them
+//! as the CPU build does, so both builds give the same CSR.
+
+use super::csr::{row_offsets, DistGraph};
+use super::kronecker::Kronecker;
+use super::{Block1D, EdgeSource, Vid};
+use crate::comm::gpu::{GpuExchange, OwnerBuckets};
+use crate::comm::{Op, PhaseTimes, World};
+use crate::config::GpuTransport;
+use crate::device::{gpu_error, grid, Gpu};
+use crate::error::Result;
+use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use rayon::prelude::*;
+
+/// Edge tuples generated per round over all ranks (each rank makes its share), two messages
+/// each: bounds the message buffers, and what one rank can receive in a round.
+const ROUND_TUPLES: u64 = 1 << 24;
+/// Adjacency entries copied back per transfer (bounds the host staging buffer).
+const COPY_CHUNK: usize = 1 << 26;
+
+/// Tuples a rank generates per round, and its receive buffer's length (0 on one rank, which
+/// keeps its messages where they were generated).
+fn round_sizes(ranks: usize) -> (u64, u64) {
+    let per_rank = (ROUND_TUPLES / ranks as u64).max(1);
+    let recv = if ranks > 1 {
+        2 * per_rank * ranks as u64
+    } else {
+        0
+    };
+    (per_rank, recv)
+}
+
+/// Device bytes the build needs on a rank whose rows hold `entries` entries (duplicates
+/// included): two counters per local vertex, 4 bytes per entry, the message buffers.
+pub fn bytes_needed(part: &Block1D, entries: u64) -> u64 {
+    let (per_rank, recv) = round_sizes(part.size);
+    let generated = if part.size > 1 { 2 } else { 1 } * 2 * per_rank;
+    16 * part.local_n() as u64 + 4 * entries + 8 * (generated + recv)
+}
+
+/// Build this rank's part of the CSR of `source` on its GPU (collective).
+pub fn build(
+    world: &World,
+    gpu: &Gpu,
+    transport: GpuTransport,
+    source: &Kronecker,
+    timers: &mut PhaseTimes,
+) -> Result<DistGraph> {
+    let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+    let local_n = part.local_n();
+    let first = part.first();
+    let s = &gpu.stream;
+    let zeros = |what: &str, n: usize| {
+        s.alloc_zeros::<u64>(n.max(1))
+            .map_err(|e| gpu_error(what, e))
+    };
+    let mut rounds = Rounds::new(world, gpu, transport, source, &part)?;
+
+    // Pass 1: tuple endpoints and row lengths.
+    let count = gpu.function("kron.cu", "kron_count")?;
+    let mut ends = zeros("allocate tuple endpoint counts", local_n)?;
+    let mut lengths = zeros("allocate row lengths", local_n)?;
+    for r in 0..rounds.count {
+        let (msgs, n) = rounds.round(r, timers)?;
+        timers.time("place", || {
+            let mut b = s.launch_builder(&count);
+            b.arg(msgs)
+                .arg(&n)
+                .arg(&first)
+                .arg(&mut ends)
+                .arg(&mut lengths);
+            // SAFETY: argument types match the kernel's signature in kernels/kron.cu.
+            unsafe { b.launch(grid(n)) }.map_err(|e| gpu_error("launch kron_count", e))?;
+            s.synchronize().map_err(|e| gpu_error("kron_count", e))
+        })?;
+    }
+    let offsets = row_offsets(&download(gpu, &lengths, local_n)?);
+
+    // Pass 2: the rows, filled through cursors that start at the row offsets.
+    let fill = gpu.function("kron.cu", "kron_fill")?;
+    let mut cursor = lengths;
+    if local_n > 0 {
+        s.memcpy_htod(&offsets[..local_n], &mut cursor.slice_mut(0..local_n))
+            .map_err(|e| gpu_error("upload row offsets", e))?;
+    }
+    let entries = offsets[local_n] as usize;
+    let mut rows = s
+        .alloc_zeros::<u32>(entries.max(1))
+        .map_err(|e| gpu_error(format!("allocate {entries} adjacency entries"), e))?;
+    for r in 0..rounds.count {
+        let (msgs, n) = rounds.round(r, timers)?;
+        timers.time("place", || {
+            let mut b = s.launch_builder(&fill);
+            b.arg(msgs)
+                .arg(&n)
+                .arg(&first)
+                .arg(&mut cursor)
+                .arg(&mut rows);
+            // SAFETY: argument types match the kernel's signature in kernels/kron.cu.
+            unsafe { b.launch(grid(n)) }.map_err(|e| gpu_error("launch kron_fill", e))?;
+            s.synchronize().map_err(|e| gpu_error("kron_fill", e))
+        })?;
+    }
+    drop(rounds);
+    drop(cursor);
+
+    let (adj, tuple_ends) = timers.time("copy_back", || -> Result<_> {
+        Ok((
+            download_rows(gpu, &rows, entries)?,
+            download(gpu, &ends, local_n)?,
+        ))
+    })?;
+    Ok(DistGraph::from_rows(
+        world,
+        part,
+        offsets,
+        adj,
+        tuple_ends,
+        source.num_edges(),
+        timers,
+    ))
+}
+
+/// The rounds of one pass: each generates this rank's next tuples on the GPU as messages
+/// and, on several ranks, routes them to their owners.
+struct Rounds<'a> {
+    gpu: &'a Gpu,
+    source: &'a Kronecker,
+    messages: CudaFunction,
+    params: CudaSlice<u64>,
+    per_rank: u64,
+    /// Rounds every rank runs (the most any rank needs).
+    count: u64,
+    generated: CudaSlice<u64>,
+    routing: Option<Routing<'a>>,
+}
+
+/// What several ranks need to send messages to their owners.
+struct Routing<'a> {
+    owners: OwnerBuckets,
+    exchange: GpuExchange<'a>,
+    send: CudaSlice<u64>,
+    received: CudaSlice<u64>,
+}
+
+impl<'a> Rounds<'a> {
+    fn new(
+        world: &'a World,
+        gpu: &'a Gpu,
+        transport: GpuTransport,
+        source: &'a Kronecker,
+        part: &Block1D,
+    ) -> Result<Self> {
+        let s = &gpu.stream;
+        let (per_rank, recv) = round_sizes(world.size());
+        let alloc = |what: &str, n: u64| {
+            s.alloc_zeros::<u64>(n.max(1) as usize)
+                .map_err(|e| gpu_error(what, e))
+        };
+        let routing = if world.size() > 1 {
+            Some(Routing {
+                owners: OwnerBuckets::new(gpu, part)?,
+                exchange: GpuExchange::open(world, gpu, transport)?,
+                send: alloc("allocate message buffer", 2 * per_rank)?,
+                received: alloc("allocate message buffer", recv)?,
+            })
+        } else {
+            None
+        };
+        Ok(Rounds {
+            gpu,
+            source,
+            messages: gpu.function("kron.cu", "kron_messages")?,
+            params: s
+                .clone_htod(&source.device_params())
+                .map_err(|e| gpu_error("upload generator constants", e))?,
+            per_rank,
+            count: world.allreduce(source.local_len().div_ceil(per_rank), Op::Max),
+            generated: alloc("allocate message buffer", 2 * per_rank)?,
+            routing,
+        })
+    }
+
+    /// Round `r`: the messages this rank owns, and how many.
+    fn round(&mut self, r: u64, timers: &mut PhaseTimes) -> Result<(&CudaSlice<u64>, u64)> {
+        let local_len = self.source.local_len();
+        let start = (r * self.per_rank).min(local_len);
+        let tuples = self.per_rank.min(local_len - start);
+        let first_edge = self.source.first_local_edge() + start;
+        let s = &self.gpu.stream;
+        timers.time("generate", || {
+            let mut b = s.launch_builder(&self.messages);
+            b.arg(&self.params)
+                .arg(&first_edge)
+                .arg(&tuples)
+                .arg(&mut self.generated);
+            // SAFETY: argument types match the kernel's signature in kernels/kron.cu.
+            unsafe { b.launch(grid(tuples)) }.map_err(|e| gpu_error("launch kron_messages", e))?;
+            s.synchronize().map_err(|e| gpu_error("kron_messages", e))
+        })?;
+        let Some(routing) = &mut self.routing else {
+            return Ok((&self.generated, 2 * tuples));
+        };
+        let counts = timers.time("bucket", || {
+            routing
+                .owners
+                .bucket(self.gpu, &self.generated, 2 * tuples, &mut routing.send)
+        })?;
+        let received = timers.time("exchange", || {
+            routing
+                .exchange
+                .alltoallv(&routing.send, &counts, &mut routing.received)
+        })?;
+        Ok((&routing.received, received as u64))
+    }
+}
+
+/// The first `n` counters of `dev`.
+fn download(gpu: &Gpu, dev: &CudaSlice<u64>, n: usize) -> Result<Vec<u64>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    gpu.stream
+        .clone_dtoh(&dev.slice(0..n))
+        .map_err(|e| gpu_error("copy counters to the host", e))
+}
+
+/// The first `n` adjacency entries of `dev`, widened to host ids, through a page-locked
+/// staging buffer.
+fn download_rows(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<Vid>> {
+    let s = &gpu.stream;
+    let mut adj = vec![0 as Vid; n];
+    let mut staged = vec![0u32; COPY_CHUNK.min(n)];
+    let pinned = gpu.pin(&mut staged);
+    for (i, out) in adj.chunks_mut(COPY_CHUNK).enumerate() {
+        let at = i * COPY_CHUNK;
+        let staged = &mut staged[..out.len()];
+        s.memcpy_dtoh(&dev.slice(at..at + out.len()), staged)
+            .map_err(|e| gpu_error("copy adjacency to the host", e))?;
+        // Into page-locked memory the copy is asynchronous: wait for it.
+        s.synchronize()
+            .map_err(|e| gpu_error("copy adjacency to the host", e))?;
+        out.par_iter_mut()
+            .zip(staged.par_iter())
+            .for_each(|(o, &v)| *o = v as Vid);
+    }
+    // Unlocked before the staging buffer is freed.
+    drop(pinned);
+    Ok(adj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_rank_needs_no_send_or_receive_buffers() {
+        let one = Block1D::new(1 << 20, 1, 0);
+        assert_eq!(
+            bytes_needed(&one, 1000),
+            16 * (1 << 20) + 4 * 1000 + 8 * 2 * ROUND_TUPLES
+        );
+        // Four ranks: a quarter of the tuples each per round, sent once, received from all.
+        let four = Block1D::new(1 << 20, 4, 0);
+        let per_rank = ROUND_TUPLES / 4;
+        assert_eq!(
+            bytes_needed(&four, 1000),
+            16 * (1 << 18) + 4 * 1000 + 8 * (2 * 2 * per_rank + 2 * per_rank * 4)
+        );
+    }
+}
