@@ -220,7 +220,9 @@ fn run_on(
 ) -> Result<PathBuf> {
     // Each input edge gives two adjacency entries, spread evenly over the ranks.
     let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
-    backend.check_fits(world, &part, 2 * source.num_edges() / world.size() as u64)?;
+    let entries = 2 * source.num_edges() / world.size() as u64;
+    check_host_memory(world, &part, entries)?;
+    backend.check_fits(world, &part, entries)?;
     let graph = GraphInfo::measure(world, source, started);
     let mut phases = PhaseTimes::default();
     world.barrier();
@@ -611,14 +613,43 @@ fn write_trials(group: &crate::output::GroupWriter, trials: &[Trial], n: u64) ->
 
 /// Peak resident set size of this process (VmHWM), 0 where /proc is not available.
 fn peak_rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
+    proc_kb("/proc/self/status", "VmHWM:").map_or(0, |kb| kb * 1024)
+}
+
+/// A "Key: N kB" line's N from a /proc file.
+fn proc_kb(file: &str, key: &str) -> Option<u64> {
+    std::fs::read_to_string(file).ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    })
+}
+
+/// Host bytes a rank needs for its part of the graph (`entries` adjacency entries) and the
+/// searches: 8 per entry, and about 48 per vertex (row offsets, tuple endpoint counts,
+/// parents, the validator's levels and queues).
+fn host_bytes_needed(part: &Block1D, entries: u64) -> u64 {
+    8 * entries + 48 * part.local_n() as u64
+}
+
+/// Fail early, with one line on every rank, when the ranks on a node clearly cannot hold
+/// their parts of the graph in its memory (instead of being killed for memory mid-build).
+fn check_host_memory(world: &World, part: &Block1D, entries: u64) -> Result<()> {
+    let available = proc_kb("/proc/meminfo", "MemAvailable:").map_or(u64::MAX, |kb| kb * 1024);
+    let available = world.allreduce(available, Op::Min);
+    let per_rank = world.allreduce(host_bytes_needed(part, entries), Op::Max);
+    let needed = per_rank.saturating_mul(world.local_size() as u64);
+    if needed <= available {
+        return Ok(());
+    }
+    let nodes = world.size() as f64 / world.local_size() as f64;
+    let per_vertex = per_rank as f64 / part.block as f64;
+    let fitting = available as f64 / per_vertex / world.local_size() as f64 * world.size() as f64;
+    Err(Error::Unavailable(format!(
+        "the graph does not fit in host memory: the {} rank(s) on a node need about {needed} bytes but {available} are available (MemAvailable, /proc/meminfo); at this edge factor the largest SCALE that fits on {nodes} such node(s) is about {}",
+        world.local_size(),
+        fitting.log2().floor()
+    )))
 }
 
 #[cfg(test)]

@@ -615,6 +615,17 @@ fn gpu_transport_is_checked_and_the_cpu_path_ignores_it() {
 }
 
 #[test]
+fn graph_too_large_for_host_memory_is_refused_clearly() {
+    let dir = test_dir("host_memory");
+    for np in NPS {
+        // SCALE 36 needs terabytes: refused before any edge is generated.
+        let run = tessera(np, &["bfs", "--scale", "36"], &dir);
+        one_clear_error(&run, &["does not fit in host memory", "largest SCALE"]);
+    }
+    assert!(files_ending(&dir, ".h5").is_empty());
+}
+
+#[test]
 fn gpu_device_is_refused_clearly() {
     let dir = test_dir("device_gpu");
     let deck = write_file(

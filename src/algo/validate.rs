@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
 /// Adjacency entries checked per rank per round of the edge-level phase (bounds memory).
-const EDGE_BATCH: u64 = 1 << 20;
+const EDGE_BATCH: u64 = 1 << 24;
 
 /// A rule broken at `vertex`; `a` and `b` carry rule-specific values for the message.
 #[derive(Clone, Copy, Debug)]

@@ -249,7 +249,10 @@ impl OwnerBuckets {
         s.memset_zeros(&mut self.counts)
             .map_err(|e| gpu_error("reset owner counts", e))?;
         let mut b = s.launch_builder(&self.count);
-        b.arg(pairs).arg(&count).arg(&self.block).arg(&mut self.counts);
+        b.arg(pairs)
+            .arg(&count)
+            .arg(&self.block)
+            .arg(&mut self.counts);
         // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
         unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_count_owners", e))?;
         let counts: Vec<usize> = s

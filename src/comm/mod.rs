@@ -241,9 +241,15 @@ impl World {
         let replies: Vec<A> = asked.par_iter().map(|&k| answer(k)).collect();
         let answers = self.alltoallv(&replies, &asked_counts)?;
         let mut out = vec![A::default(); keys.len()];
-        for (&(_, i), a) in ordered.iter().zip(answers) {
-            out[i] = a;
-        }
+        let out_ptr = SharedSlice(out.as_mut_ptr());
+        ordered
+            .par_iter()
+            .zip(answers.into_par_iter())
+            .for_each(|(&(_, i), a)| {
+                // SAFETY: each key carries its own index below keys.len(), and the bucketing
+                // only reorders them, so every index is written once.
+                unsafe { out_ptr.write(i, a) }
+            });
         Ok(out)
     }
 
