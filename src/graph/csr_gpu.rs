@@ -113,6 +113,11 @@ pub fn build(
             download(gpu, &ends, local_n)?,
         ))
     })?;
+    // Device memory is freed asynchronously into the stream's pool, which hands it back to
+    // the device at the next synchronisation: the search's memory check must see it free.
+    drop((rows, ends));
+    s.synchronize()
+        .map_err(|e| gpu_error("free the build's buffers", e))?;
     Ok(DistGraph::from_rows(
         world,
         part,
