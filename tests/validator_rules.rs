@@ -13,7 +13,7 @@ mod common;
 use common::{mpirun_program, seq_bfs, test_dir};
 use tessera::algo::bfs::{bfs, Frontiers, Mode, Params};
 use tessera::algo::bfs_cpu::CpuFrontiers;
-use tessera::algo::validate::validate;
+use tessera::algo::validate::{validate, validate_with, RemoteLevels};
 use tessera::comm::{Op, PhaseTimes, World};
 use tessera::error::{Error, Rule};
 use tessera::graph::readers::LoadedEdges;
@@ -115,6 +115,7 @@ fn edges() -> Vec<(u64, u64)> {
 }
 
 /// One broken parent array and what the validator must say about it.
+#[derive(Clone)]
 struct Case {
     name: &'static str,
     rule: Rule,
@@ -256,8 +257,13 @@ fn rank_checks(world: &World) -> u64 {
     // The sequential parent array of root 0 is accepted as it is.
     let root = id(0);
     let (depth, correct) = seq_bfs(N, &edges, root);
-    if let Err(e) = validate(world, &g, root, &slice(&correct)) {
-        fail(format!("the sequential parent array was rejected: {e}"));
+    const BOTH: [RemoteLevels; 2] = [RemoteLevels::Gather, RemoteLevels::Query];
+    for remote in BOTH {
+        if let Err(e) = validate_with(world, &g, root, &slice(&correct), remote) {
+            fail(format!(
+                "the sequential parent array was rejected ({remote:?}): {e}"
+            ));
+        }
     }
     // The test's premises about the levels of the hand-made graph.
     for (k, level) in [(0, 0), (1, 1), (2, 1), (3, 1), (4, 2), (8, 3), (9, 4)] {
@@ -266,23 +272,30 @@ fn rank_checks(world: &World) -> u64 {
     assert_eq!((depth[id(10) as usize], depth[id(12) as usize]), (2, 2));
     assert_eq!(depth[id(305) as usize], -1);
 
-    // One case per rule, each breaking that rule and none checked before it.
-    for case in cases() {
+    // One case per rule, each breaking that rule and none checked before it, with the far
+    // ends' levels gathered and queried.
+    for (case, remote) in cases()
+        .into_iter()
+        .flat_map(|case| BOTH.map(|remote| (case.clone(), remote)))
+    {
         let mut parent = correct.clone();
         for &(k, p) in &case.changes {
             parent[id(k) as usize] = p;
         }
-        match validate(world, &g, root, &slice(&parent)) {
+        match validate_with(world, &g, root, &slice(&parent), remote) {
             Err(Error::Validation {
                 rule,
                 root: r,
                 vertex,
                 ..
             }) if rule == case.rule && r == root && case.vertex.is_none_or(|v| v == vertex) => {
-                say(&format!("rule {}: rejected as expected", case.name));
+                say(&format!(
+                    "rule {} ({remote:?}): rejected as expected",
+                    case.name
+                ));
             }
             other => fail(format!(
-                "rule {}: expected Validation {{ rule: {:?}, vertex: {:?} }}, got {other:?}",
+                "rule {} ({remote:?}): expected Validation {{ rule: {:?}, vertex: {:?} }}, got {other:?}",
                 case.name, case.rule, case.vertex
             )),
         }

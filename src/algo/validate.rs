@@ -24,8 +24,42 @@ struct Failure {
     b: i64,
 }
 
+/// How the edge-level check learns the levels of other ranks' vertices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RemoteLevels {
+    /// Every rank gathers all N levels once: one collective, 4 bytes per vertex on each rank.
+    Gather,
+    /// Each rank asks the owners for the far ends of its edges, in batches: memory bounded by
+    /// the batch, but the keys and answers of every cut edge cross the network.
+    Query,
+}
+
+impl RemoteLevels {
+    /// Gather while all N levels take at most half the smallest rank's CSR (so a rank's
+    /// memory grows by at most half), else query. The same on every rank (collective).
+    pub fn choose(world: &World, g: &DistGraph) -> Self {
+        let fits = 4 * g.n() <= g.csr_bytes() / 2;
+        if world.allreduce(u64::from(fits), Op::Min) == 1 {
+            RemoteLevels::Gather
+        } else {
+            RemoteLevels::Query
+        }
+    }
+}
+
 /// Check every rule; on success return the BFS level of each local vertex (-1: unreached).
 pub fn validate(world: &World, g: &DistGraph, root: Vid, parent: &[i64]) -> Result<Vec<i32>> {
+    validate_with(world, g, root, parent, RemoteLevels::choose(world, g))
+}
+
+/// `validate`, with the far ends' levels fetched as `remote` says.
+pub fn validate_with(
+    world: &World,
+    g: &DistGraph,
+    root: Vid,
+    parent: &[i64],
+    remote: RemoteLevels,
+) -> Result<Vec<i32>> {
     let part = g.part;
     let n = g.n() as i64;
     let root_local = part.is_local(root).then(|| part.local(root));
@@ -56,7 +90,12 @@ pub fn validate(world: &World, g: &DistGraph, root: Vid, parent: &[i64]) -> Resu
             Some(l) != root_local && p >= 0 && g.row(l).binary_search(&(p as u64)).is_err()
         }),
     )?;
-    check_edge_levels(world, g, root, &levels)?;
+    let found = match remote {
+        RemoteLevels::Gather => edge_levels_gathered(world, g, &levels)?,
+        RemoteLevels::Query => edge_levels_queried(world, g, &levels)?,
+    };
+    agree(world, root, g.n() as i64, Rule::EdgeLevelGap, found.gap)?;
+    agree(world, root, g.n() as i64, Rule::Spanning, found.span)?;
     Ok(levels)
 }
 
@@ -118,10 +157,26 @@ pub fn tree_levels(world: &World, g: &DistGraph, root: Vid, parent: &[i64]) -> R
     }
 }
 
-/// Every CSR edge (v, w) with w > v, in batches of rows: levels must differ by at most one,
-/// and both ends must be reached or both unreached. Edges whose far end is local are checked
-/// on the spot; the far ends' levels of the others are fetched from their owners.
-fn check_edge_levels(world: &World, g: &DistGraph, root: Vid, levels: &[i32]) -> Result<()> {
+/// Every CSR edge (v, w) with w > v: levels must differ by at most one, and both ends must be
+/// reached or both unreached. With every level gathered, each rank checks its rows alone.
+fn edge_levels_gathered(world: &World, g: &DistGraph, levels: &[i32]) -> Result<EdgeFailures> {
+    // The ranks' blocks in rank order: index = global id.
+    let all = world.allgatherv(levels)?;
+    Ok((0..g.local_n())
+        .into_par_iter()
+        .fold(EdgeFailures::default, |mut found, l| {
+            let v = g.part.global(l);
+            for &w in g.row(l).iter().filter(|&&w| w > v) {
+                found.check(v, levels[l], w, all[w as usize]);
+            }
+            found
+        })
+        .reduce(EdgeFailures::default, EdgeFailures::merge))
+}
+
+/// The same check in batches of rows: edges whose far end is local are checked on the spot;
+/// the far ends' levels of the others are fetched from their owners.
+fn edge_levels_queried(world: &World, g: &DistGraph, levels: &[i32]) -> Result<EdgeFailures> {
     let part = g.part;
     let batches = row_batches(g);
     let rounds = world.allreduce(batches.len() as u64, Op::Max) as usize;
@@ -158,8 +213,7 @@ fn check_edge_levels(world: &World, g: &DistGraph, root: Vid, levels: &[i32]) ->
             found.check(part.global(l as usize), levels[l as usize], w, lw);
         }
     }
-    agree(world, root, g.n() as i64, Rule::EdgeLevelGap, found.gap)?;
-    agree(world, root, g.n() as i64, Rule::Spanning, found.span)
+    Ok(found)
 }
 
 /// The lowest-numbered edge failures seen so far, per rule.
