@@ -18,8 +18,6 @@ pub enum Device {
     Auto,
 }
 
-/// How GPU ranks exchange device data: NCCL device to device, or staged through host memory
-/// and MPI. `auto` takes NCCL when it can be loaded on every rank.
 /// Where kernel 1 (building the CSR) runs. `auto`: on the GPU when the run computes on GPUs,
 /// the graph is generated (Kronecker; files are read on the CPU) and the build fits in GPU
 /// memory; otherwise on the CPU.
@@ -31,6 +29,8 @@ pub enum Construction {
     Gpu,
 }
 
+/// How GPU ranks exchange device data: NCCL device to device, or staged through host memory
+/// and MPI. `auto` takes NCCL when it can be loaded on every rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum GpuTransport {

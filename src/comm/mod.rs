@@ -343,8 +343,8 @@ pub fn bucket_by_rank<T: Copy + Default + Send + Sync>(
     // Destinations are computed once: `dest` may cost a division per item.
     let dests: Vec<u32> = items.par_iter().map(|it| dest(it) as u32).collect();
     // Chunks of items are counted and scattered in parallel; within a destination the chunks
-    // stay in order, so the layout is the same as a sequential pass. Many destinations (one
-    // per window of rows, say) would make the per-chunk counts too large: then one chunk.
+    // stay in order, so the layout is the same as a sequential pass. Many destinations
+    // (thousands of ranks) would make the per-chunk counts too large: then one chunk.
     let chunk = if size <= BUCKET_MAX_PARALLEL_DESTINATIONS {
         BUCKET_CHUNK
     } else {
