@@ -95,7 +95,7 @@ impl Backend for crate::device::Gpu {
         source: &dyn EdgeSource,
         timers: &mut PhaseTimes,
     ) -> Result<(DistGraph, &'static str)> {
-        let on_cpu = |timers| Ok((DistGraph::build(world, source, timers)?, "cpu"));
+        let on_cpu = |timers| Cpu.build(world, run, Construction::Cpu, source, timers);
         let kronecker = match (choice, source.as_kronecker()) {
             (Construction::Cpu, _) | (Construction::Auto, None) => return on_cpu(timers),
             (Construction::Gpu, None) => {
@@ -106,7 +106,7 @@ impl Backend for crate::device::Gpu {
             (_, Some(k)) => k,
         };
         let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
-        let entries = 2 * source.num_edges() / world.size() as u64;
+        let entries = entries_per_rank_estimate(world, source);
         let needed = world.allreduce(csr_gpu::bytes_needed(&part, entries), Op::Max);
         let free = world.allreduce(self.memory()?.0 as u64, Op::Min);
         if needed > free {
@@ -181,6 +181,12 @@ pub fn run(
     }
 }
 
+/// Adjacency entries a rank will hold, before the graph is built: each input edge gives two,
+/// spread evenly over the ranks (duplicates and self-loops included, so at most a little high).
+fn entries_per_rank_estimate(world: &World, source: &(impl EdgeSource + ?Sized)) -> u64 {
+    2 * source.num_edges() / world.size() as u64
+}
+
 /// What the statistics block says about the graph.
 struct GraphInfo {
     /// log2 N (a fraction for graphs read from files)
@@ -218,9 +224,8 @@ fn run_on(
     started: Instant,
     start_time: String,
 ) -> Result<PathBuf> {
-    // Each input edge gives two adjacency entries, spread evenly over the ranks.
     let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
-    let entries = 2 * source.num_edges() / world.size() as u64;
+    let entries = entries_per_rank_estimate(world, source);
     check_host_memory(world, &part, entries)?;
     backend.check_fits(world, &part, entries)?;
     let graph = GraphInfo::measure(world, source, started);

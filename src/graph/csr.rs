@@ -221,23 +221,16 @@ fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     Ok(())
 }
 
-/// `adj` cut into the slots of consecutive groups of `rows_per_piece` rows (the last group
-/// may be shorter).
-fn split_rows<'a>(
-    offsets: &[u64],
-    adj: &'a mut [Vid],
-    rows_per_piece: usize,
-) -> Vec<&'a mut [Vid]> {
-    let rows = offsets.len() - 1;
-    let mut pieces = Vec::with_capacity(rows.div_ceil(rows_per_piece));
+/// `adj` cut into its rows.
+fn split_rows<'a>(offsets: &[u64], adj: &'a mut [Vid]) -> Vec<&'a mut [Vid]> {
+    let mut rows = Vec::with_capacity(offsets.len() - 1);
     let mut rest = adj;
-    for start in (0..rows).step_by(rows_per_piece) {
-        let end = (start + rows_per_piece).min(rows);
-        let (piece, tail) = rest.split_at_mut((offsets[end] - offsets[start]) as usize);
-        pieces.push(piece);
+    for w in offsets.windows(2) {
+        let (row, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
+        rows.push(row);
         rest = tail;
     }
-    pieces
+    rows
 }
 
 // `as_atomic` reinterprets u64 storage as AtomicU64.
@@ -260,7 +253,7 @@ fn read_chunk(source: &(impl EdgeSource + ?Sized), round: u64, chunk: &mut Vec<E
 
 /// Sort each row, drop repeated neighbours, and compact the rows to the front of `adj`.
 fn sort_dedup_rows(offsets: &mut [u64], adj: &mut Vec<Vid>) {
-    let unique: Vec<u64> = split_rows(offsets, adj, 1)
+    let unique: Vec<u64> = split_rows(offsets, adj)
         .into_par_iter()
         .map(|row| {
             row.sort_unstable();

@@ -16,9 +16,9 @@
 //! (`split`) so that the cores or GPU threads have many independent subtrees to share.
 //! "Nodes" are the successful placements made below a task, counted alike on both paths.
 
-use crate::device::{gpu_error, Gpu};
+use crate::device::{gpu_error, grid, Gpu, THREADS};
 use crate::error::Result;
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 
 /// Sub-prefixes per task on the CPU: many per rayon thread, so that the very uneven
@@ -27,7 +27,6 @@ const CPU_SPLIT: usize = 4096;
 /// At least this many sub-prefixes per task on the GPU (one per thread); more when the
 /// GPU holds more threads at once.
 const GPU_SPLIT: usize = 1 << 16;
-const THREADS: u32 = 256;
 
 /// The task farm's tasks for Miller's search: every consistent placement of the `depth`
 /// largest numbers (n, n-1, ..., n-depth+1), in a fixed deterministic order, each with its
@@ -247,11 +246,6 @@ impl<'a> MillerGpu<'a> {
         stream
             .memset_zeros(&mut self.totals)
             .map_err(|e| gpu_error("reset miller totals", e))?;
-        let cfg = LaunchConfig {
-            grid_dim: ((count as u64).div_ceil(THREADS as u64) as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
         let count = count as u64;
         let mut b = stream.launch_builder(&self.kernel);
         b.arg(&self.prefixes)
@@ -261,7 +255,7 @@ impl<'a> MillerGpu<'a> {
             .arg(&mut self.totals);
         // SAFETY: argument types match miller_count's signature in kernels/miller.cu, and
         // `prefixes` holds at least `count` entries.
-        unsafe { b.launch(cfg) }.map_err(|e| gpu_error("launch miller_count", e))?;
+        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch miller_count", e))?;
         let totals = stream
             .clone_dtoh(&self.totals)
             .map_err(|e| gpu_error("read miller totals", e))?;
