@@ -3,8 +3,10 @@
 
 pub mod csr;
 pub mod csr_gpu;
+pub mod generators;
 pub mod kronecker;
 pub mod readers;
+pub mod writers;
 
 pub use csr::DistGraph;
 
@@ -32,6 +34,18 @@ pub trait EdgeSource: Sync {
     /// generate them itself).
     fn as_kronecker(&self) -> Option<&kronecker::Kronecker> {
         None
+    }
+    /// True when each tuple (u, v) is an arc u -> v (SSCA#2); BFS and the analyses treat
+    /// every graph as undirected.
+    fn is_directed(&self) -> bool {
+        false
+    }
+    /// Append the integer weights of this rank's edges `start .. start + len`, in the order
+    /// of `local_chunk`; sources of unweighted graphs append nothing.
+    fn local_weights(&self, _start: u64, _len: u64, _out: &mut Vec<u64>) {}
+    /// True when `local_weights` gives a weight per edge.
+    fn is_weighted(&self) -> bool {
+        false
     }
 }
 

@@ -1,0 +1,1 @@
+//! Graph generators other than Kronecker (see each module).

@@ -1,0 +1,1 @@
+//! Graph files out: edge lists and Matrix Market, written in parallel.
