@@ -5,19 +5,14 @@
 // N <= 2^32); parent[local_n] (i64, -1 = unvisited); frontier bitmaps as u64 words, bit l of
 // word l/64 for local vertex l (global bitmaps: bit v for global vertex v); queues of local
 // ids (u32). Pairs (vertex, parent) for other ranks travel packed in one u64, vertex in the
-// high half (both ids are below 2^32). counters: [0] next frontier vertices, [1] their edges, [2] entries inspected,
-// [3] remote pairs written, [4] heavy frontier vertices.
+// high half (both ids are below 2^32), and are put into runs by owner rank by
+// kernels/exchange.cu. counters: [0] next frontier vertices, [1] their edges, [2] entries
+// inspected, [3] remote pairs written, [4] heavy frontier vertices.
 //
 // Counters are summed per block in shared memory and added to global memory once per block:
 // one global atomic per warp on the same address serialises at L2 and cost more than the
 // scans themselves at SCALE 26.
 
-typedef unsigned long long u64;
-typedef long long i64;
-typedef unsigned int u32;
-
-#define WARP 32
-#define FULL 0xffffffffu
 // Rows at least this long are scanned by the whole grid (bfs_top_down_heavy), not one warp.
 #define HEAVY_DEGREE 4096
 
@@ -26,42 +21,13 @@ __device__ __forceinline__ bool claim(i64 *parent, u64 l, u64 p) {
     return atomicCAS((u64 *)&parent[l], (u64)-1LL, p) == (u64)-1LL;
 }
 
-// Block-wide sums of per-thread counts, added to counters[index[k]]; all threads must call.
-template <int K>
-__device__ void add_counters(u64 *counters, const int (&index)[K], u64 (&value)[K]) {
-    __shared__ u64 sums[K];
-    if (threadIdx.x < K) sums[threadIdx.x] = 0;
-    __syncthreads();
-    for (int k = 0; k < K; k++) {
-        u64 v = value[k];
-        for (int s = WARP / 2; s > 0; s /= 2) v += __shfl_down_sync(FULL, v, s);
-        if (threadIdx.x % WARP == 0 && v) atomicAdd(&sums[k], v);
-    }
-    __syncthreads();
-    if (threadIdx.x < K && sums[threadIdx.x]) atomicAdd(&counters[index[threadIdx.x]], sums[threadIdx.x]);
-}
-
-// A slot at `*tail` for each lane that has `take`, with one global atomic per warp
-// (warp-aggregated); the result is meaningful only where `take` holds.
-__device__ __forceinline__ u64 warp_slot(bool take, u64 *tail) {
-    u32 active = __activemask();
-    u32 mask = __ballot_sync(active, take);
-    if (!mask) return 0;
-    int leader = __ffs(mask) - 1;
-    u32 lane = threadIdx.x % WARP;
-    u64 base = 0;
-    if (lane == leader) base = atomicAdd(tail, (u64)__popc(mask));
-    base = __shfl_sync(active, base, leader);
-    return base + __popc(mask & ((1u << lane) - 1));
-}
-
 __device__ __forceinline__ void push_next(bool take, u64 l, u32 *next_queue, u64 *tail) {
     u64 at = warp_slot(take, tail);
     if (take) next_queue[at] = (u32)l;
 }
 
 extern "C" __global__ void bfs_start(i64 *parent, u64 local_n, i64 root_local, u64 root) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u64 i = thread_index();
     if (i < local_n) parent[i] = (i64)i == root_local ? (i64)root : -1;
 }
 
@@ -95,8 +61,8 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
                                         u64 local_n, u32 *next_queue, u64 *counters,
                                         u64 *remote, u64 remote_capacity, u64 *sent,
                                         u32 *heavy) {
-    u64 warp = (blockIdx.x * (u64)blockDim.x + threadIdx.x) / WARP;
-    u32 lane = threadIdx.x % WARP;
+    u64 warp = thread_index() / WARP;
+    u32 lane = lane_id();
     u64 edges = 0, inspected = 0;
     if (warp < queue_len) {
         u64 u = queue[warp];
@@ -115,7 +81,7 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
     }
     const int index[2] = {1, 2};
     u64 value[2] = {edges, inspected};
-    add_counters(counters, index, value);
+    block_add(counters, index, value);
 }
 
 // The rows of the heavy frontier vertices, each spread over every thread of the grid.
@@ -124,16 +90,16 @@ extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj
                                               u32 *next_queue, u64 *counters, u64 *remote,
                                               u64 remote_capacity, u64 *sent) {
     u64 heavy_count = counters[4];
-    u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 stride = grid_threads();
     u64 edges = 0, inspected = 0;
     for (u64 h = 0; h < heavy_count; h++) {
         u64 u = heavy[h];
         u64 begin = offsets[u], end = offsets[u + 1];
         if (blockIdx.x == 0 && threadIdx.x == 0) inspected += end - begin;
         // Whole warps step together so push_next's ballot sees every lane.
-        for (u64 base = begin + (blockIdx.x * (u64)blockDim.x + threadIdx.x) / WARP * WARP;
+        for (u64 base = begin + thread_index() / WARP * WARP;
              base < end; base += stride) {
-            u64 e = base + threadIdx.x % WARP;
+            u64 e = base + lane_id();
             if (e < end)
                 visit(adj[e], first + u, first, local_n, parent, offsets, next_queue, counters,
                       remote, remote_capacity, sent, edges);
@@ -141,13 +107,13 @@ extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj
     }
     const int index[2] = {1, 2};
     u64 value[2] = {edges, inspected};
-    add_counters(counters, index, value);
+    block_add(counters, index, value);
 }
 
 // Vertices discovered by other ranks: packed pairs (global vertex, parent).
 extern "C" __global__ void bfs_claim(const u64 *pairs, u64 count, u64 first, i64 *parent,
                                      const u64 *offsets, u32 *next_queue, u64 *counters) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u64 i = thread_index();
     bool took = false;
     u64 l = 0, edges = 0;
     if (i < count) {
@@ -158,37 +124,7 @@ extern "C" __global__ void bfs_claim(const u64 *pairs, u64 count, u64 first, i64
     push_next(took, l, next_queue, &counters[0]);
     const int index[1] = {1};
     u64 value[1] = {edges};
-    add_counters(counters, index, value);
-}
-
-// Bucketing packed pairs by the rank that owns their vertex (global id / block), in two passes:
-// count per owner, then scatter to cursors the host set to each owner's run start. The lanes
-// of a warp with the same owner share one atomic (the order inside a run is not
-// deterministic, which no result depends on).
-__device__ __forceinline__ u32 pair_owner(const u64 *pairs, u64 i, u64 count, u64 block) {
-    return i < count ? (u32)((pairs[i] >> 32) / block) : 0xffffffffu;
-}
-
-extern "C" __global__ void bfs_count_owners(const u64 *pairs, u64 count, u64 block,
-                                            u64 *counts) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
-    u32 owner = pair_owner(pairs, i, count, block);
-    u32 same = __match_any_sync(FULL, owner);
-    if (i < count && threadIdx.x % WARP == __ffs(same) - 1)
-        atomicAdd(&counts[owner], (u64)__popc(same));
-}
-
-extern "C" __global__ void bfs_scatter_owners(const u64 *pairs, u64 count, u64 block,
-                                              u64 *cursor, u64 *out) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
-    u32 owner = pair_owner(pairs, i, count, block);
-    u32 same = __match_any_sync(FULL, owner);
-    u32 lane = threadIdx.x % WARP;
-    int leader = __ffs(same) - 1;
-    u64 base = 0;
-    if (i < count && lane == leader) base = atomicAdd(&cursor[owner], (u64)__popc(same));
-    base = __shfl_sync(FULL, base, leader);
-    if (i < count) out[base + __popc(same & ((1u << lane) - 1))] = pairs[i];
+    block_add(counters, index, value);
 }
 
 // Bottom-up: a grid-stride loop in which each warp covers 32 consecutive vertices, one per
@@ -196,11 +132,11 @@ extern "C" __global__ void bfs_scatter_owners(const u64 *pairs, u64 count, u64 b
 extern "C" __global__ void bfs_bottom_up(const u64 *offsets, const u32 *adj, i64 *parent,
                                          const u64 *frontier, u64 local_n, u32 *next_bits,
                                          u64 *counters) {
-    u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 stride = grid_threads();
     u64 found_count = 0, edges = 0, inspected = 0;
-    for (u64 base = (blockIdx.x * (u64)blockDim.x + threadIdx.x) / WARP * WARP; base < local_n;
+    for (u64 base = thread_index() / WARP * WARP; base < local_n;
          base += stride) {
-        u64 l = base + threadIdx.x % WARP;
+        u64 l = base + lane_id();
         bool found = false;
         if (l < local_n && parent[l] == -1) {
             u64 begin = offsets[l], end = offsets[l + 1];
@@ -216,23 +152,23 @@ extern "C" __global__ void bfs_bottom_up(const u64 *offsets, const u32 *adj, i64
             }
         }
         u32 ballot = __ballot_sync(FULL, found);
-        if (threadIdx.x % WARP == 0) next_bits[base / WARP] = ballot;
+        if (lane_id() == 0) next_bits[base / WARP] = ballot;
         found_count += found;
     }
     const int index[3] = {0, 1, 2};
     u64 value[3] = {found_count, edges, inspected};
-    add_counters(counters, index, value);
+    block_add(counters, index, value);
 }
 
 extern "C" __global__ void bfs_queue_to_bits(const u32 *queue, u64 len, u64 *bits) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u64 i = thread_index();
     if (i < len) atomicOr(&bits[queue[i] / 64], 1ULL << (queue[i] % 64));
 }
 
 // One thread per word; the queue order is not deterministic, which no result depends on.
 extern "C" __global__ void bfs_bits_to_queue(const u64 *bits, u64 words, u32 *queue,
                                              u64 *counters) {
-    u64 w = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u64 w = thread_index();
     u64 word = w < words ? bits[w] : 0;
     if (!word) return;
     u64 at = atomicAdd(&counters[0], (u64)__popcll(word));

@@ -37,9 +37,6 @@
 #define G (Q + 2)         // first Gray-walked position
 #define GRAY (WALK - 2)   // Gray-walked positions
 
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
 #define ODD_LANES ((N + 1) / 2)
 #define ODD_WORDS ((ODD_LANES + 3) / 4)
 #define THREADS 256
@@ -132,7 +129,7 @@ __device__ __forceinline__ int lane_value(const u32 *words, int l) {
 
 // A point whose product is due, parked in the warp's buffer: odd lanes, then both classes.
 #define ENTRY (ODD_WORDS + 2)
-#define WARPS (THREADS / 32)
+#define WARPS (THREADS / WARP)
 
 // (Π x_k) Π S_i of a parked point, modulo 2^(64 WORDS). Factors are
 // multiplied five at a time in 32 bits (|S_i| < 64), then into the wide product by magnitude.
@@ -233,7 +230,7 @@ __device__ __forceinline__ void evaluate(const Odd &odd, u32 c0, u32 c1, Parked 
         zero |= (v - ONES) & ~v & high;
     }
     const bool due = zero == 0 && q.active;
-    const u32 due_lanes = __ballot_sync(0xffffffffu, due);
+    const u32 due_lanes = __ballot_sync(FULL, due);
     if (due_lanes != 0) park(q, odd, c0, c1, due, due_lanes);
 }
 
@@ -281,11 +278,11 @@ struct Block<0> {
 extern "C" __global__ void __launch_bounds__(THREADS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ u32 parked[WARPS][64 * ENTRY];
-    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 t = thread_index();
     Parked q;
-    q.buffer = parked[threadIdx.x / 32];
+    q.buffer = parked[threadIdx.x / WARP];
     q.fill = 0;
-    q.lane = threadIdx.x & 31;
+    q.lane = lane_id();
     q.active = t < threads;
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) q.acc.w[w] = 0;

@@ -1,29 +1,15 @@
 // Kernel 1 on the GPU for Graph500 Kronecker graphs (host side: src/graph/csr_gpu.rs).
 // Compiled at start by NVRTC.
 //
-// kron_messages reproduces src/graph/kronecker.rs bit for bit (same counter-based draws,
-// quadrant thresholds and id scrambling), so a graph built here equals the CPU's. Each edge
-// tuple (u, v) becomes two directed messages packed in one u64, source in the high half
-// (the GPU path needs N <= 2^32): u->v and v->u. A self-loop's two messages count towards
-// its vertex's tuple endpoints but are not stored.
+// kron_messages reproduces src/graph/kronecker.rs bit for bit (same counter-based draws, the
+// prelude's `draw`; quadrant thresholds and id scrambling), so a graph built here equals the
+// CPU's. Each edge tuple (u, v) becomes two directed messages packed in one u64, source in
+// the high half (the GPU path needs N <= 2^32): u->v and v->u. A self-loop's two messages
+// count towards its vertex's tuple endpoints but are not stored.
 //
 // params: [0] edge stream key, [1] id mask, [2] scramble shift, [3..5) scramble multipliers,
 // [5..7) scramble addends, [7] SCALE, [8] row threshold, [9] column threshold (top row),
 // [10] column threshold (bottom row); thresholds apply to 16-bit uniform draws.
-
-typedef unsigned long long u64;
-typedef unsigned int u32;
-typedef unsigned short u16;
-
-#define GOLDEN 0x9e3779b97f4a7c15ULL
-
-// SplitMix64's finaliser over a Weyl sequence indexed by the counter (src/rng.rs).
-__device__ __forceinline__ u64 draw(u64 key, u64 counter) {
-    u64 z = key + (counter + 1) * GOLDEN;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 __device__ __forceinline__ u64 scramble(const u64 *p, u64 x) {
     for (int round = 0; round < 2; round++) {
@@ -34,7 +20,7 @@ __device__ __forceinline__ u64 scramble(const u64 *p, u64 x) {
 }
 
 extern "C" __global__ void kron_messages(const u64 *p, u64 first_edge, u64 count, u64 *out) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u64 i = thread_index();
     if (i >= count) return;
     u32 scale = (u32)p[7];
     u16 row_t = (u16)p[8], col_top = (u16)p[9], col_bottom = (u16)p[10];
@@ -57,7 +43,7 @@ extern "C" __global__ void kron_messages(const u64 *p, u64 first_edge, u64 count
 // Pass 1: tuple endpoints and row lengths of the local vertices (first = first local id).
 extern "C" __global__ void kron_count(const u64 *msgs, u64 count, u64 first, u64 *ends,
                                       u64 *lengths) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u64 i = thread_index();
     if (i >= count) return;
     u64 a = msgs[i] >> 32, b = msgs[i] & 0xffffffffULL;
     atomicAdd(&ends[a - first], 1ULL);
@@ -68,7 +54,7 @@ extern "C" __global__ void kron_count(const u64 *msgs, u64 count, u64 first, u64
 // rows are sorted and de-duplicated afterwards, so the order within a row does not matter.
 extern "C" __global__ void kron_fill(const u64 *msgs, u64 count, u64 first, u64 *cursor,
                                      u32 *adj) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    u64 i = thread_index();
     if (i >= count) return;
     u64 a = msgs[i] >> 32, b = msgs[i] & 0xffffffffULL;
     if (a != b) adj[atomicAdd(&cursor[a - first], 1ULL)] = (u32)b;

@@ -9,20 +9,15 @@
 // anyway, and calls would cost more than the loop).
 //
 // totals: [0] solutions (unweighted), [1] nodes = successful placements made by the threads.
-// Counts are summed per block in shared memory and added to global memory once per block,
-// so the global atomics do not serialise the grid.
+// Counts are summed per block (the prelude's block_add) and added to global memory once per
+// block, so the global atomics do not serialise the grid.
 
-typedef unsigned long long u64;
-typedef unsigned int u32;
-
-#define WARP 32
-#define FULL 0xffffffffu
 // n <= 32, so at most 32 numbers are left to place.
 #define MAX_LEVELS 32
 
 extern "C" __global__ void miller_count(const u64 *prefixes, u64 count, u64 full, u32 k0, u64 *totals) {
     u64 solutions = 0, nodes = 0;
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 i = thread_index();
     // Threads past the end still take part in the block reduction below.
     if (i < count) {
         // Level l places number k0 - l; masks[l] is the state before that placement and
@@ -58,17 +53,7 @@ extern "C" __global__ void miller_count(const u64 *prefixes, u64 count, u64 full
         }
     }
 
-    __shared__ u64 sums[2];
-    if (threadIdx.x < 2) sums[threadIdx.x] = 0;
-    __syncthreads();
-    for (int s = WARP / 2; s > 0; s /= 2) {
-        solutions += __shfl_down_sync(FULL, solutions, s);
-        nodes += __shfl_down_sync(FULL, nodes, s);
-    }
-    if (threadIdx.x % WARP == 0) {
-        if (solutions) atomicAdd(&sums[0], solutions);
-        if (nodes) atomicAdd(&sums[1], nodes);
-    }
-    __syncthreads();
-    if (threadIdx.x < 2 && sums[threadIdx.x]) atomicAdd(&totals[threadIdx.x], sums[threadIdx.x]);
+    const int index[2] = {0, 1};
+    const u64 value[2] = {solutions, nodes};
+    block_add(totals, index, value);
 }

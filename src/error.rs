@@ -38,6 +38,12 @@ pub enum Error {
     /// Writing results failed.
     #[error("output {path}: {msg}")]
     Output { path: String, msg: String },
+    /// SIGTERM or SIGINT ended the run (agreed on by all ranks); the job exits with 143.
+    #[error("{0}")]
+    Interrupted(String),
+    /// An error one rank found, made common to all ranks by `World::agree`.
+    #[error("{0}")]
+    Agreed(String),
     /// A message would exceed what one MPI call can carry.
     #[error("communication: {0}")]
     Comm(String),
@@ -49,7 +55,11 @@ impl Error {
     pub fn is_collective(&self) -> bool {
         matches!(
             self,
-            Error::Config { .. } | Error::Validation { .. } | Error::Unavailable(_)
+            Error::Config { .. }
+                | Error::Validation { .. }
+                | Error::Unavailable(_)
+                | Error::Agreed(_)
+                | Error::Interrupted(_)
         )
     }
 }

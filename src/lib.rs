@@ -2,14 +2,19 @@
 //! where none is present, on its CPU cores.
 
 pub mod algo;
+pub mod analyze;
+pub mod bfs;
 pub mod comm;
 pub mod config;
 pub mod device;
 pub mod error;
+pub mod generate;
 pub mod graph;
-pub mod graph500;
+pub mod harness;
 pub mod langford;
 pub mod output;
 pub mod progress;
 pub mod rng;
+pub mod signals;
 pub mod stats;
+pub mod workloads;

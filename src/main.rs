@@ -1,98 +1,83 @@
-//! The `tessera` command line. Parses arguments, starts MPI and hands over to the workload.
+//! The `tessera` command line: starts MPI, parses the arguments (one subcommand per workload,
+//! from `workloads::WORKLOADS`) and hands over to the harness. Every error ends here as one
+//! line: from rank 0 alone with exit status 1 when every rank agrees on it, else from the rank
+//! that saw it, which then ends the job through `MPI_Abort`.
 
-use clap::{Parser, Subcommand};
+use clap::{Arg, ArgAction, ArgMatches, Command};
 use std::io::Write;
 use std::path::PathBuf;
-use tessera::algo::bfs;
 use tessera::comm::World;
-use tessera::config::{self, BfsArgs, LangfordArgs, LoadedDeck, RunArgs};
-use tessera::device::{self, Selected};
+use tessera::config::{config_error, DeckText};
+use tessera::device;
 use tessera::error::{Error, Result};
-use tessera::graph500::{self, Cpu};
-use tessera::langford;
-use tessera::output::Invocation;
+use tessera::signals::INTERRUPTED;
+use tessera::workloads::{self, WORKLOADS};
 
-#[derive(Parser)]
-#[command(
-    name = "tessera",
-    version,
-    about = "Irregular graph and lattice workloads on MPI ranks (GPU or CPU)"
-)]
-struct Cli {
-    /// Log at info level on every rank (default: rank 0 at info, the others at warn)
-    #[arg(short, long, global = true)]
-    verbose: bool,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run the workload a deck describes (flags override the deck)
-    Run {
-        deck: PathBuf,
-        #[command(flatten)]
-        run: RunArgs,
-        #[command(flatten)]
-        bfs: BfsFlags,
-        #[command(flatten)]
-        langford: LangfordArgs,
-    },
-    /// Graph500 BFS on a Kronecker graph or a graph file
-    Bfs {
-        /// Deck to start from (flags override it)
-        #[arg(long)]
-        deck: Option<PathBuf>,
-        #[command(flatten)]
-        run: RunArgs,
-        #[command(flatten)]
-        bfs: BfsFlags,
-    },
-    /// Count Langford pairings L(2,n) with an MPI task farm (Godfrey's sum or Miller's search)
-    Langford {
-        /// Deck to start from (flags override it)
-        #[arg(long)]
-        deck: Option<PathBuf>,
-        #[command(flatten)]
-        run: RunArgs,
-        #[command(flatten)]
-        langford: LangfordArgs,
-    },
-    /// Version, build and machine information
-    Info,
-    /// Compile every CUDA kernel with NVRTC (no GPU needed) and report
-    Kernels {
-        /// Target architecture
-        #[arg(long, default_value = "sm_90")]
-        arch: String,
-    },
-}
-
-#[derive(clap::Args)]
-struct BfsFlags {
-    #[command(flatten)]
-    args: BfsArgs,
-    /// Skip validation of the searches
-    #[arg(long)]
-    no_validate: bool,
+fn cli() -> Command {
+    let run = Command::new("run")
+        .about("Run the workload a deck describes (flags after the deck override it)")
+        .arg(Arg::new("deck").required(true).value_parser(clap::value_parser!(PathBuf)))
+        .arg(
+            Arg::new("flags")
+                .num_args(0..)
+                .trailing_var_arg(true)
+                .allow_hyphen_values(true)
+                .help("The deck's workload's flags"),
+        );
+    let kernels = Command::new("kernels")
+        .about("Compile every CUDA kernel with NVRTC (no GPU needed) and report")
+        .arg(
+            Arg::new("arch")
+                .long("arch")
+                .default_value("sm_90")
+                .help("Target architecture"),
+        );
+    Command::new("tessera")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Irregular graph and lattice workloads on MPI ranks (GPU or CPU)")
+        .arg(
+            Arg::new("verbose")
+                .short('v')
+                .long("verbose")
+                .global(true)
+                .action(ArgAction::SetTrue)
+                .help("Log at info level on every rank (default: rank 0 at info, the others at warn)"),
+        )
+        .subcommand_required(true)
+        .subcommand(run)
+        .subcommands(WORKLOADS.iter().map(|w| w.command()))
+        .subcommand(Command::new("info").about("Version, build and machine information"))
+        .subcommand(kernels)
 }
 
 fn main() {
-    let cli = Cli::parse();
     let Some(world) = World::init() else {
         eprintln!("tessera: error: MPI was already initialised");
         std::process::exit(1);
     };
-    init_logging(world.rank(), cli.verbose);
-    match execute(&world, cli) {
+    let matches = match cli().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => {
+            // --help, --version or bad arguments: clap's text from rank 0 only.
+            if world.is_root() {
+                let _ = e.print();
+            }
+            let code = e.exit_code();
+            drop(world);
+            std::process::exit(code);
+        }
+    };
+    init_logging(world.rank(), matches.get_flag("verbose"));
+    match execute(&world, &matches) {
         Ok(()) => {}
         Err(e) if e.is_collective() => {
             // Every rank hit the same error: one line from rank 0, a clean non-zero exit.
             if world.is_root() {
                 eprintln!("tessera: error: {e}");
             }
+            let code = if matches!(e, Error::Interrupted(_)) { INTERRUPTED } else { 1 };
             drop(world);
-            std::process::exit(1);
+            std::process::exit(code);
         }
         Err(e) => {
             // One write per line, so lines of ranks failing together do not interleave.
@@ -112,42 +97,58 @@ fn init_logging(rank: usize, verbose: bool) {
         .init();
 }
 
-fn execute(world: &World, cli: Cli) -> Result<()> {
-    match cli.command {
-        Command::Run {
-            deck,
-            run,
-            bfs,
-            langford,
-        } => {
-            let deck = config::load_deck(world, &deck)?;
-            match (&deck.deck.bfs, &deck.deck.langford) {
-                (Some(_), None) => run_bfs(world, Some(deck), &run, bfs),
-                (None, Some(_)) => run_langford(world, Some(deck), &run, &langford),
-                _ => Err(Error::Config {
-                    file: deck.path,
-                    msg: "expected exactly one workload table: [bfs] or [langford]".into(),
-                }),
-            }
-        }
-        Command::Langford {
-            deck,
-            run,
-            langford,
-        } => {
-            let deck = deck.map(|d| config::load_deck(world, &d)).transpose()?;
-            run_langford(world, deck, &run, &langford)
-        }
-        Command::Bfs { deck, run, bfs } => {
-            let deck = deck.map(|d| config::load_deck(world, &d)).transpose()?;
-            run_bfs(world, deck, &run, bfs)
-        }
-        Command::Info => {
+fn execute(world: &World, matches: &ArgMatches) -> Result<()> {
+    let (name, sub) = matches.subcommand().expect("a subcommand is required");
+    match name {
+        "run" => run_deck(world, sub),
+        "info" => {
             info(world);
             Ok(())
         }
-        Command::Kernels { arch } => compile_kernels(world, &arch),
+        "kernels" => compile_kernels(world, sub.get_one::<String>("arch").expect("default")),
+        workload => {
+            let entry = workloads::find(workload).expect("subcommands come from the list");
+            let deck = match sub.get_one::<PathBuf>("deck") {
+                Some(path) => DeckText::load(world, path)?,
+                None => DeckText::none(),
+            };
+            entry.run(world, deck, sub)
+        }
     }
+}
+
+/// `tessera run DECK [FLAGS]`: the deck's one workload table picks the workload, whose own
+/// flags are then the only ones accepted.
+fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
+    let path = sub.get_one::<PathBuf>("deck").expect("required");
+    let deck = DeckText::load(world, path)?;
+    let named: Vec<&str> = WORKLOADS
+        .iter()
+        .map(|w| w.name())
+        .filter(|n| deck.tables.iter().any(|t| t == n))
+        .collect();
+    let [name] = named[..] else {
+        let all: Vec<String> = WORKLOADS.iter().map(|w| format!("[{}]", w.name())).collect();
+        return Err(config_error(
+            &deck.source,
+            &format!("expected exactly one workload table, one of {}", all.join(", ")),
+        ));
+    };
+    let entry = workloads::find(name).expect("named from the list");
+    let flags = sub.get_many::<String>("flags").into_iter().flatten();
+    let args = std::iter::once(name.to_string()).chain(flags.cloned());
+    let matches = entry.command().try_get_matches_from(args).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
+        config_error(
+            "command line",
+            &format!("{first} (the deck runs {name}: see `tessera {name} --help`)"),
+        )
+    })?;
+    if matches.get_one::<PathBuf>("deck").is_some() {
+        return Err(config_error("command line", "--deck given after `run DECK`"));
+    }
+    entry.run(world, deck, &matches)
 }
 
 /// Compile every kernel for `arch`; any compile error is an error of the run.
@@ -162,95 +163,6 @@ fn compile_kernels(world: &World, arch: &str) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Where the settings come from (the deck's path, or the command line) and the deck's tables
-/// (empty without a deck).
-fn deck_parts(deck: &Option<LoadedDeck>) -> (String, config::Deck) {
-    match deck {
-        Some(d) => (d.path.clone(), d.deck.clone()),
-        None => ("command line".to_string(), config::Deck::default()),
-    }
-}
-
-/// Start the rank's worker threads and choose its device.
-fn start(world: &World, run: &config::RunConfig) -> Result<Selected> {
-    start_threads(world, run.threads)?;
-    device::select(world, run.device)
-}
-
-fn run_bfs(
-    world: &World,
-    deck: Option<LoadedDeck>,
-    run_cli: &RunArgs,
-    flags: BfsFlags,
-) -> Result<()> {
-    let (source, parsed) = deck_parts(&deck);
-    let mut bfs_cli = flags.args;
-    if flags.no_validate {
-        bfs_cli.validate = Some(false);
-    }
-    let run = config::resolve_run(&source, &parsed.run, run_cli)?;
-    let cfg = config::resolve_bfs(&source, &parsed.bfs.clone().unwrap_or_default(), &bfs_cli)?;
-    let selected = start(world, &run)?;
-    let invocation = Invocation::current(deck.map(|d| d.text).unwrap_or_default());
-    let params = bfs::Params {
-        mode: cfg.mode,
-        alpha: cfg.alpha,
-        beta: cfg.beta,
-    };
-    let path = match &selected {
-        Selected::Cpu => graph500::run(world, &run, &cfg, &Cpu, &params, &invocation)?,
-        Selected::Gpu(gpu) => graph500::run(world, &run, &cfg, gpu, &params, &invocation)?,
-    };
-    if world.is_root() {
-        println!("results: {}", path.display());
-    }
-    Ok(())
-}
-
-fn run_langford(
-    world: &World,
-    deck: Option<LoadedDeck>,
-    run_cli: &RunArgs,
-    cli: &LangfordArgs,
-) -> Result<()> {
-    let (source, parsed) = deck_parts(&deck);
-    let run = config::resolve_run(&source, &parsed.run, run_cli)?;
-    let cfg = config::resolve_langford(&source, &parsed.langford.clone().unwrap_or_default(), cli)?;
-    let selected = start(world, &run)?;
-    let invocation = Invocation::current(deck.map(|d| d.text).unwrap_or_default());
-    if let Some(path) = langford::run(world, &run, &cfg, &selected, &invocation)? {
-        println!("results: {}", path.display());
-    }
-    Ok(())
-}
-
-/// One rayon pool per rank. By default: the cores the launcher bound the rank to, or, when it
-/// is not bound (it may use every core of the node), the node's cores shared among its ranks.
-fn start_threads(world: &World, threads: Option<usize>) -> Result<()> {
-    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let bound = online_cores().is_some_and(|online| allowed < online);
-    let threads = threads.unwrap_or(if bound {
-        allowed
-    } else {
-        (allowed / world.local_size()).max(1)
-    });
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build_global()
-        .map_err(|e| Error::Unavailable(format!("cannot start {threads} worker threads: {e}")))?;
-    log::info!("{threads} worker threads per rank");
-    Ok(())
-}
-
-/// Cores online on this node (from /sys, e.g. "0-63" or "0-3,8-11"), if known.
-fn online_cores() -> Option<usize> {
-    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
-    text.trim().split(',').try_fold(0, |count, range| {
-        let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-        Some(count + hi.parse::<usize>().ok()? - lo.parse::<usize>().ok()? + 1)
-    })
 }
 
 fn info(world: &World) {
@@ -270,5 +182,7 @@ fn info(world: &World) {
             None => println!("gpus: none (the CUDA driver library cannot be loaded)"),
             Some(n) => println!("gpus visible on this node: {n}"),
         }
+        let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name()).collect();
+        println!("workloads: {}", names.join(", "));
     }
 }

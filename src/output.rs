@@ -55,6 +55,16 @@ impl ResultFile {
         })
     }
 
+    /// Close and remove the temporary file (a probe that the path is writable).
+    pub fn discard(self) -> Result<()> {
+        let ResultFile { file, tmp, path } = self;
+        file.close().map_err(h5err(&path))?;
+        std::fs::remove_file(&tmp).map_err(|e| Error::Output {
+            path: path.display().to_string(),
+            msg: format!("cannot remove {}: {e}", tmp.display()),
+        })
+    }
+
     /// Close the file and move it to its final name.
     pub fn finish(self) -> Result<PathBuf> {
         let ResultFile { file, tmp, path } = self;

@@ -17,12 +17,17 @@
 //! NCCL or host-staged MPI as `gpu_transport` says), so the loop is the same for every device
 //! and transport.
 
-use crate::comm::{Op, World};
+use crate::algo::bfs_cpu::CpuFrontiers;
+use crate::algo::bfs_gpu::GpuFrontiers;
+use crate::comm::{GpuTransport, Op, World};
+use crate::device::Selected;
 use crate::error::Result;
-use crate::graph::Vid;
+use crate::graph::{DistGraph, Vid};
 use std::time::Instant;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     Hybrid,
@@ -176,4 +181,17 @@ fn choose_direction(
         }
         d => d,
     }
+}
+
+/// The search's scans and exchanges for this rank's device.
+pub fn frontiers<'g>(
+    world: &'g World,
+    device: &'g Selected,
+    transport: GpuTransport,
+    g: &'g DistGraph,
+) -> Result<Box<dyn Frontiers + 'g>> {
+    Ok(match device {
+        Selected::Cpu => Box::new(CpuFrontiers::new(world, g)),
+        Selected::Gpu(gpu) => Box::new(GpuFrontiers::new(world, gpu, transport, g)?),
+    })
 }

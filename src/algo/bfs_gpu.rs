@@ -5,7 +5,7 @@
 use super::bfs::{Frontiers, LevelClock};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::{Op, World};
-use crate::config::GpuTransport;
+use crate::comm::GpuTransport;
 use crate::device::{gpu_error, grid, Gpu, Pinned, THREADS};
 use crate::error::{Error, Result};
 use crate::graph::{Block1D, DistGraph, Vid};

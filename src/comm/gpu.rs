@@ -1,19 +1,24 @@
 //! Exchanges of data that lives in GPU memory, between ranks that each drive one GPU: through
-//! NCCL, device to device, or staged through host memory and MPI. `gpu_transport` in `[run]`
-//! picks one; the callers are the same for both.
+//! NCCL, device to device, or staged through host memory and MPI. `GpuTransport` picks one;
+//! the callers are the same for both. The collectives (`alltoallv`, `allgather`) and the
+//! point-to-point shift of a halo exchange (`sendrecv`) take any `Item` type: the plain
+//! numbers that the GPU, NCCL and MPI all know (pairs of 32-bit ids travel packed in a u64).
 //!
 //! NCCL is opened at run time like the other CUDA libraries (cudarc, dynamic loading). Its
 //! communicator is set up from a unique id that rank 0 makes and broadcasts over MPI. Counts
 //! always travel over MPI: they are a few words, and the host needs them to size the transfers.
 
-use super::{run_starts, Op, World};
-use crate::config::GpuTransport;
-use crate::device::{gpu_error, grid, Gpu};
+use super::{run_starts, Equivalence, GpuTransport, Op, World};
+use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
-use crate::graph::Block1D;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
-use cudarc::nccl::{group_end, group_start, Comm, Id};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::nccl::{group_end, group_start, Comm, Id, NcclType};
+use std::ops::Range;
 use std::sync::Arc;
+
+/// What the GPU exchanges move: u8, u32, u64, i32, i64, f32, f64.
+pub trait Item: DeviceRepr + ValidAsZeroBits + NcclType + Equivalence + Copy + Default {}
+impl<T: DeviceRepr + ValidAsZeroBits + NcclType + Equivalence + Copy + Default> Item for T {}
 
 enum Via {
     Mpi,
@@ -33,6 +38,27 @@ fn nccl_error(what: &str, e: impl std::fmt::Debug) -> Error {
 fn nccl_present() -> bool {
     // SAFETY: only tries to dlopen the NCCL library.
     unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
+/// One peer's share of an all-to-all: its items' places in the send and receive buffers.
+#[derive(Debug, PartialEq)]
+struct Transfer {
+    peer: usize,
+    send: Range<usize>,
+    recv: Range<usize>,
+}
+
+/// The transfers of an all-to-all that sends `send_counts[r]` items to rank r and receives
+/// `recv_counts[r]` from it, each run placed after the previous rank's.
+fn transfers(send_counts: &[usize], recv_counts: &[usize]) -> Vec<Transfer> {
+    let (send_at, recv_at) = (run_starts(send_counts), run_starts(recv_counts));
+    (0..send_counts.len())
+        .map(|peer| Transfer {
+            peer,
+            send: send_at[peer]..send_at[peer] + send_counts[peer],
+            recv: recv_at[peer]..recv_at[peer] + recv_counts[peer],
+        })
+        .collect()
 }
 
 impl<'w> GpuExchange<'w> {
@@ -91,14 +117,20 @@ impl<'w> GpuExchange<'w> {
         }
     }
 
+    fn wait(&self, what: &str) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| gpu_error(format!("wait for the {what}"), e))
+    }
+
     /// Personalised all-to-all: `send` holds the items for rank 0, then rank 1, ..., with
     /// `send_counts[r]` items for rank r. The items received land at the start of `recv` in
     /// source-rank order; returns how many. Collective; returns once `recv` is filled.
-    pub fn alltoallv(
+    pub fn alltoallv<T: Item>(
         &self,
-        send: &CudaSlice<u64>,
+        send: &CudaSlice<T>,
         send_counts: &[usize],
-        recv: &mut CudaSlice<u64>,
+        recv: &mut CudaSlice<T>,
     ) -> Result<usize> {
         let recv_counts = self.world.alltoall_counts(send_counts);
         let total: usize = recv_counts.iter().sum();
@@ -108,9 +140,9 @@ impl<'w> GpuExchange<'w> {
                 recv.len()
             )));
         }
-        let sent: usize = send_counts.iter().sum();
         match &self.via {
             Via::Mpi => {
+                let sent: usize = send_counts.iter().sum();
                 let host = self
                     .stream
                     .clone_dtoh(&send.slice(0..sent))
@@ -125,57 +157,81 @@ impl<'w> GpuExchange<'w> {
                 }
             }
             Via::Nccl(comm) => {
-                let send_at = run_starts(send_counts);
-                let recv_at = run_starts(&recv_counts);
                 group_start().map_err(|e| nccl_error("group start", e))?;
-                for peer in 0..self.world.size() {
-                    let (s, r) = (send_counts[peer], recv_counts[peer]);
-                    if s > 0 {
-                        comm.send(&send.slice(send_at[peer]..send_at[peer] + s), peer as i32)
+                for t in transfers(send_counts, &recv_counts) {
+                    if !t.send.is_empty() {
+                        comm.send(&send.slice(t.send), t.peer as i32)
                             .map_err(|e| nccl_error("send", e))?;
                     }
-                    if r > 0 {
-                        comm.recv(
-                            &mut recv.slice_mut(recv_at[peer]..recv_at[peer] + r),
-                            peer as i32,
-                        )
-                        .map_err(|e| nccl_error("receive", e))?;
+                    if !t.recv.is_empty() {
+                        comm.recv(&mut recv.slice_mut(t.recv), t.peer as i32)
+                            .map_err(|e| nccl_error("receive", e))?;
                     }
                 }
                 group_end().map_err(|e| nccl_error("group end", e))?;
             }
         }
-        self.stream
-            .synchronize()
-            .map_err(|e| gpu_error("wait for the exchange", e))?;
+        self.wait("exchange")?;
         Ok(total)
     }
 
     /// Every rank's `send` (all the same length), concatenated in rank order into `recv`.
     /// Collective; returns once `recv` is filled.
-    pub fn allgather(&self, send: &CudaSlice<u64>, recv: &mut CudaSlice<u64>) -> Result<()> {
-        let words = send.len();
-        let recv = &mut recv.slice_mut(0..words * self.world.size());
+    pub fn allgather<T: Item>(&self, send: &CudaSlice<T>, recv: &mut CudaSlice<T>) -> Result<()> {
+        let items = send.len();
+        let recv = &mut recv.slice_mut(0..items * self.world.size());
         match &self.via {
             Via::Mpi => {
                 let host = self
                     .stream
                     .clone_dtoh(send)
-                    .map_err(|e| gpu_error("copy the bitmap to the host", e))?;
-                let mut all = vec![0u64; words * self.world.size()];
+                    .map_err(|e| gpu_error("copy items to gather to the host", e))?;
+                let mut all = vec![T::default(); items * self.world.size()];
                 self.world.allgather_into(&host, &mut all);
                 self.stream
                     .memcpy_htod(&all, recv)
-                    .map_err(|e| gpu_error("upload the gathered bitmap", e))?;
+                    .map_err(|e| gpu_error("upload the gathered items", e))?;
             }
             Via::Nccl(comm) => {
                 comm.all_gather(send, recv)
                     .map_err(|e| nccl_error("all-gather", e))?;
             }
         }
-        self.stream
-            .synchronize()
-            .map_err(|e| gpu_error("wait for the all-gather", e))
+        self.wait("all-gather")
+    }
+
+    /// One shift of a halo exchange: `send` goes to rank `to` while `recv` is filled from
+    /// rank `from`, which sends exactly `recv.len()` items (a periodic lattice calls it once
+    /// per direction, every rank alike). Returns once `recv` is filled.
+    pub fn sendrecv<T: Item>(
+        &self,
+        send: &CudaView<'_, T>,
+        to: usize,
+        recv: &mut CudaViewMut<'_, T>,
+        from: usize,
+    ) -> Result<()> {
+        match &self.via {
+            Via::Mpi => {
+                let host = self
+                    .stream
+                    .clone_dtoh(send)
+                    .map_err(|e| gpu_error("copy the halo to send to the host", e))?;
+                let mut got = vec![T::default(); recv.len()];
+                self.world.sendrecv(&host, to, &mut got, from);
+                self.stream
+                    .memcpy_htod(&got, recv)
+                    .map_err(|e| gpu_error("upload the received halo", e))?;
+            }
+            Via::Nccl(comm) => {
+                group_start().map_err(|e| nccl_error("group start", e))?;
+                comm.send(send, to as i32)
+                    .map_err(|e| nccl_error("send", e))?;
+                comm.recv(recv, from as i32)
+                    .map_err(|e| nccl_error("receive", e))?;
+                group_end().map_err(|e| nccl_error("group end", e))?;
+            }
+        }
+        self.wait("halo exchange")
     }
 }
 
@@ -212,27 +268,25 @@ fn nccl_comm(world: &World, gpu: &Gpu) -> Result<Comm> {
     .map_err(|e| nccl_error("communicator set-up", e))
 }
 
-/// Puts packed pairs (a vertex in the high half, which names the owner rank) into runs by
-/// owner on the GPU, as `GpuExchange::alltoallv` sends them (kernels `bfs_count_owners` and
-/// `bfs_scatter_owners` in kernels/bfs.cu: warp-aggregated atomics per owner).
+/// Puts packed pairs (a key in the high half, whose owner rank is key / divisor: a 1D block
+/// partition) into runs by owner on the GPU, as `GpuExchange::alltoallv` sends them (kernels
+/// in kernels/exchange.cu: warp-aggregated atomics per owner).
 pub struct OwnerBuckets {
-    count: CudaFunction,
-    scatter: CudaFunction,
+    count: Kernel,
+    scatter: Kernel,
     /// Per owner rank: pair counts, then the scatter cursors.
     counts: CudaSlice<u64>,
-    block: u64,
+    divisor: u64,
 }
 
 impl OwnerBuckets {
-    pub fn new(gpu: &Gpu, part: &Block1D) -> Result<Self> {
+    /// Buckets for `ranks` owners, rank r owning the keys `r * divisor .. (r + 1) * divisor`.
+    pub fn new(gpu: &Gpu, ranks: usize, divisor: u64) -> Result<Self> {
         Ok(OwnerBuckets {
-            count: gpu.function("bfs.cu", "bfs_count_owners")?,
-            scatter: gpu.function("bfs.cu", "bfs_scatter_owners")?,
-            counts: gpu
-                .stream
-                .alloc_zeros::<u64>(part.size)
-                .map_err(|e| gpu_error("allocate owner counts", e))?,
-            block: part.block,
+            count: gpu.function("exchange.cu", "exchange_count_owners")?,
+            scatter: gpu.function("exchange.cu", "exchange_scatter_owners")?,
+            counts: gpu.zeros("owner counts", ranks)?,
+            divisor,
         })
     }
 
@@ -248,32 +302,59 @@ impl OwnerBuckets {
         let s = &gpu.stream;
         s.memset_zeros(&mut self.counts)
             .map_err(|e| gpu_error("reset owner counts", e))?;
-        let mut b = s.launch_builder(&self.count);
-        b.arg(pairs)
-            .arg(&count)
-            .arg(&self.block)
-            .arg(&mut self.counts);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_count_owners", e))?;
-        let counts: Vec<usize> = s
-            .clone_dtoh(&self.counts)
-            .map_err(|e| gpu_error("read owner counts", e))?
+        // Argument lists as in kernels/exchange.cu.
+        gpu.launch(&self.count, grid(count), |b| {
+            b.arg(pairs)
+                .arg(&count)
+                .arg(&self.divisor)
+                .arg(&mut self.counts);
+        })?;
+        let counts: Vec<usize> = gpu
+            .download("owner counts", &self.counts, self.counts.len())?
             .into_iter()
             .map(|c| c as usize)
             .collect();
         let cursors: Vec<u64> = run_starts(&counts).into_iter().map(|c| c as u64).collect();
         s.memcpy_htod(&cursors, &mut self.counts)
             .map_err(|e| gpu_error("upload owner cursors", e))?;
-        let mut b = s.launch_builder(&self.scatter);
-        b.arg(pairs)
-            .arg(&count)
-            .arg(&self.block)
-            .arg(&mut self.counts)
-            .arg(out);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_scatter_owners", e))?;
-        s.synchronize()
-            .map_err(|e| gpu_error("bfs_scatter_owners", e))?;
+        gpu.launch(&self.scatter, grid(count), |b| {
+            b.arg(pairs)
+                .arg(&count)
+                .arg(&self.divisor)
+                .arg(&mut self.counts)
+                .arg(out);
+        })?;
+        gpu.sync("exchange_scatter_owners")?;
         Ok(counts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfers_place_each_peer_after_the_ranks_before_it() {
+        let t = transfers(&[2, 0, 3], &[1, 4, 0]);
+        assert_eq!(
+            t,
+            vec![
+                Transfer { peer: 0, send: 0..2, recv: 0..1 },
+                Transfer { peer: 1, send: 2..2, recv: 1..5 },
+                Transfer { peer: 2, send: 2..5, recv: 5..5 },
+            ]
+        );
+    }
+
+    /// The element types the exchanges promise, checked at compile time.
+    #[test]
+    fn exchanges_take_the_plain_number_types() {
+        fn item<T: Item>() {}
+        item::<u8>();
+        item::<u32>();
+        item::<u64>();
+        item::<i64>();
+        item::<f32>();
+        item::<f64>();
     }
 }

@@ -29,6 +29,16 @@ pub fn run_starts(counts: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// How GPU ranks exchange device data: NCCL device to device, or staged through host memory
+/// and MPI. `auto` takes NCCL when it can be loaded on every rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuTransport {
+    Auto,
+    Nccl,
+    Mpi,
+}
+
 /// Two ids travelling together in one message: (vertex, parent), (source, target).
 #[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Pair(pub u64, pub u64);
@@ -255,7 +265,29 @@ impl World {
 
     /// Broadcast a byte string from rank 0 (its length too: other ranks' vectors are resized).
     pub fn broadcast_bytes(&self, bytes: &mut Vec<u8>) {
-        let root = self.comm.process_at_rank(0);
+        self.broadcast_bytes_from(0, bytes);
+    }
+
+    /// Make an outcome that some ranks may not share common to all (collective): when any
+    /// rank failed, every rank returns the error of the lowest failing rank, which `main`
+    /// prints once, so no rank goes on into a collective the failed one never joins.
+    pub fn agree<T>(&self, outcome: Result<T>) -> Result<T> {
+        let mine = if outcome.is_err() { self.rank as u64 } else { u64::MAX };
+        let failed = self.allreduce(mine, Op::Min);
+        if failed == u64::MAX {
+            return outcome;
+        }
+        let mut bytes = match &outcome {
+            Err(e) if failed == self.rank as u64 => e.to_string().into_bytes(),
+            _ => Vec::new(),
+        };
+        self.broadcast_bytes_from(failed as usize, &mut bytes);
+        Err(Error::Agreed(String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    /// Broadcast a byte string from rank `from` (its length too).
+    pub fn broadcast_bytes_from(&self, from: usize, bytes: &mut Vec<u8>) {
+        let root = self.comm.process_at_rank(from as i32);
         let mut len = bytes.len() as u64;
         root.broadcast_into(&mut len);
         bytes.resize(len as usize, 0);
@@ -270,6 +302,20 @@ impl World {
         self.comm
             .process_at_rank(dest as i32)
             .send_with_tag(data, tag);
+    }
+
+    /// One shift of a halo exchange: `send` goes to rank `to` while `recv` is filled from rank
+    /// `from`, which sends exactly `recv.len()` items (MPI_Sendrecv, so a ring of ranks
+    /// shifting together cannot deadlock). A periodic lattice calls it once per direction.
+    pub fn sendrecv<T: Equivalence>(&self, send: &[T], to: usize, recv: &mut [T], from: usize) {
+        mpi::point_to_point::send_receive_into_with_tags(
+            send,
+            &self.comm.process_at_rank(to as i32),
+            HALO_TAG,
+            recv,
+            &self.comm.process_at_rank(from as i32),
+            HALO_TAG,
+        );
     }
 
     /// Receive words with `tag` from rank `source`, waiting for them.
@@ -391,6 +437,9 @@ pub fn bucket_by_rank<T: Copy + Default + Send + Sync>(
         });
     (out, counts)
 }
+
+/// The tag of `World::sendrecv`'s messages, apart from the task farm's.
+const HALO_TAG: i32 = 0x4a10;
 
 /// Items per parallel chunk of `bucket_by_rank`, and the most destinations it splits for.
 const BUCKET_CHUNK: usize = 1 << 16;

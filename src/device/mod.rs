@@ -3,28 +3,32 @@
 //! cudarc loads libcuda and libnvrtc at run time ("dynamic-loading"), so tessera builds and
 //! runs where there is no CUDA at all. Its entry points panic when a library is missing, so
 //! every path first asks whether the library can be loaded and turns absence into an error.
-//! Kernels are the CUDA C files in `kernels/`, built into the binary and compiled by NVRTC for
-//! the compute capability of the GPU found, each file on its first use.
+//! Kernels (`kernel`) are the CUDA C files in `kernels/`, built into the binary, compiled by
+//! NVRTC for the GPU found with the shared prelude before them, and launched through
+//! `Gpu::launch`.
+
+mod kernel;
+
+pub use kernel::{blocks, compile, grid, Kernel, KERNELS, PRELUDE, THREADS};
 
 use crate::comm::World;
-use crate::config::Device;
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
-use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 use std::sync::{Arc, Mutex};
-
-/// Every kernel source, by file name.
-pub const KERNELS: &[(&str, &str)] = &[
-    ("bfs.cu", include_str!("../../kernels/bfs.cu")),
-    ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
-    ("kron.cu", include_str!("../../kernels/kron.cu")),
-    ("miller.cu", include_str!("../../kernels/miller.cu")),
-];
 
 /// What a run computes on, once chosen.
 pub enum Selected {
     Cpu,
     Gpu(Gpu),
+}
+
+/// Where a rank computes: `auto` takes its GPU when one is there, else the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    Cpu,
+    Gpu,
+    Auto,
 }
 
 /// A GPU opened for this rank.
@@ -148,104 +152,7 @@ impl Drop for Pinned {
     }
 }
 
-/// Threads per block of the one-thread-per-item kernels.
-pub const THREADS: u32 = 256;
-
-/// A launch of one thread per item, `items` of them (at least one block).
-pub fn grid(items: u64) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (items.div_ceil(THREADS as u64).max(1) as u32, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// A kernel file's name and source, from `KERNELS`.
-fn kernel_source(file: &str) -> Result<(&'static str, &'static str)> {
-    KERNELS
-        .iter()
-        .find(|(f, _)| *f == file)
-        .copied()
-        .ok_or_else(|| Error::Gpu(format!("no kernel file kernels/{file}")))
-}
-
-fn load_function(module: &Arc<CudaModule>, file: &str, name: &str) -> Result<CudaFunction> {
-    module
-        .load_function(name)
-        .map_err(|e| gpu_error(format!("kernel {name} in kernels/{file}"), e))
-}
-
-/// Compile one kernel file to PTX for `arch` (e.g. "sm_90"). Needs NVRTC only, no GPU.
-pub fn compile(file: &str, source: &str, arch: &str) -> Result<Ptx> {
-    if !nvrtc_present() {
-        return Err(Error::Unavailable(
-            "the NVRTC library (libnvrtc.so) cannot be loaded: put CUDA's lib directory on LD_LIBRARY_PATH".into(),
-        ));
-    }
-    let options = CompileOptions {
-        // NVRTC wants the architecture as a static string; one per process and arch is fine.
-        arch: Some(Box::leak(arch.to_string().into_boxed_str())),
-        options: vec!["--std=c++17".into()],
-        name: Some(file.to_string()),
-        ..Default::default()
-    };
-    cudarc::nvrtc::compile_ptx_with_opts(source, options).map_err(|e| {
-        let why = match e {
-            // The compiler's log, folded onto one line.
-            CompileError::CompileError { log, .. } => log
-                .to_string_lossy()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" "),
-            other => format!("{other:?}"),
-        };
-        Error::Gpu(format!(
-            "NVRTC could not compile kernels/{file} for {arch}: {why}"
-        ))
-    })
-}
-
 impl Gpu {
-    /// A kernel by file and function name; the file is compiled on its first use.
-    pub fn function(&self, file: &str, name: &str) -> Result<CudaFunction> {
-        let (file, source) = kernel_source(file)?;
-        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        let module = match modules.iter().find(|(f, _)| *f == file) {
-            Some((_, m)) => m.clone(),
-            None => {
-                let m = self.load(file, source)?;
-                modules.push((file, m.clone()));
-                m
-            }
-        };
-        load_function(&module, file, name)
-    }
-
-    /// A kernel from `file` compiled again with `defines` set (`#define NAME VALUE` lines put
-    /// before the source), for kernels specialised to one run.
-    pub fn specialised(
-        &self,
-        file: &str,
-        defines: &[(&str, u64)],
-        name: &str,
-    ) -> Result<CudaFunction> {
-        let (file, source) = kernel_source(file)?;
-        let mut text: String = defines
-            .iter()
-            .map(|(k, v)| format!("#define {k} {v}\n"))
-            .collect();
-        text.push_str(source);
-        load_function(&self.load(file, &text)?, file, name)
-    }
-
-    /// Compile `source` (from kernels/`file`) for this GPU and load it.
-    fn load(&self, file: &str, source: &str) -> Result<Arc<CudaModule>> {
-        let ptx = compile(file, source, &self.arch)?;
-        self.ctx
-            .load_module(ptx)
-            .map_err(|e| gpu_error(format!("load kernels/{file}"), e))
-    }
-
     /// Free and total bytes of this GPU's memory.
     pub fn memory(&self) -> Result<(usize, usize)> {
         self.ctx

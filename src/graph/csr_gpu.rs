@@ -9,7 +9,7 @@ use super::kronecker::Kronecker;
 use super::{Block1D, EdgeSource, Vid};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::{Op, PhaseTimes, World};
-use crate::config::GpuTransport;
+use crate::comm::GpuTransport;
 use crate::device::{gpu_error, grid, Gpu};
 use crate::error::Result;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};

@@ -1,11 +1,13 @@
 //! Graphs: where edges come from (generators, file readers), how vertices are split
 //! between ranks, and the distributed CSR built from them.
 
+pub mod build;
 pub mod csr;
 pub mod csr_gpu;
 pub mod generators;
 pub mod kronecker;
 pub mod readers;
+pub mod source;
 pub mod writers;
 
 pub use csr::DistGraph;

@@ -5,6 +5,10 @@
 //! lies in that range (it skips a partial first line and reads past its end to finish its
 //! last one). The owned bytes are read in bounded chunks and each chunk is parsed in
 //! parallel with rayon, directly from bytes.
+//!
+//! An edge list alone cannot say that its highest ids are isolated vertices, so a leading
+//! comment `# tessera ... vertices N edges M` (what `writers` writes) declares N and M; files
+//! without it keep N = largest id + 1.
 
 use crate::comm::{Op, World};
 use crate::error::{Error, Result};
@@ -86,20 +90,28 @@ pub fn read_graph(world: &World, path: &Path) -> Result<LoadedEdges> {
     }
 }
 
-/// Read a plain edge list: N is the largest id plus one, M the number of lines with an edge.
+/// Read a plain edge list. N is the vertex count a `# tessera` header comment declares
+/// (every id must be below it), else the largest id plus one; M is the number of lines with
+/// an edge, checked against the header's edge count when it gives one.
 fn read_edge_list(world: &World, file: &File, name: &str) -> Result<LoadedEdges> {
+    let header = parse_edge_list_header(BufReader::new(file), name)?;
     let len = file_len(file, name)?;
-    let local = read_local_edges(world, file, name, 0..len, parse_edge_list)?;
-    let local_n = local
-        .par_iter()
-        .map(|&(u, v)| u.max(v) + 1)
-        .max()
-        .unwrap_or(0);
+    let local = read_local_edges(world, file, name, 0..len, |bytes| {
+        parse_edge_list(bytes, header.vertices)
+    })?;
     let m = world.allreduce(local.len() as u64, Op::Sum);
-    if m == 0 {
-        return Err(input_file(name, "no edges found".into()));
+    if let Some(edges) = header.edges.filter(|&edges| edges != m) {
+        let msg = format!("header says {edges} edges, but the file has {m}");
+        return Err(input_file(name, msg));
     }
-    let n = world.allreduce(local_n, Op::Max);
+    let n = match header.vertices {
+        Some(n) => n,
+        None if m == 0 => return Err(input_file(name, "no edges found".into())),
+        None => {
+            let local_n = local.par_iter().map(|&(u, v)| u.max(v) + 1).max();
+            world.allreduce(local_n.unwrap_or(0), Op::Max)
+        }
+    };
     Ok(LoadedEdges { n, m, local })
 }
 
@@ -408,10 +420,11 @@ fn quote(line: &[u8]) -> String {
     }
 }
 
-/// Parse whole lines of a plain edge list: `u v` per line (0-based ids below 2^48,
-/// separated by spaces or tabs, optionally followed by a `#` comment); blank lines and
-/// lines starting with `#` are skipped.
-fn parse_edge_list(bytes: &[u8]) -> ParseResult {
+/// Parse whole lines of a plain edge list: `u v` per line (0-based ids below 2^48, and below
+/// `vertices` when a header declares it, separated by spaces or tabs, optionally followed by
+/// a `#` comment); blank lines and lines starting with `#` are skipped.
+fn parse_edge_list(bytes: &[u8], vertices: Option<u64>) -> ParseResult {
+    let limit = vertices.unwrap_or(ID_LIMIT);
     let mut edges = Vec::with_capacity(bytes.len() / 8);
     for (at, line) in lines(bytes) {
         let mut c = Cursor::new(line);
@@ -422,11 +435,12 @@ fn parse_edge_list(bytes: &[u8]) -> ParseResult {
             let msg = "expected 'u v' (two non-negative integer vertex ids)";
             (at, format!("{msg}, found {}", quote(line)))
         })?;
-        if pair.0 >= ID_LIMIT || pair.1 >= ID_LIMIT {
-            let msg = format!(
-                "vertex id too large (must be < 2^48), found {}",
-                quote(line)
-            );
+        if pair.0 >= limit || pair.1 >= limit {
+            let bound = match vertices {
+                Some(n) => format!("must be below the header's vertex count {n}"),
+                None => "must be < 2^48".into(),
+            };
+            let msg = format!("vertex id too large ({bound}), found {}", quote(line));
             return Err((at, msg));
         }
         edges.push(pair);
@@ -560,6 +574,74 @@ fn parse_mtx_header<B: BufRead>(reader: B, name: &str) -> Result<MtxHeader> {
     }
 }
 
+/// What the `# tessera` header comment of an edge list declares.
+#[derive(Debug, Default, PartialEq)]
+struct EdgeListHeader {
+    vertices: Option<u64>,
+    edges: Option<u64>,
+}
+
+/// Scan the leading blank and `#` comment lines of an edge list (up to the first edge) for
+/// the first comment whose first word is `tessera` and which has a `vertices N` pair, as
+/// `writers` writes it: `# tessera edge list: vertices N edges M ...`. `vertices N` declares
+/// the vertex count (isolated highest ids included), the optional `edges M` the edge count.
+fn parse_edge_list_header<B: BufRead>(reader: B, name: &str) -> Result<EdgeListHeader> {
+    let mut lines = HeaderLines {
+        reader,
+        line: Vec::new(),
+        pos: 0,
+        number: 0,
+    };
+    while lines.advance(name)? {
+        if !Cursor::new(&lines.line).at_end(b'#') {
+            break;
+        }
+        let words = comment_words(&lines.line);
+        if words.first() != Some(&&b"tessera"[..]) || !words.contains(&&b"vertices"[..]) {
+            continue;
+        }
+        return tessera_header(&words).map_err(|msg| Error::Input {
+            file: name.to_string(),
+            line: lines.number,
+            msg: format!("{msg} in the header comment {}", quote(&lines.line)),
+        });
+    }
+    Ok(EdgeListHeader::default())
+}
+
+/// The words of a comment line after its leading `#` marks.
+fn comment_words(line: &[u8]) -> Vec<&[u8]> {
+    let start = line.iter().position(|&b| b == b'#').map_or(0, |i| i + 1);
+    let text = &line[start..];
+    let start = text.iter().position(|&b| b != b'#').unwrap_or(text.len());
+    text[start..]
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The `vertices N` and `edges M` pairs of a `tessera` header comment's words.
+fn tessera_header(words: &[&[u8]]) -> std::result::Result<EdgeListHeader, String> {
+    let mut header = EdgeListHeader::default();
+    for (i, &word) in words.iter().enumerate() {
+        let slot = match word {
+            b"vertices" => &mut header.vertices,
+            b"edges" => &mut header.edges,
+            _ => continue,
+        };
+        let count = words.get(i + 1).and_then(|w| {
+            let mut c = Cursor::new(w);
+            c.uint().filter(|_| c.peek().is_none())
+        });
+        let what = String::from_utf8_lossy(word);
+        *slot = Some(count.ok_or(format!("expected a count after '{what}'"))?);
+    }
+    match header.vertices {
+        Some(n) if n > ID_LIMIT => Err(format!("{n} vertices: more than 2^48")),
+        _ => Ok(header),
+    }
+}
+
 /// Check the banner line; only coordinate pattern/real/integer general/symmetric is read.
 fn check_mtx_banner(line: &[u8], name: &str) -> Result<()> {
     let words: Vec<&[u8]> = line
@@ -607,13 +689,15 @@ mod tests {
 
     /// Parse the edge list `text` through the chunked reader as one rank would.
     fn read_all(text: &[u8], chunk: usize) -> std::result::Result<Vec<Edge>, ReadFail> {
-        read_span_edges(text, 0..text.len() as u64, chunk, &parse_edge_list)
+        read_span_edges(text, 0..text.len() as u64, chunk, &|b: &[u8]| {
+            parse_edge_list(b, None)
+        })
     }
 
     #[test]
     fn edge_list_basic() {
         let text = b"# header\n0 1\n\n  2\t3  \r\n4 5 # note\n   # indented comment\n6 7#x\n8 9";
-        let edges = parse_edge_list(text).unwrap();
+        let edges = parse_edge_list(text, None).unwrap();
         assert_eq!(edges, vec![(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]);
     }
 
@@ -623,7 +707,7 @@ mod tests {
             "3 x", "3", "3 4 5", "-1 2", "3,4", "3 4x", "a b", "34", "1.5 2",
         ] {
             let text = format!("0 1\n{bad}\n2 3\n");
-            let (at, msg) = parse_edge_list(text.as_bytes()).unwrap_err();
+            let (at, msg) = parse_edge_list(text.as_bytes(), None).unwrap_err();
             assert_eq!(at, 4, "{bad}");
             assert!(msg.contains(&format!("{bad:?}")), "{msg}");
             assert!(msg.starts_with("expected 'u v'"), "{msg}");
@@ -634,15 +718,97 @@ mod tests {
     fn edge_list_id_limit() {
         let max = format!("0 {}\n", ID_LIMIT - 1);
         assert_eq!(
-            parse_edge_list(max.as_bytes()).unwrap(),
+            parse_edge_list(max.as_bytes(), None).unwrap(),
             vec![(0, ID_LIMIT - 1)]
         );
         for big in [ID_LIMIT.to_string(), "99999999999999999999999".into()] {
             let text = format!("{big} 1\n");
-            let (at, msg) = parse_edge_list(text.as_bytes()).unwrap_err();
+            let (at, msg) = parse_edge_list(text.as_bytes(), None).unwrap_err();
             assert_eq!(at, 0);
             assert!(msg.contains("2^48"), "{msg}");
         }
+    }
+
+    #[test]
+    fn edge_list_header_declares_counts() {
+        let text = b"# made by hand\n\n#tessera edge list: vertices 10 edges 2 undirected\n\
+                     # tessera edge list: vertices 11\n0 1\n2 3\n";
+        let expected = EdgeListHeader {
+            vertices: Some(10),
+            edges: Some(2),
+        };
+        assert_eq!(parse_edge_list_header(&text[..], "f").unwrap(), expected);
+        let only_vertices = b"  # tessera vertices 7\n0 1\n";
+        let header = parse_edge_list_header(&only_vertices[..], "f").unwrap();
+        assert_eq!((header.vertices, header.edges), (Some(7), None));
+        // No tessera line with `vertices` before the first edge: nothing declared.
+        for text in [
+            "0 1\n# tessera edge list: vertices 10\n",
+            "# tessera 0.1.0, no counts here\n0 1\n",
+            "# vertices 10\n0 1\n",
+            "",
+        ] {
+            let header = parse_edge_list_header(text.as_bytes(), "f").unwrap();
+            assert_eq!(header, EdgeListHeader::default(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn edge_list_header_errors() {
+        for (bad, what) in [
+            ("# tessera vertices x", "after 'vertices'"),
+            ("# tessera vertices 5 edges", "after 'edges'"),
+            ("# tessera vertices 5x", "after 'vertices'"),
+            ("# tessera vertices 281474976710657", "more than 2^48"),
+        ] {
+            let text = format!("# c\n{bad}\n0 1\n");
+            match parse_edge_list_header(text.as_bytes(), "f") {
+                Err(Error::Input { line, msg, .. }) => {
+                    assert_eq!(line, 2);
+                    assert!(msg.contains(what) && msg.contains(&format!("{bad:?}")), "{msg}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn edge_list_ids_below_declared_vertices() {
+        assert_eq!(parse_edge_list(b"0 4\n", Some(5)).unwrap(), vec![(0, 4)]);
+        let (at, msg) = parse_edge_list(b"0 1\n5 0\n", Some(5)).unwrap_err();
+        assert_eq!(at, 4);
+        assert!(msg.contains("vertex count 5") && msg.contains("\"5 0\""), "{msg}");
+    }
+
+    #[test]
+    fn reads_back_what_the_writer_writes() {
+        use crate::graph::writers::{graph_text, GraphFormat};
+        // Vertices 7 and 8 are isolated; a self-loop and a repeated edge are kept.
+        let edges = vec![(0, 1), (1, 0), (2, 2), (3, 6), (6, 4), (1, 0)];
+        let source = LoadedEdges::new(9, 6, edges.clone());
+        let comments = ["tessera generate --seed 1".to_string(), "% # odd".into()];
+
+        let text = graph_text(GraphFormat::EdgeList, &source, &comments);
+        let header = parse_edge_list_header(&text[..], "f").unwrap();
+        let declared = EdgeListHeader {
+            vertices: Some(9),
+            edges: Some(6),
+        };
+        assert_eq!(header, declared);
+        let span = 0..text.len() as u64;
+        let parse = |b: &[u8]| parse_edge_list(b, header.vertices);
+        assert_eq!(read_span_edges(&text[..], span, 7, &parse).unwrap(), edges);
+
+        let text = graph_text(GraphFormat::MatrixMarket, &source, &comments);
+        let header = parse_mtx_header(&text[..], "f").unwrap();
+        assert_eq!((header.rows, header.cols, header.nnz), (9, 9, 6));
+        let data = &text[header.data_start as usize..];
+        let read = parse_mtx_entries(data, 9, 9).unwrap();
+        let undirected = |es: &[Edge]| -> Vec<Edge> {
+            es.iter().map(|&(u, v)| (u.min(v), u.max(v))).collect()
+        };
+        assert_eq!(undirected(&read), undirected(&edges));
+        assert!(read.iter().all(|&(i, j)| i >= j), "lower triangle");
     }
 
     #[test]
@@ -799,7 +965,7 @@ mod tests {
                 text.push_str(&format!("# {}\n", "c".repeat(i as usize)));
             }
         }
-        let whole = parse_edge_list(text.as_bytes()).unwrap();
+        let whole = parse_edge_list(text.as_bytes(), None).unwrap();
         assert_eq!(whole.len(), 500);
         for chunk in [1, 3, 16, 100, 1 << 20] {
             assert_eq!(read_all(text.as_bytes(), chunk).unwrap(), whole);

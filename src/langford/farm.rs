@@ -12,13 +12,14 @@
 
 use super::ledger::{Entry, Ledger};
 use crate::comm::World;
-use crate::config::FarmMode;
-use crate::error::{Error, Result};
+use super::FarmMode;
+use crate::error::Result;
 use crate::output::Provenance;
 use crate::progress::Progress;
+use crate::signals::{Interrupt, INTERRUPTED};
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Computes one task: its contribution as words, and the points (or tree nodes) it visited.
@@ -103,41 +104,6 @@ fn timed(solver: &mut dyn Solver, task: usize) -> Result<Done> {
     })
 }
 
-/// SIGTERM and SIGINT caught into a flag while the farm runs.
-struct Interrupt {
-    flag: Arc<AtomicBool>,
-    ids: Vec<signal_hook::SigId>,
-}
-
-impl Interrupt {
-    fn watch() -> Result<Self> {
-        let flag = Arc::new(AtomicBool::new(false));
-        let mut ids = Vec::new();
-        for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-            let id = signal_hook::flag::register(signal, Arc::clone(&flag)).map_err(|e| {
-                Error::Unavailable(format!("cannot watch for signal {signal}: {e}"))
-            })?;
-            ids.push(id);
-        }
-        Ok(Interrupt { flag, ids })
-    }
-
-    fn raised(&self) -> bool {
-        self.flag.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Interrupt {
-    fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
-        }
-    }
-}
-
-/// Exit status of a job ended by a signal (128 + SIGTERM).
-const INTERRUPTED: i32 = 143;
-
 /// What rank 0 alone holds: the ledger, the provenance written with it, each rank's device.
 pub type RootPart<'a> = (&'a mut Ledger, &'a Provenance, &'a [String]);
 
@@ -148,11 +114,11 @@ pub fn run(
     solver: &mut dyn Solver,
     plan: Plan,
     ledger: Option<RootPart>,
+    interrupt: &Interrupt,
 ) -> Result<()> {
-    let interrupt = Interrupt::watch()?;
     match ledger {
-        Some(root) => serve(world, solver, plan, root, &interrupt),
-        None => work(world, solver, &interrupt),
+        Some(root) => serve(world, solver, plan, root, interrupt),
+        None => work(world, solver, interrupt),
     }
 }
 

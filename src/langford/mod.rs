@@ -8,18 +8,137 @@ pub mod ledger;
 pub mod miller;
 pub mod wide;
 
-use crate::comm::World;
-use crate::config::{LangfordConfig, LangfordMethod, RunConfig};
+use crate::config::out_of_range;
 use crate::device::Selected;
 use crate::error::{Error, Result};
-use crate::output::{timestamp, Invocation, Provenance};
+use crate::graph::source::GraphConfig;
+use crate::harness::{Harness, Workload};
+use crate::output::timestamp;
 use farm::Solver;
 use godfrey::Godfrey;
 use ledger::{Final, Header, Ledger, RankStats};
 use miller::MillerTasks;
-use std::path::PathBuf;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 use wide::Wide;
+
+/// `[langford]`: Langford pair counting. Also the `tessera langford` flags.
+#[derive(Debug, Default, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct LangfordTable {
+    /// Count L(2,n) for this n (1 to 32)
+    #[arg(long, allow_negative_numbers = true)]
+    pub n: Option<i64>,
+    /// Godfrey's algebraic sum or Miller's tree search
+    #[arg(long, value_enum)]
+    pub method: Option<LangfordMethod>,
+    /// Task size: outer positions fixed per task (Godfrey, even, 4..=2n) or tree levels
+    /// placed per task (Miller, 1..=n)
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// Task farm: rank-strided (static) or served by rank 0 on request (dynamic)
+    #[arg(long, value_enum)]
+    pub farm: Option<FarmMode>,
+    /// Continue from the task ledger in the output file, skipping finished tasks
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub resume: Option<bool>,
+    /// Run at most this many tasks, then save the ledger and stop (a measured slice; continue
+    /// later with --resume)
+    #[arg(long)]
+    pub stop_after: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LangfordMethod {
+    Godfrey,
+    Miller,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FarmMode {
+    Static,
+    Dynamic,
+}
+
+/// Largest Langford n: 2n positions in one 64-bit mask.
+pub const MAX_N: u32 = 32;
+
+/// Langford counting, configured.
+#[derive(Debug, Clone)]
+pub struct Langford {
+    pub n: u32,
+    pub method: LangfordMethod,
+    pub depth: u32,
+    pub farm: FarmMode,
+    pub resume: bool,
+    pub stop_after: Option<u64>,
+}
+
+impl Workload for Langford {
+    const NAME: &'static str = "langford";
+    const ABOUT: &'static str =
+        "Count Langford pairings L(2,n) with an MPI task farm (Godfrey's sum or Miller's search)";
+    type Table = LangfordTable;
+
+    fn configure(source: &str, t: LangfordTable, _: Option<GraphConfig>) -> Result<Self> {
+        let n = t.n.ok_or_else(|| Error::Config {
+            file: source.to_string(),
+            msg: "[langford] n is missing: expected an integer from 1 to 32 (--n N)".into(),
+        })?;
+        let expected_n = format!("an integer from 1 to {MAX_N}");
+        let n = u32::try_from(n)
+            .ok()
+            .filter(|n| (1..=MAX_N).contains(n))
+            .ok_or_else(|| out_of_range(source, "[langford] n", n, &expected_n))?;
+        let method = t.method.unwrap_or(LangfordMethod::Godfrey);
+        let depth = task_depth(source, n, method, t.depth)?;
+        if t.stop_after == Some(0) {
+            return Err(out_of_range(source, "[langford] stop_after", 0, "an integer >= 1"));
+        }
+        Ok(Langford {
+            n,
+            method,
+            depth,
+            farm: t.farm.unwrap_or(FarmMode::Dynamic),
+            resume: t.resume.unwrap_or(false),
+            stop_after: t.stop_after,
+        })
+    }
+
+    fn execute(&self, h: &Harness) -> Result<()> {
+        count(h, self)
+    }
+}
+
+/// The task depth given, or the method's default, checked against n.
+fn task_depth(source: &str, n: u32, method: LangfordMethod, depth: Option<u32>) -> Result<u32> {
+    match method {
+        LangfordMethod::Godfrey => {
+            // Default: tasks of about 2^38 points, a few seconds each on a GPU.
+            let depth = depth.unwrap_or((2 * n).saturating_sub(38).max(4).min(2 * n));
+            // n = 1, 2 (mod 4) need no tasks (the sum is zero by symmetry): any depth will do.
+            let solvable = n.is_multiple_of(4) || n % 4 == 3;
+            if !solvable || (depth.is_multiple_of(2) && (4..=2 * n).contains(&depth)) {
+                return Ok(depth);
+            }
+            let expected = format!(
+                "an even integer from 4 to 2n = {} for Godfrey's method",
+                2 * n
+            );
+            Err(out_of_range(source, "[langford] depth", depth, &expected))
+        }
+        LangfordMethod::Miller => {
+            let depth = depth.unwrap_or(n.min(3));
+            if (1..=n).contains(&depth) {
+                return Ok(depth);
+            }
+            let expected = format!("an integer from 1 to n = {n} for Miller's method");
+            Err(out_of_range(source, "[langford] depth", depth, &expected))
+        }
+    }
+}
 
 struct GodfreyCpu<'a>(&'a Godfrey);
 
@@ -106,42 +225,9 @@ impl Method {
     }
 }
 
-fn device_name(selected: &Selected) -> String {
-    match selected {
-        Selected::Cpu => format!("cpu ({} threads)", rayon::current_num_threads()),
-        Selected::Gpu(gpu) => gpu.describe(),
-    }
-}
-
-/// Rank 0's verdict on something only it can check, shared so every rank returns the same
-/// error (and the job ends with one line instead of an abort).
-fn agree<T>(world: &World, verdict: Result<T>) -> Result<Option<T>> {
-    let mut bytes = match &verdict {
-        Err(Error::Config { file, msg }) => format!("{file}\0{msg}").into_bytes(),
-        Err(other) => format!("\0{other}").into_bytes(),
-        Ok(_) => Vec::new(),
-    };
-    world.broadcast_bytes(&mut bytes);
-    if bytes.is_empty() {
-        return Ok(verdict.ok());
-    }
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let (file, msg) = text.split_once('\0').unwrap_or(("", &text));
-    Err(Error::Config {
-        file: file.to_string(),
-        msg: msg.to_string(),
-    })
-}
-
-/// Count L(2,n) as the config says; rank 0 prints the count and writes the result file.
-pub fn run(
-    world: &World,
-    run: &RunConfig,
-    cfg: &LangfordConfig,
-    selected: &Selected,
-    invocation: &Invocation,
-) -> Result<Option<PathBuf>> {
-    let start_time = timestamp();
+/// Count L(2,n) as configured; rank 0 prints the count and writes the ledger file.
+fn count(h: &Harness, cfg: &Langford) -> Result<()> {
+    let world = h.world;
     let method = match cfg.method {
         LangfordMethod::Godfrey => Method::Godfrey(Godfrey::new(cfg.n, cfg.depth)),
         LangfordMethod::Miller => Method::Miller(MillerTasks::new(cfg.n, cfg.depth)),
@@ -155,31 +241,21 @@ pub fn run(
     };
     let ledger = world.is_root().then(|| {
         if cfg.resume {
-            Ledger::resume(&run.output, header.clone())
+            Ledger::resume(&h.run.output, header.clone())
         } else {
-            Ok(Ledger::new(&run.output, header.clone()))
+            Ok(Ledger::new(&h.run.output, header.clone()))
         }
     });
-    let mut ledger = agree(world, ledger.transpose())?.flatten();
-    let device = device_name(selected);
+    let mut ledger = world.agree(ledger.transpose())?;
+    let device = h.device_name();
     let devices = world.gather_strings(&device)?;
-    let hostnames = world.hostnames()?;
-    let mut provenance = Provenance {
-        command_line: invocation.command_line.clone(),
-        deck: invocation.deck.clone(),
-        ranks: world.size(),
-        threads_per_rank: rayon::current_num_threads(),
-        hostnames,
-        device: device.clone(),
-        start_time,
-        end_time: String::new(),
-    };
+    let mut provenance = h.provenance()?;
     log::info!(
         "langford: {header}, {:?} farm on {} ranks; rank 0 computes on {device}",
         cfg.farm,
         world.size()
     );
-    let mut solver = method.solver(selected)?;
+    let mut solver = method.solver(&h.device)?;
     let started = Instant::now();
     let root_part = ledger
         .as_mut()
@@ -189,10 +265,10 @@ pub fn run(
         mode: cfg.farm,
         stop_after: cfg.stop_after.map(|k| k as usize),
     };
-    farm::run(world, solver.as_mut(), plan, root_part)?;
+    farm::run(world, solver.as_mut(), plan, root_part, h.interrupt())?;
     let seconds = started.elapsed().as_secs_f64();
     let Some(mut ledger) = ledger else {
-        return Ok(None);
+        return Ok(());
     };
     provenance.end_time = timestamp();
     let fresh = &ledger.entries()[ledger.resumed()..];
@@ -225,7 +301,8 @@ pub fn run(
             per_task * (header.tasks - done) as f64,
             header.tasks - done
         );
-        return Ok(Some(ledger.path().to_path_buf()));
+        println!("results: {}", ledger.path().display());
+        return Ok(());
     }
     let total = ledger
         .entries()
@@ -247,7 +324,8 @@ pub fn run(
     println!("L(2,{}) = {}", cfg.n, result.count_decimal);
     println!("{summary}");
     print_ranks(&result.ranks);
-    Ok(Some(path))
+    println!("results: {}", path.display());
+    Ok(())
 }
 
 /// This run's share of each rank, from the ledger entries it added.

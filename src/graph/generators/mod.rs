@@ -1,1 +1,96 @@
-//! Graph generators other than Kronecker (see each module).
+//! Graph generators other than Kronecker. Like Kronecker, each one makes edge number e (or
+//! the fixed chunk that holds it) a pure function of (seed, e) through the counter-based
+//! generator of `crate::rng`, and each rank produces its contiguous range
+//! `block_range(M, ranks, rank)` of the global edge list: the graph is the same for every
+//! rank count.
+//!
+//! - `erdos_renyi`: G(n, m), KaGen's chunked hypergeometric splits.
+//! - `watts_strogatz`: small world on a ring or a periodic 2D/3D lattice.
+//! - `barabasi_albert`: Batagelj-Brandes copy model, communication-free (Sanders & Schulz).
+//! - `lattice`: 2D/3D lattices, periodic or open.
+//! - `ssca2`: the SSCA#2 v2.2 scalable data generator (noisy R-MAT, weighted, directed).
+
+pub mod barabasi_albert;
+pub mod erdos_renyi;
+pub mod lattice;
+pub mod ssca2;
+pub mod watts_strogatz;
+
+use rayon::prelude::*;
+
+// Stream purpose tags for `crate::rng::stream_key` (Kronecker uses 1 and 2, roots 3).
+const ER_SPLIT: u64 = 0x6765_6e01;
+const ER_SLOTS: u64 = 0x6765_6e02;
+const WS_REWIRE: u64 = 0x6765_6e03;
+const WS_TARGET: u64 = 0x6765_6e04;
+const BA_TARGET: u64 = 0x6765_6e05;
+const SSCA2_EDGE: u64 = 0x6765_6e06;
+const SSCA2_WEIGHT: u64 = 0x6765_6e07;
+const SSCA2_SCRAMBLE: u64 = 0x6765_6e08;
+
+/// A value in [0, n) from 64 random bits (multiply-high; bias below n / 2^64).
+#[inline]
+fn below(bits: u64, n: u64) -> u64 {
+    ((bits as u128 * n as u128) >> 64) as u64
+}
+
+/// A uniform value in [0, 1) from the top 53 of 64 random bits.
+#[inline]
+fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// The probability `p` as a threshold on the top 53 bits of a draw (`bits >> 11 < t`).
+fn threshold53(p: f64) -> u64 {
+    (p * (1u64 << 53) as f64).round() as u64
+}
+
+/// Append `item(first) .. item(first + len - 1)` to `out`, computed in parallel.
+fn fill<T: Copy + Default + Send>(
+    out: &mut Vec<T>,
+    first: u64,
+    len: u64,
+    item: impl Fn(u64) -> T + Sync,
+) {
+    let at = out.len();
+    out.resize(at + len as usize, T::default());
+    out[at..]
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(i, slot)| *slot = item(first + i as u64));
+}
+
+#[cfg(test)]
+use super::{Edge, EdgeSource};
+
+/// The global edge list of a generator built by `make(ranks, rank)`, after checking that
+/// ranks = 1..4 give the same list, each rank's range also read in two uneven pieces.
+#[cfg(test)]
+fn global_edges<S: EdgeSource>(make: impl Fn(usize, usize) -> S) -> Vec<Edge> {
+    let whole = make(1, 0);
+    let mut all = Vec::new();
+    whole.local_chunk(0, whole.local_len(), &mut all);
+    assert_eq!(all.len() as u64, whole.num_edges());
+    for ranks in 2..=4 {
+        let mut joined = Vec::new();
+        for rank in 0..ranks {
+            let part = make(ranks, rank);
+            let (len, cut) = (part.local_len(), part.local_len() / 3);
+            part.local_chunk(0, cut, &mut joined);
+            part.local_chunk(cut, len - cut, &mut joined);
+        }
+        assert!(all == joined, "{ranks} ranks give another edge list");
+    }
+    all
+}
+
+/// Vertex degrees of an edge list, a self-loop counted twice.
+#[cfg(test)]
+fn degrees(n: u64, edges: &[Edge]) -> Vec<u64> {
+    let mut deg = vec![0u64; n as usize];
+    for &(u, v) in edges {
+        deg[u as usize] += 1;
+        deg[v as usize] += 1;
+    }
+    deg
+}

@@ -1,0 +1,109 @@
+// The prelude of every kernel file: src/device/mod.rs puts this text before each file in
+// kernels/ (after the run's #defines, if any) and compiles the two with NVRTC as one
+// program; a #line directive after it keeps the compiler's line numbers those of the file.
+// Kernel files therefore do not #include it. Names here must not clash with the #defines
+// that specialised kernels take (godfrey.cu: N, Q, G, WORDS, WALK, UNROLL, THREADS).
+//
+// Contents: fixed-width integer types, thread and warp indices, warp-aggregated atomics,
+// block-wide counter sums, and the counter-based random numbers of src/rng.rs.
+
+#ifndef TESSERA_PRELUDE
+#define TESSERA_PRELUDE
+
+typedef unsigned long long u64;
+typedef long long i64;
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned short u16;
+typedef unsigned char u8;
+
+#define WARP 32
+#define FULL 0xffffffffu
+
+// ---- Indices ---------------------------------------------------------------------------
+
+// This thread's index in a one-dimensional grid.
+__device__ __forceinline__ u64 thread_index() { return blockIdx.x * (u64)blockDim.x + threadIdx.x; }
+
+// Threads in the grid, the stride of a grid-stride loop.
+__device__ __forceinline__ u64 grid_threads() { return (u64)gridDim.x * blockDim.x; }
+
+// This thread's lane in its warp.
+__device__ __forceinline__ u32 lane_id() { return threadIdx.x % WARP; }
+
+// Lanes below this one, as a mask.
+__device__ __forceinline__ u32 lanes_before() { return (1u << lane_id()) - 1u; }
+
+// ---- Warp-aggregated atomics -------------------------------------------------------------
+
+// A slot at `*tail` for each lane that has `take`, with one global atomic per warp; the
+// result is meaningful only where `take` holds. Every active lane must call.
+__device__ __forceinline__ u64 warp_slot(bool take, u64 *tail) {
+    u32 active = __activemask();
+    u32 mask = __ballot_sync(active, take);
+    if (!mask) return 0;
+    int leader = __ffs(mask) - 1;
+    u64 base = 0;
+    if (lane_id() == leader) base = atomicAdd(tail, (u64)__popc(mask));
+    base = __shfl_sync(active, base, leader);
+    return base + __popc(mask & lanes_before());
+}
+
+// `*addr += value`, with one atomic per distinct address among the warp's active lanes:
+// lanes aiming at the same counter (a hub vertex, a shared total) add their sum once. The
+// sum is taken in 16-bit halves so that 32 lanes of any u32 value cannot overflow it.
+__device__ __forceinline__ void warp_add(u64 *addr, u32 value) {
+#if __CUDA_ARCH__ >= 800
+    u32 same = __match_any_sync(__activemask(), (u64)addr);
+    u64 low = __reduce_add_sync(same, value & 0xffffu);
+    u64 high = __reduce_add_sync(same, value >> 16);
+    if (lane_id() == __ffs(same) - 1 && (low | high)) atomicAdd(addr, low + (high << 16));
+#else
+    if (value) atomicAdd(addr, (u64)value);
+#endif
+}
+
+// Sum of `v` over the 32 lanes of a full warp, in every lane.
+__device__ __forceinline__ u64 warp_sum(u64 v) {
+    for (int s = WARP / 2; s > 0; s /= 2) v += __shfl_xor_sync(FULL, v, s);
+    return v;
+}
+
+// Block-wide sums of per-thread counts, added to counters[index[k]] with one global atomic
+// per counter per block (one per warp on the same address serialises at L2). Every thread
+// of the block must call, with a block of whole warps.
+template <int K>
+__device__ void block_add(u64 *counters, const int (&index)[K], const u64 (&value)[K]) {
+    __shared__ u64 sums[K];
+    if (threadIdx.x < K) sums[threadIdx.x] = 0;
+    __syncthreads();
+    for (int k = 0; k < K; k++) {
+        u64 v = warp_sum(value[k]);
+        if (lane_id() == 0 && v) atomicAdd(&sums[k], v);
+    }
+    __syncthreads();
+    if (threadIdx.x < K && sums[threadIdx.x]) atomicAdd(&counters[index[threadIdx.x]], sums[threadIdx.x]);
+}
+
+// ---- Counter-based random numbers (src/rng.rs, bit for bit) -------------------------------
+
+#define RNG_GOLDEN 0x9e3779b97f4a7c15ULL
+
+// SplitMix64's finaliser.
+__device__ __forceinline__ u64 mix64(u64 z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+// 64 random bits for position `counter` of the stream named by `key`.
+__device__ __forceinline__ u64 draw(u64 key, u64 counter) {
+    return mix64(key + (counter + 1) * RNG_GOLDEN);
+}
+
+// A stream key from a user seed and a purpose tag (the host usually passes the key itself).
+__device__ __forceinline__ u64 stream_key(u64 seed, u64 purpose) {
+    return mix64(mix64(seed ^ 0x7e55e7a000000000ULL) ^ purpose * RNG_GOLDEN);
+}
+
+#endif

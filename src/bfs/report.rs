@@ -1,0 +1,204 @@
+//! The Graph500 statistics block (the reference's field names, order and number formats) and
+//! the per-search datasets of the result file.
+
+use super::Trial;
+use crate::algo::bfs::{Direction, LevelStats};
+use crate::error::Result;
+use crate::graph::build::Built;
+use crate::output::GroupWriter;
+use crate::stats::{Summary, Teps};
+
+/// A value of the statistics block: printed as the reference prints it.
+pub enum Value {
+    Int(u64),
+    /// printf's %g
+    G(f64),
+    /// printf's %.11g (edge counts)
+    G11(f64),
+}
+
+impl Value {
+    pub fn number(&self) -> f64 {
+        match *self {
+            Value::Int(i) => i as f64,
+            Value::G(x) | Value::G11(x) => x,
+        }
+    }
+}
+
+/// The statistics block, with the Graph500 reference's field names, in its order.
+pub fn statistics_block(ranks: usize, built: &Built, trials: &[Trial]) -> Vec<(&'static str, Value)> {
+    let times: Vec<f64> = trials.iter().map(|t| t.time).collect();
+    let nedges: Vec<u64> = trials.iter().map(|t| t.nedge).collect();
+    let nedge_f: Vec<f64> = nedges.iter().map(|&m| m as f64).collect();
+    let validate: Vec<f64> = trials.iter().map(|t| t.validate_time).collect();
+    let (t, m, v) = (
+        Summary::of(&times),
+        Summary::of(&nedge_f),
+        Summary::of(&validate),
+    );
+    let teps = Teps::of(&times, &nedges);
+    // log2 N and M / N: fractions for graphs that are not Kronecker's.
+    let n = built.graph.n() as f64;
+    let whole_or_g = |x: f64| {
+        if x.fract() == 0.0 {
+            Value::Int(x as u64)
+        } else {
+            Value::G(x)
+        }
+    };
+    let scale = whole_or_g(n.log2());
+    let edgefactor = whole_or_g(built.graph.num_input_edges as f64 / n);
+    use Value::*;
+    vec![
+        ("SCALE", scale),
+        ("edgefactor", edgefactor),
+        ("NBFS", Int(trials.len() as u64)),
+        ("graph_generation", G(built.generation)),
+        ("num_mpi_processes", Int(ranks as u64)),
+        ("construction_time", G(built.construction)),
+        ("bfs  min_time", G(t.min)),
+        ("bfs  firstquartile_time", G(t.first_quartile)),
+        ("bfs  median_time", G(t.median)),
+        ("bfs  thirdquartile_time", G(t.third_quartile)),
+        ("bfs  max_time", G(t.max)),
+        ("bfs  mean_time", G(t.mean)),
+        ("bfs  stddev_time", G(t.stddev)),
+        ("min_nedge", G11(m.min)),
+        ("firstquartile_nedge", G11(m.first_quartile)),
+        ("median_nedge", G11(m.median)),
+        ("thirdquartile_nedge", G11(m.third_quartile)),
+        ("max_nedge", G11(m.max)),
+        ("mean_nedge", G11(m.mean)),
+        ("stddev_nedge", G11(m.stddev)),
+        ("bfs  min_TEPS", G(teps.min)),
+        ("bfs  firstquartile_TEPS", G(teps.first_quartile)),
+        ("bfs  median_TEPS", G(teps.median)),
+        ("bfs  thirdquartile_TEPS", G(teps.third_quartile)),
+        ("bfs  max_TEPS", G(teps.max)),
+        ("bfs  harmonic_mean_TEPS", G(teps.harmonic_mean)),
+        ("bfs  harmonic_stddev_TEPS", G(teps.harmonic_stddev)),
+        ("bfs  min_validate", G(v.min)),
+        ("bfs  firstquartile_validate", G(v.first_quartile)),
+        ("bfs  median_validate", G(v.median)),
+        ("bfs  thirdquartile_validate", G(v.third_quartile)),
+        ("bfs  max_validate", G(v.max)),
+        ("bfs  mean_validate", G(v.mean)),
+        ("bfs  stddev_validate", G(v.stddev)),
+    ]
+}
+
+/// One line of the block, laid out as the reference's `fprintf` does (value at column 32; the
+/// harmonic mean carries the reference's `!` marker).
+pub fn format_line(name: &str, value: &Value) -> String {
+    let text = match *value {
+        Value::Int(i) => i.to_string(),
+        Value::G(x) => format_g(x, 6),
+        Value::G11(x) => format_g(x, 11),
+    };
+    if name == "bfs  harmonic_mean_TEPS" {
+        format!("{:<29}!  {text}", format!("{name}:"))
+    } else {
+        format!("{:<32}{text}", format!("{name}:"))
+    }
+}
+
+/// printf's `%.{precision}g`: shortest of fixed and scientific, trailing zeros removed.
+pub fn format_g(x: f64, precision: usize) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return if x == 0.0 { "0".into() } else { format!("{x}") };
+    }
+    let sci = format!("{:.*e}", precision - 1, x);
+    let (mantissa, exp) = sci.split_once('e').unwrap();
+    let exp: i32 = exp.parse().unwrap();
+    let trim = |s: &str| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if exp < -4 || exp >= precision as i32 {
+        format!(
+            "{}e{}{:02}",
+            trim(mantissa),
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
+    } else {
+        trim(&format!("{:.*}", (precision as i32 - 1 - exp) as usize, x))
+    }
+}
+
+pub fn write_trials(group: &GroupWriter, trials: &[Trial], n: u64) -> Result<()> {
+    let col = |f: &dyn Fn(&Trial) -> f64| trials.iter().map(f).collect::<Vec<f64>>();
+    group.dataset("roots", &trials.iter().map(|t| t.root).collect::<Vec<_>>())?;
+    group.dataset("time", &col(&|t| t.time))?;
+    group.dataset("time_parents_on_device", &col(&|t| t.on_device))?;
+    group.dataset("nedge", &trials.iter().map(|t| t.nedge).collect::<Vec<_>>())?;
+    group.dataset("teps", &col(&|t| t.nedge as f64 / t.time))?;
+    group.dataset("validate_time", &col(&|t| t.validate_time))?;
+    group.dataset(
+        "num_levels",
+        &trials
+            .iter()
+            .map(|t| t.levels.len() as u32)
+            .collect::<Vec<_>>(),
+    )?;
+    let rows: Vec<(u32, u32, &LevelStats)> = trials
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| {
+            t.levels
+                .iter()
+                .enumerate()
+                .map(move |(l, s)| (i as u32, l as u32, s))
+        })
+        .collect();
+    let per_level = group.subgroup("per_level")?;
+    per_level.dataset("root_index", &rows.iter().map(|r| r.0).collect::<Vec<_>>())?;
+    per_level.dataset("level", &rows.iter().map(|r| r.1).collect::<Vec<_>>())?;
+    per_level.dataset(
+        "direction",
+        &rows
+            .iter()
+            .map(|r| u8::from(r.2.direction == Direction::BottomUp))
+            .collect::<Vec<_>>(),
+    )?;
+    let u = |f: fn(&LevelStats) -> u64| rows.iter().map(|r| f(r.2)).collect::<Vec<_>>();
+    let s = |f: fn(&LevelStats) -> f64| rows.iter().map(|r| f(r.2)).collect::<Vec<_>>();
+    per_level.dataset("frontier_vertices", &u(|l| l.frontier_vertices))?;
+    per_level.dataset("frontier_edges", &u(|l| l.frontier_edges))?;
+    per_level.dataset("edges_inspected", &u(|l| l.edges_inspected))?;
+    per_level.dataset("time_local", &s(|l| l.t_local))?;
+    per_level.dataset("time_exchange", &s(|l| l.t_exchange))?;
+    per_level.dataset("bytes_exchanged", &u(|l| l.bytes_exchanged))?;
+    per_level.dataset("time_reduce", &s(|l| l.t_reduce))?;
+    if trials.iter().any(|t| !t.depths.is_empty()) {
+        let depths: Vec<i32> = trials
+            .iter()
+            .flat_map(|t| t.depths.iter().copied())
+            .collect();
+        debug_assert_eq!(depths.len() as u64, n * trials.len() as u64);
+        group.dataset_2d("depth", trials.len(), &depths)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_g;
+
+    #[test]
+    fn format_g_matches_printf() {
+        assert_eq!(format_g(2.87e7, 6), "2.87e+07");
+        assert_eq!(format_g(0.6, 6), "0.6");
+        assert_eq!(format_g(3.8123456, 6), "3.81235");
+        assert_eq!(format_g(123456.0, 6), "123456");
+        assert_eq!(format_g(1234567.0, 6), "1.23457e+06");
+        assert_eq!(format_g(0.0001234, 6), "0.0001234");
+        assert_eq!(format_g(0.00001234, 6), "1.234e-05");
+        assert_eq!(format_g(4294921166.0, 11), "4294921166");
+        assert_eq!(format_g(-1.0, 6), "-1");
+    }
+}

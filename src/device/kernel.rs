@@ -1,0 +1,220 @@
+//! Kernels: the CUDA C files in `kernels/`, built into the binary and compiled by NVRTC for
+//! the GPU found, each file on its first use, and the one place they are launched.
+//!
+//! Every file is compiled as one program with `kernels/prelude.cuh` put before it (types, warp
+//! helpers, the counter-based RNG); NVRTC takes no in-memory headers through cudarc, so the
+//! prelude is prepended, and a `#line 1` directive after it keeps the compiler's line numbers
+//! those of the file.
+
+use super::{gpu_error, Gpu};
+use crate::error::{Error, Result};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchArgs, LaunchConfig, ValidAsZeroBits,
+};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use std::sync::Arc;
+
+/// The prelude of every kernel file.
+pub const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
+
+/// Every kernel source, by file name.
+pub const KERNELS: &[(&str, &str)] = &[
+    ("bfs.cu", include_str!("../../kernels/bfs.cu")),
+    ("exchange.cu", include_str!("../../kernels/exchange.cu")),
+    ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
+    ("kron.cu", include_str!("../../kernels/kron.cu")),
+    ("miller.cu", include_str!("../../kernels/miller.cu")),
+    ("triangles.cu", include_str!("../../kernels/triangles.cu")),
+];
+
+/// Threads per block of the one-thread-per-item kernels.
+pub const THREADS: u32 = 256;
+
+/// A launch of one thread per item, `items` of them (at least one block).
+pub fn grid(items: u64) -> LaunchConfig {
+    blocks(items.div_ceil(THREADS as u64), THREADS)
+}
+
+/// A launch of `count` blocks (at least one) of `threads` threads.
+pub fn blocks(count: u64, threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (count.clamp(1, u32::MAX as u64) as u32, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// A kernel function, with its name for errors.
+pub struct Kernel {
+    func: CudaFunction,
+    name: String,
+}
+
+/// A kernel file's name and source, from `KERNELS`.
+fn kernel_source(file: &str) -> Result<(&'static str, &'static str)> {
+    KERNELS
+        .iter()
+        .find(|(f, _)| *f == file)
+        .copied()
+        .ok_or_else(|| Error::Gpu(format!("no kernel file kernels/{file}")))
+}
+
+fn load_function(module: &Arc<CudaModule>, file: &str, name: &str) -> Result<Kernel> {
+    let func = module
+        .load_function(name)
+        .map_err(|e| gpu_error(format!("kernel {name} in kernels/{file}"), e))?;
+    Ok(Kernel {
+        func,
+        name: name.to_string(),
+    })
+}
+
+/// The program NVRTC compiles for kernels/`file`: `#define` lines for `defines`, the
+/// prelude, then the file, numbered from its first line.
+fn program(file: &str, defines: &[(&str, u64)], source: &str) -> String {
+    let mut text: String = defines
+        .iter()
+        .map(|(k, v)| format!("#define {k} {v}\n"))
+        .collect();
+    text.push_str(PRELUDE);
+    text.push_str(&format!("\n#line 1 \"{file}\"\n"));
+    text.push_str(source);
+    text
+}
+
+/// Compile one kernel file (with the prelude) to PTX for `arch` (e.g. "sm_90"). Needs NVRTC
+/// only, no GPU.
+pub fn compile(file: &str, source: &str, arch: &str) -> Result<Ptx> {
+    compile_program(file, &program(file, &[], source), arch)
+}
+
+fn compile_program(file: &str, text: &str, arch: &str) -> Result<Ptx> {
+    if !super::nvrtc_present() {
+        return Err(Error::Unavailable(
+            "the NVRTC library (libnvrtc.so) cannot be loaded: put CUDA's lib directory on LD_LIBRARY_PATH".into(),
+        ));
+    }
+    let options = CompileOptions {
+        // NVRTC wants the architecture as a static string; one per process and arch is fine.
+        arch: Some(Box::leak(arch.to_string().into_boxed_str())),
+        options: vec!["--std=c++17".into()],
+        name: Some(file.to_string()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(text, options).map_err(|e| {
+        let why = match e {
+            // The compiler's log, folded onto one line.
+            CompileError::CompileError { log, .. } => log
+                .to_string_lossy()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+            other => format!("{other:?}"),
+        };
+        Error::Gpu(format!(
+            "NVRTC could not compile kernels/{file} for {arch}: {why}"
+        ))
+    })
+}
+
+impl Gpu {
+    /// A kernel by file and function name; the file is compiled on its first use.
+    pub fn function(&self, file: &str, name: &str) -> Result<Kernel> {
+        let (file, source) = kernel_source(file)?;
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        let module = match modules.iter().find(|(f, _)| *f == file) {
+            Some((_, m)) => m.clone(),
+            None => {
+                let m = self.load(file, &program(file, &[], source))?;
+                modules.push((file, m.clone()));
+                m
+            }
+        };
+        load_function(&module, file, name)
+    }
+
+    /// A kernel from `file` compiled again with `defines` set (`#define NAME VALUE` lines put
+    /// before the prelude and the source), for kernels specialised to one run.
+    pub fn specialised(&self, file: &str, defines: &[(&str, u64)], name: &str) -> Result<Kernel> {
+        let (file, source) = kernel_source(file)?;
+        let module = self.load(file, &program(file, defines, source))?;
+        load_function(&module, file, name)
+    }
+
+    /// Compile a program made from kernels/`file` for this GPU and load it.
+    fn load(&self, file: &str, text: &str) -> Result<Arc<CudaModule>> {
+        let ptx = compile_program(file, text, &self.arch)?;
+        self.ctx
+            .load_module(ptx)
+            .map_err(|e| gpu_error(format!("load kernels/{file}"), e))
+    }
+
+    /// Launch `kernel` on this GPU's stream (asynchronously); `args` pushes its arguments
+    /// with `LaunchArgs::arg`, in the order of the kernel's parameters.
+    ///
+    /// The caller's one duty, which nothing can check (an NVRTC kernel has no signature the
+    /// host can read): the arguments have the types of the parameters (`&u64` for `u64`,
+    /// `&CudaSlice<T>` for `const T *`, `&mut CudaSlice<T>` for `T *`), and the buffers are as
+    /// long as the kernel's indices reach. Each caller names the kernel file it follows.
+    pub fn launch<'a>(
+        &'a self,
+        kernel: &'a Kernel,
+        cfg: LaunchConfig,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
+        let mut builder = self.stream.launch_builder(&kernel.func);
+        args(&mut builder);
+        // SAFETY: the argument list matches the kernel's parameters (the duty stated above).
+        unsafe { builder.launch(cfg) }
+            .map(drop)
+            .map_err(|e| gpu_error(format!("launch {}", kernel.name), e))
+    }
+
+    /// Wait for everything queued on this GPU's stream; `after` names it in an error.
+    pub fn sync(&self, after: &str) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| gpu_error(after, e))
+    }
+
+    /// `n` zeroed items (at least one, so that empty parts still have a buffer to pass).
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        what: &str,
+        n: usize,
+    ) -> Result<CudaSlice<T>> {
+        self.stream
+            .alloc_zeros::<T>(n.max(1))
+            .map_err(|e| gpu_error(format!("allocate {what}"), e))
+    }
+
+    /// A copy of `host` on the GPU (at least one item long).
+    pub fn upload<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        what: &str,
+        host: &[T],
+    ) -> Result<CudaSlice<T>> {
+        let mut dev = self.zeros(what, host.len())?;
+        if !host.is_empty() {
+            self.stream
+                .memcpy_htod(host, &mut dev.slice_mut(0..host.len()))
+                .map_err(|e| gpu_error(format!("upload {what}"), e))?;
+        }
+        Ok(dev)
+    }
+
+    /// The first `n` items of `dev`, on the host.
+    pub fn download<T: DeviceRepr + Default + Clone>(
+        &self,
+        what: &str,
+        dev: &CudaSlice<T>,
+        n: usize,
+    ) -> Result<Vec<T>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        self.stream
+            .clone_dtoh(&dev.slice(0..n))
+            .map_err(|e| gpu_error(format!("copy {what} to the host"), e))
+    }
+}

@@ -1,0 +1,239 @@
+//! The one place a graph is made (as GAP's `Builder::MakeGraph`): open the `[graph]` source,
+//! check the host (and, through the caller, the device) can hold it, pass over the edges once
+//! (generation time and edge checksum), build the 1D CSR on the GPU or the CPU (kernel 1),
+//! and checksum the result. Every graph workload takes its graph from here.
+
+use super::source::{Construction, GraphConfig};
+use super::{csr_gpu, Block1D, DistGraph, EdgeSource};
+use crate::comm::{GpuTransport, Op, PhaseTimes, World};
+use crate::device::{Gpu, Selected};
+use crate::error::{Error, Result};
+use crate::output::ResultFile;
+use crate::rng::mix64;
+use log::info;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// A built graph and what was measured making it.
+pub struct Built {
+    pub graph: DistGraph,
+    /// Seconds to generate (or read) the edges and pass over them once.
+    pub generation: f64,
+    /// Order-independent checksum of all edge tuples: equal edge lists give equal checksums.
+    pub edge_checksum: u64,
+    /// Seconds of kernel 1, between barriers.
+    pub construction: f64,
+    /// Where kernel 1 ran: "cpu" or "gpu".
+    pub built_on: &'static str,
+    /// Checksum of the CSR (`DistGraph::checksum`): equal for every rank count and device.
+    pub csr_checksum: u64,
+    /// Kernel 1's phases, each the slowest rank's seconds.
+    pub phases: Vec<(&'static str, f64)>,
+}
+
+impl Built {
+    /// The `/graph` group every graph workload's result file carries.
+    pub fn write(&self, file: &ResultFile, cfg: &GraphConfig, seed: u64) -> Result<()> {
+        let g = &self.graph;
+        let group = file.group("graph")?;
+        let w = group.writer();
+        w.attr_str("generator", cfg.spec.kind())?;
+        w.attr_str("parameters", &cfg.spec.parameters())?;
+        w.attr("seed", seed)?;
+        w.attr("vertices", g.n())?;
+        w.attr("edges", g.num_input_edges)?;
+        w.attr("csr_entries", g.num_entries)?;
+        // Each kept undirected edge is two CSR entries; the rest were loops or duplicates.
+        w.attr("loops_and_duplicates_dropped", g.num_input_edges - g.num_entries / 2)?;
+        w.attr("edge_checksum", self.edge_checksum)?;
+        w.attr("csr_checksum", self.csr_checksum)?;
+        w.attr("generate_time", self.generation)?;
+        w.attr("edges_per_second", g.num_input_edges as f64 / self.generation)?;
+        w.attr("construction_time", self.construction)?;
+        w.attr_str("construction_device", self.built_on)
+    }
+}
+
+/// A check the caller makes before the build, with the partition and this rank's estimated
+/// adjacency entries (a search checks its own device memory here).
+pub type FitCheck<'a> = &'a dyn Fn(&Block1D, u64) -> Result<()>;
+
+/// Make the graph `cfg` describes on every rank (collective).
+pub fn build(
+    world: &World,
+    cfg: &GraphConfig,
+    seed: u64,
+    device: &Selected,
+    transport: GpuTransport,
+    fits: FitCheck,
+) -> Result<Built> {
+    let started = Instant::now();
+    let source = cfg.spec.open(world, seed)?;
+    let source = source.as_ref();
+    if source.num_vertices() == 0 {
+        return Err(Error::Unavailable(format!(
+            "the graph ({} {}) has no vertices",
+            cfg.spec.kind(),
+            cfg.spec.parameters()
+        )));
+    }
+    let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+    let entries = entries_per_rank_estimate(world, source);
+    check_host_memory(world, &part, entries, cfg.spec.scale().is_some())?;
+    fits(&part, entries)?;
+    let edge_checksum = edge_checksum(world, source);
+    let generation = started.elapsed().as_secs_f64();
+    let mut timers = PhaseTimes::default();
+    world.barrier();
+    let t = Instant::now();
+    let (graph, built_on) = match device {
+        Selected::Gpu(gpu) => build_for_gpu(world, gpu, transport, cfg.construction, source, &mut timers)?,
+        Selected::Cpu if cfg.construction == Construction::Gpu => {
+            return Err(Error::Unavailable(
+                "[graph] construction = \"gpu\" needs a run on GPUs, and this one computes on the CPU"
+                    .into(),
+            ))
+        }
+        Selected::Cpu => (DistGraph::build(world, source, &mut timers)?, "cpu"),
+    };
+    world.barrier();
+    let construction = t.elapsed().as_secs_f64();
+    info!(
+        "graph: {} {}: {} vertices, {} input edges, {} CSR entries; construction {construction:.3} s on the {built_on}",
+        cfg.spec.kind(),
+        cfg.spec.parameters(),
+        graph.n(),
+        graph.num_input_edges,
+        graph.num_entries,
+    );
+    let csr_checksum = graph.checksum(world);
+    Ok(Built {
+        graph,
+        generation,
+        edge_checksum,
+        construction,
+        built_on,
+        csr_checksum,
+        phases: reduce_phases(world, &timers),
+    })
+}
+
+/// Kernel 1 for a GPU run: on the GPU where `choice` allows and the generator has a GPU
+/// build (Kronecker), else on the CPU.
+fn build_for_gpu(
+    world: &World,
+    gpu: &Gpu,
+    transport: GpuTransport,
+    choice: Construction,
+    source: &dyn EdgeSource,
+    timers: &mut PhaseTimes,
+) -> Result<(DistGraph, &'static str)> {
+    let on_cpu = |timers| Ok((DistGraph::build(world, source, timers)?, "cpu"));
+    let kronecker = match (choice, source.as_kronecker()) {
+        (Construction::Cpu, _) | (Construction::Auto, None) => return on_cpu(timers),
+        (Construction::Gpu, None) => {
+            return Err(Error::Unavailable(
+                "[graph] construction = \"gpu\" builds Kronecker graphs only; other graphs are built on the CPU".into(),
+            ))
+        }
+        (_, Some(k)) => k,
+    };
+    let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+    let entries = entries_per_rank_estimate(world, source);
+    let needed = world.allreduce(csr_gpu::bytes_needed(&part, entries), Op::Max);
+    let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
+    if needed > free {
+        let why = format!(
+            "building the CSR on the GPU needs about {needed} bytes per rank, but only {free} are free"
+        );
+        if choice == Construction::Gpu {
+            return Err(Error::Unavailable(format!(
+                "{why}: set [graph] construction = \"cpu\" or \"auto\""
+            )));
+        }
+        info!("{why}: building it on the CPU");
+        return on_cpu(timers);
+    }
+    Ok((csr_gpu::build(world, gpu, transport, kronecker, timers)?, "gpu"))
+}
+
+/// Adjacency entries a rank will hold, before the graph is built: each input edge gives two,
+/// spread evenly over the ranks (duplicates and self-loops included, so at most a little high).
+pub fn entries_per_rank_estimate(world: &World, source: &dyn EdgeSource) -> u64 {
+    2 * source.num_edges() / world.size() as u64
+}
+
+/// Order-independent checksum of the edge tuples (wrapping sum of hashed tuples), also one
+/// full pass over the edges: its time is the generation time.
+pub fn edge_checksum(world: &World, source: &dyn EdgeSource) -> u64 {
+    const CHUNK: u64 = 1 << 20;
+    let mut sum = 0u64;
+    let mut chunk = Vec::with_capacity(CHUNK.min(source.local_len()) as usize);
+    let mut start = 0;
+    while start < source.local_len() {
+        let len = CHUNK.min(source.local_len() - start);
+        chunk.clear();
+        source.local_chunk(start, len, &mut chunk);
+        let part = chunk
+            .par_iter()
+            .map(|&(u, v)| mix64(mix64(u) ^ v))
+            .reduce(|| 0, u64::wrapping_add);
+        sum = sum.wrapping_add(part);
+        start += len;
+    }
+    world.allreduce(sum, Op::Sum)
+}
+
+fn reduce_phases(world: &World, phases: &PhaseTimes) -> Vec<(&'static str, f64)> {
+    let names: Vec<&'static str> = phases.iter().map(|(n, _)| n).collect();
+    let mut secs: Vec<f64> = phases.iter().map(|(_, s)| s).collect();
+    world.allreduce_slice(&mut secs, Op::Max);
+    names.into_iter().zip(secs).collect()
+}
+
+/// A "Key: N kB" line's N from a /proc file.
+pub fn proc_kb(file: &str, key: &str) -> Option<u64> {
+    std::fs::read_to_string(file).ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    })
+}
+
+/// Host bytes a rank needs for its part of the graph (`entries` adjacency entries) and the
+/// searches: 8 per entry, and about 48 per vertex (row offsets, tuple endpoint counts,
+/// parents, the validator's levels and queues).
+fn host_bytes_needed(part: &Block1D, entries: u64) -> u64 {
+    8 * entries + 48 * part.local_n() as u64
+}
+
+/// Fail early, with one line on every rank, when the ranks on a node clearly cannot hold
+/// their parts of the graph in its memory (instead of being killed for memory mid-build).
+/// `scaled`: the graph has a SCALE, so the line can name the largest one that fits.
+fn check_host_memory(world: &World, part: &Block1D, entries: u64, scaled: bool) -> Result<()> {
+    let available = proc_kb("/proc/meminfo", "MemAvailable:").map_or(u64::MAX, |kb| kb * 1024);
+    let available = world.allreduce(available, Op::Min);
+    let per_rank = world.allreduce(host_bytes_needed(part, entries), Op::Max);
+    let needed = per_rank.saturating_mul(world.local_size() as u64);
+    if needed <= available {
+        return Ok(());
+    }
+    let nodes = world.size() as f64 / world.local_size() as f64;
+    let fitting = if scaled {
+        let per_vertex = per_rank as f64 / part.block as f64;
+        let vertices = available as f64 / per_vertex / world.local_size() as f64 * world.size() as f64;
+        format!(
+            "; at this edge factor the largest SCALE that fits on {nodes} such node(s) is about {}",
+            vertices.log2().floor()
+        )
+    } else {
+        format!(
+            "; this input needs about {:.1} such node(s), or fewer ranks per node",
+            needed as f64 * nodes / available as f64
+        )
+    };
+    Err(Error::Unavailable(format!(
+        "the graph does not fit in host memory: the {} rank(s) on a node need about {needed} bytes but {available} are available (MemAvailable, /proc/meminfo){fitting}",
+        world.local_size(),
+    )))
+}

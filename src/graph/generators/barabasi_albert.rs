@@ -1,0 +1,128 @@
+//! Barabási-Albert preferential attachment: the Batagelj-Brandes copy model (Batagelj &
+//! Brandes 2005, "Efficient generation of large random networks") in the communication-free
+//! form of Sanders & Schulz (KaGen, "Scalable generation of scale-free graphs", 2016).
+//!
+//! Batagelj-Brandes fill an array of 2nd vertex slots: slot 2j holds the source of edge j,
+//! vertex ⌊j/d⌋, and slot 2j+1 copies slot r drawn uniformly from [0, 2j] (a vertex is picked
+//! in proportion to its degree so far, counting its current edge). Sanders & Schulz make the
+//! copy a hash: from r = 2j+1, repeat r ← h(seed, r) mod r while r is odd (an odd slot is
+//! itself a copy, resolved the same way), then the target is the source of even slot r,
+//! ⌊r/(2d)⌋. Here h(seed, r) mod r is the multiply-high of a keyed draw by r. Every edge is
+//! two hashes on average, with no state and no communication.
+//!
+//! The edge list is the model's, loops included: vertex 0's d edges are all loops (0, 0)
+//! and vertex v's edge copies itself with probability about 1/(2j+1). Counting a loop twice,
+//! the degrees sum to exactly 2nd (mean degree 2d) and follow P(k) = 2d(d+1)/(k(k+1)(k+2));
+//! the CSR build drops the loops and parallel edges, and counts them.
+
+use super::super::{block_range, Edge, EdgeSource};
+use super::{below, fill, BA_TARGET};
+use crate::rng::{draw, stream_key};
+
+/// Checks d (edges each vertex adds): at least 1, less than n, n·d at most 2^62.
+pub fn check(n: u64, d: u64) -> Result<(), String> {
+    if d == 0 || d >= n {
+        return Err(format!(
+            "d = {d} must be at least 1 and less than vertices = {n}"
+        ));
+    }
+    if n.checked_mul(d).is_none_or(|slots| slots > 1 << 62) {
+        return Err(format!("vertices·d = {n}·{d} edges is more than 2^62"));
+    }
+    Ok(())
+}
+
+pub struct BarabasiAlbert {
+    n: u64,
+    d: u64,
+    key: u64,
+    local: std::ops::Range<u64>,
+}
+
+impl BarabasiAlbert {
+    /// n vertices, each adding d edges (see `check`): n·d edges in all.
+    pub fn new(n: u64, d: u64, seed: u64, ranks: usize, rank: usize) -> Self {
+        BarabasiAlbert {
+            n,
+            d,
+            key: stream_key(seed, BA_TARGET),
+            local: block_range(n * d, ranks, rank),
+        }
+    }
+
+    /// Edge number `j`: (source, target) with target ≤ source.
+    #[inline]
+    fn edge(&self, j: u64) -> Edge {
+        let mut r = 2 * j + 1;
+        while r % 2 == 1 {
+            r = below(draw(self.key, r), r);
+        }
+        (j / self.d, r / (2 * self.d))
+    }
+}
+
+impl EdgeSource for BarabasiAlbert {
+    fn num_vertices(&self) -> u64 {
+        self.n
+    }
+    fn num_edges(&self) -> u64 {
+        self.n * self.d
+    }
+    fn local_len(&self) -> u64 {
+        self.local.end - self.local.start
+    }
+    fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
+        fill(out, self.local.start + start, len, |j| self.edge(j));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{degrees, global_edges};
+    use super::*;
+
+    #[test]
+    fn edges_attach_to_earlier_vertices() {
+        let (n, d) = (3000, 3);
+        let list = global_edges(|ranks, rank| BarabasiAlbert::new(n, d, 5, ranks, rank));
+        for (j, &(u, v)) in list.iter().enumerate() {
+            assert!(u == j as u64 / d && v <= u, "edge {j}: {u} {v}");
+        }
+        assert!(list[..d as usize].iter().all(|&e| e == (0, 0)));
+        let deg = degrees(n, &list);
+        assert_eq!(deg.iter().sum::<u64>(), 2 * n * d);
+        assert!(deg.iter().all(|&k| k >= d));
+    }
+
+    /// P(k) = 2d(d+1)/(k(k+1)(k+2)) within 5 standard deviations of a count, k = d..4d, at
+    /// n = 2^16 (degrees counting loops twice).
+    #[test]
+    fn degree_distribution_follows_the_model() {
+        let (n, d) = (1u64 << 16, 4u64);
+        let g = BarabasiAlbert::new(n, d, 11, 1, 0);
+        let mut list = Vec::new();
+        g.local_chunk(0, g.local_len(), &mut list);
+        let mut count = vec![0u64; 4 * d as usize + 1];
+        for k in degrees(n, &list) {
+            if k <= 4 * d {
+                count[k as usize] += 1;
+            }
+        }
+        for k in d..=4 * d {
+            let p = (2 * d * (d + 1)) as f64 / (k * (k + 1) * (k + 2)) as f64;
+            let (want, got) = (n as f64 * p, count[k as usize] as f64);
+            assert!(
+                (got - want).abs() < 5.0 * want.sqrt(),
+                "k = {k}: {got} vertices, model {want:.0}"
+            );
+        }
+    }
+
+    #[test]
+    fn check_names_the_rule() {
+        assert!(check(10, 9).is_ok());
+        assert!(check(10, 10).unwrap_err().contains("d = 10"));
+        assert!(check(10, 0).unwrap_err().contains("at least 1"));
+        assert!(check(1 << 40, 1 << 30).unwrap_err().contains("2^62"));
+    }
+}

@@ -1,0 +1,254 @@
+//! Watts-Strogatz small-world graphs (Watts & Strogatz 1998), on a ring (k/2 neighbours a
+//! side) or a periodic 2D/3D lattice, without communication.
+//!
+//! Base edge e has a source u (ring: e = u·k/2 + j - 1 joins u to u + j; lattice: e = u·d +
+//! direction, the lattice generator's order), so the h base edges with source u are
+//! u·h .. u·h + h. With probability p (a keyed draw for e) the edge is rewired to (u, w):
+//! candidates c_0, c_1, .. c_{A-1} (A = `ATTEMPTS`) are keyed by (e, attempt), and the first
+//! acceptable one is w. A candidate c is rejected if it is u or a base neighbour of u (so a
+//! rewired edge never repeats a base edge), or if some other rewired edge e' < e with source
+//! u or c has, among its own A raw candidates, c (respectively u): raw lists, so no
+//! recursion. Of two rewired edges that could meet, the later one thus avoids every pair the
+//! earlier one might take, and rewired edges never coincide. When all A candidates are
+//! rejected the edge keeps its base pair (never a duplicate either: this differs from the
+//! suggested "keep the last candidate"), which only happens when u's rejection rate is high,
+//! i.e. on very small or dense graphs. The graph is therefore always simple, with exactly the
+//! base's edge count (nk/2 on the ring); w is uniform over the vertices outside u's
+//! neighbourhood that no earlier rewired edge could pair with u.
+
+use super::super::{block_range, Edge, EdgeSource};
+use super::lattice::{self, Lattice};
+use super::{below, fill, threshold53, WS_REWIRE, WS_TARGET};
+use crate::rng::{draw, stream_key};
+
+/// Candidates tried for a rewired edge before it keeps its base pair.
+const ATTEMPTS: u64 = 8;
+
+/// Most edges (the candidate counter e·ATTEMPTS must fit in 64 bits).
+const MAX_EDGES: u64 = 1 << 58;
+
+/// The base graph: a ring of n vertices with k/2 neighbours a side, or a periodic lattice.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Base {
+    Ring { n: u64, k: u64 },
+    Lattice { dims: Vec<u64> },
+}
+
+/// Checks the base (ring: k even, 2 ≤ k < n; lattice: as `lattice::check`, periodic) and
+/// the rewiring probability p in [0, 1].
+pub fn check(base: &Base, p: f64) -> Result<(), String> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(format!("p = {p} must be between 0 and 1"));
+    }
+    match base {
+        Base::Ring { n, k } => {
+            if k % 2 == 1 || *k < 2 || k >= n {
+                return Err(format!(
+                    "k = {k} must be even, at least 2 and less than vertices = {n}"
+                ));
+            }
+            if n.checked_mul(k / 2).is_none_or(|m| m > MAX_EDGES) {
+                return Err(format!("vertices·k/2 = {n}·{k}/2 edges is more than 2^58"));
+            }
+            Ok(())
+        }
+        Base::Lattice { dims } => lattice::check(dims, true),
+    }
+}
+
+/// The base graph, as the generator uses it.
+enum Shape {
+    Ring { n: u64, half: u64 },
+    Torus(Lattice),
+}
+
+impl Shape {
+    fn n(&self) -> u64 {
+        match self {
+            Shape::Ring { n, .. } => *n,
+            Shape::Torus(t) => t.num_vertices(),
+        }
+    }
+
+    /// Base edges per source vertex.
+    fn half(&self) -> u64 {
+        match self {
+            Shape::Ring { half, .. } => *half,
+            Shape::Torus(t) => t.dim() as u64,
+        }
+    }
+
+    /// Base edge `e` as (source, other end).
+    fn edge(&self, e: u64) -> Edge {
+        match self {
+            Shape::Ring { n, half } => {
+                let u = e / half;
+                (u, (u + e % half + 1) % n)
+            }
+            Shape::Torus(t) => t.edge(e),
+        }
+    }
+
+    fn adjacent(&self, u: u64, v: u64) -> bool {
+        match self {
+            Shape::Ring { n, half } => {
+                let gap = u.abs_diff(v);
+                gap != 0 && gap.min(n - gap) <= *half
+            }
+            Shape::Torus(t) => t.adjacent(u, v),
+        }
+    }
+}
+
+pub struct WattsStrogatz {
+    shape: Shape,
+    rewire_below: u64,
+    rewire_key: u64,
+    target_key: u64,
+    local: std::ops::Range<u64>,
+}
+
+impl WattsStrogatz {
+    /// The base rewired with probability p (see `check` for the valid values).
+    pub fn new(base: Base, p: f64, seed: u64, ranks: usize, rank: usize) -> Self {
+        let shape = match base {
+            Base::Ring { n, k } => Shape::Ring { n, half: k / 2 },
+            Base::Lattice { dims } => Shape::Torus(Lattice::new(dims, true, seed, 1, 0)),
+        };
+        let m = shape.n() * shape.half();
+        WattsStrogatz {
+            shape,
+            rewire_below: threshold53(p),
+            rewire_key: stream_key(seed, WS_REWIRE),
+            target_key: stream_key(seed, WS_TARGET),
+            local: block_range(m, ranks, rank),
+        }
+    }
+
+    fn rewired(&self, e: u64) -> bool {
+        draw(self.rewire_key, e) >> 11 < self.rewire_below
+    }
+
+    fn candidate(&self, e: u64, attempt: u64) -> u64 {
+        below(draw(self.target_key, e * ATTEMPTS + attempt), self.shape.n())
+    }
+
+    /// Edge number `e` of the global list.
+    fn edge(&self, e: u64) -> Edge {
+        let (u, v) = self.shape.edge(e);
+        if !self.rewired(e) {
+            return (u, v);
+        }
+        (0..ATTEMPTS)
+            .map(|attempt| self.candidate(e, attempt))
+            .find(|&c| self.acceptable(e, u, c))
+            .map_or((u, v), |c| (u, c))
+    }
+
+    /// Whether rewired edge `e` with source `u` may take candidate `c`.
+    fn acceptable(&self, e: u64, u: u64, c: u64) -> bool {
+        c != u
+            && !self.shape.adjacent(u, c)
+            && !self.earlier_may_pair(e, u, c)
+            && !self.earlier_may_pair(e, c, u)
+    }
+
+    /// True when a rewired edge e' < e with source `s` has `t` among its candidates.
+    fn earlier_may_pair(&self, e: u64, s: u64, t: u64) -> bool {
+        let h = self.shape.half();
+        (s * h..(s * h + h).min(e)).any(|other| {
+            self.rewired(other) && (0..ATTEMPTS).any(|attempt| self.candidate(other, attempt) == t)
+        })
+    }
+}
+
+impl EdgeSource for WattsStrogatz {
+    fn num_vertices(&self) -> u64 {
+        self.shape.n()
+    }
+    fn num_edges(&self) -> u64 {
+        self.shape.n() * self.shape.half()
+    }
+    fn local_len(&self) -> u64 {
+        self.local.end - self.local.start
+    }
+    fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
+        fill(out, self.local.start + start, len, |e| self.edge(e));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{degrees, global_edges};
+    use super::*;
+
+    fn edges(base: &Base, p: f64, seed: u64) -> Vec<Edge> {
+        global_edges(|ranks, rank| WattsStrogatz::new(base.clone(), p, seed, ranks, rank))
+    }
+
+    /// Number of pairs that repeat an earlier one (either orientation).
+    fn duplicates(list: &[Edge]) -> usize {
+        let mut pairs: Vec<Edge> = list.iter().map(|&(u, v)| (u.min(v), u.max(v))).collect();
+        pairs.sort_unstable();
+        pairs.windows(2).filter(|w| w[0] == w[1]).count()
+    }
+
+    #[test]
+    fn without_rewiring_the_base_is_exact() {
+        let ring = edges(&Base::Ring { n: 50, k: 6 }, 0.0, 1);
+        assert_eq!(ring.len(), 150);
+        assert_eq!(&ring[..4], &[(0, 1), (0, 2), (0, 3), (1, 2)]);
+        assert_eq!(ring[149], (49, 2));
+        assert!(degrees(50, &ring).iter().all(|&d| d == 6));
+        assert_eq!(duplicates(&ring), 0);
+        let dims = vec![4, 3, 5];
+        let torus = edges(&Base::Lattice { dims: dims.clone() }, 0.0, 1);
+        let mut plain = Vec::new();
+        let lattice = Lattice::new(dims, true, 1, 1, 0);
+        lattice.local_chunk(0, lattice.local_len(), &mut plain);
+        assert_eq!(torus, plain);
+    }
+
+    #[test]
+    fn rewired_edges_are_distinct_and_leave_the_neighbourhood() {
+        let (n, k) = (2000u64, 10u64);
+        for p in [0.3, 1.0] {
+            let list = edges(&Base::Ring { n, k }, p, 7);
+            assert_eq!(list.len() as u64, n * k / 2);
+            assert_eq!(duplicates(&list), 0, "p = {p}");
+            assert!(list.iter().all(|&(u, v)| u != v));
+            let ws = WattsStrogatz::new(Base::Ring { n, k }, p, 7, 1, 0);
+            let moved = list.iter().filter(|&&(u, v)| !ws.shape.adjacent(u, v)).count();
+            // Binomial(10^4, p): within 5 standard deviations (no fallbacks at this size).
+            let (want, sd) = (p * 1e4, (1e4 * p * (1.0 - p)).sqrt());
+            assert!((moved as f64 - want).abs() <= 5.0 * sd + 0.5, "p = {p}: {moved}");
+        }
+        let torus = edges(&Base::Lattice { dims: vec![20, 20, 5] }, 0.5, 3);
+        assert_eq!(torus.len(), 6000);
+        assert_eq!(duplicates(&torus), 0);
+    }
+
+    #[test]
+    fn small_dense_graphs_stay_simple() {
+        for (n, k) in [(12, 8), (7, 6), (30, 10)] {
+            let list = edges(&Base::Ring { n, k }, 1.0, 9);
+            assert_eq!(list.len() as u64, n * k / 2);
+            assert_eq!(duplicates(&list), 0, "n = {n}, k = {k}");
+            assert!(list.iter().all(|&(u, v)| u != v));
+        }
+    }
+
+    #[test]
+    fn check_names_the_rule() {
+        let ring = |n, k| Base::Ring { n, k };
+        assert!(check(&ring(100, 4), 0.5).is_ok());
+        let e = check(&ring(100, 5), 0.1).unwrap_err();
+        assert!(e.contains("k = 5 must be even"), "{e}");
+        assert!(check(&ring(100, 100), 0.1).unwrap_err().contains("less than vertices = 100"));
+        assert!(check(&ring(100, 4), 1.5).unwrap_err().contains("p = 1.5"));
+        assert!(check(&ring(100, 4), f64::NAN).is_err());
+        let torus = |dims: &[u64]| Base::Lattice { dims: dims.to_vec() };
+        assert!(check(&torus(&[3, 3]), 0.2).is_ok());
+        assert!(check(&torus(&[2, 3]), 0.2).is_err());
+    }
+}

@@ -1,0 +1,15 @@
+//! The one list of workloads: a new workload is one line here (and its module).
+
+use crate::harness::{Entry, Registered};
+
+pub static WORKLOADS: &[&dyn Entry] = &[
+    &Registered::<crate::bfs::Bfs>::ENTRY,
+    &Registered::<crate::langford::Langford>::ENTRY,
+    &Registered::<crate::generate::Generate>::ENTRY,
+    // &Registered::<crate::analyze::Analyze>::ENTRY,
+];
+
+/// The workload of that name.
+pub fn find(name: &str) -> Option<&'static dyn Entry> {
+    WORKLOADS.iter().copied().find(|w| w.name() == name)
+}

@@ -1,0 +1,247 @@
+//! Graph sources, `tessera generate` and `tessera analyze` under mpirun: every generator gives
+//! one graph for every rank count, exact properties of each, files written and read back to
+//! the same CSR, analysis equal to a brute-force count and across rank counts, and one clear
+//! error line for bad parameters.
+
+mod common;
+
+use common::{kronecker_edges, one_clear_error, tessera, test_dir, H5};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const NPS: [usize; 4] = [1, 2, 3, 4];
+
+/// Run `tessera WORKLOAD --device cpu --output NAME.h5 ARGS...` and open its result file.
+fn run_ok(np: usize, dir: &Path, workload: &str, name: &str, args: &[&str]) -> H5 {
+    let out = format!("{name}.h5");
+    let mut all = vec![workload, "--device", "cpu", "--threads", "1", "--output", &out];
+    all.extend_from_slice(args);
+    tessera(np, &all, dir).assert_ok();
+    H5::open(&dir.join(out))
+}
+
+fn generate(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
+    run_ok(np, dir, "generate", name, args)
+}
+
+fn checksum(h5: &H5) -> u64 {
+    h5.attr("graph", "csr_checksum")
+}
+
+/// Small instances of every generator.
+const GENERATORS: &[(&str, &[&str])] = &[
+    ("kronecker", &["--scale", "8"]),
+    ("er", &["--generator", "erdos-renyi", "--vertices", "300", "--edges", "1000"]),
+    ("ws-ring", &["--generator", "watts-strogatz", "--vertices", "200", "--k", "6", "--p", "0.2"]),
+    ("ws-lattice", &["--generator", "watts-strogatz", "--dims", "8,8", "--p", "0.1"]),
+    ("ba", &["--generator", "barabasi-albert", "--vertices", "300", "--d", "3"]),
+    ("lattice-open", &["--generator", "lattice", "--dims", "6,5", "--periodic", "false"]),
+    ("lattice-3d", &["--generator", "lattice", "--dims", "4,4,4"]),
+    ("ssca2", &["--generator", "ssca2", "--scale", "7"]),
+];
+
+#[test]
+fn every_generator_gives_one_graph_for_every_rank_count() {
+    let dir = test_dir("generators_ranks");
+    for &(name, args) in GENERATORS {
+        let one = generate(1, &dir, &format!("{name}-np1"), args);
+        for np in [2, 3, 4] {
+            let h5 = generate(np, &dir, &format!("{name}-np{np}"), args);
+            for attr in ["csr_checksum", "edge_checksum", "vertices", "edges", "csr_entries"] {
+                assert_eq!(
+                    h5.attr::<u64>("graph", attr),
+                    one.attr::<u64>("graph", attr),
+                    "{name}: {attr} at np {np}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn generators_have_their_exact_sizes() {
+    let dir = test_dir("generators_exact");
+    let size = |h5: &H5| {
+        let a = |k| h5.attr::<u64>("graph", k);
+        (a("vertices"), a("edges"), a("csr_entries"))
+    };
+    // G(n, m): exactly m distinct edges, none dropped.
+    let h5 = generate(2, &dir, "er", GENERATORS[1].1);
+    assert_eq!(size(&h5), (300, 1000, 2000));
+    // Watts-Strogatz keeps the ring's n k / 2 edges (none lost to duplicates here).
+    let h5 = generate(3, &dir, "ws", GENERATORS[2].1);
+    assert_eq!(size(&h5), (200, 600, 1200));
+    // Lattices: 6x5 open has 5*5 + 6*4 edges; 4x4x4 periodic 3 * 64, degree 6 everywhere.
+    let h5 = generate(2, &dir, "open", GENERATORS[5].1);
+    assert_eq!(size(&h5), (30, 49, 98));
+    let h5 = generate(2, &dir, "3d", GENERATORS[6].1);
+    assert_eq!(size(&h5), (64, 192, 384));
+    // Barabasi-Albert: n d edge slots; SSCA#2: 8 N directed edges.
+    let h5 = generate(2, &dir, "ba", GENERATORS[4].1);
+    assert_eq!(h5.attr::<u64>("graph", "edges"), 900);
+    let h5 = generate(2, &dir, "ssca2", GENERATORS[7].1);
+    assert_eq!(h5.attr::<u64>("graph", "edges"), 8 * 128);
+}
+
+#[test]
+fn written_files_read_back_to_the_same_csr() {
+    let dir = test_dir("generate_round_trip");
+    for &(name, args) in GENERATORS {
+        for ext in ["el", "mtx"] {
+            let file = format!("{name}.{ext}");
+            let mut write = args.to_vec();
+            write.extend(["--write", &file]);
+            let made = generate(3, &dir, &format!("{name}-{ext}-made"), &write);
+            let path = dir.join(&file);
+            assert!(path.exists(), "{name}: {file} not written");
+            let read = generate(2, &dir, &format!("{name}-{ext}-read"), &["--input", path.to_str().unwrap()]);
+            assert_eq!(checksum(&read), checksum(&made), "{name}: {file} read back");
+            assert_eq!(
+                read.attr::<u64>("graph", "vertices"),
+                made.attr::<u64>("graph", "vertices"),
+                "{name}: {file}"
+            );
+        }
+    }
+}
+
+/// Triangles and transitivity by brute force over sorted adjacency sets.
+fn brute_force_triangles(n: u64, edges: &[(u64, u64)]) -> (u64, f64) {
+    let mut adj = vec![BTreeSet::new(); n as usize];
+    for &(u, v) in edges {
+        if u != v {
+            adj[u as usize].insert(v);
+            adj[v as usize].insert(u);
+        }
+    }
+    let mut triangles = 0;
+    for u in 0..n {
+        for &v in adj[u as usize].range(u + 1..) {
+            triangles += adj[v as usize]
+                .range(v + 1..)
+                .filter(|w| adj[u as usize].contains(w))
+                .count() as u64;
+        }
+    }
+    let wedges: u64 = adj.iter().map(|a| (a.len() as u64) * (a.len() as u64).saturating_sub(1) / 2).sum();
+    (triangles, 3.0 * triangles as f64 / wedges as f64)
+}
+
+#[test]
+fn triangles_match_brute_force_at_every_rank_count() {
+    let dir = test_dir("analyze_triangles");
+    // K6 (20 triangles), a separate triangle, an isolated vertex (11), duplicates and a loop.
+    let mut text = String::from("# tessera vertices 12\n");
+    let mut edges = Vec::new();
+    for u in 0..6u64 {
+        for v in u + 1..6 {
+            edges.push((u, v));
+        }
+    }
+    edges.extend([(6, 7), (7, 8), (8, 6), (6, 7), (9, 9), (9, 10)]);
+    for (u, v) in &edges {
+        text.push_str(&format!("{u} {v}\n"));
+    }
+    let file = dir.join("hand.el");
+    std::fs::write(&file, text).unwrap();
+    let kron = kronecker_edges(8, 16, 1);
+    let cases: [(&str, Vec<&str>, u64, &[(u64, u64)]); 2] = [
+        ("hand", vec!["--input", file.to_str().unwrap()], 12, &edges),
+        ("kron", vec!["--scale", "8", "--sources", "2"], 256, &kron),
+    ];
+    for (name, args, n, edges) in cases {
+        let (triangles, transitivity) = brute_force_triangles(n, edges);
+        for np in NPS {
+            let h5 = run_ok(np, &dir, "analyze", &format!("{name}-np{np}"), &args);
+            assert_eq!(h5.attr::<u64>("analyze", "triangles"), triangles, "{name} np {np}");
+            let t = h5.attr::<f64>("analyze", "transitivity");
+            assert!((t - transitivity).abs() < 1e-12, "{name} np {np}: {t} vs {transitivity}");
+        }
+    }
+}
+
+#[test]
+fn torus_distances_and_clustering_are_exact() {
+    let dir = test_dir("analyze_torus");
+    // L x L torus, L even: no triangles, mean distance (L/2) L^2 / (L^2 - 1), diameter L.
+    let h5 = run_ok(
+        3,
+        &dir,
+        "analyze",
+        "torus",
+        &["--generator", "lattice", "--dims", "8,8", "--sources", "3"],
+    );
+    assert_eq!(h5.attr::<u64>("analyze", "triangles"), 0);
+    let mean = h5.attr::<f64>("analyze", "mean_distance");
+    assert!((mean - 4.0 * 64.0 / 63.0).abs() < 1e-12, "{mean}");
+    assert_eq!(h5.attr::<u64>("analyze", "diameter_lower_bound"), 8);
+    // The ring lattice's clustering: C(0) = 3(k-2) / (4(k-1)) for every vertex.
+    let h5 = run_ok(
+        2,
+        &dir,
+        "analyze",
+        "ring",
+        &["--generator", "watts-strogatz", "--vertices", "500", "--k", "10", "--p", "0", "--sources", "1"],
+    );
+    let c0 = 3.0 * 8.0 / (4.0 * 9.0);
+    let t = h5.attr::<f64>("analyze", "transitivity");
+    let mean_c = h5.attr::<f64>("analyze", "mean_local_clustering");
+    assert!((t - c0).abs() < 1e-12 && (mean_c - c0).abs() < 1e-12, "{t} {mean_c} vs {c0}");
+}
+
+#[test]
+fn bad_generator_parameters_give_one_clear_error() {
+    let dir = test_dir("generator_errors");
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--generator", "watts-strogatz", "--vertices", "100", "--k", "5", "--p", "0.1"], &["[graph]", "k"]),
+        (&["--generator", "watts-strogatz", "--vertices", "10", "--k", "10", "--p", "0.1"], &["[graph]", "k"]),
+        (&["--generator", "watts-strogatz", "--vertices", "100", "--k", "4", "--p", "1.5"], &["[graph]", "p"]),
+        (&["--generator", "barabasi-albert", "--vertices", "5", "--d", "5"], &["[graph]", "d"]),
+        (&["--generator", "lattice", "--dims", "8,8", "--k", "4"], &["[graph] k does not apply to generator lattice"]),
+    ];
+    for np in NPS {
+        for &(args, needles) in cases {
+            let mut all = vec!["generate", "--output", "never.h5"];
+            all.extend_from_slice(args);
+            let run = tessera(np, &all, &dir);
+            let line = one_clear_error(&run, needles);
+            assert!(line.starts_with("tessera: error: command line: "), "{line}");
+        }
+    }
+    assert!(common::files_ending(&dir, ".h5").is_empty());
+}
+
+#[test]
+fn a_flag_of_another_workload_is_refused() {
+    let dir = test_dir("foreign_flag");
+    let deck = dir.join("langford.toml");
+    std::fs::write(&deck, "[langford]\nn = 7\n").unwrap();
+    for np in [1, 3] {
+        let run = tessera(np, &["run", deck.to_str().unwrap(), "--scale", "5"], &dir);
+        one_clear_error(&run, &["--scale", "tessera langford --help"]);
+        let run = tessera(np, &["langford", "--n", "7", "--scale", "5"], &dir);
+        assert!(!run.ok());
+        assert_eq!(run.stderr.matches("unexpected argument '--scale'").count(), 1, "{}", run.stderr);
+    }
+}
+
+#[test]
+fn an_unwritable_output_is_refused_before_any_compute() {
+    let dir = test_dir("unwritable_output");
+    for np in [1, 2] {
+        let run = tessera(np, &["bfs", "--scale", "12", "--output", "/proc/tessera/x.h5"], &dir);
+        one_clear_error(&run, &["/proc/tessera/x.h5"]);
+        assert!(!run.stderr.contains("graph: "), "the graph was built first:\n{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_graph_with_nothing_to_search_is_a_clear_error() {
+    let dir = test_dir("nothing_to_search");
+    let file = dir.join("loops.el");
+    std::fs::write(&file, "0 0\n1 1\n2 2\n").unwrap();
+    for np in NPS {
+        let run = tessera(np, &["bfs", "--input", file.to_str().unwrap(), "--output", "never.h5"], &dir);
+        one_clear_error(&run, &["nothing to search"]);
+    }
+}
