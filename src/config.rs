@@ -90,7 +90,8 @@ impl DeckText {
             Vec::new()
         };
         world.broadcast_bytes(&mut bytes);
-        let text = String::from_utf8(bytes).map_err(|_| config_error(&source, "deck is not UTF-8 text"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| config_error(&source, "deck is not UTF-8 text"))?;
         if let Some(msg) = text.strip_prefix('\0') {
             return Err(config_error(&source, msg));
         }
@@ -140,7 +141,9 @@ pub fn merge<T: Serialize + DeserializeOwned>(deck: T, flags: T) -> T {
     let table = |t: &T| toml::Table::try_from(t).expect("a table of optional values serialises");
     let mut merged = table(&deck);
     merged.extend(table(&flags));
-    merged.try_into().expect("keys of one table type deserialise")
+    merged
+        .try_into()
+        .expect("keys of one table type deserialise")
 }
 
 pub fn config_error(source: &str, msg: &str) -> Error {
@@ -151,7 +154,12 @@ pub fn config_error(source: &str, msg: &str) -> Error {
 }
 
 /// `key = value is out of range: expected ...`
-pub fn out_of_range(source: &str, key: &str, value: impl std::fmt::Display, expected: &str) -> Error {
+pub fn out_of_range(
+    source: &str,
+    key: &str,
+    value: impl std::fmt::Display,
+    expected: &str,
+) -> Error {
     config_error(
         source,
         &format!("{key} = {value} is out of range: expected {expected}"),

@@ -66,14 +66,15 @@ impl<W: Workload> Entry for Registered<W> {
             .long("deck")
             .value_parser(clap::value_parser!(PathBuf))
             .help("Deck to start from (flags override it)");
-        let cmd = clap::Command::new(W::NAME).about(W::ABOUT).arg(deck);
+        let cmd = clap::Command::new(W::NAME).arg(deck);
         let cmd = <RunArgs as clap::Args>::augment_args(cmd);
         let cmd = if W::GRAPH {
             <GraphArgs as clap::Args>::augment_args(cmd)
         } else {
             cmd
         };
-        <W::Table as clap::Args>::augment_args(cmd)
+        // After the tables: a derived `Args` sets the about from its doc comment.
+        <W::Table as clap::Args>::augment_args(cmd).about(W::ABOUT)
     }
 
     fn run(&self, world: &World, deck: DeckText, flags: &ArgMatches) -> Result<()> {
@@ -130,7 +131,10 @@ impl<'de, W: Workload> Visitor<'de> for TablesVisitor<W> {
         write!(f, "the tables of a {} deck", W::NAME)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
         let mut deck = DeckTables::<W>::default();
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -163,7 +167,12 @@ pub struct Harness<'w> {
 }
 
 impl<'w> Harness<'w> {
-    fn start(world: &'w World, run: RunConfig, deck: String, workload: &'static str) -> Result<Self> {
+    fn start(
+        world: &'w World,
+        run: RunConfig,
+        deck: String,
+        workload: &'static str,
+    ) -> Result<Self> {
         let start_time = timestamp();
         start_threads(world, run.threads)?;
         let device = device::select(world, run.device)?;

@@ -16,7 +16,11 @@ use tessera::workloads::{self, WORKLOADS};
 fn cli() -> Command {
     let run = Command::new("run")
         .about("Run the workload a deck describes (flags after the deck override it)")
-        .arg(Arg::new("deck").required(true).value_parser(clap::value_parser!(PathBuf)))
+        .arg(
+            Arg::new("deck")
+                .required(true)
+                .value_parser(clap::value_parser!(PathBuf)),
+        )
         .arg(
             Arg::new("flags")
                 .num_args(0..)
@@ -41,7 +45,9 @@ fn cli() -> Command {
                 .long("verbose")
                 .global(true)
                 .action(ArgAction::SetTrue)
-                .help("Log at info level on every rank (default: rank 0 at info, the others at warn)"),
+                .help(
+                    "Log at info level on every rank (default: rank 0 at info, the others at warn)",
+                ),
         )
         .subcommand_required(true)
         .subcommand(run)
@@ -75,7 +81,11 @@ fn main() {
             if world.is_root() {
                 eprintln!("tessera: error: {e}");
             }
-            let code = if matches!(e, Error::Interrupted(_)) { INTERRUPTED } else { 1 };
+            let code = if matches!(e, Error::Interrupted(_)) {
+                INTERRUPTED
+            } else {
+                1
+            };
             drop(world);
             std::process::exit(code);
         }
@@ -128,10 +138,16 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
         .filter(|n| deck.tables.iter().any(|t| t == n))
         .collect();
     let [name] = named[..] else {
-        let all: Vec<String> = WORKLOADS.iter().map(|w| format!("[{}]", w.name())).collect();
+        let all: Vec<String> = WORKLOADS
+            .iter()
+            .map(|w| format!("[{}]", w.name()))
+            .collect();
         return Err(config_error(
             &deck.source,
-            &format!("expected exactly one workload table, one of {}", all.join(", ")),
+            &format!(
+                "expected exactly one workload table, one of {}",
+                all.join(", ")
+            ),
         ));
     };
     let entry = workloads::find(name).expect("named from the list");
@@ -139,14 +155,21 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
     let args = std::iter::once(name.to_string()).chain(flags.cloned());
     let matches = entry.command().try_get_matches_from(args).map_err(|e| {
         let text = e.to_string();
-        let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
+        let first = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ");
         config_error(
             "command line",
             &format!("{first} (the deck runs {name}: see `tessera {name} --help`)"),
         )
     })?;
     if matches.get_one::<PathBuf>("deck").is_some() {
-        return Err(config_error("command line", "--deck given after `run DECK`"));
+        return Err(config_error(
+            "command line",
+            "--deck given after `run DECK`",
+        ));
     }
     entry.run(world, deck, &matches)
 }

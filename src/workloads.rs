@@ -6,7 +6,7 @@ pub static WORKLOADS: &[&dyn Entry] = &[
     &Registered::<crate::bfs::Bfs>::ENTRY,
     &Registered::<crate::langford::Langford>::ENTRY,
     &Registered::<crate::generate::Generate>::ENTRY,
-    // &Registered::<crate::analyze::Analyze>::ENTRY,
+    &Registered::<crate::analyze::Analyze>::ENTRY,
 ];
 
 /// The workload of that name.

@@ -14,7 +14,15 @@ const NPS: [usize; 4] = [1, 2, 3, 4];
 /// Run `tessera WORKLOAD --device cpu --output NAME.h5 ARGS...` and open its result file.
 fn run_ok(np: usize, dir: &Path, workload: &str, name: &str, args: &[&str]) -> H5 {
     let out = format!("{name}.h5");
-    let mut all = vec![workload, "--device", "cpu", "--threads", "1", "--output", &out];
+    let mut all = vec![
+        workload,
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--output",
+        &out,
+    ];
     all.extend_from_slice(args);
     tessera(np, &all, dir).assert_ok();
     H5::open(&dir.join(out))
@@ -31,11 +39,63 @@ fn checksum(h5: &H5) -> u64 {
 /// Small instances of every generator.
 const GENERATORS: &[(&str, &[&str])] = &[
     ("kronecker", &["--scale", "8"]),
-    ("er", &["--generator", "erdos-renyi", "--vertices", "300", "--edges", "1000"]),
-    ("ws-ring", &["--generator", "watts-strogatz", "--vertices", "200", "--k", "6", "--p", "0.2"]),
-    ("ws-lattice", &["--generator", "watts-strogatz", "--dims", "8,8", "--p", "0.1"]),
-    ("ba", &["--generator", "barabasi-albert", "--vertices", "300", "--d", "3"]),
-    ("lattice-open", &["--generator", "lattice", "--dims", "6,5", "--periodic", "false"]),
+    (
+        "er",
+        &[
+            "--generator",
+            "erdos-renyi",
+            "--vertices",
+            "300",
+            "--edges",
+            "1000",
+        ],
+    ),
+    (
+        "ws-ring",
+        &[
+            "--generator",
+            "watts-strogatz",
+            "--vertices",
+            "200",
+            "--k",
+            "6",
+            "--p",
+            "0.2",
+        ],
+    ),
+    (
+        "ws-lattice",
+        &[
+            "--generator",
+            "watts-strogatz",
+            "--dims",
+            "8,8",
+            "--p",
+            "0.1",
+        ],
+    ),
+    (
+        "ba",
+        &[
+            "--generator",
+            "barabasi-albert",
+            "--vertices",
+            "300",
+            "--d",
+            "3",
+        ],
+    ),
+    (
+        "lattice-open",
+        &[
+            "--generator",
+            "lattice",
+            "--dims",
+            "6,5",
+            "--periodic",
+            "false",
+        ],
+    ),
     ("lattice-3d", &["--generator", "lattice", "--dims", "4,4,4"]),
     ("ssca2", &["--generator", "ssca2", "--scale", "7"]),
 ];
@@ -47,7 +107,13 @@ fn every_generator_gives_one_graph_for_every_rank_count() {
         let one = generate(1, &dir, &format!("{name}-np1"), args);
         for np in [2, 3, 4] {
             let h5 = generate(np, &dir, &format!("{name}-np{np}"), args);
-            for attr in ["csr_checksum", "edge_checksum", "vertices", "edges", "csr_entries"] {
+            for attr in [
+                "csr_checksum",
+                "edge_checksum",
+                "vertices",
+                "edges",
+                "csr_entries",
+            ] {
                 assert_eq!(
                     h5.attr::<u64>("graph", attr),
                     one.attr::<u64>("graph", attr),
@@ -94,7 +160,12 @@ fn written_files_read_back_to_the_same_csr() {
             let made = generate(3, &dir, &format!("{name}-{ext}-made"), &write);
             let path = dir.join(&file);
             assert!(path.exists(), "{name}: {file} not written");
-            let read = generate(2, &dir, &format!("{name}-{ext}-read"), &["--input", path.to_str().unwrap()]);
+            let read = generate(
+                2,
+                &dir,
+                &format!("{name}-{ext}-read"),
+                &["--input", path.to_str().unwrap()],
+            );
             assert_eq!(checksum(&read), checksum(&made), "{name}: {file} read back");
             assert_eq!(
                 read.attr::<u64>("graph", "vertices"),
@@ -123,7 +194,10 @@ fn brute_force_triangles(n: u64, edges: &[(u64, u64)]) -> (u64, f64) {
                 .count() as u64;
         }
     }
-    let wedges: u64 = adj.iter().map(|a| (a.len() as u64) * (a.len() as u64).saturating_sub(1) / 2).sum();
+    let wedges: u64 = adj
+        .iter()
+        .map(|a| (a.len() as u64) * (a.len() as u64).saturating_sub(1) / 2)
+        .sum();
     (triangles, 3.0 * triangles as f64 / wedges as f64)
 }
 
@@ -153,9 +227,16 @@ fn triangles_match_brute_force_at_every_rank_count() {
         let (triangles, transitivity) = brute_force_triangles(n, edges);
         for np in NPS {
             let h5 = run_ok(np, &dir, "analyze", &format!("{name}-np{np}"), &args);
-            assert_eq!(h5.attr::<u64>("analyze", "triangles"), triangles, "{name} np {np}");
+            assert_eq!(
+                h5.attr::<u64>("analyze", "triangles"),
+                triangles,
+                "{name} np {np}"
+            );
             let t = h5.attr::<f64>("analyze", "transitivity");
-            assert!((t - transitivity).abs() < 1e-12, "{name} np {np}: {t} vs {transitivity}");
+            assert!(
+                (t - transitivity).abs() < 1e-12,
+                "{name} np {np}: {t} vs {transitivity}"
+            );
         }
     }
 }
@@ -181,23 +262,86 @@ fn torus_distances_and_clustering_are_exact() {
         &dir,
         "analyze",
         "ring",
-        &["--generator", "watts-strogatz", "--vertices", "500", "--k", "10", "--p", "0", "--sources", "1"],
+        &[
+            "--generator",
+            "watts-strogatz",
+            "--vertices",
+            "500",
+            "--k",
+            "10",
+            "--p",
+            "0",
+            "--sources",
+            "1",
+        ],
     );
     let c0 = 3.0 * 8.0 / (4.0 * 9.0);
     let t = h5.attr::<f64>("analyze", "transitivity");
     let mean_c = h5.attr::<f64>("analyze", "mean_local_clustering");
-    assert!((t - c0).abs() < 1e-12 && (mean_c - c0).abs() < 1e-12, "{t} {mean_c} vs {c0}");
+    assert!(
+        (t - c0).abs() < 1e-12 && (mean_c - c0).abs() < 1e-12,
+        "{t} {mean_c} vs {c0}"
+    );
 }
 
 #[test]
 fn bad_generator_parameters_give_one_clear_error() {
     let dir = test_dir("generator_errors");
     let cases: &[(&[&str], &[&str])] = &[
-        (&["--generator", "watts-strogatz", "--vertices", "100", "--k", "5", "--p", "0.1"], &["[graph]", "k"]),
-        (&["--generator", "watts-strogatz", "--vertices", "10", "--k", "10", "--p", "0.1"], &["[graph]", "k"]),
-        (&["--generator", "watts-strogatz", "--vertices", "100", "--k", "4", "--p", "1.5"], &["[graph]", "p"]),
-        (&["--generator", "barabasi-albert", "--vertices", "5", "--d", "5"], &["[graph]", "d"]),
-        (&["--generator", "lattice", "--dims", "8,8", "--k", "4"], &["[graph] k does not apply to generator lattice"]),
+        (
+            &[
+                "--generator",
+                "watts-strogatz",
+                "--vertices",
+                "100",
+                "--k",
+                "5",
+                "--p",
+                "0.1",
+            ],
+            &["[graph]", "k"],
+        ),
+        (
+            &[
+                "--generator",
+                "watts-strogatz",
+                "--vertices",
+                "10",
+                "--k",
+                "10",
+                "--p",
+                "0.1",
+            ],
+            &["[graph]", "k"],
+        ),
+        (
+            &[
+                "--generator",
+                "watts-strogatz",
+                "--vertices",
+                "100",
+                "--k",
+                "4",
+                "--p",
+                "1.5",
+            ],
+            &["[graph]", "p"],
+        ),
+        (
+            &[
+                "--generator",
+                "barabasi-albert",
+                "--vertices",
+                "5",
+                "--d",
+                "5",
+            ],
+            &["[graph]", "d"],
+        ),
+        (
+            &["--generator", "lattice", "--dims", "8,8", "--k", "4"],
+            &["[graph] k does not apply to generator lattice"],
+        ),
     ];
     for np in NPS {
         for &(args, needles) in cases {
@@ -221,7 +365,12 @@ fn a_flag_of_another_workload_is_refused() {
         one_clear_error(&run, &["--scale", "tessera langford --help"]);
         let run = tessera(np, &["langford", "--n", "7", "--scale", "5"], &dir);
         assert!(!run.ok());
-        assert_eq!(run.stderr.matches("unexpected argument '--scale'").count(), 1, "{}", run.stderr);
+        assert_eq!(
+            run.stderr.matches("unexpected argument '--scale'").count(),
+            1,
+            "{}",
+            run.stderr
+        );
     }
 }
 
@@ -229,9 +378,17 @@ fn a_flag_of_another_workload_is_refused() {
 fn an_unwritable_output_is_refused_before_any_compute() {
     let dir = test_dir("unwritable_output");
     for np in [1, 2] {
-        let run = tessera(np, &["bfs", "--scale", "12", "--output", "/proc/tessera/x.h5"], &dir);
+        let run = tessera(
+            np,
+            &["bfs", "--scale", "12", "--output", "/proc/tessera/x.h5"],
+            &dir,
+        );
         one_clear_error(&run, &["/proc/tessera/x.h5"]);
-        assert!(!run.stderr.contains("graph: "), "the graph was built first:\n{}", run.stderr);
+        assert!(
+            !run.stderr.contains("graph: "),
+            "the graph was built first:\n{}",
+            run.stderr
+        );
     }
 }
 
@@ -241,7 +398,17 @@ fn a_graph_with_nothing_to_search_is_a_clear_error() {
     let file = dir.join("loops.el");
     std::fs::write(&file, "0 0\n1 1\n2 2\n").unwrap();
     for np in NPS {
-        let run = tessera(np, &["bfs", "--input", file.to_str().unwrap(), "--output", "never.h5"], &dir);
+        let run = tessera(
+            np,
+            &[
+                "bfs",
+                "--input",
+                file.to_str().unwrap(),
+                "--output",
+                "never.h5",
+            ],
+            &dir,
+        );
         one_clear_error(&run, &["nothing to search"]);
     }
 }

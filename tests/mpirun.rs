@@ -492,7 +492,11 @@ fn deck_with_wrong_type_is_rejected() {
 #[test]
 fn deck_with_out_of_range_value_is_rejected() {
     let dir = test_dir("deck_out_of_range");
-    let deck = write_file(&dir, "range.toml", "[graph]\nscale = 99\n[bfs]\nroots = 4\n");
+    let deck = write_file(
+        &dir,
+        "range.toml",
+        "[graph]\nscale = 99\n[bfs]\nroots = 4\n",
+    );
     for np in NPS {
         let run = tessera(np, &["run", &deck], &dir);
         one_clear_error(&run, &[&deck, "[graph] scale = 99", "out of range"]);

@@ -1,20 +1,20 @@
-//! The GPU side of the BFS (`bfs::Frontiers`): the rank's CSR, parents and frontiers live on
-//! its GPU for the whole run; the kernels are in `kernels/bfs.cu`. What goes to other ranks
-//! is bucketed by owner on the GPU and moved by `GpuExchange` (NCCL, or host memory and MPI).
+//! The GPU side of the BFS (`bfs::Frontiers`): the rank's CSR (a `DeviceCsr`), parents and
+//! frontiers live on its GPU for the whole run; the kernels are in `kernels/bfs.cu`, and every
+//! launch below passes its arguments in the order of the kernel's parameters there. What goes
+//! to other ranks is bucketed by owner on the GPU and moved by `GpuExchange` (NCCL, or host
+//! memory and MPI).
 
 use super::bfs::{Frontiers, LevelClock};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
-use crate::comm::{Op, World};
-use crate::comm::GpuTransport;
-use crate::device::{gpu_error, grid, Gpu, Pinned, THREADS};
+use crate::comm::{GpuTransport, Op, World};
+use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, Pinned, THREADS};
 use crate::error::{Error, Result};
+use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{Block1D, DistGraph, Vid};
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 /// Rows this long or longer are scanned by the whole grid (`HEAVY_DEGREE` in kernels/bfs.cu).
 const HEAVY_DEGREE: usize = 4096;
-/// Adjacency entries converted to u32 and uploaded per copy (bounds the host staging buffer).
-const UPLOAD_CHUNK: usize = 1 << 26;
 
 /// Which buffer holds the current frontier.
 #[derive(Clone, Copy, PartialEq)]
@@ -26,13 +26,28 @@ enum Form {
 }
 
 struct Kernels {
-    start: CudaFunction,
-    top_down: CudaFunction,
-    top_down_heavy: CudaFunction,
-    claim: CudaFunction,
-    bottom_up: CudaFunction,
-    queue_to_bits: CudaFunction,
-    bits_to_queue: CudaFunction,
+    start: Kernel,
+    top_down: Kernel,
+    top_down_heavy: Kernel,
+    claim: Kernel,
+    bottom_up: Kernel,
+    queue_to_bits: Kernel,
+    bits_to_queue: Kernel,
+}
+
+impl Kernels {
+    fn new(gpu: &Gpu) -> Result<Self> {
+        let f = |name| gpu.function("bfs.cu", name);
+        Ok(Kernels {
+            start: f("bfs_start")?,
+            top_down: f("bfs_top_down")?,
+            top_down_heavy: f("bfs_top_down_heavy")?,
+            claim: f("bfs_claim")?,
+            bottom_up: f("bfs_bottom_up")?,
+            queue_to_bits: f("bfs_queue_to_bits")?,
+            bits_to_queue: f("bfs_bits_to_queue")?,
+        })
+    }
 }
 
 pub struct GpuFrontiers<'a> {
@@ -43,8 +58,7 @@ pub struct GpuFrontiers<'a> {
     local_n: u64,
     ranks: usize,
     words: usize,
-    offsets: CudaSlice<u64>,
-    adj: CudaSlice<u32>,
+    csr: DeviceCsr,
     parent: CudaSlice<i64>,
     queue: CudaSlice<u32>,
     next_queue: CudaSlice<u32>,
@@ -85,20 +99,24 @@ fn exchange_capacities(part: &Block1D, entries: u64) -> (usize, usize) {
     (send as usize, recv as usize)
 }
 
-/// Device bytes a rank needs for its part of the graph (`entries` adjacency entries) and
-/// for the search.
-pub fn bytes_needed(part: &Block1D, entries: u64) -> u64 {
+/// Device bytes a rank needs for the search besides its CSR (`entries` adjacency entries).
+fn search_bytes(part: &Block1D, entries: u64) -> u64 {
     let n = part.local_n() as u64;
     let words = part.words_per_rank() as u64;
     let ranks = part.size as u64;
     let (send, recv) = exchange_capacities(part, entries);
     let exchange = 8 * (2 * send as u64 + recv as u64) + 8 * ranks;
     let heavy = 4 * (entries / HEAVY_DEGREE as u64 + 1);
-    let offsets_and_adjacency = 8 * (n + 1) + 4 * entries;
     let parents_and_queues = 8 * n + 2 * 4 * n;
     // Current and next local bitmaps; global frontier and sent bitmaps.
     let bitmaps = 2 * 8 * words + 2 * 8 * words * ranks;
-    offsets_and_adjacency + parents_and_queues + bitmaps + exchange + heavy + 8 * 5
+    parents_and_queues + bitmaps + exchange + heavy + 8 * 5
+}
+
+/// Device bytes a rank needs for its part of the graph (`entries` adjacency entries) and
+/// for the search.
+pub fn bytes_needed(part: &Block1D, entries: u64) -> u64 {
+    DeviceCsr::bytes(part.local_n() as u64, entries) + search_bytes(part, entries)
 }
 
 impl<'a> GpuFrontiers<'a> {
@@ -109,64 +127,54 @@ impl<'a> GpuFrontiers<'a> {
         transport: GpuTransport,
         g: &DistGraph,
     ) -> Result<Self> {
-        if g.n() > u32::MAX as u64 + 1 {
-            return Err(Error::Unavailable(format!(
-                "the GPU path stores vertex ids in 32 bits, so N must be at most 2^32; this graph has {} vertices",
-                g.n()
-            )));
-        }
-        check_memory(world, gpu, &g.part, g.adj.len() as u64, false)?;
+        check_ids(g)?;
+        let needed = bytes_needed(&g.part, g.adj.len() as u64);
+        check_fit(world, gpu, needed, &g.part, false, false)?;
+        let csr = DeviceCsr::upload(gpu, &g.offsets, &g.adj)?;
+        Self::with_csr(world, gpu, transport, g, csr)
+    }
+
+    /// The search on `csr`, the rows of `g` already on this GPU (as the GPU build leaves
+    /// them, or uploaded once for several workloads): allocates the search buffers after
+    /// checking they fit beside it.
+    pub fn with_csr(
+        world: &'a World,
+        gpu: &'a Gpu,
+        transport: GpuTransport,
+        g: &DistGraph,
+        csr: DeviceCsr,
+    ) -> Result<Self> {
+        check_ids(g)?;
+        let entries = csr.entries() as u64;
+        let needed = search_bytes(&g.part, entries);
+        check_fit(world, gpu, needed, &g.part, false, false)?;
         let exchange = GpuExchange::open(world, gpu, transport)?;
-        let s = &gpu.stream;
-        let alloc = |what: &str, n: usize| -> Result<CudaSlice<u64>> {
-            s.alloc_zeros::<u64>(n.max(1))
-                .map_err(|e| gpu_error(what, e))
-        };
-        let alloc_u32 = |what: &str, n: usize| -> Result<CudaSlice<u32>> {
-            s.alloc_zeros::<u32>(n.max(1))
-                .map_err(|e| gpu_error(what, e))
-        };
         let words = g.part.words_per_rank();
         let local_n = g.local_n();
-        let (send_capacity, recv_capacity) = exchange_capacities(&g.part, g.adj.len() as u64);
-        let offsets = s
-            .clone_htod(&g.offsets)
-            .map_err(|e| gpu_error("upload offsets", e))?;
-        let adj = upload_adjacency(gpu, &g.adj)?;
-        let k = Kernels {
-            start: gpu.function("bfs.cu", "bfs_start")?,
-            top_down: gpu.function("bfs.cu", "bfs_top_down")?,
-            top_down_heavy: gpu.function("bfs.cu", "bfs_top_down_heavy")?,
-            claim: gpu.function("bfs.cu", "bfs_claim")?,
-            bottom_up: gpu.function("bfs.cu", "bfs_bottom_up")?,
-            queue_to_bits: gpu.function("bfs.cu", "bfs_queue_to_bits")?,
-            bits_to_queue: gpu.function("bfs.cu", "bfs_bits_to_queue")?,
-        };
+        let ranks = world.size();
+        let (send_capacity, recv_capacity) = exchange_capacities(&g.part, entries);
         Ok(GpuFrontiers {
             gpu,
             exchange,
-            k,
+            k: Kernels::new(gpu)?,
             first: g.part.first(),
             local_n: local_n as u64,
-            ranks: world.size(),
+            ranks,
             words,
-            offsets,
-            adj,
-            parent: s
-                .alloc_zeros::<i64>(local_n.max(1))
-                .map_err(|e| gpu_error("allocate parents", e))?,
-            queue: alloc_u32("allocate queue", local_n)?,
-            next_queue: alloc_u32("allocate queue", local_n)?,
-            bits: alloc("allocate frontier bitmap", words)?,
-            next_bits: alloc("allocate frontier bitmap", words)?,
-            global_bits: alloc("allocate global bitmap", words * world.size())?,
-            remote: alloc("allocate exchange buffer", send_capacity)?,
-            send: alloc("allocate exchange buffer", send_capacity)?,
-            received: alloc("allocate exchange buffer", recv_capacity)?,
-            owners: OwnerBuckets::new(gpu, &g.part)?,
-            sent: alloc("allocate sent bitmap", words * world.size())?,
-            heavy: alloc_u32("allocate heavy list", g.adj.len() / HEAVY_DEGREE + 1)?,
-            counters: alloc("allocate counters", 5)?,
+            csr,
+            parent: gpu.zeros("parents", local_n)?,
+            queue: gpu.zeros("queue", local_n)?,
+            next_queue: gpu.zeros("queue", local_n)?,
+            bits: gpu.zeros("frontier bitmap", words)?,
+            next_bits: gpu.zeros("frontier bitmap", words)?,
+            global_bits: gpu.zeros("global bitmap", words * ranks)?,
+            remote: gpu.zeros("exchange buffer", send_capacity)?,
+            send: gpu.zeros("exchange buffer", send_capacity)?,
+            received: gpu.zeros("exchange buffer", recv_capacity)?,
+            owners: OwnerBuckets::new(gpu, ranks, g.part.block)?,
+            sent: gpu.zeros("sent bitmap", words * ranks)?,
+            heavy: gpu.zeros("heavy list", entries as usize / HEAVY_DEGREE + 1)?,
+            counters: gpu.zeros("counters", 5)?,
             resident_blocks: gpu.resident_blocks(THREADS)?,
             current: Form::Queue(0),
             next: Form::Queue(0),
@@ -176,18 +184,7 @@ impl<'a> GpuFrontiers<'a> {
 
     /// A grid of as many blocks as the GPU holds at once, for grid-stride kernels.
     fn filling_grid(&self) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (self.resident_blocks, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        }
-    }
-
-    fn sync(&self, after: &str) -> Result<()> {
-        self.gpu
-            .stream
-            .synchronize()
-            .map_err(|e| gpu_error(after, e))
+        blocks(self.resident_blocks as u64, THREADS)
     }
 
     fn zero_counters(&mut self) -> Result<()> {
@@ -198,11 +195,7 @@ impl<'a> GpuFrontiers<'a> {
     }
 
     fn counters(&self) -> Result<[u64; 4]> {
-        let c = self
-            .gpu
-            .stream
-            .clone_dtoh(&self.counters)
-            .map_err(|e| gpu_error("read counters", e))?;
+        let c = self.gpu.download("counters", &self.counters, 4)?;
         Ok([c[0], c[1], c[2], c[3]])
     }
 
@@ -213,13 +206,12 @@ impl<'a> GpuFrontiers<'a> {
         }
         self.zero_counters()?;
         let words = self.words as u64;
-        let mut b = self.gpu.stream.launch_builder(&self.k.bits_to_queue);
-        b.arg(&self.bits)
-            .arg(&words)
-            .arg(&mut self.queue)
-            .arg(&mut self.counters);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(words)) }.map_err(|e| gpu_error("launch bfs_bits_to_queue", e))?;
+        self.gpu.launch(&self.k.bits_to_queue, grid(words), |b| {
+            b.arg(&self.bits)
+                .arg(&words)
+                .arg(&mut self.queue)
+                .arg(&mut self.counters);
+        })?;
         let len = self.counters()?[0];
         self.current = Form::Queue(len);
         Ok(len)
@@ -230,38 +222,32 @@ impl<'a> GpuFrontiers<'a> {
         let Form::Queue(len) = self.current else {
             return Ok(());
         };
-        let s = &self.gpu.stream;
-        s.memset_zeros(&mut self.bits)
+        self.gpu
+            .stream
+            .memset_zeros(&mut self.bits)
             .map_err(|e| gpu_error("clear bitmap", e))?;
-        let mut b = s.launch_builder(&self.k.queue_to_bits);
-        b.arg(&self.queue).arg(&len).arg(&mut self.bits);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(len)) }.map_err(|e| gpu_error("launch bfs_queue_to_bits", e))?;
+        self.gpu.launch(&self.k.queue_to_bits, grid(len), |b| {
+            b.arg(&self.queue).arg(&len).arg(&mut self.bits);
+        })?;
         self.current = Form::Bits;
         Ok(())
     }
 }
 
-fn upload_adjacency(gpu: &Gpu, adj: &[Vid]) -> Result<CudaSlice<u32>> {
-    let s = &gpu.stream;
-    let mut dev = s
-        .alloc_zeros::<u32>(adj.len().max(1))
-        .map_err(|e| gpu_error("allocate adjacency", e))?;
-    let mut staged = Vec::with_capacity(UPLOAD_CHUNK.min(adj.len()));
-    for (i, chunk) in adj.chunks(UPLOAD_CHUNK).enumerate() {
-        staged.clear();
-        staged.extend(chunk.iter().map(|&v| v as u32));
-        let at = i * UPLOAD_CHUNK;
-        s.memcpy_htod(&staged, &mut dev.slice_mut(at..at + chunk.len()))
-            .map_err(|e| gpu_error("upload adjacency", e))?;
+/// The GPU kernels store vertex ids in 32 bits.
+fn check_ids(g: &DistGraph) -> Result<()> {
+    if g.n() > u32::MAX as u64 + 1 {
+        return Err(Error::Unavailable(format!(
+            "the GPU path stores vertex ids in 32 bits, so N must be at most 2^32; this graph has {} vertices",
+            g.n()
+        )));
     }
-    Ok(dev)
+    Ok(())
 }
 
-/// Fail with one line (on every rank alike) when a rank's part of the graph (`entries`
-/// adjacency entries) and its search buffers do not fit on the GPUs. `estimated`: `entries`
-/// was counted before the graph was built (two per input edge, duplicates included), so the
-/// message says "about". The largest SCALE named is estimated from the bytes per vertex.
+/// Fail with one line (on every rank alike) when a rank's part of a generated graph
+/// (`entries` adjacency entries) and its search buffers do not fit on the GPUs; see
+/// `check_memory_of`.
 pub fn check_memory(
     world: &World,
     gpu: &Gpu,
@@ -269,8 +255,37 @@ pub fn check_memory(
     entries: u64,
     estimated: bool,
 ) -> Result<()> {
+    check_memory_of(world, gpu, part, entries, estimated, true)
+}
+
+/// Fail with one line (on every rank alike) when a rank's part of the graph (`entries`
+/// adjacency entries) and its search buffers do not fit on the GPUs. `estimated`: `entries`
+/// was counted before the graph was built (two per input edge, duplicates included), so the
+/// message says "about". The advice names how many such GPUs the graph needs and, for a
+/// `generated` one, the largest SCALE that fits (from the bytes per vertex).
+pub fn check_memory_of(
+    world: &World,
+    gpu: &Gpu,
+    part: &Block1D,
+    entries: u64,
+    estimated: bool,
+    generated: bool,
+) -> Result<()> {
+    let needed = bytes_needed(part, entries);
+    check_fit(world, gpu, needed, part, estimated, generated)
+}
+
+/// `check_memory_of` for `needed` bytes per rank.
+fn check_fit(
+    world: &World,
+    gpu: &Gpu,
+    needed: u64,
+    part: &Block1D,
+    estimated: bool,
+    generated: bool,
+) -> Result<()> {
     let (free, total) = gpu.memory()?;
-    let needed = world.allreduce(bytes_needed(part, entries), Op::Max);
+    let needed = world.allreduce(needed, Op::Max);
     let free = world.allreduce(free as u64, Op::Min);
     if !estimated {
         log::info!(
@@ -283,14 +298,23 @@ pub fn check_memory(
     if needed <= free {
         return Ok(());
     }
-    let per_vertex = needed as f64 / part.block as f64;
-    let fitting = free as f64 / per_vertex * world.size() as f64;
+    let ranks = world.size() as u64;
+    let mut advice = format!(
+        "the graph ({} vertices) needs about {} such GPUs",
+        part.n,
+        (needed * ranks).div_ceil(free.max(1))
+    );
+    if generated {
+        let fitting = free as f64 / (needed as f64 / part.block as f64) * ranks as f64;
+        advice += &format!(
+            "; at this edge factor the largest SCALE that fits on {ranks} is about {}",
+            fitting.log2().floor()
+        );
+    }
     Err(Error::Unavailable(format!(
-        "the graph does not fit on the GPU: a rank needs {}{needed} bytes but only {free} are free ({}); at this edge factor the largest SCALE that fits on {} such GPU(s) is about {}",
+        "the graph does not fit on the GPU: a rank needs {}{needed} bytes but only {free} are free ({}): {advice}",
         if estimated { "about " } else { "" },
         gpu.describe(),
-        world.size(),
-        fitting.log2().floor()
     )))
 }
 
@@ -299,26 +323,26 @@ impl Frontiers for GpuFrontiers<'_> {
         let local = root.wrapping_sub(self.first);
         let is_local = local < self.local_n;
         let root_local: i64 = if is_local { local as i64 } else { -1 };
+        self.gpu.launch(&self.k.start, grid(self.local_n), |b| {
+            b.arg(&mut self.parent)
+                .arg(&self.local_n)
+                .arg(&root_local)
+                .arg(&root);
+        })?;
         let s = &self.gpu.stream;
-        let mut b = s.launch_builder(&self.k.start);
-        b.arg(&mut self.parent)
-            .arg(&self.local_n)
-            .arg(&root_local)
-            .arg(&root);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(self.local_n)) }.map_err(|e| gpu_error("launch bfs_start", e))?;
         s.memset_zeros(&mut self.sent)
             .map_err(|e| gpu_error("clear sent bitmap", e))?;
         self.next = Form::Queue(0);
         if !is_local {
             self.current = Form::Queue(0);
-            self.sync("bfs_start")?;
+            self.gpu.sync("bfs_start")?;
             return Ok(0);
         }
         s.memcpy_htod(&[local as u32], &mut self.queue.slice_mut(0..1))
             .map_err(|e| gpu_error("upload root", e))?;
+        let at = local as usize;
         let degree = s
-            .clone_dtoh(&self.offsets.slice(local as usize..local as usize + 2))
+            .clone_dtoh(&self.csr.offsets.slice(at..at + 2))
             .map_err(|e| gpu_error("read root degree", e))?;
         self.current = Form::Queue(1);
         Ok(degree[1] - degree[0])
@@ -386,7 +410,7 @@ impl Frontiers for GpuFrontiers<'_> {
             .memcpy_dtoh(&self.parent.slice(0..out.len()), out)
             .map_err(|e| gpu_error("copy parents to the host", e))?;
         // Into page-locked memory the copy is asynchronous: wait for it.
-        self.sync("copy parents to the host")
+        self.gpu.sync("copy parents to the host")
     }
 
     fn transport(&self) -> &'static str {
@@ -402,38 +426,35 @@ impl GpuFrontiers<'_> {
         let len = self.current_queue()?;
         self.zero_counters()?;
         let capacity = self.remote.len() as u64;
-        let s = &self.gpu.stream;
-        let mut b = s.launch_builder(&self.k.top_down);
-        b.arg(&self.offsets)
-            .arg(&self.adj)
-            .arg(&mut self.parent)
-            .arg(&self.queue)
-            .arg(&len)
-            .arg(&self.first)
-            .arg(&self.local_n)
-            .arg(&mut self.next_queue)
-            .arg(&mut self.counters)
-            .arg(&mut self.remote)
-            .arg(&capacity)
-            .arg(&mut self.sent)
-            .arg(&mut self.heavy);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(grid(len * 32)) }.map_err(|e| gpu_error("launch bfs_top_down", e))?;
-        let filling = self.filling_grid();
-        let mut b = s.launch_builder(&self.k.top_down_heavy);
-        b.arg(&self.offsets)
-            .arg(&self.adj)
-            .arg(&mut self.parent)
-            .arg(&self.heavy)
-            .arg(&self.first)
-            .arg(&self.local_n)
-            .arg(&mut self.next_queue)
-            .arg(&mut self.counters)
-            .arg(&mut self.remote)
-            .arg(&capacity)
-            .arg(&mut self.sent);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(filling) }.map_err(|e| gpu_error("launch bfs_top_down_heavy", e))?;
+        let (gpu, csr) = (self.gpu, &self.csr);
+        gpu.launch(&self.k.top_down, grid(len * 32), |b| {
+            b.arg(&csr.offsets)
+                .arg(&csr.adj)
+                .arg(&mut self.parent)
+                .arg(&self.queue)
+                .arg(&len)
+                .arg(&self.first)
+                .arg(&self.local_n)
+                .arg(&mut self.next_queue)
+                .arg(&mut self.counters)
+                .arg(&mut self.remote)
+                .arg(&capacity)
+                .arg(&mut self.sent)
+                .arg(&mut self.heavy);
+        })?;
+        gpu.launch(&self.k.top_down_heavy, self.filling_grid(), |b| {
+            b.arg(&csr.offsets)
+                .arg(&csr.adj)
+                .arg(&mut self.parent)
+                .arg(&self.heavy)
+                .arg(&self.first)
+                .arg(&self.local_n)
+                .arg(&mut self.next_queue)
+                .arg(&mut self.counters)
+                .arg(&mut self.remote)
+                .arg(&capacity)
+                .arg(&mut self.sent);
+        })?;
         let [_, _, inspected, remote] = self.counters()?;
         if remote > capacity {
             return Err(Error::Gpu(format!(
@@ -447,42 +468,38 @@ impl GpuFrontiers<'_> {
     /// Claim the first `count` pairs of `received` (vertices other ranks discovered).
     fn claim_received(&mut self, count: u64) -> Result<()> {
         if count > 0 {
-            let s = &self.gpu.stream;
-            let mut b = s.launch_builder(&self.k.claim);
-            b.arg(&self.received)
-                .arg(&count)
-                .arg(&self.first)
-                .arg(&mut self.parent)
-                .arg(&self.offsets)
-                .arg(&mut self.next_queue)
-                .arg(&mut self.counters);
-            // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-            unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch bfs_claim", e))?;
+            self.gpu.launch(&self.k.claim, grid(count), |b| {
+                b.arg(&self.received)
+                    .arg(&count)
+                    .arg(&self.first)
+                    .arg(&mut self.parent)
+                    .arg(&self.csr.offsets)
+                    .arg(&mut self.next_queue)
+                    .arg(&mut self.counters);
+            })?;
         }
-        self.sync("bfs_claim")
+        self.gpu.sync("bfs_claim")
     }
 
     /// Bottom-up scan of the unvisited local vertices against the frontier (the gathered
     /// global bitmap, or on one rank the local one). Returns the entries read.
     fn scan_unvisited(&mut self) -> Result<u64> {
         self.zero_counters()?;
-        let filling = self.filling_grid();
         let frontier = if self.ranks > 1 {
             &self.global_bits
         } else {
             &self.bits
         };
-        let s = &self.gpu.stream;
-        let mut b = s.launch_builder(&self.k.bottom_up);
-        b.arg(&self.offsets)
-            .arg(&self.adj)
-            .arg(&mut self.parent)
-            .arg(frontier)
-            .arg(&self.local_n)
-            .arg(&mut self.next_bits)
-            .arg(&mut self.counters);
-        // SAFETY: argument types match the kernel's signature in kernels/bfs.cu.
-        unsafe { b.launch(filling) }.map_err(|e| gpu_error("launch bfs_bottom_up", e))?;
+        self.gpu
+            .launch(&self.k.bottom_up, self.filling_grid(), |b| {
+                b.arg(&self.csr.offsets)
+                    .arg(&self.csr.adj)
+                    .arg(&mut self.parent)
+                    .arg(frontier)
+                    .arg(&self.local_n)
+                    .arg(&mut self.next_bits)
+                    .arg(&mut self.counters);
+            })?;
         self.next = Form::Bits;
         Ok(self.counters()?[2])
     }

@@ -119,7 +119,10 @@ impl Counts {
                 a.isolated += b.isolated;
                 a.max = a.max.max(b.max);
                 a.total += b.total;
-                a.histogram.iter_mut().zip(&b.histogram).for_each(|(x, y)| *x += y);
+                a.histogram
+                    .iter_mut()
+                    .zip(&b.histogram)
+                    .for_each(|(x, y)| *x += y);
                 a
             })
     }
@@ -222,7 +225,13 @@ mod tests {
     fn reference(degrees: &[u64]) -> (f64, f64, f64, f64) {
         let n = degrees.len() as f64;
         let mean = degrees.iter().sum::<u64>() as f64 / n;
-        let m = |k: i32| degrees.iter().map(|&d| (d as f64 - mean).powi(k)).sum::<f64>() / n;
+        let m = |k: i32| {
+            degrees
+                .iter()
+                .map(|&d| (d as f64 - mean).powi(k))
+                .sum::<f64>()
+                / n
+        };
         let m2 = m(2);
         (mean, m2, m(3) / m2.powf(1.5), m(4) / (m2 * m2) - 3.0)
     }
@@ -245,7 +254,10 @@ mod tests {
         }
         for bin in 0..DEGREE_BINS {
             assert_eq!(degree_bin(bin_start(bin)), bin);
-            assert_eq!(degree_bin(bin_start(bin) - u64::from(bin > 0)), bin.max(1) - 1);
+            assert_eq!(
+                degree_bin(bin_start(bin) - u64::from(bin > 0)),
+                bin.max(1) - 1
+            );
         }
     }
 
@@ -253,10 +265,16 @@ mod tests {
     fn stats_match_two_pass_formulas() {
         let degrees = [0, 1, 2, 2, 3, 10, 0, 5000, 1024, 7, 7, 7];
         let s = degree_stats(&degrees);
-        assert_eq!((s.vertices, s.isolated, s.max, s.total), (12, 2, 5000, 6063));
+        assert_eq!(
+            (s.vertices, s.isolated, s.max, s.total),
+            (12, 2, 5000, 6063)
+        );
         let (mean, var, skew, kurt) = reference(&degrees);
         assert!(close(s.mean, mean) && close(s.variance, var), "{s:?}");
-        assert!(close(s.skewness, skew) && close(s.excess_kurtosis, kurt), "{s:?}");
+        assert!(
+            close(s.skewness, skew) && close(s.excess_kurtosis, kurt),
+            "{s:?}"
+        );
         assert_eq!(s.histogram.iter().sum::<u64>(), 12);
         assert_eq!(s.histogram[7], 3);
         assert_eq!(s.histogram[degree_bin(5000)], 1);
@@ -266,10 +284,16 @@ mod tests {
     #[test]
     fn regular_graph_has_no_spread() {
         let s = degree_stats(&[4; 100]);
-        assert_eq!((s.mean, s.variance, s.skewness, s.excess_kurtosis), (4.0, 0.0, 0.0, 0.0));
+        assert_eq!(
+            (s.mean, s.variance, s.skewness, s.excess_kurtosis),
+            (4.0, 0.0, 0.0, 0.0)
+        );
         // Two values, equally often: variance 1, skewness 0, excess kurtosis -2.
         let s = degree_stats(&[3, 5, 3, 5]);
-        assert_eq!((s.mean, s.variance, s.skewness, s.excess_kurtosis), (4.0, 1.0, 0.0, -2.0));
+        assert_eq!(
+            (s.mean, s.variance, s.skewness, s.excess_kurtosis),
+            (4.0, 1.0, 0.0, -2.0)
+        );
     }
 
     #[test]

@@ -157,7 +157,9 @@ pub fn rank_vertices(oriented: &HostCsr, parts: usize, rank: usize) -> Range<u64
         .into_par_iter()
         .map(|u| {
             let row = oriented.row(u);
-            row.iter().map(|&v| row.len() as u64 + oriented.degree(v)).sum()
+            row.iter()
+                .map(|&v| row.len() as u64 + oriented.degree(v))
+                .sum()
         })
         .collect();
     // work_before[u]: the weight of the vertices before u.
@@ -248,11 +250,13 @@ pub fn triangle_stats(csr: &HostCsr, per_vertex: Vec<u64>) -> TriangleStats {
         .par_chunks(SUM_CHUNK)
         .enumerate()
         .map(|(k, ts)| {
-            ts.iter().enumerate().fold(empty(), |(sum, mut bins), (i, &t)| {
-                let c = local_clustering(t, csr.degree((k * SUM_CHUNK + i) as u64));
-                bins[((c * CLUSTERING_BINS as f64) as usize).min(CLUSTERING_BINS - 1)] += 1;
-                (sum + c, bins)
-            })
+            ts.iter()
+                .enumerate()
+                .fold(empty(), |(sum, mut bins), (i, &t)| {
+                    let c = local_clustering(t, csr.degree((k * SUM_CHUNK + i) as u64));
+                    bins[((c * CLUSTERING_BINS as f64) as usize).min(CLUSTERING_BINS - 1)] += 1;
+                    (sum + c, bins)
+                })
         })
         .collect();
     let (sum, histogram) = chunks.into_iter().fold(empty(), |(sum, mut bins), (s, b)| {

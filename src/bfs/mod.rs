@@ -66,7 +66,12 @@ impl Workload for Bfs {
     fn configure(source: &str, t: BfsTable, graph: Option<GraphConfig>) -> Result<Self> {
         let roots = t.roots.unwrap_or(64);
         if !(1..=1 << 16).contains(&roots) {
-            return Err(out_of_range(source, "[bfs] roots", roots, "an integer in 1..=65536"));
+            return Err(out_of_range(
+                source,
+                "[bfs] roots",
+                roots,
+                "an integer in 1..=65536",
+            ));
         }
         let alpha = t.alpha.unwrap_or(14.0);
         let beta = t.beta.unwrap_or(24.0);
@@ -124,7 +129,14 @@ impl Workload for Bfs {
             let root = roots[i];
             world.barrier();
             let t = Instant::now();
-            let levels = bfs::bfs(world, g.n(), g.num_entries, frontiers.as_mut(), root, &self.params)?;
+            let levels = bfs::bfs(
+                world,
+                g.n(),
+                g.num_entries,
+                frontiers.as_mut(),
+                root,
+                &self.params,
+            )?;
             let on_device = t.elapsed().as_secs_f64();
             frontiers.parents(&mut parent)?;
             world.barrier();

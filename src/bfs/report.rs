@@ -27,7 +27,11 @@ impl Value {
 }
 
 /// The statistics block, with the Graph500 reference's field names, in its order.
-pub fn statistics_block(ranks: usize, built: &Built, trials: &[Trial]) -> Vec<(&'static str, Value)> {
+pub fn statistics_block(
+    ranks: usize,
+    built: &Built,
+    trials: &[Trial],
+) -> Vec<(&'static str, Value)> {
     let times: Vec<f64> = trials.iter().map(|t| t.time).collect();
     let nedges: Vec<u64> = trials.iter().map(|t| t.nedge).collect();
     let nedge_f: Vec<f64> = nedges.iter().map(|&m| m as f64).collect();

@@ -11,7 +11,9 @@
 use super::{run_starts, Equivalence, GpuTransport, Op, World};
 use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits,
+};
 use cudarc::nccl::{group_end, group_start, Comm, Id, NcclType};
 use std::ops::Range;
 use std::sync::Arc;
@@ -339,9 +341,21 @@ mod tests {
         assert_eq!(
             t,
             vec![
-                Transfer { peer: 0, send: 0..2, recv: 0..1 },
-                Transfer { peer: 1, send: 2..2, recv: 1..5 },
-                Transfer { peer: 2, send: 2..5, recv: 5..5 },
+                Transfer {
+                    peer: 0,
+                    send: 0..2,
+                    recv: 0..1
+                },
+                Transfer {
+                    peer: 1,
+                    send: 2..2,
+                    recv: 1..5
+                },
+                Transfer {
+                    peer: 2,
+                    send: 2..5,
+                    recv: 5..5
+                },
             ]
         );
     }

@@ -31,7 +31,9 @@ pub fn run_starts(counts: &[usize]) -> Vec<usize> {
 
 /// How GPU ranks exchange device data: NCCL device to device, or staged through host memory
 /// and MPI. `auto` takes NCCL when it can be loaded on every rank.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum GpuTransport {
     Auto,
@@ -272,7 +274,11 @@ impl World {
     /// rank failed, every rank returns the error of the lowest failing rank, which `main`
     /// prints once, so no rank goes on into a collective the failed one never joins.
     pub fn agree<T>(&self, outcome: Result<T>) -> Result<T> {
-        let mine = if outcome.is_err() { self.rank as u64 } else { u64::MAX };
+        let mine = if outcome.is_err() {
+            self.rank as u64
+        } else {
+            u64::MAX
+        };
         let failed = self.allreduce(mine, Op::Min);
         if failed == u64::MAX {
             return outcome;

@@ -8,6 +8,7 @@
 
 use super::{gpu_error, Gpu};
 use crate::error::{Error, Result};
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchArgs, LaunchConfig, ValidAsZeroBits,
 };
@@ -15,7 +16,7 @@ use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::sync::Arc;
 
 /// The prelude of every kernel file.
-pub const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
+const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
 
 /// Every kernel source, by file name.
 pub const KERNELS: &[(&str, &str)] = &[
@@ -172,9 +173,26 @@ impl Gpu {
 
     /// Wait for everything queued on this GPU's stream; `after` names it in an error.
     pub fn sync(&self, after: &str) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(|e| gpu_error(after, e))
+        self.stream.synchronize().map_err(|e| gpu_error(after, e))
+    }
+
+    /// Seconds the GPU spends on the work `queue` puts on this stream (CUDA events on either
+    /// side); waits for that work.
+    pub fn timed(&self, queue: impl FnOnce() -> Result<()>) -> Result<f64> {
+        let event = || {
+            self.stream
+                .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| gpu_error("record a timing event", e))
+        };
+        let start = event()?;
+        queue()?;
+        let end = event()?;
+        end.synchronize()
+            .map_err(|e| gpu_error("wait for the timed work", e))?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(|e| gpu_error("read a timing event", e))?;
+        Ok(f64::from(ms) / 1e3)
     }
 
     /// `n` zeroed items (at least one, so that empty parts still have a buffer to pass).
@@ -204,7 +222,7 @@ impl Gpu {
     }
 
     /// The first `n` items of `dev`, on the host.
-    pub fn download<T: DeviceRepr + Default + Clone>(
+    pub fn download<T: DeviceRepr>(
         &self,
         what: &str,
         dev: &CudaSlice<T>,

@@ -9,7 +9,7 @@
 
 mod kernel;
 
-pub use kernel::{blocks, compile, grid, Kernel, KERNELS, PRELUDE, THREADS};
+pub use kernel::{blocks, compile, grid, Kernel, KERNELS, THREADS};
 
 use crate::comm::World;
 use crate::error::{Error, Result};
@@ -23,7 +23,9 @@ pub enum Selected {
 }
 
 /// Where a rank computes: `auto` takes its GPU when one is there, else the CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Device {
     Cpu,

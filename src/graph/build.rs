@@ -44,11 +44,17 @@ impl Built {
         w.attr("edges", g.num_input_edges)?;
         w.attr("csr_entries", g.num_entries)?;
         // Each kept undirected edge is two CSR entries; the rest were loops or duplicates.
-        w.attr("loops_and_duplicates_dropped", g.num_input_edges - g.num_entries / 2)?;
+        w.attr(
+            "loops_and_duplicates_dropped",
+            g.num_input_edges - g.num_entries / 2,
+        )?;
         w.attr("edge_checksum", self.edge_checksum)?;
         w.attr("csr_checksum", self.csr_checksum)?;
         w.attr("generate_time", self.generation)?;
-        w.attr("edges_per_second", g.num_input_edges as f64 / self.generation)?;
+        w.attr(
+            "edges_per_second",
+            g.num_input_edges as f64 / self.generation,
+        )?;
         w.attr("construction_time", self.construction)?;
         w.attr_str("construction_device", self.built_on)
     }
@@ -87,13 +93,13 @@ pub fn build(
     world.barrier();
     let t = Instant::now();
     let (graph, built_on) = match device {
-        Selected::Gpu(gpu) => build_for_gpu(world, gpu, transport, cfg.construction, source, &mut timers)?,
-        Selected::Cpu if cfg.construction == Construction::Gpu => {
-            return Err(Error::Unavailable(
-                "[graph] construction = \"gpu\" needs a run on GPUs, and this one computes on the CPU"
-                    .into(),
-            ))
+        Selected::Gpu(gpu) => {
+            build_for_gpu(world, gpu, transport, cfg.construction, source, &mut timers)?
         }
+        Selected::Cpu if cfg.construction == Construction::Gpu => return Err(Error::Unavailable(
+            "[graph] construction = \"gpu\" needs a run on GPUs, and this one computes on the CPU"
+                .into(),
+        )),
         Selected::Cpu => (DistGraph::build(world, source, &mut timers)?, "cpu"),
     };
     world.barrier();
@@ -154,7 +160,10 @@ fn build_for_gpu(
         info!("{why}: building it on the CPU");
         return on_cpu(timers);
     }
-    Ok((csr_gpu::build(world, gpu, transport, kronecker, timers)?, "gpu"))
+    Ok((
+        csr_gpu::build(world, gpu, transport, kronecker, timers)?,
+        "gpu",
+    ))
 }
 
 /// Adjacency entries a rank will hold, before the graph is built: each input edge gives two,
@@ -221,7 +230,8 @@ fn check_host_memory(world: &World, part: &Block1D, entries: u64, scaled: bool) 
     let nodes = world.size() as f64 / world.local_size() as f64;
     let fitting = if scaled {
         let per_vertex = per_rank as f64 / part.block as f64;
-        let vertices = available as f64 / per_vertex / world.local_size() as f64 * world.size() as f64;
+        let vertices =
+            available as f64 / per_vertex / world.local_size() as f64 * world.size() as f64;
         format!(
             "; at this edge factor the largest SCALE that fits on {nodes} such node(s) is about {}",
             vertices.log2().floor()

@@ -8,17 +8,17 @@ use super::csr::{row_offsets, DistGraph};
 use super::kronecker::Kronecker;
 use super::{Block1D, EdgeSource, Vid};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
-use crate::comm::{Op, PhaseTimes, World};
 use crate::comm::GpuTransport;
-use crate::device::{gpu_error, grid, Gpu};
-use crate::error::Result;
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use crate::comm::{Op, PhaseTimes, World};
+use crate::device::{gpu_error, grid, Gpu, Kernel};
+use crate::error::{Error, Result};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 
 /// Edge tuples generated per round over all ranks (each rank makes its share), two messages
 /// each: bounds the message buffers, and what one rank can receive in a round.
 const ROUND_TUPLES: u64 = 1 << 24;
-/// Adjacency entries copied back per transfer (bounds the host staging buffer).
+/// Adjacency entries copied between host and GPU per transfer (bounds the host staging buffer).
 const COPY_CHUNK: usize = 1 << 26;
 
 /// Tuples a rank generates per round, and its receive buffer's length (0 on one rank, which
@@ -66,15 +66,14 @@ pub fn build(
     for r in 0..rounds.count {
         let (msgs, n) = rounds.round(r, timers)?;
         timers.time("place", || {
-            let mut b = s.launch_builder(&count);
-            b.arg(msgs)
-                .arg(&n)
-                .arg(&first)
-                .arg(&mut ends)
-                .arg(&mut lengths);
-            // SAFETY: argument types match the kernel's signature in kernels/kron.cu.
-            unsafe { b.launch(grid(n)) }.map_err(|e| gpu_error("launch kron_count", e))?;
-            s.synchronize().map_err(|e| gpu_error("kron_count", e))
+            gpu.launch(&count, grid(n), |b| {
+                b.arg(msgs)
+                    .arg(&n)
+                    .arg(&first)
+                    .arg(&mut ends)
+                    .arg(&mut lengths);
+            })?;
+            gpu.sync("kron_count")
         })?;
     }
     let offsets = row_offsets(&download(gpu, &lengths, local_n)?);
@@ -93,15 +92,14 @@ pub fn build(
     for r in 0..rounds.count {
         let (msgs, n) = rounds.round(r, timers)?;
         timers.time("place", || {
-            let mut b = s.launch_builder(&fill);
-            b.arg(msgs)
-                .arg(&n)
-                .arg(&first)
-                .arg(&mut cursor)
-                .arg(&mut rows);
-            // SAFETY: argument types match the kernel's signature in kernels/kron.cu.
-            unsafe { b.launch(grid(n)) }.map_err(|e| gpu_error("launch kron_fill", e))?;
-            s.synchronize().map_err(|e| gpu_error("kron_fill", e))
+            gpu.launch(&fill, grid(n), |b| {
+                b.arg(msgs)
+                    .arg(&n)
+                    .arg(&first)
+                    .arg(&mut cursor)
+                    .arg(&mut rows);
+            })?;
+            gpu.sync("kron_fill")
         })?;
     }
     drop(rounds);
@@ -134,7 +132,7 @@ pub fn build(
 struct Rounds<'a> {
     gpu: &'a Gpu,
     source: &'a Kronecker,
-    messages: CudaFunction,
+    messages: Kernel,
     params: CudaSlice<u64>,
     per_rank: u64,
     /// Rounds every rank runs (the most any rank needs).
@@ -167,7 +165,7 @@ impl<'a> Rounds<'a> {
         };
         let routing = if world.size() > 1 {
             Some(Routing {
-                owners: OwnerBuckets::new(gpu, part)?,
+                owners: OwnerBuckets::new(gpu, part.size, part.block)?,
                 exchange: GpuExchange::open(world, gpu, transport)?,
                 send: alloc("allocate message buffer", 2 * per_rank)?,
                 received: alloc("allocate message buffer", recv)?,
@@ -195,16 +193,15 @@ impl<'a> Rounds<'a> {
         let start = (r * self.per_rank).min(local_len);
         let tuples = self.per_rank.min(local_len - start);
         let first_edge = self.source.first_local_edge() + start;
-        let s = &self.gpu.stream;
+        let gpu = self.gpu;
         timers.time("generate", || {
-            let mut b = s.launch_builder(&self.messages);
-            b.arg(&self.params)
-                .arg(&first_edge)
-                .arg(&tuples)
-                .arg(&mut self.generated);
-            // SAFETY: argument types match the kernel's signature in kernels/kron.cu.
-            unsafe { b.launch(grid(tuples)) }.map_err(|e| gpu_error("launch kron_messages", e))?;
-            s.synchronize().map_err(|e| gpu_error("kron_messages", e))
+            gpu.launch(&self.messages, grid(tuples), |b| {
+                b.arg(&self.params)
+                    .arg(&first_edge)
+                    .arg(&tuples)
+                    .arg(&mut self.generated);
+            })?;
+            gpu.sync("kron_messages")
         })?;
         let Some(routing) = &mut self.routing else {
             return Ok((&self.generated, 2 * tuples));
@@ -220,6 +217,69 @@ impl<'a> Rounds<'a> {
                 .alltoallv(&routing.send, &counts, &mut routing.received)
         })?;
         Ok((&routing.received, received as u64))
+    }
+}
+
+/// A CSR in GPU memory, as the GPU kernels read it: `offsets` (one per row, and one more: u64)
+/// into `adj` (u32 vertex ids). Made once per graph and lent to each GPU workload.
+pub struct DeviceCsr {
+    pub offsets: CudaSlice<u64>,
+    pub adj: CudaSlice<u32>,
+    rows: usize,
+    entries: usize,
+}
+
+impl DeviceCsr {
+    /// Upload a host CSR, its ids narrowed to 32 bits a chunk at a time (fails on an id of
+    /// 2^32 or more).
+    pub fn upload(gpu: &Gpu, offsets: &[u64], adj: &[Vid]) -> Result<Self> {
+        let mut dev = gpu.zeros::<u32>("adjacency", adj.len())?;
+        let mut staged = vec![0u32; COPY_CHUNK.min(adj.len())];
+        for (i, chunk) in adj.chunks(COPY_CHUNK).enumerate() {
+            let staged = &mut staged[..chunk.len()];
+            staged
+                .par_iter_mut()
+                .zip(chunk.par_iter())
+                .try_for_each(|(s, &v)| u32::try_from(v).map(|v| *s = v))
+                .map_err(|_| Error::Unavailable("the GPU kernels store vertex ids in 32 bits: this graph has ids of 2^32 or more".into()))?;
+            let at = i * COPY_CHUNK;
+            gpu.stream
+                .memcpy_htod(staged, &mut dev.slice_mut(at..at + chunk.len()))
+                .map_err(|e| gpu_error("upload adjacency", e))?;
+        }
+        Self::with_adjacency(gpu, offsets, dev, adj.len())
+    }
+
+    /// Upload a host CSR whose ids are 32-bit already.
+    pub fn upload_narrow(gpu: &Gpu, offsets: &[u64], adj: &[u32]) -> Result<Self> {
+        Self::with_adjacency(gpu, offsets, gpu.upload("adjacency", adj)?, adj.len())
+    }
+
+    fn with_adjacency(
+        gpu: &Gpu,
+        offsets: &[u64],
+        adj: CudaSlice<u32>,
+        entries: usize,
+    ) -> Result<Self> {
+        Ok(DeviceCsr {
+            offsets: gpu.upload("row offsets", offsets)?,
+            adj,
+            rows: offsets.len().saturating_sub(1),
+            entries,
+        })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    /// Device bytes of a CSR of `rows` rows and `entries` entries.
+    pub fn bytes(rows: u64, entries: u64) -> u64 {
+        8 * (rows + 1) + 4 * entries
     }
 }
 

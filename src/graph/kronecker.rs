@@ -128,7 +128,7 @@ impl EdgeSource for Kronecker {
 
 /// A seeded bijection on [0, 2^bits): two rounds of odd multiply + add (bijective mod 2^bits,
 /// moves information up) and xor-shift right (bijective, moves it down).
-struct Scramble {
+pub(crate) struct Scramble {
     mask: u64,
     shift: u32,
     mul: [u64; 2],
@@ -136,7 +136,7 @@ struct Scramble {
 }
 
 impl Scramble {
-    fn new(bits: u32, key: u64) -> Self {
+    pub(crate) fn new(bits: u32, key: u64) -> Self {
         Scramble {
             mask: if bits == 64 {
                 u64::MAX
@@ -150,7 +150,7 @@ impl Scramble {
     }
 
     #[inline]
-    fn apply(&self, mut x: u64) -> u64 {
+    pub(crate) fn apply(&self, mut x: u64) -> u64 {
         for round in 0..2 {
             x = x
                 .wrapping_mul(self.mul[round])

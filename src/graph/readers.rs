@@ -74,12 +74,18 @@ impl EdgeSource for LoadedEdges {
 }
 
 /// Read a graph collectively: `.mtx` files as Matrix Market coordinate, anything else as a
-/// plain `u v` edge list. Every rank must call this; each reads only its share of the file.
-/// Errors found by one rank only (unreadable file, malformed line) are returned before any
-/// collective call, so the caller must abort the job on them.
+/// plain `u v [w]` edge list. Every rank must call this; each reads only its share of the
+/// file. An error one rank finds (unreadable file, malformed line in its share) is shared
+/// with every rank before the next collective (`World::agree`), so all return it alike.
 pub fn read_graph(world: &World, path: &Path) -> Result<LoadedEdges> {
+    let read = read_file(world, path);
+    world.agree(read)
+}
+
+fn read_file(world: &World, path: &Path) -> Result<LoadedEdges> {
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|e| input_file(&name, format!("cannot open: {e}")))?;
+    let file = File::open(path).map_err(|e| input_file(&name, format!("cannot open: {e}")));
+    let file = world.agree(file)?;
     let is_mtx = path
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("mtx"));
@@ -94,11 +100,12 @@ pub fn read_graph(world: &World, path: &Path) -> Result<LoadedEdges> {
 /// (every id must be below it), else the largest id plus one; M is the number of lines with
 /// an edge, checked against the header's edge count when it gives one.
 fn read_edge_list(world: &World, file: &File, name: &str) -> Result<LoadedEdges> {
-    let header = parse_edge_list_header(BufReader::new(file), name)?;
-    let len = file_len(file, name)?;
+    let header = world.agree(parse_edge_list_header(BufReader::new(file), name))?;
+    let len = world.agree(file_len(file, name))?;
     let local = read_local_edges(world, file, name, 0..len, |bytes| {
         parse_edge_list(bytes, header.vertices)
-    })?;
+    });
+    let local = world.agree(local)?;
     let m = world.allreduce(local.len() as u64, Op::Sum);
     if let Some(edges) = header.edges.filter(|&edges| edges != m) {
         let msg = format!("header says {edges} edges, but the file has {m}");
@@ -118,12 +125,13 @@ fn read_edge_list(world: &World, file: &File, name: &str) -> Result<LoadedEdges>
 /// Read a Matrix Market coordinate file: N is max(rows, cols), and the entry count summed
 /// over all ranks must match the size line's nnz.
 fn read_mtx(world: &World, file: &File, name: &str) -> Result<LoadedEdges> {
-    let header = parse_mtx_header(BufReader::new(file), name)?;
-    let len = file_len(file, name)?;
+    let header = world.agree(parse_mtx_header(BufReader::new(file), name))?;
+    let len = world.agree(file_len(file, name))?;
     let (rows, cols) = (header.rows, header.cols);
     let local = read_local_edges(world, file, name, header.data_start..len, |bytes| {
         parse_mtx_entries(bytes, rows, cols)
-    })?;
+    });
+    let local = world.agree(local)?;
     let m = world.allreduce(local.len() as u64, Op::Sum);
     if m != header.nnz {
         return Err(input_file(
@@ -432,7 +440,7 @@ fn parse_edge_list(bytes: &[u8], vertices: Option<u64>) -> ParseResult {
             continue;
         }
         let pair = edge_pair(&mut c).ok_or_else(|| {
-            let msg = "expected 'u v' (two non-negative integer vertex ids)";
+            let msg = "expected 'u v' or 'u v w' (vertex ids and a weight: non-negative integers)";
             (at, format!("{msg}, found {}", quote(line)))
         })?;
         if pair.0 >= limit || pair.1 >= limit {
@@ -448,13 +456,19 @@ fn parse_edge_list(bytes: &[u8], vertices: Option<u64>) -> ParseResult {
     Ok(edges)
 }
 
-/// `u v` then nothing but an optional `#` comment, from a cursor at the first non-blank.
+/// `u v`, an optional integer weight (read past: the graph is unweighted to its users), then
+/// nothing but an optional `#` comment, from a cursor at the first non-blank.
 fn edge_pair(c: &mut Cursor) -> Option<Edge> {
     let u = c.uint()?;
     if !c.skip_blanks() {
         return None;
     }
     let v = c.uint()?;
+    if c.at_end(b'#') {
+        return Some((u, v));
+    }
+    c.skip_blanks();
+    c.uint()?;
     c.at_end(b'#').then_some((u, v))
 }
 
@@ -704,7 +718,7 @@ mod tests {
     #[test]
     fn edge_list_rejects_bad_lines() {
         for bad in [
-            "3 x", "3", "3 4 5", "-1 2", "3,4", "3 4x", "a b", "34", "1.5 2",
+            "3 x", "3", "3 4 5 6", "3 4 x", "-1 2", "3,4", "3 4x", "a b", "34", "1.5 2",
         ] {
             let text = format!("0 1\n{bad}\n2 3\n");
             let (at, msg) = parse_edge_list(text.as_bytes(), None).unwrap_err();
@@ -765,7 +779,10 @@ mod tests {
             match parse_edge_list_header(text.as_bytes(), "f") {
                 Err(Error::Input { line, msg, .. }) => {
                     assert_eq!(line, 2);
-                    assert!(msg.contains(what) && msg.contains(&format!("{bad:?}")), "{msg}");
+                    assert!(
+                        msg.contains(what) && msg.contains(&format!("{bad:?}")),
+                        "{msg}"
+                    );
                 }
                 other => panic!("{bad}: {other:?}"),
             }
@@ -777,7 +794,10 @@ mod tests {
         assert_eq!(parse_edge_list(b"0 4\n", Some(5)).unwrap(), vec![(0, 4)]);
         let (at, msg) = parse_edge_list(b"0 1\n5 0\n", Some(5)).unwrap_err();
         assert_eq!(at, 4);
-        assert!(msg.contains("vertex count 5") && msg.contains("\"5 0\""), "{msg}");
+        assert!(
+            msg.contains("vertex count 5") && msg.contains("\"5 0\""),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -804,9 +824,8 @@ mod tests {
         assert_eq!((header.rows, header.cols, header.nnz), (9, 9, 6));
         let data = &text[header.data_start as usize..];
         let read = parse_mtx_entries(data, 9, 9).unwrap();
-        let undirected = |es: &[Edge]| -> Vec<Edge> {
-            es.iter().map(|&(u, v)| (u.min(v), u.max(v))).collect()
-        };
+        let undirected =
+            |es: &[Edge]| -> Vec<Edge> { es.iter().map(|&(u, v)| (u.min(v), u.max(v))).collect() };
         assert_eq!(undirected(&read), undirected(&edges));
         assert!(read.iter().all(|&(i, j)| i >= j), "lower triangle");
     }

@@ -108,12 +108,19 @@ impl GraphArgs {
     pub fn resolve(self, source: &str) -> Result<GraphConfig> {
         let construction = self.construction.unwrap_or(Construction::Auto);
         let spec = match (&self.input, self.generator) {
-            (Some(_), Some(_)) => return Err(bad(source, "input names a graph file and generator a generator: give one or the other")),
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    source,
+                    "input names a graph file and generator a generator: give one or the other",
+                ))
+            }
             (Some(path), None) => {
                 self.only(source, "a graph file (input)", &["input", "construction"])?;
                 GraphSpec::File(path.clone())
             }
-            (None, generator) => self.generated(source, generator.unwrap_or(Generator::Kronecker))?,
+            (None, generator) => {
+                self.generated(source, generator.unwrap_or(Generator::Kronecker))?
+            }
         };
         Ok(GraphConfig { spec, construction })
     }
@@ -150,7 +157,10 @@ impl GraphArgs {
                     Some(dims) => {
                         keys.extend(["p", "dims"]);
                         lattice::check(dims, true).map_err(|msg| bad(source, &msg))?;
-                        GraphSpec::WattsStrogatzLattice { dims: dims.clone(), p }
+                        GraphSpec::WattsStrogatzLattice {
+                            dims: dims.clone(),
+                            p,
+                        }
                     }
                     None => {
                         keys.extend(["p", "vertices", "k"]);
@@ -193,7 +203,10 @@ impl GraphArgs {
         match table.keys().find(|k| !allowed.contains(&k.as_str())) {
             Some(key) => Err(bad(
                 source,
-                &format!("{key} does not apply to {what} (it takes {})", allowed.join(", ")),
+                &format!(
+                    "{key} does not apply to {what} (it takes {})",
+                    allowed.join(", ")
+                ),
             )),
             None => Ok(()),
         }
@@ -204,9 +217,9 @@ impl GraphArgs {
 fn spec_base(spec: &GraphSpec) -> watts_strogatz::Base {
     match spec {
         GraphSpec::WattsStrogatz { n, k, .. } => watts_strogatz::Base::Ring { n: *n, k: *k },
-        GraphSpec::WattsStrogatzLattice { dims, .. } => watts_strogatz::Base::Lattice {
-            dims: dims.clone(),
-        },
+        GraphSpec::WattsStrogatzLattice { dims, .. } => {
+            watts_strogatz::Base::Lattice { dims: dims.clone() }
+        }
         _ => unreachable!("only Watts-Strogatz specs have a base"),
     }
 }
@@ -304,9 +317,9 @@ impl GraphSpec {
                     rank,
                 ))
             }
-            GraphSpec::BarabasiAlbert { n, d } => {
-                Box::new(barabasi_albert::BarabasiAlbert::new(*n, *d, seed, ranks, rank))
-            }
+            GraphSpec::BarabasiAlbert { n, d } => Box::new(barabasi_albert::BarabasiAlbert::new(
+                *n, *d, seed, ranks, rank,
+            )),
             GraphSpec::Lattice { dims, periodic } => Box::new(lattice::Lattice::new(
                 dims.clone(),
                 *periodic,
@@ -350,7 +363,10 @@ mod tests {
         let e = resolve("[graph]\ngenerator = \"lattice\"\ndims = [4, 4]\nscale = 3\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("[graph] scale does not apply to generator lattice"), "{e}");
+        assert!(
+            e.contains("[graph] scale does not apply to generator lattice"),
+            "{e}"
+        );
         let e = resolve("[graph]\ninput = \"g.el\"\nscale = 3\n")
             .unwrap_err()
             .to_string();

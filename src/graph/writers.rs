@@ -197,14 +197,30 @@ fn header(format: GraphFormat, source: &dyn EdgeSource, comments: &[String]) -> 
     };
     match format {
         GraphFormat::EdgeList => {
-            let kind = if source.is_directed() { "directed" } else { "undirected" };
-            let value = if source.is_weighted() { "weighted" } else { "unweighted" };
+            let kind = if source.is_directed() {
+                "directed"
+            } else {
+                "undirected"
+            };
+            let value = if source.is_weighted() {
+                "weighted"
+            } else {
+                "unweighted"
+            };
             let first = format!("# tessera edge list: vertices {n} edges {m} {kind} {value}\n");
             first + &comment_lines("#")
         }
         GraphFormat::MatrixMarket => {
-            let field = if source.is_weighted() { "integer" } else { "pattern" };
-            let symmetry = if source.is_directed() { "general" } else { "symmetric" };
+            let field = if source.is_weighted() {
+                "integer"
+            } else {
+                "pattern"
+            };
+            let symmetry = if source.is_directed() {
+                "general"
+            } else {
+                "symmetric"
+            };
             let banner = format!("%%MatrixMarket matrix coordinate {field} {symmetry}\n");
             banner + &comment_lines("%") + &format!("{n} {n} {m}\n")
         }
@@ -237,7 +253,11 @@ impl LineStyle {
 
     /// The two ids as written.
     fn ends(&self, (u, v): Edge) -> (u64, u64) {
-        let (a, b) = if self.lower_triangle && u < v { (v, u) } else { (u, v) };
+        let (a, b) = if self.lower_triangle && u < v {
+            (v, u)
+        } else {
+            (u, v)
+        };
         (a + self.base, b + self.base)
     }
 

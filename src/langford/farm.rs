@@ -11,8 +11,8 @@
 //! that they do not die before rank 0 has saved; they end the job after their current task.
 
 use super::ledger::{Entry, Ledger};
-use crate::comm::World;
 use super::FarmMode;
+use crate::comm::World;
 use crate::error::Result;
 use crate::output::Provenance;
 use crate::progress::Progress;

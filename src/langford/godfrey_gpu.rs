@@ -4,9 +4,9 @@
 use super::farm::Solver;
 use super::godfrey::{self, Godfrey};
 use super::wide::Wide;
-use crate::device::{gpu_error, Gpu};
+use crate::device::{blocks, gpu_error, Gpu, Kernel};
 use crate::error::Result;
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// Threads per block (`THREADS` in the kernel).
 const THREADS: u64 = 256;
@@ -23,7 +23,7 @@ pub const PAIRED: u32 = 2;
 pub struct GodfreyGpu<'a> {
     gpu: &'a Gpu,
     godfrey: &'a Godfrey,
-    walk: CudaFunction,
+    walk: Kernel,
     threads: u64,
     blocks: u64,
     partial: CudaSlice<u64>,
@@ -70,21 +70,14 @@ impl<'a> GodfreyGpu<'a> {
 
     fn run_words<const W: usize>(&mut self, task: usize) -> Result<Vec<u64>> {
         let t = self.godfrey.tasks()[task];
-        let cfg = LaunchConfig {
-            grid_dim: (self.blocks as u32, 1, 1),
-            block_dim: (THREADS.min(self.threads) as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut b = self.gpu.stream.launch_builder(&self.walk);
-        b.arg(&t.outer).arg(&self.threads).arg(&mut self.partial);
-        // SAFETY: the arguments match godfrey_walk's signature; `partial` holds one sum of
-        // WORDS words per block.
-        unsafe { b.launch(cfg) }.map_err(|e| gpu_error("kernel godfrey_walk", e))?;
-        let partial = self
-            .gpu
-            .stream
-            .clone_dtoh(&self.partial)
-            .map_err(|e| gpu_error("copy godfrey partial sums", e))?;
+        let cfg = blocks(self.blocks, THREADS.min(self.threads) as u32);
+        // As godfrey_walk's parameters; `partial` holds one sum of WORDS words per block.
+        self.gpu.launch(&self.walk, cfg, |b| {
+            b.arg(&t.outer).arg(&self.threads).arg(&mut self.partial);
+        })?;
+        let partial =
+            self.gpu
+                .download("godfrey partial sums", &self.partial, self.partial.len())?;
         let sum = partial
             .chunks_exact(W)
             .map(Wide::<W>::from_words)

@@ -16,9 +16,9 @@
 //! (`split`) so that the cores or GPU threads have many independent subtrees to share.
 //! "Nodes" are the successful placements made below a task, counted alike on both paths.
 
-use crate::device::{gpu_error, grid, Gpu, THREADS};
+use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::Result;
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 
 /// Sub-prefixes per task on the CPU: many per rayon thread, so that the very uneven
@@ -194,7 +194,7 @@ impl MillerTasks {
 /// backtracking. Counts are summed per block and added atomically to `totals`.
 pub struct MillerGpu<'a> {
     gpu: &'a Gpu,
-    kernel: CudaFunction,
+    kernel: Kernel,
     /// The n the tasks were made for (the kernel's mask of positions depends on it).
     n: u32,
     /// Sub-prefixes per task to aim for.
@@ -247,18 +247,15 @@ impl<'a> MillerGpu<'a> {
             .memset_zeros(&mut self.totals)
             .map_err(|e| gpu_error("reset miller totals", e))?;
         let count = count as u64;
-        let mut b = stream.launch_builder(&self.kernel);
-        b.arg(&self.prefixes)
-            .arg(&count)
-            .arg(&full)
-            .arg(&s.next)
-            .arg(&mut self.totals);
-        // SAFETY: argument types match miller_count's signature in kernels/miller.cu, and
-        // `prefixes` holds at least `count` entries.
-        unsafe { b.launch(grid(count)) }.map_err(|e| gpu_error("launch miller_count", e))?;
-        let totals = stream
-            .clone_dtoh(&self.totals)
-            .map_err(|e| gpu_error("read miller totals", e))?;
+        // As miller_count's parameters in kernels/miller.cu; `prefixes` holds `count` entries.
+        self.gpu.launch(&self.kernel, grid(count), |b| {
+            b.arg(&self.prefixes)
+                .arg(&count)
+                .arg(&full)
+                .arg(&s.next)
+                .arg(&mut self.totals);
+        })?;
+        let totals = self.gpu.download("miller totals", &self.totals, 2)?;
         Ok((totals[0] * weight, s.nodes + totals[1]))
     }
 }

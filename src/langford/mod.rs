@@ -95,7 +95,12 @@ impl Workload for Langford {
         let method = t.method.unwrap_or(LangfordMethod::Godfrey);
         let depth = task_depth(source, n, method, t.depth)?;
         if t.stop_after == Some(0) {
-            return Err(out_of_range(source, "[langford] stop_after", 0, "an integer >= 1"));
+            return Err(out_of_range(
+                source,
+                "[langford] stop_after",
+                0,
+                "an integer >= 1",
+            ));
         }
         Ok(Langford {
             n,

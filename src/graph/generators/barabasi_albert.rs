@@ -10,10 +10,11 @@
 //! ⌊r/(2d)⌋. Here h(seed, r) mod r is the multiply-high of a keyed draw by r. Every edge is
 //! two hashes on average, with no state and no communication.
 //!
-//! The edge list is the model's, loops included: vertex 0's d edges are all loops (0, 0)
-//! and vertex v's edge copies itself with probability about 1/(2j+1). Counting a loop twice,
-//! the degrees sum to exactly 2nd (mean degree 2d) and follow P(k) = 2d(d+1)/(k(k+1)(k+2));
-//! the CSR build drops the loops and parallel edges, and counts them.
+//! The edge list is the model's, self-loops and parallel edges included: vertex 0's d edges
+//! are all loops (0, 0), and a later edge is a loop when its copy lands on one of its own
+//! vertex's slots. Counting a loop twice, the degrees sum to exactly 2nd (mean degree 2d) and
+//! follow P(k) = 2d(d+1)/(k(k+1)(k+2)); the CSR build drops the loops and parallel edges and
+//! counts them.
 
 use super::super::{block_range, Edge, EdgeSource};
 use super::{below, fill, BA_TARGET};

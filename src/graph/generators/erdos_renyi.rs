@@ -3,7 +3,8 @@
 //! von Looz 2019, "Communication-free massively distributed graph generation").
 //!
 //! The pair space, slot s = v(v-1)/2 + u for u < v, is cut into 2^c chunks of (nearly)
-//! equal size, c fixed by m alone (about `CHUNK_EDGES` edges a chunk). A binary tree over the
+//! equal size, c fixed by n and m, not the rank count (about `CHUNK_EDGES` edges and at most
+//! 2^63 slots a chunk). A binary tree over the
 //! chunks splits the m edges: a node holding k edges over a slot range of size N, of which
 //! the left child covers N_L, gives its left child a hypergeometric(N, N_L, k) count, drawn
 //! exactly by inversion with the uniform keyed by the tree node. Each chunk then draws its
@@ -17,7 +18,7 @@ use super::{below, unit, ER_SLOTS, ER_SPLIT};
 use crate::rng::{draw, stream_key};
 use rayon::prelude::*;
 
-/// Expected edges a chunk (the chunk count is the power of two that gets closest above).
+/// Most expected edges a chunk (the chunk count is the least power of two giving that).
 const CHUNK_EDGES: u64 = 1 << 12;
 
 /// Checks that m distinct pairs fit among the n(n-1)/2.
@@ -61,7 +62,7 @@ impl ErdosRenyi {
             n,
             m,
             pairs: pair_count(n),
-            levels: m.div_ceil(CHUNK_EDGES).next_power_of_two().trailing_zeros(),
+            levels: chunk_levels(m, pair_count(n)),
             split_key: stream_key(seed, ER_SPLIT),
             slot_key: stream_key(seed, ER_SLOTS),
             local: block_range(m, ranks, rank),
@@ -111,23 +112,30 @@ impl ErdosRenyi {
         chunks
     }
 
-    /// The chunk's edges as sorted global slots.
-    fn slots(&self, chunk: &Chunk) -> Vec<u128> {
+    /// The edges `skip .. skip + out.len()` of a chunk, into `out`.
+    fn chunk_edges(&self, chunk: &Chunk, skip: usize, out: &mut [Edge]) {
         let base = self.boundary(chunk.id);
-        let key = draw(self.slot_key, chunk.id);
-        let cap = self.span(self.levels, chunk.id);
-        let mut slots = sorted_distinct(key, chunk.count, cap);
-        slots.iter_mut().for_each(|s| *s += base);
-        slots
+        let cap = self.span(self.levels, chunk.id) as u64;
+        let slots = sorted_distinct(draw(self.slot_key, chunk.id), chunk.count, cap);
+        let mut row = Row::default();
+        for (edge, &s) in out.iter_mut().zip(&slots[skip..]) {
+            *edge = row.pair(base + s as u128);
+        }
     }
+}
+
+/// The tree depth: chunks of about `CHUNK_EDGES` edges, and of at most 2^63 slots.
+fn chunk_levels(m: u64, pairs: u128) -> u32 {
+    let by_edges = m.div_ceil(CHUNK_EDGES).next_power_of_two().trailing_zeros();
+    by_edges.max((128 - pairs.leading_zeros()).saturating_sub(63))
 }
 
 /// `k` distinct values of [0, cap), sorted: uniform draws, sorted, repeats redrawn until k
 /// are distinct (the stopping rule depends on the number of distinct values only, so the
 /// set is a uniform k-subset); the complement of a (cap - k)-subset when k > cap / 2.
-fn sorted_distinct(key: u64, k: u64, cap: u128) -> Vec<u128> {
-    if 2 * k as u128 > cap {
-        let mut skip = sorted_distinct(key, (cap - k as u128) as u64, cap).into_iter().peekable();
+fn sorted_distinct(key: u64, k: u64, cap: u64) -> Vec<u64> {
+    if 2 * k as u128 > cap as u128 {
+        let mut skip = sorted_distinct(key, cap - k, cap).into_iter().peekable();
         return (0..cap)
             .filter(|&s| skip.next_if_eq(&s).is_none())
             .collect();
@@ -136,35 +144,71 @@ fn sorted_distinct(key: u64, k: u64, cap: u128) -> Vec<u128> {
     let mut counter = 0;
     while (values.len() as u64) < k {
         while (values.len() as u64) < k {
-            values.push(uniform_below(key, counter, cap));
+            values.push(below(draw(key, counter), cap));
             counter += 1;
         }
-        values.sort_unstable();
+        values = sort_uniform(values, cap);
         values.dedup();
     }
     values
 }
 
-/// Draw `counter` of stream `key` as a value in [0, cap).
-fn uniform_below(key: u64, counter: u64, cap: u128) -> u128 {
-    match u64::try_from(cap) {
-        Ok(cap) => below(draw(key, counter), cap) as u128,
-        Err(_) => ((draw(key, 2 * counter) as u128) << 64 | draw(key, 2 * counter + 1) as u128) % cap,
+/// Sorts values spread uniformly over [0, cap) in linear expected time: a counting sort on
+/// their top bits into about one bucket a value, then insertion sort (a value moves only
+/// within its bucket).
+fn sort_uniform(values: Vec<u64>, cap: u64) -> Vec<u64> {
+    let bits = 64 - cap.leading_zeros();
+    let shift = bits.saturating_sub(values.len().max(1).ilog2());
+    let mut start = vec![0usize; (cap >> shift) as usize + 2];
+    values
+        .iter()
+        .for_each(|&v| start[(v >> shift) as usize + 1] += 1);
+    (1..start.len()).for_each(|b| start[b] += start[b - 1]);
+    let mut sorted = vec![0u64; values.len()];
+    for &v in &values {
+        let slot = &mut start[(v >> shift) as usize];
+        sorted[*slot] = v;
+        *slot += 1;
     }
+    for i in 1..sorted.len() {
+        let (v, mut j) = (sorted[i], i);
+        while j > 0 && sorted[j - 1] > v {
+            sorted[j] = sorted[j - 1];
+            j -= 1;
+        }
+        sorted[j] = v;
+    }
+    sorted
 }
 
-/// The pair (u, v), u < v, of slot s = v(v-1)/2 + u.
-fn pair(s: u128) -> Edge {
-    let tri = |v: u128| v * (v - 1) / 2;
-    let mut v = ((1.0 + (1.0 + 8.0 * s as f64).sqrt()) / 2.0) as u128;
-    v = v.max(1);
-    while tri(v) > s {
-        v -= 1;
+/// A cursor over the rows of the pair space: row v holds the slots v(v-1)/2 + u, u < v.
+/// Sorted slots mostly stay in a row or move a few rows on, so the square root is rare.
+#[derive(Default)]
+struct Row {
+    v: u128,
+    start: u128,
+}
+
+impl Row {
+    /// The pair (u, v), u < v, of slot s.
+    fn pair(&mut self, s: u128) -> Edge {
+        if s >= self.start && s < self.start + 4 * self.v {
+            while s >= self.start + self.v {
+                (self.start, self.v) = (self.start + self.v, self.v + 1);
+            }
+        } else {
+            let tri = |v: u128| v * (v - 1) / 2;
+            let mut v = (((1.0 + (1.0 + 8.0 * s as f64).sqrt()) / 2.0) as u128).max(1);
+            while tri(v) > s {
+                v -= 1;
+            }
+            while tri(v + 1) <= s {
+                v += 1;
+            }
+            (self.v, self.start) = (v, tri(v));
+        }
+        ((s - self.start) as u64, self.v as u64)
     }
-    while tri(v + 1) <= s {
-        v += 1;
-    }
-    ((s - tri(v)) as u64, v as u64)
 }
 
 /// A hypergeometric variate by inversion of `u` in [0, 1): of `draws` items taken without
@@ -188,18 +232,20 @@ fn hypergeometric(u: f64, total: u128, good: u128, draws: u128) -> u128 {
 }
 
 /// The support of a hypergeometric law in decreasing order of probability, with the
-/// probabilities relative to the mode's.
+/// probabilities relative to the mode's. The ratio of neighbouring terms is a product of
+/// four factors linear in the distance from the mode: their values at the mode are taken
+/// exactly in integers, then as f64, so no step converts or cancels large integers.
 #[derive(Clone)]
 struct HyperWalk {
-    good: u128,
-    bad: u128,
-    draws: u128,
-    lo: u128,
-    hi: u128,
     mode: u128,
-    /// The visited range and the weights at its ends; `sum` of the visited weights.
+    /// Steps the walk may take below and above the mode.
+    room: (u128, u128),
+    /// mode, good - mode, draws - mode and bad - draws + mode.
+    at_mode: [f64; 4],
+    /// Steps taken below and above the mode, and the weights there.
     down: (u128, f64),
     up: (u128, f64),
+    /// Sum of the weights visited (0 before the mode).
     sum: f64,
 }
 
@@ -210,14 +256,11 @@ impl HyperWalk {
         let mode = ((draws as f64 + 1.0) * ((good as f64 + 1.0) / (total as f64 + 2.0))) as u128;
         let mode = mode.clamp(lo, hi);
         HyperWalk {
-            good,
-            bad,
-            draws,
-            lo,
-            hi,
             mode,
-            down: (mode, 1.0),
-            up: (mode, 1.0),
+            room: (mode - lo, hi - mode),
+            at_mode: [mode, good - mode, draws - mode, bad + mode - draws].map(|v| v as f64),
+            down: (0, 1.0),
+            up: (0, 1.0),
             sum: 0.0,
         }
     }
@@ -231,20 +274,18 @@ impl Iterator for HyperWalk {
             self.sum = 1.0;
             return Some((self.mode, 1.0));
         }
-        let (a, wa) = self.down;
-        let (b, wb) = self.up;
-        // P(x - 1) / P(x) and P(x + 1) / P(x).
-        let below = if a > self.lo {
-            wa * (a as f64 * (self.bad + a - self.draws) as f64)
-                / ((self.good - a + 1) as f64 * (self.draws - a + 1) as f64)
-        } else {
-            0.0
+        let [m, g, d, c] = self.at_mode;
+        let ((i, wi), (j, wj)) = (self.down, self.up);
+        let (fi, fj) = (i as f64, j as f64);
+        // P(x - 1) / P(x) at x = mode - i: x (bad - draws + x) / ((good - x + 1)(draws - x + 1)).
+        let below = match i < self.room.0 {
+            true => wi * ((m - fi) * (c - fi)) / ((g + fi + 1.0) * (d + fi + 1.0)),
+            false => 0.0,
         };
-        let above = if b < self.hi {
-            wb * ((self.good - b) as f64 * (self.draws - b) as f64)
-                / ((b + 1) as f64 * (self.bad + b + 1 - self.draws) as f64)
-        } else {
-            0.0
+        // P(x + 1) / P(x) at x = mode + j: (good - x)(draws - x) / ((x + 1)(bad - draws + x + 1)).
+        let above = match j < self.room.1 {
+            true => wj * ((g - fj) * (d - fj)) / ((m + fj + 1.0) * (c + fj + 1.0)),
+            false => 0.0,
         };
         let w = below.max(above);
         if w < self.sum * f64::powi(2.0, -64) {
@@ -252,11 +293,11 @@ impl Iterator for HyperWalk {
         }
         self.sum += w;
         if above >= below {
-            self.up = (b + 1, above);
-            Some((b + 1, above))
+            self.up = (j + 1, above);
+            Some((self.mode + j + 1, above))
         } else {
-            self.down = (a - 1, below);
-            Some((a - 1, below))
+            self.down = (i + 1, below);
+            Some((self.mode - i - 1, below))
         }
     }
 }
@@ -275,16 +316,19 @@ impl EdgeSource for ErdosRenyi {
         let (from, to) = (self.local.start + start, self.local.start + start + len);
         let a = self.chunks.partition_point(|c| c.first + c.count <= from);
         let b = self.chunks.partition_point(|c| c.first < to);
-        let parts: Vec<Vec<Edge>> = self.chunks[a..b]
-            .par_iter()
-            .map(|c| {
-                let slots = self.slots(c);
-                let lo = from.saturating_sub(c.first) as usize;
-                let hi = (to - c.first).min(c.count) as usize;
-                slots[lo..hi].iter().map(|&s| pair(s)).collect()
-            })
-            .collect();
-        parts.into_iter().for_each(|p| out.extend(p));
+        let at = out.len();
+        out.resize(at + len as usize, (0, 0));
+        // Each chunk's part of the range, with the slice of `out` it fills.
+        let mut rest = &mut out[at..];
+        let mut work = Vec::with_capacity(b - a);
+        for c in &self.chunks[a..b] {
+            let skip = from.saturating_sub(c.first);
+            let part;
+            (part, rest) = rest.split_at_mut(((to - c.first).min(c.count) - skip) as usize);
+            work.push((c, skip as usize, part));
+        }
+        work.into_par_iter()
+            .for_each(|(c, skip, part)| self.chunk_edges(c, skip, part));
     }
 }
 
@@ -309,7 +353,7 @@ mod tests {
 
     #[test]
     fn exactly_m_distinct_pairs() {
-        // One chunk sparse and full; 2^5 and 2^7 chunks, sparse and more than half full.
+        // One chunk sparse and full; 2^5 and 2^6 chunks, sparse and more than half full.
         for (n, m) in [(300, 2000), (40, 780), (2000, 100_000), (700, 200_000)] {
             assert_exact(n, m, &edges(n, m, 4));
         }
@@ -320,26 +364,30 @@ mod tests {
     fn pairs_are_spread_uniformly() {
         let (n, m) = (1000u64, 100_000u64);
         let list = edges(n, m, 8);
-        // Pairs with v < n/√2 are half the pair space: Binomial-like count, sd < √m/2.
-        let cut = (n as f64 / 2f64.sqrt()) as u64;
+        // Pairs with v < n/√2, about half the pair space: a hypergeometric count.
+        let (cut, all) = ((n as f64 / 2f64.sqrt()) as u64, pair_count(n) as f64);
         let low = list.iter().filter(|&&(_, v)| v < cut).count() as f64;
-        let half = pair_count(cut) as f64 / pair_count(n) as f64 * m as f64;
-        assert!((low - half).abs() < 5.0 * (m as f64).sqrt() / 2.0, "{low} vs {half}");
+        let q = pair_count(cut) as f64 / all;
+        let sd = (m as f64 * q * (1.0 - q) * (all - m as f64) / (all - 1.0)).sqrt();
+        assert!((low - q * m as f64).abs() < 5.0 * sd, "{low} of {m}");
         let mut deg = vec![0u64; n as usize];
-        list.iter().for_each(|&(u, v)| [u, v].iter().for_each(|&x| deg[x as usize] += 1));
+        list.iter()
+            .for_each(|&(u, v)| [u, v].iter().for_each(|&x| deg[x as usize] += 1));
         // Degrees ~ Binomial(999, 0.2): mean 200, sd 12.6.
         assert!(deg.iter().all(|&d| (120..=280).contains(&d)));
     }
 
     #[test]
     fn slots_map_to_pairs_in_order() {
-        let all: Vec<Edge> = (0..15).map(pair).collect();
+        let mut row = Row::default();
+        let all: Vec<Edge> = (0..15).map(|s| row.pair(s)).collect();
         let mut want = Vec::new();
         (1..6).for_each(|v| (0..v).for_each(|u| want.push((u, v))));
         assert_eq!(all, want);
         let v = 1u128 << 47;
-        assert_eq!(pair(v * (v - 1) / 2 + 5), (5, v as u64));
-        assert_eq!(pair(v * (v + 1) / 2 - 1), (v as u64 - 1, v as u64));
+        assert_eq!(row.pair(v * (v - 1) / 2 + 5), (5, v as u64));
+        assert_eq!(row.pair(v * (v + 1) / 2 - 1), (v as u64 - 1, v as u64));
+        assert_eq!(row.pair(3), (0, 3));
     }
 
     /// Inversion on a fine grid of u reproduces the probabilities (exact ones computed
@@ -347,7 +395,8 @@ mod tests {
     #[test]
     fn hypergeometric_inversion_is_exact() {
         let (total, good, draws) = (50u128, 20u128, 12u128);
-        let choose = |a: u128, b: u128| (0..b).fold(1.0, |c, i| c * (a - i) as f64 / (i + 1) as f64);
+        let choose =
+            |a: u128, b: u128| (0..b).fold(1.0, |c, i| c * (a - i) as f64 / (i + 1) as f64);
         let grid = 1_000_000;
         let mut count = [0u32; 13];
         for i in 0..grid {
@@ -360,14 +409,17 @@ mod tests {
             assert!((c as f64 / grid as f64 - p).abs() < 2e-6, "x = {x}");
         }
         let (total, good, draws) = (1u128 << 80, 1u128 << 78, 1u128 << 20);
-        let grid = 20_000;
+        let grid = 10_000;
         let xs: Vec<f64> = (0..grid)
             .map(|i| hypergeometric((i as f64 + 0.5) / grid as f64, total, good, draws) as f64)
             .collect();
         let mean = xs.iter().sum::<f64>() / grid as f64;
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / grid as f64;
-        assert!((mean - (1 << 18) as f64).abs() < 0.5, "{mean}");
-        assert!((var / (0.1875 * (1 << 20) as f64) - 1.0).abs() < 0.01, "{var}");
+        assert!((mean - (1 << 18) as f64).abs() < 1.0, "{mean}");
+        assert!(
+            (var / (0.1875 * (1 << 20) as f64) - 1.0).abs() < 0.01,
+            "{var}"
+        );
     }
 
     #[test]

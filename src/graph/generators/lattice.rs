@@ -38,7 +38,9 @@ pub fn check(dims: &[u64], periodic: bool) -> Result<(), String> {
             }
         ));
     }
-    let sites = dims.iter().try_fold(1u64, |acc, &side| acc.checked_mul(side));
+    let sites = dims
+        .iter()
+        .try_fold(1u64, |acc, &side| acc.checked_mul(side));
     match sites {
         Some(n) if n <= MAX_SITES => Ok(()),
         _ => Err(format!("dims = {dims:?} give more than 2^48 sites")),
@@ -205,7 +207,8 @@ mod tests {
     use super::*;
 
     fn edges(dims: &[u64], periodic: bool) -> (u64, Vec<Edge>) {
-        let list = global_edges(|ranks, rank| Lattice::new(dims.to_vec(), periodic, 0, ranks, rank));
+        let list =
+            global_edges(|ranks, rank| Lattice::new(dims.to_vec(), periodic, 0, ranks, rank));
         (dims.iter().product(), list)
     }
 
@@ -234,13 +237,17 @@ mod tests {
     fn open_lattices_have_boundary_degrees() {
         let (n, list) = edges(&[7, 5], false);
         let mut count = [0usize; 5];
-        degrees(n, &list).iter().for_each(|&d| count[d as usize] += 1);
+        degrees(n, &list)
+            .iter()
+            .for_each(|&d| count[d as usize] += 1);
         assert_eq!(count, [0, 0, 4, 2 * 5 + 2 * 3, 5 * 3]);
         assert_simple(&[7, 5], false, &list);
         let (n, list) = edges(&[4, 2, 3], false);
         assert_eq!(list.len(), 3 * 2 * 3 + 4 * 3 + 4 * 2 * 2);
         let mut count = [0usize; 7];
-        degrees(n, &list).iter().for_each(|&d| count[d as usize] += 1);
+        degrees(n, &list)
+            .iter()
+            .for_each(|&d| count[d as usize] += 1);
         // A site's degree: per direction 1 on a face, 2 inside.
         assert_eq!(count, [0, 0, 0, 8, 8 + 4, 4, 0]);
         assert_simple(&[4, 2, 3], false, &list);

@@ -40,11 +40,6 @@ fn unit(bits: u64) -> f64 {
     (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-/// The probability `p` as a threshold on the top 53 bits of a draw (`bits >> 11 < t`).
-fn threshold53(p: f64) -> u64 {
-    (p * (1u64 << 53) as f64).round() as u64
-}
-
 /// Append `item(first) .. item(first + len - 1)` to `out`, computed in parallel.
 fn fill<T: Copy + Default + Send>(
     out: &mut Vec<T>,

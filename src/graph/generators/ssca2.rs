@@ -1,0 +1,172 @@
+//! The SSCA#2 v2.2 scalable data generator (Bader & Madduri's HPCS SSCA#2 specification;
+//! seed 001 §2.3.1): N = 2^SCALE vertices, M = 8N directed edges (u -> v) with integer
+//! weights uniform in [1, 2^SCALE].
+//!
+//! Edge e is R-MAT: at each of SCALE levels one quadrant of the initiator a, b, c, d =
+//! 0.55, 0.1, 0.1, 0.25 is chosen after each probability is scaled by its own U(0.95, 1.05)
+//! noise and the four renormalised, all keyed by (e, level, attempt). One 64-bit draw serves
+//! a level: four 12-bit noise values and a 16-bit choice (probabilities resolved to 2^-16, as
+//! the Kronecker generator's; the arithmetic is in integers). A self-loop is redrawn whole with the next attempt number;
+//! parallel edges are kept, as the benchmark allows. Vertex ids are then scrambled by a keyed
+//! bijection on [0, 2^SCALE) (the Kronecker generator's construction), so that ids carry no
+//! locality. Weights come from their own stream, keyed by e.
+
+use crate::graph::kronecker::Scramble;
+use crate::graph::{block_range, Edge, EdgeSource};
+use super::{below, fill, SSCA2_EDGE, SSCA2_SCRAMBLE, SSCA2_WEIGHT};
+use crate::rng::{draw, stream_key};
+
+/// The initiator a, b, c, d = 0.55, 0.1, 0.1, 0.25, in hundredths.
+const INITIATOR: [u64; 4] = [55, 10, 10, 25];
+
+/// Largest SCALE: 8·2^SCALE edges fit in 64 bits.
+const MAX_SCALE: u32 = 60;
+
+/// Checks SCALE: 1 ≤ SCALE ≤ 60 (at SCALE 0 every edge would be a loop).
+pub fn check(scale: u32) -> Result<(), String> {
+    if !(1..=MAX_SCALE).contains(&scale) {
+        return Err(format!("scale = {scale} must be between 1 and {MAX_SCALE}"));
+    }
+    Ok(())
+}
+
+pub struct Ssca2 {
+    scale: u32,
+    edge_key: u64,
+    /// The level keys of attempt 0 (a level's key is draw(edge_key, 64·attempt + level)).
+    first_keys: Vec<u64>,
+    weight_key: u64,
+    scramble: Scramble,
+    local: std::ops::Range<u64>,
+}
+
+impl Ssca2 {
+    /// The SSCA#2 graph of SCALE `scale` (see `check`).
+    pub fn new(scale: u32, seed: u64, ranks: usize, rank: usize) -> Self {
+        let edge_key = stream_key(seed, SSCA2_EDGE);
+        Ssca2 {
+            scale,
+            edge_key,
+            first_keys: (0..scale as u64).map(|l| draw(edge_key, l)).collect(),
+            weight_key: stream_key(seed, SSCA2_WEIGHT),
+            scramble: Scramble::new(scale, stream_key(seed, SSCA2_SCRAMBLE)),
+            local: block_range(8u64 << scale, ranks, rank),
+        }
+    }
+
+    /// Edge number `e` of the global list.
+    fn edge(&self, e: u64) -> Edge {
+        let (u, v) = (0..)
+            .map(|attempt| self.rmat(e, attempt))
+            .find(|(u, v)| u != v)
+            .expect("an endless search ends");
+        (self.scramble.apply(u), self.scramble.apply(v))
+    }
+
+    /// The unscrambled R-MAT pair of attempt `attempt` at edge `e`.
+    fn rmat(&self, e: u64, attempt: u64) -> Edge {
+        let (mut u, mut v) = (0u64, 0u64);
+        for level in 0..self.scale as u64 {
+            let key = match attempt {
+                0 => self.first_keys[level as usize],
+                _ => draw(self.edge_key, 64 * attempt + level),
+            };
+            let (row, col) = quadrant(draw(key, e));
+            u = (u << 1) | row as u64;
+            v = (v << 1) | col as u64;
+        }
+        (u, v)
+    }
+
+    fn weight(&self, e: u64) -> u64 {
+        1 + below(draw(self.weight_key, e), 1 << self.scale)
+    }
+}
+
+/// The quadrant (row bit, column bit) 64 random bits choose, in integers: bits 12i ..
+/// 12i + 12 (x) scale initiator entry i by (38912 + x) / 40960, in [0.95, 1.05); the top 16
+/// bits pick among the four in proportion.
+#[inline]
+fn quadrant(bits: u64) -> (bool, bool) {
+    let weight = |i: usize| INITIATOR[i] * (38912 + ((bits >> (12 * i)) & 0xfff));
+    let w = [weight(0), weight(1), weight(2), weight(3)];
+    let t = ((bits >> 48) * (w[0] + w[1] + w[2] + w[3])) >> 16;
+    let q = (t >= w[0]) as usize + (t >= w[0] + w[1]) as usize + (t >= w[0] + w[1] + w[2]) as usize;
+    (q >= 2, q % 2 == 1)
+}
+
+impl EdgeSource for Ssca2 {
+    fn num_vertices(&self) -> u64 {
+        1u64 << self.scale
+    }
+    fn num_edges(&self) -> u64 {
+        8u64 << self.scale
+    }
+    fn local_len(&self) -> u64 {
+        self.local.end - self.local.start
+    }
+    fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
+        fill(out, self.local.start + start, len, |e| self.edge(e));
+    }
+    fn is_directed(&self) -> bool {
+        true
+    }
+    fn is_weighted(&self) -> bool {
+        true
+    }
+    fn local_weights(&self, start: u64, len: u64, out: &mut Vec<u64>) {
+        fill(out, self.local.start + start, len, |e| self.weight(e));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::global_edges;
+    use super::*;
+
+    #[test]
+    fn edges_weights_and_ids_are_in_range() {
+        let scale = 10;
+        let list = global_edges(|ranks, rank| Ssca2::new(scale, 6, ranks, rank));
+        assert_eq!(list.len(), 8 << scale);
+        assert!(list
+            .iter()
+            .all(|&(u, v)| u != v && u < 1 << scale && v < 1 << scale));
+        let g = Ssca2::new(scale, 6, 1, 0);
+        assert!(g.is_directed() && g.is_weighted());
+        let mut weights = Vec::new();
+        g.local_weights(0, g.local_len(), &mut weights);
+        assert_eq!(weights.len(), list.len());
+        assert!(weights.iter().all(|&w| (1..=1 << scale).contains(&w)));
+        assert!(weights.contains(&1) && weights.contains(&(1 << scale)));
+        let mut split = Vec::new();
+        for rank in 0..3 {
+            let part = Ssca2::new(scale, 6, 3, rank);
+            part.local_weights(0, part.local_len(), &mut split);
+        }
+        assert_eq!(weights, split);
+    }
+
+    #[test]
+    fn quadrant_frequencies_match_the_initiator() {
+        let key = stream_key(1, SSCA2_EDGE);
+        let trials = 1 << 18;
+        let mut count = [0u32; 4];
+        for i in 0..trials {
+            let (row, col) = quadrant(draw(key, i));
+            count[2 * row as usize + col as usize] += 1;
+        }
+        for (c, p) in count.iter().zip(INITIATOR.map(|p| p as f64 / 100.0)) {
+            let sd = (trials as f64 * p * (1.0 - p)).sqrt();
+            // Noise moves each probability by well under 0.1%.
+            assert!((*c as f64 - p * trials as f64).abs() < 5.0 * sd + 0.001 * trials as f64);
+        }
+    }
+
+    #[test]
+    fn check_names_the_rule() {
+        assert!(check(1).is_ok() && check(60).is_ok());
+        assert!(check(0).unwrap_err().contains("scale = 0"));
+        assert!(check(61).is_err());
+    }
+}
