@@ -245,25 +245,12 @@ fn check_ids(g: &DistGraph) -> Result<()> {
     Ok(())
 }
 
-/// Fail with one line (on every rank alike) when a rank's part of a generated graph
-/// (`entries` adjacency entries) and its search buffers do not fit on the GPUs; see
-/// `check_memory_of`.
-pub fn check_memory(
-    world: &World,
-    gpu: &Gpu,
-    part: &Block1D,
-    entries: u64,
-    estimated: bool,
-) -> Result<()> {
-    check_memory_of(world, gpu, part, entries, estimated, true)
-}
-
 /// Fail with one line (on every rank alike) when a rank's part of the graph (`entries`
 /// adjacency entries) and its search buffers do not fit on the GPUs. `estimated`: `entries`
 /// was counted before the graph was built (two per input edge, duplicates included), so the
 /// message says "about". The advice names how many such GPUs the graph needs and, for a
 /// `generated` one, the largest SCALE that fits (from the bytes per vertex).
-pub fn check_memory_of(
+pub fn check_memory(
     world: &World,
     gpu: &Gpu,
     part: &Block1D,
@@ -275,7 +262,7 @@ pub fn check_memory_of(
     check_fit(world, gpu, needed, part, estimated, generated)
 }
 
-/// `check_memory_of` for `needed` bytes per rank.
+/// `check_memory` for `needed` bytes per rank.
 fn check_fit(
     world: &World,
     gpu: &Gpu,

@@ -83,7 +83,9 @@ impl Workload for Analyze {
         let triangle_seconds = kernel.unwrap_or(started.elapsed().as_secs_f64());
         let vertex_clustering = self.write_vertex_values.then(|| {
             (0..csr.n())
-                .map(|v| triangles::local_clustering(triangles.per_vertex[v as usize], csr.degree(v)))
+                .map(|v| {
+                    triangles::local_clustering(triangles.per_vertex[v as usize], csr.degree(v))
+                })
                 .collect()
         });
         drop(csr);
@@ -96,7 +98,14 @@ impl Workload for Analyze {
                     alpha: 14.0,
                     beta: 24.0,
                 };
-                paths::sample_paths(world, g, frontiers.as_mut(), &params, h.run.seed, count as usize)
+                paths::sample_paths(
+                    world,
+                    g,
+                    frontiers.as_mut(),
+                    &params,
+                    h.run.seed,
+                    count as usize,
+                )
             })?),
         };
         let findings = Findings {
@@ -126,11 +135,17 @@ fn summary_rows(built: &Built, f: &Findings) -> Vec<(&'static str, String)> {
         ("isolated_vertices", d.isolated.to_string()),
         ("triangles", t.triangles.to_string()),
         ("transitivity", format!("{:.6}", t.transitivity)),
-        ("mean_local_clustering", format!("{:.6}", t.mean_local_clustering)),
+        (
+            "mean_local_clustering",
+            format!("{:.6}", t.mean_local_clustering),
+        ),
         ("triangle_seconds", format!("{:.6}", f.triangle_seconds)),
         (
             "triangle_edges_per_second",
-            format!("{:.4e}", built.graph.num_entries as f64 / 2.0 / f.triangle_seconds),
+            format!(
+                "{:.4e}",
+                built.graph.num_entries as f64 / 2.0 / f.triangle_seconds
+            ),
         ),
     ];
     if let Some(p) = &f.paths {
@@ -154,7 +169,11 @@ impl Analyze {
         w.attr("degree_max", d.max)?;
         w.attr("isolated_vertices", d.isolated)?;
         // The histogram up to its last non-empty bin, with each bin's smallest degree.
-        let bins = d.histogram.iter().rposition(|&c| c > 0).map_or(0, |b| b + 1);
+        let bins = d
+            .histogram
+            .iter()
+            .rposition(|&c| c > 0)
+            .map_or(0, |b| b + 1);
         group.dataset("degree_histogram", &d.histogram[..bins])?;
         let starts: Vec<u64> = (0..bins).map(bin_start).collect();
         group.dataset("degree_bin_start", &starts)?;

@@ -95,8 +95,9 @@ impl Workload for Bfs {
 
     fn execute(&self, h: &Harness) -> Result<()> {
         let world = h.world;
+        let generated = self.graph.spec.scale().is_some();
         let fits = |part: &Block1D, entries: u64| match &h.device {
-            Selected::Gpu(gpu) => bfs_gpu::check_memory(world, gpu, part, entries, true),
+            Selected::Gpu(gpu) => bfs_gpu::check_memory(world, gpu, part, entries, true, generated),
             Selected::Cpu => Ok(()),
         };
         let built = h.build_graph(&self.graph, &fits)?;

@@ -39,7 +39,8 @@ pub fn grid(items: u64) -> LaunchConfig {
 /// A launch of `count` blocks (at least one) of `threads` threads.
 pub fn blocks(count: u64, threads: u32) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (count.clamp(1, u32::MAX as u64) as u32, 1, 1),
+        // The most blocks a grid's x dimension takes.
+        grid_dim: (count.clamp(1, i32::MAX as u64) as u32, 1, 1),
         block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
     }
@@ -234,5 +235,40 @@ impl Gpu {
         self.stream
             .clone_dtoh(&dev.slice(0..n))
             .map_err(|e| gpu_error(format!("copy {what} to the host"), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_is_the_defines_the_prelude_and_the_file_from_its_first_line() {
+        let text = program("x.cu", &[("N", 23)], "body\n");
+        assert!(text.starts_with("#define N 23\n"));
+        assert!(text.contains(PRELUDE));
+        assert!(text.ends_with("\n#line 1 \"x.cu\"\nbody\n"));
+    }
+
+    #[test]
+    fn kernel_files_take_the_shared_helpers_from_the_prelude() {
+        let shared = [
+            "typedef unsigned long long u64",
+            "#define WARP ",
+            "#define FULL ",
+            "u64 mix64(",
+            "u64 draw(",
+            "u64 warp_slot(",
+            "void block_add(",
+        ];
+        for (file, source) in KERNELS {
+            for helper in shared {
+                assert!(
+                    !source.contains(helper),
+                    "kernels/{file} defines {helper} again"
+                );
+            }
+        }
+        assert!(shared.iter().all(|h| PRELUDE.contains(h)));
     }
 }

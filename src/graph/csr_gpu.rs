@@ -3,6 +3,9 @@
 //! the counting and placing done on the GPUs (kernels/kron.cu), ranks exchanging through
 //! `GpuExchange`. The filled rows come back to the host, which sorts and de-duplicates them
 //! as the CPU build does, so both builds give the same CSR.
+//!
+//! Also the CSR as the GPU kernels read it (`DeviceCsr`: u64 offsets, u32 ids), uploaded
+//! once per graph and handed to each GPU workload.
 
 use super::csr::{row_offsets, DistGraph};
 use super::kronecker::Kronecker;
@@ -53,16 +56,12 @@ pub fn build(
     let local_n = part.local_n();
     let first = part.first();
     let s = &gpu.stream;
-    let zeros = |what: &str, n: usize| {
-        s.alloc_zeros::<u64>(n.max(1))
-            .map_err(|e| gpu_error(what, e))
-    };
     let mut rounds = Rounds::new(world, gpu, transport, source, &part)?;
 
     // Pass 1: tuple endpoints and row lengths.
     let count = gpu.function("kron.cu", "kron_count")?;
-    let mut ends = zeros("allocate tuple endpoint counts", local_n)?;
-    let mut lengths = zeros("allocate row lengths", local_n)?;
+    let mut ends = gpu.zeros::<u64>("tuple endpoint counts", local_n)?;
+    let mut lengths = gpu.zeros::<u64>("row lengths", local_n)?;
     for r in 0..rounds.count {
         let (msgs, n) = rounds.round(r, timers)?;
         timers.time("place", || {
@@ -76,7 +75,7 @@ pub fn build(
             gpu.sync("kron_count")
         })?;
     }
-    let offsets = row_offsets(&download(gpu, &lengths, local_n)?);
+    let offsets = row_offsets(&gpu.download("row lengths", &lengths, local_n)?);
 
     // Pass 2: the rows, filled through cursors that start at the row offsets.
     let fill = gpu.function("kron.cu", "kron_fill")?;
@@ -86,9 +85,7 @@ pub fn build(
             .map_err(|e| gpu_error("upload row offsets", e))?;
     }
     let entries = offsets[local_n] as usize;
-    let mut rows = s
-        .alloc_zeros::<u32>(entries.max(1))
-        .map_err(|e| gpu_error(format!("allocate {entries} adjacency entries"), e))?;
+    let mut rows = gpu.zeros::<u32>(&format!("{entries} adjacency entries"), entries)?;
     for r in 0..rounds.count {
         let (msgs, n) = rounds.round(r, timers)?;
         timers.time("place", || {
@@ -108,14 +105,13 @@ pub fn build(
     let (adj, tuple_ends) = timers.time("copy_back", || -> Result<_> {
         Ok((
             download_rows(gpu, &rows, entries)?,
-            download(gpu, &ends, local_n)?,
+            gpu.download("tuple endpoint counts", &ends, local_n)?,
         ))
     })?;
     // Device memory is freed asynchronously into the stream's pool, which hands it back to
     // the device at the next synchronisation: the search's memory check must see it free.
     drop((rows, ends));
-    s.synchronize()
-        .map_err(|e| gpu_error("free the build's buffers", e))?;
+    gpu.sync("free the build's buffers")?;
     Ok(DistGraph::from_rows(
         world,
         part,
@@ -157,18 +153,14 @@ impl<'a> Rounds<'a> {
         source: &'a Kronecker,
         part: &Block1D,
     ) -> Result<Self> {
-        let s = &gpu.stream;
         let (per_rank, recv) = round_sizes(world.size());
-        let alloc = |what: &str, n: u64| {
-            s.alloc_zeros::<u64>(n.max(1) as usize)
-                .map_err(|e| gpu_error(what, e))
-        };
+        let alloc = |n: u64| gpu.zeros::<u64>("message buffer", n as usize);
         let routing = if world.size() > 1 {
             Some(Routing {
                 owners: OwnerBuckets::new(gpu, part.size, part.block)?,
                 exchange: GpuExchange::open(world, gpu, transport)?,
-                send: alloc("allocate message buffer", 2 * per_rank)?,
-                received: alloc("allocate message buffer", recv)?,
+                send: alloc(2 * per_rank)?,
+                received: alloc(recv)?,
             })
         } else {
             None
@@ -177,12 +169,10 @@ impl<'a> Rounds<'a> {
             gpu,
             source,
             messages: gpu.function("kron.cu", "kron_messages")?,
-            params: s
-                .clone_htod(&source.device_params())
-                .map_err(|e| gpu_error("upload generator constants", e))?,
+            params: gpu.upload("generator constants", &source.device_params())?,
             per_rank,
             count: world.allreduce(source.local_len().div_ceil(per_rank), Op::Max),
-            generated: alloc("allocate message buffer", 2 * per_rank)?,
+            generated: alloc(2 * per_rank)?,
             routing,
         })
     }
@@ -225,7 +215,6 @@ impl<'a> Rounds<'a> {
 pub struct DeviceCsr {
     pub offsets: CudaSlice<u64>,
     pub adj: CudaSlice<u32>,
-    rows: usize,
     entries: usize,
 }
 
@@ -247,30 +236,11 @@ impl DeviceCsr {
                 .memcpy_htod(staged, &mut dev.slice_mut(at..at + chunk.len()))
                 .map_err(|e| gpu_error("upload adjacency", e))?;
         }
-        Self::with_adjacency(gpu, offsets, dev, adj.len())
-    }
-
-    /// Upload a host CSR whose ids are 32-bit already.
-    pub fn upload_narrow(gpu: &Gpu, offsets: &[u64], adj: &[u32]) -> Result<Self> {
-        Self::with_adjacency(gpu, offsets, gpu.upload("adjacency", adj)?, adj.len())
-    }
-
-    fn with_adjacency(
-        gpu: &Gpu,
-        offsets: &[u64],
-        adj: CudaSlice<u32>,
-        entries: usize,
-    ) -> Result<Self> {
         Ok(DeviceCsr {
             offsets: gpu.upload("row offsets", offsets)?,
-            adj,
-            rows: offsets.len().saturating_sub(1),
-            entries,
+            adj: dev,
+            entries: adj.len(),
         })
-    }
-
-    pub fn rows(&self) -> usize {
-        self.rows
     }
 
     pub fn entries(&self) -> usize {
@@ -281,16 +251,6 @@ impl DeviceCsr {
     pub fn bytes(rows: u64, entries: u64) -> u64 {
         8 * (rows + 1) + 4 * entries
     }
-}
-
-/// The first `n` counters of `dev`.
-fn download(gpu: &Gpu, dev: &CudaSlice<u64>, n: usize) -> Result<Vec<u64>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    gpu.stream
-        .clone_dtoh(&dev.slice(0..n))
-        .map_err(|e| gpu_error("copy counters to the host", e))
 }
 
 /// The first `n` adjacency entries of `dev`, widened to host ids, through a page-locked

@@ -998,12 +998,12 @@ mod tests {
             text.push_str(&format!("{i} {i}\n"));
         }
         let bad_at = text.len() as u64;
-        text.push_str("1 2 3\n4 5\nx\n");
+        text.push_str("1 2 3 4\n4 5\nx\n");
         for chunk in [2, 50, 1 << 20] {
             match read_all(text.as_bytes(), chunk) {
                 Err(ReadFail::Line { offset, msg }) => {
                     assert_eq!(offset, bad_at);
-                    assert!(msg.contains("\"1 2 3\""), "{msg}");
+                    assert!(msg.contains("\"1 2 3 4\""), "{msg}");
                     assert_eq!(line_number(text.as_bytes(), offset).unwrap(), 301);
                 }
                 other => panic!("{other:?}"),

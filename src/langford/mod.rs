@@ -13,7 +13,7 @@ use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
-use crate::output::timestamp;
+use crate::output::{timestamp, Provenance};
 use farm::Solver;
 use godfrey::Godfrey;
 use ledger::{Final, Header, Ledger, RankStats};
@@ -272,12 +272,34 @@ fn count(h: &Harness, cfg: &Langford) -> Result<()> {
     };
     farm::run(world, solver.as_mut(), plan, root_part, h.interrupt())?;
     let seconds = started.elapsed().as_secs_f64();
-    let Some(mut ledger) = ledger else {
+    let Some(ledger) = ledger else {
         return Ok(());
     };
     provenance.end_time = timestamp();
+    report(
+        cfg,
+        &method,
+        &header,
+        ledger,
+        &provenance,
+        &devices,
+        seconds,
+    )
+}
+
+/// Rank 0: this run's figures on stdout, and the count in the ledger file once every task is
+/// in (a slice run by --stop-after gets the projected time of the whole run instead).
+fn report(
+    cfg: &Langford,
+    method: &Method,
+    header: &Header,
+    mut ledger: Ledger,
+    provenance: &Provenance,
+    devices: &[String],
+    seconds: f64,
+) -> Result<()> {
     let fresh = &ledger.entries()[ledger.resumed()..];
-    let ranks = rank_stats(&devices, fresh);
+    let ranks = rank_stats(devices, fresh);
     let points: f64 = fresh.iter().map(|e| e.points as f64).sum();
     let unit = match cfg.method {
         LangfordMethod::Godfrey => "points (symmetry-reduced space, skipped points included)",
@@ -325,7 +347,7 @@ fn count(h: &Harness, cfg: &Langford) -> Result<()> {
         seconds,
         ranks,
     };
-    let path = ledger.write(&provenance, Some(&result))?;
+    let path = ledger.write(provenance, Some(&result))?;
     println!("L(2,{}) = {}", cfg.n, result.count_decimal);
     println!("{summary}");
     print_ranks(&result.ranks);

@@ -11,9 +11,9 @@
 //! bijection on [0, 2^SCALE) (the Kronecker generator's construction), so that ids carry no
 //! locality. Weights come from their own stream, keyed by e.
 
+use super::{below, fill, SSCA2_EDGE, SSCA2_SCRAMBLE, SSCA2_WEIGHT};
 use crate::graph::kronecker::Scramble;
 use crate::graph::{block_range, Edge, EdgeSource};
-use super::{below, fill, SSCA2_EDGE, SSCA2_SCRAMBLE, SSCA2_WEIGHT};
 use crate::rng::{draw, stream_key};
 
 /// The initiator a, b, c, d = 0.55, 0.1, 0.1, 0.25, in hundredths.
