@@ -434,10 +434,11 @@ fn small_world(dir: &Path, name: &str, n: u64, k: u64, p: f64, sources: u32) -> 
         &s,
     ];
     let h5 = run_ok(2, dir, "analyze", name, &args);
-    (
-        h5.attr("analyze", "transitivity"),
-        h5.attr("analyze", "mean_distance"),
-    )
+    let mean_distance = match sources {
+        0 => f64::NAN,
+        _ => h5.attr("analyze", "mean_distance"),
+    };
+    (h5.attr("analyze", "transitivity"), mean_distance)
 }
 
 /// The ring's exact mean distance Σ_{m<n} ⌈min(m, n-m) / (k/2)⌉ / (n-1), for any source.
@@ -483,4 +484,70 @@ fn watts_strogatz_path_lengths_follow_figure_2_3() {
             "p = {p}: L = {l:.2}, figure {want}"
         );
     }
+}
+
+#[test]
+fn a_file_too_large_for_memory_is_refused_by_its_size() {
+    let dir = test_dir("file_host_memory");
+    let file = dir.join("huge.el");
+    std::fs::write(
+        &file,
+        "# tessera edge list: vertices 100000000000000 edges 1\n0 1\n",
+    )
+    .unwrap();
+    for np in [1, 3] {
+        let run = tessera(np, &["bfs", "--input", file.to_str().unwrap()], &dir);
+        let line = one_clear_error(
+            &run,
+            &["does not fit in host memory", "this input needs about"],
+        );
+        assert!(!line.contains("SCALE"), "{line}");
+    }
+}
+
+/// SIGTERM during the searches (as a preemptible queue sends it): the search in flight ends,
+/// every rank stops, one line says so, the ranks exit with 143 and leave no result file.
+#[test]
+fn a_signal_ends_the_searches_cleanly() {
+    use std::io::{BufRead, BufReader};
+    let dir = test_dir("bfs_signal");
+    let mut child = std::process::Command::new("mpirun")
+        .args(["-np", "2", "--oversubscribe"])
+        .arg(common::tessera_bin())
+        .args([
+            "bfs", "--scale", "14", "--roots", "64", "--device", "cpu", "--output", "never.h5",
+        ])
+        .current_dir(&dir)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let first_search = line.contains("root 1/64");
+        seen.push(line);
+        if first_search {
+            break;
+        }
+    }
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    seen.extend(lines.map(|l| l.unwrap()));
+    let status = child.wait().unwrap();
+    let stderr = seen.join("\n");
+    // Each rank exits with 143; mpirun, signalled itself, reports its own non-zero status.
+    assert!(!status.success(), "{stderr}");
+    let errors: Vec<&String> = seen.iter().filter(|l| l.starts_with("tessera:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("interrupted by a signal"), "{stderr}");
+    assert!(
+        common::files_ending(&dir, ".h5").is_empty()
+            && common::files_ending(&dir, ".tmp").is_empty()
+    );
 }
