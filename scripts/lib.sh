@@ -8,6 +8,7 @@
 #                       packages when root (apt-get), else print the command and exit 1
 #     ensure_rust_components NAME...   rustup components (rustfmt, clippy), added if missing
 #     ensure_h5py       a python3 that can `import h5py`; sets PYTHON
+#     ensure_matplotlib the same, able to `import matplotlib` too (scripts/plot); sets PYTHON
 #     ensure_binary     the release binary: built with cargo where there is one, else the
 #                       prebuilt one (GPU hosts have no Rust toolchain); sets TESSERA_BIN
 #     ensure_nccl_visible   where NCCL is installed only as libnccl.so.2 (the pip wheel, a
@@ -154,6 +155,26 @@ ensure_h5py() {
         done
     fi
     die "cannot import h5py: install it (python3 -m pip install h5py, or sudo apt-get install -y python3-h5py)"
+}
+
+# ensure_h5py, then make sure that PYTHON can also `import matplotlib` (scripts/plot). Tries
+# pip install matplotlib into that python; then Debian's python3-matplotlib (with
+# python3-h5py, system python, when root).
+ensure_matplotlib() {
+    ensure_h5py
+    local check='import h5py, numpy, matplotlib'
+    "$PYTHON" -c "$check" >/dev/null 2>&1 && return 0
+    log "$PYTHON has no matplotlib: trying pip"
+    if "$PYTHON" -m pip install --quiet matplotlib && "$PYTHON" -c "$check" >/dev/null 2>&1; then
+        return 0
+    fi
+    if is_root && command -v apt-get >/dev/null 2>&1; then
+        _apt_install python3-h5py python3-matplotlib
+        for PYTHON in python3 /usr/bin/python3; do
+            "$PYTHON" -c "$check" >/dev/null 2>&1 && return 0
+        done
+    fi
+    die "cannot import matplotlib: install it (python3 -m pip install matplotlib, or sudo apt-get install -y python3-matplotlib)"
 }
 
 # tessera opens NCCL at run time as libnccl.so (cudarc's names; no libnccl.so.2 among them).

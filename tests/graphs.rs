@@ -515,7 +515,7 @@ fn a_signal_ends_the_searches_cleanly() {
         .args(["-np", "2", "--oversubscribe"])
         .arg(common::tessera_bin())
         .args([
-            "bfs", "--scale", "14", "--roots", "64", "--device", "cpu", "--output", "never.h5",
+            "bfs", "--scale", "15", "--roots", "4096", "--device", "cpu", "--output", "never.h5",
         ])
         .current_dir(&dir)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -528,7 +528,7 @@ fn a_signal_ends_the_searches_cleanly() {
     let mut seen = Vec::new();
     for line in lines.by_ref() {
         let line = line.unwrap();
-        let first_search = line.contains("root 1/64");
+        let first_search = line.contains("root 1/4096");
         seen.push(line);
         if first_search {
             break;

@@ -482,7 +482,7 @@ fn deck_with_unknown_key_names_its_line() {
 #[test]
 fn deck_with_wrong_type_is_rejected() {
     let dir = test_dir("deck_wrong_type");
-    let deck = write_file(&dir, "type.toml", "[graph]\nscale = \"big\"\n");
+    let deck = write_file(&dir, "type.toml", "[graph]\nscale = \"big\"\n[bfs]\n");
     for np in NPS {
         let run = tessera(np, &["run", &deck], &dir);
         one_clear_error(&run, &[&deck, "line 2", "scale = \"big\"", "invalid type"]);
