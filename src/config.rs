@@ -178,8 +178,10 @@ mod tests {
         flag: Option<bool>,
     }
 
+    /// A deck with a `[run]` table beside the test's table (read for its errors only).
     #[derive(Debug, Default, Deserialize)]
     #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
     struct Deck {
         #[serde(default)]
         run: RunArgs,

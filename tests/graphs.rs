@@ -219,7 +219,9 @@ fn triangles_match_brute_force_at_every_rank_count() {
     let file = dir.join("hand.el");
     std::fs::write(&file, text).unwrap();
     let kron = kronecker_edges(8, 16, 1);
-    let cases: [(&str, Vec<&str>, u64, &[(u64, u64)]); 2] = [
+    // (name, flags, vertices, edge list)
+    type Case<'a> = (&'a str, Vec<&'a str>, u64, &'a [(u64, u64)]);
+    let cases: [Case; 2] = [
         ("hand", vec!["--input", file.to_str().unwrap()], 12, &edges),
         ("kron", vec!["--scale", "8", "--sources", "2"], 256, &kron),
     ];
