@@ -180,7 +180,7 @@ ensure_matplotlib() {
 # tessera opens NCCL at run time as libnccl.so (cudarc's names; no libnccl.so.2 among them).
 ensure_nccl_visible() {
     local dir lib=""
-    for dir in ${LD_LIBRARY_PATH//:/ }; do
+    for dir in ${LD_LIBRARY_PATH:-}; do
         [[ -e $dir/libnccl.so ]] && return 0
     done
     ldconfig -p 2>/dev/null | grep -q 'libnccl\.so ' && return 0
