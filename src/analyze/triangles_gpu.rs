@@ -11,7 +11,7 @@
 //! themselves, which checks the corners: their sum must be three times that count.
 
 use super::triangles::{
-    orient, rank_vertices, sum_over_ranks, triangle_stats, HostCsr, TriangleStats,
+    orient, rank_vertices, sum_over_ranks, triangle_stats, HostCsr, Oriented, TriangleStats,
 };
 use crate::comm::{Op, World};
 use crate::device::{blocks, grid, Gpu, Kernel, THREADS};
@@ -42,25 +42,20 @@ pub fn count_triangles_gpu(
     gpu: &Gpu,
     csr: &HostCsr,
 ) -> Result<(TriangleStats, f64)> {
-    let oriented = orient(csr);
+    let oriented = orient(csr)?;
     let range = rank_vertices(&oriented, world.size(), world.rank());
     // One rank's failure (memory, say) is every rank's, before the sum they all join.
     let mut count = world.agree(count_range_gpu(gpu, &oriented, range))?;
-    drop(oriented);
     sum_over_ranks(world, &mut count.per_vertex);
     let seconds = world.allreduce(count.seconds, Op::Max);
-    Ok((triangle_stats(csr, count.per_vertex), seconds))
+    let per_vertex = oriented.unrelabel(&count.per_vertex);
+    Ok((triangle_stats(csr, per_vertex), seconds))
 }
 
 /// Count the triangles found at the vertices `range` of `oriented` (rows N+(u), sorted by id,
 /// as `triangles::orient` makes them) on this GPU.
-pub fn count_range_gpu(gpu: &Gpu, oriented: &HostCsr, range: Range<u64>) -> Result<RangeCount> {
+pub fn count_range_gpu(gpu: &Gpu, oriented: &Oriented, range: Range<u64>) -> Result<RangeCount> {
     let n = oriented.n();
-    if n > u32::MAX as u64 {
-        return Err(Error::Unavailable(format!(
-            "GPU triangle counting stores vertex ids in 32 bits (below 2^32 - 1); this graph has {n} vertices"
-        )));
-    }
     let (short, long) = bins(oriented, range);
     check_fits(gpu, oriented, short.len() + long.len())?;
     let csr = DeviceCsr::upload(gpu, &oriented.offsets, &oriented.adj)?;
@@ -99,7 +94,7 @@ struct Counts {
 
 /// The vertices of `range` with out-edges, split at `BLOCK_DEGREE` into the warp and block
 /// bins, each with the longest rows first (they finish last if started last).
-fn bins(oriented: &HostCsr, range: Range<u64>) -> (Vec<u32>, Vec<u32>) {
+fn bins(oriented: &Oriented, range: Range<u64>) -> (Vec<u32>, Vec<u32>) {
     let bin = |keep: &(dyn Fn(u64) -> bool + Sync)| {
         let mut vs: Vec<u32> = range
             .clone()
@@ -117,7 +112,7 @@ fn bins(oriented: &HostCsr, range: Range<u64>) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// Fail with one line when the oriented graph, the counts and the bins do not fit on the GPU.
-fn check_fits(gpu: &Gpu, oriented: &HostCsr, binned: usize) -> Result<()> {
+fn check_fits(gpu: &Gpu, oriented: &Oriented, binned: usize) -> Result<()> {
     let n = oriented.n();
     let needed = DeviceCsr::bytes(n, oriented.adj.len() as u64) + 8 * n + 4 * binned as u64 + 8;
     let free = gpu.memory()?.0 as u64;
@@ -181,19 +176,20 @@ mod tests {
         // have no out-row.
         let mut edges: Vec<(u64, u64)> = (1..200).map(|v| (0, v)).collect();
         edges.extend([(200, 201), (201, 202), (200, 202)]);
-        let oriented = orient(&HostCsr::from_edges(203, &edges));
+        let oriented = orient(&HostCsr::from_edges(203, &edges)).unwrap();
         let (short, long) = bins(&oriented, 0..203);
         assert!(long.is_empty());
         assert_eq!(short.len(), 199 + 2);
-        assert_eq!(short[0], 200, "out-degree 2 before 1");
+        // Relabelled by (degree, id): leaves 0..=198, the triangle 199..=201, the centre 202.
+        assert_eq!(short[0], 199, "out-degree 2 before 1");
         let (short, _) = bins(&oriented, 150..201);
-        assert_eq!(short.first(), Some(&200));
+        assert_eq!(short.first(), Some(&199));
         assert_eq!(short.len(), 51);
-        // Vertex 0 joined to a clique on 1..=130: all of degree 130, so 0 comes first (by
-        // id) and points at all 130, past the block degree.
+        // Vertex 0 joined to a clique on 1..=130: all of degree 130, so the order is the ids'
+        // and 0 points at all 130, past the block degree.
         let mut edges: Vec<(u64, u64)> = (1..=130).map(|v| (0, v)).collect();
         edges.extend((1..=130).flat_map(|u| (u + 1..=130).map(move |v| (u, v))));
-        let oriented = orient(&HostCsr::from_edges(131, &edges));
+        let oriented = orient(&HostCsr::from_edges(131, &edges)).unwrap();
         assert_eq!(oriented.degree(0), 130);
         assert_eq!(bins(&oriented, 0..1), (vec![], vec![0]));
     }

@@ -221,7 +221,11 @@ pub struct DeviceCsr {
 impl DeviceCsr {
     /// Upload a host CSR, its ids narrowed to 32 bits a chunk at a time (fails on an id of
     /// 2^32 or more).
-    pub fn upload(gpu: &Gpu, offsets: &[u64], adj: &[Vid]) -> Result<Self> {
+    pub fn upload<T: Copy + Sync + Into<u64>>(
+        gpu: &Gpu,
+        offsets: &[u64],
+        adj: &[T],
+    ) -> Result<Self> {
         let mut dev = gpu.zeros::<u32>("adjacency", adj.len())?;
         let mut staged = vec![0u32; COPY_CHUNK.min(adj.len())];
         for (i, chunk) in adj.chunks(COPY_CHUNK).enumerate() {
@@ -229,7 +233,7 @@ impl DeviceCsr {
             staged
                 .par_iter_mut()
                 .zip(chunk.par_iter())
-                .try_for_each(|(s, &v)| u32::try_from(v).map(|v| *s = v))
+                .try_for_each(|(s, &v)| u32::try_from(v.into()).map(|v| *s = v))
                 .map_err(|_| Error::Unavailable("the GPU kernels store vertex ids in 32 bits: this graph has ids of 2^32 or more".into()))?;
             let at = i * COPY_CHUNK;
             gpu.stream
