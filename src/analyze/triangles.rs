@@ -243,15 +243,17 @@ pub fn rank_vertices(oriented: &Oriented, parts: usize, rank: usize) -> Range<u6
 pub fn count_range(oriented: &Oriented, range: Range<u64>) -> Vec<u64> {
     let counts: Vec<AtomicU64> = (0..oriented.n()).map(|_| AtomicU64::new(0)).collect();
     let n = oriented.n() as usize;
-    range.into_par_iter().for_each_init(
+    // A slot array per rayon job (not per vertex): jobs of at least 256 vertices keep them few.
+    let range = range.start as usize..range.end as usize;
+    range.into_par_iter().with_min_len(256).for_each_init(
         || Marks {
             slot: vec![0; n],
             hits: Vec::new(),
         },
         |marks, u| {
-            let at_u = marks.count_at(oriented, u, &counts);
+            let at_u = marks.count_at(oriented, u as u64, &counts);
             if at_u > 0 {
-                counts[u as usize].fetch_add(at_u, Relaxed);
+                counts[u].fetch_add(at_u, Relaxed);
             }
         },
     );
