@@ -469,16 +469,17 @@ fn watts_strogatz_follows_the_closed_forms() {
     assert!((l - ring_mean_distance(2000, k)).abs() < 1e-9, "{l}");
 }
 
-/// Figure 2.3 of seed 000 (n = 10^5, k = 20): L(0) = 2500.5 exactly, and sampled L near 30,
+/// Figure 2.3 of seed 000 (n = 10^5, k = 20): L(0) = 2500.5 (rounded), and sampled L near 30,
 /// 9.7 and 5.5 at p = 10^-3, 10^-2 and 0.1 (within 15%: the figure's values are read off a
 /// plot of single realisations).
 #[test]
 #[ignore = "large graphs: run by scripts/test-long"]
 fn watts_strogatz_path_lengths_follow_figure_2_3() {
     let dir = test_dir("small_world_long");
+    // The closed form gives 2500.475..., which the spec rounds to 2500.5.
     let (_, l0) = small_world(&dir, "p0", 100_000, 20, 0.0, 1);
-    assert!((l0 - 2500.5).abs() < 1e-9, "{l0}");
-    assert!((ring_mean_distance(100_000, 20) - 2500.5).abs() < 1e-9);
+    assert!((l0 - ring_mean_distance(100_000, 20)).abs() < 1e-9, "{l0}");
+    assert!((l0 - 2500.5).abs() < 0.05, "{l0}");
     for (p, want) in [(1e-3, 30.0), (1e-2, 9.7), (0.1, 5.5)] {
         let (_, l) = small_world(&dir, &format!("p{p}"), 100_000, 20, p, 16);
         assert!(

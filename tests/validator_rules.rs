@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{mpirun_program, seq_bfs, test_dir};
+use common::seq_bfs;
 use tessera::algo::bfs::{bfs, Frontiers, Mode, Params};
 use tessera::algo::bfs_cpu::CpuFrontiers;
 use tessera::algo::validate::{validate, validate_with, RemoteLevels};
@@ -22,33 +22,7 @@ use tessera::graph::{block_range, DistGraph};
 const ENV: &str = "TESSERA_RULES_RANK";
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        // `cargo test -- --list`: nothing to list without a harness.
-        return;
-    }
-    if std::env::var_os(ENV).is_some() {
-        std::process::exit(as_rank());
-    }
-    let exe = std::env::current_exe().expect("path of this test binary");
-    let dir = test_dir("validator_rules");
-    let mut failed = Vec::new();
-    for np in 1..=4 {
-        let run = mpirun_program(np, &exe, &[], &[(ENV, "1")], &dir);
-        print!("{}", run.stdout);
-        if run.ok() {
-            println!("validator rules at np {np}: ok");
-        } else {
-            eprintln!(
-                "validator rules at np {np}: FAILED ({})\n--- stderr ---\n{}",
-                run.status, run.stderr
-            );
-            failed.push(np);
-        }
-    }
-    if !failed.is_empty() {
-        eprintln!("validator_rules failed at np {failed:?}");
-        std::process::exit(1);
-    }
+    common::run_as_ranks("validator_rules", ENV, as_rank);
 }
 
 /// Vertices of the test graph.

@@ -131,6 +131,40 @@ pub fn one_clear_error<'a>(run: &'a Run, needles: &[&str]) -> &'a str {
     lines[0]
 }
 
+/// The `main` of a test without a libtest harness that checks MPI code from inside the ranks:
+/// run as a rank (when `env` is set) it returns `as_rank()` as its exit code; otherwise it
+/// starts itself under `mpirun -np N` for N = 1..=4 with `env` set, prints each job's output,
+/// and exits 1 if any job failed.
+pub fn run_as_ranks(name: &str, env: &str, as_rank: fn() -> i32) {
+    if std::env::args().any(|a| a == "--list") {
+        // `cargo test -- --list`: nothing to list without a harness.
+        return;
+    }
+    if std::env::var_os(env).is_some() {
+        std::process::exit(as_rank());
+    }
+    let exe = std::env::current_exe().expect("path of this test binary");
+    let dir = test_dir(name);
+    let mut failed = Vec::new();
+    for np in 1..=4 {
+        let run = mpirun_program(np, &exe, &[], &[(env, "1")], &dir);
+        print!("{}", run.stdout);
+        if run.ok() {
+            println!("{name} at np {np}: ok");
+        } else {
+            eprintln!(
+                "{name} at np {np}: FAILED ({})\n--- stderr ---\n{}",
+                run.status, run.stderr
+            );
+            failed.push(np);
+        }
+    }
+    if !failed.is_empty() {
+        eprintln!("{name} failed at np {failed:?}");
+        std::process::exit(1);
+    }
+}
+
 /// `mpirun -np N tessera ARGS...` in `dir`.
 pub fn tessera(np: usize, args: &[&str], dir: &Path) -> Run {
     mpirun_program(np, &tessera_bin(), args, &[], dir)
