@@ -60,7 +60,7 @@ pub struct GraphArgs {
     #[arg(long)]
     pub k: Option<u64>,
     /// Rewiring probability (watts-strogatz)
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub p: Option<f64>,
     /// Edges each vertex adds (barabasi-albert)
     #[arg(long)]
