@@ -696,6 +696,20 @@ fn check_result_file(path: &Path, np: usize, nbfs: usize, validated: bool) {
     assert!(stat("bfs  harmonic_mean_TEPS") > 0.0);
     assert_eq!(f.attr::<u8>("bfs", "validated"), u8::from(validated));
     assert_eq!(f.attr_str("bfs", "construction_device"), "cpu");
+    // The graph's own group, as every graph workload writes it, describes the same graph.
+    assert_eq!(
+        f.attr::<u64>("graph", "csr_checksum"),
+        f.attr::<u64>("bfs", "csr_checksum")
+    );
+    assert_eq!(
+        f.attr::<u64>("graph", "vertices"),
+        f.attr::<u64>("bfs", "num_vertices")
+    );
+    let phases = f.attr_names("phases");
+    assert!(
+        phases.iter().any(|p| p == "graph"),
+        "{what}: /phases {phases:?}"
+    );
 
     // Per-root datasets.
     let roots: Vec<u64> = f.ds("bfs/roots");

@@ -235,6 +235,7 @@ impl Bfs {
             println!("csr_bytes_max_rank:             {csr_bytes}");
         }
         h.write_results(|file| {
+            built.write(file, &self.graph, h.run.seed)?;
             let group = file.group("bfs")?;
             let w = group.writer();
             for (name, value) in &block {
