@@ -11,10 +11,12 @@ pub mod triangles;
 pub mod triangles_gpu;
 
 use crate::algo::bfs::{self, Mode, Params};
+use crate::comm::World;
 use crate::device::Selected;
-use crate::error::Result;
-use crate::graph::build::Built;
+use crate::error::{Error, Result};
+use crate::graph::build::{host_memory_available, Built};
 use crate::graph::source::GraphConfig;
+use crate::graph::DistGraph;
 use crate::harness::{Harness, Workload};
 use crate::output::ResultFile;
 use degrees::{bin_start, DegreeStats};
@@ -71,6 +73,7 @@ impl Workload for Analyze {
         let built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
         let g = &built.graph;
         let degrees = h.timed("degrees", || degrees::dist_degree_stats(world, g))?;
+        check_replica_fits(world, g)?;
         let csr = h.timed("replicate", || triangles::replicate(world, g))?;
         let started = std::time::Instant::now();
         let (triangles, kernel) = h.timed("triangles", || match &h.device {
@@ -121,6 +124,24 @@ impl Workload for Analyze {
             self.write(file, &built, &findings)
         })
     }
+}
+
+/// Fail with one line (on every rank alike) when the node cannot hold a copy of the whole
+/// graph per rank for the triangle count (`replicate = full`): per rank about 10 bytes per
+/// CSR entry (the copy, 8, and its oriented half in 32 bits, 2) and 44 bytes per vertex plus
+/// 4 per vertex per worker thread (offsets, order, counts, slot arrays).
+fn check_replica_fits(world: &World, g: &DistGraph) -> Result<()> {
+    let threads = rayon::current_num_threads() as u64;
+    let per_rank = 10 * g.num_entries + (44 + 4 * threads) * g.n();
+    let needed = per_rank.saturating_mul(world.local_size() as u64);
+    let available = host_memory_available(world);
+    if needed <= available {
+        return Ok(());
+    }
+    Err(Error::Unavailable(format!(
+        "analyze copies the whole graph to every rank to count triangles: the {} rank(s) on a node need about {needed} bytes but {available} are available (MemAvailable, /proc/meminfo); run fewer ranks per node (their threads share one copy)",
+        world.local_size()
+    )))
 }
 
 fn summary_rows(built: &Built, f: &Findings) -> Vec<(&'static str, String)> {

@@ -209,6 +209,13 @@ pub fn proc_kb(file: &str, key: &str) -> Option<u64> {
     })
 }
 
+/// The smallest `MemAvailable` of any rank's node, in bytes (collective; unlimited where
+/// /proc/meminfo cannot be read).
+pub fn host_memory_available(world: &World) -> u64 {
+    let available = proc_kb("/proc/meminfo", "MemAvailable:").map_or(u64::MAX, |kb| kb * 1024);
+    world.allreduce(available, Op::Min)
+}
+
 /// Host bytes a rank needs for its part of the graph (`entries` adjacency entries) and the
 /// searches: 8 per entry, and about 48 per vertex (row offsets, tuple endpoint counts,
 /// parents, the validator's levels and queues).
@@ -220,8 +227,7 @@ fn host_bytes_needed(part: &Block1D, entries: u64) -> u64 {
 /// their parts of the graph in its memory (instead of being killed for memory mid-build).
 /// `scaled`: the graph has a SCALE, so the line can name the largest one that fits.
 fn check_host_memory(world: &World, part: &Block1D, entries: u64, scaled: bool) -> Result<()> {
-    let available = proc_kb("/proc/meminfo", "MemAvailable:").map_or(u64::MAX, |kb| kb * 1024);
-    let available = world.allreduce(available, Op::Min);
+    let available = host_memory_available(world);
     let per_rank = world.allreduce(host_bytes_needed(part, entries), Op::Max);
     let needed = per_rank.saturating_mul(world.local_size() as u64);
     if needed <= available {
