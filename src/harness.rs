@@ -78,6 +78,7 @@ impl<W: Workload> Entry for Registered<W> {
     }
 
     fn run(&self, world: &World, deck: DeckText, flags: &ArgMatches) -> Result<()> {
+        refuse_foreign_tables::<W>(&deck)?;
         let parsed: DeckTables<W> = deck.parse()?;
         let source = deck.source.as_str();
         let run = merge(parsed.run, from_flags::<RunArgs>(flags)?).resolve(source)?;
@@ -92,6 +93,34 @@ impl<W: Workload> Entry for Registered<W> {
         let harness = Harness::start(world, run, deck.text, W::NAME)?;
         workload.execute(&harness)
     }
+}
+
+/// The tables a deck of `W` may hold, as `[run], [graph], [W]`.
+fn tables_of<W: Workload>() -> String {
+    let graph = if W::GRAPH { " [graph]," } else { "" };
+    format!("[run],{graph} [{}]", W::NAME)
+}
+
+/// Refuse a table that `W` does not read, naming the line of its header.
+fn refuse_foreign_tables<W: Workload>(deck: &DeckText) -> Result<()> {
+    let known = |t: &str| t == "run" || (t == "graph" && W::GRAPH) || t == W::NAME;
+    let Some(table) = deck.tables.iter().find(|t| !known(t)) else {
+        return Ok(());
+    };
+    let header = format!("[{table}]");
+    let line = deck
+        .text
+        .lines()
+        .position(|l| l.trim_start().starts_with(&header))
+        .map_or(String::new(), |i| format!("line {}: ", i + 1));
+    Err(config_error(
+        &deck.source,
+        &format!(
+            "{line}unknown table {header}: a {} deck has {}",
+            W::NAME,
+            tables_of::<W>()
+        ),
+    ))
 }
 
 fn from_flags<T: FromArgMatches>(flags: &ArgMatches) -> Result<T> {
@@ -142,10 +171,10 @@ impl<'de, W: Workload> Visitor<'de> for TablesVisitor<W> {
                 "graph" if W::GRAPH => deck.graph = Some(map.next_value()?),
                 name if name == W::NAME => deck.table = Some(map.next_value()?),
                 other => {
-                    let graph = if W::GRAPH { " [graph]," } else { "" };
                     return Err(serde::de::Error::custom(format!(
-                        "unknown table [{other}]: a {0} deck has [run],{graph} [{0}]",
-                        W::NAME
+                        "unknown table [{other}]: a {} deck has {}",
+                        W::NAME,
+                        tables_of::<W>()
                     )));
                 }
             }

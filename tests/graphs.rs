@@ -526,3 +526,27 @@ fn a_signal_ends_the_searches_cleanly() {
             && common::files_ending(&dir, ".tmp").is_empty()
     );
 }
+
+#[test]
+fn a_table_another_workload_reads_is_refused_with_its_line() {
+    let dir = test_dir("foreign_table");
+    let deck = dir.join("langford.toml");
+    std::fs::write(
+        &deck,
+        "[run]\nseed = 2\n\n[graph]\nscale = 5\n\n[langford]\nn = 7\n",
+    )
+    .unwrap();
+    let deck = deck.to_str().unwrap();
+    for np in [1, 2] {
+        for args in [vec!["run", deck], vec!["langford", "--deck", deck]] {
+            let run = tessera(np, &args, &dir);
+            one_clear_error(
+                &run,
+                &[
+                    deck,
+                    "line 4: unknown table [graph]: a langford deck has [run], [langford]",
+                ],
+            );
+        }
+    }
+}
