@@ -153,18 +153,28 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
     let entry = workloads::find(name).expect("named from the list");
     let flags = sub.get_many::<String>("flags").into_iter().flatten();
     let args = std::iter::once(name.to_string()).chain(flags.cloned());
-    let matches = entry.command().try_get_matches_from(args).map_err(|e| {
-        let text = e.to_string();
-        let first = text
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ");
-        config_error(
-            "command line",
-            &format!("{first} (the deck runs {name}: see `tessera {name} --help`)"),
-        )
-    })?;
+    let command = entry.command().bin_name(format!("tessera {name}"));
+    let matches = match command.try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            // `tessera run DECK FLAGS --help`: the help of the deck's workload.
+            if world.is_root() {
+                let _ = e.print();
+            }
+            return Ok(());
+        }
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("");
+            return Err(config_error(
+                "command line",
+                &format!(
+                    "{} (the deck runs {name}: see `tessera {name} --help`)",
+                    first.trim_start_matches("error: ")
+                ),
+            ));
+        }
+    };
     if matches.get_one::<PathBuf>("deck").is_some() {
         return Err(config_error(
             "command line",
