@@ -19,6 +19,7 @@ use crate::algo::validate::tree_levels;
 use crate::comm::{Op, World};
 use crate::error::Result;
 use crate::graph::{DistGraph, Vid};
+use crate::progress::Progress;
 
 /// What one BFS source saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,16 +80,27 @@ pub fn sample_paths(
     let mut histogram = Vec::new();
     let mut deepest: Option<SourceRow> = None;
     let mut deepest_parents = vec![-1i64; g.local_n()];
-    for source in pick_roots(world, g, seed, count)? {
+    let sources = pick_roots(world, g, seed, count)?;
+    let mut progress = Progress::new(world.is_root(), "paths", sources.len());
+    for (i, &source) in sources.iter().enumerate() {
         let level_counts = search(world, g, frontiers, params, source)?;
         add_levels(&mut histogram, &level_counts);
         let row = SourceRow::from_levels(source, &level_counts);
+        log::info!(
+            "paths: source {}/{} ({source}): {} reached, eccentricity {}",
+            i + 1,
+            sources.len(),
+            row.reached,
+            row.eccentricity
+        );
+        progress.step();
         if deepest.is_none_or(|d| row.eccentricity > d.eccentricity) {
             frontiers.parents(&mut deepest_parents)?;
             deepest = Some(row);
         }
         rows.push(row);
     }
+    progress.finish();
     let sweep = match deepest.filter(|d| d.eccentricity > 0) {
         Some(d) => {
             let far = farthest_vertex(world, g, d.source, &deepest_parents)?;
