@@ -29,9 +29,7 @@ impl ResultFile {
                 msg: format!("cannot create directory {}: {e}", dir.display()),
             })?;
         }
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
+        let tmp = tmp_path(path);
         let file = hdf5::File::create(&tmp).map_err(h5err(path))?;
         Ok(ResultFile {
             file,
@@ -75,6 +73,13 @@ impl ResultFile {
         })?;
         Ok(path)
     }
+}
+
+/// `PATH.tmp`: where a result is written before it is renamed to `PATH`.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".tmp");
+    PathBuf::from(name)
 }
 
 pub struct GroupWriter<'a> {

@@ -94,7 +94,16 @@ pub fn build(
     let t = Instant::now();
     let (graph, built_on) = match device {
         Selected::Gpu(gpu) => {
-            build_for_gpu(world, gpu, transport, cfg.construction, source, &mut timers)?
+            let choice = cfg.construction;
+            build_for_gpu(
+                world,
+                gpu,
+                transport,
+                choice,
+                source,
+                (&part, entries),
+                &mut timers,
+            )?
         }
         Selected::Cpu if cfg.construction == Construction::Gpu => return Err(Error::Unavailable(
             "[graph] construction = \"gpu\" needs a run on GPUs, and this one computes on the CPU"
@@ -125,13 +134,15 @@ pub fn build(
 }
 
 /// Kernel 1 for a GPU run: on the GPU where `choice` allows and the generator has a GPU
-/// build (Kronecker), else on the CPU.
+/// build (Kronecker), else on the CPU. `part` and `entries`: the partition and the rank's
+/// estimated adjacency entries, as `build` made them.
 fn build_for_gpu(
     world: &World,
     gpu: &Gpu,
     transport: GpuTransport,
     choice: Construction,
     source: &dyn EdgeSource,
+    (part, entries): (&Block1D, u64),
     timers: &mut PhaseTimes,
 ) -> Result<(DistGraph, &'static str)> {
     let on_cpu = |timers| Ok((DistGraph::build(world, source, timers)?, "cpu"));
@@ -144,9 +155,7 @@ fn build_for_gpu(
         }
         (_, Some(k)) => k,
     };
-    let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
-    let entries = entries_per_rank_estimate(world, source);
-    let needed = world.allreduce(csr_gpu::bytes_needed(&part, entries), Op::Max);
+    let needed = world.allreduce(csr_gpu::bytes_needed(part, entries), Op::Max);
     let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
     if needed > free {
         let why = format!(

@@ -224,7 +224,8 @@ fn spec_base(spec: &GraphSpec) -> watts_strogatz::Base {
     }
 }
 
-pub fn generator_name(generator: Generator) -> &'static str {
+/// A generator's name, as decks and flags spell it.
+fn generator_name(generator: Generator) -> &'static str {
     match generator {
         Generator::Kronecker => "kronecker",
         Generator::ErdosRenyi => "erdos-renyi",
@@ -261,14 +262,14 @@ impl GraphSpec {
     /// The generator's name, or "file".
     pub fn kind(&self) -> &'static str {
         match self {
-            GraphSpec::Kronecker { .. } => "kronecker",
-            GraphSpec::ErdosRenyi { .. } => "erdos-renyi",
+            GraphSpec::Kronecker { .. } => generator_name(Generator::Kronecker),
+            GraphSpec::ErdosRenyi { .. } => generator_name(Generator::ErdosRenyi),
             GraphSpec::WattsStrogatz { .. } | GraphSpec::WattsStrogatzLattice { .. } => {
-                "watts-strogatz"
+                generator_name(Generator::WattsStrogatz)
             }
-            GraphSpec::BarabasiAlbert { .. } => "barabasi-albert",
-            GraphSpec::Lattice { .. } => "lattice",
-            GraphSpec::Ssca2 { .. } => "ssca2",
+            GraphSpec::BarabasiAlbert { .. } => generator_name(Generator::BarabasiAlbert),
+            GraphSpec::Lattice { .. } => generator_name(Generator::Lattice),
+            GraphSpec::Ssca2 { .. } => generator_name(Generator::Ssca2),
             GraphSpec::File(_) => "file",
         }
     }

@@ -21,10 +21,11 @@
 use crate::comm::{Pair, World};
 use crate::error::{Error, Result};
 use crate::graph::{Edge, EdgeSource};
+use crate::output::tmp_path;
 use rayon::prelude::*;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Edge tuples read, measured and formatted at a time per rank (bounds memory).
 const CHUNK: u64 = 1 << 20;
@@ -92,13 +93,6 @@ pub fn write_graph(
     }
     world.agree(on_root(&|| std::fs::rename(&tmp, path)))?;
     Ok(total)
-}
-
-/// `PATH.tmp`: where the file is written before it is renamed to `PATH`.
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".tmp");
-    PathBuf::from(name)
 }
 
 fn output_error(name: &str, e: std::io::Error) -> Error {
@@ -373,7 +367,10 @@ mod tests {
         for p in ["g.el", "g", "g.mtx.gz", "mtx"] {
             assert_eq!(GraphFormat::from_path(Path::new(p)), GraphFormat::EdgeList);
         }
-        assert_eq!(tmp_path(Path::new("d/g.el")), PathBuf::from("d/g.el.tmp"));
+        assert_eq!(
+            tmp_path(Path::new("d/g.el")),
+            std::path::PathBuf::from("d/g.el.tmp")
+        );
     }
 
     #[test]
