@@ -29,6 +29,9 @@ pub enum Error {
         vertex: u64,
         detail: String,
     },
+    /// A result broke one of its workload's checks (agreed on by all ranks).
+    #[error("check failed: {0}")]
+    Check(String),
     /// The requested device or resource is not available.
     #[error("{0}")]
     Unavailable(String),
@@ -57,6 +60,7 @@ impl Error {
             self,
             Error::Config { .. }
                 | Error::Validation { .. }
+                | Error::Check(_)
                 | Error::Unavailable(_)
                 | Error::Agreed(_)
                 | Error::Interrupted(_)

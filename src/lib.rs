@@ -4,6 +4,7 @@
 pub mod algo;
 pub mod analyze;
 pub mod bfs;
+pub mod cc;
 pub mod comm;
 pub mod config;
 pub mod device;

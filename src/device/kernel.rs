@@ -21,6 +21,7 @@ const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
 /// Every kernel source, by file name.
 pub const KERNELS: &[(&str, &str)] = &[
     ("bfs.cu", include_str!("../../kernels/bfs.cu")),
+    ("cc.cu", include_str!("../../kernels/cc.cu")),
     ("exchange.cu", include_str!("../../kernels/exchange.cu")),
     ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
     ("kron.cu", include_str!("../../kernels/kron.cu")),

@@ -5,6 +5,7 @@ pub mod build;
 pub mod csr;
 pub mod csr_gpu;
 pub mod generators;
+pub mod ghosts;
 pub mod kronecker;
 pub mod readers;
 pub mod source;

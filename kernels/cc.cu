@@ -1,0 +1,115 @@
+// Connected components on the GPU (host side: src/cc/gpu.rs; the CPU twin: src/cc/cpu.rs).
+// Compiled at start by NVRTC.
+//
+// Local step, ECL-CC style (Jaiganesh & Burtscher 2018) with Afforest's sampling (Sutton et
+// al. 2018): `parent` is a union-find forest over the rank's own vertices in which a root is
+// only ever linked under a smaller root, so parent[v] <= v always and every root is the
+// smallest index of its tree. `find_root` follows parents and points each visited vertex at
+// its grandparent on the way (intermediate pointer jumping); `unite` hooks the larger root
+// under the smaller with one compare-and-swap, retrying from the new roots when another
+// thread hooked first. Afforest: first link every vertex to its first SAMPLE neighbours and
+// compress; then the most frequent root (the giant component, found from a sample) is known,
+// and only vertices outside it link their remaining neighbours. An edge between the giant
+// and another vertex is still linked, from that vertex's side, since every edge is in both
+// rows.
+//
+// Rounds across ranks: `cut_min` gives each local component (by its root) the smallest
+// ghost label over its cut edges, `relabel` hands that to its vertices and counts changes.
+
+__device__ __forceinline__ u32 find_root(u32 *parent, u32 v) {
+    volatile u32 *p = parent;
+    u32 cur = p[v];
+    if (cur == v) return v;
+    u32 prev = v, next;
+    while (cur > (next = p[cur])) {
+        p[prev] = next;
+        prev = cur;
+        cur = next;
+    }
+    return cur;
+}
+
+__device__ __forceinline__ void unite(u32 *parent, u32 a, u32 b) {
+    u32 ra = find_root(parent, a), rb = find_root(parent, b);
+    while (ra != rb) {
+        u32 high = max(ra, rb), low = min(ra, rb);
+        u32 seen = atomicCAS(&parent[high], high, low);
+        if (seen == high) return;
+        ra = find_root(parent, seen);
+        rb = find_root(parent, low);
+    }
+}
+
+extern "C" __global__ void cc_init(u32 n, u32 *parent) {
+    u64 v = thread_index();
+    if (v < n) parent[v] = (u32)v;
+}
+
+// Link each vertex to its neighbour number `k` (rows shorter than k + 1 skip).
+extern "C" __global__ void cc_link_nth(const u64 *offsets, const u32 *adj, u32 n, u32 k,
+                                       u32 *parent) {
+    u64 v = thread_index();
+    if (v >= n) return;
+    u64 at = offsets[v] + k;
+    if (at < offsets[v + 1]) unite(parent, (u32)v, adj[at]);
+}
+
+// Link each vertex outside the component rooted at `giant` to its neighbours from number
+// `from` on.
+extern "C" __global__ void cc_link_rest(const u64 *offsets, const u32 *adj, u32 n, u32 from,
+                                        u32 giant, u32 *parent) {
+    u64 v = thread_index();
+    if (v >= n || find_root(parent, (u32)v) == giant) return;
+    for (u64 at = offsets[v] + from; at < offsets[v + 1]; at++) unite(parent, (u32)v, adj[at]);
+}
+
+// Point every vertex straight at its root.
+extern "C" __global__ void cc_compress(u32 n, u32 *parent) {
+    u64 v = thread_index();
+    if (v < n) parent[v] = find_root(parent, (u32)v);
+}
+
+// The roots of `count` vertices spread over 0..n (Knuth's multiplicative hash of the
+// sample number), from which the host takes the most frequent.
+extern "C" __global__ void cc_sample_roots(const u32 *parent, u32 n, u32 count, u32 *out) {
+    u64 i = thread_index();
+    if (i < count) out[i] = parent[(u32)((i * 2654435761ull) % n)];
+}
+
+// Labels from the compressed forest: the global id of each vertex's root (`first` is the
+// rank's first vertex); `comp_min` starts as the label (read at roots only).
+extern "C" __global__ void cc_label(u32 n, u64 first, const u32 *parent, u64 *labels,
+                                    u64 *comp_min) {
+    u64 v = thread_index();
+    if (v >= n) return;
+    u64 label = first + parent[v];
+    labels[v] = label;
+    comp_min[v] = label;
+}
+
+// The labels of the own vertices other ranks hold as ghosts, in the order they ask.
+extern "C" __global__ void cc_gather(const u32 *send_local, u64 count, const u64 *labels,
+                                     u64 *send) {
+    u64 i = thread_index();
+    if (i < count) send[i] = labels[send_local[i]];
+}
+
+extern "C" __global__ void cc_cut_min(const u32 *cut_own, const u32 *cut_ghost, u64 count,
+                                      const u32 *parent, const u64 *ghost_labels,
+                                      u64 *comp_min) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 root = parent[cut_own[i]];
+    u64 label = ghost_labels[cut_ghost[i]];
+    if (label < comp_min[root]) atomicMin(&comp_min[root], label);
+}
+
+extern "C" __global__ void cc_relabel(u32 n, const u32 *parent, const u64 *comp_min,
+                                      u64 *labels, u64 *changed) {
+    u64 v = thread_index();
+    if (v >= n) return;
+    u64 label = comp_min[parent[v]];
+    bool differs = label != labels[v];
+    if (differs) labels[v] = label;
+    warp_add(changed, differs ? 1u : 0u);
+}

@@ -1,0 +1,126 @@
+//! The labelling's local steps on the CPU cores: a lock-free union-find over the rank's local
+//! edges (rayon threads; a root is linked under the smaller root, so every root is the
+//! smallest local index, hence the smallest global id, of its tree), then the cut-edge steps
+//! of the driver in `super`. The same steps as kernels/cc.cu, so both give the same labels.
+
+use super::Labeller;
+use crate::comm::World;
+use crate::error::Result;
+use crate::graph::ghosts::LocalRows;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
+pub struct CpuLabeller<'a> {
+    rows: &'a LocalRows,
+    first: u64,
+    parent: Vec<AtomicU32>,
+    labels: Vec<u64>,
+    comp_min: Vec<AtomicU64>,
+    ghost_labels: Vec<u64>,
+}
+
+impl<'a> CpuLabeller<'a> {
+    /// `first`: the global id of the rank's first vertex.
+    pub fn new(rows: &'a LocalRows, first: u64) -> Self {
+        let n = rows.local_n();
+        CpuLabeller {
+            rows,
+            first,
+            parent: (0..n as u32).map(AtomicU32::new).collect(),
+            labels: vec![0; n],
+            comp_min: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            ghost_labels: Vec::new(),
+        }
+    }
+}
+
+/// The root of `x`, halving the path on the way (each node pointed at its grandparent: both
+/// are ancestors, so racing writers can only shorten paths, never cut a tree).
+fn find(parent: &[AtomicU32], mut x: u32) -> u32 {
+    loop {
+        let p = parent[x as usize].load(Relaxed);
+        if p == x {
+            return x;
+        }
+        let grand = parent[p as usize].load(Relaxed);
+        if grand != p {
+            parent[x as usize].store(grand, Relaxed);
+        }
+        x = grand;
+    }
+}
+
+/// Join the trees of `a` and `b`, the larger root under the smaller.
+fn unite(parent: &[AtomicU32], a: u32, b: u32) {
+    let (mut a, mut b) = (find(parent, a), find(parent, b));
+    while a != b {
+        let (high, low) = if a > b { (a, b) } else { (b, a) };
+        match parent[high as usize].compare_exchange(high, low, Relaxed, Relaxed) {
+            Ok(_) => return,
+            // Another thread linked `high` meanwhile: start again from both roots.
+            Err(_) => (a, b) = (find(parent, high), find(parent, low)),
+        }
+    }
+}
+
+impl Labeller for CpuLabeller<'_> {
+    fn link_local(&mut self) -> Result<()> {
+        let (rows, parent) = (self.rows, &self.parent);
+        parent
+            .par_iter()
+            .enumerate()
+            .for_each(|(v, p)| p.store(v as u32, Relaxed));
+        (0..rows.local_n()).into_par_iter().for_each(|u| {
+            let row = &rows.adj[rows.offsets[u] as usize..rows.offsets[u + 1] as usize];
+            // Each local edge is in both rows: link it once, from its larger end.
+            for &v in row.iter().filter(|&&v| v < u as u32) {
+                unite(parent, u as u32, v);
+            }
+        });
+        let first = self.first;
+        self.labels
+            .par_iter_mut()
+            .zip(self.comp_min.par_iter())
+            .enumerate()
+            .for_each(|(v, (label, min))| {
+                let root = find(parent, v as u32);
+                parent[v].store(root, Relaxed);
+                *label = first + u64::from(root);
+                min.store(*label, Relaxed);
+            });
+        Ok(())
+    }
+
+    fn refresh_ghosts(&mut self, world: &World) -> Result<u64> {
+        self.ghost_labels = self.rows.ghosts.refresh(world, &self.labels)?;
+        Ok(self.rows.ghosts.refresh_bytes(8))
+    }
+
+    fn absorb_cut_edges(&mut self) -> Result<u64> {
+        let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
+        let ghost_labels = &self.ghost_labels;
+        rows.cut_own
+            .par_iter()
+            .zip(rows.cut_ghost.par_iter())
+            .for_each(|(&u, &g)| {
+                let root = parent[u as usize].load(Relaxed) as usize;
+                min[root].fetch_min(ghost_labels[g as usize], Relaxed);
+            });
+        Ok(self
+            .labels
+            .par_iter_mut()
+            .enumerate()
+            .map(|(v, label)| {
+                let root = parent[v].load(Relaxed) as usize;
+                let new = min[root].load(Relaxed);
+                let changed = new != *label;
+                *label = new;
+                u64::from(changed)
+            })
+            .sum())
+    }
+
+    fn labels(&self) -> Result<Vec<u64>> {
+        Ok(self.labels.clone())
+    }
+}

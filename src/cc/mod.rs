@@ -1,0 +1,256 @@
+//! `tessera cc`: connected components of any `[graph]` graph, each vertex labelled with the
+//! smallest global id in its component (canonical, so labels compare exactly across rank
+//! counts and devices), with the component count, the size histogram and the largest
+//! components.
+//!
+//! Algorithm (spec: components.md; seed 003): each rank splits its rows into local edges and
+//! cut edges (`graph::ghosts`). Local step: union-find over the local edges (`cpu`: lock-free
+//! over rayon threads; `gpu`: ECL-CC-style hooking with intermediate pointer jumping and
+//! Afforest's neighbour sampling, kernels/cc.cu), each local component labelled with its
+//! smallest id. Then rounds until no label changes anywhere: ghosts' labels are refreshed
+//! from their owners (one all-to-all in a fixed order), each local component takes the
+//! smallest label over its cut edges, and its vertices take that. A round moves labels one
+//! hop across the graph of local components, so the rounds number its diameter plus one.
+
+pub mod cpu;
+pub mod gpu;
+pub mod sizes;
+
+use crate::comm::{Op, World};
+use crate::device::Selected;
+use crate::error::Result;
+use crate::graph::build::Built;
+use crate::graph::ghosts::LocalRows;
+use crate::graph::source::GraphConfig;
+use crate::harness::{Harness, Workload};
+use crate::output::ResultFile;
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use sizes::ComponentStats;
+use std::time::Instant;
+
+/// Labels are written by default up to this many vertices (8 bytes each).
+const WRITE_LABELS_UP_TO: u64 = 1 << 24;
+
+/// `[cc]`. Also the `tessera cc` flags (the graph is `[graph]`'s).
+#[derive(Debug, Default, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct CcTable {
+    /// Times the labelling runs (the median time is reported; default 1)
+    #[arg(long)]
+    pub trials: Option<u32>,
+    /// Check the labels after the last trial (default true; untimed)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub verify: Option<bool>,
+    /// Store every vertex's label in the HDF5 file (default: up to 2^24 vertices)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub write_labels: Option<bool>,
+    /// How many of the largest components to list (default 10)
+    #[arg(long)]
+    pub largest: Option<u32>,
+}
+
+pub struct Cc {
+    graph: GraphConfig,
+    trials: u32,
+    verify: bool,
+    write_labels: Option<bool>,
+    largest: u32,
+}
+
+/// The device half of the labelling (`cpu` or `gpu`): the same steps on either.
+pub trait Labeller {
+    /// Label each own vertex with the smallest global id of its component over local edges.
+    fn link_local(&mut self) -> Result<()>;
+    /// Refresh the ghosts' labels from their owners (collective); returns bytes sent.
+    fn refresh_ghosts(&mut self, world: &World) -> Result<u64>;
+    /// Give each local component the smallest label over its cut edges; returns how many
+    /// own vertices changed label.
+    fn absorb_cut_edges(&mut self) -> Result<u64>;
+    /// The own vertices' labels, on the host.
+    fn labels(&self) -> Result<Vec<u64>>;
+}
+
+/// One round of the label exchange, over all ranks.
+#[derive(Clone, Copy, Default)]
+pub struct Round {
+    pub changed: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// One run of the labelling: its local step and rounds.
+pub struct Labelling {
+    pub local_seconds: f64,
+    pub seconds: f64,
+    pub rounds: Vec<Round>,
+}
+
+/// Label the components (collective).
+pub fn label_components(world: &World, labeller: &mut dyn Labeller) -> Result<Labelling> {
+    world.barrier();
+    let started = Instant::now();
+    labeller.link_local()?;
+    world.barrier();
+    let local_seconds = started.elapsed().as_secs_f64();
+    let mut rounds = Vec::new();
+    loop {
+        let t = Instant::now();
+        let bytes = world.allreduce(labeller.refresh_ghosts(world)?, Op::Sum);
+        let changed = world.allreduce(labeller.absorb_cut_edges()?, Op::Sum);
+        rounds.push(Round {
+            changed,
+            bytes,
+            seconds: t.elapsed().as_secs_f64(),
+        });
+        log::debug!("cc: round {}: {changed} labels changed", rounds.len());
+        if changed == 0 {
+            break;
+        }
+    }
+    Ok(Labelling {
+        local_seconds,
+        seconds: started.elapsed().as_secs_f64(),
+        rounds,
+    })
+}
+
+/// What a run found.
+struct Findings {
+    stats: ComponentStats,
+    last: Labelling,
+    /// Median seconds of the labelling over the trials.
+    seconds: f64,
+    /// Undirected edges (CSR entries / 2) per median second.
+    rate: f64,
+    labels: Option<Vec<u64>>,
+    verified: bool,
+}
+
+impl Workload for Cc {
+    const NAME: &'static str = "cc";
+    const ABOUT: &'static str =
+        "Connected components of a graph: canonical labels, count, sizes, largest components";
+    const GRAPH: bool = true;
+    type Table = CcTable;
+
+    fn configure(source: &str, t: CcTable, graph: Option<GraphConfig>) -> Result<Self> {
+        let trials = t.trials.unwrap_or(1);
+        if trials == 0 {
+            return Err(crate::config::out_of_range(
+                source,
+                "[cc] trials",
+                trials,
+                "at least 1",
+            ));
+        }
+        Ok(Cc {
+            graph: graph.expect("cc takes a graph"),
+            trials,
+            verify: t.verify.unwrap_or(true),
+            write_labels: t.write_labels,
+            largest: t.largest.unwrap_or(10),
+        })
+    }
+
+    fn execute(&self, h: &Harness) -> Result<()> {
+        let world = h.world;
+        let built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
+        let g = &built.graph;
+        let rows = h.timed("split", || LocalRows::split(world, g))?;
+        let mut labeller: Box<dyn Labeller + '_> = match &h.device {
+            Selected::Cpu => Box::new(cpu::CpuLabeller::new(&rows, g.part.first())),
+            Selected::Gpu(gpu) => h.timed("upload", || {
+                Ok(Box::new(gpu::GpuLabeller::new(
+                    world,
+                    gpu,
+                    h.run.gpu_transport,
+                    &rows,
+                    g.part.first(),
+                )?) as Box<dyn Labeller>)
+            })?,
+        };
+        let mut runs = h.trials("cc", self.trials as usize, |_| {
+            label_components(world, labeller.as_mut())
+        })?;
+        let labels = labeller.labels()?;
+        drop(labeller);
+        if self.verify {
+            h.timed("verify", || sizes::verify(world, &rows, &g.part, &labels))?;
+        }
+        let stats = h.timed("sizes", || {
+            sizes::component_stats(world, &g.part, &labels, self.largest as usize)
+        })?;
+        let write = self.write_labels.unwrap_or(g.n() <= WRITE_LABELS_UP_TO);
+        let labels = if write {
+            Some(world.gatherv_root(&labels)?)
+        } else {
+            None
+        };
+        let seconds = Summary::of(&runs.iter().map(|r| r.seconds).collect::<Vec<_>>()).median;
+        let last = runs.pop().expect("at least one trial");
+        let findings = Findings {
+            stats,
+            last,
+            seconds,
+            rate: g.num_entries as f64 / 2.0 / seconds,
+            labels,
+            verified: self.verify,
+        };
+        h.summary(&summary_rows(&findings));
+        h.write_results(|file| self.write(file, &built, h.run.seed, &findings))
+    }
+}
+
+fn summary_rows(f: &Findings) -> Vec<(&'static str, String)> {
+    let s = &f.stats;
+    let (largest, label) = s.largest.first().copied().unwrap_or((0, 0));
+    vec![
+        ("components", s.components.to_string()),
+        ("isolated_vertices", s.isolated.to_string()),
+        ("largest_component", format!("{largest} (label {label})")),
+        ("rounds", f.last.rounds.len().to_string()),
+        ("local_seconds", format!("{:.6}", f.last.local_seconds)),
+        ("cc_seconds", format!("{:.6}", f.seconds)),
+        ("edges_per_second", format!("{:.4e}", f.rate)),
+        (
+            "verified",
+            if f.verified { "yes" } else { "skipped" }.into(),
+        ),
+    ]
+}
+
+impl Cc {
+    /// `/graph`, and `/cc`: figures as attributes, rounds, histogram, largest, labels.
+    fn write(&self, file: &ResultFile, built: &Built, seed: u64, f: &Findings) -> Result<()> {
+        built.write(file, &self.graph, seed)?;
+        let group = file.group("cc")?;
+        let w = group.writer();
+        let s = &f.stats;
+        w.attr("components", s.components)?;
+        w.attr("isolated_vertices", s.isolated)?;
+        w.attr("trials", self.trials)?;
+        w.attr("cc_seconds", f.seconds)?;
+        w.attr("local_seconds", f.last.local_seconds)?;
+        w.attr("edges_per_second", f.rate)?;
+        w.attr("verified", u8::from(f.verified))?;
+        let bins = s
+            .size_histogram
+            .iter()
+            .rposition(|&c| c > 0)
+            .map_or(0, |b| b + 1);
+        group.dataset("size_histogram", &s.size_histogram[..bins])?;
+        let largest = group.subgroup("largest")?;
+        largest.dataset("size", &s.largest.iter().map(|p| p.0).collect::<Vec<_>>())?;
+        largest.dataset("label", &s.largest.iter().map(|p| p.1).collect::<Vec<_>>())?;
+        let rounds = group.subgroup("rounds")?;
+        let r = &f.last.rounds;
+        rounds.dataset("changed", &r.iter().map(|r| r.changed).collect::<Vec<_>>())?;
+        rounds.dataset("bytes", &r.iter().map(|r| r.bytes).collect::<Vec<_>>())?;
+        rounds.dataset("seconds", &r.iter().map(|r| r.seconds).collect::<Vec<_>>())?;
+        if let Some(labels) = &f.labels {
+            group.dataset("labels", labels)?;
+        }
+        Ok(())
+    }
+}

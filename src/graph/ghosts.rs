@@ -1,0 +1,198 @@
+//! A rank's rows in local form, for workloads that iterate a per-vertex value to a fixed
+//! point (components labels today): the edges between two of its own vertices as a CSR of
+//! 32-bit local indices, the cut edges (to a vertex another rank owns) as pairs (own vertex,
+//! ghost), and the plan that refreshes the ghosts' values from their owners.
+//!
+//! Ghosts are the distinct remote endpoints of the rank's rows, numbered in global id order,
+//! so they come grouped by owner in rank order, which is the receive order of an all-to-all.
+//! They are found with a bitmap over all vertices (one bit each, N/8 bytes per rank) rather
+//! than by sorting the remote entries: a rank of a 2^26-vertex Kronecker graph holds about
+//! 10^9 of them, and marking bits is one pass where a sort is several.
+
+use super::{DistGraph, Vid};
+use crate::comm::World;
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// A rank's rows split into local edges and cut edges, with its ghosts.
+pub struct LocalRows {
+    /// Row offsets of the local edges (one per own vertex, and one more).
+    pub offsets: Vec<u64>,
+    /// Local edges: the local index of the other endpoint.
+    pub adj: Vec<u32>,
+    /// Cut edges: the own vertex (local index) ...
+    pub cut_own: Vec<u32>,
+    /// ... and its ghost (index into `ghosts.ids`).
+    pub cut_ghost: Vec<u32>,
+    pub ghosts: Ghosts,
+}
+
+/// The remote vertices a rank's rows reach, and who sends their values.
+pub struct Ghosts {
+    /// Global ids, ascending.
+    pub ids: Vec<Vid>,
+    /// How many of `ids` each rank owns (the receive counts of a refresh).
+    pub recv_counts: Vec<usize>,
+    /// Local indices of own vertices that other ranks hold as ghosts, grouped by the
+    /// asking rank in rank order, each group in the order that rank holds them.
+    pub send_local: Vec<u32>,
+    /// How many of `send_local` go to each rank.
+    pub send_counts: Vec<usize>,
+}
+
+/// A local index as the 32 bits the local form stores.
+fn narrow(i: usize, what: &str) -> Result<u32> {
+    u32::try_from(i).map_err(|_| {
+        Error::Unavailable(format!(
+            "a rank holds more than 2^32 {what}: run on more ranks"
+        ))
+    })
+}
+
+impl LocalRows {
+    /// Split this rank's rows (collective: the ghosts' owners learn who asks for what).
+    pub fn split(world: &World, g: &DistGraph) -> Result<Self> {
+        let part = g.part;
+        let local_n = g.local_n();
+        narrow(local_n, "vertices")?;
+        let (ids, rank_of_ghost) = remote_endpoints(g);
+        narrow(ids.len(), "ghost vertices")?;
+        let (local_len, cut_len): (Vec<u64>, Vec<u64>) = (0..local_n)
+            .into_par_iter()
+            .map(|u| {
+                let local = g.row(u).iter().filter(|&&v| part.is_local(v)).count() as u64;
+                (local, g.degree(u) - local)
+            })
+            .unzip();
+        let offsets = super::csr::row_offsets(&local_len);
+        let cut_at = super::csr::row_offsets(&cut_len);
+        let mut adj = vec![0u32; offsets[local_n] as usize];
+        let mut cut_own = vec![0u32; cut_at[local_n] as usize];
+        let mut cut_ghost = vec![0u32; cut_at[local_n] as usize];
+        let local_rows = split_at_offsets(&mut adj, &offsets);
+        let own_rows = split_at_offsets(&mut cut_own, &cut_at);
+        let ghost_rows = split_at_offsets(&mut cut_ghost, &cut_at);
+        local_rows
+            .into_par_iter()
+            .zip(own_rows)
+            .zip(ghost_rows)
+            .enumerate()
+            .for_each(|(u, ((local, own), ghost))| {
+                let (mut l, mut c) = (0, 0);
+                for &v in g.row(u) {
+                    if part.is_local(v) {
+                        local[l] = part.local(v) as u32;
+                        l += 1;
+                    } else {
+                        own[c] = u as u32;
+                        ghost[c] = rank_of_ghost.index(v) as u32;
+                        c += 1;
+                    }
+                }
+            });
+        let ghosts = Ghosts::plan(world, g, ids)?;
+        Ok(LocalRows {
+            offsets,
+            adj,
+            cut_own,
+            cut_ghost,
+            ghosts,
+        })
+    }
+
+    pub fn local_n(&self) -> usize {
+        self.offsets.len() - 1
+    }
+}
+
+/// `data` cut into the rows that `offsets` delimit.
+fn split_at_offsets<'a, T>(mut data: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
+    let mut rows = Vec::with_capacity(offsets.len() - 1);
+    for w in offsets.windows(2) {
+        let (row, rest) = data.split_at_mut((w[1] - w[0]) as usize);
+        rows.push(row);
+        data = rest;
+    }
+    rows
+}
+
+/// The rank's remote endpoints, ascending, and the bitmap that numbers them.
+fn remote_endpoints(g: &DistGraph) -> (Vec<Vid>, Numbering) {
+    let words: Vec<AtomicU64> = (0..g.n().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    (0..g.local_n()).into_par_iter().for_each(|u| {
+        for &v in g.row(u) {
+            if !g.part.is_local(v) {
+                words[(v / 64) as usize].fetch_or(1 << (v % 64), Relaxed);
+            }
+        }
+    });
+    let words: Vec<u64> = words.into_iter().map(AtomicU64::into_inner).collect();
+    let counts: Vec<u64> = words.iter().map(|w| u64::from(w.count_ones())).collect();
+    let before = super::csr::row_offsets(&counts);
+    let mut ids = vec![0 as Vid; before[words.len()] as usize];
+    let slots = split_at_offsets(&mut ids, &before);
+    slots
+        .into_par_iter()
+        .zip(words.par_iter())
+        .enumerate()
+        .for_each(|(w, (slot, &bits))| {
+            let mut bits = bits;
+            for s in slot.iter_mut() {
+                *s = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        });
+    (ids, Numbering { words, before })
+}
+
+/// Ghost numbering: a remote vertex's index is the number of marked vertices below it.
+struct Numbering {
+    words: Vec<u64>,
+    before: Vec<u64>,
+}
+
+impl Numbering {
+    fn index(&self, v: Vid) -> u64 {
+        let w = (v / 64) as usize;
+        let below = self.words[w] & ((1u64 << (v % 64)) - 1);
+        self.before[w] + u64::from(below.count_ones())
+    }
+}
+
+impl Ghosts {
+    /// Tell each owner which of its vertices this rank holds as ghosts (collective).
+    fn plan(world: &World, g: &DistGraph, ids: Vec<Vid>) -> Result<Self> {
+        let mut recv_counts = vec![0usize; world.size()];
+        for &v in &ids {
+            recv_counts[g.part.owner(v)] += 1;
+        }
+        let (asked, send_counts) = world.alltoallv_counted(&ids, &recv_counts)?;
+        let send_local = asked.iter().map(|&v| g.part.local(v) as u32).collect();
+        Ok(Ghosts {
+            ids,
+            recv_counts,
+            send_local,
+            send_counts,
+        })
+    }
+
+    /// The owners' `values` of this rank's ghosts, in ghost order (collective).
+    pub fn refresh<T: crate::comm::Equivalence + Copy + Default + Send + Sync>(
+        &self,
+        world: &World,
+        values: &[T],
+    ) -> Result<Vec<T>> {
+        let send: Vec<T> = self
+            .send_local
+            .par_iter()
+            .map(|&u| values[u as usize])
+            .collect();
+        world.alltoallv_known(&send, &self.send_counts, &self.recv_counts)
+    }
+
+    /// Bytes one refresh of `item_bytes`-sized values sends from this rank.
+    pub fn refresh_bytes(&self, item_bytes: usize) -> u64 {
+        (self.send_local.len() * item_bytes) as u64
+    }
+}

@@ -1,0 +1,177 @@
+//! `tessera cc` under mpirun: labels equal a sequential union-find on the same edges at every
+//! rank count (generated graphs with many components, a hand-made file of known pieces),
+//! statistics that follow from the labels, and one clear error for a bad value.
+
+mod common;
+
+use common::{one_clear_error, tessera, test_dir, H5};
+use std::collections::HashMap;
+use std::path::Path;
+
+const NPS: [usize; 4] = [1, 2, 3, 4];
+
+/// Run `tessera cc` on the CPU and open its result file.
+fn cc(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
+    let out = format!("{name}.h5");
+    let mut all = vec!["cc", "--device", "cpu", "--threads", "2", "--output", &out];
+    all.extend_from_slice(args);
+    tessera(np, &all, dir).assert_ok();
+    H5::open(&dir.join(out))
+}
+
+/// Canonical labels (smallest id of each component) by a sequential union-find.
+fn union_find_labels(n: u64, edges: &[(u64, u64)]) -> Vec<u64> {
+    let mut parent: Vec<u64> = (0..n).collect();
+    fn find(parent: &mut [u64], mut x: u64) -> u64 {
+        while parent[x as usize] != x {
+            parent[x as usize] = parent[parent[x as usize] as usize];
+            x = parent[x as usize];
+        }
+        x
+    }
+    for &(u, v) in edges {
+        let (a, b) = (find(&mut parent, u), find(&mut parent, v));
+        let (low, high) = (a.min(b), a.max(b));
+        parent[high as usize] = low;
+    }
+    (0..n).map(|v| find(&mut parent, v)).collect()
+}
+
+/// Edges of an edge-list file written by `tessera generate --write` (or by hand).
+fn read_edges(path: &Path) -> Vec<(u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut f = l.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+            (f.next().unwrap(), f.next().unwrap())
+        })
+        .collect()
+}
+
+/// Check a run's labels and figures against the union-find's.
+fn check(h5: &H5, truth: &[u64], what: &str) {
+    assert_eq!(h5.ds::<u64>("cc/labels"), truth, "{what}: labels");
+    let mut sizes: HashMap<u64, u64> = HashMap::new();
+    for &l in truth {
+        *sizes.entry(l).or_default() += 1;
+    }
+    assert_eq!(
+        h5.attr::<u64>("cc", "components"),
+        sizes.len() as u64,
+        "{what}"
+    );
+    let isolated = sizes.values().filter(|&&s| s == 1).count() as u64;
+    assert_eq!(
+        h5.attr::<u64>("cc", "isolated_vertices"),
+        isolated,
+        "{what}"
+    );
+    let largest = *sizes.values().max().unwrap();
+    assert_eq!(h5.ds::<u64>("cc/largest/size")[0], largest, "{what}");
+    let hist = h5.ds::<u64>("cc/size_histogram");
+    assert_eq!(hist.iter().sum::<u64>(), sizes.len() as u64, "{what}");
+    assert_eq!(h5.attr::<u8>("cc", "verified"), 1, "{what}");
+}
+
+#[test]
+fn labels_equal_a_sequential_union_find_at_every_rank_count() {
+    let dir = test_dir("cc_union_find");
+    // Sparse G(n, m) (m = 0.6 n: many components of every size), a Watts-Strogatz ring
+    // rewired a little (one component, long paths across ranks), and Kronecker (a giant
+    // component and isolated vertices).
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "er",
+            &[
+                "--generator",
+                "erdos-renyi",
+                "--vertices",
+                "2000",
+                "--edges",
+                "1200",
+            ],
+        ),
+        (
+            "ws",
+            &[
+                "--generator",
+                "watts-strogatz",
+                "--vertices",
+                "1000",
+                "--k",
+                "2",
+                "--p",
+                "0.01",
+            ],
+        ),
+        ("kron", &["--scale", "10"]),
+    ];
+    for (name, args) in cases {
+        let file = dir.join(format!("{name}.el"));
+        let mut write = vec!["generate", "--device", "cpu", "--output", "made.h5"];
+        write.extend_from_slice(args);
+        write.extend(["--write", file.to_str().unwrap()]);
+        tessera(1, &write, &dir).assert_ok();
+        let made = H5::open(&dir.join("made.h5"));
+        let n: u64 = made.attr("graph", "vertices");
+        let truth = union_find_labels(n, &read_edges(&file));
+        for np in NPS {
+            let h5 = cc(np, &dir, &format!("{name}-np{np}"), args);
+            check(&h5, &truth, &format!("{name} np {np}"));
+        }
+    }
+}
+
+#[test]
+fn known_pieces_give_their_count() {
+    let dir = test_dir("cc_pieces");
+    // 40 vertices: a path 0-1-...-9 written backwards, a cycle 12..20, a star centred on 35
+    // over 21..29, duplicate edges and a self-loop at 30; the rest isolated. Pieces: path,
+    // cycle, star (with 35), and 40 - 10 - 9 - 10 = 11 isolated vertices (10, 11, 30..34,
+    // 36..39): 14 components.
+    let mut edges: Vec<(u64, u64)> = (1..10).rev().map(|v| (v, v - 1)).collect();
+    edges.extend((12..20).map(|v| (v, v + 1)));
+    edges.push((20, 12));
+    edges.extend((21..30).map(|v| (35, v)));
+    edges.extend([(3, 2), (30, 30), (35, 21)]);
+    let mut text = String::from("# tessera edge list: vertices 40 edges 0\n");
+    text = text.replace("edges 0", &format!("edges {}", edges.len()));
+    for (u, v) in &edges {
+        text.push_str(&format!("{u} {v}\n"));
+    }
+    let file = dir.join("pieces.el");
+    std::fs::write(&file, text).unwrap();
+    let truth = union_find_labels(40, &edges);
+    for np in NPS {
+        let h5 = cc(
+            np,
+            &dir,
+            &format!("pieces-np{np}"),
+            &["--input", file.to_str().unwrap()],
+        );
+        assert_eq!(h5.attr::<u64>("cc", "components"), 14, "np {np}");
+        check(&h5, &truth, &format!("pieces np {np}"));
+        assert_eq!(
+            h5.ds::<u64>("cc/largest/label"),
+            [0, 21, 12, 10, 11, 30, 31, 32, 33, 34]
+        );
+    }
+}
+
+#[test]
+fn zero_trials_is_one_clear_error() {
+    let dir = test_dir("cc_errors");
+    for np in [1, 3] {
+        let run = tessera(
+            np,
+            &["cc", "--scale", "8", "--trials", "0", "--output", "x.h5"],
+            &dir,
+        );
+        one_clear_error(
+            &run,
+            &["[cc] trials = 0 is out of range: expected at least 1"],
+        );
+    }
+}
