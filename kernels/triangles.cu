@@ -14,11 +14,17 @@
 // Each triangle found adds one to t[] at all three corners (the common vertex through the
 // prelude's warp-aggregated warp_add, the edge's two ends once per edge) and one to total[0].
 //
+// CORNERS 0 (a specialised build) counts the triangles alone, without t[]: the figure the
+// spec's target and GAP's tc measure; the default build also counts the corners.
+//
 // Layout: offsets[n + 1] (u64) index adj (u32 vertex ids, n < 2^32); vertices[count] (u32)
 // the bin's vertices; t[n] (u64) per-vertex triangle counts; total[1] (u64) triangles.
 
 // The table: slots per block, so rows of up to HASH_SLOTS / 2 entries are hashed.
 #define HASH_SLOTS 4096
+#ifndef CORNERS
+#define CORNERS 1
+#endif
 #define EMPTY_SLOT 0xffffffffu
 
 // Whether the sorted row[0..len) holds w.
@@ -44,7 +50,7 @@ __device__ u64 warp_intersect(const u32 *a, u64 la, const u32 *b, u64 lb, u64 *t
         u64 i = base + lane_id();
         bool hit = i < la && row_holds(b, lb, a[i]);
         if (hit) {
-            warp_add(&t[a[i]], 1);
+            if (CORNERS) warp_add(&t[a[i]], 1);
             found++;
         }
     }
@@ -53,28 +59,71 @@ __device__ u64 warp_intersect(const u32 *a, u64 la, const u32 *b, u64 lb, u64 *t
 
 // The end of the triangles of edge (u, v): `found` of them, known to every lane.
 __device__ __forceinline__ void edge_done(u64 *t, u32 v, u64 found) {
-    if (lane_id() == 0 && found) atomicAdd(&t[v], found);
+    if (CORNERS && lane_id() == 0 && found) atomicAdd(&t[v], found);
 }
 
+// Short rows (out-degree below SHORT_ROW), a warp per vertex u: N+(u) is staged in the
+// warp's slice of shared memory, then the lanes take the pairs (v, w), v in N+(u) and w in
+// N+(v), 32 at a time over all of u's out-neighbours together (a warp prefix sum of their
+// row lengths tells each lane which v its pair belongs to), and look w up in N+(u) by binary
+// search in shared memory. No lane idles on a short N+(v), as one would striding row by row.
+#define SHORT_ROW 128 // = BLOCK_DEGREE in src/analyze/triangles_gpu.rs
+#define WARPS_PER_BLOCK 8 // THREADS / WARP (src/device/kernel.rs)
 extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
                                           const u32 *vertices, u64 count, u64 *t,
                                           u64 *total) {
+    __shared__ u32 rows[WARPS_PER_BLOCK][SHORT_ROW];
+    __shared__ u64 row_start[WARPS_PER_BLOCK][WARP];
+    __shared__ u32 pairs_before[WARPS_PER_BLOCK][WARP];
+    __shared__ u32 row_vertex[WARPS_PER_BLOCK][WARP];
     u64 warp = thread_index() / WARP;
+    u32 slot = threadIdx.x / WARP, lane = lane_id();
     u64 mine = 0;
     if (warp < count) {
         u32 u = vertices[warp];
-        const u32 *nu = adj + offsets[u];
-        u64 du = offsets[u + 1] - offsets[u];
-        for (u64 j = 0; j < du; j++) {
-            u32 v = nu[j];
-            u64 found = warp_intersect(nu, du, adj + offsets[v], offsets[v + 1] - offsets[v], t);
-            edge_done(t, v, found);
-            mine += found;
+        u32 du = (u32)(offsets[u + 1] - offsets[u]);
+        u32 *nu = rows[slot];
+        for (u32 i = lane; i < du; i += WARP) nu[i] = adj[offsets[u] + i];
+        for (u32 j0 = 0; j0 < du; j0 += WARP) {
+            u32 j = j0 + lane;
+            u32 v = j < du ? nu[j] : 0;
+            u64 start = j < du ? offsets[v] : 0;
+            u32 len = j < du ? (u32)(offsets[v + 1] - start) : 0;
+            u32 incl = len;
+            for (u32 d = 1; d < WARP; d *= 2) {
+                u32 x = __shfl_up_sync(FULL, incl, d);
+                if (lane >= d) incl += x;
+            }
+            u32 pairs = __shfl_sync(FULL, incl, WARP - 1);
+            row_start[slot][lane] = start;
+            pairs_before[slot][lane] = incl - len;
+            row_vertex[slot][lane] = v;
+            __syncwarp();
+            u32 rows_here = min(du - j0, (u32)WARP);
+            for (u32 p = lane; p < pairs; p += WARP) {
+                // The last row k whose pairs start at or before p (rows may be empty).
+                u32 lo = 0, hi = rows_here - 1;
+                while (lo < hi) {
+                    u32 mid = (lo + hi + 1) / 2;
+                    if (pairs_before[slot][mid] <= p) lo = mid;
+                    else hi = mid - 1;
+                }
+                u32 w = adj[row_start[slot][lo] + (p - pairs_before[slot][lo])];
+                if (row_holds(nu, du, w)) {
+                    mine++;
+                    if (CORNERS) {
+                        warp_add(&t[w], 1);
+                        warp_add(&t[row_vertex[slot][lo]], 1);
+                    }
+                }
+            }
+            __syncwarp();
         }
-        if (lane_id() == 0 && mine) atomicAdd(&t[u], mine);
+        u64 found = warp_sum(mine);
+        if (CORNERS && lane == 0 && found) atomicAdd(&t[u], found);
     }
     const int index[1] = {0};
-    const u64 value[1] = {lane_id() == 0 ? mine : 0};
+    const u64 value[1] = {mine};
     block_add(total, index, value);
 }
 
@@ -109,7 +158,7 @@ __device__ u64 warp_probe(const u32 *table, u32 mask, const u32 *row, u64 len, u
         u64 i = base + lane_id();
         bool hit = i < len && table_holds(table, mask, row[i]);
         if (hit) {
-            warp_add(&t[row[i]], 1);
+            if (CORNERS) warp_add(&t[row[i]], 1);
             found++;
         }
     }
@@ -146,7 +195,7 @@ extern "C" __global__ void triangles_block(const u64 *offsets, const u32 *adj,
             for_u += found;
         }
         if (lane_id() == 0 && for_u) {
-            atomicAdd(&t[u], for_u);
+            if (CORNERS) atomicAdd(&t[u], for_u);
             mine += for_u;
         }
         // The table is refilled for the next vertex only once every warp is done with it.
