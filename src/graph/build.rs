@@ -186,10 +186,17 @@ fn build_for_gpu(
     };
     let needed = world.allreduce(csr_gpu::bytes_needed(part, entries), Op::Max);
     let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
-    if needed > free {
-        let why = format!(
+    let why = if source.num_vertices() > 1 << 32 {
+        Some(format!(
+            "the GPU build packs vertex ids in 32 bits, and this graph has {} vertices",
+            source.num_vertices()
+        ))
+    } else {
+        (needed > free).then(|| format!(
             "building the CSR on the GPU needs about {needed} bytes per rank, but only {free} are free"
-        );
+        ))
+    };
+    if let Some(why) = why {
         if choice == Construction::Gpu {
             return Err(Error::Unavailable(format!(
                 "{why}: set [graph] construction = \"cpu\" or \"auto\""
