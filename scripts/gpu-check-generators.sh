@@ -7,9 +7,10 @@
 # (np 1, the reference), then on the GPU (edges generated there, construction gpu) on one GPU
 # and on every GPU present. The /graph edge_checksum (the edges as generated) and
 # csr_checksum (kernel 1's CSR) must equal the CPU run's. The table shows the GPU's
-# generation rate (edges_per_second: the GPU's checksum pass over the edges), the CPU's, and
-# where the CSR was built. A generator without a GPU edge function (erdos-renyi) runs with
-# construction auto: its edges and CSR are made on the CPU, which its row says.
+# generation rate (edges_per_second: the checksum pass over the edges), the CPU's, and where
+# the edges were generated and the CSR built. A generator without a GPU edge function
+# (erdos-renyi) runs with construction auto: its edges and CSR are made on the CPU, which its
+# row says.
 
 # NAME|flags of each case; the GPU runs add --construction gpu unless the name ends in -cpu.
 generator_cases=(
@@ -56,7 +57,7 @@ import sys, h5py
 out, pairs = sys.argv[1], sys.argv[2:]
 text = lambda v: v.decode() if isinstance(v, bytes) else str(v)
 bad = 0
-print(f"{'generator':<18} {'gpus':>4} {'edges':>9} {'gpu edges/s':>12} {'cpu edges/s':>12} {'built':<5} {'edges':>5} {'csr':>5}  result")
+print(f"{'generator':<18} {'gpus':>4} {'edges':>9} {'gpu edges/s':>12} {'cpu edges/s':>12} {'made':<4} {'built':<5} {'edges':>5} {'csr':>5}  result")
 for pair in pairs:
     ref_name, name = pair.split(":")
     with h5py.File(f"{out}/{ref_name}.h5") as rf, h5py.File(f"{out}/{name}.h5") as gf:
@@ -67,7 +68,7 @@ for pair in pairs:
         bad += not ok
         label = name[len("gen-"):name.rindex("-gpu-")]
         print(f"{label:<18} {int(gf.attrs['ranks']):>4} {int(g['edges']):>9} {float(g['edges_per_second']):>12.4g} "
-              f"{float(r['edges_per_second']):>12.4g} {text(g['construction_device']):<5} "
+              f"{float(r['edges_per_second']):>12.4g} {text(g['generate_device']):<4} {text(g['construction_device']):<5} "
               f"{'same' if same_edges else 'DIFF':>5} {'same' if same_csr else 'DIFF':>5}  {'ok' if ok else 'FAIL'}")
 sys.exit(1 if bad else 0)
 PY

@@ -21,6 +21,8 @@ pub struct Built {
     /// Seconds to generate (or read) the edges and pass over them once (on the GPU where
     /// it generates them).
     pub generation: f64,
+    /// Where the edges were generated for that pass: "cpu" or "gpu".
+    pub generated_on: &'static str,
     /// Order-independent checksum of all edge tuples: equal edge lists give equal checksums.
     pub edge_checksum: u64,
     /// Seconds of kernel 1, between barriers.
@@ -53,6 +55,7 @@ impl Built {
         w.attr("edge_checksum", self.edge_checksum)?;
         w.attr("csr_checksum", self.csr_checksum)?;
         w.attr("generate_time", self.generation)?;
+        w.attr_str("generate_device", self.generated_on)?;
         w.attr(
             "edges_per_second",
             g.num_input_edges as f64 / self.generation,
@@ -99,6 +102,7 @@ pub fn build(
         }
     };
     let generation = opened + pass;
+    let generated_on = if on_gpu.is_some() { "gpu" } else { "cpu" };
     let mut timers = PhaseTimes::default();
     world.barrier();
     let t = Instant::now();
@@ -132,6 +136,7 @@ pub fn build(
     Ok(Built {
         graph,
         generation,
+        generated_on,
         edge_checksum,
         construction,
         built_on,
