@@ -105,6 +105,7 @@ fn every_generator_gives_one_graph_for_every_rank_count() {
     let dir = test_dir("generators_ranks");
     for &(name, args) in GENERATORS {
         let one = generate(1, &dir, &format!("{name}-np1"), args);
+        assert_eq!(one.attr_str("graph", "generate_device"), "cpu", "{name}");
         for np in [2, 3, 4] {
             let h5 = generate(np, &dir, &format!("{name}-np{np}"), args);
             for attr in [

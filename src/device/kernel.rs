@@ -23,8 +23,8 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("bfs.cu", include_str!("../../kernels/bfs.cu")),
     ("cc.cu", include_str!("../../kernels/cc.cu")),
     ("exchange.cu", include_str!("../../kernels/exchange.cu")),
+    ("generators.cu", include_str!("../../kernels/generators.cu")),
     ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
-    ("kron.cu", include_str!("../../kernels/kron.cu")),
     ("miller.cu", include_str!("../../kernels/miller.cu")),
     ("triangles.cu", include_str!("../../kernels/triangles.cu")),
 ];

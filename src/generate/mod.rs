@@ -54,6 +54,7 @@ impl Workload for Generate {
             ("edge_checksum", built.edge_checksum.to_string()),
             ("csr_checksum", built.csr_checksum.to_string()),
             ("generate_time", format!("{:.6}", built.generation)),
+            ("generate_device", built.generated_on.to_string()),
             (
                 "edges_per_second",
                 format!("{:.4e}", g.num_input_edges as f64 / built.generation),

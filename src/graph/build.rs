@@ -1,10 +1,11 @@
 //! The one place a graph is made (as GAP's `Builder::MakeGraph`): open the `[graph]` source,
 //! check the host (and, through the caller, the device) can hold it, pass over the edges once
-//! (generation time and edge checksum), build the 1D CSR on the GPU or the CPU (kernel 1),
-//! and checksum the result. Every graph workload takes its graph from here.
+//! (generation time and edge checksum: on the GPU on a GPU run of a generator that has a GPU
+//! edge function, else on the CPU), build the 1D CSR on the GPU or the CPU (kernel 1), and
+//! checksum the result. Every graph workload takes its graph from here.
 
 use super::source::{Construction, GraphConfig};
-use super::{csr_gpu, Block1D, DistGraph, EdgeSource};
+use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, EdgeSource};
 use crate::comm::{GpuTransport, Op, PhaseTimes, World};
 use crate::device::{Gpu, Selected};
 use crate::error::{Error, Result};
@@ -17,8 +18,11 @@ use std::time::Instant;
 /// A built graph and what was measured making it.
 pub struct Built {
     pub graph: DistGraph,
-    /// Seconds to generate (or read) the edges and pass over them once.
+    /// Seconds to generate (or read) the edges and pass over them once (on the GPU where
+    /// it generates them).
     pub generation: f64,
+    /// Where the edges were generated for that pass: "cpu" or "gpu".
+    pub generated_on: &'static str,
     /// Order-independent checksum of all edge tuples: equal edge lists give equal checksums.
     pub edge_checksum: u64,
     /// Seconds of kernel 1, between barriers.
@@ -51,6 +55,7 @@ impl Built {
         w.attr("edge_checksum", self.edge_checksum)?;
         w.attr("csr_checksum", self.csr_checksum)?;
         w.attr("generate_time", self.generation)?;
+        w.attr_str("generate_device", self.generated_on)?;
         w.attr(
             "edges_per_second",
             g.num_input_edges as f64 / self.generation,
@@ -76,6 +81,7 @@ pub fn build(
     let started = Instant::now();
     let source = cfg.spec.open(world, seed)?;
     let source = source.as_ref();
+    let opened = started.elapsed().as_secs_f64();
     if source.num_vertices() == 0 {
         return Err(Error::Unavailable(format!(
             "the graph ({} {}) has no vertices",
@@ -87,24 +93,29 @@ pub fn build(
     let entries = entries_per_rank_estimate(world, source);
     check_host_memory(world, &part, entries, cfg.spec.scale().is_some())?;
     fits(&part, entries)?;
-    let edge_checksum = edge_checksum(world, source);
-    let generation = started.elapsed().as_secs_f64();
+    let on_gpu = gpu_generator(device, cfg, source);
+    let (edge_checksum, pass) = match &on_gpu {
+        Some((gpu, edges)) => csr_gpu::edge_checksum(world, gpu, source, edges)?,
+        None => {
+            let t = Instant::now();
+            (edge_checksum(world, source), t.elapsed().as_secs_f64())
+        }
+    };
+    let generation = opened + pass;
+    let generated_on = if on_gpu.is_some() { "gpu" } else { "cpu" };
     let mut timers = PhaseTimes::default();
     world.barrier();
     let t = Instant::now();
     let (graph, built_on) = match device {
-        Selected::Gpu(gpu) => {
-            let choice = cfg.construction;
-            build_for_gpu(
-                world,
-                gpu,
-                transport,
-                choice,
-                source,
-                (&part, entries),
-                &mut timers,
-            )?
-        }
+        Selected::Gpu(gpu) => build_for_gpu(
+            world,
+            gpu,
+            transport,
+            cfg,
+            (source, on_gpu.as_ref().map(|(_, edges)| edges)),
+            (&part, entries),
+            &mut timers,
+        )?,
         Selected::Cpu if cfg.construction == Construction::Gpu => return Err(Error::Unavailable(
             "[graph] construction = \"gpu\" needs a run on GPUs, and this one computes on the CPU"
                 .into(),
@@ -125,6 +136,7 @@ pub fn build(
     Ok(Built {
         graph,
         generation,
+        generated_on,
         edge_checksum,
         construction,
         built_on,
@@ -133,34 +145,63 @@ pub fn build(
     })
 }
 
-/// Kernel 1 for a GPU run: on the GPU where `choice` allows and the generator has a GPU
-/// build (Kronecker), else on the CPU. `part` and `entries`: the partition and the rank's
-/// estimated adjacency entries, as `build` made them.
+/// The GPU and the generator's GPU edge function, on a GPU run of a generator that has
+/// one; None otherwise (on a GPU run, with a log line saying the CPU makes the edges).
+fn gpu_generator<'a>(
+    device: &'a Selected,
+    cfg: &GraphConfig,
+    source: &dyn EdgeSource,
+) -> Option<(&'a Gpu, DeviceEdges)> {
+    let Selected::Gpu(gpu) = device else {
+        return None;
+    };
+    let edges = source.device_edges();
+    if edges.is_none() {
+        info!(
+            "graph: {} has no GPU generator: its edges are made on the CPU",
+            cfg.spec.kind()
+        );
+    }
+    Some((gpu, edges?))
+}
+
+/// Kernel 1 for a GPU run: on the GPU where `[graph] construction` allows and the source's
+/// edges have a GPU generator (`edges`), else on the CPU. `part` and `entries`: the
+/// partition and the rank's estimated adjacency entries, as `build` made them.
 fn build_for_gpu(
     world: &World,
     gpu: &Gpu,
     transport: GpuTransport,
-    choice: Construction,
-    source: &dyn EdgeSource,
+    cfg: &GraphConfig,
+    (source, edges): (&dyn EdgeSource, Option<&DeviceEdges>),
     (part, entries): (&Block1D, u64),
     timers: &mut PhaseTimes,
 ) -> Result<(DistGraph, &'static str)> {
+    let choice = cfg.construction;
     let on_cpu = |timers| Ok((DistGraph::build(world, source, timers)?, "cpu"));
-    let kronecker = match (choice, source.as_kronecker()) {
+    let edges = match (choice, edges) {
         (Construction::Cpu, _) | (Construction::Auto, None) => return on_cpu(timers),
         (Construction::Gpu, None) => {
-            return Err(Error::Unavailable(
-                "[graph] construction = \"gpu\" builds Kronecker graphs only; other graphs are built on the CPU".into(),
-            ))
+            return Err(Error::Unavailable(format!(
+                "[graph] construction = \"gpu\" builds generated graphs whose edges the GPU makes, and {} has no GPU generator: set construction = \"cpu\" or \"auto\"",
+                cfg.spec.kind()
+            )))
         }
-        (_, Some(k)) => k,
+        (_, Some(edges)) => edges,
     };
     let needed = world.allreduce(csr_gpu::bytes_needed(part, entries), Op::Max);
     let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
-    if needed > free {
-        let why = format!(
+    let why = if source.num_vertices() > 1 << 32 {
+        Some(format!(
+            "the GPU build packs vertex ids in 32 bits, and this graph has {} vertices",
+            source.num_vertices()
+        ))
+    } else {
+        (needed > free).then(|| format!(
             "building the CSR on the GPU needs about {needed} bytes per rank, but only {free} are free"
-        );
+        ))
+    };
+    if let Some(why) = why {
         if choice == Construction::Gpu {
             return Err(Error::Unavailable(format!(
                 "{why}: set [graph] construction = \"cpu\" or \"auto\""
@@ -170,7 +211,7 @@ fn build_for_gpu(
         return on_cpu(timers);
     }
     Ok((
-        csr_gpu::build(world, gpu, transport, kronecker, timers)?,
+        csr_gpu::build(world, gpu, transport, (source, edges), timers)?,
         "gpu",
     ))
 }

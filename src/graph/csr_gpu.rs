@@ -1,26 +1,31 @@
-//! Kernel 1 on the GPU, for generated (Kronecker) graphs: the two passes of
-//! `DistGraph::build` with the edge generation, the routing of entries to their owners and
-//! the counting and placing done on the GPUs (kernels/kron.cu), ranks exchanging through
-//! `GpuExchange`. The filled rows come back to the host, which sorts and de-duplicates them
-//! as the CPU build does, so both builds give the same CSR.
+//! Generated graphs on the GPU (kernels/generators.cu), for every generator whose
+//! `EdgeSource::device_edges` names its GPU edge function: the edge checksum pass that times
+//! generation, and kernel 1, the two passes of `DistGraph::build` with the edge generation,
+//! the routing of entries to their owners and the counting and placing done on the GPUs,
+//! ranks exchanging through `GpuExchange`. The filled rows come back to the host, which sorts
+//! and de-duplicates them as the CPU build does, so both builds give the same CSR. The trick
+//! that makes one driver serve every generator: each edge is a pure function of its global
+//! index and a parameter array, so a generator is a kernel name and a `Vec<u64>`.
 //!
 //! Also the CSR as the GPU kernels read it (`DeviceCsr`: u64 offsets, u32 ids), uploaded
 //! once per graph and handed to each GPU workload.
 
 use super::csr::{row_offsets, DistGraph};
-use super::kronecker::Kronecker;
-use super::{Block1D, EdgeSource, Vid};
+use super::{Block1D, DeviceEdges, EdgeSource, Vid};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::GpuTransport;
 use crate::comm::{Op, PhaseTimes, World};
-use crate::device::{gpu_error, grid, Gpu, Kernel};
+use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
+use std::time::Instant;
 
 /// Edge tuples generated per round over all ranks (each rank makes its share), two messages
 /// each: bounds the message buffers, and what one rank can receive in a round.
 const ROUND_TUPLES: u64 = 1 << 24;
+/// The kernel file of the generators and of kernel 1's passes.
+const FILE: &str = "generators.cu";
 /// Adjacency entries copied between host and GPU per transfer (bounds the host staging buffer).
 const COPY_CHUNK: usize = 1 << 26;
 
@@ -44,22 +49,52 @@ pub fn bytes_needed(part: &Block1D, entries: u64) -> u64 {
     16 * part.local_n() as u64 + 4 * entries + 8 * (generated + recv)
 }
 
-/// Build this rank's part of the CSR of `source` on its GPU (collective).
+/// The edge checksum of `build::edge_checksum`, with this rank's edges generated and
+/// hashed on its GPU (collective), and the seconds that took (the kernel compiled before).
+pub fn edge_checksum(
+    world: &World,
+    gpu: &Gpu,
+    source: &dyn EdgeSource,
+    edges: &DeviceEdges,
+) -> Result<(u64, f64)> {
+    let name = format!("{}_checksum", edges.kernel);
+    let kernel = gpu.function(FILE, &name)?;
+    let params = gpu.upload("generator constants", &edges.params)?;
+    let mut sum = gpu.zeros::<u64>("edge checksum", 1)?;
+    let (cfg, count) = (
+        blocks(gpu.resident_blocks(THREADS)? as u64, THREADS),
+        source.local_len(),
+    );
+    world.barrier();
+    let t = Instant::now();
+    gpu.launch(&kernel, cfg, |b| {
+        b.arg(&params)
+            .arg(&edges.first_edge)
+            .arg(&count)
+            .arg(&mut sum);
+    })?;
+    let local = gpu.download("edge checksum", &sum, 1)?[0];
+    let checksum = world.allreduce(local, Op::Sum);
+    Ok((checksum, t.elapsed().as_secs_f64()))
+}
+
+/// Build this rank's part of the CSR of `source`, whose edges `edges` makes, on its GPU
+/// (collective).
 pub fn build(
     world: &World,
     gpu: &Gpu,
     transport: GpuTransport,
-    source: &Kronecker,
+    (source, edges): (&dyn EdgeSource, &DeviceEdges),
     timers: &mut PhaseTimes,
 ) -> Result<DistGraph> {
     let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
     let local_n = part.local_n();
     let first = part.first();
     let s = &gpu.stream;
-    let mut rounds = Rounds::new(world, gpu, transport, source, &part)?;
+    let mut rounds = Rounds::new(world, gpu, transport, (source, edges), &part)?;
 
     // Pass 1: tuple endpoints and row lengths.
-    let count = gpu.function("kron.cu", "kron_count")?;
+    let count = gpu.function(FILE, "csr_count")?;
     let mut ends = gpu.zeros::<u64>("tuple endpoint counts", local_n)?;
     let mut lengths = gpu.zeros::<u64>("row lengths", local_n)?;
     for r in 0..rounds.count {
@@ -72,13 +107,13 @@ pub fn build(
                     .arg(&mut ends)
                     .arg(&mut lengths);
             })?;
-            gpu.sync("kron_count")
+            gpu.sync("csr_count")
         })?;
     }
     let offsets = row_offsets(&gpu.download("row lengths", &lengths, local_n)?);
 
     // Pass 2: the rows, filled through cursors that start at the row offsets.
-    let fill = gpu.function("kron.cu", "kron_fill")?;
+    let fill = gpu.function(FILE, "csr_fill")?;
     let mut cursor = lengths;
     if local_n > 0 {
         s.memcpy_htod(&offsets[..local_n], &mut cursor.slice_mut(0..local_n))
@@ -96,7 +131,7 @@ pub fn build(
                     .arg(&mut cursor)
                     .arg(&mut rows);
             })?;
-            gpu.sync("kron_fill")
+            gpu.sync("csr_fill")
         })?;
     }
     drop(rounds);
@@ -127,7 +162,8 @@ pub fn build(
 /// and, on several ranks, routes them to their owners.
 struct Rounds<'a> {
     gpu: &'a Gpu,
-    source: &'a Kronecker,
+    local_len: u64,
+    first_edge: u64,
     messages: Kernel,
     params: CudaSlice<u64>,
     per_rank: u64,
@@ -150,7 +186,7 @@ impl<'a> Rounds<'a> {
         world: &'a World,
         gpu: &'a Gpu,
         transport: GpuTransport,
-        source: &'a Kronecker,
+        (source, edges): (&dyn EdgeSource, &DeviceEdges),
         part: &Block1D,
     ) -> Result<Self> {
         let (per_rank, recv) = round_sizes(world.size());
@@ -167,9 +203,10 @@ impl<'a> Rounds<'a> {
         };
         Ok(Rounds {
             gpu,
-            source,
-            messages: gpu.function("kron.cu", "kron_messages")?,
-            params: gpu.upload("generator constants", &source.device_params())?,
+            local_len: source.local_len(),
+            first_edge: edges.first_edge,
+            messages: gpu.function(FILE, &format!("{}_messages", edges.kernel))?,
+            params: gpu.upload("generator constants", &edges.params)?,
             per_rank,
             count: world.allreduce(source.local_len().div_ceil(per_rank), Op::Max),
             generated: alloc(2 * per_rank)?,
@@ -179,10 +216,9 @@ impl<'a> Rounds<'a> {
 
     /// Round `r`: the messages this rank owns, and how many.
     fn round(&mut self, r: u64, timers: &mut PhaseTimes) -> Result<(&CudaSlice<u64>, u64)> {
-        let local_len = self.source.local_len();
-        let start = (r * self.per_rank).min(local_len);
-        let tuples = self.per_rank.min(local_len - start);
-        let first_edge = self.source.first_local_edge() + start;
+        let start = (r * self.per_rank).min(self.local_len);
+        let tuples = self.per_rank.min(self.local_len - start);
+        let first_edge = self.first_edge + start;
         let gpu = self.gpu;
         timers.time("generate", || {
             gpu.launch(&self.messages, grid(tuples), |b| {
@@ -191,7 +227,7 @@ impl<'a> Rounds<'a> {
                     .arg(&tuples)
                     .arg(&mut self.generated);
             })?;
-            gpu.sync("kron_messages")
+            gpu.sync("generate edge messages")
         })?;
         let Some(routing) = &mut self.routing else {
             return Ok((&self.generated, 2 * tuples));
@@ -284,6 +320,30 @@ fn download_rows(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<Vid>> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::generators::watts_strogatz::{Base, WattsStrogatz};
+    use crate::graph::generators::{barabasi_albert, lattice, ssca2};
+    use crate::graph::kronecker::Kronecker;
+
+    /// Every generator with a GPU edge function names kernels that generators.cu makes.
+    #[test]
+    fn every_device_generator_has_its_kernels() {
+        let (_, source) = crate::device::KERNELS
+            .iter()
+            .find(|(f, _)| *f == FILE)
+            .unwrap();
+        let sources: Vec<Box<dyn EdgeSource>> = vec![
+            Box::new(Kronecker::new(8, 16, 1, 1, 0)),
+            Box::new(ssca2::Ssca2::new(8, 1, 1, 0)),
+            Box::new(barabasi_albert::BarabasiAlbert::new(100, 2, 1, 1, 0)),
+            Box::new(lattice::Lattice::new(vec![4, 4], true, 1, 1, 0)),
+            Box::new(WattsStrogatz::new(Base::Ring { n: 50, k: 4 }, 0.1, 1, 1, 0)),
+        ];
+        for s in &sources {
+            let edges = s.device_edges().unwrap();
+            let line = format!("\nGENERATOR({})\n", edges.kernel);
+            assert!(source.contains(&line), "no {line:?} in kernels/{FILE}");
+        }
+    }
 
     #[test]
     fn one_rank_needs_no_send_or_receive_buffers() {

@@ -8,7 +8,7 @@
 //! seeded bijection on [0, 2^SCALE) so that ids carry no locality. Each rank generates its
 //! own contiguous range of tuple indices, so the graph is identical for every rank count.
 
-use super::{block_range, Edge, EdgeSource};
+use super::{block_range, DeviceEdges, Edge, EdgeSource};
 use crate::rng::{draw, stream_key};
 use rayon::prelude::*;
 
@@ -65,30 +65,6 @@ impl Kronecker {
         (self.scramble.apply(u), self.scramble.apply(v))
     }
 
-    /// The first global tuple index of this rank's range.
-    pub fn first_local_edge(&self) -> u64 {
-        self.local.start
-    }
-
-    /// The generator's constants, laid out as `params` in kernels/kron.cu, which generates
-    /// the same tuples on a GPU.
-    pub fn device_params(&self) -> [u64; 11] {
-        let s = &self.scramble;
-        [
-            self.edge_key,
-            s.mask,
-            s.shift as u64,
-            s.mul[0],
-            s.mul[1],
-            s.add[0],
-            s.add[1],
-            self.scale as u64,
-            self.row_threshold as u64,
-            self.col_threshold_top as u64,
-            self.col_threshold_bottom as u64,
-        ]
-    }
-
     /// The initiator quadrant (row bit, column bit) chosen by 32 random bits.
     #[inline]
     fn quadrant(&self, r: u32) -> (bool, bool) {
@@ -112,8 +88,21 @@ impl EdgeSource for Kronecker {
     fn local_len(&self) -> u64 {
         self.local.end - self.local.start
     }
-    fn as_kronecker(&self) -> Option<&Kronecker> {
-        Some(self)
+    /// kernels/generators.cu `kron_edge`.
+    fn device_edges(&self) -> Option<DeviceEdges> {
+        let mut params = vec![self.edge_key];
+        params.extend(self.scramble.params());
+        params.extend([
+            self.scale as u64,
+            self.row_threshold as u64,
+            self.col_threshold_top as u64,
+            self.col_threshold_bottom as u64,
+        ]);
+        Some(DeviceEdges {
+            kernel: "kron",
+            params,
+            first_edge: self.local.start,
+        })
     }
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
         let first = self.local.start + start;
@@ -147,6 +136,13 @@ impl Scramble {
             mul: [draw(key, 0) | 1, draw(key, 1) | 1],
             add: [draw(key, 2), draw(key, 3)],
         }
+    }
+
+    /// The bijection as kernels/generators.cu's `scramble` takes it: mask, shift,
+    /// multipliers, addends.
+    pub(crate) fn params(&self) -> [u64; 6] {
+        let (mul, add) = (&self.mul, &self.add);
+        [self.mask, self.shift as u64, mul[0], mul[1], add[0], add[1]]
     }
 
     #[inline]
@@ -192,6 +188,30 @@ mod tests {
             }
             assert_eq!(all, joined);
         }
+    }
+
+    /// kernels/generators.cu `kron_edge`'s layout: key, scramble (mask, shift, multipliers,
+    /// addends), SCALE, the three thresholds.
+    #[test]
+    fn device_params_follow_the_kernels_layout() {
+        let g = Kronecker::new(10, 16, 9, 3, 1);
+        let d = g.device_edges().unwrap();
+        assert_eq!((d.kernel, d.first_edge), ("kron", g.local.start));
+        let s = &g.scramble;
+        let want = vec![
+            stream_key(9, 1),
+            (1 << 10) - 1,
+            5,
+            s.mul[0],
+            s.mul[1],
+            s.add[0],
+            s.add[1],
+            10,
+            g.row_threshold as u64,
+            g.col_threshold_top as u64,
+            g.col_threshold_bottom as u64,
+        ];
+        assert_eq!(d.params, want);
     }
 
     #[test]

@@ -33,9 +33,8 @@ pub trait EdgeSource: Sync {
     fn local_len(&self) -> u64;
     /// Append this rank's edges `start .. start + len` (relative to its range) to `out`.
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>);
-    /// The Kronecker generator, when that is where the edges come from (a GPU can then
-    /// generate them itself).
-    fn as_kronecker(&self) -> Option<&kronecker::Kronecker> {
+    /// How a GPU generates this rank's edges, for generators that have a GPU edge function.
+    fn device_edges(&self) -> Option<DeviceEdges> {
         None
     }
     /// True when each tuple (u, v) is an arc u -> v (SSCA#2); BFS and the analyses treat
@@ -50,6 +49,17 @@ pub trait EdgeSource: Sync {
     fn is_weighted(&self) -> bool {
         false
     }
+}
+
+/// A generator as kernels/generators.cu runs it: its kernels `{kernel}_messages` and
+/// `{kernel}_checksum` read `params` (laid out as that file states above the generator's
+/// edge function) and make edge e of the global list, as the generator's `EdgeSource` does,
+/// for this rank's edges `first_edge ..` (`local_len` of them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceEdges {
+    pub kernel: &'static str,
+    pub params: Vec<u64>,
+    pub first_edge: u64,
 }
 
 /// The `rank`-th of `parts` contiguous, nearly equal ranges of `0..total`.

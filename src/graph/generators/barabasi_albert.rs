@@ -16,7 +16,7 @@
 //! follow P(k) = 2d(d+1)/(k(k+1)(k+2)); the CSR build drops the loops and parallel edges and
 //! counts them.
 
-use super::super::{block_range, Edge, EdgeSource};
+use super::super::{block_range, DeviceEdges, Edge, EdgeSource};
 use super::{below, fill, BA_TARGET};
 use crate::rng::{draw, stream_key};
 
@@ -74,6 +74,14 @@ impl EdgeSource for BarabasiAlbert {
     }
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
         fill(out, self.local.start + start, len, |j| self.edge(j));
+    }
+    /// kernels/generators.cu `ba_edge`.
+    fn device_edges(&self) -> Option<DeviceEdges> {
+        Some(DeviceEdges {
+            kernel: "ba",
+            params: vec![self.key, self.d],
+            first_edge: self.local.start,
+        })
     }
 }
 
@@ -147,6 +155,14 @@ mod tests {
         let log_sum: f64 = tail.iter().map(|k| (k / (k_min as f64 - 0.5)).ln()).sum();
         let alpha = 1.0 + tail.len() as f64 / log_sum;
         assert!((2.8..=3.1).contains(&alpha), "tail exponent {alpha:.3}");
+    }
+
+    #[test]
+    fn device_params_follow_the_kernels_layout() {
+        let g = BarabasiAlbert::new(1000, 3, 8, 4, 3);
+        let d = g.device_edges().unwrap();
+        assert_eq!((d.kernel, d.first_edge), ("ba", 2250));
+        assert_eq!(d.params, [stream_key(8, BA_TARGET), 3]);
     }
 
     #[test]

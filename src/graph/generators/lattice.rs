@@ -9,7 +9,7 @@
 //! sites twice, a side of 1 make loops); open sides at least 2. No randomness: the seed is
 //! taken only for a constructor like the other generators'.
 
-use super::super::{block_range, Edge, EdgeSource};
+use super::super::{block_range, DeviceEdges, Edge, EdgeSource};
 use rayon::prelude::*;
 
 /// Edges one parallel task produces after locating its first edge.
@@ -100,6 +100,13 @@ impl Lattice {
             differing += 1;
         }
         differing == 1
+    }
+
+    /// The lattice as kernels/generators.cu `lattice_edge` takes it: periodic, dimensions,
+    /// three sides (1 past the last).
+    pub(super) fn device_params(&self) -> [u64; 5] {
+        let s = &self.sides;
+        [self.periodic as u64, self.dim as u64, s[0], s[1], s[2]]
     }
 
     fn stride(&self, dir: usize) -> u64 {
@@ -199,6 +206,14 @@ impl EdgeSource for Lattice {
             .enumerate()
             .for_each(|(i, piece)| self.fill_from(first + (i * PIECE) as u64, piece));
     }
+    /// kernels/generators.cu `lattice_edge`.
+    fn device_edges(&self) -> Option<DeviceEdges> {
+        Some(DeviceEdges {
+            kernel: "lattice",
+            params: self.device_params().to_vec(),
+            first_edge: self.local.start,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -261,6 +276,16 @@ mod tests {
         assert_eq!(list[17], (8, 2));
         let (_, list) = edges(&[3, 2, 2], false);
         assert_eq!(&list[..4], &[(0, 1), (0, 3), (0, 6), (1, 2)]);
+    }
+
+    #[test]
+    fn device_params_follow_the_kernels_layout() {
+        let open = Lattice::new(vec![7, 5], false, 0, 2, 1);
+        let d = open.device_edges().unwrap();
+        assert_eq!((d.kernel, d.first_edge), ("lattice", open.m / 2));
+        assert_eq!(d.params, [0, 2, 7, 5, 1]);
+        let torus = Lattice::new(vec![4, 3, 5], true, 0, 1, 0);
+        assert_eq!(torus.device_params(), [1, 3, 4, 3, 5]);
     }
 
     #[test]

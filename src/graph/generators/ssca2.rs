@@ -13,7 +13,7 @@
 
 use super::{below, fill, SSCA2_EDGE, SSCA2_SCRAMBLE, SSCA2_WEIGHT};
 use crate::graph::kronecker::Scramble;
-use crate::graph::{block_range, Edge, EdgeSource};
+use crate::graph::{block_range, DeviceEdges, Edge, EdgeSource};
 use crate::rng::{draw, stream_key};
 
 /// The initiator a, b, c, d = 0.55, 0.1, 0.1, 0.25, in hundredths.
@@ -117,6 +117,20 @@ impl EdgeSource for Ssca2 {
     fn local_weights(&self, start: u64, len: u64, out: &mut Vec<u64>) {
         fill(out, self.local.start + start, len, |e| self.weight(e));
     }
+    /// kernels/generators.cu `ssca2_edge` (the edges only: the CSR build and the edge
+    /// checksum take no weights).
+    fn device_edges(&self) -> Option<DeviceEdges> {
+        let mut params = vec![self.edge_key];
+        params.extend(self.scramble.params());
+        params.push(self.scale as u64);
+        params.extend(INITIATOR);
+        params.extend(&self.first_keys);
+        Some(DeviceEdges {
+            kernel: "ssca2",
+            params,
+            first_edge: self.local.start,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -161,6 +175,20 @@ mod tests {
             // Noise moves each probability by well under 0.1%.
             assert!((*c as f64 - p * trials as f64).abs() < 5.0 * sd + 0.001 * trials as f64);
         }
+    }
+
+    /// kernels/generators.cu `ssca2_edge`'s layout: key, scramble, SCALE, initiator, the
+    /// attempt-0 level keys (each the draw `rmat` makes for attempt 0).
+    #[test]
+    fn device_params_follow_the_kernels_layout() {
+        let g = Ssca2::new(7, 4, 2, 1);
+        let d = g.device_edges().unwrap();
+        assert_eq!((d.kernel, d.first_edge), ("ssca2", 8 << 6));
+        assert_eq!(d.params[0], stream_key(4, SSCA2_EDGE));
+        assert_eq!(d.params[1..7], g.scramble.params());
+        assert_eq!(d.params[7..12], [7, 55, 10, 10, 25]);
+        let keys: Vec<u64> = (0..7).map(|l| draw(d.params[0], l)).collect();
+        assert_eq!(d.params[12..], keys);
     }
 
     #[test]

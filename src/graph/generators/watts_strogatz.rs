@@ -17,7 +17,7 @@
 //! the ring); w is uniform over the vertices outside u's neighbourhood that no earlier
 //! rewired edge could pair with u.
 
-use super::super::{block_range, Edge, EdgeSource};
+use super::super::{block_range, DeviceEdges, Edge, EdgeSource};
 use super::lattice::{self, Lattice};
 use super::{below, fill, WS_REWIRE, WS_TARGET};
 use crate::rng::{draw, stream_key};
@@ -180,6 +180,26 @@ impl EdgeSource for WattsStrogatz {
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
         fill(out, self.local.start + start, len, |e| self.edge(e));
     }
+    /// kernels/generators.cu `ws_edge`.
+    fn device_edges(&self) -> Option<DeviceEdges> {
+        let mut params = vec![
+            self.shape.n(),
+            self.shape.half(),
+            self.rewire_below,
+            self.rewire_key,
+            self.target_key,
+            ATTEMPTS,
+        ];
+        match &self.shape {
+            Shape::Ring { .. } => params.extend([1, 0, 0, 0, 0, 0]),
+            Shape::Torus(t) => params.extend([0].into_iter().chain(t.device_params())),
+        }
+        Some(DeviceEdges {
+            kernel: "ws",
+            params,
+            first_edge: self.local.start,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +273,25 @@ mod tests {
             assert_eq!(duplicates(&list), 0, "n = {n}, k = {k}");
             assert!(list.iter().all(|&(u, v)| u != v));
         }
+    }
+
+    /// kernels/generators.cu `ws_edge`'s layout: n, base edges per source, rewiring
+    /// threshold and keys, candidates, ring or lattice (then the lattice's own layout).
+    #[test]
+    fn device_params_follow_the_kernels_layout() {
+        let ring = WattsStrogatz::new(Base::Ring { n: 100, k: 6 }, 0.25, 3, 3, 2);
+        let d = ring.device_edges().unwrap();
+        assert_eq!((d.kernel, d.first_edge), ("ws", 200));
+        let keys = [stream_key(3, WS_REWIRE), stream_key(3, WS_TARGET)];
+        assert_eq!(d.params[..6], [100, 3, 1 << 51, keys[0], keys[1], ATTEMPTS]);
+        assert_eq!(d.params[6..], [1, 0, 0, 0, 0, 0]);
+        let dims = vec![5, 4, 3];
+        let torus = WattsStrogatz::new(Base::Lattice { dims: dims.clone() }, 0.5, 3, 1, 0);
+        let d = torus.device_edges().unwrap();
+        assert_eq!(d.params[..3], [60, 3, 1 << 52]);
+        let lattice = Lattice::new(dims, true, 3, 1, 0);
+        assert_eq!(d.params[6], 0);
+        assert_eq!(d.params[7..], lattice.device_params());
     }
 
     #[test]

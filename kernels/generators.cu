@@ -1,0 +1,281 @@
+// Graph generators and kernel 1 on the GPU (host side: src/graph/csr_gpu.rs). Compiled at
+// start by NVRTC.
+//
+// One __device__ edge function per generator, each a line-by-line port of its Rust reference
+// (src/graph/kronecker.rs, src/graph/generators/*.rs): the same counter-based draws (the
+// prelude's `draw`), the same integer arithmetic, so edge e of the global list is the CPU's
+// bit for bit. `p` is the generator's parameter array, packed by its `device_edges` in Rust
+// (the layout is stated above each function). The GENERATOR macro makes two kernels of each
+// edge function, over this rank's edges first_edge .. first_edge + count:
+//   NAME_messages: each tuple (u, v) as two directed messages packed in one u64, source in
+//     the high half (the GPU path needs N <= 2^32): u->v and v->u;
+//   NAME_checksum: the order-independent edge checksum, sum of mix64(mix64(u) ^ v) (wrapping;
+//     src/graph/build.rs `edge_checksum`), added into *sum: generation timed on the GPU.
+// csr_count and csr_fill are kernel 1's two passes over the messages, for every generator. A
+// self-loop's two messages count towards its vertex's tuple endpoints but are not stored.
+
+// x from 64 random bits, uniform in [0, n): the multiply-high of generators/mod.rs `below`.
+__device__ __forceinline__ u64 below(u64 bits, u64 n) { return __umul64hi(bits, n); }
+
+// Kronecker's seeded bijection on [0, 2^bits) (`Scramble`, src/graph/kronecker.rs).
+// s: [0] mask, [1] shift, [2..4) multipliers, [4..6) addends.
+__device__ __forceinline__ u64 scramble(const u64 *s, u64 x) {
+    for (int round = 0; round < 2; round++) {
+        x = (x * s[2 + round] + s[4 + round]) & s[0];
+        x ^= x >> s[1];
+    }
+    return x;
+}
+
+// ---- Graph500 Kronecker (src/graph/kronecker.rs) -----------------------------------------
+// p: [0] edge stream key, [1..7) scramble, [7] SCALE, [8] row threshold, [9] column threshold
+// (top row), [10] column threshold (bottom row); thresholds apply to 16-bit uniform draws.
+__device__ void kron_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
+    u32 scale = (u32)p[7];
+    u16 row_t = (u16)p[8], col_top = (u16)p[9], col_bottom = (u16)p[10];
+    u64 draws = (scale + 1) / 2, bits = 0;
+    u = 0;
+    v = 0;
+    for (u32 level = 0; level < scale; level++) {
+        if (level % 2 == 0) bits = draw(p[0], e * draws + level / 2);
+        u32 r = (u32)bits;
+        bool row = (u16)r >= row_t;
+        bool col = (u16)(r >> 16) >= (row ? col_bottom : col_top);
+        bits >>= 32;
+        u = (u << 1) | row;
+        v = (v << 1) | col;
+    }
+    u = scramble(p + 1, u);
+    v = scramble(p + 1, v);
+}
+
+// ---- SSCA#2 (src/graph/generators/ssca2.rs) ----------------------------------------------
+// p: [0] edge stream key, [1..7) scramble, [7] SCALE, [8..12) initiator a, b, c, d in
+// hundredths, [12..12+SCALE) the level keys of attempt 0 (draw(p[0], level)).
+
+// The quadrant (row bit, column bit) 64 random bits choose: noisy initiator, in integers.
+__device__ __forceinline__ void ssca2_quadrant(const u64 *initiator, u64 bits, bool &row,
+                                               bool &col) {
+    u64 w[4];
+    for (int i = 0; i < 4; i++) w[i] = initiator[i] * (38912 + ((bits >> (12 * i)) & 0xfff));
+    u64 t = ((bits >> 48) * (w[0] + w[1] + w[2] + w[3])) >> 16;
+    int q = (t >= w[0]) + (t >= w[0] + w[1]) + (t >= w[0] + w[1] + w[2]);
+    row = q >= 2;
+    col = q % 2 == 1;
+}
+
+__device__ void ssca2_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
+    u32 scale = (u32)p[7];
+    // A self-loop is redrawn whole with the next attempt number.
+    for (u64 attempt = 0;; attempt++) {
+        u = 0;
+        v = 0;
+        for (u32 level = 0; level < scale; level++) {
+            u64 key = attempt == 0 ? p[12 + level] : draw(p[0], 64 * attempt + level);
+            bool row, col;
+            ssca2_quadrant(p + 8, draw(key, e), row, col);
+            u = (u << 1) | row;
+            v = (v << 1) | col;
+        }
+        if (u != v) break;
+    }
+    u = scramble(p + 1, u);
+    v = scramble(p + 1, v);
+}
+
+// ---- Barabási-Albert (src/graph/generators/barabasi_albert.rs) ---------------------------
+// p: [0] target stream key, [1] d. Edge j: its copy slot r resolved while odd.
+__device__ void ba_edge(const u64 *p, u64 j, u64 &u, u64 &v) {
+    u64 r = 2 * j + 1;
+    while (r % 2 == 1) r = below(draw(p[0], r), r);
+    u = j / p[1];
+    v = r / (2 * p[1]);
+}
+
+// ---- Lattices (src/graph/generators/lattice.rs) ------------------------------------------
+// p: [0] periodic (1) or open (0), [1] dimensions (2 or 3), [2..5) sides (1 past the last).
+
+__device__ __forceinline__ u64 lattice_stride(const u64 *p, u32 dir) {
+    u64 stride = 1;
+    for (u32 i = 0; i < dir; i++) stride *= p[2 + i];
+    return stride;
+}
+
+__device__ __forceinline__ u64 lattice_coord(const u64 *p, u64 site, u32 dir) {
+    return site / lattice_stride(p, dir) % p[2 + dir];
+}
+
+__device__ __forceinline__ bool lattice_has_edge(const u64 *p, u64 site, u32 dir) {
+    return p[0] || lattice_coord(p, site, dir) + 1 < p[2 + dir];
+}
+
+// The site one step from `site` in direction `dir` (wrapping around).
+__device__ __forceinline__ u64 lattice_step(const u64 *p, u64 site, u32 dir) {
+    u64 x = lattice_coord(p, site, dir), stride = lattice_stride(p, dir);
+    return x + 1 == p[2 + dir] ? site - x * stride : site + stride;
+}
+
+// Edges of the sites before `site`.
+__device__ u64 lattice_edges_before(const u64 *p, u64 site) {
+    if (p[0]) return site * p[1];
+    u64 sum = 0;
+    for (u32 dir = 0; dir < p[1]; dir++) {
+        u64 stride = lattice_stride(p, dir), block = stride * p[2 + dir];
+        sum += site / block * (block - stride) + min(site % block, block - stride);
+    }
+    return sum;
+}
+
+__device__ void lattice_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
+    u64 site = e / p[1];
+    u32 dir = (u32)(e % p[1]);
+    if (!p[0]) {
+        // The last site with at most e edges before it owns edge e.
+        u64 lo = 0, hi = p[2] * p[3] * p[4];
+        while (hi - lo > 1) {
+            u64 mid = lo + (hi - lo) / 2;
+            if (lattice_edges_before(p, mid) <= e) lo = mid;
+            else hi = mid;
+        }
+        u64 skip = e - lattice_edges_before(p, lo);
+        site = lo;
+        for (dir = 0; dir < p[1]; dir++) {
+            if (!lattice_has_edge(p, site, dir)) continue;
+            if (skip == 0) break;
+            skip--;
+        }
+    }
+    u = site;
+    v = lattice_step(p, site, dir);
+}
+
+// True when sites a and b are joined by a lattice edge.
+__device__ bool lattice_adjacent(const u64 *p, u64 a, u64 b) {
+    u32 differing = 0;
+    for (u32 dir = 0; dir < p[1]; dir++) {
+        u64 x = lattice_coord(p, a, dir), y = lattice_coord(p, b, dir);
+        u64 gap = x > y ? x - y : y - x;
+        if (gap == 0) continue;
+        if (gap != 1 && !(p[0] && gap == p[2 + dir] - 1)) return false;
+        differing++;
+    }
+    return differing == 1;
+}
+
+// ---- Watts-Strogatz (src/graph/generators/watts_strogatz.rs) -----------------------------
+// p: [0] n, [1] base edges per source, [2] rewiring threshold on 53-bit draws (p·2^53),
+// [3] rewiring stream key, [4] target stream key, [5] candidates per rewired edge, [6] ring
+// (1) or periodic lattice (0), [7..12) that lattice, as lattice_edge's p.
+
+__device__ __forceinline__ void ws_base(const u64 *p, u64 e, u64 &u, u64 &v) {
+    if (p[6]) {
+        u = e / p[1];
+        v = (u + e % p[1] + 1) % p[0];
+    } else {
+        lattice_edge(p + 7, e, u, v);
+    }
+}
+
+__device__ __forceinline__ bool ws_adjacent(const u64 *p, u64 u, u64 v) {
+    if (!p[6]) return lattice_adjacent(p + 7, u, v);
+    u64 gap = u > v ? u - v : v - u;
+    return gap != 0 && min(gap, p[0] - gap) <= p[1];
+}
+
+__device__ __forceinline__ bool ws_rewired(const u64 *p, u64 e) {
+    return draw(p[3], e) >> 11 < p[2];
+}
+
+__device__ __forceinline__ u64 ws_candidate(const u64 *p, u64 e, u64 attempt) {
+    return below(draw(p[4], e * p[5] + attempt), p[0]);
+}
+
+// True when a rewired edge e' < e with source s has t among its candidates.
+__device__ bool ws_earlier_may_pair(const u64 *p, u64 e, u64 s, u64 t) {
+    u64 h = p[1];
+    for (u64 other = s * h; other < min(s * h + h, e); other++) {
+        if (!ws_rewired(p, other)) continue;
+        for (u64 attempt = 0; attempt < p[5]; attempt++)
+            if (ws_candidate(p, other, attempt) == t) return true;
+    }
+    return false;
+}
+
+__device__ void ws_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
+    ws_base(p, e, u, v);
+    if (!ws_rewired(p, e)) return;
+    for (u64 attempt = 0; attempt < p[5]; attempt++) {
+        u64 c = ws_candidate(p, e, attempt);
+        if (c != u && !ws_adjacent(p, u, c) && !ws_earlier_may_pair(p, e, u, c) &&
+            !ws_earlier_may_pair(p, e, c, u)) {
+            v = c;
+            return;
+        }
+    }
+}
+
+// ---- The kernels of every generator ------------------------------------------------------
+
+typedef void (*EdgeFn)(const u64 *, u64, u64 &, u64 &);
+
+template <EdgeFn EDGE>
+__device__ __forceinline__ void messages(const u64 *p, u64 first_edge, u64 count, u64 *out) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u64 u, v;
+    EDGE(p, first_edge + i, u, v);
+    out[2 * i] = (u << 32) | v;
+    out[2 * i + 1] = (v << 32) | u;
+}
+
+// A grid-stride loop; every thread of every block reaches the block sum.
+template <EdgeFn EDGE>
+__device__ __forceinline__ void checksum(const u64 *p, u64 first_edge, u64 count, u64 *sum) {
+    u64 h = 0;
+    for (u64 i = thread_index(); i < count; i += grid_threads()) {
+        u64 u, v;
+        EDGE(p, first_edge + i, u, v);
+        h += mix64(mix64(u) ^ v);
+    }
+    const int at[1] = {0};
+    const u64 value[1] = {h};
+    block_add<1>(sum, at, value);
+}
+
+#define GENERATOR(NAME)                                                                     \
+    extern "C" __global__ void NAME##_messages(const u64 *p, u64 first_edge, u64 count,     \
+                                               u64 *out) {                                  \
+        messages<NAME##_edge>(p, first_edge, count, out);                                   \
+    }                                                                                       \
+    extern "C" __global__ void NAME##_checksum(const u64 *p, u64 first_edge, u64 count,     \
+                                               u64 *sum) {                                  \
+        checksum<NAME##_edge>(p, first_edge, count, sum);                                   \
+    }
+
+GENERATOR(kron)
+GENERATOR(ssca2)
+GENERATOR(ba)
+GENERATOR(lattice)
+GENERATOR(ws)
+
+// ---- Kernel 1's passes over the messages (first = the first local vertex id) -------------
+
+// Pass 1: tuple endpoints and row lengths of the local vertices.
+extern "C" __global__ void csr_count(const u64 *msgs, u64 count, u64 first, u64 *ends,
+                                     u64 *lengths) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u64 a = msgs[i] >> 32, b = msgs[i] & 0xffffffffULL;
+    atomicAdd(&ends[a - first], 1ULL);
+    if (a != b) atomicAdd(&lengths[a - first], 1ULL);
+}
+
+// Pass 2: each entry into the next free slot of its row (cursor starts at the row offsets);
+// rows are sorted and de-duplicated afterwards, so the order within a row does not matter.
+extern "C" __global__ void csr_fill(const u64 *msgs, u64 count, u64 first, u64 *cursor,
+                                    u32 *adj) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u64 a = msgs[i] >> 32, b = msgs[i] & 0xffffffffULL;
+    if (a != b) adj[atomicAdd(&cursor[a - first], 1ULL)] = (u32)b;
+}
