@@ -63,10 +63,11 @@ __device__ __forceinline__ void edge_done(u64 *t, u32 v, u64 found) {
 }
 
 // Short rows (out-degree below SHORT_ROW), a warp per vertex u: N+(u) is staged in the
-// warp's slice of shared memory, then the lanes take the pairs (v, w), v in N+(u) and w in
-// N+(v), 32 at a time over all of u's out-neighbours together (a warp prefix sum of their
-// row lengths tells each lane which v its pair belongs to), and look w up in N+(u) by binary
-// search in shared memory. No lane idles on a short N+(v), as one would striding row by row.
+// warp's slice of shared memory. Each out-neighbour v costs min(|N+(u)|, |N+(v)|) probes:
+// the entries of the shorter row, each looked up in the other (in shared memory when that
+// is N+(u), by binary search in global memory when it is N+(v)). The lanes take the probes
+// of all of u's out-neighbours together, 32 at a time (a warp prefix sum of the costs tells
+// each lane which v its probe belongs to), so no lane idles on a short row.
 #define SHORT_ROW 128 // = BLOCK_DEGREE in src/analyze/triangles_gpu.rs
 #define WARPS_PER_BLOCK 8 // THREADS / WARP (src/device/kernel.rs)
 extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
@@ -76,6 +77,7 @@ extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
     __shared__ u64 row_start[WARPS_PER_BLOCK][WARP];
     __shared__ u32 pairs_before[WARPS_PER_BLOCK][WARP];
     __shared__ u32 row_vertex[WARPS_PER_BLOCK][WARP];
+    __shared__ u32 row_len[WARPS_PER_BLOCK][WARP];
     u64 warp = thread_index() / WARP;
     u32 slot = threadIdx.x / WARP, lane = lane_id();
     u64 mine = 0;
@@ -89,15 +91,17 @@ extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
             u32 v = j < du ? nu[j] : 0;
             u64 start = j < du ? offsets[v] : 0;
             u32 len = j < du ? (u32)(offsets[v + 1] - start) : 0;
-            u32 incl = len;
+            u32 cost = min(len, du);
+            u32 incl = cost;
             for (u32 d = 1; d < WARP; d *= 2) {
                 u32 x = __shfl_up_sync(FULL, incl, d);
                 if (lane >= d) incl += x;
             }
             u32 pairs = __shfl_sync(FULL, incl, WARP - 1);
             row_start[slot][lane] = start;
-            pairs_before[slot][lane] = incl - len;
+            pairs_before[slot][lane] = incl - cost;
             row_vertex[slot][lane] = v;
+            row_len[slot][lane] = len;
             __syncwarp();
             u32 rows_here = min(du - j0, (u32)WARP);
             for (u32 p = lane; p < pairs; p += WARP) {
@@ -108,8 +112,12 @@ extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
                     if (pairs_before[slot][mid] <= p) lo = mid;
                     else hi = mid - 1;
                 }
-                u32 w = adj[row_start[slot][lo] + (p - pairs_before[slot][lo])];
-                if (row_holds(nu, du, w)) {
+                u32 at = p - pairs_before[slot][lo], lv = row_len[slot][lo];
+                const u32 *nv = adj + row_start[slot][lo];
+                // The shorter row's entry, and whether the longer row holds it.
+                u32 w = lv <= du ? nv[at] : nu[at];
+                bool hit = lv <= du ? row_holds(nu, du, w) : row_holds(nv, lv, w);
+                if (hit) {
                     mine++;
                     if (CORNERS) {
                         warp_add(&t[w], 1);
