@@ -7,6 +7,7 @@ pub static WORKLOADS: &[&dyn Entry] = &[
     &Registered::<crate::langford::Langford>::ENTRY,
     &Registered::<crate::generate::Generate>::ENTRY,
     &Registered::<crate::analyze::Analyze>::ENTRY,
+    &Registered::<crate::percolation::Percolation>::ENTRY,
 ];
 
 /// The workload of that name.

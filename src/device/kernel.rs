@@ -24,6 +24,7 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("exchange.cu", include_str!("../../kernels/exchange.cu")),
     ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
     ("kron.cu", include_str!("../../kernels/kron.cu")),
+    ("lattice.cu", include_str!("../../kernels/lattice.cu")),
     ("miller.cu", include_str!("../../kernels/miller.cu")),
     ("triangles.cu", include_str!("../../kernels/triangles.cu")),
 ];
