@@ -84,7 +84,13 @@ pub struct SlabBoundary {
 
 /// The rank's part of the boundary graph from the roots and masks of its face sites, as
 /// `Faces` orders them (collective: one shift of the bottom plane's roots).
-pub fn slab_boundary(world: &World, slab: &Slab, faces: &Faces, roots: &[u32], masks: &[u8]) -> SlabBoundary {
+pub fn slab_boundary(
+    world: &World,
+    slab: &Slab,
+    faces: &Faces,
+    roots: &[u32],
+    masks: &[u8],
+) -> SlabBoundary {
     let lattice = slab.lattice;
     let id = |slot: usize| match roots[slot] {
         NO_ROOT => NO_ID,
@@ -116,7 +122,14 @@ pub fn slab_boundary(world: &World, slab: &Slab, faces: &Faces, roots: &[u32], m
         touch(slot, if slab.is_bottom() { touches_low(0) } else { 0 });
     }
     for slot in faces.top() {
-        touch(slot, if slab.is_top() { touches_low(0) << 1 } else { 0 });
+        touch(
+            slot,
+            if slab.is_top() {
+                touches_low(0) << 1
+            } else {
+                0
+            },
+        );
     }
     for axis in 1..lattice.dim {
         let low = faces.low(axis);
@@ -161,7 +174,11 @@ pub struct Solution {
 
 /// Gather the boundary graph on rank 0, solve it there, and return this rank's node labels
 /// in the order of `part.roots` (with the solution on rank 0). Collective.
-pub fn solve(world: &World, slab: &Slab, part: &SlabBoundary) -> Result<(Vec<u64>, Option<Solution>)> {
+pub fn solve(
+    world: &World,
+    slab: &Slab,
+    part: &SlabBoundary,
+) -> Result<(Vec<u64>, Option<Solution>)> {
     let counts: Vec<usize> = world
         .allgather(part.roots.len() as u64)
         .into_iter()
@@ -181,7 +198,10 @@ pub fn solve(world: &World, slab: &Slab, part: &SlabBoundary) -> Result<(Vec<u64
         solve_graph(slab, ids, touches, &edges)
     });
     let (send, send_counts) = match &solution {
-        Some(s) => (s.cluster.iter().map(|&c| s.ids[c as usize]).collect(), counts),
+        Some(s) => (
+            s.cluster.iter().map(|&c| s.ids[c as usize]).collect(),
+            counts,
+        ),
         None => (Vec::new(), vec![0; world.size()]),
     };
     let labels = world.alltoallv(&send, &send_counts)?;
@@ -219,7 +239,11 @@ impl Windings {
             self.offset[v as usize] = to_root;
             self.parent[v as usize] = root;
         }
-        let offset = if x == root { [0; 3] } else { self.offset[x as usize] };
+        let offset = if x == root {
+            [0; 3]
+        } else {
+            self.offset[x as usize]
+        };
         (root, offset)
     }
 
@@ -325,7 +349,10 @@ mod tests {
         for axis in 1..3 {
             let stride = slab.lattice.stride(axis) as usize;
             for slot in faces.low(axis) {
-                let (lo, hi) = (faces.sites[slot] as usize, faces.sites[slot + faces.side] as usize);
+                let (lo, hi) = (
+                    faces.sites[slot] as usize,
+                    faces.sites[slot + faces.side] as usize,
+                );
                 assert_eq!(lo / stride % l, 0);
                 assert_eq!(hi, lo + (l - 1) * stride);
             }

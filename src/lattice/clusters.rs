@@ -103,7 +103,10 @@ impl ClusterStats {
                 label: c[1],
                 percolates: c[2] as u8,
             })
-            .fold(Cluster::default(), |best, c| if c.beats(&best) { c } else { best });
+            .fold(
+                Cluster::default(),
+                |best, c| if c.beats(&best) { c } else { best },
+            );
         ClusterStats {
             clusters: sums[0],
             sites: sums[1],

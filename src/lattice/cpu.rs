@@ -51,7 +51,11 @@ impl SlabDevice for CpuSlab {
             .iter()
             .map(|&s| {
                 let m = mask[s as usize];
-                let root = if m & VACANT != 0 { NO_ROOT } else { self.parent[s as usize] };
+                let root = if m & VACANT != 0 {
+                    NO_ROOT
+                } else {
+                    self.parent[s as usize]
+                };
                 (root, m)
             })
             .unzip())
@@ -63,18 +67,21 @@ impl SlabDevice for CpuSlab {
         }
         let offset = self.slab.offset();
         let parent = &self.parent;
-        self.labels.par_iter_mut().enumerate().for_each(|(i, label)| {
-            let p = parent[i];
-            let root = if p & ROOT_FLAG != 0 { i } else { p as usize };
-            let q = parent[root];
-            *label = if mask[i] & VACANT != 0 {
-                NO_LABEL
-            } else if q & ROOT_FLAG != 0 {
-                labels[(q & !ROOT_FLAG) as usize]
-            } else {
-                offset + root as u64
-            };
-        });
+        self.labels
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, label)| {
+                let p = parent[i];
+                let root = if p & ROOT_FLAG != 0 { i } else { p as usize };
+                let q = parent[root];
+                *label = if mask[i] & VACANT != 0 {
+                    NO_LABEL
+                } else if q & ROOT_FLAG != 0 {
+                    labels[(q & !ROOT_FLAG) as usize]
+                } else {
+                    offset + root as u64
+                };
+            });
         Ok(())
     }
 

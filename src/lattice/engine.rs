@@ -90,7 +90,12 @@ impl<D: SlabDevice> Labeller<D> {
 
     /// The cluster statistics of the labelling `labelled` of `mask`, on every rank
     /// (collective).
-    pub fn statistics(&mut self, world: &World, mask: &D::Mask, labelled: &Labelled) -> Result<ClusterStats> {
+    pub fn statistics(
+        &mut self,
+        world: &World,
+        mask: &D::Mask,
+        labelled: &Labelled,
+    ) -> Result<ClusterStats> {
         let (mut stats, node_sizes) = self.device.tally(mask, &labelled.roots)?;
         let node_sizes = world.gatherv_root(&node_sizes)?;
         if let Some(solution) = &labelled.solution {

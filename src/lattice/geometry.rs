@@ -202,7 +202,10 @@ mod tests {
         assert_eq!(torus.up(3, 1), Some(0));
         assert_eq!(torus.up(13, 0), Some(1));
         assert_eq!(torus.down(1, 0), Some(13));
-        let open = Lattice { periodic: false, ..torus };
+        let open = Lattice {
+            periodic: false,
+            ..torus
+        };
         assert_eq!(open.up(3, 1), None);
         assert_eq!(open.down(1, 0), None);
         assert_eq!(open.up(5, 0), Some(9));

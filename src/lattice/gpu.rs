@@ -166,7 +166,11 @@ impl SlabDevice for GpuSlab<'_> {
     }
 
     fn tally(&mut self, mask: &CudaSlice<u8>, roots: &[u32]) -> Result<(ClusterStats, Vec<u64>)> {
-        debug_assert_eq!(roots.len(), self.nodes as usize, "the last labelling's nodes");
+        debug_assert_eq!(
+            roots.len(),
+            self.nodes as usize,
+            "the last labelling's nodes"
+        );
         let gpu = self.gpu;
         let (n, count) = (self.n, self.nodes);
         let cfg = grid(u64::from(n));
@@ -211,6 +215,9 @@ impl SlabDevice for GpuSlab<'_> {
             largest,
             percolates_any: 0,
         };
-        Ok((stats, gpu.download("node sizes", &node_sizes, count as usize)?))
+        Ok((
+            stats,
+            gpu.download("node sizes", &node_sizes, count as usize)?,
+        ))
     }
 }

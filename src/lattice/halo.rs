@@ -28,12 +28,7 @@ pub fn exchange<T: Equivalence + Copy + Default>(world: &World, slab: &Slab, fie
     let up = field[top..top + plane].to_vec();
     world.sendrecv(&up, slab.above(), &mut field[..plane], slab.below());
     let down = field[plane..2 * plane].to_vec();
-    world.sendrecv(
-        &down,
-        slab.below(),
-        &mut field[top + plane..],
-        slab.above(),
-    );
+    world.sendrecv(&down, slab.below(), &mut field[top + plane..], slab.above());
     if !slab.lattice.periodic {
         if slab.is_bottom() {
             field[..plane].fill(T::default());

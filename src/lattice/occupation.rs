@@ -103,7 +103,12 @@ mod tests {
     #[test]
     fn a_slab_draws_the_whole_lattice_draw_for_its_sites() {
         let lattice = Lattice::new(3, 5, true).unwrap();
-        let whole = draw_mask(&Slab::new(lattice, 1, 0).unwrap(), Occupation::Site, 3, threshold(0.4));
+        let whole = draw_mask(
+            &Slab::new(lattice, 1, 0).unwrap(),
+            Occupation::Site,
+            3,
+            threshold(0.4),
+        );
         let slab = Slab::new(lattice, 3, 1).unwrap();
         let part = draw_mask(&slab, Occupation::Site, 3, threshold(0.4));
         assert_eq!(part[..], whole[slab.offset() as usize..][..slab.sites()]);

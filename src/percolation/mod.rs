@@ -153,10 +153,18 @@ impl Workload for Percolation {
         let kind = t.kind.unwrap_or(Kind::Site);
         let p = t.p.map_or(vec![threshold(shape, kind)], |p| p.0);
         if p.is_empty() {
-            return Err(config_error(source, &key("p is an empty list: expected at least one probability")));
+            return Err(config_error(
+                source,
+                &key("p is an empty list: expected at least one probability"),
+            ));
         }
         if let Some(bad) = p.iter().find(|p| !(0.0..=1.0).contains(*p)) {
-            return Err(out_of_range(source, &key("p"), bad, "a probability in [0, 1]"));
+            return Err(out_of_range(
+                source,
+                &key("p"),
+                bad,
+                "a probability in [0, 1]",
+            ));
         }
         let samples = t.samples.unwrap_or(16);
         if samples == 0 {
@@ -186,7 +194,8 @@ impl Workload for Percolation {
 
     fn execute(&self, h: &Harness) -> Result<()> {
         let world = h.world;
-        let slab = Slab::new(self.lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
+        let slab =
+            Slab::new(self.lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
         let mut sampler = h.timed("setup", || Sampler::new(h, slab))?;
         let mut rows = Vec::new();
         let mut labels = Vec::new();
@@ -200,7 +209,7 @@ impl Workload for Percolation {
                     let (stats, seconds) = sampler.sample(world, self.kind, key, p)?;
                     percolating += u64::from(stats.percolates_any != 0);
                     let done = s as u64 + 1;
-                    if done % block == 0 || done == self.samples {
+                    if done.is_multiple_of(block) || done == self.samples {
                         log::info!(
                             "percolation: p = {p}: {done} of {} samples, {percolating} with a percolating cluster",
                             self.samples

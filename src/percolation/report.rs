@@ -63,7 +63,10 @@ fn summarise(cfg: &Percolation, p_index: usize, rows: &[&Row]) -> Summary {
         .collect();
     let sites = cfg.lattice.sites();
     let fractions: Vec<f64> = rows.iter().map(|r| r.largest_fraction(sites)).collect();
-    let sizes: Vec<f64> = rows.iter().map(|r| r.stats.mean_size_without_largest()).collect();
+    let sizes: Vec<f64> = rows
+        .iter()
+        .map(|r| r.stats.mean_size_without_largest())
+        .collect();
     let seconds = rows.iter().map(|r| r.seconds).sum::<f64>() / n;
     Summary {
         p: cfg.p[p_index],
@@ -83,7 +86,11 @@ pub fn finish(h: &Harness, cfg: &Percolation, rows: &[Row], labels: &[u64]) -> R
             summarise(cfg, i, &mine)
         })
         .collect();
-    let word = if cfg.lattice.periodic { "wrapping" } else { "spanning" };
+    let word = if cfg.lattice.periodic {
+        "wrapping"
+    } else {
+        "spanning"
+    };
     let mut lines = vec![
         (
             "lattice".to_string(),
@@ -117,7 +124,8 @@ pub fn finish(h: &Harness, cfg: &Percolation, rows: &[Row], labels: &[u64]) -> R
             ),
         ));
     }
-    let borrowed: Vec<(&str, String)> = lines.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let borrowed: Vec<(&str, String)> =
+        lines.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     h.summary(&borrowed);
     h.write_results(|file| write(file, h, cfg, rows, &summaries, labels))
 }
@@ -169,20 +177,34 @@ fn write(
     group.dataset("largest", &col(&|r| r.stats.largest.size))?;
     group.dataset("largest_label", &col(&|r| r.stats.largest.label))?;
     group.dataset("sum_squares", &col(&|r| r.stats.sum_squares))?;
-    group.dataset("largest_fraction", &colf(&|r| r.largest_fraction(lattice.sites())))?;
-    group.dataset("mean_cluster_size", &colf(&|r| r.stats.mean_size_without_largest()))?;
+    group.dataset(
+        "largest_fraction",
+        &colf(&|r| r.largest_fraction(lattice.sites())),
+    )?;
+    group.dataset(
+        "mean_cluster_size",
+        &colf(&|r| r.stats.mean_size_without_largest()),
+    )?;
     group.dataset("percolates_any", &bits(&|r| r.stats.percolates_any))?;
     group.dataset("percolates_largest", &bits(&|r| r.stats.largest.percolates))?;
     group.dataset("label_seconds", &colf(&|r| r.seconds))?;
-    let histograms: Vec<u64> = rows.iter().flat_map(|r| r.stats.histogram.clone()).collect();
+    let histograms: Vec<u64> = rows
+        .iter()
+        .flat_map(|r| r.stats.histogram.clone())
+        .collect();
     group.dataset_2d("size_histogram", rows.len(), &histograms)?;
     debug_assert!(rows.iter().all(|r| r.stats.histogram.len() == SIZE_BINS));
     let s = group.subgroup("summary")?;
     let dim = lattice.dim;
-    let per_axis = |f: &dyn Fn(&Summary) -> Vec<f64>| summaries.iter().flat_map(f).collect::<Vec<f64>>();
+    let per_axis =
+        |f: &dyn Fn(&Summary) -> Vec<f64>| summaries.iter().flat_map(f).collect::<Vec<f64>>();
     let per_p = |f: &dyn Fn(&Summary) -> f64| summaries.iter().map(f).collect::<Vec<f64>>();
     s.dataset("p", &per_p(&|s| s.p))?;
-    s.dataset_2d("probability", summaries.len(), &per_axis(&|s| s.probability.iter().map(|x| x.0).collect()))?;
+    s.dataset_2d(
+        "probability",
+        summaries.len(),
+        &per_axis(&|s| s.probability.iter().map(|x| x.0).collect()),
+    )?;
     s.dataset_2d(
         "probability_error",
         summaries.len(),
@@ -196,7 +218,10 @@ fn write(
     s.dataset("largest_fraction", &per_p(&|s| s.largest_fraction.0))?;
     s.dataset("largest_fraction_error", &per_p(&|s| s.largest_fraction.1))?;
     s.dataset("mean_cluster_size", &per_p(&|s| s.mean_cluster_size.0))?;
-    s.dataset("mean_cluster_size_error", &per_p(&|s| s.mean_cluster_size.1))?;
+    s.dataset(
+        "mean_cluster_size_error",
+        &per_p(&|s| s.mean_cluster_size.1),
+    )?;
     s.dataset("ns_per_site", &per_p(&|s| s.ns_per_site))?;
     debug_assert!(summaries.iter().all(|s| s.probability.len() == dim));
     if !labels.is_empty() {

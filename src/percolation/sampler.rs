@@ -18,7 +18,7 @@ pub enum Sampler<'g> {
     },
     Gpu {
         gpu: &'g Gpu,
-        labeller: Labeller<GpuSlab<'g>>,
+        labeller: Box<Labeller<GpuSlab<'g>>>,
         mask: CudaSlice<u8>,
     },
 }
@@ -49,14 +49,20 @@ impl<'g> Sampler<'g> {
         }
         Ok(Sampler::Gpu {
             gpu,
-            labeller: Labeller::new(slab, GpuSlab::new(gpu, slab)?)?,
+            labeller: Box::new(Labeller::new(slab, GpuSlab::new(gpu, slab)?)?),
             mask: gpu.zeros("lattice masks", slab.sites())?,
         })
     }
 
     /// Draw sample `key` at probability `p`, label it and count its clusters: the statistics
     /// and the labelling's seconds (slowest rank). Collective.
-    pub fn sample(&mut self, world: &World, kind: Occupation, key: u64, p: f64) -> Result<(ClusterStats, f64)> {
+    pub fn sample(
+        &mut self,
+        world: &World,
+        kind: Occupation,
+        key: u64,
+        p: f64,
+    ) -> Result<(ClusterStats, f64)> {
         let t = threshold(p);
         let (stats, seconds) = match self {
             Sampler::Cpu { labeller, mask } => {
