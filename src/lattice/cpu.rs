@@ -10,6 +10,9 @@ use crate::error::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
+/// Sites per parallel task of the cluster tally.
+const TALLY_CHUNK: usize = 1 << 16;
+
 /// A slab's parents and labels in host memory.
 pub struct CpuSlab {
     slab: Slab,
@@ -86,22 +89,30 @@ impl SlabDevice for CpuSlab {
     }
 
     fn tally(&mut self, mask: &[u8], roots: &[u32]) -> Result<(ClusterStats, Vec<u64>)> {
-        let sizes: Vec<AtomicU32> = (0..self.slab.sites()).map(|_| AtomicU32::new(0)).collect();
-        (0..self.slab.sites()).into_par_iter().for_each(|i| {
+        let n = self.slab.sites();
+        let sizes: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+        (0..n).into_par_iter().for_each(|i| {
             if mask[i] & VACANT == 0 {
                 sizes[self.root(i)].fetch_add(1, Relaxed);
             }
         });
         let offset = self.slab.offset();
-        let stats = (0..self.slab.sites())
-            .into_par_iter()
-            .filter(|&i| mask[i] & VACANT == 0 && self.parent[i] == i as u32)
-            .fold(ClusterStats::default, |mut t, i| {
-                t.add(Cluster {
-                    size: u64::from(sizes[i].load(Relaxed)),
-                    label: offset + i as u64,
-                    percolates: 0,
-                });
+        // A tally per chunk of sites, updated in place, then merged.
+        let stats = mask
+            .par_chunks(TALLY_CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut t = ClusterStats::default();
+                for (j, &m) in chunk.iter().enumerate() {
+                    let i = c * TALLY_CHUNK + j;
+                    if m & VACANT == 0 && self.parent[i] == i as u32 {
+                        t.add(Cluster {
+                            size: u64::from(sizes[i].load(Relaxed)),
+                            label: offset + i as u64,
+                            percolates: 0,
+                        });
+                    }
+                }
                 t
             })
             .reduce(ClusterStats::default, |mut a, b| {

@@ -64,14 +64,44 @@ pub fn site_mask(lattice: &Lattice, kind: Occupation, key: u64, threshold: u64, 
     }
 }
 
-/// The masks of a slab's sites, drawn on the CPU.
+/// The masks of a slab's sites, drawn on the CPU (as `site_mask`, a row at a time: along
+/// the slow axes a row's sites share their neighbours' offsets).
 pub fn draw_mask(slab: &Slab, kind: Occupation, key: u64, threshold: u64) -> Vec<u8> {
     let lattice = slab.lattice;
-    (0..slab.sites())
-        .into_par_iter()
-        .with_min_len(1 << 12)
-        .map(|i| site_mask(&lattice, kind, key, threshold, slab.global(i)))
-        .collect()
+    let (l, d) = (lattice.l, lattice.dim as u64);
+    let fast = lattice.dim - 1;
+    let mut mask = vec![0u8; slab.sites()];
+    mask.par_chunks_mut(l as usize)
+        .enumerate()
+        .for_each(|(row, masks)| {
+            let start = slab.global(row * l as usize);
+            // Per axis, the neighbour up of the row's first site (none past an open end).
+            let up: Vec<Option<u64>> = (0..lattice.dim).map(|a| lattice.up(start, a)).collect();
+            for (x, m) in (0..l).zip(masks.iter_mut()) {
+                let site = start + x;
+                let neighbour = |a: usize| -> Option<u64> {
+                    if a != fast {
+                        up[a].map(|n| n + x)
+                    } else if x + 1 < l {
+                        Some(site + 1)
+                    } else {
+                        lattice.periodic.then_some(start)
+                    }
+                };
+                *m = match kind {
+                    Occupation::Site if !occupied(key, site, threshold) => VACANT,
+                    Occupation::Site => (0..lattice.dim)
+                        .filter(|&a| neighbour(a).is_some_and(|n| occupied(key, n, threshold)))
+                        .fold(0, |m, a| m | bond_bit(a)),
+                    Occupation::Bond => (0..lattice.dim)
+                        .filter(|&a| {
+                            neighbour(a).is_some() && occupied(key, site * d + a as u64, threshold)
+                        })
+                        .fold(0, |m, a| m | bond_bit(a)),
+                };
+            }
+        });
+    mask
 }
 
 #[cfg(test)]
@@ -97,6 +127,24 @@ mod tests {
             let empty = draw_mask(&slab, kind, 7, threshold(0.0));
             let none = if kind == Occupation::Site { VACANT } else { 0 };
             assert!(empty.iter().all(|&m| m == none));
+        }
+    }
+
+    #[test]
+    fn the_row_wise_draw_is_site_mask_at_every_site() {
+        for (dim, l, periodic) in [(2, 7, true), (2, 6, false), (3, 4, true), (3, 5, false)] {
+            let lattice = Lattice::new(dim, l, periodic).unwrap();
+            let slab = Slab::new(lattice, 3, 1).unwrap();
+            for kind in [Occupation::Site, Occupation::Bond] {
+                let mask = draw_mask(&slab, kind, 11, threshold(0.6));
+                for (i, &m) in mask.iter().enumerate() {
+                    let want = site_mask(&lattice, kind, 11, threshold(0.6), slab.global(i));
+                    assert_eq!(
+                        m, want,
+                        "{dim}D L={l} periodic={periodic} {kind:?} site {i}"
+                    );
+                }
+            }
         }
     }
 

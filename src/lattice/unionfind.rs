@@ -7,9 +7,11 @@
 //! plain stores, which race harmlessly (any value written is an ancestor). The one trick: a
 //! bond along a slow axis is skipped when the pair to its left is bonded the same way and both
 //! rows are bonded across (the four sites are joined already), which drops most unions in a
-//! dense lattice. kernels/lattice.cu does the same on the GPU.
+//! dense lattice; and each run of bonds along the fast axis is hung from its first site before
+//! any union (rows belong to one thread), so those bonds need none. kernels/lattice.cu does
+//! the same on the GPU, its runs cut at warp boundaries.
 
-use super::occupation::{bond_bit, VACANT};
+use super::occupation::bond_bit;
 use super::Slab;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -54,31 +56,42 @@ pub fn label_box(slab: &Slab, mask: &[u8]) -> Vec<u32> {
     let lattice = slab.lattice;
     let l = lattice.l as usize;
     let fast = lattice.dim - 1;
-    let parent: Vec<AtomicU32> = (0..slab.sites() as u32)
+    let fast_bit = bond_bit(fast);
+    let parent: Vec<AtomicU32> = (0..slab.sites())
         .into_par_iter()
-        .map(AtomicU32::new)
+        .map(|_| AtomicU32::new(0))
         .collect();
-    (0..slab.sites() / l)
-        .into_par_iter()
-        .with_min_len((4096 / l).max(1))
-        .for_each(|row| {
-            for i in row * l..(row + 1) * l {
-                let m = mask[i] & !VACANT;
-                for axis in (0..lattice.dim).filter(|&a| m & bond_bit(a) != 0) {
-                    if !slab.bond_inside(i, axis) {
-                        continue;
-                    }
-                    let stride = lattice.stride(axis) as usize;
-                    if axis != fast
-                        && i % l > 0
-                        && implied(mask, i, stride, bond_bit(axis), bond_bit(fast))
-                    {
-                        continue;
-                    }
+    let rows = || {
+        (0..slab.sites() / l)
+            .into_par_iter()
+            .with_min_len((4096 / l).max(1))
+    };
+    // Each run of fast-axis bonds hangs from its first site: those bonds need no union.
+    rows().for_each(|row| {
+        let mut run = row * l;
+        for i in row * l..(row + 1) * l {
+            if i == row * l || mask[i - 1] & fast_bit == 0 {
+                run = i;
+            }
+            parent[i].store(run as u32, Relaxed);
+        }
+    });
+    rows().for_each(|row| {
+        let start = row * l;
+        // Along a slow axis every site of a row has the same coordinate: one check a row.
+        let slow: Vec<(u8, usize)> = (0..fast)
+            .filter(|&a| slab.bond_inside(start, a))
+            .map(|a| (bond_bit(a), lattice.stride(a) as usize))
+            .collect();
+        for (x, i) in (start..start + l).enumerate() {
+            let m = mask[i];
+            for &(bit, stride) in &slow {
+                if m & bit != 0 && !(x > 0 && implied(mask, i, stride, bit, fast_bit)) {
                     unite(&parent, i as u32, (i + stride) as u32);
                 }
             }
-        });
+        }
+    });
     (0..parent.len())
         .into_par_iter()
         .map(|i| find(&parent, i as u32))
