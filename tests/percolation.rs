@@ -207,9 +207,8 @@ fn square_bond_percolation_spans_half_the_time_at_one_half() {
 }
 
 /// The thresholds: below p_c - 0.05 clusters wrap rarely, above p_c + 0.05 nearly always
-/// (site square 0.5927, site cubic 0.3116, bond cubic 0.2488).
+/// (site square 0.5927, site cubic 0.3116, bond cubic 0.2488). About 5 s on two cores.
 #[test]
-#[ignore]
 fn thresholds_separate_wrapping_from_not() {
     let dir = test_dir("percolation_thresholds");
     let cases: &[(&str, &str, &str, f64)] = &[

@@ -8,7 +8,7 @@ use super::clusters::{Cluster, ClusterStats, SIZE_BINS};
 use super::engine::SlabDevice;
 use super::occupation::Occupation;
 use super::Slab;
-use crate::device::{grid, Gpu, Kernel};
+use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -32,6 +32,8 @@ pub struct GpuSlab<'g> {
     /// The labels of the last labelling (`occupation::NO_LABEL` at vacant sites).
     pub labels: CudaSlice<u64>,
     face_sites: Option<CudaSlice<u32>>,
+    /// Sites per root, counted by `tally`.
+    size: CudaSlice<u32>,
     /// The last labelling's node roots, and how many.
     node_roots: CudaSlice<u32>,
     nodes: u32,
@@ -56,6 +58,7 @@ impl<'g> GpuSlab<'g> {
             node_sizes: f("lattice_node_sizes")?,
             parent: gpu.zeros("lattice parents", n)?,
             labels: gpu.zeros("lattice labels", n)?,
+            size: gpu.zeros("cluster sizes", n)?,
             face_sites: None,
             node_roots: gpu.zeros("node roots", 1)?,
             nodes: 0,
@@ -174,25 +177,27 @@ impl SlabDevice for GpuSlab<'_> {
         let gpu = self.gpu;
         let (n, count) = (self.n, self.nodes);
         let cfg = grid(u64::from(n));
-        let mut sizes = gpu.zeros::<u32>("cluster sizes", n as usize)?;
+        gpu.stream
+            .memset_zeros(&mut self.size)
+            .map_err(|e| gpu_error("clear the cluster sizes", e))?;
         let mut totals = gpu.zeros::<u64>("cluster totals", 3)?;
         let mut histogram = gpu.zeros::<u64>("size histogram", SIZE_BINS)?;
         let mut largest = gpu.zeros::<u64>("largest cluster", 1)?;
         let mut node_sizes = gpu.zeros::<u64>("node sizes", count as usize)?;
         gpu.launch(&self.sizes, cfg, |b| {
-            b.arg(mask).arg(&self.parent).arg(&mut sizes).arg(&n);
+            b.arg(mask).arg(&self.parent).arg(&mut self.size).arg(&n);
         })?;
         gpu.launch(&self.tally, cfg, |b| {
             b.arg(mask)
                 .arg(&self.parent)
-                .arg(&sizes)
+                .arg(&self.size)
                 .arg(&n)
                 .arg(&mut totals)
                 .arg(&mut histogram)
                 .arg(&mut largest);
         })?;
         gpu.launch(&self.node_sizes, grid(u64::from(count)), |b| {
-            b.arg(&sizes)
+            b.arg(&self.size)
                 .arg(&self.node_roots)
                 .arg(&count)
                 .arg(&mut node_sizes);
