@@ -8,6 +8,7 @@ pub static WORKLOADS: &[&dyn Entry] = &[
     &Registered::<crate::generate::Generate>::ENTRY,
     &Registered::<crate::analyze::Analyze>::ENTRY,
     &Registered::<crate::cc::Cc>::ENTRY,
+    &Registered::<crate::percolation::Percolation>::ENTRY,
 ];
 
 /// The workload of that name.

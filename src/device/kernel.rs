@@ -25,6 +25,7 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("exchange.cu", include_str!("../../kernels/exchange.cu")),
     ("generators.cu", include_str!("../../kernels/generators.cu")),
     ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
+    ("lattice.cu", include_str!("../../kernels/lattice.cu")),
     ("miller.cu", include_str!("../../kernels/miller.cu")),
     ("triangles.cu", include_str!("../../kernels/triangles.cu")),
 ];

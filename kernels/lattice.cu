@@ -1,0 +1,234 @@
+// Lattice clusters (host side: src/lattice/gpu.rs; the CPU twins in src/lattice/occupation.rs,
+// unionfind.rs and cpu.rs give the same masks and labels bit for bit).
+//
+// Masks: one byte per site, bit a = bond up along axis a open, VACANT = empty site. A slab is
+// n = thickness * plane local sites, row-major with axis 0 slowest; local index + offset is
+// the global index. Local labelling is ECL-CC's union-find (Jaiganesh & Burtscher 2018) in
+// global memory: a root is hooked under a smaller one by atomicCAS, so every root is the
+// smallest index of its tree; finds halve paths with plain stores. Two tricks cut the unions:
+// lattice_init links each run of bonded sites within a warp along the fast axis to the run's
+// first site through one ballot (no atomics), and a slow-axis bond whose left pair is bonded
+// the same way, with both rows bonded across, is implied and skipped.
+
+#define VACANT 0x80
+#define ROOT_FLAG 0x80000000u
+#define NO_ROOT 0xffffffffu
+#define NO_LABEL 0xffffffffffffffffULL
+
+// ---- Occupations (src/lattice/occupation.rs) -----------------------------------------------
+
+__device__ __forceinline__ bool occupied(u64 key, u64 index, u64 threshold) {
+    return (draw(key, index) >> 11) < threshold;
+}
+
+// Index distance between neighbours along `axis` on the whole lattice: l^(dim-1-axis).
+__device__ __forceinline__ u64 global_stride(u32 axis, u32 dim, u64 l) {
+    return axis + 1 == dim ? 1 : (axis + 2 == dim ? l : l * l);
+}
+
+// The neighbour one step up along `axis`, wrapped when periodic; NO_LABEL past an open end.
+__device__ __forceinline__ u64 up_site(u64 g, u32 axis, u32 dim, u64 l, u32 periodic) {
+    u64 s = global_stride(axis, dim, l);
+    if (g / s % l + 1 < l) return g + s;
+    return periodic ? g - (l - 1) * s : NO_LABEL;
+}
+
+// Site percolation: a site is occupied with probability threshold / 2^53; bond a is open
+// when the site and its neighbour up along a are both occupied.
+extern "C" __global__ void lattice_draw_sites(u8 *mask, u32 n, u64 offset, u32 dim, u64 l,
+                                              u32 periodic, u64 key, u64 threshold) {
+    u64 i = thread_index();
+    if (i >= n) return;
+    u64 g = offset + i;
+    u8 m = 0;
+    if (!occupied(key, g, threshold)) {
+        m = VACANT;
+    } else {
+        for (u32 a = 0; a < dim; a++) {
+            u64 up = up_site(g, a, dim, l, periodic);
+            if (up != NO_LABEL && occupied(key, up, threshold)) m |= 1 << a;
+        }
+    }
+    mask[i] = m;
+}
+
+// Bond percolation: bond (g, a) is open with probability threshold / 2^53, drawn at g*dim + a.
+extern "C" __global__ void lattice_draw_bonds(u8 *mask, u32 n, u64 offset, u32 dim, u64 l,
+                                              u32 periodic, u64 key, u64 threshold) {
+    u64 i = thread_index();
+    if (i >= n) return;
+    u64 g = offset + i;
+    u8 m = 0;
+    for (u32 a = 0; a < dim; a++) {
+        if (up_site(g, a, dim, l, periodic) != NO_LABEL && occupied(key, g * dim + a, threshold))
+            m |= 1 << a;
+    }
+    mask[i] = m;
+}
+
+// ---- Local labelling (src/lattice/unionfind.rs) ---------------------------------------------
+
+// Index distance between neighbours along `axis` in the slab.
+__device__ __forceinline__ u32 local_stride(u32 axis, u32 dim, u32 l, u32 plane) {
+    return axis == 0 ? plane : (axis + 1 == dim ? 1 : l);
+}
+
+// Whether the bond up along `axis` from local site i stays in the slab without wrapping.
+__device__ __forceinline__ bool bond_inside(u32 i, u32 axis, u32 dim, u32 l, u32 plane,
+                                            u32 thickness) {
+    if (axis == 0) return i / plane + 1 < thickness;
+    return i / local_stride(axis, dim, l, plane) % l + 1 < l;
+}
+
+__device__ __forceinline__ u32 find_root(u32 *parent, u32 x) {
+    u32 cur = parent[x];
+    if (cur != x) {
+        u32 next, prev = x;
+        while (cur > (next = parent[cur])) {
+            parent[prev] = next;
+            prev = cur;
+            cur = next;
+        }
+    }
+    return cur;
+}
+
+__device__ void unite(u32 *parent, u32 a, u32 b) {
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    while (a != b) {
+        u32 lo = min(a, b), hi = max(a, b);
+        u32 old = atomicCAS(&parent[hi], hi, lo);
+        if (old == hi) return;
+        a = find_root(parent, lo);
+        b = find_root(parent, old);
+    }
+}
+
+// Every site's parent: the first site of its run of fast-axis bonds within its warp.
+extern "C" __global__ void lattice_init(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l) {
+    u64 i = thread_index();
+    bool in = i < n;
+    u8 m = in ? mask[i] : 0;
+    u8 left_mask = __shfl_up_sync(FULL, m, 1);
+    if (lane_id() == 0) left_mask = in && i > 0 ? mask[i - 1] : 0;
+    u8 fast = 1 << (dim - 1);
+    bool left = in && i % l != 0 && (left_mask & fast);
+    u32 linked = __ballot_sync(FULL, left);
+    u32 lane = lane_id();
+    u32 upto = lane == WARP - 1 ? FULL : (2u << lane) - 1u;
+    u32 starts = ~linked & upto;
+    u32 start = starts ? WARP - 1 - __clz(starts) : 0;
+    if (in) parent[i] = (u32)(i - lane + start);
+}
+
+// Unite the bonds inside the slab that lattice_init left: fast-axis bonds across warps,
+// slow-axis bonds not implied by their left neighbours'.
+extern "C" __global__ void lattice_union(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l,
+                                         u32 plane, u32 thickness) {
+    u64 i64 = thread_index();
+    if (i64 >= n) return;
+    u32 i = (u32)i64;
+    u8 m = mask[i] & ~VACANT;
+    if (!m) return;
+    u32 fast_axis = dim - 1;
+    u8 fast = 1 << fast_axis;
+    u32 x = i % l;
+    if ((m & fast) && x + 1 < l && i % WARP == WARP - 1) unite(parent, i, i + 1);
+    for (u32 a = 0; a < fast_axis; a++) {
+        u8 bit = 1 << a;
+        if (!(m & bit) || !bond_inside(i, a, dim, l, plane, thickness)) continue;
+        u32 j = i + local_stride(a, dim, l, plane);
+        if (x > 0) {
+            u8 left = mask[i - 1];
+            if ((left & bit) && (left & fast) && (mask[j - 1] & fast)) continue;
+        }
+        unite(parent, i, j);
+    }
+}
+
+extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
+    u64 i = thread_index();
+    if (i < n) parent[i] = find_root(parent, (u32)i);
+}
+
+// ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------
+
+// The root and mask of each face site.
+extern "C" __global__ void lattice_faces(const u8 *mask, const u32 *parent, const u32 *sites,
+                                         u32 count, u32 *roots, u8 *masks) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 s = sites[k];
+    u8 m = mask[s];
+    masks[k] = m;
+    roots[k] = (m & VACANT) ? NO_ROOT : parent[s];
+}
+
+// The root of node k points at ROOT_FLAG | k.
+extern "C" __global__ void lattice_mark(u32 *parent, const u32 *roots, u32 count) {
+    u64 k = thread_index();
+    if (k < count) parent[roots[k]] = ROOT_FLAG | (u32)k;
+}
+
+// The root of site i after lattice_mark.
+__device__ __forceinline__ u32 root_of(const u32 *parent, u32 i) {
+    u32 p = parent[i];
+    return (p & ROOT_FLAG) ? i : p;
+}
+
+extern "C" __global__ void lattice_remap(const u8 *mask, const u32 *parent, const u64 *table,
+                                         u64 *labels, u32 n, u64 offset) {
+    u64 i = thread_index();
+    if (i >= n) return;
+    if (mask[i] & VACANT) {
+        labels[i] = NO_LABEL;
+        return;
+    }
+    u32 root = root_of(parent, (u32)i);
+    u32 q = parent[root];
+    labels[i] = (q & ROOT_FLAG) ? table[q & ~ROOT_FLAG] : offset + root;
+}
+
+// ---- Cluster sizes (src/lattice/clusters.rs) ------------------------------------------------
+
+// size[root] = occupied sites under the root; lanes of a warp with one root add once.
+extern "C" __global__ void lattice_sizes(const u8 *mask, const u32 *parent, u32 *size, u32 n) {
+    u64 i = thread_index();
+    bool occ = i < n && !(mask[i] & VACANT);
+    u32 root = occ ? root_of(parent, (u32)i) : NO_ROOT;
+    u32 same = __match_any_sync(FULL, root);
+    if (occ && lane_id() == __ffs(same) - 1) atomicAdd(&size[root], (u32)__popc(same));
+}
+
+// The interior clusters (unflagged roots): totals = {clusters, sites, sum of squared sizes},
+// histogram[k] = clusters of 2^k .. 2^(k+1)-1 sites, largest = max of (size << 32 | ~root).
+extern "C" __global__ void lattice_tally(const u8 *mask, const u32 *parent, const u32 *size,
+                                         u32 n, u64 *totals, u64 *histogram, u64 *largest) {
+    __shared__ u64 bins[64];
+    for (u32 k = threadIdx.x; k < 64; k += blockDim.x) bins[k] = 0;
+    __syncthreads();
+    u64 i = thread_index();
+    bool root = i < n && !(mask[i] & VACANT) && parent[i] == (u32)i;
+    u64 s = root ? size[i] : 0;
+    if (root) atomicAdd(&bins[63 - __clzll(s)], 1ULL);
+    u64 key = root ? (s << 32) | (u64)(NO_ROOT - (u32)i) : 0;
+    for (int d = WARP / 2; d > 0; d /= 2) {
+        u64 other = __shfl_xor_sync(FULL, key, d);
+        key = other > key ? other : key;
+    }
+    if (lane_id() == 0 && key) atomicMax(largest, key);
+    const int index[3] = {0, 1, 2};
+    const u64 value[3] = {root ? 1ULL : 0ULL, s, s * s};
+    block_add<3>(totals, index, value);
+    __syncthreads();
+    for (u32 k = threadIdx.x; k < 64; k += blockDim.x)
+        if (bins[k]) atomicAdd(&histogram[k], bins[k]);
+}
+
+// The local size of each node root.
+extern "C" __global__ void lattice_node_sizes(const u32 *size, const u32 *roots, u32 count,
+                                              u64 *out) {
+    u64 k = thread_index();
+    if (k < count) out[k] = size[roots[k]];
+}

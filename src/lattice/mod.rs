@@ -1,0 +1,33 @@
+//! Lattices cut into slabs, one per rank, and the clusters on them: the layer that
+//! percolation and the spin models' cluster updates share; it knows no workload.
+//!
+//! - `geometry`: 2D/3D lattices, periodic or open, slabs along axis 0, index mapping.
+//! - `halo`: ghost planes filled from the neighbouring slabs (host or GPU fields).
+//! - `occupation`: bond masks (the labelling's input) for site and bond percolation.
+//! - `engine`: the labelling, one driver over a device's local phases (`cpu` with
+//!   `unionfind`; `gpu` with kernels/lattice.cu) and the slabs' `boundary` graph.
+//! - `clusters`: cluster statistics of a labelling.
+//!
+//! ```ignore
+//! let slab = Slab::new(Lattice::new(2, l, true)?, world.size(), world.rank())?;
+//! let mut labeller = Labeller::new(slab, CpuSlab::new(slab))?;
+//! let labelled = labeller.label(world, &mask)?;      // labels: labeller.device.labels
+//! let stats = labeller.statistics(world, &mask, &labelled)?;
+//! ```
+
+pub mod boundary;
+pub mod clusters;
+pub mod cpu;
+pub mod engine;
+pub mod geometry;
+pub mod gpu;
+pub mod halo;
+pub mod occupation;
+pub mod unionfind;
+
+pub use clusters::{Cluster, ClusterStats};
+pub use cpu::CpuSlab;
+pub use engine::{Labelled, Labeller, SlabDevice};
+pub use geometry::{Lattice, Slab};
+pub use gpu::GpuSlab;
+pub use occupation::{Occupation, NO_LABEL, VACANT};

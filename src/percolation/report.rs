@@ -1,0 +1,231 @@
+//! Percolation results: per-p summaries (percolation probability per axis with its binomial
+//! error sqrt(R(1-R)/n); means with standard errors), the statistics block on stdout, and the
+//! `/percolation` group of the result file.
+
+use super::Percolation;
+use crate::error::Result;
+use crate::harness::Harness;
+use crate::lattice::clusters::SIZE_BINS;
+use crate::lattice::{ClusterStats, Occupation};
+use crate::output::ResultFile;
+
+/// One sample's figures.
+pub struct Row {
+    pub p_index: usize,
+    pub sample: u64,
+    pub stats: ClusterStats,
+    /// Seconds of the labelling (slowest rank).
+    pub seconds: f64,
+}
+
+impl Row {
+    fn largest_fraction(&self, sites: u64) -> f64 {
+        self.stats.largest.size as f64 / sites as f64
+    }
+}
+
+/// Mean and standard error of the mean.
+fn mean_error(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, (var / n).sqrt())
+}
+
+/// The figures of one p over its samples.
+struct Summary {
+    p: f64,
+    /// Per axis: the share of samples where some cluster percolates, and its error.
+    probability: Vec<(f64, f64)>,
+    /// Per axis: the share where the largest cluster does.
+    largest_probability: Vec<f64>,
+    largest_fraction: (f64, f64),
+    mean_cluster_size: (f64, f64),
+    ns_per_site: f64,
+}
+
+fn summarise(cfg: &Percolation, p_index: usize, rows: &[&Row]) -> Summary {
+    let n = rows.len() as f64;
+    let share = |bit: &dyn Fn(&Row) -> bool| rows.iter().filter(|r| bit(r)).count() as f64 / n;
+    let axes = 0..cfg.lattice.dim;
+    let probability = axes
+        .clone()
+        .map(|a| {
+            let r = share(&|row| row.stats.percolates_any & (1 << a) != 0);
+            (r, (r * (1.0 - r) / n).sqrt())
+        })
+        .collect();
+    let largest_probability = axes
+        .map(|a| share(&|row| row.stats.largest.percolates & (1 << a) != 0))
+        .collect();
+    let sites = cfg.lattice.sites();
+    let fractions: Vec<f64> = rows.iter().map(|r| r.largest_fraction(sites)).collect();
+    let sizes: Vec<f64> = rows
+        .iter()
+        .map(|r| r.stats.mean_size_without_largest())
+        .collect();
+    let seconds = rows.iter().map(|r| r.seconds).sum::<f64>() / n;
+    Summary {
+        p: cfg.p[p_index],
+        probability,
+        largest_probability,
+        largest_fraction: mean_error(&fractions),
+        mean_cluster_size: mean_error(&sizes),
+        ns_per_site: seconds / sites as f64 * 1e9,
+    }
+}
+
+/// Print the statistics block and write the result file (collective).
+pub fn finish(h: &Harness, cfg: &Percolation, rows: &[Row], labels: &[u64]) -> Result<()> {
+    let summaries: Vec<Summary> = (0..cfg.p.len())
+        .map(|i| {
+            let mine: Vec<&Row> = rows.iter().filter(|r| r.p_index == i).collect();
+            summarise(cfg, i, &mine)
+        })
+        .collect();
+    let word = if cfg.lattice.periodic {
+        "wrapping"
+    } else {
+        "spanning"
+    };
+    let mut lines = vec![
+        (
+            "lattice".to_string(),
+            format!(
+                "{}D L = {} ({} sites), {} percolation, {} boundaries",
+                cfg.lattice.dim,
+                cfg.lattice.l,
+                cfg.lattice.sites(),
+                kind_name(cfg.kind),
+                boundary_name(cfg)
+            ),
+        ),
+        ("samples per p".to_string(), cfg.samples.to_string()),
+    ];
+    for s in &summaries {
+        let per_axis: Vec<String> = s
+            .probability
+            .iter()
+            .map(|(r, e)| format!("{r:.4} ± {e:.4}"))
+            .collect();
+        lines.push((
+            format!("p = {}", s.p),
+            format!(
+                "{word} per axis [{}], largest cluster fraction {:.5} ± {:.5}, mean cluster size {:.4} ± {:.4}, labelling {:.4} ns/site",
+                per_axis.join(", "),
+                s.largest_fraction.0,
+                s.largest_fraction.1,
+                s.mean_cluster_size.0,
+                s.mean_cluster_size.1,
+                s.ns_per_site
+            ),
+        ));
+    }
+    let borrowed: Vec<(&str, String)> =
+        lines.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    h.summary(&borrowed);
+    h.write_results(|file| write(file, h, cfg, rows, &summaries, labels))
+}
+
+fn kind_name(kind: Occupation) -> &'static str {
+    match kind {
+        Occupation::Site => "site",
+        Occupation::Bond => "bond",
+    }
+}
+
+fn boundary_name(cfg: &Percolation) -> &'static str {
+    if cfg.lattice.periodic {
+        "periodic"
+    } else {
+        "open"
+    }
+}
+
+/// `/percolation`: the settings as attributes, one row per (p, sample), `summary/` one row
+/// per p, and `labels` (p, site) when asked for.
+fn write(
+    file: &ResultFile,
+    h: &Harness,
+    cfg: &Percolation,
+    rows: &[Row],
+    summaries: &[Summary],
+    labels: &[u64],
+) -> Result<()> {
+    let group = file.group("percolation")?;
+    let w = group.writer();
+    let lattice = cfg.lattice;
+    w.attr_str("lattice", if lattice.dim == 2 { "2d" } else { "3d" })?;
+    w.attr("dim", lattice.dim as u64)?;
+    w.attr("l", lattice.l)?;
+    w.attr("sites", lattice.sites())?;
+    w.attr_str("kind", kind_name(cfg.kind))?;
+    w.attr_str("boundary", boundary_name(cfg))?;
+    w.attr("samples", cfg.samples)?;
+    w.attr("seed", h.run.seed)?;
+    w.attr_array("p_values", &cfg.p)?;
+    let col = |f: &dyn Fn(&Row) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
+    let colf = |f: &dyn Fn(&Row) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
+    let bits = |f: &dyn Fn(&Row) -> u8| rows.iter().map(f).collect::<Vec<u8>>();
+    group.dataset("p", &colf(&|r| cfg.p[r.p_index]))?;
+    group.dataset("sample", &col(&|r| r.sample))?;
+    group.dataset("clusters", &col(&|r| r.stats.clusters))?;
+    group.dataset("occupied_sites", &col(&|r| r.stats.sites))?;
+    group.dataset("largest", &col(&|r| r.stats.largest.size))?;
+    group.dataset("largest_label", &col(&|r| r.stats.largest.label))?;
+    group.dataset("sum_squares", &col(&|r| r.stats.sum_squares))?;
+    group.dataset(
+        "largest_fraction",
+        &colf(&|r| r.largest_fraction(lattice.sites())),
+    )?;
+    group.dataset(
+        "mean_cluster_size",
+        &colf(&|r| r.stats.mean_size_without_largest()),
+    )?;
+    group.dataset("percolates_any", &bits(&|r| r.stats.percolates_any))?;
+    group.dataset("percolates_largest", &bits(&|r| r.stats.largest.percolates))?;
+    group.dataset("label_seconds", &colf(&|r| r.seconds))?;
+    let histograms: Vec<u64> = rows
+        .iter()
+        .flat_map(|r| r.stats.histogram.clone())
+        .collect();
+    group.dataset_2d("size_histogram", rows.len(), &histograms)?;
+    debug_assert!(rows.iter().all(|r| r.stats.histogram.len() == SIZE_BINS));
+    let s = group.subgroup("summary")?;
+    let dim = lattice.dim;
+    let per_axis =
+        |f: &dyn Fn(&Summary) -> Vec<f64>| summaries.iter().flat_map(f).collect::<Vec<f64>>();
+    let per_p = |f: &dyn Fn(&Summary) -> f64| summaries.iter().map(f).collect::<Vec<f64>>();
+    s.dataset("p", &per_p(&|s| s.p))?;
+    s.dataset_2d(
+        "probability",
+        summaries.len(),
+        &per_axis(&|s| s.probability.iter().map(|x| x.0).collect()),
+    )?;
+    s.dataset_2d(
+        "probability_error",
+        summaries.len(),
+        &per_axis(&|s| s.probability.iter().map(|x| x.1).collect()),
+    )?;
+    s.dataset_2d(
+        "largest_probability",
+        summaries.len(),
+        &per_axis(&|s| s.largest_probability.clone()),
+    )?;
+    s.dataset("largest_fraction", &per_p(&|s| s.largest_fraction.0))?;
+    s.dataset("largest_fraction_error", &per_p(&|s| s.largest_fraction.1))?;
+    s.dataset("mean_cluster_size", &per_p(&|s| s.mean_cluster_size.0))?;
+    s.dataset(
+        "mean_cluster_size_error",
+        &per_p(&|s| s.mean_cluster_size.1),
+    )?;
+    s.dataset("ns_per_site", &per_p(&|s| s.ns_per_site))?;
+    debug_assert!(summaries.iter().all(|s| s.probability.len() == dim));
+    if !labels.is_empty() {
+        group.dataset_2d("labels", cfg.p.len(), labels)?;
+    }
+    Ok(())
+}

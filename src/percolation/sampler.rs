@@ -1,0 +1,101 @@
+//! One percolation sample on this rank's device: draw the occupation, label it (timed, the
+//! slowest rank's seconds), and take the cluster statistics.
+
+use crate::comm::{Op, World};
+use crate::device::{Gpu, Selected};
+use crate::error::{Error, Result};
+use crate::harness::Harness;
+use crate::lattice::gpu::draw_mask_gpu;
+use crate::lattice::occupation::{draw_mask, threshold};
+use crate::lattice::{ClusterStats, CpuSlab, GpuSlab, Labeller, Occupation, Slab};
+use cudarc::driver::CudaSlice;
+use std::time::Instant;
+
+pub enum Sampler<'g> {
+    Cpu {
+        labeller: Labeller<CpuSlab>,
+        mask: Vec<u8>,
+    },
+    Gpu {
+        gpu: &'g Gpu,
+        labeller: Box<Labeller<GpuSlab<'g>>>,
+        mask: CudaSlice<u8>,
+    },
+}
+
+impl<'g> Sampler<'g> {
+    /// The buffers for `slab` on the run's device (collective: a GPU short of memory fails
+    /// every rank alike).
+    pub fn new(h: &'g Harness, slab: Slab) -> Result<Self> {
+        let made = match &h.device {
+            Selected::Cpu => Labeller::new(slab, CpuSlab::new(slab)).map(|labeller| Sampler::Cpu {
+                labeller,
+                mask: Vec::new(),
+            }),
+            Selected::Gpu(gpu) => Self::on_gpu(gpu, slab),
+        };
+        h.world.agree(made)
+    }
+
+    fn on_gpu(gpu: &'g Gpu, slab: Slab) -> Result<Self> {
+        let needed = slab.sites() as u64 * GpuSlab::BYTES_PER_SITE;
+        let (free, _) = gpu.memory()?;
+        if needed > free as u64 {
+            return Err(Error::Unavailable(format!(
+                "percolation needs about {needed} bytes of GPU memory for a slab of {} sites, but {} has {free} free",
+                slab.sites(),
+                gpu.describe()
+            )));
+        }
+        Ok(Sampler::Gpu {
+            gpu,
+            labeller: Box::new(Labeller::new(slab, GpuSlab::new(gpu, slab)?)?),
+            mask: gpu.zeros("lattice masks", slab.sites())?,
+        })
+    }
+
+    /// Draw sample `key` at probability `p`, label it and count its clusters: the statistics
+    /// and the labelling's seconds (slowest rank). Collective.
+    pub fn sample(
+        &mut self,
+        world: &World,
+        kind: Occupation,
+        key: u64,
+        p: f64,
+    ) -> Result<(ClusterStats, f64)> {
+        let t = threshold(p);
+        let (stats, seconds) = match self {
+            Sampler::Cpu { labeller, mask } => {
+                *mask = draw_mask(&labeller.slab, kind, key, t);
+                let started = Instant::now();
+                let labelled = labeller.label(world, mask)?;
+                let seconds = started.elapsed().as_secs_f64();
+                (labeller.statistics(world, mask, &labelled)?, seconds)
+            }
+            Sampler::Gpu {
+                gpu,
+                labeller,
+                mask,
+            } => {
+                draw_mask_gpu(gpu, &labeller.slab, kind, key, t, mask)?;
+                gpu.sync("draw the occupation")?;
+                let started = Instant::now();
+                let labelled = labeller.label(world, mask)?;
+                let seconds = started.elapsed().as_secs_f64();
+                (labeller.statistics(world, mask, &labelled)?, seconds)
+            }
+        };
+        Ok((stats, world.allreduce(seconds, Op::Max)))
+    }
+
+    /// The last sample's labels, gathered on rank 0 in site order (empty elsewhere).
+    pub fn gather_labels(&self, world: &World) -> Result<Vec<u64>> {
+        match self {
+            Sampler::Cpu { labeller, .. } => world.gatherv_root(&labeller.device.labels),
+            Sampler::Gpu { gpu, labeller, .. } => {
+                let n = labeller.slab.sites();
+                world.gatherv_root(&gpu.download("labels", &labeller.device.labels, n)?)
+            }
+        }
+    }
+}
