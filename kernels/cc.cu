@@ -63,10 +63,15 @@ extern "C" __global__ void cc_link_rest(const u64 *offsets, const u32 *adj, u32 
     for (u64 at = offsets[v] + from; at < offsets[v + 1]; at++) unite(parent, (u32)v, adj[at]);
 }
 
-// Point every vertex straight at its root.
+// Point every vertex straight at its root. The walk writes nothing: a find that jumped
+// pointers could overwrite another thread's finished root with a mere ancestor.
 extern "C" __global__ void cc_compress(u32 n, u32 *parent) {
     u64 v = thread_index();
-    if (v < n) parent[v] = find_root(parent, (u32)v);
+    if (v >= n) return;
+    volatile u32 *p = parent;
+    u32 cur = (u32)v, next;
+    while ((next = p[cur]) != cur) cur = next;
+    parent[v] = cur;
 }
 
 // The roots of `count` vertices spread over 0..n (Knuth's multiplicative hash of the

@@ -147,9 +147,15 @@ extern "C" __global__ void lattice_union(const u8 *mask, u32 *parent, u32 n, u32
     }
 }
 
+// Every site pointed straight at its root. The walk writes nothing: a find that halved
+// paths could overwrite another thread's finished root with a mere ancestor.
 extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
     u64 i = thread_index();
-    if (i < n) parent[i] = find_root(parent, (u32)i);
+    if (i >= n) return;
+    volatile u32 *p = parent;
+    u32 cur = (u32)i, next;
+    while ((next = p[cur]) != cur) cur = next;
+    parent[i] = cur;
 }
 
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------

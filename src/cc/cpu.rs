@@ -77,13 +77,19 @@ impl Labeller for CpuLabeller<'_> {
                 unite(parent, u as u32, v);
             }
         });
+        // Roots first, stored after: a find halving paths meanwhile could overwrite a stored
+        // root with a mere ancestor.
+        let roots: Vec<u32> = (0..rows.local_n() as u32)
+            .into_par_iter()
+            .map(|v| find(parent, v))
+            .collect();
         let first = self.first;
         self.labels
             .par_iter_mut()
             .zip(self.comp_min.par_iter())
+            .zip(roots.into_par_iter())
             .enumerate()
-            .for_each(|(v, (label, min))| {
-                let root = find(parent, v as u32);
+            .for_each(|(v, ((label, min), root))| {
                 parent[v].store(root, Relaxed);
                 *label = first + u64::from(root);
                 min.store(*label, Relaxed);
