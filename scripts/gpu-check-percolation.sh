@@ -37,7 +37,7 @@ check_percolation() {
                 local args=(--lattice "$lattice" --kind "$kind" --boundary "$boundary" --l "$l"
                     --p "$p" --samples 8 --write-labels)
                 _percolation "$name-cpu" 1 cpu "${args[@]}" || continue
-                for np in "${counts[@]}"; do
+                for np in "${counts[@]}" "${shared[@]}"; do
                     _percolation "$name-gpu-np$np" "$np" gpu "${args[@]}" &&
                         pairs+=("$name-cpu:$name-gpu-np$np")
                 done
