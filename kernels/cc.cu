@@ -1,13 +1,9 @@
 // Connected components on the GPU (host side: src/cc/gpu.rs; the CPU twin: src/cc/cpu.rs).
 // Compiled at start by NVRTC.
 //
-// Local step, ECL-CC style (Jaiganesh & Burtscher 2018) with Afforest's sampling (Sutton et
-// al. 2018): `parent` is a union-find forest over the rank's own vertices in which a root is
-// only ever linked under a smaller root, so parent[v] <= v always and every root is the
-// smallest index of its tree. `find_root` follows parents and points each visited vertex at
-// its grandparent on the way (intermediate pointer jumping); `unite` hooks the larger root
-// under the smaller with one compare-and-swap, retrying from the new roots when another
-// thread hooked first. Afforest: first link every vertex to its first SAMPLE neighbours and
+// Local step, ECL-CC style with Afforest's sampling (Sutton et al. 2018): `parent` is the
+// prelude's union-find forest over the rank's own vertices (every root the smallest index of
+// its tree). Afforest: first link every vertex to its first SAMPLE neighbours and
 // compress; then the most frequent root (the giant component, found from a sample) is known,
 // and only vertices outside it link their remaining neighbours. An edge between the giant
 // and another vertex is still linked, from that vertex's side, since every edge is in both
@@ -15,30 +11,6 @@
 //
 // Rounds across ranks: `cut_min` gives each local component (by its root) the smallest
 // ghost label over its cut edges, `relabel` hands that to its vertices and counts changes.
-
-__device__ __forceinline__ u32 find_root(u32 *parent, u32 v) {
-    volatile u32 *p = parent;
-    u32 cur = p[v];
-    if (cur == v) return v;
-    u32 prev = v, next;
-    while (cur > (next = p[cur])) {
-        p[prev] = next;
-        prev = cur;
-        cur = next;
-    }
-    return cur;
-}
-
-__device__ __forceinline__ void unite(u32 *parent, u32 a, u32 b) {
-    u32 ra = find_root(parent, a), rb = find_root(parent, b);
-    while (ra != rb) {
-        u32 high = max(ra, rb), low = min(ra, rb);
-        u32 seen = atomicCAS(&parent[high], high, low);
-        if (seen == high) return;
-        ra = find_root(parent, seen);
-        rb = find_root(parent, low);
-    }
-}
 
 extern "C" __global__ void cc_init(u32 n, u32 *parent) {
     u64 v = thread_index();
@@ -51,7 +23,7 @@ extern "C" __global__ void cc_link_nth(const u64 *offsets, const u32 *adj, u32 n
     u64 v = thread_index();
     if (v >= n) return;
     u64 at = offsets[v] + k;
-    if (at < offsets[v + 1]) unite(parent, (u32)v, adj[at]);
+    if (at < offsets[v + 1]) uf_unite(parent, (u32)v, adj[at]);
 }
 
 // Link each vertex outside the component rooted at `giant` to its neighbours from number
@@ -59,19 +31,14 @@ extern "C" __global__ void cc_link_nth(const u64 *offsets, const u32 *adj, u32 n
 extern "C" __global__ void cc_link_rest(const u64 *offsets, const u32 *adj, u32 n, u32 from,
                                         u32 giant, u32 *parent) {
     u64 v = thread_index();
-    if (v >= n || find_root(parent, (u32)v) == giant) return;
-    for (u64 at = offsets[v] + from; at < offsets[v + 1]; at++) unite(parent, (u32)v, adj[at]);
+    if (v >= n || uf_find(parent, (u32)v) == giant) return;
+    for (u64 at = offsets[v] + from; at < offsets[v + 1]; at++) uf_unite(parent, (u32)v, adj[at]);
 }
 
-// Point every vertex straight at its root. The walk writes nothing: a find that jumped
-// pointers could overwrite another thread's finished root with a mere ancestor.
+// Point every vertex straight at its root.
 extern "C" __global__ void cc_compress(u32 n, u32 *parent) {
     u64 v = thread_index();
-    if (v >= n) return;
-    volatile u32 *p = parent;
-    u32 cur = (u32)v, next;
-    while ((next = p[cur]) != cur) cur = next;
-    parent[v] = cur;
+    if (v < n) parent[v] = uf_root(parent, (u32)v);
 }
 
 // The roots of `count` vertices spread over 0..n (Knuth's multiplicative hash of the

@@ -3,9 +3,8 @@
 //
 // Masks: one byte per site, bit a = bond up along axis a open, VACANT = empty site. A slab is
 // n = thickness * plane local sites, row-major with axis 0 slowest; local index + offset is
-// the global index. Local labelling is ECL-CC's union-find (Jaiganesh & Burtscher 2018) in
-// global memory: a root is hooked under a smaller one by atomicCAS, so every root is the
-// smallest index of its tree; finds halve paths with plain stores. Two tricks cut the unions:
+// the global index. Local labelling is the prelude's union-find (ECL-CC) in global memory:
+// every root is the smallest index of its tree. Two tricks cut the unions:
 // lattice_init links each run of bonded sites within a warp along the fast axis to the run's
 // first site through one ballot (no atomics), and a slow-axis bond whose left pair is bonded
 // the same way, with both rows bonded across, is implied and skipped.
@@ -80,31 +79,6 @@ __device__ __forceinline__ bool bond_inside(u32 i, u32 axis, u32 dim, u32 l, u32
     return i / local_stride(axis, dim, l, plane) % l + 1 < l;
 }
 
-__device__ __forceinline__ u32 find_root(u32 *parent, u32 x) {
-    u32 cur = parent[x];
-    if (cur != x) {
-        u32 next, prev = x;
-        while (cur > (next = parent[cur])) {
-            parent[prev] = next;
-            prev = cur;
-            cur = next;
-        }
-    }
-    return cur;
-}
-
-__device__ void unite(u32 *parent, u32 a, u32 b) {
-    a = find_root(parent, a);
-    b = find_root(parent, b);
-    while (a != b) {
-        u32 lo = min(a, b), hi = max(a, b);
-        u32 old = atomicCAS(&parent[hi], hi, lo);
-        if (old == hi) return;
-        a = find_root(parent, lo);
-        b = find_root(parent, old);
-    }
-}
-
 // Every site's parent: the first site of its run of fast-axis bonds within its warp.
 extern "C" __global__ void lattice_init(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l) {
     u64 i = thread_index();
@@ -134,7 +108,7 @@ extern "C" __global__ void lattice_union(const u8 *mask, u32 *parent, u32 n, u32
     u32 fast_axis = dim - 1;
     u8 fast = 1 << fast_axis;
     u32 x = i % l;
-    if ((m & fast) && x + 1 < l && i % WARP == WARP - 1) unite(parent, i, i + 1);
+    if ((m & fast) && x + 1 < l && i % WARP == WARP - 1) uf_unite(parent, i, i + 1);
     for (u32 a = 0; a < fast_axis; a++) {
         u8 bit = 1 << a;
         if (!(m & bit) || !bond_inside(i, a, dim, l, plane, thickness)) continue;
@@ -143,19 +117,14 @@ extern "C" __global__ void lattice_union(const u8 *mask, u32 *parent, u32 n, u32
             u8 left = mask[i - 1];
             if ((left & bit) && (left & fast) && (mask[j - 1] & fast)) continue;
         }
-        unite(parent, i, j);
+        uf_unite(parent, i, j);
     }
 }
 
-// Every site pointed straight at its root. The walk writes nothing: a find that halved
-// paths could overwrite another thread's finished root with a mere ancestor.
+// Every site pointed straight at its root.
 extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
     u64 i = thread_index();
-    if (i >= n) return;
-    volatile u32 *p = parent;
-    u32 cur = (u32)i, next;
-    while ((next = p[cur]) != cur) cur = next;
-    parent[i] = cur;
+    if (i < n) parent[i] = uf_root(parent, (u32)i);
 }
 
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------

@@ -5,7 +5,8 @@
 // that specialised kernels take (godfrey.cu: N, Q, G, WORDS, WALK, UNROLL, THREADS).
 //
 // Contents: fixed-width integer types, thread and warp indices, warp-aggregated atomics,
-// block-wide counter sums, and the counter-based random numbers of src/rng.rs.
+// block-wide counter sums, a lock-free union-find, and the counter-based random numbers of
+// src/rng.rs.
 
 #ifndef TESSERA_PRELUDE
 #define TESSERA_PRELUDE
@@ -83,6 +84,46 @@ __device__ void block_add(u64 *counters, const int (&index)[K], const u64 (&valu
     }
     __syncthreads();
     if (threadIdx.x < K && sums[threadIdx.x]) atomicAdd(&counters[index[threadIdx.x]], sums[threadIdx.x]);
+}
+
+// ---- Union-find (kernels/cc.cu, kernels/lattice.cu) -----------------------------------------
+
+// A forest over 0..n in which a root is only ever hooked under a smaller root, so that
+// parent[v] <= v and every root is the smallest index of its tree (ECL-CC, Jaiganesh &
+// Burtscher 2018). uf_find follows parents and points each vertex passed at its grandparent
+// (intermediate pointer jumping); uf_unite hooks the larger root under the smaller with one
+// compare-and-swap, retrying from the new roots when another thread hooked first.
+__device__ __forceinline__ u32 uf_find(u32 *parent, u32 v) {
+    volatile u32 *p = parent;
+    u32 cur = p[v];
+    if (cur == v) return v;
+    u32 prev = v, next;
+    while (cur > (next = p[cur])) {
+        p[prev] = next;
+        prev = cur;
+        cur = next;
+    }
+    return cur;
+}
+
+__device__ __forceinline__ void uf_unite(u32 *parent, u32 a, u32 b) {
+    u32 ra = uf_find(parent, a), rb = uf_find(parent, b);
+    while (ra != rb) {
+        u32 high = max(ra, rb), low = min(ra, rb);
+        u32 seen = atomicCAS(&parent[high], high, low);
+        if (seen == high) return;
+        ra = uf_find(parent, seen);
+        rb = uf_find(parent, low);
+    }
+}
+
+// The root of v by a walk that writes nothing: what a compress step stores. (A find that
+// jumped pointers could overwrite another thread's stored root with a mere ancestor.)
+__device__ __forceinline__ u32 uf_root(const u32 *parent, u32 v) {
+    const volatile u32 *p = parent;
+    u32 next;
+    while ((next = p[v]) != v) v = next;
+    return v;
 }
 
 // ---- Counter-based random numbers (src/rng.rs, bit for bit) -------------------------------

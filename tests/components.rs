@@ -10,13 +10,9 @@ use std::path::Path;
 
 const NPS: [usize; 4] = [1, 2, 3, 4];
 
-/// Run `tessera cc` on the CPU and open its result file.
+/// Run `tessera cc` on the CPU, two threads per rank, and open its result file.
 fn cc(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
-    let out = format!("{name}.h5");
-    let mut all = vec!["cc", "--device", "cpu", "--threads", "2", "--output", &out];
-    all.extend_from_slice(args);
-    tessera(np, &all, dir).assert_ok();
-    H5::open(&dir.join(out))
+    common::run_cpu(np, dir, "cc", name, 2, args)
 }
 
 /// Canonical labels (smallest id of each component) by a sequential union-find.

@@ -11,21 +11,9 @@ use std::path::Path;
 
 const NPS: [usize; 4] = [1, 2, 3, 4];
 
-/// Run `tessera WORKLOAD --device cpu --output NAME.h5 ARGS...` and open its result file.
+/// Run `tessera WORKLOAD` on the CPU, one thread per rank, and open its result file.
 fn run_ok(np: usize, dir: &Path, workload: &str, name: &str, args: &[&str]) -> H5 {
-    let out = format!("{name}.h5");
-    let mut all = vec![
-        workload,
-        "--device",
-        "cpu",
-        "--threads",
-        "1",
-        "--output",
-        &out,
-    ];
-    all.extend_from_slice(args);
-    tessera(np, &all, dir).assert_ok();
-    H5::open(&dir.join(out))
+    common::run_cpu(np, dir, workload, name, 1, args)
 }
 
 fn generate(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {

@@ -8,21 +8,9 @@ mod common;
 use common::{one_clear_error, tessera, test_dir, H5};
 use std::path::Path;
 
-/// Run `tessera percolation --device cpu --threads 1 --output NAME.h5 ARGS...` and open it.
+/// Run `tessera percolation` on the CPU, one thread per rank, and open its result file.
 fn run_ok(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
-    let out = format!("{name}.h5");
-    let mut all = vec![
-        "percolation",
-        "--device",
-        "cpu",
-        "--threads",
-        "1",
-        "--output",
-        &out,
-    ];
-    all.extend_from_slice(args);
-    tessera(np, &all, dir).assert_ok();
-    H5::open(&dir.join(out))
+    common::run_cpu(np, dir, "percolation", name, 1, args)
 }
 
 /// Every per-sample dataset but the timing, and the labels.

@@ -262,6 +262,8 @@ mod tests {
             "u64 draw(",
             "u64 warp_slot(",
             "void block_add(",
+            "u32 uf_find(",
+            "void uf_unite(",
         ];
         for (file, source) in KERNELS {
             for helper in shared {

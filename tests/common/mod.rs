@@ -170,6 +170,31 @@ pub fn tessera(np: usize, args: &[&str], dir: &Path) -> Run {
     mpirun_program(np, &tessera_bin(), args, &[], dir)
 }
 
+/// `tessera WORKLOAD --device cpu --threads THREADS --output NAME.h5 ARGS...` under mpirun in
+/// `dir`, which must succeed; its result file.
+pub fn run_cpu(
+    np: usize,
+    dir: &Path,
+    workload: &str,
+    name: &str,
+    threads: usize,
+    args: &[&str],
+) -> H5 {
+    let (out, threads) = (format!("{name}.h5"), threads.to_string());
+    let mut all = vec![
+        workload,
+        "--device",
+        "cpu",
+        "--threads",
+        &threads,
+        "--output",
+        &out,
+    ];
+    all.extend_from_slice(args);
+    tessera(np, &all, dir).assert_ok();
+    H5::open(&dir.join(out))
+}
+
 /// Spawn `cmd`, collect its output, and enforce `limit`: on expiry it gets SIGTERM (mpirun
 /// passes that on to its ranks), then SIGKILL, and the calling test panics saying it hung.
 pub fn run_with_timeout(mut cmd: Command, what: &str, limit: Duration) -> Run {
