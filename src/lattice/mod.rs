@@ -8,7 +8,7 @@
 //!   `unionfind`; `gpu` with kernels/lattice.cu) and the slabs' `boundary` graph.
 //! - `clusters`: cluster statistics of a labelling.
 //!
-//! ```ignore
+//! ```text
 //! let slab = Slab::new(Lattice::new(2, l, true)?, world.size(), world.rank())?;
 //! let mut labeller = Labeller::new(slab, CpuSlab::new(slab))?;
 //! let labelled = labeller.label(world, &mask)?;      // labels: labeller.device.labels
