@@ -131,23 +131,7 @@ impl<'a> GpuFrontiers<'a> {
         let needed = bytes_needed(&g.part, g.adj.len() as u64);
         check_fit(world, gpu, needed, &g.part, false, false)?;
         let csr = DeviceCsr::upload(gpu, &g.offsets, &g.adj)?;
-        Self::with_csr(world, gpu, transport, g, csr)
-    }
-
-    /// The search on `csr`, the rows of `g` already on this GPU (as the GPU build leaves
-    /// them, or uploaded once for several workloads): allocates the search buffers after
-    /// checking they fit beside it.
-    pub fn with_csr(
-        world: &'a World,
-        gpu: &'a Gpu,
-        transport: GpuTransport,
-        g: &DistGraph,
-        csr: DeviceCsr,
-    ) -> Result<Self> {
-        check_ids(g)?;
         let entries = csr.entries() as u64;
-        let needed = search_bytes(&g.part, entries);
-        check_fit(world, gpu, needed, &g.part, false, false)?;
         let exchange = GpuExchange::open(world, gpu, transport)?;
         let words = g.part.words_per_rank();
         let local_n = g.local_n();
