@@ -86,6 +86,19 @@ const GENERATORS: &[(&str, &[&str])] = &[
     ),
     ("lattice-3d", &["--generator", "lattice", "--dims", "4,4,4"]),
     ("ssca2", &["--generator", "ssca2", "--scale", "7"]),
+    (
+        "watts-alpha",
+        &[
+            "--generator",
+            "watts-alpha",
+            "--vertices",
+            "200",
+            "--k",
+            "6",
+            "--alpha",
+            "1.5",
+        ],
+    ),
 ];
 
 #[test]
@@ -136,6 +149,9 @@ fn generators_have_their_exact_sizes() {
     assert_eq!(h5.attr::<u64>("graph", "edges"), 900);
     let h5 = generate(2, &dir, "ssca2", GENERATORS[7].1);
     assert_eq!(h5.attr::<u64>("graph", "edges"), 8 * 128);
+    // Watts' α-model: n k / 2 distinct edges, none dropped.
+    let h5 = generate(3, &dir, "watts-alpha", GENERATORS[8].1);
+    assert_eq!(size(&h5), (200, 600, 1200));
 }
 
 #[test]
@@ -305,6 +321,14 @@ fn bad_generator_parameters_give_one_clear_error() {
             "[graph] k does not apply to generator lattice",
         ),
         ("erdos-renyi --vertices 10 --edges 46", "[graph] edges = 46"),
+        (
+            "watts-alpha --vertices 11 --k 3 --alpha 1",
+            "[graph] k = 3 must be at least 1, less than vertices = 11, with vertices·k even",
+        ),
+        (
+            "watts-alpha --vertices 10 --k 2",
+            "[graph] alpha is missing: generator watts-alpha needs it",
+        ),
     ];
     for np in NPS {
         for (flags, needle) in cases {

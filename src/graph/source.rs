@@ -2,7 +2,9 @@
 //! generator with its parameters or a file. A key that does not belong to the chosen
 //! generator is an error, so a misspelt or misplaced parameter is never silently ignored.
 
-use super::generators::{barabasi_albert, erdos_renyi, lattice, ssca2, watts_strogatz};
+use super::generators::{
+    barabasi_albert, erdos_renyi, lattice, ssca2, watts_alpha, watts_strogatz,
+};
 use super::kronecker::Kronecker;
 use super::readers::read_graph;
 use super::EdgeSource;
@@ -20,6 +22,7 @@ pub enum Generator {
     BarabasiAlbert,
     Lattice,
     Ssca2,
+    WattsAlpha,
 }
 
 /// Where kernel 1 (building the CSR) runs. `auto`: on the GPU when the run computes on GPUs,
@@ -50,13 +53,14 @@ pub struct GraphArgs {
     /// Edge tuples per vertex (kronecker)
     #[arg(long)]
     pub edgefactor: Option<u64>,
-    /// Number of vertices (erdos-renyi, watts-strogatz on a ring, barabasi-albert)
+    /// Number of vertices (erdos-renyi, watts-strogatz on a ring, barabasi-albert, watts-alpha)
     #[arg(long)]
     pub vertices: Option<u64>,
     /// Number of edges (erdos-renyi)
     #[arg(long)]
     pub edges: Option<u64>,
-    /// Neighbours of a vertex on the base ring, k/2 a side (watts-strogatz)
+    /// Neighbours of a vertex on the base ring, k/2 a side (watts-strogatz); mean degree
+    /// (watts-alpha)
     #[arg(long)]
     pub k: Option<u64>,
     /// Rewiring probability (watts-strogatz)
@@ -65,6 +69,9 @@ pub struct GraphArgs {
     /// Edges each vertex adds (barabasi-albert)
     #[arg(long)]
     pub d: Option<u64>,
+    /// Exponent of the propensity to join vertices with common neighbours (watts-alpha)
+    #[arg(long, allow_negative_numbers = true)]
+    pub alpha: Option<f64>,
     /// Lattice sides, 2 or 3 of them, e.g. 64,64 (lattice; watts-strogatz on a lattice base)
     #[arg(long, value_delimiter = ',')]
     pub dims: Option<Vec<u64>>,
@@ -86,6 +93,7 @@ pub enum GraphSpec {
     BarabasiAlbert { n: u64, d: u64 },
     Lattice { dims: Vec<u64>, periodic: bool },
     Ssca2 { scale: u32 },
+    WattsAlpha { n: u64, k: u64, alpha: f64 },
     File(PathBuf),
 }
 
@@ -181,6 +189,14 @@ impl GraphArgs {
                 barabasi_albert::check(n, d).map_err(|msg| bad(source, &msg))?;
                 GraphSpec::BarabasiAlbert { n, d }
             }
+            Generator::WattsAlpha => {
+                keys.extend(["vertices", "k", "alpha"]);
+                let n = self.required(source, "vertices", self.vertices, &name)?;
+                let k = self.required(source, "k", self.k, &name)?;
+                let alpha = self.required(source, "alpha", self.alpha, &name)?;
+                watts_alpha::check(n, k, alpha).map_err(|msg| bad(source, &msg))?;
+                GraphSpec::WattsAlpha { n, k, alpha }
+            }
             Generator::Lattice => {
                 keys.extend(["dims", "periodic"]);
                 let dims = self.required(source, "dims", self.dims.clone(), &name)?;
@@ -233,6 +249,7 @@ fn generator_name(generator: Generator) -> &'static str {
         Generator::BarabasiAlbert => "barabasi-albert",
         Generator::Lattice => "lattice",
         Generator::Ssca2 => "ssca2",
+        Generator::WattsAlpha => "watts-alpha",
     }
 }
 
@@ -270,6 +287,7 @@ impl GraphSpec {
             GraphSpec::BarabasiAlbert { .. } => generator_name(Generator::BarabasiAlbert),
             GraphSpec::Lattice { .. } => generator_name(Generator::Lattice),
             GraphSpec::Ssca2 { .. } => generator_name(Generator::Ssca2),
+            GraphSpec::WattsAlpha { .. } => generator_name(Generator::WattsAlpha),
             GraphSpec::File(_) => "file",
         }
     }
@@ -286,6 +304,7 @@ impl GraphSpec {
             GraphSpec::BarabasiAlbert { n, d } => format!("vertices={n} d={d}"),
             GraphSpec::Lattice { dims, periodic } => format!("dims={dims:?} periodic={periodic}"),
             GraphSpec::Ssca2 { scale } => format!("scale={scale}"),
+            GraphSpec::WattsAlpha { n, k, alpha } => format!("vertices={n} k={k} alpha={alpha}"),
             GraphSpec::File(path) => format!("input={}", path.display()),
         }
     }
@@ -329,6 +348,9 @@ impl GraphSpec {
                 rank,
             )),
             GraphSpec::Ssca2 { scale } => Box::new(ssca2::Ssca2::new(*scale, seed, ranks, rank)),
+            GraphSpec::WattsAlpha { n, k, alpha } => Box::new(watts_alpha::WattsAlpha::new(
+                *n, *k, *alpha, seed, ranks, rank,
+            )),
             GraphSpec::File(path) => Box::new(read_graph(world, path)?),
         })
     }

@@ -9,11 +9,13 @@
 //! - `barabasi_albert`: Batagelj-Brandes copy model, communication-free (Sanders & Schulz).
 //! - `lattice`: 2D/3D lattices, periodic or open.
 //! - `ssca2`: the SSCA#2 v2.2 scalable data generator (noisy R-MAT, weighted, directed).
+//! - `watts_alpha`: Watts' α-model (sequential, O(n²k): every rank builds the whole graph).
 
 pub mod barabasi_albert;
 pub mod erdos_renyi;
 pub mod lattice;
 pub mod ssca2;
+pub mod watts_alpha;
 pub mod watts_strogatz;
 
 use rayon::prelude::*;
@@ -27,6 +29,9 @@ const BA_TARGET: u64 = 0x6765_6e05;
 const SSCA2_EDGE: u64 = 0x6765_6e06;
 const SSCA2_WEIGHT: u64 = 0x6765_6e07;
 const SSCA2_SCRAMBLE: u64 = 0x6765_6e08;
+const WA_ORDER: u64 = 0x6765_6e09;
+const WA_PICK: u64 = 0x6765_6e0a;
+const WA_PAIR: u64 = 0x6765_6e0b;
 
 /// A value in [0, n) from 64 random bits (multiply-high; bias below n / 2^64).
 #[inline]
