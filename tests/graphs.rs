@@ -95,7 +95,7 @@ const GENERATORS: &[(&str, &[&str])] = &[
             "200",
             "--k",
             "6",
-            "--alpha",
+            "--exponent",
             "1.5",
         ],
     ),
@@ -322,12 +322,12 @@ fn bad_generator_parameters_give_one_clear_error() {
         ),
         ("erdos-renyi --vertices 10 --edges 46", "[graph] edges = 46"),
         (
-            "watts-alpha --vertices 11 --k 3 --alpha 1",
+            "watts-alpha --vertices 11 --k 3 --exponent 1",
             "[graph] k = 3 must be at least 1, less than vertices = 11, with vertices·k even",
         ),
         (
             "watts-alpha --vertices 10 --k 2",
-            "[graph] alpha is missing: generator watts-alpha needs it",
+            "[graph] exponent is missing: generator watts-alpha needs it",
         ),
     ];
     for np in NPS {

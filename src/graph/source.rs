@@ -69,9 +69,10 @@ pub struct GraphArgs {
     /// Edges each vertex adds (barabasi-albert)
     #[arg(long)]
     pub d: Option<u64>,
-    /// Exponent of the propensity to join vertices with common neighbours (watts-alpha)
+    /// Watts' α: the exponent of the propensity to join vertices with common neighbours
+    /// (watts-alpha; named apart from [bfs] alpha, which every BFS flag set also has)
     #[arg(long, allow_negative_numbers = true)]
-    pub alpha: Option<f64>,
+    pub exponent: Option<f64>,
     /// Lattice sides, 2 or 3 of them, e.g. 64,64 (lattice; watts-strogatz on a lattice base)
     #[arg(long, value_delimiter = ',')]
     pub dims: Option<Vec<u64>>,
@@ -190,10 +191,10 @@ impl GraphArgs {
                 GraphSpec::BarabasiAlbert { n, d }
             }
             Generator::WattsAlpha => {
-                keys.extend(["vertices", "k", "alpha"]);
+                keys.extend(["vertices", "k", "exponent"]);
                 let n = self.required(source, "vertices", self.vertices, &name)?;
                 let k = self.required(source, "k", self.k, &name)?;
-                let alpha = self.required(source, "alpha", self.alpha, &name)?;
+                let alpha = self.required(source, "exponent", self.exponent, &name)?;
                 watts_alpha::check(n, k, alpha).map_err(|msg| bad(source, &msg))?;
                 GraphSpec::WattsAlpha { n, k, alpha }
             }
@@ -304,7 +305,9 @@ impl GraphSpec {
             GraphSpec::BarabasiAlbert { n, d } => format!("vertices={n} d={d}"),
             GraphSpec::Lattice { dims, periodic } => format!("dims={dims:?} periodic={periodic}"),
             GraphSpec::Ssca2 { scale } => format!("scale={scale}"),
-            GraphSpec::WattsAlpha { n, k, alpha } => format!("vertices={n} k={k} alpha={alpha}"),
+            GraphSpec::WattsAlpha { n, k, alpha } => {
+                format!("vertices={n} k={k} exponent={alpha}")
+            }
             GraphSpec::File(path) => format!("input={}", path.display()),
         }
     }

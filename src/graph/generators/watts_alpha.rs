@@ -24,7 +24,8 @@ pub const MAX_VERTICES: u64 = 100_000;
 /// Vertices per block of the propensity sums.
 const BLOCK: usize = 4096;
 
-/// Checks n, k and α: 2 <= n <= MAX_VERTICES, 1 <= k < n, nk even, α finite and >= 0.
+/// Checks n, k and α (the `exponent` key): 2 <= n <= MAX_VERTICES, 1 <= k < n, nk even, α
+/// finite and >= 0.
 pub fn check(n: u64, k: u64, alpha: f64) -> Result<(), String> {
     if !(2..=MAX_VERTICES).contains(&n) {
         return Err(format!(
@@ -37,7 +38,7 @@ pub fn check(n: u64, k: u64, alpha: f64) -> Result<(), String> {
         ));
     }
     if !alpha.is_finite() || alpha < 0.0 {
-        return Err(format!("alpha = {alpha} must be a finite number >= 0"));
+        return Err(format!("exponent = {alpha} must be a finite number >= 0"));
     }
     Ok(())
 }
@@ -249,6 +250,6 @@ mod tests {
             .unwrap_err()
             .contains("less than vertices"));
         assert!(check(200_000, 4, 1.0).unwrap_err().contains("100000"));
-        assert!(check(10, 2, -1.0).unwrap_err().contains("alpha = -1"));
+        assert!(check(10, 2, -1.0).unwrap_err().contains("exponent = -1"));
     }
 }
