@@ -204,7 +204,7 @@ mod tests {
             .collect();
         let (tau, window) = tau_int(&series);
         assert!((tau - 4.5).abs() < 0.3, "tau {tau}");
-        assert!(window >= 27 && window < 60, "window {window}");
+        assert!((27..60).contains(&window), "window {window}");
         assert_eq!(tau_int(&[1.0; 10]), (0.5, 0));
         assert!((binder(1.0, 3.0)).abs() < 1e-12);
     }

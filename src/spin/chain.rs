@@ -17,7 +17,7 @@ use std::time::Instant;
 
 /// The spins on this rank's device.
 pub enum Spins<'h> {
-    Cpu(CpuSpins),
+    Cpu(Box<CpuSpins>),
     Gpu(Box<GpuSpins<'h>>),
 }
 
@@ -32,7 +32,10 @@ impl<'h> Spins<'h> {
     fn new(h: &'h Harness, slab: Slab, cfg: &Spin) -> Result<Self> {
         let clusters = cfg.update == Update::SwendsenWang;
         match &h.device {
-            Selected::Cpu => h.world.agree(CpuSpins::new(slab, clusters)).map(Spins::Cpu),
+            Selected::Cpu => h
+                .world
+                .agree(CpuSpins::new(slab, clusters))
+                .map(|s| Spins::Cpu(Box::new(s))),
             Selected::Gpu(_) if cfg.update == Update::Wolff => Err(Error::Unavailable(
                 "spin: update = \"wolff\" runs on the CPU only: give --device cpu".into(),
             )),
@@ -156,7 +159,10 @@ impl Control {
         let flags = h.world.allreduce(flags, Op::BitOr);
         Due {
             interrupted: flags & 1 != 0,
-            checkpoint: flags & 2 != 0 || cfg.checkpoint_sweeps.is_some_and(|c| self.done % c == 0),
+            checkpoint: flags & 2 != 0
+                || cfg
+                    .checkpoint_sweeps
+                    .is_some_and(|c| self.done.is_multiple_of(c)),
             stop: cfg.stop_after == Some(self.done),
         }
     }
@@ -232,10 +238,10 @@ fn chain(
     for sweep in first..total {
         record.flipped[b] += spins.sweep(world, cfg, &params, |s| sweep_key(seed, b, sweep, s))?;
         let done = sweep + 1;
-        let measuring =
-            done > cfg.equilibration && (done - cfg.equilibration) % cfg.measure_every == 0;
+        let measuring = done > cfg.equilibration
+            && (done - cfg.equilibration).is_multiple_of(cfg.measure_every);
         let due = control.poll(h, cfg);
-        let report = done % block == 0 || done == total;
+        let report = done.is_multiple_of(block) || done == total;
         let pause = measuring || report || due.checkpoint || due.interrupted || due.stop;
         if !pause {
             continue;

@@ -310,7 +310,8 @@ fn write_summary(s: &GroupWriter, cfg: &Spin, record: &Record) -> Result<()> {
         "measured",
         &all.iter().map(|x| x.measured as u64).collect::<Vec<_>>(),
     )?;
-    let pairs: [(&str, &dyn Fn(&Summary) -> (f64, f64)); 7] = [
+    type Figure = dyn Fn(&Summary) -> (f64, f64);
+    let pairs: [(&str, &Figure); 7] = [
         ("energy", &|x| x.energy),
         ("m", &|x| x.m),
         ("m2", &|x| x.m2),
