@@ -58,7 +58,9 @@ extern "C" __global__ void spin_metropolis(u8 *field, u64 half, u32 dim, u64 l, 
             de += (int)(v == s) - (int)(v == fresh);
         }
     }
-    if ((draw(key, 2 * g) >> 11) < table[de + 2 * (int)dim]) field[plane + i] = (u8)fresh;
+    // A threshold of 2^53 accepts every draw: no need to make it.
+    u64 threshold = table[de + 2 * (int)dim];
+    if (threshold >> 53 || (draw(key, 2 * g) >> 11) < threshold) field[plane + i] = (u8)fresh;
 }
 
 // Swendsen-Wang bonds: bit a of mask[i] is set when the bond up along a joins equal spins

@@ -132,7 +132,8 @@ impl CpuSpins {
                         .iter()
                         .map(|&n| i32::from(n == s) - i32::from(n == new))
                         .sum();
-                    if accept(draw(key, 2 * g), table[(de + z) as usize]) {
+                    let threshold = table[(de + z) as usize];
+                    if threshold >> 53 != 0 || accept(draw(key, 2 * g), threshold) {
                         out[x] = new;
                     }
                 }

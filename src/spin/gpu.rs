@@ -51,14 +51,18 @@ impl<'h> GpuSpins<'h> {
             1
         };
         let needed = slab.sites() as u64 * per_site;
-        let (free, _) = gpu.memory()?;
-        if needed > free as u64 {
-            return Err(Error::Unavailable(format!(
+        let fits = gpu.memory().and_then(|(free, _)| {
+            if needed <= free as u64 {
+                return Ok(());
+            }
+            Err(Error::Unavailable(format!(
                 "spin needs about {needed} bytes of GPU memory for a slab of {} sites, but {} has {free} free: use more GPUs",
                 slab.sites(),
                 gpu.describe()
-            )));
-        }
+            )))
+        });
+        // Every rank learns of a rank short of memory before the exchange opens (collective).
+        world.agree(fits)?;
         let f = |name: &str| gpu.function(FILE, name);
         let labeller = if clusters {
             Some(Box::new(Labeller::new(slab, GpuSlab::new(gpu, slab)?)?))
