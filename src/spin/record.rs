@@ -9,7 +9,7 @@ use super::{Spin, Update};
 use crate::error::{Error, Result};
 use crate::harness::Harness;
 use crate::lattice::Slab;
-use crate::output::{GroupWriter, ResultFile};
+use crate::output::{add_part, GroupWriter, ResultFile};
 use crate::stats::{binder, jackknife, tau_int};
 use hdf5::types::VarLenUnicode;
 use hdf5_metno as hdf5;
@@ -182,7 +182,7 @@ pub fn finish(h: &Harness, cfg: &Spin, record: &Record) -> Result<()> {
     let done = Checkpoint {
         beta: cfg.betas.len(),
         sweep: 0,
-        spins: &[],
+        spins: None,
     };
     h.write_results(|file| write(file, h.run.seed, cfg, record, &done))
 }
@@ -195,16 +195,20 @@ fn model_name(cfg: &Spin) -> String {
     }
 }
 
-/// A checkpoint's position: chain `beta` after `sweep` sweeps, with every spin (in global
-/// order; empty once every chain is done).
+/// A checkpoint's position: chain `beta` after `sweep` sweeps, with rank 0's slab of the
+/// spins (the other ranks add theirs); no spins once every chain is done.
 struct Checkpoint<'a> {
     beta: usize,
     sweep: u64,
-    spins: &'a [u8],
+    spins: Option<&'a [u8]>,
 }
 
+/// Name of the checkpoint's spins in the result file.
+const SPINS: &str = "spin/checkpoint/spins";
+
 /// Write the result file as it stands, with the position of chain `b` after `sweep` sweeps
-/// (collective: gathers the spins).
+/// (collective). Rank 0 writes everything and its slab of the spins; then each rank in turn
+/// adds its slab to the file (no rank gathers the lattice); then rank 0 renames the file.
 pub fn checkpoint(
     h: &Harness,
     cfg: &Spin,
@@ -214,23 +218,37 @@ pub fn checkpoint(
     spins: &Spins,
 ) -> Result<()> {
     let world = h.world;
-    let all = world.gatherv_root(&spins.local()?)?;
+    let local = spins.local()?;
     let provenance = h.provenance()?;
-    let written = if world.is_root() {
+    let path = &h.run.output;
+    let started = if world.is_root() {
         let at = Checkpoint {
             beta: b,
             sweep,
-            spins: &all,
+            spins: Some(&local),
         };
-        ResultFile::create(&h.run.output).and_then(|file| {
-            provenance.write(&file.root())?;
-            write(&file, h.run.seed, cfg, record, &at)?;
-            file.finish()
-        })
+        ResultFile::create(path)
+            .and_then(|file| {
+                provenance.write(&file.root())?;
+                write(&file, h.run.seed, cfg, record, &at)?;
+                file.close_unfinished()
+            })
+            .map(Some)
     } else {
-        Ok(h.run.output.clone())
+        Ok(None)
     };
-    let path = world.agree(written)?;
+    let unfinished = world.agree(started)?;
+    let mut added = Ok(());
+    for rank in 1..world.size() {
+        world.barrier();
+        if rank == world.rank() {
+            let start = Slab::new(cfg.lattice, world.size(), rank).map_or(0, |s| s.offset());
+            added = add_part(path, SPINS, start as usize, &local);
+        }
+    }
+    world.agree(added)?;
+    let finished = unfinished.map_or(Ok(None), |u| u.finish().map(Some));
+    world.agree(finished)?;
     log::info!(
         "spin: checkpoint at beta = {}, sweep {sweep} in {}",
         cfg.betas[b],
@@ -293,8 +311,8 @@ fn write(file: &ResultFile, seed: u64, cfg: &Spin, record: &Record, at: &Checkpo
     let c = group.subgroup("checkpoint")?;
     c.writer().attr("beta_index", at.beta as u64)?;
     c.writer().attr("sweep", at.sweep)?;
-    if !at.spins.is_empty() {
-        c.dataset("spins", at.spins)?;
+    if let Some(spins) = at.spins {
+        c.dataset_part("spins", lattice.sites() as usize, 0, spins)?;
     }
     Ok(())
 }
@@ -389,7 +407,7 @@ fn read_slab(path: &Path, slab: &Slab) -> Result<Vec<u8>> {
     let file = hdf5::File::open(path).map_err(bad)?;
     let start = slab.offset() as usize;
     let spins = file
-        .dataset("spin/checkpoint/spins")
+        .dataset(SPINS)
         .and_then(|d| d.read_slice_1d::<u8, _>(start..start + slab.sites()))
         .map_err(bad)?;
     Ok(spins.to_vec())
