@@ -141,7 +141,9 @@ const WINDOW_FACTOR: f64 = 6.0;
 
 /// The integrated autocorrelation time τ = 1/2 + Σ_{t=1..W} ρ(t) of a series, with the
 /// automatic window of Madras & Sokal (1988): the smallest W with W >= 6 τ(W). Returns
-/// (τ, W); a constant series gives (0.5, 0). In units of the series' spacing.
+/// (τ, W); a constant series gives (0.5, 0); NaN when the series is too short for the
+/// window to close within its first half (or the sum turns non-positive, which only a few
+/// samples give). In units of the series' spacing.
 pub fn tau_int(series: &[f64]) -> (f64, usize) {
     let n = series.len();
     let mean = series.iter().sum::<f64>() / n.max(1) as f64;
@@ -151,18 +153,21 @@ pub fn tau_int(series: &[f64]) -> (f64, usize) {
         return (0.5, 0);
     }
     let mut tau = 0.5;
-    for w in 1..n {
+    for w in 1..=n / 2 {
         let c: f64 = d[..n - w]
             .iter()
             .zip(&d[w..])
             .map(|(a, b)| a * b)
             .sum::<f64>();
         tau += c / (n - w) as f64 / c0;
+        if tau <= 0.0 {
+            break;
+        }
         if w as f64 >= WINDOW_FACTOR * tau {
             return (tau, w);
         }
     }
-    (tau, n - 1)
+    (f64::NAN, n / 2)
 }
 
 /// The Binder cumulant U4 = 1 - <m^4> / (3 <m^2>^2).
@@ -206,6 +211,10 @@ mod tests {
         assert!((tau - 4.5).abs() < 0.3, "tau {tau}");
         assert!((27..60).contains(&window), "window {window}");
         assert_eq!(tau_int(&[1.0; 10]), (0.5, 0));
+        assert!(
+            tau_int(&[1.0, 2.0, 3.0, 4.0, 5.0]).0.is_nan(),
+            "a trend has no window"
+        );
         assert!((binder(1.0, 3.0)).abs() < 1e-12);
     }
 
