@@ -19,5 +19,6 @@ pub mod percolation;
 pub mod progress;
 pub mod rng;
 pub mod signals;
+pub mod spin;
 pub mod stats;
 pub mod workloads;

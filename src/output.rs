@@ -65,14 +65,44 @@ impl ResultFile {
 
     /// Close the file and move it to its final name.
     pub fn finish(self) -> Result<PathBuf> {
+        self.close_unfinished()?.finish()
+    }
+
+    /// Close the file under its temporary name, so that other ranks can add their parts of
+    /// its datasets (`add_part`, one rank after another); `Unfinished::finish` renames it.
+    pub fn close_unfinished(self) -> Result<Unfinished> {
         let ResultFile { file, tmp, path } = self;
         file.close().map_err(h5err(&path))?;
+        Ok(Unfinished { tmp, path })
+    }
+}
+
+/// A result file closed under its temporary name.
+pub struct Unfinished {
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl Unfinished {
+    /// Move the file to its final name.
+    pub fn finish(self) -> Result<PathBuf> {
+        let Unfinished { tmp, path } = self;
         std::fs::rename(&tmp, &path).map_err(|e| Error::Output {
             path: path.display().to_string(),
             msg: format!("cannot rename {} to it: {e}", tmp.display()),
         })?;
         Ok(path)
     }
+}
+
+/// Write `data` from item `start` of the 1-D dataset `name` (its path from the root) of the
+/// unfinished result file for `path` (a rank adding its part of a dataset it holds alone).
+pub fn add_part<T: H5Type>(path: &Path, name: &str, start: usize, data: &[T]) -> Result<()> {
+    let file = hdf5::File::open_rw(tmp_path(path)).map_err(h5err(path))?;
+    file.dataset(name)
+        .and_then(|d| d.write_slice(data, start..start + data.len()))
+        .map_err(h5err(path))?;
+    file.close().map_err(h5err(path))
 }
 
 /// `PATH.tmp`: where a result is written before it is renamed to `PATH`.
@@ -123,6 +153,23 @@ impl GroupWriter<'_> {
             .create(name)
             .map_err(h5err(self.path))?;
         Ok(())
+    }
+
+    /// A 1-D dataset of `len` items, of which `data` fills those from `start` (the others
+    /// are added with `add_part`).
+    pub fn dataset_part<T: H5Type>(
+        &self,
+        name: &str,
+        len: usize,
+        start: usize,
+        data: &[T],
+    ) -> Result<()> {
+        self.group
+            .new_dataset::<T>()
+            .shape(len)
+            .create(name)
+            .and_then(|d| d.write_slice(data, start..start + data.len()))
+            .map_err(h5err(self.path))
     }
 
     /// A 2-D dataset of `rows` rows, stored row-major from `data`.

@@ -9,6 +9,7 @@ pub static WORKLOADS: &[&dyn Entry] = &[
     &Registered::<crate::analyze::Analyze>::ENTRY,
     &Registered::<crate::cc::Cc>::ENTRY,
     &Registered::<crate::percolation::Percolation>::ENTRY,
+    &Registered::<crate::spin::Spin>::ENTRY,
 ];
 
 /// The workload of that name.

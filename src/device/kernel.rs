@@ -27,6 +27,7 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
     ("lattice.cu", include_str!("../../kernels/lattice.cu")),
     ("miller.cu", include_str!("../../kernels/miller.cu")),
+    ("spin.cu", include_str!("../../kernels/spin.cu")),
     ("triangles.cu", include_str!("../../kernels/triangles.cu")),
 ];
 

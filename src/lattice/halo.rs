@@ -51,6 +51,42 @@ pub fn from_above<T: Equivalence + Copy + Default>(
     got
 }
 
+/// Where row `row` of a slab (local sites row·L .. row·L + L, along the fast axis) and its
+/// neighbouring rows sit in a field with ghost planes: the row starts at `start`; along slow
+/// axis a (0, and 1 in 3D) the rows one step down and up start at `slow[a]`, through the ghost
+/// planes along axis 0 and wrapping inside the plane along axis 1 (`None` past the end of an
+/// open lattice). Along the fast axis a site's neighbours are its row's next positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowNeighbours {
+    pub start: usize,
+    pub slow: [(Option<usize>, Option<usize>); 2],
+}
+
+pub fn row_neighbours(slab: &Slab, row: usize) -> RowNeighbours {
+    let lattice = slab.lattice;
+    let (l, plane) = (lattice.l as usize, slab.plane());
+    let start = row * l + plane;
+    let mut slow = [(None, None); 2];
+    for (axis, pair) in slow.iter_mut().enumerate().take(lattice.dim - 1) {
+        let stride = lattice.stride(axis) as usize;
+        let x = lattice.coord(slab.global(row * l), axis) as usize;
+        // Along axis 0 the ghost planes hold the neighbours; along axis 1 the plane wraps.
+        let wrap = if axis == 0 { 0 } else { l * stride };
+        let down = if x > 0 {
+            Some(start - stride)
+        } else {
+            lattice.periodic.then(|| start + wrap - stride)
+        };
+        let up = if x + 1 < l {
+            Some(start + stride)
+        } else {
+            lattice.periodic.then(|| start + stride - wrap)
+        };
+        *pair = (down, up);
+    }
+    RowNeighbours { start, slow }
+}
+
 /// `exchange` for a field in GPU memory (collective).
 pub fn exchange_gpu<T: Item>(
     ex: &GpuExchange,
@@ -60,6 +96,9 @@ pub fn exchange_gpu<T: Item>(
 ) -> Result<()> {
     let plane = slab.plane();
     let top = slab.sites();
+    if slab.ranks == 1 {
+        return wrap_gpu(slab, field, gpu);
+    }
     {
         let (mut below, rest) = field.split_at_mut(plane);
         let send = rest.slice(top - plane..top);
@@ -84,4 +123,62 @@ pub fn exchange_gpu<T: Item>(
         }
     }
     Ok(())
+}
+
+/// The ghost planes of the one slab of a lattice: the periodic wraps copied on the GPU (or
+/// cleared on an open lattice), without the host round trip of a shift to itself.
+fn wrap_gpu<T: Item>(slab: &Slab, field: &mut CudaSlice<T>, gpu: &Gpu) -> Result<()> {
+    let (plane, top) = (slab.plane(), slab.sites());
+    let copy_error = |e| gpu_error("copy a ghost plane", e);
+    if !slab.lattice.periodic {
+        for range in [0..plane, top + plane..top + 2 * plane] {
+            gpu.stream
+                .memset_zeros(&mut field.slice_mut(range))
+                .map_err(|e| gpu_error("clear a ghost plane", e))?;
+        }
+        return Ok(());
+    }
+    {
+        let (mut below, rest) = field.split_at_mut(plane);
+        let send = rest.slice(top - plane..top);
+        gpu.stream
+            .memcpy_dtod(&send, &mut below)
+            .map_err(copy_error)?;
+    }
+    let (rest, mut above) = field.split_at_mut(top + plane);
+    let send = rest.slice(plane..2 * plane);
+    gpu.stream
+        .memcpy_dtod(&send, &mut above)
+        .map_err(copy_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lattice::Lattice;
+
+    #[test]
+    fn row_neighbours_are_the_lattice_neighbours_of_the_row() {
+        for (dim, l, periodic) in [(2, 5, true), (3, 4, true), (3, 4, false)] {
+            let lattice = Lattice::new(dim, l, periodic).unwrap();
+            let slab = Slab::new(lattice, 2, 1).unwrap();
+            let plane = slab.plane();
+            // The field of global indices, ghosts holding the neighbouring slabs' planes.
+            let ghost = |x0: u64| (0..plane as u64).map(move |j| x0 * plane as u64 + j);
+            let field: Vec<u64> = ghost((slab.first + l - 1) % l)
+                .chain((0..slab.sites()).map(|i| slab.global(i)))
+                .chain(ghost((slab.first + slab.thickness) % l))
+                .collect();
+            for row in 0..slab.sites() / l as usize {
+                let rn = row_neighbours(&slab, row);
+                let site = slab.global(row * l as usize);
+                assert_eq!(field[rn.start], site);
+                for axis in 0..dim - 1 {
+                    let (down, up) = rn.slow[axis];
+                    assert_eq!(down.map(|f| field[f]), lattice.down(site, axis));
+                    assert_eq!(up.map(|f| field[f]), lattice.up(site, axis));
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# Spin models for scripts/gpu-check (sourced there; it defines $bin, $out, counts, shared and
+# status). check_spin: `tessera spin` on the CPU (one rank, the reference) and on one GPU, on
+# every GPU present, and as the `shared` rank counts on one GPU (--gpu-transport mpi): 2D
+# Ising and 3D 3-state Potts (hot start), each by checkerboard Metropolis and by
+# Swendsen-Wang, two beta each, $GPU_CHECK_SPIN_SWEEPS (40) sweeps measured every 4, at a
+# small L ($GPU_CHECK_SPIN_L2 = 64 in 2D, $GPU_CHECK_SPIN_L3 = 16 in 3D), configurations
+# written: every measurement and the last spins of every chain must equal the CPU run's bit for
+# bit. Then timing rows on one GPU, 2D Ising at T_c, cold start: Metropolis spin flips per ns
+# at each L of $GPU_CHECK_SPIN_TIMING_L ("16384 65536"; $GPU_CHECK_SPIN_SWEEPS_16K = 400 sweeps
+# up to 16384, ..._64K = 40 above), and Swendsen-Wang ns per spin per sweep at
+# $GPU_CHECK_SPIN_SW_L = 16384 ($GPU_CHECK_SPIN_SWEEPS_SW = 40 sweeps); the time is the
+# sweeps' (halo exchanges included; measurements excluded). Prints a table; sets status=1 on
+# any difference or failed run.
+check_spin() {
+    local l2=${GPU_CHECK_SPIN_L2:-64} l3=${GPU_CHECK_SPIN_L3:-16} sweeps=${GPU_CHECK_SPIN_SWEEPS:-40}
+    local pairs=() model update name np
+    _spin() { # NAME NP DEVICE ARGS...
+        local name=$1 np=$2 device=$3
+        shift 3
+        if mpirun --oversubscribe --bind-to none -np "$np" "$bin" spin --device "$device" \
+            --output "$out/$name.h5" "$@" >"$out/$name.log" 2>&1; then
+            return 0
+        fi
+        echo "FAILED: $name (log: $out/$name.log)"
+        tail -5 "$out/$name.log"
+        status=1
+        return 1
+    }
+    for model in ising-2d potts-3d; do
+        for update in metropolis swendsen-wang; do
+            local args=(--update "$update" --equilibration 0 --sweeps "$sweeps" --measure-every 4
+                --write-configuration)
+            case $model in
+            ising-2d) args+=(--lattice 2d --l "$l2" --beta 0.42,0.46) ;;
+            potts-3d) args+=(--lattice 3d --l "$l3" --model potts --q 3 --beta 0.5,0.6 --start hot) ;;
+            esac
+            name="spin-$model-$update"
+            _spin "$name-cpu" 1 cpu "${args[@]}" || continue
+            for np in "${counts[@]}"; do
+                _spin "$name-gpu-np$np" "$np" gpu "${args[@]}" && pairs+=("$name-cpu:$name-gpu-np$np")
+            done
+            for np in "${shared[@]}"; do
+                _spin "$name-gpu-np$np-shared" "$np" gpu --gpu-transport mpi "${args[@]}" &&
+                    pairs+=("$name-cpu:$name-gpu-np$np-shared")
+            done
+        done
+    done
+    local timing=() l s sizes
+    read -r -a sizes <<<"${GPU_CHECK_SPIN_TIMING_L:-16384 65536}"
+    for l in "${sizes[@]}"; do
+        s=${GPU_CHECK_SPIN_SWEEPS_16K:-400}
+        ((l > 16384)) && s=${GPU_CHECK_SPIN_SWEEPS_64K:-40}
+        _spin "spin-timing-metropolis-l$l" 1 gpu --l "$l" --equilibration 0 --sweeps "$s" \
+            --measure-every "$s" && timing+=("spin-timing-metropolis-l$l")
+    done
+    l=${GPU_CHECK_SPIN_SW_L:-16384} s=${GPU_CHECK_SPIN_SWEEPS_SW:-40}
+    _spin "spin-timing-sw-l$l" 1 gpu --l "$l" --update swendsen-wang --equilibration 0 \
+        --sweeps "$s" --measure-every "$s" && timing+=("spin-timing-sw-l$l")
+    echo
+    python3 - "$out" "${#pairs[@]}" "${pairs[@]}" "${timing[@]}" <<'PY' || status=1
+import sys, h5py, numpy as np
+out, npairs = sys.argv[1], int(sys.argv[2])
+pairs, timing = sys.argv[3:3 + npairs], sys.argv[3 + npairs:]
+bad = 0
+print(f"{'run':<44} {'gpus':>4} {'L':>5} {'e (last beta)':>14} {'series':>6} {'spins':>6}  result")
+for pair in pairs:
+    ref_name, name = pair.split(":")
+    with h5py.File(f"{out}/{ref_name}.h5") as rf, h5py.File(f"{out}/{name}.h5") as gf:
+        r, g = rf["spin"], gf["spin"]
+        series = all(np.array_equal(r[k][:], g[k][:], equal_nan=True) for k in ("energy", "m"))
+        spins = np.array_equal(r["configuration"][:], g["configuration"][:])
+        ok = series and spins
+        bad += not ok
+        e = g["summary/energy"][-1]
+        print(f"{name:<44} {int(gf.attrs['ranks']):>4} {int(g.attrs['l']):>5} {e:>14.6f} "
+              f"{'same' if series else 'DIFF':>6} {'same' if spins else 'DIFF':>6}  {'ok' if ok else 'FAIL'}")
+for name in timing:
+    with h5py.File(f"{out}/{name}.h5") as f:
+        g = f["spin"]
+        rate = g["summary/flips_per_ns"][0]
+        sweeps = int(g["sweeps_timed"][0])
+        secs = g["update_seconds"][0]
+        update = g.attrs["update"]
+        update = update.decode() if isinstance(update, bytes) else str(update)
+        what = f"{rate:.1f} spin flips/ns" if update == "metropolis" else f"{1 / rate:.4f} ns per spin per sweep"
+        print(f"timing: 2D Ising {update} L = {int(g.attrs['l'])} at T_c on {f.attrs['device']}: "
+              f"{what} ({sweeps} sweeps in {secs:.3f} s; e = {g['summary/energy'][0]:.5f})")
+sys.exit(1 if bad else 0)
+PY
+}

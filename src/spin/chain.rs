@@ -1,0 +1,287 @@
+//! The run: for each β, one chain of sweeps from the start state (equilibration, then
+//! measurement sweeps, measuring every `measure_every`), on this rank's device, with a
+//! progress line per tenth of a chain, a checkpoint when one is due (sweeps or seconds), on
+//! SIGTERM/SIGINT (then the run ends, exit status 143) and at `stop_after`.
+
+use super::cpu::CpuSpins;
+use super::gpu::GpuSpins;
+use super::model::{sweep_key, Model, Stream};
+use super::record::{self, Position, Record};
+use super::{Spin, Update};
+use crate::comm::{Op, World};
+use crate::device::Selected;
+use crate::error::{Error, Result};
+use crate::harness::Harness;
+use crate::lattice::Slab;
+use std::time::Instant;
+
+/// The spins on this rank's device.
+pub enum Spins<'h> {
+    Cpu(Box<CpuSpins>),
+    Gpu(Box<GpuSpins<'h>>),
+}
+
+/// A β's thresholds (`Model::metropolis_table`, `Model::bond_threshold`).
+struct Params {
+    table: Vec<u64>,
+    bonds: u64,
+}
+
+impl<'h> Spins<'h> {
+    /// Spins for `slab` on the run's device (collective).
+    fn new(h: &'h Harness, slab: Slab, cfg: &Spin) -> Result<Self> {
+        let clusters = cfg.update == Update::SwendsenWang;
+        match &h.device {
+            Selected::Cpu => h
+                .world
+                .agree(CpuSpins::new(slab, clusters))
+                .map(|s| Spins::Cpu(Box::new(s))),
+            Selected::Gpu(_) if cfg.update == Update::Wolff => Err(Error::Unavailable(
+                "spin: update = \"wolff\" runs on the CPU only: give --device cpu".into(),
+            )),
+            Selected::Gpu(gpu) => {
+                let made = GpuSpins::new(h.world, gpu, h.run.gpu_transport, slab, clusters);
+                h.world.agree(made).map(|s| Spins::Gpu(Box::new(s)))
+            }
+        }
+    }
+
+    fn reset(&mut self, hot: Option<u64>, q: u32) -> Result<()> {
+        match self {
+            Spins::Cpu(c) => {
+                c.reset(hot, q);
+                Ok(())
+            }
+            Spins::Gpu(g) => g.reset(hot, q),
+        }
+    }
+
+    /// The slab's spins, on the host.
+    pub fn local(&self) -> Result<Vec<u8>> {
+        match self {
+            Spins::Cpu(c) => Ok(c.local().to_vec()),
+            Spins::Gpu(g) => g.local(),
+        }
+    }
+
+    fn set_local(&mut self, spins: &[u8]) -> Result<()> {
+        match self {
+            Spins::Cpu(c) => {
+                c.set_local(spins);
+                Ok(())
+            }
+            Spins::Gpu(g) => g.set_local(spins),
+        }
+    }
+
+    /// One sweep of `update` (collective); returns the sites Wolff clusters flipped (else 0).
+    fn sweep(
+        &mut self,
+        world: &World,
+        cfg: &Spin,
+        p: &Params,
+        keys: impl Fn(Stream) -> u64,
+    ) -> Result<u64> {
+        let model = &cfg.model;
+        let colours = [keys(Stream::Colour(0)), keys(Stream::Colour(1))];
+        match (self, cfg.update) {
+            (Spins::Cpu(c), Update::Metropolis) => c.metropolis(world, model, &p.table, colours),
+            (Spins::Gpu(g), Update::Metropolis) => g.metropolis(model, colours)?,
+            (Spins::Cpu(c), Update::SwendsenWang) => c.swendsen_wang(
+                world,
+                model,
+                p.bonds,
+                keys(Stream::Bonds),
+                keys(Stream::Clusters),
+            )?,
+            (Spins::Gpu(g), Update::SwendsenWang) => g.swendsen_wang(
+                world,
+                model,
+                p.bonds,
+                keys(Stream::Bonds),
+                keys(Stream::Clusters),
+            )?,
+            (Spins::Cpu(c), Update::Wolff) => {
+                return c.wolff(
+                    world,
+                    model,
+                    p.bonds,
+                    keys(Stream::Wolff),
+                    cfg.clusters_per_sweep,
+                )
+            }
+            (Spins::Gpu(_), Update::Wolff) => unreachable!("refused in Spins::new"),
+        }
+        Ok(0)
+    }
+
+    /// Energy per site and order parameter of the whole lattice (collective).
+    fn measure(&mut self, world: &World, model: &Model, sites: u64) -> Result<(f64, f64)> {
+        let mut counts = match self {
+            Spins::Cpu(c) => c.tally(world, model),
+            Spins::Gpu(g) => g.tally(model)?,
+        };
+        world.allreduce_slice(&mut counts, Op::Sum);
+        Ok((
+            model.energy(counts[0], sites),
+            model.order(&counts[1..], sites),
+        ))
+    }
+
+    fn sync(&self) -> Result<()> {
+        match self {
+            Spins::Cpu(_) => Ok(()),
+            Spins::Gpu(g) => g.sync(),
+        }
+    }
+}
+
+/// What the ranks agreed to do after a sweep.
+struct Due {
+    interrupted: bool,
+    checkpoint: bool,
+    stop: bool,
+}
+
+/// Sweeps run in this job and the last checkpoint's time.
+struct Control {
+    done: u64,
+    last_checkpoint: Instant,
+}
+
+impl Control {
+    /// After a sweep (collective: one reduction of the signal and rank 0's clock).
+    fn poll(&mut self, h: &Harness, cfg: &Spin) -> Due {
+        self.done += 1;
+        let timed_out = h.world.is_root()
+            && self.last_checkpoint.elapsed().as_secs_f64() >= cfg.checkpoint_seconds;
+        let flags = u8::from(h.interrupt().raised()) | u8::from(timed_out) << 1;
+        let flags = h.world.allreduce(flags, Op::BitOr);
+        Due {
+            interrupted: flags & 1 != 0,
+            checkpoint: flags & 2 != 0
+                || cfg
+                    .checkpoint_sweeps
+                    .is_some_and(|c| self.done.is_multiple_of(c)),
+            stop: cfg.stop_after == Some(self.done),
+        }
+    }
+}
+
+/// Run every chain (or what a checkpoint left of them) and write the results (collective).
+pub fn run(h: &Harness, cfg: &Spin) -> Result<()> {
+    let world = h.world;
+    let slab = Slab::new(cfg.lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
+    let (mut record, at) = if cfg.resume {
+        record::resume(h, cfg, &slab)?
+    } else {
+        (Record::new(cfg), Position::default())
+    };
+    let mut spins = h.timed("setup", || Spins::new(h, slab, cfg))?;
+    if let Some(local) = &at.spins {
+        spins.set_local(local)?;
+    }
+    let mut control = Control {
+        done: 0,
+        last_checkpoint: Instant::now(),
+    };
+    for b in at.beta..cfg.betas.len() {
+        let (first, fresh) = if b == at.beta && at.spins.is_some() {
+            (at.sweep, false)
+        } else {
+            (0, true)
+        };
+        let phase = format!("beta {}", cfg.betas[b]);
+        let go = h.timed(&phase, || {
+            chain(
+                h,
+                cfg,
+                &mut spins,
+                &mut record,
+                (b, first, fresh),
+                &mut control,
+            )
+        })?;
+        if !go {
+            return Ok(());
+        }
+    }
+    record::finish(h, cfg, &record)
+}
+
+/// Chain `b` from sweep `first` (from the start state when `fresh`). False when the run
+/// stopped at `stop_after` (collective).
+fn chain(
+    h: &Harness,
+    cfg: &Spin,
+    spins: &mut Spins,
+    record: &mut Record,
+    (b, first, fresh): (usize, u64, bool),
+    control: &mut Control,
+) -> Result<bool> {
+    let (world, model, seed) = (h.world, cfg.model, h.run.seed);
+    let beta = cfg.betas[b];
+    if fresh {
+        let hot = cfg.hot.then(|| sweep_key(seed, b, 0, Stream::Start));
+        spins.reset(hot, model.q)?;
+    }
+    let params = Params {
+        table: model.metropolis_table(beta),
+        bonds: model.bond_threshold(beta),
+    };
+    if let Spins::Gpu(g) = spins {
+        g.set_table(&params.table)?;
+    }
+    let (total, sites) = (cfg.chain_sweeps(), cfg.lattice.sites());
+    let block = (total / 10).max(1);
+    let (mut segment, mut timed_from) = (Instant::now(), first);
+    for sweep in first..total {
+        record.flipped[b] += spins.sweep(world, cfg, &params, |s| sweep_key(seed, b, sweep, s))?;
+        let done = sweep + 1;
+        let measuring = done > cfg.equilibration
+            && (done - cfg.equilibration).is_multiple_of(cfg.measure_every);
+        let due = control.poll(h, cfg);
+        let report = done.is_multiple_of(block) || done == total;
+        let pause = measuring || report || due.checkpoint || due.interrupted || due.stop;
+        if !pause {
+            continue;
+        }
+        spins.sync()?;
+        record.seconds[b] += segment.elapsed().as_secs_f64();
+        record.sweeps_timed[b] += done - timed_from;
+        timed_from = done;
+        if measuring {
+            let (e, m) = spins.measure(world, &model, sites)?;
+            record.energy[b].push(e);
+            record.order[b].push(m);
+        }
+        if report {
+            record.progress(cfg, b, done);
+        }
+        if due.checkpoint || due.interrupted || due.stop {
+            record::checkpoint(h, cfg, record, b, done, spins)?;
+            control.last_checkpoint = Instant::now();
+        }
+        if due.interrupted {
+            return Err(Error::Interrupted(format!(
+                "spin: interrupted by a signal at beta = {beta}, sweep {done}: checkpoint in {}; rerun with --resume to continue",
+                h.run.output.display()
+            )));
+        }
+        if due.stop {
+            if world.is_root() {
+                println!(
+                    "spin: stopped after {} sweeps (beta = {beta}, sweep {done}): checkpoint in {}; continue with --resume",
+                    control.done,
+                    h.run.output.display()
+                );
+            }
+            return Ok(false);
+        }
+        segment = Instant::now();
+    }
+    if cfg.write_configuration {
+        record.configurations[b] = world.gatherv_root(&spins.local()?)?;
+    }
+    Ok(true)
+}

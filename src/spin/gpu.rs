@@ -1,0 +1,214 @@
+//! The updates on a GPU (kernels/spin.cu): the spins, their ghost planes, the bond masks and
+//! the cluster labels stay in GPU memory; the ghost planes go GPU to GPU through the exchange
+//! layer (`halo::exchange_gpu`: NCCL, or staged through MPI). Only the tallies (q + 1 words)
+//! and checkpoints come to the host. The decisions are the CPU's (src/spin/cpu.rs) bit for
+//! bit. Wolff has no GPU path.
+
+use super::model::Model;
+use crate::comm::gpu::GpuExchange;
+use crate::comm::{GpuTransport, World};
+use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
+use crate::error::{Error, Result};
+use crate::lattice::{halo, GpuSlab, Labeller, Slab};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+const FILE: &str = "spin.cu";
+
+/// Blocks of the tally's grid-stride loop, at most.
+const TALLY_BLOCKS: u64 = 4096;
+
+/// A slab of spins in GPU memory.
+pub struct GpuSpins<'h> {
+    gpu: &'h Gpu,
+    slab: Slab,
+    exchange: GpuExchange<'h>,
+    field: CudaSlice<u8>,
+    metropolis: Kernel,
+    bonds: Kernel,
+    clusters: Kernel,
+    tally: Kernel,
+    start: Kernel,
+    /// The Metropolis thresholds of the current β.
+    table: CudaSlice<u64>,
+    /// Swendsen-Wang: the labelling and its bond masks.
+    labeller: Option<Box<Labeller<GpuSlab<'h>>>>,
+    mask: CudaSlice<u8>,
+}
+
+impl<'h> GpuSpins<'h> {
+    /// Spins for `slab`, all in state 0; `clusters` readies the Swendsen-Wang labelling.
+    /// Collective (the exchange is opened).
+    pub fn new(
+        world: &'h World,
+        gpu: &'h Gpu,
+        transport: GpuTransport,
+        slab: Slab,
+        clusters: bool,
+    ) -> Result<Self> {
+        let per_site = if clusters {
+            2 + GpuSlab::BYTES_PER_SITE
+        } else {
+            1
+        };
+        let needed = slab.sites() as u64 * per_site;
+        let fits = gpu.memory().and_then(|(free, _)| {
+            if needed <= free as u64 {
+                return Ok(());
+            }
+            Err(Error::Unavailable(format!(
+                "spin needs about {needed} bytes of GPU memory for a slab of {} sites, but {} has {free} free: use more GPUs",
+                slab.sites(),
+                gpu.describe()
+            )))
+        });
+        // Every rank learns of a rank short of memory before the exchange opens (collective).
+        world.agree(fits)?;
+        let f = |name: &str| gpu.function(FILE, name);
+        let labeller = if clusters {
+            Some(Box::new(Labeller::new(slab, GpuSlab::new(gpu, slab)?)?))
+        } else {
+            None
+        };
+        Ok(GpuSpins {
+            gpu,
+            slab,
+            exchange: GpuExchange::open(world, gpu, transport)?,
+            field: gpu.zeros("spins", halo::field_len(&slab))?,
+            metropolis: f("spin_metropolis")?,
+            bonds: f("spin_bonds")?,
+            clusters: f("spin_clusters")?,
+            tally: f("spin_tally")?,
+            start: f("spin_start")?,
+            table: gpu.zeros("metropolis thresholds", 1)?,
+            labeller,
+            mask: gpu.zeros("bond masks", if clusters { slab.sites() } else { 1 })?,
+        })
+    }
+
+    /// Every site to its start state (`model::start_state`; cold is the start stream of
+    /// one state).
+    pub fn reset(&mut self, hot: Option<u64>, q: u32) -> Result<()> {
+        let (key, q) = hot.map_or((0, 1), |key| (key, q));
+        let (n, plane, offset) = (self.n(), self.slab.plane() as u64, self.slab.offset());
+        self.gpu.launch(&self.start, grid(n), |b| {
+            b.arg(&mut self.field)
+                .arg(&n)
+                .arg(&plane)
+                .arg(&offset)
+                .arg(&key)
+                .arg(&q);
+        })
+    }
+
+    fn n(&self) -> u64 {
+        self.slab.sites() as u64
+    }
+
+    /// The slab's spins, on the host.
+    pub fn local(&self) -> Result<Vec<u8>> {
+        let plane = self.slab.plane();
+        self.gpu
+            .stream
+            .clone_dtoh(&self.field.slice(plane..plane + self.slab.sites()))
+            .map_err(|e| gpu_error("copy the spins to the host", e))
+    }
+
+    /// Replace the slab's spins (a checkpoint's).
+    pub fn set_local(&mut self, spins: &[u8]) -> Result<()> {
+        let plane = self.slab.plane();
+        self.gpu
+            .stream
+            .memcpy_htod(spins, &mut self.field.slice_mut(plane..plane + spins.len()))
+            .map_err(|e| gpu_error("upload the spins", e))
+    }
+
+    /// Use the Metropolis thresholds of a new β.
+    pub fn set_table(&mut self, table: &[u64]) -> Result<()> {
+        self.table = self.gpu.upload("metropolis thresholds", table)?;
+        Ok(())
+    }
+
+    /// One checkerboard sweep: colour 0, then colour 1, each with its key (collective).
+    pub fn metropolis(&mut self, model: &Model, keys: [u64; 2]) -> Result<()> {
+        let lattice = self.slab.lattice;
+        let (dim, l, plane) = (model.dim as u32, lattice.l, self.slab.plane() as u64);
+        let (half, first, q) = (self.n() / 2, self.slab.first, model.q);
+        for (colour, key) in keys.into_iter().enumerate() {
+            halo::exchange_gpu(&self.exchange, &self.slab, &mut self.field, self.gpu)?;
+            let colour = colour as u32;
+            self.gpu.launch(&self.metropolis, grid(half), |b| {
+                b.arg(&mut self.field)
+                    .arg(&half)
+                    .arg(&dim)
+                    .arg(&l)
+                    .arg(&plane)
+                    .arg(&first)
+                    .arg(&colour)
+                    .arg(&key)
+                    .arg(&self.table)
+                    .arg(&q);
+            })?;
+        }
+        Ok(())
+    }
+
+    /// One Swendsen-Wang sweep (collective), as `CpuSpins::swendsen_wang`.
+    pub fn swendsen_wang(
+        &mut self,
+        world: &World,
+        model: &Model,
+        threshold: u64,
+        bonds: u64,
+        clusters: u64,
+    ) -> Result<()> {
+        halo::exchange_gpu(&self.exchange, &self.slab, &mut self.field, self.gpu)?;
+        let (n, dim, l) = (self.n(), model.dim as u32, self.slab.lattice.l);
+        let (plane, offset, q) = (self.slab.plane() as u64, self.slab.offset(), model.q);
+        self.gpu.launch(&self.bonds, grid(n), |b| {
+            b.arg(&self.field)
+                .arg(&mut self.mask)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&l)
+                .arg(&plane)
+                .arg(&offset)
+                .arg(&bonds)
+                .arg(&threshold);
+        })?;
+        let labeller = self.labeller.as_mut().expect("spins made for clusters");
+        labeller.label(world, &self.mask)?;
+        let labels = &labeller.device.labels;
+        self.gpu.launch(&self.clusters, grid(n), |b| {
+            b.arg(&mut self.field)
+                .arg(labels)
+                .arg(&n)
+                .arg(&plane)
+                .arg(&clusters)
+                .arg(&q);
+        })
+    }
+
+    /// As `CpuSpins::tally` (collective: refreshes the ghost planes).
+    pub fn tally(&mut self, model: &Model) -> Result<Vec<u64>> {
+        halo::exchange_gpu(&self.exchange, &self.slab, &mut self.field, self.gpu)?;
+        let (n, dim, l) = (self.n(), model.dim as u32, self.slab.lattice.l);
+        let (plane, q) = (self.slab.plane() as u64, model.q);
+        let mut counts = self.gpu.zeros::<u64>("spin tallies", q as usize + 1)?;
+        let cfg = blocks(n.div_ceil(u64::from(THREADS)).min(TALLY_BLOCKS), THREADS);
+        self.gpu.launch(&self.tally, cfg, |b| {
+            b.arg(&self.field)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&l)
+                .arg(&plane)
+                .arg(&q)
+                .arg(&mut counts);
+        })?;
+        self.gpu.download("spin tallies", &counts, q as usize + 1)
+    }
+
+    /// Wait for the queued sweeps (for timing).
+    pub fn sync(&self) -> Result<()> {
+        self.gpu.sync("spin sweeps")
+    }
+}

@@ -1,0 +1,476 @@
+//! What a run records and writes: per β the time series of the energy per site and the order
+//! parameter (kept on rank 0), update seconds, Wolff clusters, last configurations; the
+//! summaries (jackknife errors over bins, integrated autocorrelation times); the result file,
+//! which doubles as the checkpoint (`/spin/checkpoint`: the chain, the sweep and the spins),
+//! written atomically; and the resume from it.
+
+use super::chain::Spins;
+use super::{Spin, Update};
+use crate::error::{Error, Result};
+use crate::harness::Harness;
+use crate::lattice::Slab;
+use crate::output::{add_part, GroupWriter, ResultFile};
+use crate::stats::{binder, jackknife, tau_int};
+use hdf5::types::VarLenUnicode;
+use hdf5_metno as hdf5;
+use std::path::Path;
+
+/// Bins of the jackknife (fewer when there are fewer measurements).
+const JACKKNIFE_BINS: usize = 32;
+
+/// The series and figures of every β (rank 0's are the run's; other ranks keep what they
+/// measured since the start of this job).
+pub struct Record {
+    pub energy: Vec<Vec<f64>>,
+    pub order: Vec<Vec<f64>>,
+    /// Seconds of the sweeps (measurements and checkpoints excluded), over all jobs.
+    pub seconds: Vec<f64>,
+    /// Sweeps those seconds cover.
+    pub sweeps_timed: Vec<u64>,
+    /// Sites the Wolff clusters flipped.
+    pub flipped: Vec<u64>,
+    /// Last spins of each finished chain (rank 0, with `write_configuration`).
+    pub configurations: Vec<Vec<u8>>,
+}
+
+/// Where a run starts: chain `beta` at sweep `sweep` with this rank's `spins` (none: from
+/// the start state).
+#[derive(Default)]
+pub struct Position {
+    pub beta: usize,
+    pub sweep: u64,
+    pub spins: Option<Vec<u8>>,
+}
+
+impl Record {
+    pub fn new(cfg: &Spin) -> Record {
+        let n = cfg.betas.len();
+        Record {
+            energy: vec![Vec::new(); n],
+            order: vec![Vec::new(); n],
+            seconds: vec![0.0; n],
+            sweeps_timed: vec![0; n],
+            flipped: vec![0; n],
+            configurations: vec![Vec::new(); n],
+        }
+    }
+
+    /// The progress line of chain `b` after `done` sweeps (rank 0, info).
+    pub fn progress(&self, cfg: &Spin, b: usize, done: u64) {
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+        let rate = updates(cfg, self, b) / self.seconds[b] / 1e9;
+        log::info!(
+            "spin: beta = {}: sweep {done} of {} ({} measured): <e> = {:.6}, <|m|> = {:.6}, {rate:.4} site updates/ns",
+            cfg.betas[b],
+            cfg.chain_sweeps(),
+            self.energy[b].len(),
+            mean(&self.energy[b]),
+            mean(&self.order[b]),
+        );
+    }
+}
+
+/// The figures of one β.
+pub struct Summary {
+    pub beta: f64,
+    pub measured: usize,
+    pub energy: (f64, f64),
+    pub m: (f64, f64),
+    pub m2: (f64, f64),
+    pub m4: (f64, f64),
+    pub specific_heat: (f64, f64),
+    pub susceptibility: (f64, f64),
+    pub binder: (f64, f64),
+    /// Integrated autocorrelation times, in sweeps.
+    pub tau_energy: f64,
+    pub tau_m: f64,
+    /// Site updates per ns (Wolff: sites flipped per ns).
+    pub flips_per_ns: f64,
+    /// Wolff: mean sites per cluster (else 0).
+    pub mean_cluster_size: f64,
+}
+
+pub fn summarise(cfg: &Spin, record: &Record, b: usize) -> Summary {
+    let (e, m) = (&record.energy[b][..], &record.order[b][..]);
+    let (beta, n) = (cfg.betas[b], cfg.lattice.sites() as f64);
+    let pow = |xs: &[f64], k: i32| xs.iter().map(|x| x.powi(k)).collect::<Vec<f64>>();
+    let (e2, m2, m4) = (pow(e, 2), pow(m, 2), pow(m, 4));
+    let jk = |cols: &[&[f64]], f: &dyn Fn(&[f64]) -> f64| jackknife(cols, JACKKNIFE_BINS, f);
+    let every = cfg.measure_every as f64;
+    Summary {
+        beta,
+        measured: e.len(),
+        energy: jk(&[e], &|x| x[0]),
+        m: jk(&[m], &|x| x[0]),
+        m2: jk(&[&m2], &|x| x[0]),
+        m4: jk(&[&m4], &|x| x[0]),
+        specific_heat: jk(&[e, &e2], &|x| beta * beta * n * (x[1] - x[0] * x[0])),
+        susceptibility: jk(&[m, &m2], &|x| beta * n * (x[1] - x[0] * x[0])),
+        binder: jk(&[&m2, &m4], &|x| binder(x[0], x[1])),
+        tau_energy: tau_int(e).0 * every,
+        tau_m: tau_int(m).0 * every,
+        flips_per_ns: updates(cfg, record, b) / record.seconds[b] / 1e9,
+        mean_cluster_size: if cfg.update == Update::Wolff {
+            record.flipped[b] as f64 / (record.sweeps_timed[b] * cfg.clusters_per_sweep) as f64
+        } else {
+            0.0
+        },
+    }
+}
+
+/// Site updates in the timed sweeps of chain `b` (Wolff: sites flipped).
+fn updates(cfg: &Spin, record: &Record, b: usize) -> f64 {
+    if cfg.update == Update::Wolff {
+        record.flipped[b] as f64
+    } else {
+        record.sweeps_timed[b] as f64 * cfg.lattice.sites() as f64
+    }
+}
+
+/// Print the statistics block and write the result file (collective).
+pub fn finish(h: &Harness, cfg: &Spin, record: &Record) -> Result<()> {
+    let summaries: Vec<Summary> = (0..cfg.betas.len())
+        .map(|b| summarise(cfg, record, b))
+        .collect();
+    let lattice = cfg.lattice;
+    let mut lines = vec![
+        (
+            "model".to_string(),
+            format!(
+                "{}, {}D L = {} ({} sites, periodic), {} updates, {} start",
+                model_name(cfg),
+                lattice.dim,
+                lattice.l,
+                lattice.sites(),
+                cfg.update.name(),
+                if cfg.hot { "hot" } else { "cold" }
+            ),
+        ),
+        (
+            "sweeps per beta".to_string(),
+            format!(
+                "{} equilibration + {} measured every {}",
+                cfg.equilibration, cfg.sweeps, cfg.measure_every
+            ),
+        ),
+    ];
+    for s in &summaries {
+        lines.push((
+            format!("beta = {}", s.beta),
+            format!(
+                "T = {:.5}: e = {:.6} ± {:.6}, |m| = {:.6} ± {:.6}, C = {:.4} ± {:.4}, chi = {:.4} ± {:.4}, U4 = {:.5} ± {:.5}, tau_e = {:.2}, tau_m = {:.2} sweeps, {:.4} flips/ns",
+                1.0 / s.beta,
+                s.energy.0,
+                s.energy.1,
+                s.m.0,
+                s.m.1,
+                s.specific_heat.0,
+                s.specific_heat.1,
+                s.susceptibility.0,
+                s.susceptibility.1,
+                s.binder.0,
+                s.binder.1,
+                s.tau_energy,
+                s.tau_m,
+                s.flips_per_ns
+            ),
+        ));
+    }
+    let borrowed: Vec<(&str, String)> =
+        lines.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    h.summary(&borrowed);
+    let done = Checkpoint {
+        beta: cfg.betas.len(),
+        sweep: 0,
+        spins: None,
+    };
+    h.write_results(|file| write(file, h.run.seed, cfg, record, &done))
+}
+
+fn model_name(cfg: &Spin) -> String {
+    if cfg.model.ising {
+        "Ising".into()
+    } else {
+        format!("{}-state Potts", cfg.model.q)
+    }
+}
+
+/// A checkpoint's position: chain `beta` after `sweep` sweeps, with rank 0's slab of the
+/// spins (the other ranks add theirs); no spins once every chain is done.
+struct Checkpoint<'a> {
+    beta: usize,
+    sweep: u64,
+    spins: Option<&'a [u8]>,
+}
+
+/// Name of the checkpoint's spins in the result file.
+const SPINS: &str = "spin/checkpoint/spins";
+
+/// Write the result file as it stands, with the position of chain `b` after `sweep` sweeps
+/// (collective). Rank 0 writes everything and its slab of the spins; then each rank in turn
+/// adds its slab to the file (no rank gathers the lattice); then rank 0 renames the file.
+pub fn checkpoint(
+    h: &Harness,
+    cfg: &Spin,
+    record: &Record,
+    b: usize,
+    sweep: u64,
+    spins: &Spins,
+) -> Result<()> {
+    let world = h.world;
+    let local = spins.local()?;
+    let provenance = h.provenance()?;
+    let path = &h.run.output;
+    let started = if world.is_root() {
+        let at = Checkpoint {
+            beta: b,
+            sweep,
+            spins: Some(&local),
+        };
+        ResultFile::create(path)
+            .and_then(|file| {
+                provenance.write(&file.root())?;
+                write(&file, h.run.seed, cfg, record, &at)?;
+                file.close_unfinished()
+            })
+            .map(Some)
+    } else {
+        Ok(None)
+    };
+    let unfinished = world.agree(started)?;
+    let mut added = Ok(());
+    for rank in 1..world.size() {
+        world.barrier();
+        if rank == world.rank() {
+            let start = Slab::new(cfg.lattice, world.size(), rank).map_or(0, |s| s.offset());
+            added = add_part(path, SPINS, start as usize, &local);
+        }
+    }
+    world.agree(added)?;
+    let finished = unfinished.map_or(Ok(None), |u| u.finish().map(Some));
+    world.agree(finished)?;
+    log::info!(
+        "spin: checkpoint at beta = {}, sweep {sweep} in {}",
+        cfg.betas[b],
+        path.display()
+    );
+    Ok(())
+}
+
+/// `/spin`: settings, per-β series and figures, `summary/`, `checkpoint/`.
+fn write(file: &ResultFile, seed: u64, cfg: &Spin, record: &Record, at: &Checkpoint) -> Result<()> {
+    let group = file.group("spin")?;
+    let w = group.writer();
+    let lattice = cfg.lattice;
+    w.attr_str("model", if cfg.model.ising { "ising" } else { "potts" })?;
+    w.attr("q", u64::from(cfg.model.q))?;
+    w.attr_str("lattice", if lattice.dim == 2 { "2d" } else { "3d" })?;
+    w.attr("dim", lattice.dim as u64)?;
+    w.attr("l", lattice.l)?;
+    w.attr("sites", lattice.sites())?;
+    w.attr_str("update", cfg.update.name())?;
+    w.attr_str("start", if cfg.hot { "hot" } else { "cold" })?;
+    w.attr("seed", seed)?;
+    w.attr("equilibration", cfg.equilibration)?;
+    w.attr("sweeps", cfg.sweeps)?;
+    w.attr("measure_every", cfg.measure_every)?;
+    w.attr_str("job", &cfg.job(seed))?;
+    w.attr("complete", u8::from(at.beta == cfg.betas.len()))?;
+    let per_beta = |f: &dyn Fn(usize) -> f64| (0..cfg.betas.len()).map(f).collect::<Vec<f64>>();
+    group.dataset("beta", &cfg.betas)?;
+    group.dataset("temperature", &per_beta(&|b| 1.0 / cfg.betas[b]))?;
+    let measured: Vec<u64> = record.energy.iter().map(|e| e.len() as u64).collect();
+    group.dataset("measured", &measured)?;
+    let width = cfg.measurements() as usize;
+    let padded = |series: &[Vec<f64>]| -> Vec<f64> {
+        series
+            .iter()
+            .flat_map(|s| {
+                s.iter()
+                    .copied()
+                    .chain(std::iter::repeat(f64::NAN))
+                    .take(width)
+            })
+            .collect()
+    };
+    group.dataset_2d("energy", cfg.betas.len(), &padded(&record.energy))?;
+    group.dataset_2d("m", cfg.betas.len(), &padded(&record.order))?;
+    group.dataset("update_seconds", &record.seconds)?;
+    group.dataset("sweeps_timed", &record.sweeps_timed)?;
+    group.dataset("wolff_flipped", &record.flipped)?;
+    if cfg.write_configuration {
+        let sites = lattice.sites() as usize;
+        let all: Vec<u8> = record
+            .configurations
+            .iter()
+            .flat_map(|c| c.iter().copied().chain(std::iter::repeat(0)).take(sites))
+            .collect();
+        group.dataset_2d("configuration", cfg.betas.len(), &all)?;
+    }
+    write_summary(&group.subgroup("summary")?, cfg, record)?;
+    let c = group.subgroup("checkpoint")?;
+    c.writer().attr("beta_index", at.beta as u64)?;
+    c.writer().attr("sweep", at.sweep)?;
+    if let Some(spins) = at.spins {
+        c.dataset_part("spins", lattice.sites() as usize, 0, spins)?;
+    }
+    Ok(())
+}
+
+fn write_summary(s: &GroupWriter, cfg: &Spin, record: &Record) -> Result<()> {
+    let all: Vec<Summary> = (0..cfg.betas.len())
+        .map(|b| summarise(cfg, record, b))
+        .collect();
+    let col = |f: &dyn Fn(&Summary) -> f64| all.iter().map(f).collect::<Vec<f64>>();
+    s.dataset("beta", &col(&|x| x.beta))?;
+    s.dataset("temperature", &col(&|x| 1.0 / x.beta))?;
+    s.dataset(
+        "measured",
+        &all.iter().map(|x| x.measured as u64).collect::<Vec<_>>(),
+    )?;
+    type Figure = dyn Fn(&Summary) -> (f64, f64);
+    let pairs: [(&str, &Figure); 7] = [
+        ("energy", &|x| x.energy),
+        ("m", &|x| x.m),
+        ("m2", &|x| x.m2),
+        ("m4", &|x| x.m4),
+        ("specific_heat", &|x| x.specific_heat),
+        ("susceptibility", &|x| x.susceptibility),
+        ("binder", &|x| x.binder),
+    ];
+    for (name, f) in pairs {
+        s.dataset(name, &col(&|x| f(x).0))?;
+        s.dataset(&format!("{name}_error"), &col(&|x| f(x).1))?;
+    }
+    s.dataset("tau_energy", &col(&|x| x.tau_energy))?;
+    s.dataset("tau_m", &col(&|x| x.tau_m))?;
+    s.dataset("flips_per_ns", &col(&|x| x.flips_per_ns))?;
+    s.dataset("mean_cluster_size", &col(&|x| x.mean_cluster_size))
+}
+
+fn resume_error(path: &Path, msg: impl std::fmt::Display) -> Error {
+    Error::Config {
+        file: path.display().to_string(),
+        msg: format!("cannot resume from this checkpoint: {msg}"),
+    }
+}
+
+/// The record and position of the checkpoint in the output file (collective: rank 0 reads
+/// and checks it, then every rank reads its slab's spins). A missing file starts from the
+/// beginning.
+pub fn resume(h: &Harness, cfg: &Spin, slab: &Slab) -> Result<(Record, Position)> {
+    let world = h.world;
+    let path = &h.run.output;
+    let read = if world.is_root() {
+        if path.exists() {
+            read_checkpoint(path, cfg, h.run.seed).map(Some)
+        } else {
+            log::info!(
+                "no checkpoint at {}: starting from the first sweep",
+                path.display()
+            );
+            Ok(None)
+        }
+    } else {
+        Ok(None)
+    };
+    let read = world.agree(read)?;
+    let mut head = match &read {
+        Some((_, at)) => [at.beta as u64, at.sweep, u64::from(at.spins.is_some())]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect(),
+        None => Vec::new(),
+    };
+    world.broadcast_bytes(&mut head);
+    if head.is_empty() {
+        return Ok((Record::new(cfg), Position::default()));
+    }
+    let word = |k: usize| u64::from_le_bytes(head[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+    let (beta, sweep) = (word(0) as usize, word(1));
+    let spins = if word(2) == 1 {
+        Some(world.agree(read_slab(path, slab))?)
+    } else {
+        None
+    };
+    log::info!(
+        "resuming at beta = {}, sweep {sweep}",
+        cfg.betas.get(beta).copied().unwrap_or(f64::NAN)
+    );
+    let record = read.map_or_else(|| Record::new(cfg), |(record, _)| record);
+    Ok((record, Position { beta, sweep, spins }))
+}
+
+/// This rank's slab of the checkpoint's spins.
+fn read_slab(path: &Path, slab: &Slab) -> Result<Vec<u8>> {
+    let bad = |e: hdf5::Error| resume_error(path, e);
+    let file = hdf5::File::open(path).map_err(bad)?;
+    let start = slab.offset() as usize;
+    let spins = file
+        .dataset(SPINS)
+        .and_then(|d| d.read_slice_1d::<u8, _>(start..start + slab.sites()))
+        .map_err(bad)?;
+    Ok(spins.to_vec())
+}
+
+/// The record and position of a checkpoint (rank 0; the spins are read per slab).
+fn read_checkpoint(path: &Path, cfg: &Spin, seed: u64) -> Result<(Record, Position)> {
+    let bad = |e: hdf5::Error| resume_error(path, e);
+    let file = hdf5::File::open(path).map_err(bad)?;
+    let group = file
+        .group("spin")
+        .map_err(|_| resume_error(path, "it is not a tessera spin result (no /spin group)"))?;
+    let job: VarLenUnicode = group
+        .attr("job")
+        .and_then(|a| a.read_scalar())
+        .map_err(bad)?;
+    let want = cfg.job(seed);
+    if job.as_str() != want {
+        return Err(resume_error(
+            path,
+            format!("it holds {job}, but this run is {want}: give another output file, or drop --resume to start over"),
+        ));
+    }
+    let ds = |name: &str| group.dataset(name).map_err(bad);
+    let f64s = |name: &str| -> Result<Vec<f64>> { ds(name)?.read_raw().map_err(bad) };
+    let u64s = |name: &str| -> Result<Vec<u64>> { ds(name)?.read_raw().map_err(bad) };
+    let measured = u64s("measured")?;
+    let width = cfg.measurements() as usize;
+    let rows = |flat: Vec<f64>| -> Vec<Vec<f64>> {
+        flat.chunks(width.max(1))
+            .zip(&measured)
+            .map(|(row, &n)| row[..n as usize].to_vec())
+            .collect()
+    };
+    let sites = cfg.lattice.sites() as usize;
+    let configurations = if cfg.write_configuration {
+        let flat: Vec<u8> = ds("configuration")?.read_raw().map_err(bad)?;
+        flat.chunks(sites).map(<[u8]>::to_vec).collect()
+    } else {
+        vec![Vec::new(); cfg.betas.len()]
+    };
+    let record = Record {
+        energy: rows(f64s("energy")?),
+        order: rows(f64s("m")?),
+        seconds: f64s("update_seconds")?,
+        sweeps_timed: u64s("sweeps_timed")?,
+        flipped: u64s("wolff_flipped")?,
+        configurations,
+    };
+    let c = group.group("checkpoint").map_err(bad)?;
+    let attr = |name: &str| {
+        c.attr(name)
+            .and_then(|a| a.read_scalar::<u64>())
+            .map_err(bad)
+    };
+    let (beta, sweep) = (attr("beta_index")? as usize, attr("sweep")?);
+    let spins = c.link_exists("spins").then_some(Vec::new());
+    let fits = c.dataset("spins").map_or(true, |d| d.size() == sites);
+    if beta > cfg.betas.len() || !fits {
+        return Err(resume_error(
+            path,
+            "its checkpoint does not fit this lattice",
+        ));
+    }
+    Ok((record, Position { beta, sweep, spins }))
+}

@@ -1,0 +1,439 @@
+//! `tessera spin` under mpirun: the same chain (spins after k sweeps, every measurement) at
+//! 1, 2, 3 and 4 ranks for each update; a run stopped and resumed, or killed by SIGTERM and
+//! resumed, equals the uninterrupted run bit for bit; 2D Ising on a 4x4 torus against exact
+//! enumeration of its 2^16 states (energy, |m|, specific heat within 3 error bars) for
+//! Metropolis, Swendsen-Wang and Wolff, which also agree with each other; bad values give one
+//! error line. Ignored (scripts/test-long): the Binder cumulants of L = 16, 32, 64 cross
+//! within 1% of the 2D Ising β_c, and those of the 2D 3-state Potts model near ln(1+√3).
+
+mod common;
+
+use common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run `tessera spin --device cpu --threads 1 --output NAME.h5 ARGS...` and open the file.
+fn run_ok(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
+    let out = format!("{name}.h5");
+    let mut all = vec![
+        "spin",
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--output",
+        &out,
+    ];
+    all.extend_from_slice(args);
+    tessera(np, &all, dir).assert_ok();
+    H5::open(&dir.join(out))
+}
+
+/// The per-β series and the configurations are identical.
+fn assert_same_chain(a: &H5, b: &H5, what: &str) {
+    for ds in ["spin/energy", "spin/m"] {
+        let (x, y) = (a.ds::<f64>(ds), b.ds::<f64>(ds));
+        let same = x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| p.to_bits() == q.to_bits());
+        assert!(same, "{what}: {ds} differs");
+    }
+    assert_eq!(
+        a.ds::<u8>("spin/configuration"),
+        b.ds::<u8>("spin/configuration"),
+        "{what}: configurations differ"
+    );
+}
+
+#[test]
+fn every_rank_count_gives_the_same_chain() {
+    let dir = test_dir("spin_ranks");
+    let cases: &[(&str, &[&str])] = &[
+        ("metropolis-2d-ising", &["--l", "12", "--beta", "0.4,0.5"]),
+        ("sw-2d-ising", &["--l", "10", "--update", "swendsen-wang"]),
+        (
+            "metropolis-3d-potts",
+            &[
+                "--lattice",
+                "3d",
+                "--l",
+                "6",
+                "--model",
+                "potts",
+                "--beta",
+                "0.5",
+                "--start",
+                "hot",
+            ],
+        ),
+        (
+            "sw-3d-potts",
+            &[
+                "--lattice",
+                "3d",
+                "--l",
+                "5",
+                "--model",
+                "potts",
+                "--q",
+                "4",
+                "--beta",
+                "0.6",
+                "--update",
+                "swendsen-wang",
+            ],
+        ),
+        (
+            "wolff-2d-ising",
+            &["--l", "9", "--update", "wolff", "--clusters-per-sweep", "3"],
+        ),
+    ];
+    for &(name, args) in cases {
+        let mut all = args.to_vec();
+        all.extend([
+            "--equilibration",
+            "5",
+            "--sweeps",
+            "20",
+            "--write-configuration",
+            "--seed",
+            "3",
+        ]);
+        let one = run_ok(1, &dir, &format!("{name}-np1"), &all);
+        let config = one.ds::<u8>("spin/configuration");
+        assert!(
+            config.iter().any(|&s| s != config[0]),
+            "{name}: a uniform configuration"
+        );
+        for np in [2, 3, 4] {
+            let h5 = run_ok(np, &dir, &format!("{name}-np{np}"), &all);
+            assert_same_chain(&one, &h5, &format!("{name} at np {np}"));
+        }
+    }
+}
+
+#[test]
+fn a_stopped_run_resumes_to_the_same_chain() {
+    let dir = test_dir("spin_resume");
+    for update in ["metropolis", "swendsen-wang"] {
+        let args = [
+            "--l",
+            "8",
+            "--update",
+            update,
+            "--beta",
+            "0.3,0.44",
+            "--equilibration",
+            "10",
+            "--sweeps",
+            "40",
+            "--measure-every",
+            "2",
+            "--write-configuration",
+        ];
+        let whole = run_ok(1, &dir, &format!("{update}-whole"), &args);
+        // Stopped inside the first chain's measurements, and inside the second's equilibration.
+        for stop in ["37", "55"] {
+            let name = format!("{update}-stop{stop}");
+            let mut first = args.to_vec();
+            first.extend(["--stop-after", stop]);
+            let part = run_ok(2, &dir, &name, &first);
+            assert_eq!(part.attr::<u8>("spin", "complete"), 0);
+            assert!(part.has("spin/checkpoint/spins"));
+            drop(part);
+            let mut rest = args.to_vec();
+            rest.push("--resume");
+            let resumed = run_ok(3, &dir, &name, &rest);
+            assert_eq!(resumed.attr::<u8>("spin", "complete"), 1);
+            assert_same_chain(&whole, &resumed, &name);
+        }
+    }
+}
+
+#[test]
+fn sigterm_writes_a_checkpoint_that_resumes_to_the_same_chain() {
+    let dir = test_dir("spin_sigterm");
+    let args = [
+        "spin",
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--l",
+        "16",
+        "--equilibration",
+        "100",
+        "--sweeps",
+        "60000",
+        "--measure-every",
+        "10",
+        "--checkpoint-sweeps",
+        "200",
+        "--write-configuration",
+        "--output",
+    ];
+    let out = dir.join("killed.h5");
+    let child = Command::new("mpirun")
+        .args(["-np", "2", "--oversubscribe"])
+        .arg(tessera_bin())
+        .args(args)
+        .arg(&out)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    let started = Instant::now();
+    while !out.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no checkpoint appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SIGTERM, as a preemptible SLURM queue sends it; mpirun passes it on.
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "a killed run must not exit 0\n{stderr}"
+    );
+    assert!(stderr.contains("rerun with --resume"), "{stderr}");
+    let h5 = H5::open(&out);
+    assert_eq!(h5.attr::<u8>("spin", "complete"), 0, "the run ended early");
+    drop(h5);
+    let rest: Vec<&str> = args[5..args.len() - 1].to_vec();
+    let mut resume = rest.clone();
+    resume.push("--resume");
+    let resumed = run_ok(3, &dir, "killed", &resume);
+    let whole = run_ok(1, &dir, "whole", &rest);
+    assert_same_chain(&whole, &resumed, "killed and resumed");
+}
+
+/// Exact 2D Ising figures of the 4x4 torus at β by enumeration: (e, |m|, C) per site.
+fn exact_4x4(beta: f64) -> (f64, f64, f64) {
+    let (l, n) = (4usize, 16usize);
+    let (mut z, mut se, mut se2, mut sm) = (0.0, 0.0, 0.0, 0.0);
+    for state in 0u32..1 << n {
+        let s = |x: usize, y: usize| {
+            if state >> ((x % l) * l + y % l) & 1 == 1 {
+                1
+            } else {
+                -1
+            }
+        };
+        let (mut e, mut m) = (0i32, 0i32);
+        for x in 0..l {
+            for y in 0..l {
+                e -= s(x, y) * (s(x + 1, y) + s(x, y + 1));
+                m += s(x, y);
+            }
+        }
+        let w = (-beta * f64::from(e + 32)).exp();
+        z += w;
+        se += w * f64::from(e);
+        se2 += w * f64::from(e * e);
+        sm += w * f64::from(m.abs());
+    }
+    let (e, e2) = (se / z, se2 / z);
+    (e / 16.0, sm / z / 16.0, beta * beta * (e2 - e * e) / 16.0)
+}
+
+/// (value, error) of `summary/NAME` for β index b.
+fn figure(h5: &H5, name: &str, b: usize) -> (f64, f64) {
+    let v = h5.ds::<f64>(&format!("spin/summary/{name}"))[b];
+    let e = h5.ds::<f64>(&format!("spin/summary/{name}_error"))[b];
+    (v, e)
+}
+
+/// 18 comparisons with exact values at 3 error bars (and 30 between updates): with a fixed
+/// seed the test is deterministic, and one comparison in 370 would fail by chance.
+#[test]
+fn small_ising_lattice_matches_exact_enumeration_with_every_update() {
+    let dir = test_dir("spin_exact");
+    let betas = [0.3, 0.44];
+    let runs: Vec<(&str, H5)> = [
+        ("metropolis", &["--sweeps", "60000"][..]),
+        ("swendsen-wang", &["--sweeps", "30000"][..]),
+        (
+            "wolff",
+            &["--sweeps", "30000", "--clusters-per-sweep", "2"][..],
+        ),
+    ]
+    .into_iter()
+    .map(|(update, extra)| {
+        let mut args = vec![
+            "--l",
+            "4",
+            "--beta",
+            "0.3,0.44",
+            "--update",
+            update,
+            "--equilibration",
+            "1000",
+            "--seed",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        (update, run_ok(1, &dir, update, &args))
+    })
+    .collect();
+    for (b, &beta) in betas.iter().enumerate() {
+        let (e, m, c) = exact_4x4(beta);
+        for (update, h5) in &runs {
+            for (name, exact) in [("energy", e), ("m", m), ("specific_heat", c)] {
+                let (v, err) = figure(h5, name, b);
+                assert!(
+                    (v - exact).abs() <= 3.0 * err && err > 0.0,
+                    "{update} beta {beta}: {name} = {v} ± {err}, exact {exact}"
+                );
+            }
+        }
+        for name in ["energy", "m", "specific_heat", "susceptibility", "binder"] {
+            for i in 0..runs.len() {
+                for j in i + 1..runs.len() {
+                    let (a, ea) = figure(&runs[i].1, name, b);
+                    let (x, ex) = figure(&runs[j].1, name, b);
+                    assert!(
+                        (a - x).abs() <= 3.0 * (ea * ea + ex * ex).sqrt(),
+                        "beta {beta}: {name} {} = {a} ± {ea}, {} = {x} ± {ex}",
+                        runs[i].0,
+                        runs[j].0
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_values_give_one_error_line() {
+    let dir = test_dir("spin_errors");
+    let cases: &[(usize, &[&str], &[&str])] = &[
+        (
+            1,
+            &["--model", "potts", "--q", "1"],
+            &["[spin] q = 1", "2 to 256"],
+        ),
+        (1, &["--q", "3"], &["q applies to model = \"potts\""]),
+        (1, &["--l", "7"], &["[spin] l = 7", "even"]),
+        (
+            1,
+            &["--temperature", "-1"],
+            &["[spin] temperature = -1", "> 0"],
+        ),
+        (
+            1,
+            &["--beta", "0.4", "--temperature", "2"],
+            &["beta or temperature"],
+        ),
+        (3, &["--l", "2"], &["fewer planes than the 3 ranks"]),
+        (1, &["--sweeps", "0"], &["[spin] sweeps = 0"]),
+        (
+            1,
+            &["--measure-every", "20", "--sweeps", "10"],
+            &["measure_every = 20"],
+        ),
+        (
+            1,
+            &["--l", "8192", "--write-configuration"],
+            &["write_configuration"],
+        ),
+        (
+            1,
+            &["--clusters-per-sweep", "2"],
+            &["clusters_per_sweep applies"],
+        ),
+        (
+            1,
+            &["--lattice", "3d", "--model", "potts"],
+            &["no default beta"],
+        ),
+    ];
+    for &(np, args, needles) in cases {
+        let mut all = vec!["spin", "--device", "cpu", "--output", "bad.h5"];
+        all.extend_from_slice(args);
+        one_clear_error(&tessera(np, &all, &dir), needles);
+    }
+    // A checkpoint of another job is refused, naming both.
+    run_ok(
+        1,
+        &dir,
+        "other",
+        &["--l", "4", "--sweeps", "10", "--equilibration", "0"],
+    );
+    let run = tessera(
+        1,
+        &[
+            "spin", "--device", "cpu", "--l", "6", "--output", "other.h5", "--resume",
+        ],
+        &dir,
+    );
+    one_clear_error(&run, &["cannot resume", "L=4", "L=6"]);
+}
+
+/// U4 at each β of one run.
+fn binder_at(dir: &Path, name: &str, args: &[&str]) -> Vec<f64> {
+    let h5 = run_ok(2, dir, name, args);
+    h5.ds::<f64>("spin/summary/binder")
+}
+
+/// Whether the Binder cumulants of the larger lattices cross those of the smaller between
+/// the two β (below: smaller L has the larger U4; above: the larger L has).
+fn assert_crossing(dir: &Path, base: &[&str], sides: &[&str], betas: &str) {
+    let curves: Vec<Vec<f64>> = sides
+        .iter()
+        .map(|l| {
+            let mut args = base.to_vec();
+            args.extend(["--l", l, "--beta", betas]);
+            binder_at(dir, &format!("binder-{l}"), &args)
+        })
+        .collect();
+    for pair in curves.windows(2) {
+        let (small, large) = (&pair[0], &pair[1]);
+        assert!(small[0] > large[0], "below: U4 {small:?} vs {large:?}");
+        assert!(small[1] < large[1], "above: U4 {small:?} vs {large:?}");
+    }
+}
+
+#[test]
+#[ignore = "minutes: scripts/test-long"]
+fn binder_cumulants_cross_at_the_2d_ising_critical_point() {
+    let dir = test_dir("spin_binder_ising");
+    let bc = (1.0 + 2f64.sqrt()).ln() / 2.0;
+    let betas = format!("{},{}", bc * 0.99, bc * 1.01);
+    let base = [
+        "--update",
+        "swendsen-wang",
+        "--equilibration",
+        "2000",
+        "--sweeps",
+        "40000",
+    ];
+    assert_crossing(&dir, &base, &["16", "32", "64"], &betas);
+}
+
+#[test]
+#[ignore = "minutes: scripts/test-long"]
+fn binder_cumulants_cross_near_the_3_state_potts_critical_point() {
+    let dir = test_dir("spin_binder_potts");
+    let bc = (1.0 + 3f64.sqrt()).ln();
+    let betas = format!("{},{}", bc * 0.98, bc * 1.02);
+    let base = [
+        "--model",
+        "potts",
+        "--q",
+        "3",
+        "--update",
+        "swendsen-wang",
+        "--equilibration",
+        "2000",
+        "--sweeps",
+        "40000",
+    ];
+    assert_crossing(&dir, &base, &["16", "32", "64"], &betas);
+}
