@@ -16,3 +16,15 @@ pub static WORKLOADS: &[&dyn Entry] = &[
 pub fn find(name: &str) -> Option<&'static dyn Entry> {
     WORKLOADS.iter().copied().find(|w| w.name() == name)
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every workload's flag set (its own, `[run]`'s and `[graph]`'s) is a valid command: a
+    /// key two tables share would otherwise surface only as a panic when parsing its flags.
+    #[test]
+    fn every_workload_command_is_well_formed() {
+        for w in super::WORKLOADS {
+            w.command().debug_assert();
+        }
+    }
+}
