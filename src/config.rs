@@ -166,6 +166,44 @@ pub fn out_of_range(
     )
 }
 
+/// A deck value that is one number or a list (`beta = 0.44` or `beta = [0.4, 0.44]`), or
+/// comma-separated as a flag (`--beta 0.4,0.44`): parameter sweeps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Numbers(pub Vec<f64>);
+
+impl std::str::FromStr for Numbers {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        s.split(',')
+            .map(|v| {
+                v.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("{v:?} is not a number"))
+            })
+            .collect::<std::result::Result<_, _>>()
+            .map(Numbers)
+    }
+}
+
+impl<'de> Deserialize<'de> for Numbers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum OneOrMany {
+            One(f64),
+            Many(Vec<f64>),
+        }
+        match OneOrMany::deserialize(d) {
+            Ok(OneOrMany::One(x)) => Ok(Numbers(vec![x])),
+            Ok(OneOrMany::Many(xs)) => Ok(Numbers(xs)),
+            Err(_) => Err(serde::de::Error::custom(
+                "expected a number or a list of numbers",
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

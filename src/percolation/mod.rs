@@ -11,7 +11,7 @@
 mod report;
 mod sampler;
 
-use crate::config::{config_error, out_of_range};
+use crate::config::{config_error, out_of_range, Numbers};
 use crate::error::{Error, Result};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
@@ -34,7 +34,7 @@ pub struct PercolationTable {
     /// Occupation probability, or several comma-separated for a sweep (default: the
     /// lattice's threshold)
     #[arg(long, allow_negative_numbers = true)]
-    pub p: Option<Probabilities>,
+    pub p: Option<Numbers>,
     /// Occupy sites or bonds (default site)
     #[arg(long, value_enum)]
     pub kind: Option<Kind>,
@@ -71,43 +71,6 @@ pub enum Kind {
 pub enum Boundary {
     Periodic,
     Open,
-}
-
-/// One probability or a list: `p = 0.5` or `p = [0.55, 0.6]` in a deck, `--p 0.55,0.6`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct Probabilities(pub Vec<f64>);
-
-impl std::str::FromStr for Probabilities {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        s.split(',')
-            .map(|v| {
-                v.trim()
-                    .parse::<f64>()
-                    .map_err(|_| format!("{v:?} is not a number"))
-            })
-            .collect::<std::result::Result<_, _>>()
-            .map(Probabilities)
-    }
-}
-
-impl<'de> Deserialize<'de> for Probabilities {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum OneOrMany {
-            One(f64),
-            Many(Vec<f64>),
-        }
-        match OneOrMany::deserialize(d) {
-            Ok(OneOrMany::One(p)) => Ok(Probabilities(vec![p])),
-            Ok(OneOrMany::Many(ps)) => Ok(Probabilities(ps)),
-            Err(_) => Err(serde::de::Error::custom(
-                "invalid value for p: expected a probability or a list of probabilities",
-            )),
-        }
-    }
 }
 
 /// Largest lattice whose labels `write_labels` stores.

@@ -17,7 +17,7 @@ mod gpu;
 pub mod model;
 mod record;
 
-use crate::config::{config_error, out_of_range};
+use crate::config::{config_error, out_of_range, Numbers};
 use crate::error::Result;
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
@@ -124,43 +124,6 @@ impl Update {
 pub enum Start {
     Cold,
     Hot,
-}
-
-/// One number or a list: `beta = 0.44` or `beta = [0.4, 0.44]` in a deck, `--beta 0.4,0.44`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct Numbers(pub Vec<f64>);
-
-impl std::str::FromStr for Numbers {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        s.split(',')
-            .map(|v| {
-                v.trim()
-                    .parse::<f64>()
-                    .map_err(|_| format!("{v:?} is not a number"))
-            })
-            .collect::<std::result::Result<_, _>>()
-            .map(Numbers)
-    }
-}
-
-impl<'de> Deserialize<'de> for Numbers {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum OneOrMany {
-            One(f64),
-            Many(Vec<f64>),
-        }
-        match OneOrMany::deserialize(d) {
-            Ok(OneOrMany::One(x)) => Ok(Numbers(vec![x])),
-            Ok(OneOrMany::Many(xs)) => Ok(Numbers(xs)),
-            Err(_) => Err(serde::de::Error::custom(
-                "expected a number or a list of numbers",
-            )),
-        }
-    }
 }
 
 /// Largest lattice whose configurations `write_configuration` stores.
