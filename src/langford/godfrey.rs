@@ -787,12 +787,12 @@ mod tests {
         }
     }
 
-    /// Sampled tasks of n = 19 and 20, spread over the task range (64 each, 2^26 points).
+    /// Sampled tasks of n = 19 and 20, spread over the task range (64 each, 2^24 points).
     #[test]
     #[ignore = "minutes on two cores: run by scripts/test-long"]
     fn pruned_task_sums_equal_unpruned_for_sampled_tasks_of_19_and_20() {
         for n in [19, 20] {
-            let depth = 2 * n - 26;
+            let depth = 2 * n - 24;
             let g = Godfrey::new(n, depth);
             let plain = Godfrey::new(n, depth).with_prune(false);
             let tasks = g.tasks().len();

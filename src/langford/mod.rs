@@ -323,8 +323,9 @@ fn report(
 ) -> Result<()> {
     let fresh = &ledger.entries()[ledger.resumed()..];
     let ranks = rank_stats(devices, fresh);
-    let points: f64 = fresh.iter().map(|e| e.points as f64).sum();
-    let visited: f64 = fresh.iter().map(|e| e.visited as f64).sum();
+    // (+ 0.0: an empty f64 sum is -0.0, printed with its sign)
+    let points: f64 = fresh.iter().map(|e| e.points as f64).sum::<f64>() + 0.0;
+    let visited: f64 = fresh.iter().map(|e| e.visited as f64).sum::<f64>() + 0.0;
     let busy: f64 = fresh.iter().map(|e| e.seconds).sum();
     let summary = match cfg.method {
         LangfordMethod::Godfrey => format!(
