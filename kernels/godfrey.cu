@@ -1,7 +1,7 @@
 // Godfrey's sum for Langford pairings, L(2,n): the GPU twin of src/langford/godfrey.rs (read
 // its module comment first). One launch walks one task: the outer positions are fixed, thread
-// t fixes the top THREAD_BITS free positions to the bits of t and walks the WALK positions
-// above Q in Gray-code order. The host compiles this file for each run with the defines below
+// t fixes the other free positions to the bits of t (the LOW lowest bits to FIRST..Q, the
+// rest above Q+WALK) and walks the WALK positions from Q in Gray-code order. The host compiles this file for each run with the defines below
 // set (n, the task split, the words of the sum), so every shift and mask of a flip at a known
 // position is a constant.
 //
@@ -17,6 +17,14 @@
 // from the lanes kept with x_Q = x_{Q+1} = +1 (biased by 120) plus each position's flip
 // delta (d0 for Q, d1 for Q+1, biased by 4 per lane), in six word additions. A walked flip
 // changes one lane of one delta by 4 (it is a neighbour of Q or Q+1 at a known distance).
+//
+// Pruning (PRUNE 1; the host then puts Q at n-1, the middle). Before each block of 2^UNROLL
+// steps (4·2^UNROLL points: positions Q..Q+UNROLL+1 free) a thread tests the rule of
+// godfrey.rs: some odd S_i is 0 at the block's points, no two free positions lie i+1 apart,
+// and every free position's partners at distance i+1 cancel (for Q and Q+1: their delta lane
+// is 4; for the walked ones: from the classes). The block is skipped when every thread of the
+// warp finds its block prunable (the warp runs in lock step: one thread skipping alone saves
+// nothing); the skipped points are counted and returned with the block sums.
 
 #ifndef N
 #define N 16          // n
@@ -32,6 +40,15 @@
 #endif
 #ifndef UNROLL
 #define UNROLL 5      // low Gray-walked positions whose flips are unrolled (constant positions)
+#endif
+#ifndef FIRST
+#define FIRST Q       // first free position of the task
+#endif
+#ifndef LOW
+#define LOW 0         // thread bits below Q (on positions FIRST..Q-1)
+#endif
+#ifndef PRUNE
+#define PRUNE 0       // skip blocks whose points all have a zero odd factor (see above)
 #endif
 
 #define G (Q + 2)         // first Gray-walked position
@@ -275,6 +292,42 @@ struct Block<0> {
     static __device__ __forceinline__ void run(State &s, Parked &q, bool) { evaluate4(s, q); }
 };
 
+#define ALL_LANES ((1u << ODD_LANES) - 1u)
+// Lanes with no two of the block's free positions (UNROLL + 2 consecutive ones) i+1 apart.
+#define NO_FREE_PAIRS (ALL_LANES & ~((1u << ((UNROLL + 1) / 2)) - 1u))
+
+// Bit l set where byte lane l of words[] (plus `add` per word) equals `value`.
+__device__ __forceinline__ u32 lanes_equal(const u32 *words, u32 add, u32 value) {
+    u32 bits = 0;
+#pragma unroll
+    for (int w = 0; w < ODD_WORDS; ++w) {
+        const u32 v = (words[w] + add) ^ (value * ONES);
+        const u32 zero = ~(((v & 0x7f7f7f7fu) + 0x7f7f7f7fu) | v) & 0x80808080u;
+        bits |= (((zero >> 7) * 0x10204080u) >> 28) << (4 * w);
+    }
+    return bits & ALL_LANES;
+}
+
+// Lanes l where walked position p's partners at distance 2l+2 cancel: both exist with opposite
+// signs, or neither exists (p constant: the masks fold).
+__device__ __forceinline__ u32 partners_cancel(const State &s, int p) {
+    const int c = p & 1, h = p >> 1;
+    const u32 up_valid = lanes_below(min_int(ODD_LANES, N - h - 1));
+    const u32 down_valid = lanes_below(min_int(ODD_LANES, h));
+    const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
+    const u32 up = shr32(same, h + 1) & up_valid, down = shr32(same_rev, N - h) & down_valid;
+    return (up_valid & down_valid & (up ^ down)) | (ALL_LANES & ~up_valid & ~down_valid);
+}
+
+// Whether some odd S_i is 0 at every point of the block about to be walked.
+__device__ __forceinline__ bool block_prunable(const State &s) {
+    u32 lanes = lanes_equal(s.odd, 8 * ONES, 128) & NO_FREE_PAIRS;
+    lanes &= lanes_equal(s.d0, 0, 4) & lanes_equal(s.d1, 0, 4);
+#pragma unroll
+    for (int j = 0; j < UNROLL; ++j) lanes &= partners_cancel(s, G + j);
+    return lanes != 0;
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ u32 parked[WARPS][64 * ENTRY];
@@ -289,7 +342,9 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     State s;
     // Threads past the end (a task smaller than a warp) walk thread 0's points unparked, so
     // that every lane of a warp takes part in its ballots.
-    const u64 x = outer | ((q.active ? t : 0) << (Q + WALK));
+    const u64 bits = q.active ? t : 0;
+    const u64 x = outer | ((bits & ((1ull << LOW) - 1)) << FIRST) | ((bits >> LOW) << (Q + WALK));
+    u64 skipped = 0;
     s.cls[0] = s.cls[1] = 0;
     for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
     s.rev[0] = __brev(s.cls[0]) >> (32 - N);
@@ -319,21 +374,34 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
             const u32 cls = (p & 1) ? s.cls[1] : s.cls[0];
             flip(s, p, ((cls >> (p >> 1)) & 1) == 0);
         }
+#if PRUNE
+        if (__all_sync(FULL, !q.active || block_prunable(s))) {
+            // The block's net effect: its top position flips once (see Block).
+#if UNROLL > 0
+            if (block & 1) flip(s, G + UNROLL - 1, false); else flip(s, G + UNROLL - 1, true);
+#endif
+            if (q.active) skipped += 4ull << UNROLL;
+            continue;
+        }
+#endif
         Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
     }
     // Products still parked.
     __syncwarp();
     if ((int)q.lane < q.fill) add_to(q.acc, product(q.buffer + q.lane * ENTRY));
-    // Block sum of the accumulators, by one thread, carries included.
-    __shared__ u64 sums[THREADS][WORDS];
+    // Block sum of the accumulators, by one thread, carries included; then the points skipped.
+    __shared__ u64 sums[THREADS][WORDS + 1];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) sums[threadIdx.x][w] = q.acc.w[w];
+    sums[threadIdx.x][WORDS] = skipped;
     __syncthreads();
     if (threadIdx.x == 0) {
         u64 total[WORDS];
+        u64 skipped_total = 0;
 #pragma unroll
         for (int w = 0; w < WORDS; ++w) total[w] = 0;
         for (int k = 0; k < blockDim.x; ++k) {
+            skipped_total += sums[k][WORDS];
             u64 c = 0;
 #pragma unroll
             for (int w = 0; w < WORDS; ++w) {
@@ -345,6 +413,7 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
             }
         }
 #pragma unroll
-        for (int w = 0; w < WORDS; ++w) partial[(u64)blockIdx.x * WORDS + w] = total[w];
+        for (int w = 0; w < WORDS; ++w) partial[(u64)blockIdx.x * (WORDS + 1) + w] = total[w];
+        partial[(u64)blockIdx.x * (WORDS + 1) + WORDS] = skipped_total;
     }
 }

@@ -22,16 +22,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Computes one task: its contribution as words, and the points (or tree nodes) it visited.
+/// One task's result: its contribution as words, the points of its share of the space
+/// (Godfrey; Miller: tree nodes) and those the walk visited (fewer where it pruned).
+#[derive(Clone, Debug)]
+pub struct Work {
+    pub words: Vec<u64>,
+    pub points: u64,
+    pub visited: u64,
+}
+
+/// Computes one task.
 pub trait Solver: Send {
-    fn run(&mut self, task: usize) -> Result<(Vec<u64>, u64)>;
+    fn run(&mut self, task: usize) -> Result<Work>;
 }
 
 const TAG_REQUEST: i32 = 7101;
 const TAG_TASK: i32 = 7102;
 const STOP: u64 = u64::MAX;
-/// Request layout: [has_result, task, points, seconds (f64 bits), words...].
-const HEAD: usize = 4;
+/// Request layout: [has_result, task, points, visited, seconds (f64 bits), words...].
+const HEAD: usize = 5;
 /// How often rank 0 looks for messages while idle, and reports progress.
 const POLL: Duration = Duration::from_millis(1);
 const REPORT: Duration = Duration::from_secs(10);
@@ -53,8 +62,17 @@ struct Allocator {
 
 impl Allocator {
     /// Dynamic mode has one queue for every rank; static mode one per rank, rank-strided.
+    /// A slice (`stop_after` K below the open tasks) takes K tasks spread evenly over the open
+    /// ones, so that its time per task is that of the whole run's mix (task sizes and
+    /// pruning vary along the task range), not that of the first tasks.
     fn new(plan: Plan, ranks: usize, done: &BTreeSet<u64>) -> Self {
-        let open = (0..plan.tasks).filter(|t| !done.contains(&(*t as u64)));
+        let open: Vec<usize> = (0..plan.tasks)
+            .filter(|t| !done.contains(&(*t as u64)))
+            .collect();
+        let open = match plan.stop_after {
+            Some(k) if k < open.len() => spread(&open, k),
+            _ => open,
+        };
         let mut queues = vec![
             VecDeque::new();
             if plan.mode == FarmMode::Static {
@@ -70,7 +88,7 @@ impl Allocator {
         let open = queues.iter().map(VecDeque::len).sum::<usize>();
         Allocator {
             queues,
-            budget: plan.stop_after.map_or(open, |k| k.min(open)),
+            budget: open,
         }
     }
 
@@ -85,21 +103,24 @@ impl Allocator {
     }
 }
 
+/// `k` of `items`, evenly spaced from the first (k < items.len()).
+fn spread(items: &[usize], k: usize) -> Vec<usize> {
+    (0..k).map(|j| items[j * items.len() / k]).collect()
+}
+
 /// A finished task on its way to rank 0.
 struct Done {
     task: usize,
-    words: Vec<u64>,
-    points: u64,
+    work: Work,
     seconds: f64,
 }
 
 fn timed(solver: &mut dyn Solver, task: usize) -> Result<Done> {
     let start = Instant::now();
-    let (words, points) = solver.run(task)?;
+    let work = solver.run(task)?;
     Ok(Done {
         task,
-        words,
-        points,
+        work,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -124,7 +145,7 @@ pub fn run(
 
 /// Ranks other than 0: ask, compute, report, until told to stop.
 fn work(world: &World, solver: &mut dyn Solver, interrupt: &Interrupt) -> Result<()> {
-    let mut request = vec![0, 0, 0, 0];
+    let mut request = vec![0; HEAD];
     loop {
         if interrupt.raised() {
             world.abort(INTERRUPTED);
@@ -135,8 +156,15 @@ fn work(world: &World, solver: &mut dyn Solver, interrupt: &Interrupt) -> Result
             return Ok(());
         }
         let done = timed(solver, reply[0] as usize)?;
-        request = vec![1, done.task as u64, done.points, done.seconds.to_bits()];
-        request.extend(&done.words);
+        let w = &done.work;
+        request = vec![
+            1,
+            done.task as u64,
+            w.points,
+            w.visited,
+            done.seconds.to_bits(),
+        ];
+        request.extend(&w.words);
     }
 }
 
@@ -155,16 +183,17 @@ struct Server<'a> {
 
 impl Server<'_> {
     fn record(&mut self, rank: usize, done: Done) -> Result<()> {
+        self.points += done.work.points as f64;
         self.ledger.push(Entry {
             task: done.task as u64,
-            words: done.words,
+            words: done.work.words,
             seconds: done.seconds,
             rank: rank as u32,
             device: self.devices.get(rank).cloned().unwrap_or_default(),
-            points: done.points,
+            points: done.work.points,
+            visited: done.work.visited,
         });
         self.finished += 1;
-        self.points += done.points as f64;
         self.progress.step();
         self.ledger.save(self.provenance, false)
     }
@@ -276,9 +305,12 @@ fn serve_loop(
                     rank,
                     Done {
                         task: request[1] as usize,
-                        points: request[2],
-                        seconds: f64::from_bits(request[3]),
-                        words: request[HEAD..].to_vec(),
+                        work: Work {
+                            points: request[2],
+                            visited: request[3],
+                            words: request[HEAD..].to_vec(),
+                        },
+                        seconds: f64::from_bits(request[4]),
                     },
                 )?;
             }

@@ -1,7 +1,14 @@
 //! Godfrey's sum on a GPU (kernels/godfrey.cu): one launch per task, the kernel compiled for
 //! this run's n and task split so the walk's shifts and masks are constants.
+//!
+//! Pruned (the default): each thread's walked positions are moved to the middle (from n-1 up;
+//! the thread's bits fill the free positions on both sides) and the kernel tests each block
+//! of 4·2^UNROLL points by the rule of godfrey.rs's module comment, skipping it when every
+//! thread of the warp finds it prunable (threads of a warp run in lock step, so a block one
+//! thread alone could skip costs the warp the same). The kernel counts the points it skipped;
+//! the rest are reported as visited.
 
-use super::farm::Solver;
+use super::farm::{Solver, Work};
 use super::godfrey::{self, Godfrey};
 use super::wide::Wide;
 use crate::device::{blocks, gpu_error, Gpu, Kernel};
@@ -27,6 +34,8 @@ pub struct GodfreyGpu<'a> {
     threads: u64,
     blocks: u64,
     partial: CudaSlice<u64>,
+    /// Words per block in `partial`: the sum, then the points skipped.
+    stride: usize,
 }
 
 impl<'a> GodfreyGpu<'a> {
@@ -36,9 +45,20 @@ impl<'a> GodfreyGpu<'a> {
         let thread_bits = MAX_THREAD_BITS.min(inner.saturating_sub(PAIRED + UNROLL + 1));
         let walk_bits = inner - thread_bits;
         let words = godfrey::words(godfrey.n());
+        let (n, first) = (godfrey.n(), godfrey.first_inner());
+        // Walked positions Q..Q+WALK: the first free ones, or (pruned) from n-1 up as far as
+        // they fit; the thread's bits take the free positions below Q and above Q+WALK.
+        let q = if godfrey.prune() {
+            (n - 1).min(2 * n - first - walk_bits).max(first)
+        } else {
+            first
+        };
         let defines = [
-            ("N", u64::from(godfrey.n())),
-            ("Q", u64::from(godfrey.first_inner())),
+            ("N", u64::from(n)),
+            ("Q", u64::from(q)),
+            ("FIRST", u64::from(first)),
+            ("LOW", u64::from(q - first)),
+            ("PRUNE", u64::from(godfrey.prune())),
             ("WORDS", words as u64),
             ("WALK", u64::from(walk_bits)),
             (
@@ -49,9 +69,10 @@ impl<'a> GodfreyGpu<'a> {
         let walk = gpu.specialised("godfrey.cu", &defines, "godfrey_walk")?;
         let threads = 1u64 << thread_bits;
         let blocks = threads.div_ceil(THREADS);
+        let stride = words + 1;
         let partial = gpu
             .stream
-            .alloc_zeros::<u64>((blocks as usize) * words)
+            .alloc_zeros::<u64>((blocks as usize) * stride)
             .map_err(|e| gpu_error("allocate godfrey partial sums", e))?;
         log::info!(
             "godfrey on {}: {threads} threads per task, {} points each",
@@ -65,13 +86,16 @@ impl<'a> GodfreyGpu<'a> {
             threads,
             blocks,
             partial,
+            stride,
         })
     }
 
-    fn run_words<const W: usize>(&mut self, task: usize) -> Result<Vec<u64>> {
+    /// The task's weighted sum and the points the kernel skipped.
+    fn run_words<const W: usize>(&mut self, task: usize) -> Result<(Vec<u64>, u64)> {
         let t = self.godfrey.tasks()[task];
         let cfg = blocks(self.blocks, THREADS.min(self.threads) as u32);
-        // As godfrey_walk's parameters; `partial` holds one sum of WORDS words per block.
+        // As godfrey_walk's parameters; `partial` holds per block its sum of WORDS words and
+        // the points its threads skipped.
         self.gpu.launch(&self.walk, cfg, |b| {
             b.arg(&t.outer).arg(&self.threads).arg(&mut self.partial);
         })?;
@@ -79,19 +103,25 @@ impl<'a> GodfreyGpu<'a> {
             self.gpu
                 .download("godfrey partial sums", &self.partial, self.partial.len())?;
         let sum = partial
-            .chunks_exact(W)
-            .map(Wide::<W>::from_words)
+            .chunks_exact(self.stride)
+            .map(|b| Wide::<W>::from_words(&b[..W]))
             .fold(Wide::default(), Wide::wrapping_add);
-        Ok(sum.wrapping_mul_i64(t.weight as i64).0.to_vec())
+        let skipped = partial.chunks_exact(self.stride).map(|b| b[W]).sum();
+        Ok((sum.wrapping_mul_i64(t.weight as i64).0.to_vec(), skipped))
     }
 }
 
 impl Solver for GodfreyGpu<'_> {
-    fn run(&mut self, task: usize) -> Result<(Vec<u64>, u64)> {
-        let words = match godfrey::words(self.godfrey.n()) {
+    fn run(&mut self, task: usize) -> Result<Work> {
+        let (words, skipped) = match godfrey::words(self.godfrey.n()) {
             2 => self.run_words::<2>(task)?,
             _ => self.run_words::<3>(task)?,
         };
-        Ok((words, 1 << self.godfrey.inner()))
+        let points = 1u64 << self.godfrey.inner();
+        Ok(Work {
+            words,
+            points,
+            visited: points - skipped,
+        })
     }
 }

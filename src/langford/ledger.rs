@@ -1,5 +1,5 @@
 //! The task ledger: one row per finished task (task id, partial sum as exact words, seconds,
-//! rank, device, points), kept in the run's HDF5 result file. Rank 0 rewrites the whole file
+//! rank, device, points of the space, points visited), kept in the run's HDF5 result file. Rank 0 rewrites the whole file
 //! (temp name, then rename) as tasks finish, so a run killed at any moment leaves the last
 //! complete ledger behind, and `--resume` reads it back and skips those tasks.
 
@@ -10,14 +10,24 @@ use hdf5_metno as hdf5;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// What a ledger belongs to; a ledger is only resumed by a run with the same header.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a ledger belongs to; a ledger is only resumed by a run with the same header, `prune`
+/// aside (pruned and unpruned task sums are equal, so either may continue the other's ledger).
+#[derive(Clone, Debug)]
 pub struct Header {
     pub n: u32,
     pub method: String,
     pub depth: u32,
     pub words: usize,
     pub tasks: usize,
+    /// Whether this run's walk prunes (Godfrey), written as an attribute.
+    pub prune: bool,
+}
+
+impl PartialEq for Header {
+    fn eq(&self, o: &Self) -> bool {
+        (self.n, &self.method, self.depth, self.words, self.tasks)
+            == (o.n, &o.method, o.depth, o.words, o.tasks)
+    }
 }
 
 impl std::fmt::Display for Header {
@@ -38,7 +48,10 @@ pub struct Entry {
     pub seconds: f64,
     pub rank: u32,
     pub device: String,
+    /// Points of the task's share of the symmetry-reduced space (Miller: tree nodes).
     pub points: u64,
+    /// Points the walk visited (zero tested); the rest lay in pruned sub-cubes.
+    pub visited: u64,
 }
 
 /// The finished result, written once every task is in the ledger.
@@ -49,6 +62,7 @@ pub struct Final {
     /// Σ over the ledger before the final division, as words.
     pub total: Vec<u64>,
     pub points: f64,
+    pub visited: f64,
     pub seconds: f64,
     /// This run's share of each rank.
     pub ranks: Vec<RankStats>,
@@ -58,6 +72,7 @@ pub struct Final {
 pub struct RankStats {
     pub device: String,
     pub points: u64,
+    pub visited: u64,
     pub busy_seconds: f64,
     pub tasks: u64,
 }
@@ -66,6 +81,14 @@ impl RankStats {
     pub fn points_per_second(&self) -> f64 {
         if self.busy_seconds > 0.0 {
             self.points as f64 / self.busy_seconds
+        } else {
+            0.0
+        }
+    }
+
+    pub fn visited_per_second(&self) -> f64 {
+        if self.busy_seconds > 0.0 {
+            self.visited as f64 / self.busy_seconds
         } else {
             0.0
         }
@@ -150,9 +173,9 @@ impl Ledger {
 
     /// Rewrite the file if something changed and the last write is old enough (or `now`).
     pub fn save(&mut self, provenance: &Provenance, now: bool) -> Result<()> {
-        let due = self
-            .last_write
-            .is_none_or(|t| t.elapsed() >= WRITE_INTERVAL);
+        // The interval the constant's comment promises: at least ten rewrites' durations.
+        let interval = WRITE_INTERVAL.max(self.write_time * 10);
+        let due = self.last_write.is_none_or(|t| t.elapsed() >= interval);
         if self.dirty && (now || due) {
             self.write(provenance, None)?;
         }
@@ -171,6 +194,7 @@ impl Ledger {
         w.attr("depth", u64::from(self.header.depth))?;
         w.attr("words", self.header.words as u64)?;
         w.attr("tasks", self.header.tasks as u64)?;
+        w.attr("prune", u8::from(self.header.prune))?;
         w.attr("tasks_done", self.entries.len() as u64)?;
         w.attr("complete", u8::from(result.is_some()))?;
         if let Some(r) = result {
@@ -178,15 +202,18 @@ impl Ledger {
             w.attr_array("count_words", &r.count)?;
             w.attr_array("total_words", &r.total)?;
             w.attr("points", r.points)?;
+            w.attr("visited", r.visited)?;
             w.attr("seconds", r.seconds)?;
             let ranks = group.subgroup("ranks")?;
             let column = |f: fn(&RankStats) -> f64| -> Vec<f64> { r.ranks.iter().map(f).collect() };
             let devices: Vec<String> = r.ranks.iter().map(|x| x.device.clone()).collect();
             ranks.string_dataset("device", &devices)?;
             ranks.dataset("points", &column(|x| x.points as f64))?;
+            ranks.dataset("visited", &column(|x| x.visited as f64))?;
             ranks.dataset("busy_seconds", &column(|x| x.busy_seconds))?;
             ranks.dataset("tasks", &column(|x| x.tasks as f64))?;
             ranks.dataset("points_per_second", &column(RankStats::points_per_second))?;
+            ranks.dataset("visited_per_second", &column(RankStats::visited_per_second))?;
         }
         let ledger = group.subgroup("ledger")?;
         let e = &self.entries;
@@ -200,6 +227,7 @@ impl Ledger {
             &e.iter().map(|x| x.device.clone()).collect::<Vec<_>>(),
         )?;
         ledger.dataset("points", &e.iter().map(|x| x.points).collect::<Vec<_>>())?;
+        ledger.dataset("visited", &e.iter().map(|x| x.visited).collect::<Vec<_>>())?;
         let path = file.finish()?;
         self.last_write = Some(Instant::now());
         self.write_time = started.elapsed();
@@ -232,6 +260,7 @@ fn read_entries(path: &Path, want: &Header) -> Result<Vec<Entry>> {
         depth: attr_u64("depth")? as u32,
         words: attr_u64("words")? as usize,
         tasks: attr_u64("tasks")? as usize,
+        prune: want.prune,
     };
     if &found != want {
         return Err(read_error(
@@ -255,10 +284,21 @@ fn read_entries(path: &Path, want: &Header) -> Result<Vec<Entry>> {
     let rank: Vec<u32> = read("rank")?.read_raw().map_err(bad("rank"))?;
     let device: Vec<VarLenUnicode> = read("device")?.read_raw().map_err(bad("device"))?;
     let points: Vec<u64> = read("points")?.read_raw().map_err(bad("points"))?;
+    // Ledgers written before pruning have no `visited`: they visited every point.
+    let visited: Vec<u64> = match group.dataset("ledger/visited") {
+        Ok(d) => d.read_raw().map_err(bad("visited"))?,
+        Err(_) => points.clone(),
+    };
     let rows = task.len();
-    let consistent = [seconds.len(), rank.len(), device.len(), points.len()]
-        .iter()
-        .all(|&l| l == rows)
+    let consistent = [
+        seconds.len(),
+        rank.len(),
+        device.len(),
+        points.len(),
+        visited.len(),
+    ]
+    .iter()
+    .all(|&l| l == rows)
         && words.len() == rows * want.words
         && task.iter().all(|&t| (t as usize) < want.tasks);
     if !consistent {
@@ -275,6 +315,7 @@ fn read_entries(path: &Path, want: &Header) -> Result<Vec<Entry>> {
             rank: rank[i],
             device: device[i].as_str().to_string(),
             points: points[i],
+            visited: visited[i],
         })
         .collect())
 }

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::output::{timestamp, Provenance};
-use farm::Solver;
+use farm::{Solver, Work};
 use godfrey::Godfrey;
 use ledger::{Final, Header, Ledger, RankStats};
 use miller::MillerTasks;
@@ -39,11 +39,15 @@ pub struct LangfordTable {
     /// Task farm: rank-strided (static) or served by rank 0 on request (dynamic)
     #[arg(long, value_enum)]
     pub farm: Option<FarmMode>,
+    /// Godfrey: skip sub-cubes where an odd S_i is zero at every point (true, the default),
+    /// or zero test every point (false)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub prune: Option<bool>,
     /// Continue from the task ledger in the output file, skipping finished tasks
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub resume: Option<bool>,
-    /// Run at most this many tasks, then save the ledger and stop (a measured slice; continue
-    /// later with --resume)
+    /// Run at most this many tasks, spread evenly over the task range, then save the ledger
+    /// and stop (a measured slice, projected to the whole run; continue later with --resume)
     #[arg(long)]
     pub stop_after: Option<u64>,
 }
@@ -72,6 +76,7 @@ pub struct Langford {
     pub method: LangfordMethod,
     pub depth: u32,
     pub farm: FarmMode,
+    pub prune: bool,
     pub resume: bool,
     pub stop_after: Option<u64>,
 }
@@ -107,6 +112,7 @@ impl Workload for Langford {
             method,
             depth,
             farm: t.farm.unwrap_or(FarmMode::Dynamic),
+            prune: t.prune.unwrap_or(true),
             resume: t.resume.unwrap_or(false),
             stop_after: t.stop_after,
         })
@@ -148,17 +154,31 @@ fn task_depth(source: &str, n: u32, method: LangfordMethod, depth: Option<u32>) 
 struct GodfreyCpu<'a>(&'a Godfrey);
 
 impl Solver for GodfreyCpu<'_> {
-    fn run(&mut self, task: usize) -> Result<(Vec<u64>, u64)> {
-        Ok((self.0.run_cpu(task), 1 << self.0.inner()))
+    fn run(&mut self, task: usize) -> Result<Work> {
+        let sum = self.0.run_cpu(task);
+        Ok(Work {
+            words: sum.words,
+            points: 1 << self.0.inner(),
+            visited: sum.visited,
+        })
+    }
+}
+
+/// Miller's result as farm work: twice the count, and its tree nodes (all visited).
+fn miller_work(count: u64, nodes: u64) -> Work {
+    Work {
+        words: vec![count, 0],
+        points: nodes,
+        visited: nodes,
     }
 }
 
 struct MillerCpu<'a>(&'a MillerTasks);
 
 impl Solver for MillerCpu<'_> {
-    fn run(&mut self, task: usize) -> Result<(Vec<u64>, u64)> {
+    fn run(&mut self, task: usize) -> Result<Work> {
         let (count, nodes) = self.0.count_cpu(task as u64);
-        Ok((vec![count, 0], nodes))
+        Ok(miller_work(count, nodes))
     }
 }
 
@@ -168,9 +188,9 @@ struct MillerOnGpu<'a> {
 }
 
 impl Solver for MillerOnGpu<'_> {
-    fn run(&mut self, task: usize) -> Result<(Vec<u64>, u64)> {
+    fn run(&mut self, task: usize) -> Result<Work> {
         let (count, nodes) = self.gpu.count(self.tasks, task as u64)?;
-        Ok((vec![count, 0], nodes))
+        Ok(miller_work(count, nodes))
     }
 }
 
@@ -234,7 +254,9 @@ impl Method {
 fn count(h: &Harness, cfg: &Langford) -> Result<()> {
     let world = h.world;
     let method = match cfg.method {
-        LangfordMethod::Godfrey => Method::Godfrey(Godfrey::new(cfg.n, cfg.depth)),
+        LangfordMethod::Godfrey => {
+            Method::Godfrey(Godfrey::new(cfg.n, cfg.depth).with_prune(cfg.prune))
+        }
         LangfordMethod::Miller => Method::Miller(MillerTasks::new(cfg.n, cfg.depth)),
     };
     let header = Header {
@@ -243,6 +265,7 @@ fn count(h: &Harness, cfg: &Langford) -> Result<()> {
         depth: cfg.depth,
         words: method.words(),
         tasks: method.tasks(),
+        prune: cfg.prune && cfg.method == LangfordMethod::Godfrey,
     };
     let ledger = world.is_root().then(|| {
         if cfg.resume {
@@ -300,33 +323,50 @@ fn report(
 ) -> Result<()> {
     let fresh = &ledger.entries()[ledger.resumed()..];
     let ranks = rank_stats(devices, fresh);
-    let points: f64 = fresh.iter().map(|e| e.points as f64).sum();
-    let unit = match cfg.method {
-        LangfordMethod::Godfrey => "points (symmetry-reduced space, skipped points included)",
-        LangfordMethod::Miller => "tree nodes",
+    // (+ 0.0: an empty f64 sum is -0.0, printed with its sign)
+    let points: f64 = fresh.iter().map(|e| e.points as f64).sum::<f64>() + 0.0;
+    let visited: f64 = fresh.iter().map(|e| e.visited as f64).sum::<f64>() + 0.0;
+    let busy: f64 = fresh.iter().map(|e| e.seconds).sum();
+    let summary = match cfg.method {
+        LangfordMethod::Godfrey => format!(
+            "{header}: {} tasks run here ({} from the ledger) in {seconds:.3} s: {points:.4e} points \
+             in the space (symmetry-reduced), {visited:.4e} visited ({:.4} of them; prune {})",
+            fresh.len(),
+            ledger.resumed(),
+            visited / points.max(1.0),
+            header.prune
+        ),
+        LangfordMethod::Miller => format!(
+            "{header}: {} tasks run here ({} from the ledger), {points:.4e} tree nodes in {seconds:.3} s",
+            fresh.len(),
+            ledger.resumed(),
+        ),
     };
-    let summary = format!(
-        "{header}: {} tasks run here ({} from the ledger), {points:.4e} {unit} in {seconds:.3} s",
-        fresh.len(),
-        ledger.resumed(),
-    );
     let done = ledger.entries().len();
     if done < header.tasks {
-        // A slice (--stop-after): the farm saved the ledger; project the whole run.
+        // A slice (--stop-after): tasks spread over the range; the farm saved the ledger.
         let per_task = seconds / fresh.len().max(1) as f64;
+        let busy_per_task = busy / fresh.len().max(1) as f64;
         println!(
-            "stopped after {} tasks: {done} of {} done",
+            "stopped after {} tasks (spread over the task range): {done} of {} done",
             fresh.len(),
             header.tasks
         );
         println!("{summary}");
         print_ranks(&ranks);
         println!(
-            "projected at this run's rate: {:.0} s for all {} tasks, {:.0} s for the {} left",
+            "task time in this sample: mean {busy_per_task:.4} s of one device, {:.4} s fastest, {:.4} s slowest",
+            fresh.iter().map(|e| e.seconds).fold(f64::INFINITY, f64::min),
+            fresh.iter().map(|e| e.seconds).fold(0.0, f64::max),
+        );
+        println!(
+            "projected at this run's rate: {:.0} s for all {} tasks, {:.0} s for the {} left \
+             ({:.0} device-seconds in all)",
             per_task * header.tasks as f64,
             header.tasks,
             per_task * (header.tasks - done) as f64,
-            header.tasks - done
+            header.tasks - done,
+            busy_per_task * header.tasks as f64,
         );
         println!("results: {}", ledger.path().display());
         return Ok(());
@@ -344,6 +384,7 @@ fn report(
         count_decimal: count.unsigned_decimal(),
         total: total.0[..header.words].to_vec(),
         points,
+        visited,
         seconds,
         ranks,
     };
@@ -367,6 +408,7 @@ fn rank_stats(devices: &[String], fresh: &[ledger::Entry]) -> Vec<RankStats> {
     for e in fresh {
         let r = &mut ranks[e.rank as usize];
         r.points += e.points;
+        r.visited += e.visited;
         r.busy_seconds += e.seconds;
         r.tasks += 1;
     }
@@ -376,12 +418,15 @@ fn rank_stats(devices: &[String], fresh: &[ledger::Entry]) -> Vec<RankStats> {
 fn print_ranks(ranks: &[RankStats]) {
     for (r, s) in ranks.iter().enumerate() {
         println!(
-            "  rank {r}: {}: {} tasks, {} points in {:.3} s busy, {:.4e} points/s",
+            "  rank {r}: {}: {} tasks, {} points ({} visited) in {:.3} s busy, {:.4e} points/s \
+             ({:.4e} visited/s)",
             s.device,
             s.tasks,
             s.points,
+            s.visited,
             s.busy_seconds,
-            s.points_per_second()
+            s.points_per_second(),
+            s.visited_per_second()
         );
     }
 }
