@@ -33,7 +33,7 @@
 //! there (even-i lanes recomputed only where a product is due; two free positions evaluated
 //! four points per step).
 //!
-//! Pruning (`prune = true`, the default). Take a sub-cube: a set U of free positions, every
+//! Pruning (`prune = true`; off by default: measured slower, see below). Take a sub-cube: a set U of free positions, every
 //! other position fixed. For odd i split S_i by its terms x_k x_{k+i+1}:
 //!
 //!   S_i = A_i + Σ_{p ∈ U} c_p x_p + Σ_{p, q ∈ U, q = p+i+1} x_p x_q,
@@ -64,6 +64,9 @@
 //! but every point pruned is a point the point test skips anyway (a zero odd factor): what
 //! pruning saves is flips and zero tests, never a product, and on the CPU (where products
 //! and flips each take about 40% of the time) the tests cost a little more than they save.
+//! On one H100 the pruned kernel visited 0.9997 of the points of L(2,27) and took L(2,23) in
+//! 42.9 s against 40.4 s unpruned (a warp skips a block only when all 32 threads agree), so
+//! the default is the unpruned walk.
 
 use super::wide::Wide;
 use rayon::prelude::*;
@@ -133,11 +136,11 @@ impl Godfrey {
             n,
             depth,
             tasks,
-            prune: true,
+            prune: false,
         }
     }
 
-    /// Walk with pruning (the default) or without (every point zero tested).
+    /// Walk with pruning or without (the default: every point zero tested).
     pub fn with_prune(mut self, prune: bool) -> Self {
         self.prune = prune;
         self
@@ -748,7 +751,7 @@ mod tests {
     /// unpruned ones, and their total is 2^(2n+1) L(2,n).
     fn every_task_agrees(n: u32, l: i64) {
         for depth in [4, (2 * n).saturating_sub(20).max(6).min(2 * n)] {
-            let g = Godfrey::new(n, depth);
+            let g = Godfrey::new(n, depth).with_prune(true);
             let plain = Godfrey::new(n, depth).with_prune(false);
             let (space, visited, total) = compare_tasks(&g, &plain, 0..g.tasks().len());
             if n >= 11 {
@@ -771,7 +774,7 @@ mod tests {
     fn pruned_task_sums_equal_unpruned_for_sampled_tasks_of_15_and_16() {
         for (n, _) in KNOWN_LARGE {
             let depth = 2 * n - 18;
-            let g = Godfrey::new(n, depth);
+            let g = Godfrey::new(n, depth).with_prune(true);
             let plain = Godfrey::new(n, depth).with_prune(false);
             let tasks = g.tasks().len();
             let (space, visited, _) = compare_tasks(&g, &plain, (0..16).map(|k| k * tasks / 16));
@@ -793,7 +796,7 @@ mod tests {
     fn pruned_task_sums_equal_unpruned_for_sampled_tasks_of_19_and_20() {
         for n in [19, 20] {
             let depth = 2 * n - 24;
-            let g = Godfrey::new(n, depth);
+            let g = Godfrey::new(n, depth).with_prune(true);
             let plain = Godfrey::new(n, depth).with_prune(false);
             let tasks = g.tasks().len();
             let (space, visited, _) = compare_tasks(&g, &plain, (0..64).map(|k| k * tasks / 64));
