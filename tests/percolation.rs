@@ -158,7 +158,7 @@ fn bad_values_give_one_clear_error() {
     std::fs::write(&deck, "[percolation]\np = \"high\"\n").unwrap();
     one_clear_error(
         &tessera(1, &["run", deck.to_str().unwrap()], &dir),
-        &["line 2", "expected a probability or a list"],
+        &["line 2", "expected a number or a list of numbers"],
     );
     assert!(common::files_ending(&dir, ".h5").is_empty());
 }
