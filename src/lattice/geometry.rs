@@ -8,6 +8,29 @@
 //! to its neighbour one step up along `axis`; on an open lattice the top sites of an axis have
 //! no bond along it, on a periodic one it wraps to the bottom.
 
+use serde::{Deserialize, Serialize};
+
+/// The lattice a deck names: square ("2d") or simple cubic ("3d").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+pub enum LatticeKind {
+    #[serde(rename = "2d")]
+    #[value(name = "2d")]
+    Square,
+    #[serde(rename = "3d")]
+    #[value(name = "3d")]
+    Cubic,
+}
+
+impl LatticeKind {
+    /// Number of axes.
+    pub fn dim(self) -> usize {
+        match self {
+            LatticeKind::Square => 2,
+            LatticeKind::Cubic => 3,
+        }
+    }
+}
+
 /// Sides from 2 (a periodic side of 2 joins two sites by two bonds, which percolation counts
 /// as a wrap, as it is one).
 pub const MIN_SIDE: u64 = 2;

@@ -31,6 +31,6 @@ pub mod unionfind;
 pub use clusters::{Cluster, ClusterStats};
 pub use cpu::CpuSlab;
 pub use engine::{Labelled, Labeller, SlabDevice};
-pub use geometry::{Lattice, Slab};
+pub use geometry::{Lattice, LatticeKind, Slab};
 pub use gpu::GpuSlab;
 pub use occupation::{Occupation, NO_LABEL, VACANT};

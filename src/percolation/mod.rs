@@ -15,7 +15,7 @@ use crate::config::{config_error, out_of_range, Numbers};
 use crate::error::{Error, Result};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
-use crate::lattice::{Lattice, Occupation, Slab};
+use crate::lattice::{Lattice, LatticeKind, Occupation, Slab};
 use crate::rng::stream_key;
 use report::Row;
 use sampler::Sampler;
@@ -47,16 +47,6 @@ pub struct PercolationTable {
     /// Store the labels of each p's last sample (lattices of at most 2^24 sites)
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub write_labels: Option<bool>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
-pub enum LatticeKind {
-    #[serde(rename = "2d")]
-    #[value(name = "2d")]
-    Square,
-    #[serde(rename = "3d")]
-    #[value(name = "3d")]
-    Cubic,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
@@ -105,7 +95,7 @@ impl Workload for Percolation {
     fn configure(source: &str, t: PercolationTable, _: Option<GraphConfig>) -> Result<Self> {
         let key = |k: &str| format!("[percolation] {k}");
         let shape = t.lattice.unwrap_or(LatticeKind::Square);
-        let dim = if shape == LatticeKind::Square { 2 } else { 3 };
+        let dim = shape.dim();
         let l = t.l.unwrap_or(64);
         let l = u64::try_from(l)
             .ok()

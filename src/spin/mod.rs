@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::lattice::checkerboard;
-use crate::lattice::Lattice;
+use crate::lattice::{Lattice, LatticeKind};
 use model::Model;
 use serde::{Deserialize, Serialize};
 
@@ -89,16 +89,6 @@ pub struct SpinTable {
 pub enum ModelKind {
     Ising,
     Potts,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
-pub enum LatticeKind {
-    #[serde(rename = "2d")]
-    #[value(name = "2d")]
-    Square,
-    #[serde(rename = "3d")]
-    #[value(name = "3d")]
-    Cubic,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
@@ -283,11 +273,7 @@ impl Workload for Spin {
     type Table = SpinTable;
 
     fn configure(source: &str, t: SpinTable, _: Option<GraphConfig>) -> Result<Self> {
-        let dim = if t.lattice.unwrap_or(LatticeKind::Square) == LatticeKind::Square {
-            2
-        } else {
-            3
-        };
+        let dim = t.lattice.unwrap_or(LatticeKind::Square).dim();
         let model = model_of(source, &t, dim)?;
         let update = t.update.unwrap_or(Update::Metropolis);
         let l = t.l.unwrap_or(32);
