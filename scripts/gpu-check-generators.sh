@@ -27,14 +27,7 @@ generator_cases=(
 generators_run() { # NAME NP DEVICE FLAGS...
     local name=$1 np=$2 device=$3
     shift 3
-    if mpirun --oversubscribe --bind-to none -np "$np" "$bin" generate --device "$device" "$@" \
-        --output "$out/$name.h5" >"$out/$name.log" 2>&1; then
-        return 0
-    fi
-    echo "FAILED: $name (log: $out/$name.log)"
-    tail -5 "$out/$name.log"
-    status=1
-    return 1
+    run_tessera "$name" "$np" generate --device "$device" "$@"
 }
 
 check_generators() {

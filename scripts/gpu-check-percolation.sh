@@ -15,14 +15,7 @@ check_percolation() {
     _percolation() { # NAME NP DEVICE ARGS...
         local name=$1 np=$2 device=$3
         shift 3
-        if mpirun --oversubscribe --bind-to none -np "$np" "$bin" percolation --device "$device" \
-            --output "$out/$name.h5" "$@" >"$out/$name.log" 2>&1; then
-            return 0
-        fi
-        echo "FAILED: $name (log: $out/$name.log)"
-        tail -5 "$out/$name.log"
-        status=1
-        return 1
+        run_tessera "$name" "$np" percolation --device "$device" "$@"
     }
     for lattice in 2d 3d; do
         for kind in site bond; do

@@ -18,14 +18,7 @@ check_spin() {
     _spin() { # NAME NP DEVICE ARGS...
         local name=$1 np=$2 device=$3
         shift 3
-        if mpirun --oversubscribe --bind-to none -np "$np" "$bin" spin --device "$device" \
-            --output "$out/$name.h5" "$@" >"$out/$name.log" 2>&1; then
-            return 0
-        fi
-        echo "FAILED: $name (log: $out/$name.log)"
-        tail -5 "$out/$name.log"
-        status=1
-        return 1
+        run_tessera "$name" "$np" spin --device "$device" "$@"
     }
     for model in ising-2d potts-3d; do
         for update in metropolis swendsen-wang; do
