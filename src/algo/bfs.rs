@@ -19,6 +19,7 @@
 
 use crate::algo::bfs_cpu::CpuFrontiers;
 use crate::algo::bfs_gpu::GpuFrontiers;
+use crate::graph::csr_gpu::DeviceCsr;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::Selected;
 use crate::error::Result;
@@ -189,9 +190,10 @@ pub fn frontiers<'g>(
     device: &'g Selected,
     transport: GpuTransport,
     g: &'g DistGraph,
+    csr: Option<DeviceCsr>,
 ) -> Result<Box<dyn Frontiers + 'g>> {
     Ok(match device {
         Selected::Cpu => Box::new(CpuFrontiers::new(world, g)),
-        Selected::Gpu(gpu) => Box::new(GpuFrontiers::new(world, gpu, transport, g)?),
+        Selected::Gpu(gpu) => Box::new(GpuFrontiers::new(world, gpu, transport, g, csr)?),
     })
 }

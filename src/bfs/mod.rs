@@ -100,7 +100,8 @@ impl Workload for Bfs {
             Selected::Gpu(gpu) => bfs_gpu::check_memory(world, gpu, part, entries, true, generated),
             Selected::Cpu => Ok(()),
         };
-        let built = h.build_graph(&self.graph, &fits)?;
+        let mut built = h.build_graph(&self.graph, &fits)?;
+        let device_csr = built.take_device_csr();
         let g = &built.graph;
         let roots = roots::pick_roots(world, g, h.run.seed, self.roots as usize)?;
         if roots.is_empty() {
@@ -119,7 +120,7 @@ impl Workload for Bfs {
         }
         // Declared before the frontiers, so it outlives them: a GPU may have page-locked it.
         let mut parent = vec![-1i64; g.local_n()];
-        let mut frontiers = bfs::frontiers(world, &h.device, h.run.gpu_transport, g)?;
+        let mut frontiers = bfs::frontiers(world, &h.device, h.run.gpu_transport, g, device_csr)?;
         let transport = frontiers.transport();
         if world.size() > 1 {
             info!("exchanges between ranks over {transport}");
