@@ -19,10 +19,10 @@
 
 use crate::algo::bfs_cpu::CpuFrontiers;
 use crate::algo::bfs_gpu::GpuFrontiers;
-use crate::graph::csr_gpu::DeviceCsr;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::Selected;
 use crate::error::Result;
+use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{DistGraph, Vid};
 use std::time::Instant;
 

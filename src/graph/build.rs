@@ -4,8 +4,8 @@
 //! edge function, else on the CPU), build the 1D CSR on the GPU (where it stays, for the GPU
 //! workload) or the CPU (kernel 1), and checksum the result. Every graph workload takes its graph from here.
 
-use super::source::{Construction, GraphConfig};
 use super::csr_gpu::DeviceCsr;
+use super::source::{Construction, GraphConfig};
 use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, EdgeSource};
 use crate::comm::{GpuTransport, Op, PhaseTimes, World};
 use crate::device::{Gpu, Selected};
