@@ -18,6 +18,15 @@ use crate::graph::source::GraphConfig;
 use crate::graph::{Block1D, DistGraph, Vid};
 use crate::harness::{Harness, Workload};
 
+/// Default alphas: Beamer's on the CPU. On a GPU a top-down level costs more per edge than a
+/// bottom-up one (atomic claims against sequential row scans), so switching earlier pays: at
+/// 14, searches whose second frontier held a few thousand hubs stayed top-down over ~1.5e8
+/// edges and took 17-19 ms instead of 3-8 (the bimodal times); 28, 56 and 112 gave harmonic
+/// means of 2.33e11, 2.37e11 and 2.19e11 TEPS against 1.68e11 (one H100, Kronecker SCALE 26,
+/// 64 roots, docs/benchmarks.md).
+const CPU_ALPHA: f64 = 14.0;
+const GPU_ALPHA: f64 = 56.0;
+
 /// Bytes of the plain device copy whose rate the report sets beside the searches' traffic.
 const COPY_TEST_BYTES: usize = 1 << 28;
 use crate::stats::Teps;
@@ -37,7 +46,8 @@ pub struct BfsTable {
     /// Direction policy
     #[arg(long, value_enum)]
     pub mode: Option<Mode>,
-    /// Switch to bottom-up when frontier edges exceed unexplored edges / alpha
+    /// Switch to bottom-up when frontier edges exceed unexplored edges / alpha (default 14 on
+    /// the CPU, Beamer's; 56 on GPUs, measured)
     #[arg(long)]
     pub alpha: Option<f64>,
     /// Switch back to top-down when the frontier falls below N / beta
@@ -55,7 +65,9 @@ pub struct BfsTable {
 pub struct Bfs {
     graph: GraphConfig,
     roots: u32,
+    /// With the CPU's alpha where the deck sets none (`params` gives the device's).
     params: Params,
+    alpha_given: bool,
     validate: bool,
     write_depths: bool,
 }
@@ -76,7 +88,7 @@ impl Workload for Bfs {
                 "an integer in 1..=65536",
             ));
         }
-        let alpha = t.alpha.unwrap_or(14.0);
+        let alpha = t.alpha.unwrap_or(CPU_ALPHA);
         let beta = t.beta.unwrap_or(24.0);
         for (key, v) in [("[bfs] alpha", alpha), ("[bfs] beta", beta)] {
             if !(v.is_finite() && v > 0.0) {
@@ -91,6 +103,7 @@ impl Workload for Bfs {
                 alpha,
                 beta,
             },
+            alpha_given: t.alpha.is_some(),
             validate: t.validate.unwrap_or(true),
             write_depths: t.write_depths.unwrap_or(false),
         })
@@ -148,7 +161,7 @@ impl Workload for Bfs {
                 g.num_entries,
                 frontiers.as_mut(),
                 root,
-                &self.params,
+                &self.params(&h.device),
             )?;
             // The Graph500 time: the search ends when its parent array is complete in the
             // memory of the device that computed it (every rank's, hence the barrier). The
@@ -189,6 +202,17 @@ pub struct Trial {
 }
 
 impl Bfs {
+    /// The direction switches on `device`: a GPU's default alpha where the deck sets none.
+    fn params(&self, device: &Selected) -> Params {
+        match device {
+            Selected::Gpu(_) if !self.alpha_given => Params {
+                alpha: GPU_ALPHA,
+                ..self.params
+            },
+            _ => self.params,
+        }
+    }
+
     /// Validate one search (when asked), count its edges and gather what the file keeps.
     fn verify(
         &self,
@@ -275,9 +299,10 @@ impl Bfs {
             w.attr("csr_checksum", built.csr_checksum)?;
             w.attr_str("construction_device", built.built_on)?;
             w.attr("validated", u8::from(self.validate))?;
-            w.attr_str("mode", &format!("{:?}", self.params.mode))?;
-            w.attr("alpha", self.params.alpha)?;
-            w.attr("beta", self.params.beta)?;
+            let params = self.params(&h.device);
+            w.attr_str("mode", &format!("{:?}", params.mode))?;
+            w.attr("alpha", params.alpha)?;
+            w.attr("beta", params.beta)?;
             w.attr("peak_rss_max_rank_bytes", peak_rss)?;
             w.attr("harmonic_mean_TEPS_with_copy_to_host", teps_with_copy)?;
             w.attr("csr_bytes_max_rank", csr_bytes)?;
