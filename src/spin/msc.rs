@@ -43,11 +43,13 @@ pub struct Layout {
 
 impl Layout {
     /// The packing of `slab`, where it has one: L a multiple of 64 and fewer than 2^32 words
-    /// of each colour (the kernels' 32-bit word indices).
+    /// of each colour in the thickest slab (the kernels' 32-bit word indices; the same answer
+    /// on every rank).
     pub fn of(slab: &Slab) -> Option<Layout> {
         let lattice = slab.lattice;
         let l = lattice.l;
-        let words = slab.sites() as u64 / (2 * BITS as u64);
+        let thickest = l.div_ceil(slab.ranks as u64) * lattice.plane();
+        let words = thickest / (2 * BITS as u64);
         if !(lattice.periodic && l.is_multiple_of(2 * BITS as u64) && words < 1 << 32) {
             return None;
         }
