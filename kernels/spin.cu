@@ -205,14 +205,17 @@ __device__ void msc_metropolis(u32 *words, MscSlab g, u32 colour, u64 key, const
         hi = table[12];
     }
     u32 flip = ~need;
-    // The draw of bit k (j = 32w + k) is at 2g, g = offset + ρL + 2j + o.
+    // The draw of bit k (j = 32w + k) is draw(key, 2g), g = offset + ρL + 2j + o: with
+    // 2g = base + 4k its Weyl input key + (2g + 1)·golden is z0 + k·4·golden, a constant
+    // step once the loop is unrolled. A warp skips a k that none of its lanes needs.
     u64 base = 2 * (g.offset + (u64)rho * g.l + 64ull * w + o);
-    while (need) {
-        u32 k = __ffs(need) - 1;
-        need &= need - 1;
+    u64 z0 = key + (base + 1) * RNG_GOLDEN;
+#pragma unroll
+    for (u32 k = 0; k < 32; k++) {
+        if (!((need >> k) & 1)) continue;
         u64 threshold = DIM == 2 ? ((e2 >> k) & 1 ? hi : lo)
                                  : ((e1 >> k) & 1 ? hi : ((e0 >> k) & 1 ? mid : lo));
-        if ((draw(key, base + 4 * k) >> 11) < threshold) flip |= 1u << k;
+        if ((mix64(z0 + k * (4 * RNG_GOLDEN)) >> 11) < threshold) flip |= 1u << k;
     }
     words[msc_word(rho + g.rpp, colour, g.wr, w)] = s ^ flip;
 }
