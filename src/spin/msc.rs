@@ -259,7 +259,7 @@ mod tests {
     use super::*;
     use crate::lattice::checkerboard;
     use crate::lattice::Lattice;
-    use crate::rng::draw;
+    use crate::rng::{draw, mix64, GOLDEN};
     use crate::spin::model::accept;
 
     /// a + b + c of one-bit lanes (kernels/spin.cu full_add).
@@ -269,7 +269,7 @@ mod tests {
     }
 
     /// kernels/spin.cu msc_metropolis step for step (neighbour words, bit-sliced count,
-    /// the draws of the sites that need one) on a host copy of a one-slab packed field, its
+    /// the draws of the sites that need one, from the word's Weyl input) on a host copy of a one-slab packed field, its
     /// ghost planes filled by the periodic wrap first.
     fn kernel_half_sweep(
         layout: &Layout,
@@ -317,6 +317,7 @@ mod tests {
                 };
                 let mut flip = !need;
                 let base = 2 * (layout.offset + (rho * l + 64 * w + o) as u64);
+                let z0 = key.wrapping_add((base + 1).wrapping_mul(GOLDEN));
                 while need != 0 {
                     let k = need.trailing_zeros();
                     need &= need - 1;
@@ -332,7 +333,8 @@ mod tests {
                             0
                         }]
                     };
-                    if draw(key, base + 4 * u64::from(k)) >> 11 < threshold {
+                    let step = u64::from(k).wrapping_mul(4u64.wrapping_mul(GOLDEN));
+                    if mix64(z0.wrapping_add(step)) >> 11 < threshold {
                         flip |= 1 << k;
                     }
                 }
