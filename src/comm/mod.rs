@@ -226,7 +226,12 @@ impl World {
         let sd = displacements(&sc)?;
         let rd = displacements(&rc)?;
         let total: usize = rc.iter().map(|&c| c as usize).sum();
-        let mut recv = vec![T::default(); total];
+        // An empty slice of one-byte items points at address 1, which Open MPI takes for
+        // MPI_IN_PLACE (an error in an all-to-all): empty buffers point into real memory.
+        let mut recv = Vec::with_capacity(total.max(1));
+        recv.resize(total, T::default());
+        let spare = [T::default()];
+        let send = if send.is_empty() { &spare[..0] } else { send };
         {
             let sp = Partition::new(send, &sc[..], &sd[..]);
             let mut rp = PartitionMut::new(&mut recv[..], &rc[..], &rd[..]);
