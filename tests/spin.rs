@@ -3,7 +3,8 @@
 //! resumed, equals the uninterrupted run bit for bit; 2D Ising on a 4x4 torus against exact
 //! enumeration of its 2^16 states (energy, |m|, specific heat within 3 error bars) for
 //! Metropolis, Swendsen-Wang and Wolff, which also agree with each other; bad values give one
-//! error line. The rewired lattice: the same chain at 1 to 4 ranks for each update; at p = 0
+//! error line. The rewired lattice: the same chain at 1 to 4 ranks for each update, and
+//! after a stop at 3 ranks and a resume at 2 (Wolff); at p = 0
 //! Metropolis is the lattice's chain bit for bit, and Swendsen-Wang and Wolff match exact
 //! enumeration; at p = 0.3 the three updates agree. Ignored (scripts/test-long): the Binder
 //! cumulants of L = 16, 32, 64 cross within 1% of the 2D Ising β_c, and those of the 2D
@@ -516,6 +517,16 @@ fn rewired_chains_are_the_same_for_every_rank_count() {
         for np in [2, 3, 4] {
             let h5 = run_ok(np, &dir, &format!("{name}-np{np}"), &all);
             assert_same_chain(&one, &h5, &format!("rewired {name} at np {np}"));
+        }
+        if name == "wolff" {
+            // Stopped at 3 ranks, resumed at 2: the checkpoint holds the graph's partition.
+            let mut first = all.clone();
+            first.extend(["--stop-after", "8"]);
+            run_ok(3, &dir, "wolff-stopped", &first);
+            let mut rest = all.clone();
+            rest.push("--resume");
+            let resumed = run_ok(2, &dir, "wolff-stopped", &rest);
+            assert_same_chain(&one, &resumed, "rewired wolff stopped and resumed");
         }
     }
 }
