@@ -1,7 +1,7 @@
 //! The updates on the rewired lattice (seed 000 §7.1), on the CPU: the periodic lattice with
 //! each edge end moved with probability p/2 to a random vertex of its own checkerboard
-//! colour (`graph::generators::watts_strogatz`, `WattsStrogatz::keeping_colours`), built as
-//! the graph layer's 1D-partitioned CSR and split into local rows, cut edges and ghosts
+//! colour (`graph::generators::watts_strogatz`, `WattsStrogatz::keeping_colours`), made by
+//! `graph::build` (on the CPU) as the graph layer's 1D-partitioned CSR and split into local rows, cut edges and ghosts
 //! (`graph::ghosts`). Vertex ids are the lattice's global site indices, so a site's draws,
 //! its start state and its place in a checkpoint are the lattice's.
 //!
@@ -23,11 +23,13 @@ use super::model::{
 };
 use crate::cc::cpu::{CpuLabeller, EdgeMask};
 use crate::cc::{label_components, Labeller};
-use crate::comm::{Op, PhaseTimes, World};
+use crate::comm::{GpuTransport, Op, World};
+use crate::device::Selected;
 use crate::error::{Error, Result};
-use crate::graph::generators::watts_strogatz::WattsStrogatz;
+use crate::graph::build::build;
 use crate::graph::ghosts::LocalRows;
-use crate::graph::{Block1D, DistGraph};
+use crate::graph::source::{Construction, GraphConfig, GraphSpec};
+use crate::graph::Block1D;
 use crate::lattice::{checkerboard, Lattice};
 use crate::rng::draw;
 use rayon::prelude::*;
@@ -61,9 +63,24 @@ pub fn owned_sites(lattice: &Lattice, world: &World) -> std::ops::Range<u64> {
 impl GraphSpins {
     /// The rewired `lattice` at probability `p`, graph seed `seed`, all spins 0 (collective).
     pub fn new(world: &World, lattice: &Lattice, p: f64, seed: u64) -> Result<Self> {
-        let dims = vec![lattice.l; lattice.dim];
-        let source = WattsStrogatz::keeping_colours(dims, p, seed, world.size(), world.rank());
-        let graph = DistGraph::build(world, &source, &mut PhaseTimes::default())?;
+        let spec = GraphSpec::RewiredLattice {
+            dims: vec![lattice.l; lattice.dim],
+            p,
+        };
+        let cfg = GraphConfig {
+            spec,
+            construction: Construction::Cpu,
+        };
+        let no_device_check = |_: &Block1D, _: u64| Ok(());
+        let graph = build(
+            world,
+            &cfg,
+            seed,
+            &Selected::Cpu,
+            GpuTransport::Auto,
+            &no_device_check,
+        )?
+        .graph;
         let rows = LocalRows::split(world, &graph)?;
         let part = graph.part;
         let n = part.local_n();
@@ -76,10 +93,11 @@ impl GraphSpins {
         }
         let local_max = (0..n).map(|u| graph.degree(u)).max().unwrap_or(0);
         let max_degree = world.allreduce(local_max, Op::Max);
-        let max_degree = u32::try_from(max_degree)
-            .ok()
-            .filter(|&d| d < 1 << 16)
-            .ok_or_else(|| Error::Unavailable(format!("spin: a vertex of degree {max_degree}")))?;
+        let max_degree = u32::try_from(max_degree).map_err(|_| {
+            Error::Unavailable(format!(
+                "spin: the rewired lattice has a vertex of degree {max_degree}, more than 2^32"
+            ))
+        })?;
         Ok(GraphSpins {
             colour: (0..n)
                 .map(|u| checkerboard::colour(lattice, part.global(u)))
