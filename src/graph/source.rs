@@ -84,48 +84,20 @@ pub struct GraphArgs {
     pub construction: Option<Construction>,
 }
 
-/// A graph's origin, resolved and checked.
+/// A graph's origin, resolved and checked. `RewiredLattice` is the small-world lattice of
+/// seed 000 §7.1.1 (`WattsStrogatz::keeping_colours`), which the spin models make; no deck
+/// names it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphSpec {
-    Kronecker {
-        scale: u32,
-        edgefactor: u64,
-    },
-    ErdosRenyi {
-        n: u64,
-        m: u64,
-    },
-    WattsStrogatz {
-        n: u64,
-        k: u64,
-        p: f64,
-    },
-    WattsStrogatzLattice {
-        dims: Vec<u64>,
-        p: f64,
-    },
-    /// The small-world lattice of seed 000 §7.1.1 (`WattsStrogatz::keeping_colours`), made by
-    /// the spin models rather than named in a deck.
-    RewiredLattice {
-        dims: Vec<u64>,
-        p: f64,
-    },
-    BarabasiAlbert {
-        n: u64,
-        d: u64,
-    },
-    Lattice {
-        dims: Vec<u64>,
-        periodic: bool,
-    },
-    Ssca2 {
-        scale: u32,
-    },
-    WattsAlpha {
-        n: u64,
-        k: u64,
-        alpha: f64,
-    },
+    Kronecker { scale: u32, edgefactor: u64 },
+    ErdosRenyi { n: u64, m: u64 },
+    WattsStrogatz { n: u64, k: u64, p: f64 },
+    WattsStrogatzLattice { dims: Vec<u64>, p: f64 },
+    RewiredLattice { dims: Vec<u64>, p: f64 },
+    BarabasiAlbert { n: u64, d: u64 },
+    Lattice { dims: Vec<u64>, periodic: bool },
+    Ssca2 { scale: u32 },
+    WattsAlpha { n: u64, k: u64, alpha: f64 },
     File(PathBuf),
 }
 
