@@ -3,8 +3,13 @@
 //! resumed, equals the uninterrupted run bit for bit; 2D Ising on a 4x4 torus against exact
 //! enumeration of its 2^16 states (energy, |m|, specific heat within 3 error bars) for
 //! Metropolis, Swendsen-Wang and Wolff, which also agree with each other; bad values give one
-//! error line. Ignored (scripts/test-long): the Binder cumulants of L = 16, 32, 64 cross
-//! within 1% of the 2D Ising β_c, and those of the 2D 3-state Potts model near ln(1+√3).
+//! error line. The rewired lattice: the same chain at 1 to 4 ranks for each update, and
+//! after a stop at 3 ranks and a resume at 2 (Wolff); at p = 0
+//! Metropolis is the lattice's chain bit for bit, and Swendsen-Wang and Wolff match exact
+//! enumeration; at p = 0.3 the three updates agree. Ignored (scripts/test-long): the Binder
+//! cumulants of L = 16, 32, 64 cross within 1% of the 2D Ising β_c, and those of the 2D
+//! 3-state Potts model near ln(1+√3); those of the rewired 3D lattice at p = 0.01 within 1%
+//! of seed 000's T_c(p).
 
 mod common;
 
@@ -353,6 +358,17 @@ fn bad_values_give_one_error_line() {
             &["--lattice", "3d", "--model", "potts"],
             &["no default beta"],
         ),
+        (
+            1,
+            &["--lattice", "rewired", "--p", "1.5"],
+            &["[spin] p = 1.5", "from 0 to 1"],
+        ),
+        (1, &["--p", "0.1"], &["p apply to lattice = \"rewired\""]),
+        (
+            1,
+            &["--lattice", "rewired", "--p", "0.1", "--l", "7"],
+            &["side 7 is odd"],
+        ),
     ];
     for &(np, args, needles) in cases {
         let mut all = vec!["spin", "--device", "cpu", "--output", "bad.h5"];
@@ -436,4 +452,198 @@ fn binder_cumulants_cross_near_the_3_state_potts_critical_point() {
         "40000",
     ];
     assert_crossing(&dir, &base, &["16", "32", "64"], &betas);
+}
+
+#[test]
+fn rewired_chains_are_the_same_for_every_rank_count() {
+    let dir = test_dir("spin_rewired_ranks");
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "metropolis",
+            &["--l", "32", "--p", "0.2", "--beta", "0.3", "--start", "hot"],
+        ),
+        (
+            "sw-3d-potts",
+            &[
+                "--base",
+                "3d",
+                "--l",
+                "8",
+                "--p",
+                "0.5",
+                "--model",
+                "potts",
+                "--beta",
+                "0.6",
+                "--update",
+                "swendsen-wang",
+            ],
+        ),
+        (
+            "wolff",
+            &[
+                "--l",
+                "32",
+                "--p",
+                "0.2",
+                "--beta",
+                "0.3",
+                "--update",
+                "wolff",
+                "--clusters-per-sweep",
+                "3",
+            ],
+        ),
+    ];
+    for &(name, args) in cases {
+        let mut all = vec!["--lattice", "rewired"];
+        all.extend_from_slice(args);
+        all.extend([
+            "--equilibration",
+            "3",
+            "--sweeps",
+            "12",
+            "--write-configuration",
+            "--seed",
+            "5",
+        ]);
+        let one = run_ok(1, &dir, &format!("{name}-np1"), &all);
+        assert_eq!(one.attr_str("spin", "lattice"), "rewired");
+        let config = one.ds::<u8>("spin/configuration");
+        assert!(
+            config.iter().any(|&s| s != config[0]),
+            "{name}: a uniform configuration"
+        );
+        for np in [2, 3, 4] {
+            let h5 = run_ok(np, &dir, &format!("{name}-np{np}"), &all);
+            assert_same_chain(&one, &h5, &format!("rewired {name} at np {np}"));
+        }
+        if name == "wolff" {
+            // Stopped at 3 ranks, resumed at 2: the checkpoint holds the graph's partition.
+            let mut first = all.clone();
+            first.extend(["--stop-after", "8"]);
+            run_ok(3, &dir, "wolff-stopped", &first);
+            let mut rest = all.clone();
+            rest.push("--resume");
+            let resumed = run_ok(2, &dir, "wolff-stopped", &rest);
+            assert_same_chain(&one, &resumed, "rewired wolff stopped and resumed");
+        }
+    }
+}
+
+/// Whether two runs' figures agree within 3 combined error bars.
+fn assert_agree(a: (&str, &H5), b: (&str, &H5), names: &[&str]) {
+    for name in names {
+        let (x, ex) = figure(a.1, name, 0);
+        let (y, ey) = figure(b.1, name, 0);
+        assert!(
+            (x - y).abs() <= 3.0 * (ex * ex + ey * ey).sqrt(),
+            "{name}: {} = {x} ± {ex}, {} = {y} ± {ey}",
+            a.0,
+            b.0
+        );
+    }
+}
+
+/// At p = 0 the rewired lattice is the torus: Metropolis gives the lattice's chain bit for
+/// bit (the same draws), Swendsen-Wang and Wolff (other bond numbers) its exact figures; at
+/// p = 0.3 the three updates agree with each other.
+#[test]
+fn rewired_updates_agree_and_p0_is_the_lattice() {
+    let dir = test_dir("spin_rewired_physics");
+    let run = |name: &str, lattice: &[&str], update: &str, sweeps: &str| {
+        let mut args = lattice.to_vec();
+        args.extend([
+            "--update",
+            update,
+            "--equilibration",
+            "300",
+            "--sweeps",
+            sweeps,
+            "--seed",
+            "6",
+        ]);
+        if update == "wolff" {
+            args.extend(["--clusters-per-sweep", "2"]);
+        }
+        run_ok(1, &dir, name, &args)
+    };
+    let torus = ["--l", "4", "--beta", "0.44", "--start", "hot"];
+    let p0 = [&torus[..], &["--lattice", "rewired", "--p", "0"]].concat();
+    let lattice = run(
+        "lattice",
+        &[&torus[..], &["--write-configuration"]].concat(),
+        "metropolis",
+        "300",
+    );
+    let rewired = run(
+        "p0",
+        &[&p0[..], &["--write-configuration"]].concat(),
+        "metropolis",
+        "300",
+    );
+    assert_same_chain(&lattice, &rewired, "p = 0 against the lattice");
+    let (e, m, c) = exact_4x4(0.44);
+    for (update, sweeps) in [("swendsen-wang", "5000"), ("wolff", "6000")] {
+        let h5 = run(&format!("p0-{update}"), &p0, update, sweeps);
+        for (name, exact) in [("energy", e), ("m", m), ("specific_heat", c)] {
+            let (v, err) = figure(&h5, name, 0);
+            assert!(
+                (v - exact).abs() <= 3.0 * err && err > 0.0,
+                "p = 0 {update}: {name} = {v} ± {err}, exact {exact}"
+            );
+        }
+    }
+    let small_world = [
+        "--lattice",
+        "rewired",
+        "--p",
+        "0.3",
+        "--l",
+        "6",
+        "--beta",
+        "0.3",
+    ];
+    let runs = [
+        (
+            "metropolis",
+            run("p03-m", &small_world, "metropolis", "6000"),
+        ),
+        (
+            "swendsen-wang",
+            run("p03-sw", &small_world, "swendsen-wang", "3000"),
+        ),
+        ("wolff", run("p03-w", &small_world, "wolff", "4000")),
+    ];
+    for i in 0..runs.len() {
+        for j in i + 1..runs.len() {
+            let (a, b) = (&runs[i], &runs[j]);
+            assert_agree((a.0, &a.1), (b.0, &b.1), &["energy", "m", "susceptibility"]);
+        }
+    }
+}
+
+/// Seed 000 Table 7.5: T_c(p = 0.01) = 4.593754 for the rewired 3D Ising model (T_c(0) =
+/// 4.5115, outside the bracket): the Binder cumulants of L = 12, 16, 24 cross within 1%.
+#[test]
+#[ignore = "minutes: scripts/test-long"]
+fn rewired_binder_cumulants_cross_at_seed_000s_critical_temperature() {
+    let dir = test_dir("spin_binder_rewired");
+    let bc = 1.0 / 4.593754;
+    let betas = format!("{},{}", bc * 0.99, bc * 1.01);
+    let base = [
+        "--lattice",
+        "rewired",
+        "--base",
+        "3d",
+        "--p",
+        "0.01",
+        "--update",
+        "swendsen-wang",
+        "--equilibration",
+        "2000",
+        "--sweeps",
+        "20000",
+    ];
+    assert_crossing(&dir, &base, &["12", "16", "24"], &betas);
 }

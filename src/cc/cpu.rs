@@ -2,6 +2,7 @@
 //! edges (rayon threads; a root is linked under the smaller root, so every root is the
 //! smallest local index, hence the smallest global id, of its tree), then the cut-edge steps
 //! of the driver in `super`. The same steps as kernels/cc.cu, so both give the same labels.
+//! With an `EdgeMask` only the edges it marks count (the spin models' Swendsen-Wang bonds).
 
 use super::Labeller;
 use crate::comm::World;
@@ -10,9 +11,18 @@ use crate::graph::ghosts::LocalRows;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
+/// The edges that count, one flag per entry of `LocalRows::adj` (`local`) and of its cut
+/// edges (`cut`); both entries of a local edge must agree.
+#[derive(Clone, Copy)]
+pub struct EdgeMask<'a> {
+    pub local: &'a [bool],
+    pub cut: &'a [bool],
+}
+
 pub struct CpuLabeller<'a> {
     rows: &'a LocalRows,
     first: u64,
+    mask: Option<EdgeMask<'a>>,
     parent: Vec<AtomicU32>,
     labels: Vec<u64>,
     comp_min: Vec<AtomicU64>,
@@ -26,10 +36,19 @@ impl<'a> CpuLabeller<'a> {
         CpuLabeller {
             rows,
             first,
+            mask: None,
             parent: (0..n as u32).map(AtomicU32::new).collect(),
             labels: vec![0; n],
             comp_min: (0..n).map(|_| AtomicU64::new(0)).collect(),
             ghost_labels: Vec::new(),
+        }
+    }
+
+    /// A labeller of the components of the edges `mask` marks.
+    pub fn masked(rows: &'a LocalRows, first: u64, mask: EdgeMask<'a>) -> Self {
+        CpuLabeller {
+            mask: Some(mask),
+            ..CpuLabeller::new(rows, first)
         }
     }
 }
@@ -70,11 +89,14 @@ impl Labeller for CpuLabeller<'_> {
             .par_iter()
             .enumerate()
             .for_each(|(v, p)| p.store(v as u32, Relaxed));
+        let mask = self.mask;
         (0..rows.local_n()).into_par_iter().for_each(|u| {
-            let row = &rows.adj[rows.offsets[u] as usize..rows.offsets[u + 1] as usize];
+            let (start, end) = (rows.offsets[u] as usize, rows.offsets[u + 1] as usize);
             // Each local edge is in both rows: link it once, from its larger end.
-            for &v in row.iter().filter(|&&v| v < u as u32) {
-                unite(parent, u as u32, v);
+            for (i, &v) in rows.adj[start..end].iter().enumerate() {
+                if v < u as u32 && mask.is_none_or(|m| m.local[start + i]) {
+                    unite(parent, u as u32, v);
+                }
             }
         });
         // Roots first, stored after: a find halving paths meanwhile could overwrite a stored
@@ -104,11 +126,13 @@ impl Labeller for CpuLabeller<'_> {
 
     fn absorb_cut_edges(&mut self) -> Result<u64> {
         let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
-        let ghost_labels = &self.ghost_labels;
+        let (ghost_labels, mask) = (&self.ghost_labels, self.mask);
         rows.cut_own
             .par_iter()
             .zip(rows.cut_ghost.par_iter())
-            .for_each(|(&u, &g)| {
+            .enumerate()
+            .filter(|&(i, _)| mask.is_none_or(|m| m.cut[i]))
+            .for_each(|(_, (&u, &g))| {
                 let root = parent[u as usize].load(Relaxed) as usize;
                 min[root].fetch_min(ghost_labels[g as usize], Relaxed);
             });

@@ -152,7 +152,9 @@ impl World {
         let counts: Vec<Count> = self.allgather(to_count(send.len())?);
         let displs = displacements(&counts)?;
         let total: usize = counts.iter().map(|&c| c as usize).sum();
-        let mut recv = vec![T::default(); total];
+        let mut recv = receive_buffer(total);
+        let spare = [T::default()];
+        let send = not_in_place(send, &spare);
         {
             let mut part = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
             self.comm.all_gather_varcount_into(send, &mut part);
@@ -164,12 +166,14 @@ impl World {
     pub fn gatherv_root<T: Equivalence + Copy + Default>(&self, send: &[T]) -> Result<Vec<T>> {
         let root = self.comm.process_at_rank(0);
         let n = to_count(send.len())?;
+        let spare = [T::default()];
+        let send = not_in_place(send, &spare);
         if self.is_root() {
             let mut counts = vec![0 as Count; self.size];
             root.gather_into_root(&n, &mut counts[..]);
             let displs = displacements(&counts)?;
             let total: usize = counts.iter().map(|&c| c as usize).sum();
-            let mut recv = vec![T::default(); total];
+            let mut recv = receive_buffer(total);
             {
                 let mut part = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
                 root.gather_varcount_into_root(send, &mut part);
@@ -226,7 +230,9 @@ impl World {
         let sd = displacements(&sc)?;
         let rd = displacements(&rc)?;
         let total: usize = rc.iter().map(|&c| c as usize).sum();
-        let mut recv = vec![T::default(); total];
+        let mut recv = receive_buffer(total);
+        let spare = [T::default()];
+        let send = not_in_place(send, &spare);
         {
             let sp = Partition::new(send, &sc[..], &sd[..]);
             let mut rp = PartitionMut::new(&mut recv[..], &rc[..], &rd[..]);
@@ -463,6 +469,25 @@ impl<T> SharedSlice<T> {
     unsafe fn write(&self, i: usize, value: T) {
         unsafe { self.0.add(i).write(value) }
     }
+}
+
+/// An empty slice of one-byte items points at address 1, which Open MPI takes for
+/// MPI_IN_PLACE (an error in a gather or an all-to-all): an empty `send` is replaced by an
+/// empty slice of `spare`, which points into real memory.
+fn not_in_place<'a, T>(send: &'a [T], spare: &'a [T; 1]) -> &'a [T] {
+    if send.is_empty() {
+        &spare[..0]
+    } else {
+        send
+    }
+}
+
+/// `total` default items in a buffer that points into real memory even when empty (see
+/// `not_in_place`).
+fn receive_buffer<T: Copy + Default>(total: usize) -> Vec<T> {
+    let mut recv = Vec::with_capacity(total.max(1));
+    recv.resize(total, T::default());
+    recv
 }
 
 #[cfg(test)]

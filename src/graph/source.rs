@@ -84,13 +84,16 @@ pub struct GraphArgs {
     pub construction: Option<Construction>,
 }
 
-/// A graph's origin, resolved and checked.
+/// A graph's origin, resolved and checked. `RewiredLattice` is the small-world lattice of
+/// seed 000 §7.1.1 (`WattsStrogatz::keeping_colours`), which the spin models make; no deck
+/// names it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphSpec {
     Kronecker { scale: u32, edgefactor: u64 },
     ErdosRenyi { n: u64, m: u64 },
     WattsStrogatz { n: u64, k: u64, p: f64 },
     WattsStrogatzLattice { dims: Vec<u64>, p: f64 },
+    RewiredLattice { dims: Vec<u64>, p: f64 },
     BarabasiAlbert { n: u64, d: u64 },
     Lattice { dims: Vec<u64>, periodic: bool },
     Ssca2 { scale: u32 },
@@ -285,6 +288,7 @@ impl GraphSpec {
             GraphSpec::WattsStrogatz { .. } | GraphSpec::WattsStrogatzLattice { .. } => {
                 generator_name(Generator::WattsStrogatz)
             }
+            GraphSpec::RewiredLattice { .. } => "rewired-lattice",
             GraphSpec::BarabasiAlbert { .. } => generator_name(Generator::BarabasiAlbert),
             GraphSpec::Lattice { .. } => generator_name(Generator::Lattice),
             GraphSpec::Ssca2 { .. } => generator_name(Generator::Ssca2),
@@ -301,7 +305,9 @@ impl GraphSpec {
             }
             GraphSpec::ErdosRenyi { n, m } => format!("vertices={n} edges={m}"),
             GraphSpec::WattsStrogatz { n, k, p } => format!("vertices={n} k={k} p={p}"),
-            GraphSpec::WattsStrogatzLattice { dims, p } => format!("dims={dims:?} p={p}"),
+            GraphSpec::WattsStrogatzLattice { dims, p } | GraphSpec::RewiredLattice { dims, p } => {
+                format!("dims={dims:?} p={p}")
+            }
             GraphSpec::BarabasiAlbert { n, d } => format!("vertices={n} d={d}"),
             GraphSpec::Lattice { dims, periodic } => format!("dims={dims:?} periodic={periodic}"),
             GraphSpec::Ssca2 { scale } => format!("scale={scale}"),
@@ -340,6 +346,9 @@ impl GraphSpec {
                     rank,
                 ))
             }
+            GraphSpec::RewiredLattice { dims, p } => Box::new(
+                watts_strogatz::WattsStrogatz::keeping_colours(dims.clone(), *p, seed, ranks, rank),
+            ),
             GraphSpec::BarabasiAlbert { n, d } => Box::new(barabasi_albert::BarabasiAlbert::new(
                 *n, *d, seed, ranks, rank,
             )),

@@ -5,6 +5,7 @@
 
 use super::cpu::CpuSpins;
 use super::gpu::GpuSpins;
+use super::graph::{self, GraphSpins};
 use super::model::{sweep_key, Model, Stream};
 use super::record::{self, Position, Record};
 use super::{Spin, Update};
@@ -13,24 +14,43 @@ use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::harness::Harness;
 use crate::lattice::Slab;
+use std::ops::Range;
 use std::time::Instant;
 
 /// The spins on this rank's device.
 pub enum Spins<'h> {
     Cpu(Box<CpuSpins>),
     Gpu(Box<GpuSpins<'h>>),
+    /// The rewired lattice (CPU).
+    Graph(Box<GraphSpins>),
 }
 
-/// A β's thresholds (`Model::metropolis_table`, `Model::bond_threshold`).
+/// A β's thresholds (`Model::metropolis_table_to`, `Model::bond_threshold`).
 struct Params {
     table: Vec<u64>,
     bonds: u64,
 }
 
 impl<'h> Spins<'h> {
-    /// Spins for `slab` on the run's device (collective).
-    fn new(h: &'h Harness, slab: Slab, cfg: &Spin) -> Result<Self> {
+    /// Spins for `slab` on the run's device, or for the rewired lattice where there is no
+    /// slab (collective).
+    fn new(h: &'h Harness, slab: Option<Slab>, cfg: &Spin) -> Result<Self> {
         let clusters = cfg.update == Update::SwendsenWang;
+        match (slab, &h.device) {
+            (Some(slab), _) => Self::on_lattice(h, slab, cfg, clusters),
+            (None, Selected::Cpu) => {
+                let p = cfg.rewiring.unwrap_or(0.0);
+                let made = GraphSpins::new(h.world, &cfg.lattice, p, h.run.seed);
+                h.world.agree(made).map(|s| Spins::Graph(Box::new(s)))
+            }
+            (None, Selected::Gpu(_)) => Err(Error::Unavailable(
+                "spin: lattice = \"rewired\" runs on the CPU only: give --device cpu".into(),
+            )),
+        }
+    }
+
+    /// Spins for `slab` of the regular lattice (collective).
+    fn on_lattice(h: &'h Harness, slab: Slab, cfg: &Spin, clusters: bool) -> Result<Self> {
         match &h.device {
             Selected::Cpu => h
                 .world
@@ -51,6 +71,10 @@ impl<'h> Spins<'h> {
                 Ok(())
             }
             Spins::Gpu(g) => g.reset(hot, q),
+            Spins::Graph(g) => {
+                g.reset(hot, q);
+                Ok(())
+            }
         }
     }
 
@@ -59,6 +83,7 @@ impl<'h> Spins<'h> {
         match self {
             Spins::Cpu(c) => Ok(c.local().to_vec()),
             Spins::Gpu(g) => g.local(),
+            Spins::Graph(g) => Ok(g.local().to_vec()),
         }
     }
 
@@ -69,6 +94,10 @@ impl<'h> Spins<'h> {
                 Ok(())
             }
             Spins::Gpu(g) => g.set_local(spins),
+            Spins::Graph(g) => {
+                g.set_local(spins);
+                Ok(())
+            }
         }
     }
 
@@ -117,26 +146,54 @@ impl<'h> Spins<'h> {
                     cfg.clusters_per_sweep,
                 )
             }
+            (Spins::Graph(g), Update::Metropolis) => {
+                g.metropolis(world, model, &p.table, colours)?
+            }
+            (Spins::Graph(g), Update::SwendsenWang) => g.swendsen_wang(
+                world,
+                model,
+                p.bonds,
+                keys(Stream::Bonds),
+                keys(Stream::Clusters),
+            )?,
+            (Spins::Graph(g), Update::Wolff) => {
+                return g.wolff(
+                    world,
+                    model,
+                    p.bonds,
+                    keys(Stream::Wolff),
+                    cfg.clusters_per_sweep,
+                )
+            }
         }
         Ok(0)
     }
 
+    /// Neighbours of the best-connected site.
+    fn max_neighbours(&self, model: &Model) -> u32 {
+        match self {
+            Spins::Graph(g) => g.max_degree(),
+            _ => model.neighbours(),
+        }
+    }
+
     /// Energy per site and order parameter of the whole lattice (collective).
     fn measure(&mut self, world: &World, model: &Model, sites: u64) -> Result<(f64, f64)> {
-        let mut counts = match self {
-            Spins::Cpu(c) => c.tally(world, model),
-            Spins::Gpu(g) => g.tally(model)?,
+        let (mut counts, bonds) = match self {
+            Spins::Cpu(c) => (c.tally(world, model), model.dim as u64 * sites),
+            Spins::Gpu(g) => (g.tally(model)?, model.dim as u64 * sites),
+            Spins::Graph(g) => (g.tally(world, model)?, g.bonds()),
         };
         world.allreduce_slice(&mut counts, Op::Sum);
         Ok((
-            model.energy(counts[0], sites),
+            model.energy(counts[0], bonds, sites),
             model.order(&counts[1..], sites),
         ))
     }
 
     fn sync(&self) -> Result<()> {
         match self {
-            Spins::Cpu(_) => Ok(()),
+            Spins::Cpu(_) | Spins::Graph(_) => Ok(()),
             Spins::Gpu(g) => g.sync(),
         }
     }
@@ -174,12 +231,27 @@ impl Control {
     }
 }
 
+/// The global sites whose spins this rank holds: its slab, or its part of the rewired
+/// lattice's vertices.
+pub fn owned_sites(cfg: &Spin, world: &World) -> Result<Range<u64>> {
+    if cfg.rewiring.is_some() {
+        return Ok(graph::owned_sites(&cfg.lattice, world));
+    }
+    let slab = Slab::new(cfg.lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
+    Ok(slab.offset()..slab.offset() + slab.sites() as u64)
+}
+
 /// Run every chain (or what a checkpoint left of them) and write the results (collective).
 pub fn run(h: &Harness, cfg: &Spin) -> Result<()> {
     let world = h.world;
-    let slab = Slab::new(cfg.lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
+    let slab = match cfg.rewiring {
+        None => {
+            Some(Slab::new(cfg.lattice, world.size(), world.rank()).map_err(Error::Unavailable)?)
+        }
+        Some(_) => None,
+    };
     let (mut record, at) = if cfg.resume {
-        record::resume(h, cfg, &slab)?
+        record::resume(h, cfg, owned_sites(cfg, world)?)?
     } else {
         (Record::new(cfg), Position::default())
     };
@@ -232,7 +304,7 @@ fn chain(
         spins.reset(hot, model.q)?;
     }
     let params = Params {
-        table: model.metropolis_table(beta),
+        table: model.metropolis_table_to(beta, spins.max_neighbours(&model)),
         bonds: model.bond_threshold(beta),
     };
     if let Spins::Gpu(g) = spins {

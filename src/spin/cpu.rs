@@ -10,13 +10,16 @@
 //!   bond's activation is a draw keyed by the bond, so the cluster is the seed's component of
 //!   the activated satisfied bonds whatever the order of growth or the rank count.
 
-use super::model::{accept, proposal, start_state, uniform_state, Model};
+use super::model::{
+    accept, bond_active, lattice_bond, proposal, start_state, uniform_state, wolff_seed,
+    wolff_state, Model,
+};
 use crate::comm::{Op, World};
 use crate::error::Result;
 use crate::lattice::checkerboard::row_first;
 use crate::lattice::halo::{self, RowNeighbours};
 use crate::lattice::{CpuSlab, Labeller, Slab};
-use crate::rng::{draw, mix64};
+use crate::rng::draw;
 use rayon::prelude::*;
 
 /// A slab of spins in host memory.
@@ -29,6 +32,14 @@ pub struct CpuSpins {
     /// Swendsen-Wang: the labelling and its bond masks.
     labeller: Option<Labeller<CpuSlab>>,
     mask: Vec<u8>,
+}
+
+/// The old state of the Wolff cluster keyed by `key` (its seed's: `held` on the rank that
+/// holds the seed) and its new state (`model::wolff_state`) (collective).
+pub fn wolff_states(world: &World, key: u64, held: Option<u8>, q: u32) -> (u8, u8) {
+    let held = held.map_or(0, |s| u32::from(s) + 1);
+    let old = (world.allreduce(held, Op::Max) - 1) as u8;
+    (old, wolff_state(key, old, q))
 }
 
 /// The values of a site's 2d neighbours in a periodic field: along the fast axis, then down
@@ -140,8 +151,8 @@ impl CpuSpins {
             });
     }
 
-    /// One Swendsen-Wang sweep (collective): activate each satisfied bond (g, axis) when its
-    /// draw under `bonds` passes `threshold`, label the clusters, give each cluster the state
+    /// One Swendsen-Wang sweep (collective): activate each satisfied bond (g, axis) as
+    /// `model::bond_active` decides under `bonds`, label the clusters, give each cluster the state
     /// drawn at its label under `clusters`.
     pub fn swendsen_wang(
         &mut self,
@@ -167,7 +178,7 @@ impl CpuSpins {
                     *m = (0..dim)
                         .filter(|&a| {
                             field[up_index(&rn, x, l, a, dim)] == s
-                                && accept(draw(bonds, g * dim as u64 + a as u64), threshold)
+                                && bond_active(bonds, lattice_bond(g, a, dim), threshold)
                         })
                         .fold(0, |m, a| m | 1 << a);
                 }
@@ -200,7 +211,8 @@ impl CpuSpins {
     }
 
     /// Grow and flip one cluster: its seed site and new state come from the stream
-    /// mix64(`key`), its bonds (g, axis) from draw(key, g·d + axis). Returns its size.
+    /// `model::wolff_seed` and `wolff_states`, its bonds (g, axis) from `model::bond_active` under
+    /// `key`. Returns its size.
     fn wolff_cluster(
         &mut self,
         world: &World,
@@ -210,14 +222,11 @@ impl CpuSpins {
     ) -> Result<u64> {
         let (slab, lattice, plane) = (self.slab, self.slab.lattice, self.slab.plane());
         let (dim, q) = (model.dim, model.q);
-        let pick = mix64(key);
-        let seed = draw(pick, 0) % lattice.sites();
+        let seed = wolff_seed(key, lattice.sites());
         let mine = slab.local(seed);
-        let held = mine.map_or(0, |i| u32::from(self.field[plane + i]) + 1);
-        let old = (world.allreduce(held, Op::Max) - 1) as u8;
-        let new = proposal(old, draw(pick, 1), q);
+        let (old, new) = wolff_states(world, key, mine.map(|i| self.field[plane + i]), q);
         let active =
-            |bond: u64, axis: usize| accept(draw(key, bond * dim as u64 + axis as u64), threshold);
+            |bond: u64, axis: usize| bond_active(key, lattice_bond(bond, axis, dim), threshold);
         let mut frontier: Vec<usize> = mine.into_iter().collect();
         if let Some(i) = mine {
             self.field[plane + i] = new;

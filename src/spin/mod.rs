@@ -10,10 +10,15 @@
 //! every decision compares integers, so a chain is the same bit for bit on any rank count,
 //! on the CPU or a GPU, and across a restart: the checkpoint holds only the spins and the
 //! sweep counter.
+//!
+//! `lattice = "rewired"`: the small-world lattice of seed 000 §7.1, a `base` lattice with a
+//! fraction `p` of its edges rewired keeping the checkerboard colours, as a distributed CSR
+//! graph (`graph`; CPU only).
 
 mod chain;
 mod cpu;
 mod gpu;
+mod graph;
 pub mod model;
 mod msc;
 mod record;
@@ -21,6 +26,7 @@ mod wolff_gpu;
 
 use crate::config::{config_error, out_of_range, Numbers};
 use crate::error::Result;
+use crate::graph::generators::watts_strogatz::check_keeping_colours;
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::lattice::checkerboard;
@@ -38,9 +44,17 @@ pub struct SpinTable {
     /// States of a Potts spin, 2 to 256 (default 3; Ising is q = 2)
     #[arg(long, allow_negative_numbers = true)]
     pub q: Option<i64>,
-    /// Square (2d) or simple cubic (3d) lattice, periodic (default 2d)
+    /// Square (2d) or simple cubic (3d) lattice, periodic, or the base lattice rewired
+    /// (rewired) (default 2d)
     #[arg(long, value_enum)]
-    pub lattice: Option<LatticeKind>,
+    pub lattice: Option<SpinLattice>,
+    /// The lattice that lattice = "rewired" rewires: 2d or 3d (default 2d)
+    #[arg(long, value_enum)]
+    pub base: Option<LatticeKind>,
+    /// Rewiring probability of lattice = "rewired", 0 to 1 (each edge end moves to a random
+    /// site of its own checkerboard colour with probability p/2)
+    #[arg(long, allow_negative_numbers = true)]
+    pub p: Option<f64>,
     /// Side L (at least 2 and the number of ranks; even for metropolis; default 32)
     #[arg(long, allow_negative_numbers = true)]
     pub l: Option<i64>,
@@ -86,6 +100,19 @@ pub struct SpinTable {
     pub stop_after: Option<i64>,
 }
 
+/// `[spin] lattice`: one of the lattice layer's, or a base lattice rewired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+pub enum SpinLattice {
+    #[serde(rename = "2d")]
+    #[value(name = "2d")]
+    Square,
+    #[serde(rename = "3d")]
+    #[value(name = "3d")]
+    Cubic,
+    #[serde(rename = "rewired")]
+    Rewired,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelKind {
@@ -128,7 +155,10 @@ const MAX_SWEEPS: u64 = 1 << 45;
 #[derive(Debug, Clone)]
 pub struct Spin {
     pub model: Model,
+    /// The lattice, or the base of the rewired one.
     pub lattice: Lattice,
+    /// The rewiring probability p on the rewired lattice.
+    pub rewiring: Option<f64>,
     pub update: Update,
     pub betas: Vec<f64>,
     pub hot: bool,
@@ -157,8 +187,11 @@ impl Spin {
 
     /// What a checkpoint must agree on to be resumed (with the seed).
     pub fn job(&self, seed: u64) -> String {
+        let rewired = self
+            .rewiring
+            .map_or(String::new(), |p| format!(" rewired p={p}"));
         format!(
-            "{} q={} {}D L={} {} clusters_per_sweep={} start={} betas={:?} equilibration={} sweeps={} measure_every={} seed={seed}",
+            "{} q={} {}D L={}{rewired} {} clusters_per_sweep={} start={} betas={:?} equilibration={} sweeps={} measure_every={} seed={seed}",
             if self.model.ising { "ising" } else { "potts" },
             self.model.q,
             self.lattice.dim,
@@ -199,6 +232,34 @@ fn count(source: &str, key: &str, value: Option<i64>, default: u64, least: u64) 
                 &format!("an integer >= {least} and below 2^45"),
             )
         })
+}
+
+/// The dimension and, on the rewired lattice, the rewiring probability.
+fn lattice_of(source: &str, t: &SpinTable) -> Result<(usize, Option<f64>)> {
+    let lattice = t.lattice.unwrap_or(SpinLattice::Square);
+    let rewired = lattice == SpinLattice::Rewired;
+    if !rewired && (t.base.is_some() || t.p.is_some()) {
+        return Err(config_error(
+            source,
+            "[spin] base and p apply to lattice = \"rewired\"",
+        ));
+    }
+    match lattice {
+        SpinLattice::Square => Ok((2, None)),
+        SpinLattice::Cubic => Ok((3, None)),
+        SpinLattice::Rewired => {
+            let p = t.p.ok_or_else(|| {
+                config_error(
+                    source,
+                    "[spin] lattice = \"rewired\" needs p, the rewiring probability (0 to 1)",
+                )
+            })?;
+            if !(0.0..=1.0).contains(&p) {
+                return Err(out_of_range(source, "[spin] p", p, "a number from 0 to 1"));
+            }
+            Ok((t.base.unwrap_or(LatticeKind::Square).dim(), Some(p)))
+        }
+    }
 }
 
 fn model_of(source: &str, t: &SpinTable, dim: usize) -> Result<Model> {
@@ -275,7 +336,7 @@ impl Workload for Spin {
     type Table = SpinTable;
 
     fn configure(source: &str, t: SpinTable, _: Option<GraphConfig>) -> Result<Self> {
-        let dim = t.lattice.unwrap_or(LatticeKind::Square).dim();
+        let (dim, rewiring) = lattice_of(source, &t)?;
         let model = model_of(source, &t, dim)?;
         let update = t.update.unwrap_or(Update::Metropolis);
         let l = t.l.unwrap_or(32);
@@ -285,6 +346,16 @@ impl Workload for Spin {
             .ok_or_else(|| out_of_range(source, "[spin] l", l, "an integer >= 2"))?;
         let lattice =
             Lattice::new(dim, l, true).map_err(|m| config_error(source, &format!("[spin] {m}")))?;
+        if let Some(p) = rewiring {
+            check_keeping_colours(&vec![l; dim], p)
+                .map_err(|m| config_error(source, &format!("[spin] lattice = \"rewired\": {m}")))?;
+            if lattice.sites() > 1 << 32 {
+                return Err(config_error(
+                    source,
+                    "[spin] lattice = \"rewired\" numbers its bonds in 64 bits: at most 2^32 sites",
+                ));
+            }
+        }
         if update == Update::Metropolis && !checkerboard::is_proper(&lattice) {
             return Err(out_of_range(
                 source,
@@ -332,6 +403,7 @@ impl Workload for Spin {
         Ok(Spin {
             model,
             lattice,
+            rewiring,
             update,
             betas,
             hot: t.start == Some(Start::Hot),

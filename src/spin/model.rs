@@ -9,7 +9,7 @@
 //! decisions without any floating-point arithmetic on the device.
 
 use crate::lattice::occupation::threshold;
-use crate::rng::{draw, stream_key};
+use crate::rng::{draw, mix64, stream_key};
 
 /// Spins per site state and coupling convention.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,11 +36,16 @@ impl Model {
         }
     }
 
-    /// Metropolis thresholds: entry ΔE + z, for ΔE = (neighbours equal to the old state) -
-    /// (neighbours equal to the proposed one) in -z..=z, is 2^53 when ΔE <= 0 (always
-    /// accepted), else 2^53 exp(-K ΔE) rounded.
+    /// Metropolis thresholds on the lattice: `metropolis_table_to(beta, z)`.
     pub fn metropolis_table(&self, beta: f64) -> Vec<u64> {
-        let z = self.neighbours() as i32;
+        self.metropolis_table_to(beta, self.neighbours())
+    }
+
+    /// Metropolis thresholds for sites of at most `z` neighbours: entry ΔE + z, for ΔE =
+    /// (neighbours equal to the old state) - (neighbours equal to the proposed one) in
+    /// -z..=z, is 2^53 when ΔE <= 0 (always accepted), else 2^53 exp(-K ΔE) rounded.
+    pub fn metropolis_table_to(&self, beta: f64, z: u32) -> Vec<u64> {
+        let z = z as i32;
         let k = self.coupling(beta);
         (-z..=z)
             .map(|de| threshold((-k * f64::from(de.max(0))).exp()))
@@ -52,14 +57,14 @@ impl Model {
         threshold(-(-self.coupling(beta)).exp_m1())
     }
 
-    /// Energy per site from the satisfied bonds (equal neighbours; every bond counted once).
-    pub fn energy(&self, satisfied: u64, sites: u64) -> f64 {
-        let per_site = satisfied as f64 / sites as f64;
+    /// Energy per site from the satisfied bonds (equal neighbours; every bond counted once)
+    /// of all `bonds` (d·N on the lattice).
+    pub fn energy(&self, satisfied: u64, bonds: u64, sites: u64) -> f64 {
         if self.ising {
-            // -Σ s s = -(satisfied - unsatisfied), with d·N bonds.
-            self.dim as f64 - 2.0 * per_site
+            // -Σ s s = -(satisfied - unsatisfied).
+            (bonds as f64 - 2.0 * satisfied as f64) / sites as f64
         } else {
-            -per_site
+            -(satisfied as f64) / sites as f64
         }
     }
 
@@ -76,6 +81,44 @@ impl Model {
 #[inline]
 pub fn accept(draw: u64, threshold: u64) -> bool {
     draw >> 11 < threshold
+}
+
+/// The one bond decision of the cluster updates (Swendsen-Wang and Wolff; on the CPU and
+/// the GPU, on the lattice and the rewired graph): a bond whose two ends are in one state is
+/// activated when draw(`key`, `bond`) passes `threshold` (`Model::bond_threshold`). The
+/// bond's number is `lattice_bond` or `graph_bond`, the key the sweep's `Stream::Bonds`
+/// (Swendsen-Wang) or cluster k's draw(`Stream::Wolff` key, k) (Wolff). A pure function of
+/// the key and the bond, so a cluster does not depend on the order it is grown in, nor on
+/// the rank count or the device.
+#[inline]
+pub fn bond_active(key: u64, bond: u64, threshold: u64) -> bool {
+    accept(draw(key, bond), threshold)
+}
+
+/// The number of lattice bond (site g, axis): g·d + axis (the bond from g one step up).
+#[inline]
+pub fn lattice_bond(site: u64, axis: usize, dim: usize) -> u64 {
+    site * dim as u64 + axis as u64
+}
+
+/// The number of the rewired graph's edge {u, v} among `n` vertices (n <= 2^32):
+/// min·n + max, the same from either end.
+#[inline]
+pub fn graph_bond(u: u64, v: u64, n: u64) -> u64 {
+    u.min(v) * n + u.max(v)
+}
+
+/// The seed site of the Wolff cluster keyed by `key`, of `sites`: draw 0 of mix64(key).
+#[inline]
+pub fn wolff_seed(key: u64, sites: u64) -> u64 {
+    draw(mix64(key), 0) % sites
+}
+
+/// The new state of the Wolff cluster keyed by `key` whose seed is in state `old`: a
+/// `proposal` by draw 1 of mix64(key).
+#[inline]
+pub fn wolff_state(key: u64, old: u8, q: u32) -> u8 {
+    proposal(old, draw(mix64(key), 1), q)
 }
 
 /// A state drawn uniformly from 0..q (the draw's top 32 bits, multiplied and shifted).
@@ -97,11 +140,11 @@ pub fn proposal(s: u8, draw: u64, q: u32) -> u8 {
 pub enum Stream {
     /// Metropolis half-sweep of colour 0 or 1: draw 2g decides, draw 2g + 1 proposes (Potts).
     Colour(u8),
-    /// Swendsen-Wang bond (g, axis) at draw g·d + axis.
+    /// Swendsen-Wang bonds (`bond_active`).
     Bonds,
     /// Swendsen-Wang cluster with canonical label c at draw c.
     Clusters,
-    /// Wolff: cluster k of the sweep keyed by draw k (see `cpu::wolff`).
+    /// Wolff: cluster k of the sweep keyed by draw k (see `cpu::wolff`, `bond_active`).
     Wolff,
     /// The hot start, site g at draw g (sweep 0).
     Start,
@@ -153,7 +196,13 @@ mod tests {
         assert_eq!(t[6], threshold((-2.0f64).exp()));
         assert!(accept(u64::MAX, 1 << 53));
         assert_eq!(ising.bond_threshold(0.5), threshold(1.0 - (-1.0f64).exp()));
-        assert_eq!(ising.energy(32, 16), -2.0);
+        assert_eq!(ising.energy(32, 32, 16), -2.0);
+        assert_eq!(ising.metropolis_table_to(0.5, 4), t);
+        assert_eq!(
+            ising.metropolis_table_to(0.5, 6)[1..12],
+            ising.metropolis_table_to(0.5, 5)
+        );
+        assert_eq!(graph_bond(7, 3, 10), graph_bond(3, 7, 10));
         assert_eq!(ising.order(&[4, 12], 16), 0.5);
     }
 

@@ -4,15 +4,15 @@
 //! which doubles as the checkpoint (`/spin/checkpoint`: the chain, the sweep and the spins),
 //! written atomically; and the resume from it.
 
-use super::chain::Spins;
+use super::chain::{owned_sites, Spins};
 use super::{Spin, Update};
 use crate::error::{Error, Result};
 use crate::harness::Harness;
-use crate::lattice::Slab;
 use crate::output::{add_part, GroupWriter, ResultFile};
 use crate::stats::{binder, jackknife, tau_int};
 use hdf5::types::VarLenUnicode;
 use hdf5_metno as hdf5;
+use std::ops::Range;
 use std::path::Path;
 
 /// Bins of the jackknife (fewer when there are fewer measurements).
@@ -137,11 +137,13 @@ pub fn finish(h: &Harness, cfg: &Spin, record: &Record) -> Result<()> {
         (
             "model".to_string(),
             format!(
-                "{}, {}D L = {} ({} sites, periodic), {} updates, {} start",
+                "{}, {}D L = {} ({} sites, periodic{}), {} updates, {} start",
                 model_name(cfg),
                 lattice.dim,
                 lattice.l,
                 lattice.sites(),
+                cfg.rewiring
+                    .map_or(String::new(), |p| format!(", rewired with p = {p}")),
                 cfg.update.name(),
                 if cfg.hot { "hot" } else { "cold" }
             ),
@@ -242,8 +244,8 @@ pub fn checkpoint(
     for rank in 1..world.size() {
         world.barrier();
         if rank == world.rank() {
-            let start = Slab::new(cfg.lattice, world.size(), rank).map_or(0, |s| s.offset());
-            added = add_part(path, SPINS, start as usize, &local);
+            added = owned_sites(cfg, world)
+                .and_then(|owned| add_part(path, SPINS, owned.start as usize, &local));
         }
     }
     world.agree(added)?;
@@ -264,7 +266,15 @@ fn write(file: &ResultFile, seed: u64, cfg: &Spin, record: &Record, at: &Checkpo
     let lattice = cfg.lattice;
     w.attr_str("model", if cfg.model.ising { "ising" } else { "potts" })?;
     w.attr("q", u64::from(cfg.model.q))?;
-    w.attr_str("lattice", if lattice.dim == 2 { "2d" } else { "3d" })?;
+    let kind = match (cfg.rewiring, lattice.dim) {
+        (Some(p), _) => {
+            w.attr("p", p)?;
+            "rewired"
+        }
+        (None, 2) => "2d",
+        (None, _) => "3d",
+    };
+    w.attr_str("lattice", kind)?;
     w.attr("dim", lattice.dim as u64)?;
     w.attr("l", lattice.l)?;
     w.attr("sites", lattice.sites())?;
@@ -356,9 +366,9 @@ fn resume_error(path: &Path, msg: impl std::fmt::Display) -> Error {
 }
 
 /// The record and position of the checkpoint in the output file (collective: rank 0 reads
-/// and checks it, then every rank reads its slab's spins). A missing file starts from the
-/// beginning.
-pub fn resume(h: &Harness, cfg: &Spin, slab: &Slab) -> Result<(Record, Position)> {
+/// and checks it, then every rank reads the spins of the sites it `owns`). A missing file
+/// starts from the beginning.
+pub fn resume(h: &Harness, cfg: &Spin, owns: Range<u64>) -> Result<(Record, Position)> {
     let world = h.world;
     let path = &h.run.output;
     let read = if world.is_root() {
@@ -389,7 +399,7 @@ pub fn resume(h: &Harness, cfg: &Spin, slab: &Slab) -> Result<(Record, Position)
     let word = |k: usize| u64::from_le_bytes(head[8 * k..8 * k + 8].try_into().expect("8 bytes"));
     let (beta, sweep) = (word(0) as usize, word(1));
     let spins = if word(2) == 1 {
-        Some(world.agree(read_slab(path, slab))?)
+        Some(world.agree(read_part(path, owns))?)
     } else {
         None
     };
@@ -401,14 +411,13 @@ pub fn resume(h: &Harness, cfg: &Spin, slab: &Slab) -> Result<(Record, Position)
     Ok((record, Position { beta, sweep, spins }))
 }
 
-/// This rank's slab of the checkpoint's spins.
-fn read_slab(path: &Path, slab: &Slab) -> Result<Vec<u8>> {
+/// The checkpoint's spins of the sites `owns`.
+fn read_part(path: &Path, owns: Range<u64>) -> Result<Vec<u8>> {
     let bad = |e: hdf5::Error| resume_error(path, e);
     let file = hdf5::File::open(path).map_err(bad)?;
-    let start = slab.offset() as usize;
     let spins = file
         .dataset(SPINS)
-        .and_then(|d| d.read_slice_1d::<u8, _>(start..start + slab.sites()))
+        .and_then(|d| d.read_slice_1d::<u8, _>(owns.start as usize..owns.end as usize))
         .map_err(bad)?;
     Ok(spins.to_vec())
 }

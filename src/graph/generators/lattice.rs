@@ -113,6 +113,12 @@ impl Lattice {
         self.sides[..dir].iter().product()
     }
 
+    /// The checkerboard colour of a site (its coordinates' sum mod 2), proper on a periodic
+    /// lattice of even sides.
+    pub(super) fn colour(&self, site: u64) -> u64 {
+        (0..self.dim).map(|dir| self.coord(site, dir)).sum::<u64>() % 2
+    }
+
     fn coord(&self, site: u64, dir: usize) -> u64 {
         site / self.stride(dir) % self.sides[dir]
     }

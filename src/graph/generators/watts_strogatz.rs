@@ -16,6 +16,16 @@
 //! seeds). The graph is therefore always simple, with exactly the base's edge count (nk/2 on
 //! the ring); w is uniform over the vertices outside u's neighbourhood that no earlier
 //! rewired edge could pair with u.
+//!
+//! `WattsStrogatz::keeping_colours` is the small-world lattice of seed 000 §7.1.1 (the
+//! rewired Ising model's): on a periodic lattice of even sides, each end of each base edge e
+//! is independently moved, with probability p/2 (draw 2e for the source end, 2e + 1 for the
+//! other), to a uniform vertex of the checkerboard colour it had, so about a fraction p of
+//! the edges is rewired, the edge count is kept, vertex degrees are not (one end loses an
+//! edge, another vertex gains it), and no edge ever joins two vertices of one colour: the
+//! colouring stays proper, which lets a checkerboard update run on the rewired graph. No
+//! loops can arise; a rewired edge may repeat another (rarely: about p²·d/N of them), and
+//! the CSR keeps one copy.
 
 use super::super::{block_range, DeviceEdges, Edge, EdgeSource};
 use super::lattice::{self, Lattice};
@@ -107,7 +117,26 @@ pub struct WattsStrogatz {
     rewire_below: u64,
     rewire_key: u64,
     target_key: u64,
+    /// Seed 000's rule (`keeping_colours`) rather than Watts-Strogatz's.
+    keep_colours: bool,
     local: std::ops::Range<u64>,
+}
+
+/// Checks a base for `WattsStrogatz::keeping_colours`: periodic sides (as `lattice::check`),
+/// each even (else the checkerboard colouring is not proper), and p in [0, 1].
+pub fn check_keeping_colours(dims: &[u64], p: f64) -> Result<(), String> {
+    check(
+        &Base::Lattice {
+            dims: dims.to_vec(),
+        },
+        p,
+    )?;
+    match dims.iter().find(|&&side| side % 2 == 1) {
+        Some(side) => Err(format!(
+            "side {side} is odd: rewiring that keeps the checkerboard colours needs even sides"
+        )),
+        None => Ok(()),
+    }
 }
 
 impl WattsStrogatz {
@@ -123,8 +152,35 @@ impl WattsStrogatz {
             rewire_below: (p * (1u64 << 53) as f64).round() as u64,
             rewire_key: stream_key(seed, WS_REWIRE),
             target_key: stream_key(seed, WS_TARGET),
+            keep_colours: false,
             local: block_range(m, ranks, rank),
         }
+    }
+
+    /// The periodic lattice `dims` with each edge end moved to a vertex of its own colour
+    /// with probability p/2 (seed 000 §7.1.1; see the module comment and
+    /// `check_keeping_colours`).
+    pub fn keeping_colours(dims: Vec<u64>, p: f64, seed: u64, ranks: usize, rank: usize) -> Self {
+        let mut ws = WattsStrogatz::new(Base::Lattice { dims }, p / 2.0, seed, ranks, rank);
+        ws.keep_colours = true;
+        ws
+    }
+
+    /// Base edge `e` with each end moved or not (`keeping_colours`): end i (0 the source, 1
+    /// the other) is decided by draw 2e + i of the rewiring stream and placed by the same
+    /// draw of the target stream, as the `k`-th vertex of its colour: of the pair 2k, 2k + 1
+    /// (one row, differing in colour as the fastest side is even), the one of that colour.
+    fn colour_kept_edge(&self, torus: &Lattice, e: u64) -> Edge {
+        let half = torus.num_vertices() / 2;
+        let end = |vertex: u64, i: u64| {
+            if !self.rewired(2 * e + i) {
+                return vertex;
+            }
+            let first = 2 * below(draw(self.target_key, 2 * e + i), half);
+            first + u64::from(torus.colour(first) != torus.colour(vertex))
+        };
+        let (u, v) = torus.edge(e);
+        (end(u, 0), end(v, 1))
     }
 
     fn rewired(&self, e: u64) -> bool {
@@ -140,6 +196,9 @@ impl WattsStrogatz {
 
     /// Edge number `e` of the global list.
     fn edge(&self, e: u64) -> Edge {
+        if let (true, Shape::Torus(torus)) = (self.keep_colours, &self.shape) {
+            return self.colour_kept_edge(torus, e);
+        }
         let (u, v) = self.shape.edge(e);
         if !self.rewired(e) {
             return (u, v);
@@ -180,8 +239,11 @@ impl EdgeSource for WattsStrogatz {
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
         fill(out, self.local.start + start, len, |e| self.edge(e));
     }
-    /// kernels/generators.cu `ws_edge`.
+    /// kernels/generators.cu `ws_edge` (which has no `keeping_colours` rule).
     fn device_edges(&self) -> Option<DeviceEdges> {
+        if self.keep_colours {
+            return None;
+        }
         let mut params = vec![
             self.shape.n(),
             self.shape.half(),
@@ -292,6 +354,38 @@ mod tests {
         let lattice = Lattice::new(dims, true, 3, 1, 0);
         assert_eq!(d.params[6], 0);
         assert_eq!(d.params[7..], lattice.device_params());
+    }
+
+    #[test]
+    fn keeping_colours_moves_each_end_within_its_colour() {
+        let dims = vec![8u64, 6, 4];
+        let torus = Lattice::new(dims.clone(), true, 5, 1, 0);
+        let mut base = Vec::new();
+        torus.local_chunk(0, torus.local_len(), &mut base);
+        let kept = |p| {
+            global_edges(|ranks, rank| {
+                WattsStrogatz::keeping_colours(dims.clone(), p, 5, ranks, rank)
+            })
+        };
+        assert_eq!(kept(0.0), base);
+        let (m, p) = (base.len(), 0.4);
+        let rewired = kept(p);
+        assert_eq!(rewired.len(), m);
+        let mut moved = 0;
+        for (&(u, v), &(a, b)) in base.iter().zip(&rewired) {
+            assert_eq!(torus.colour(a), torus.colour(u));
+            assert_eq!(torus.colour(b), torus.colour(v));
+            moved += usize::from(a != u) + usize::from(b != v);
+        }
+        // Binomial(2m, p/2) ends moved (a move to the same vertex, 2/N of them, aside).
+        let (want, sd) = (m as f64 * p, (m as f64 * p * (1.0 - p / 2.0)).sqrt());
+        assert!((moved as f64 - want).abs() <= 5.0 * sd, "{moved} of {m}");
+        assert!(check_keeping_colours(&[4, 6], 0.5).is_ok());
+        let odd = check_keeping_colours(&[4, 5], 0.5).unwrap_err();
+        assert!(odd.contains("side 5 is odd"), "{odd}");
+        assert!(check_keeping_colours(&[4, 4], -0.1)
+            .unwrap_err()
+            .contains("p = -0.1"));
     }
 
     #[test]
