@@ -12,7 +12,7 @@
 
 use super::model::{
     accept, bond_active, lattice_bond, proposal, start_state, uniform_state, wolff_seed,
-    wolff_state, Model,
+    wolff_state, wolff_sweep, Model,
 };
 use crate::comm::{Op, World};
 use crate::error::Result;
@@ -194,9 +194,7 @@ impl CpuSpins {
         Ok(())
     }
 
-    /// One Wolff sweep (collective): `clusters` clusters flipped, cluster k keyed by
-    /// draw(key, k). (A fixed count: stopping once the sizes add up to the lattice's sites
-    /// would weight the measured states by their cluster sizes.) Returns the sites flipped.
+    /// One Wolff sweep (collective, `model::wolff_sweep`); returns the sites flipped.
     pub fn wolff(
         &mut self,
         world: &World,
@@ -205,8 +203,8 @@ impl CpuSpins {
         key: u64,
         clusters: u64,
     ) -> Result<u64> {
-        (0..clusters).try_fold(0, |flipped, k| {
-            Ok(flipped + self.wolff_cluster(world, model, threshold, draw(key, k))?)
+        wolff_sweep(key, clusters, |k| {
+            self.wolff_cluster(world, model, threshold, k)
         })
     }
 

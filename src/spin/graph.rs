@@ -19,7 +19,8 @@
 //!   active satisfied edges, whatever the order of growth or the rank count.
 
 use super::model::{
-    accept, bond_active, graph_bond, proposal, start_state, uniform_state, wolff_seed, Model,
+    accept, bond_active, graph_bond, proposal, start_state, uniform_state, wolff_seed, wolff_sweep,
+    Model,
 };
 use crate::cc::cpu::{CpuLabeller, EdgeMask};
 use crate::cc::{label_components, Labeller};
@@ -259,8 +260,8 @@ impl GraphSpins {
         key: u64,
         clusters: u64,
     ) -> Result<u64> {
-        (0..clusters).try_fold(0, |flipped, k| {
-            Ok(flipped + self.wolff_cluster(world, model, threshold, draw(key, k))?)
+        wolff_sweep(key, clusters, |k| {
+            self.wolff_cluster(world, model, threshold, k)
         })
     }
 

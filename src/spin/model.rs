@@ -110,6 +110,18 @@ pub fn graph_bond(u: u64, v: u64, n: u64) -> u64 {
 
 /// The seed site of the Wolff cluster keyed by `key`, of `sites`: draw 0 of mix64(key).
 #[inline]
+/// One Wolff sweep: `clusters` clusters, cluster k keyed by draw(key, k) (a fixed count:
+/// stopping once the sizes add up to the sites would weight the measured states by their
+/// cluster sizes), each grown and flipped by `cluster`, which returns its size. Returns the
+/// sites flipped.
+pub fn wolff_sweep(
+    key: u64,
+    clusters: u64,
+    mut cluster: impl FnMut(u64) -> crate::error::Result<u64>,
+) -> crate::error::Result<u64> {
+    (0..clusters).try_fold(0, |flipped, k| Ok(flipped + cluster(draw(key, k))?))
+}
+
 pub fn wolff_seed(key: u64, sites: u64) -> u64 {
     draw(mix64(key), 0) % sites
 }

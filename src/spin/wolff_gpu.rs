@@ -6,12 +6,12 @@
 //! satisfied bonds) does not depend on the order of growth, so each cluster, and the chain, is
 //! the CPU's bit for bit on any rank count.
 
-use super::model::{proposal, Model};
+use super::cpu::wolff_states;
+use super::model::{wolff_seed, wolff_sweep, Model};
 use crate::comm::{Op, World};
 use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::Result;
 use crate::lattice::Slab;
-use crate::rng::{draw, mix64};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 const FILE: &str = "spin.cu";
@@ -61,8 +61,8 @@ impl<'h> GpuWolff<'h> {
         key: u64,
         clusters: u64,
     ) -> Result<u64> {
-        (0..clusters).try_fold(0, |flipped, k| {
-            Ok(flipped + self.cluster(world, field, model, threshold, draw(key, k))?)
+        wolff_sweep(key, clusters, |k| {
+            self.cluster(world, field, model, threshold, k)
         })
     }
 
@@ -77,21 +77,17 @@ impl<'h> GpuWolff<'h> {
     ) -> Result<u64> {
         let (slab, gpu) = (self.slab, self.gpu);
         let (lattice, plane) = (slab.lattice, slab.plane());
-        let pick = mix64(key);
-        let seed = draw(pick, 0) % lattice.sites();
+        let seed = wolff_seed(key, lattice.sites());
         let mine = slab.local(seed);
         let held = match mine {
-            Some(i) => {
-                let got = gpu
-                    .stream
+            Some(i) => Some(
+                gpu.stream
                     .clone_dtoh(&field.slice(plane + i..plane + i + 1))
-                    .map_err(|e| gpu_error("copy the Wolff seed's spin to the host", e))?;
-                u32::from(got[0]) + 1
-            }
-            None => 0,
+                    .map_err(|e| gpu_error("copy the Wolff seed's spin to the host", e))?[0],
+            ),
+            None => None,
         };
-        let old = (world.allreduce(held, Op::Max) - 1) as u8;
-        let new = proposal(old, draw(pick, 1), model.q);
+        let (old, new) = wolff_states(world, key, held, model.q);
         let mut level = 0u64;
         if let Some(i) = mine {
             let upload = |what: &str, e| gpu_error(format!("upload the Wolff seed's {what}"), e);
