@@ -4,6 +4,7 @@
 //! edge function, else on the CPU), build the 1D CSR on the GPU or the CPU (kernel 1), and
 //! checksum the result. Every graph workload takes its graph from here.
 
+use super::block2d::{Block2D, Layout2D};
 use super::source::{Construction, GraphConfig};
 use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, EdgeSource};
 use crate::comm::{GpuTransport, Op, PhaseTimes, World};
@@ -163,6 +164,28 @@ fn gpu_generator<'a>(
         );
     }
     Some((gpu, edges?))
+}
+
+/// Kernel 1 of the 2D partition on `layout`'s grid: the rank's block A(i, j), built on the
+/// CPU from the source opened again (collective). Returns the blocks, the seconds between
+/// barriers and the phases (each the slowest rank's seconds).
+pub fn build_blocks(
+    world: &World,
+    cfg: &GraphConfig,
+    seed: u64,
+    layout: Layout2D,
+) -> Result<(Block2D, f64, Vec<(&'static str, f64)>)> {
+    let source = cfg.spec.open(world, seed)?;
+    let mut timers = PhaseTimes::default();
+    world.barrier();
+    let t = Instant::now();
+    let blocks = Block2D::build(world, source.as_ref(), layout, &mut timers)?;
+    world.barrier();
+    Ok((
+        blocks,
+        t.elapsed().as_secs_f64(),
+        reduce_phases(world, &timers),
+    ))
 }
 
 /// Kernel 1 for a GPU run: on the GPU where `[graph] construction` allows and the source's
