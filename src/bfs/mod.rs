@@ -52,7 +52,7 @@ pub struct BfsTable {
     #[arg(long, value_enum)]
     pub partition: Option<Partition>,
     /// The 2D process grid R,C (R x C = ranks; default the most square, R <= C)
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub grid: Option<Vec<i64>>,
 }
 
@@ -228,6 +228,14 @@ struct SearchLayout {
 }
 
 impl SearchLayout {
+    /// The grid of the 2D communication model: the run's, or the most square one.
+    fn model_grid(&self) -> (usize, usize) {
+        match self.partition {
+            "2d" => (self.rows, self.cols),
+            _ => Grid::most_square(self.rows * self.cols),
+        }
+    }
+
     fn of(g: &DistGraph, two_d: Option<&(Block2D, Grid)>) -> Self {
         match two_d {
             None => SearchLayout {
@@ -401,7 +409,7 @@ impl Bfs {
             w.attr_str("partition", layout.partition)?;
             w.attr("grid_rows", layout.rows as u64)?;
             w.attr("grid_cols", layout.cols as u64)?;
-            write_trials(&group, trials, g.n())?;
+            write_trials(&group, trials, g.n(), layout.model_grid())?;
             let construction_phases = group.subgroup("construction_phases")?;
             for (name, secs) in &built.phases {
                 construction_phases.writer().attr(name, *secs)?;
