@@ -39,7 +39,7 @@ impl Grid {
     pub fn most_square(ranks: usize) -> (usize, usize) {
         let rows = (1..=ranks)
             .take_while(|r| r * r <= ranks)
-            .filter(|r| ranks % r == 0)
+            .filter(|&r| ranks.is_multiple_of(r))
             .last()
             .unwrap_or(1);
         (rows, ranks / rows)

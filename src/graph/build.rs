@@ -33,8 +33,11 @@ pub struct Built {
     /// Checksum of the CSR (`DistGraph::checksum`): equal for every rank count and device.
     pub csr_checksum: u64,
     /// Kernel 1's phases, each the slowest rank's seconds.
-    pub phases: Vec<(&'static str, f64)>,
+    pub phases: Phases,
 }
+
+/// Named phases and their seconds.
+pub type Phases = Vec<(&'static str, f64)>;
 
 impl Built {
     /// The `/graph` group every graph workload's result file carries.
@@ -174,7 +177,7 @@ pub fn build_blocks(
     cfg: &GraphConfig,
     seed: u64,
     layout: Layout2D,
-) -> Result<(Block2D, f64, Vec<(&'static str, f64)>)> {
+) -> Result<(Block2D, f64, Phases)> {
     let source = cfg.spec.open(world, seed)?;
     let mut timers = PhaseTimes::default();
     world.barrier();
@@ -266,7 +269,7 @@ pub fn edge_checksum(world: &World, source: &dyn EdgeSource) -> u64 {
     world.allreduce(sum, Op::Sum)
 }
 
-fn reduce_phases(world: &World, phases: &PhaseTimes) -> Vec<(&'static str, f64)> {
+fn reduce_phases(world: &World, phases: &PhaseTimes) -> Phases {
     let names: Vec<&'static str> = phases.iter().map(|(n, _)| n).collect();
     let mut secs: Vec<f64> = phases.iter().map(|(_, s)| s).collect();
     world.allreduce_slice(&mut secs, Op::Max);
