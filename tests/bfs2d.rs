@@ -1,7 +1,8 @@
 //! The 2D-partitioned BFS (`[bfs] partition = "2d"`) under mpirun: the same answers as the 1D
 //! search (depths, nedge, level counts, CSR entries and checksum) on every grid of 1 to 4
 //! ranks, with validation on and in every direction mode; measured bytes within the
-//! communication model; impossible grids refused with one clear line.
+//! communication model; impossible grids refused with one clear line. The `#[ignore]` test
+//! (scripts/test-long) does the same on a larger graph, every grid and every mode.
 
 mod common;
 
@@ -109,4 +110,44 @@ fn impossible_grid_is_one_clear_error() {
     let run = bfs(2, &["--grid", "1,2"]);
     one_clear_error(&run, &["[bfs] grid", "partition = \"2d\""]);
     assert!(files_ending(&dir, ".h5").is_empty(), "no result file");
+}
+
+/// scripts/test-long: a larger graph (SCALE 16, 32 roots), every grid of 2 to 4 ranks, all
+/// three direction modes, against 1D at 4 ranks.
+#[test]
+#[ignore]
+fn two_d_matches_one_d_at_scale_16_on_every_grid_and_mode() {
+    let dir = test_dir("bfs2d_long");
+    let graph = [
+        "--scale",
+        "16",
+        "--roots",
+        "32",
+        "--seed",
+        "3",
+        "--write-depths",
+        "true",
+    ];
+    let reference = bfs_ok(4, &dir, "1d.h5", &graph);
+    check_bytes_against_model(&dir.join("1d.h5"), "model_bytes_1d", true);
+    let grids = [
+        (2, "1,2"),
+        (2, "2,1"),
+        (3, "1,3"),
+        (3, "3,1"),
+        (4, "1,4"),
+        (4, "4,1"),
+        (4, "2,2"),
+    ];
+    for (np, grid) in grids {
+        for mode in ["hybrid", "top-down", "bottom-up"] {
+            let name = format!("2d_np{np}_{grid}_{mode}.h5");
+            let mut args = graph.to_vec();
+            args.extend(["--partition", "2d", "--grid", grid, "--mode", mode]);
+            let out = bfs_ok(np, &dir, &name, &args);
+            assert_same(&reference, &out, &format!("2D {grid} {mode} vs 1D, np {np}"));
+            let cols: u64 = H5::open(&dir.join(&name)).attr("bfs", "grid_cols");
+            check_bytes_against_model(&dir.join(&name), "model_bytes_2d", cols == 1);
+        }
+    }
 }
