@@ -145,7 +145,11 @@ fn two_d_matches_one_d_at_scale_16_on_every_grid_and_mode() {
             let mut args = graph.to_vec();
             args.extend(["--partition", "2d", "--grid", grid, "--mode", mode]);
             let out = bfs_ok(np, &dir, &name, &args);
-            assert_same(&reference, &out, &format!("2D {grid} {mode} vs 1D, np {np}"));
+            assert_same(
+                &reference,
+                &out,
+                &format!("2D {grid} {mode} vs 1D, np {np}"),
+            );
             let cols: u64 = H5::open(&dir.join(&name)).attr("bfs", "grid_cols");
             check_bytes_against_model(&dir.join(&name), "model_bytes_2d", cols == 1);
         }
