@@ -258,6 +258,152 @@ GENERATOR(ba)
 GENERATOR(lattice)
 GENERATOR(ws)
 
+// ---- Erdős–Rényi G(n, m) (src/graph/generators/erdos_renyi.rs) -------------------------
+// Not an edge function: a chunk's edges are its sorted distinct slots, made together, so a
+// block makes a chunk (in shared memory) and writes the edges of it that the call's range
+// holds. p: [0] chunks, then 5 per chunk: first edge, edges, slots (cap), first slot, key.
+// The slots of every chunk fit in 64 bits (N <= 2^32).
+
+#define ER_MOST 4096
+#define ER_THREADS 256
+
+__device__ void er_sort(u64 *s, u32 k) {
+    u32 p = 2 * WARP;
+    while (p < k) p <<= 1;
+    for (u32 i = k + threadIdx.x; i < p; i += blockDim.x) s[i] = ~0ULL;
+    __syncthreads();
+    for (u32 size = 2; size <= p; size <<= 1) {
+        for (u32 j = size >> 1; j > 0; j >>= 1) {
+            for (u32 i = threadIdx.x; i < p; i += blockDim.x) {
+                u32 partner = i ^ j;
+                if (partner > i) {
+                    u64 a = s[i], b = s[partner];
+                    if ((a > b) == ((i & size) == 0)) {
+                        s[i] = b;
+                        s[partner] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Drop repeats from the sorted s[0..k); returns how many distinct values remain.
+__device__ u32 er_dedup(u64 *s, u32 k) {
+    __shared__ u32 counts[ER_THREADS];
+    const u32 per = ER_MOST / ER_THREADS;
+    u64 mine[per];
+    u32 kept = 0, first = threadIdx.x * per;
+    for (u32 t = 0; t < per; t++) {
+        u32 i = first + t;
+        mine[t] = i < k && (i == 0 || s[i] != s[i - 1]) ? s[i] : ~0ULL;
+        kept += mine[t] != ~0ULL;
+    }
+    counts[threadIdx.x] = kept;
+    __syncthreads();
+    // Exclusive prefix of the counts by one thread: 256 adds.
+    if (threadIdx.x == 0) {
+        u32 sum = 0;
+        for (u32 t = 0; t < ER_THREADS; t++) {
+            u32 c = counts[t];
+            counts[t] = sum;
+            sum += c;
+        }
+    }
+    __syncthreads();
+    u32 at = counts[threadIdx.x];
+    for (u32 t = 0; t < per; t++)
+        if (mine[t] != ~0ULL) s[at++] = mine[t];
+    __syncthreads();
+    u32 total = counts[ER_THREADS - 1] + (threadIdx.x == ER_THREADS - 1 ? kept : 0);
+    __shared__ u32 distinct;
+    if (threadIdx.x == ER_THREADS - 1) distinct = total;
+    __syncthreads();
+    return distinct;
+}
+
+// `sorted_distinct` for k <= ER_MOST: k distinct values of [0, cap), sorted, into s.
+__device__ void er_distinct(u64 *s, u64 key, u32 k, u64 cap) {
+    u32 have = 0;
+    u64 counter = 0;
+    while (have < k) {
+        u32 need = k - have;
+        for (u32 t = threadIdx.x; t < need; t += blockDim.x) s[have + t] = below(draw(key, counter + t), cap);
+        counter += need;
+        er_sort(s, k);
+        have = er_dedup(s, k);
+    }
+}
+
+// The pair (u, v), u < v, of slot x = v(v-1)/2 + u (`Row::pair`).
+__device__ void er_pair(u64 x, u64 &u, u64 &v) {
+    u64 r = (u64)((1.0 + sqrt(1.0 + 8.0 * (double)x)) / 2.0);
+    r = r < 1 ? 1 : r;
+    while (r * (r - 1) / 2 > x) r--;
+    while ((r + 1) * r / 2 <= x) r++;
+    u = x - r * (r - 1) / 2;
+    v = r;
+}
+
+// The chunks' edges in first_edge .. first_edge + count, as the messages of `messages`
+// (out) or the checksum of `checksum` (sum), whichever is not null.
+__device__ void er_edges(const u64 *p, u64 first_edge, u64 count, u64 *out, u64 *sum) {
+    __shared__ u64 s[ER_MOST];
+    u64 chunks = p[0], end = first_edge + count, h = 0;
+    const u64 *c = p + 1;
+    u64 lo = 0, hi = chunks;  // the first chunk that ends after first_edge
+    while (lo < hi) {
+        u64 mid = (lo + hi) / 2;
+        if (c[5 * mid] + c[5 * mid + 1] <= first_edge) lo = mid + 1; else hi = mid;
+    }
+    for (u64 i = lo + blockIdx.x; i < chunks && c[5 * i] < end; i += gridDim.x) {
+        u64 first = c[5 * i], k = c[5 * i + 1], cap = c[5 * i + 2], base = c[5 * i + 3];
+        u64 key = c[5 * i + 4];
+        // More than half full: the complement of a (cap - k)-subset.
+        bool complement = 2 * k > cap;
+        u32 drawn = (u32)(complement ? cap - k : k);
+        er_distinct(s, key, drawn, cap);
+        u64 from = max(first, first_edge), to = min(first + k, end);
+        for (u64 e = from + threadIdx.x; e < to; e += blockDim.x) {
+            u64 j = e - first, slot;
+            if (complement) {
+                // The j-th value of [0, cap) not in s: j + (skipped values at or below it).
+                u32 a = 0, b = drawn;
+                while (a < b) {
+                    u32 m = (a + b) / 2;
+                    if (s[m] - m <= j) a = m + 1; else b = m;
+                }
+                slot = j + a;
+            } else {
+                slot = s[j];
+            }
+            u64 u, v;
+            er_pair(base + slot, u, v);
+            if (out) {
+                out[2 * (e - first_edge)] = (u << 32) | v;
+                out[2 * (e - first_edge) + 1] = (v << 32) | u;
+            } else {
+                h += mix64(mix64(u) ^ v);
+            }
+        }
+        __syncthreads();
+    }
+    if (sum) {
+        const int at[1] = {0};
+        const u64 value[1] = {h};
+        block_add<1>(sum, at, value);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ER_THREADS) er_messages(const u64 *p, u64 first_edge, u64 count, u64 *out) {
+    er_edges(p, first_edge, count, out, nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(ER_THREADS) er_checksum(const u64 *p, u64 first_edge, u64 count, u64 *sum) {
+    er_edges(p, first_edge, count, nullptr, sum);
+}
+
 // ---- Kernel 1's passes over the messages (first = the first local vertex id) -------------
 
 // Pass 1: tuple endpoints and row lengths of the local vertices.

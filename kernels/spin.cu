@@ -106,3 +106,233 @@ extern "C" __global__ void spin_tally(const u8 *field, u64 n, u32 dim, u64 l, u6
     for (u32 k = threadIdx.x; k <= q; k += blockDim.x)
         if (sums[k]) atomicAdd(&counts[k], sums[k]);
 }
+
+// ---- Multi-spin coded Ising Metropolis (host side: src/spin/msc.rs) ------------------------
+//
+// One bit per Ising spin (the byte state 0 or 1), 32 spins of one colour per word. Row ρ of
+// the slab (L sites along the fast axis; ρ counts the slow coordinates, axis 0 slowest) keeps
+// its L/2 sites of colour c, at positions x = 2j + o (o = (parity of the row's slow
+// coordinates + c) & 1), as bits j & 31 of words j >> 5, in the `wr` = L/64 words at
+// ((ρ + rpp)·2 + c)·wr: the colours of a row side by side, and a ghost plane of rpp rows
+// (L^(d-2)) on either side, exchanged like the byte field's (lattice::halo). A site's
+// neighbours along the slow axes sit at the same j in the other colour's word of the
+// neighbouring rows; along the fast axis at j and at j - 1 (o = 0) or j + 1 (o = 1) of the
+// other colour's row, a one-bit shift with the carry from the next word.
+//
+// The decisions are the byte kernel's bit for bit: with e of the z = 2d neighbours equal to
+// the spin, ΔE = 2e - z; a site with ΔE <= 0 flips, any other flips when its draw at 2g under
+// the colour's key passes table[2e] (the same thresholds). Only those sites make their draw.
+
+__device__ __forceinline__ u64 msc_word(u32 frow, u32 colour, u32 wr, u32 w) {
+    return ((u64)frow * 2 + colour) * wr + w;
+}
+
+// a + b + c of one-bit lanes: sum bit and carry.
+__device__ __forceinline__ void full_add(u32 a, u32 b, u32 c, u32 &sum, u32 &carry) {
+    u32 t = a ^ b;
+    sum = t ^ c;
+    carry = (a & b) | (t & c);
+}
+
+// Geometry of a packed slab (the kernels take it as the parameters MSC_SLAB names).
+struct MscSlab {
+    u32 rows, wr, l, rpp, first_parity;
+    u64 offset;  // global index of the slab's first site
+};
+#define MSC_SLAB u32 rows, u32 wr, u32 l, u32 rpp, u32 first_parity, u64 offset
+#define MSC_GEOMETRY MscSlab{rows, wr, l, rpp, first_parity, offset}
+
+// Word w of row ρ (colour c): its spins, its neighbour words n (the neighbours' spins bit
+// for bit), and o, the position of its first site along the row.
+template <int DIM>
+__device__ __forceinline__ u32 msc_neighbours(const u32 *words, const MscSlab &g, u32 rho, u32 w,
+                                              u32 colour, u32 (&n)[2 * DIM], u32 &o) {
+    u32 frow = rho + g.rpp, other = colour ^ 1;
+    u32 r = DIM == 3 ? rho % g.l : 0;  // the row's axis-1 coordinate
+    u32 x0 = DIM == 3 ? rho / g.l : rho;  // its axis-0 coordinate less the slab's first
+    o = (g.first_parity + x0 + r + colour) & 1;
+    u32 same = words[msc_word(frow, other, g.wr, w)];
+    n[0] = same;
+    if (o == 0) {
+        u32 before = words[msc_word(frow, other, g.wr, w ? w - 1 : g.wr - 1)];
+        n[1] = (same << 1) | (before >> 31);
+    } else {
+        u32 after = words[msc_word(frow, other, g.wr, w + 1 < g.wr ? w + 1 : 0)];
+        n[1] = (same >> 1) | (after << 31);
+    }
+    n[2] = words[msc_word(frow - g.rpp, other, g.wr, w)];
+    n[3] = words[msc_word(frow + g.rpp, other, g.wr, w)];
+    if (DIM == 3) {
+        n[4] = words[msc_word(r > 0 ? frow - 1 : frow + g.l - 1, other, g.wr, w)];
+        n[5] = words[msc_word(r + 1 < g.l ? frow + 1 : frow + 1 - g.l, other, g.wr, w)];
+    }
+    return words[msc_word(frow, colour, g.wr, w)];
+}
+
+// One half-sweep of colour `colour`: a thread per word of that colour (rows·wr of them).
+// The count e of equal neighbours is summed bit-sliced (e2 e1 e0 in every bit lane).
+template <int DIM>
+__device__ void msc_metropolis(u32 *words, MscSlab g, u32 colour, u64 key, const u64 *table) {
+    u64 t = thread_index();
+    if (t >= (u64)g.rows * g.wr) return;
+    u32 rho = (u32)t / g.wr, w = (u32)t % g.wr, o;
+    u32 n[2 * DIM];
+    u32 s = msc_neighbours<DIM>(words, g, rho, w, colour, n, o);
+    u32 eq[2 * DIM];
+    for (int i = 0; i < 2 * DIM; i++) eq[i] = ~(s ^ n[i]);
+    u32 a, ka, e0, e1, e2, need;
+    full_add(eq[0], eq[1], eq[2], a, ka);
+    u64 lo, mid = 0, hi;  // thresholds of the sites that draw, by e
+    if (DIM == 2) {
+        // e = a + eq3 + 2 ka; draws at e = 3 (table[6]) and e = 4 (table[8]).
+        e0 = a ^ eq[3];
+        u32 kb = a & eq[3];
+        e1 = ka ^ kb;
+        e2 = ka & kb;
+        need = e2 | (e1 & e0);
+        lo = table[6];
+        hi = table[8];
+    } else {
+        u32 b, kb, kc;
+        full_add(eq[3], eq[4], eq[5], b, kb);
+        e0 = a ^ b;
+        kc = a & b;
+        full_add(ka, kb, kc, e1, e2);
+        // Draws at e = 4, 5, 6 (e2 set; e1 e0 = 00, 01, 10): table[8], [10], [12].
+        need = e2;
+        lo = table[8];
+        mid = table[10];
+        hi = table[12];
+    }
+    u32 flip = ~need;
+    // The draw of bit k (j = 32w + k) is draw(key, 2g), g = offset + ρL + 2j + o: with
+    // 2g = base + 4k its Weyl input key + (2g + 1)·golden is z0 + k·4·golden, a constant
+    // step once the loop is unrolled. A warp skips a k that none of its lanes needs.
+    u64 base = 2 * (g.offset + (u64)rho * g.l + 64ull * w + o);
+    u64 z0 = key + (base + 1) * RNG_GOLDEN;
+#pragma unroll
+    for (u32 k = 0; k < 32; k++) {
+        if (!((need >> k) & 1)) continue;
+        u64 threshold = DIM == 2 ? ((e2 >> k) & 1 ? hi : lo)
+                                 : ((e1 >> k) & 1 ? hi : ((e0 >> k) & 1 ? mid : lo));
+        if ((mix64(z0 + k * (4 * RNG_GOLDEN)) >> 11) < threshold) flip |= 1u << k;
+    }
+    words[msc_word(rho + g.rpp, colour, g.wr, w)] = s ^ flip;
+}
+
+extern "C" __global__ void spin_msc_metropolis_2d(u32 *words, MSC_SLAB, u32 colour, u64 key,
+                                                  const u64 *table) {
+    msc_metropolis<2>(words, MSC_GEOMETRY, colour, key, table);
+}
+
+extern "C" __global__ void spin_msc_metropolis_3d(u32 *words, MSC_SLAB, u32 colour, u64 key,
+                                                  const u64 *table) {
+    msc_metropolis<3>(words, MSC_GEOMETRY, colour, key, table);
+}
+
+// Cold (hot = 0) or hot start: a thread per word of either colour (rows·2·wr), each site's
+// state from draw(key, g) as spin_start (the top bit: uniform in 0..2).
+extern "C" __global__ void spin_msc_start(u32 *words, MSC_SLAB, u64 key, u32 hot) {
+    MscSlab g = MSC_GEOMETRY;
+    u64 t = thread_index();
+    if (t >= (u64)g.rows * 2 * g.wr) return;
+    u32 rho = (u32)(t / (2 * g.wr)), colour = (u32)(t / g.wr) & 1, w = (u32)(t % g.wr);
+    u32 x0 = rho / g.rpp, r = rho % g.l;
+    u32 o = (g.first_parity + x0 + (g.rpp > 1 ? r : 0) + colour) & 1;
+    u32 bits = 0;
+    if (hot) {
+        u64 site = g.offset + (u64)rho * g.l + 64ull * w + o;
+        for (u32 k = 0; k < 32; k++) bits |= (u32)(draw(key, site + 2 * k) >> 63) << k;
+    }
+    words[msc_word(rho + g.rpp, colour, g.wr, w)] = bits;
+}
+
+// As spin_tally for q = 2, from the packed spins: a thread per word of colour 0 (every bond
+// has one end of colour 0, so its four or six neighbour words count each satisfied bond once)
+// and the word of colour 1 beside it. counts: satisfied, sites in state 0, in state 1.
+template <int DIM>
+__device__ void msc_tally(const u32 *words, MscSlab g, u64 *counts) {
+    u64 t = thread_index();
+    u64 tally[3] = {0, 0, 0};
+    if (t < (u64)g.rows * g.wr) {
+        u32 rho = (u32)t / g.wr, w = (u32)t % g.wr, o;
+        u32 n[2 * DIM];
+        u32 s = msc_neighbours<DIM>(words, g, rho, w, 0, n, o);
+        for (int i = 0; i < 2 * DIM; i++) tally[0] += __popc(~(s ^ n[i]));
+        tally[2] = __popc(s) + __popc(words[msc_word(rho + g.rpp, 1, g.wr, w)]);
+        tally[1] = 64 - tally[2];
+    }
+    const int index[3] = {0, 1, 2};
+    block_add<3>(counts, index, tally);
+}
+
+extern "C" __global__ void spin_msc_tally_2d(const u32 *words, MSC_SLAB, u64 *counts) {
+    msc_tally<2>(words, MSC_GEOMETRY, counts);
+}
+
+extern "C" __global__ void spin_msc_tally_3d(const u32 *words, MSC_SLAB, u64 *counts) {
+    msc_tally<3>(words, MSC_GEOMETRY, counts);
+}
+
+// ---- Wolff cluster growth (host side: src/spin/wolff_gpu.rs) -------------------------------
+//
+// The cluster is the seed's component of the active bonds between sites in the old state; a
+// bond (b, a) (site b to its neighbour up along axis a) is active when draw(key, b·d + a)
+// passes `threshold`, a pure function of the bond, so the cluster does not depend on the
+// order of growth (the CPU's src/spin/cpu.rs grows it a level at a time too). A level: a
+// thread per frontier site tries its 2d bonds; a neighbour in the slab that is still in the
+// old state is claimed (old -> new, by compare-and-swap: one thread wins it) and joins the
+// next frontier; a neighbour beyond the slab's faces goes to the outbox of the rank below
+// (out[0..]) or above (out[plane..]) as a global index, claimed there by spin_wolff_receive.
+
+// Set field[i] from `old` to `fresh` unless another thread did: a compare-and-swap on the
+// aligned word that holds the byte (the field is allocated to a multiple of 4 bytes).
+__device__ __forceinline__ bool spin_claim(u8 *field, u64 i, u32 old, u32 fresh) {
+    u32 *word = (u32 *)(field + (i & ~3ull));
+    u32 shift = 8 * (u32)(i & 3);
+    u32 seen = *(volatile u32 *)word;
+    for (;;) {
+        if (((seen >> shift) & 0xff) != old) return false;
+        u32 want = (seen & ~(0xffu << shift)) | (fresh << shift);
+        u32 was = atomicCAS(word, seen, want);
+        if (was == seen) return true;
+        seen = was;
+    }
+}
+
+// One level. counts: [next frontier, to the rank below, to the rank above].
+extern "C" __global__ void spin_wolff_grow(u8 *field, const u64 *frontier, u64 size, u64 *next,
+                                           u64 *out, u64 *counts, u32 dim, u64 l, u64 plane,
+                                           u64 offset, u64 sites, u64 lattice_sites, u64 key,
+                                           u64 threshold, u32 old, u32 fresh) {
+    u64 t = thread_index();
+    if (t >= size) return;
+    u64 g = offset + frontier[t];
+    for (u32 a = 0; a < dim; a++) {
+        u64 stride = a == 0 ? lattice_sites / l : (a + 1 == dim ? 1 : l);
+        u64 x = g / stride % l;
+        u64 up = x + 1 < l ? g + stride : g - (l - 1) * stride;
+        u64 down = x > 0 ? g - stride : g + (l - 1) * stride;
+        for (u32 dir = 0; dir < 2; dir++) {
+            u64 n = dir ? up : down, bond = dir ? g : down;
+            if ((draw(key, bond * dim + a) >> 11) >= threshold) continue;
+            u64 j = n - offset;  // wraps to a huge value below the slab
+            if (j < sites) {
+                if (spin_claim(field, plane + j, old, fresh)) next[atomicAdd(&counts[0], 1ull)] = j;
+            } else {
+                out[dir * plane + atomicAdd(&counts[1 + dir], 1ull)] = n;
+            }
+        }
+    }
+}
+
+// The sites other ranks sent (global indices in this slab): claim them as spin_wolff_grow
+// does its own.
+extern "C" __global__ void spin_wolff_receive(u8 *field, const u64 *got, u64 size, u64 *next,
+                                              u64 *counts, u64 plane, u64 offset, u32 old,
+                                              u32 fresh) {
+    u64 t = thread_index();
+    if (t >= size) return;
+    u64 j = got[t] - offset;
+    if (spin_claim(field, plane + j, old, fresh)) next[atomicAdd(&counts[0], 1ull)] = j;
+}

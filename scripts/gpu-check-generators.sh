@@ -8,9 +8,10 @@
 # and on every GPU present. The /graph edge_checksum (the edges as generated) and
 # csr_checksum (kernel 1's CSR) must equal the CPU run's. The table shows the GPU's
 # generation rate (edges_per_second: the checksum pass over the edges), the CPU's, and where
-# the edges were generated and the CSR built. A generator without a GPU edge function
-# (erdos-renyi) runs with construction auto: its edges and CSR are made on the CPU, which its
-# row says.
+# the edges were generated and the CSR built. A case named -cpu (a generator without a GPU
+# edge function, none at present) runs with construction auto: its edges and CSR are made on
+# the CPU, which its row says. Erdős–Rényi's chunks come in both forms: sparse (drawn slots) and, on 100
+# vertices, more than half full (the complement of the drawn slots).
 
 # NAME|flags of each case; the GPU runs add --construction gpu unless the name ends in -cpu.
 generator_cases=(
@@ -21,7 +22,8 @@ generator_cases=(
     "ws-torus|--generator watts-strogatz --dims 64,64,64 --p 0.1"
     "lattice-2d|--generator lattice --dims 1024,512"
     "lattice-3d-open|--generator lattice --dims 128,64,43 --periodic false"
-    "erdos-renyi-cpu|--generator erdos-renyi --vertices 65536 --edges 1048576"
+    "erdos-renyi|--generator erdos-renyi --vertices 65536 --edges 1048576"
+    "erdos-renyi-dense|--generator erdos-renyi --vertices 100 --edges 4000"
 )
 
 generators_run() { # NAME NP DEVICE FLAGS...

@@ -1,31 +1,38 @@
 # shellcheck shell=bash
 # Spin models for scripts/gpu-check (sourced there; it defines $bin, $out, counts, shared and
 # status). check_spin: `tessera spin` on the CPU (one rank, the reference) and on one GPU, on
-# every GPU present, and as the `shared` rank counts on one GPU (--gpu-transport mpi): 2D
-# Ising and 3D 3-state Potts (hot start), each by checkerboard Metropolis and by
-# Swendsen-Wang, two beta each, $GPU_CHECK_SPIN_SWEEPS (40) sweeps measured every 4, at a
-# small L ($GPU_CHECK_SPIN_L2 = 64 in 2D, $GPU_CHECK_SPIN_L3 = 16 in 3D), configurations
-# written: every measurement and the last spins of every chain must equal the CPU run's bit for
-# bit. Then timing rows on one GPU, 2D Ising at T_c, cold start: Metropolis spin flips per ns
-# at each L of $GPU_CHECK_SPIN_TIMING_L ("16384 65536"; $GPU_CHECK_SPIN_SWEEPS_16K = 400 sweeps
-# up to 16384, ..._64K = 40 above), and Swendsen-Wang ns per spin per sweep at
-# $GPU_CHECK_SPIN_SW_L = 16384 ($GPU_CHECK_SPIN_SWEEPS_SW = 40 sweeps); the time is the
-# sweeps' (halo exchanges included; measurements excluded). Prints a table; sets status=1 on
-# any difference or failed run.
+# every GPU present, and as the `shared` rank counts on one GPU (--gpu-transport mpi), by
+# checkerboard Metropolis, Swendsen-Wang and Wolff, two beta each, $GPU_CHECK_SPIN_SWEEPS (40)
+# sweeps measured every 4, configurations written, on: 2D Ising at $GPU_CHECK_SPIN_L2 = 192
+# (Metropolis multi-spin coded: L a multiple of 64, three words per row and colour), 2D Ising
+# at L = 66 from a hot start (Metropolis on the byte kernel), 3D Ising at $GPU_CHECK_SPIN_L3I
+# = 64 from a hot start (multi-spin coded in 3D) and 3D 3-state Potts at $GPU_CHECK_SPIN_L3 =
+# 16 (hot start): every measurement and the last spins of every chain must equal the CPU
+# run's bit for bit. Then timing rows on one GPU, 2D Ising at T_c, cold start: Metropolis
+# (multi-spin coded) spin flips per ns at each L of $GPU_CHECK_SPIN_TIMING_L ("16384 65536";
+# $GPU_CHECK_SPIN_SWEEPS_16K = 400 sweeps up to 16384, ..._64K = 40 above), Swendsen-Wang ns
+# per spin per sweep at $GPU_CHECK_SPIN_SW_L = 16384 ($GPU_CHECK_SPIN_SWEEPS_SW = 40 sweeps),
+# and Wolff cluster flips per ns at $GPU_CHECK_SPIN_WOLFF_L = 1024
+# ($GPU_CHECK_SPIN_SWEEPS_WOLFF = 400 clusters); the time is the sweeps' (halo exchanges
+# included; measurements excluded). Prints a table; sets status=1 on any difference or failed
+# run.
 check_spin() {
-    local l2=${GPU_CHECK_SPIN_L2:-64} l3=${GPU_CHECK_SPIN_L3:-16} sweeps=${GPU_CHECK_SPIN_SWEEPS:-40}
+    local l2=${GPU_CHECK_SPIN_L2:-192} l3=${GPU_CHECK_SPIN_L3:-16} l3i=${GPU_CHECK_SPIN_L3I:-64}
+    local sweeps=${GPU_CHECK_SPIN_SWEEPS:-40}
     local pairs=() model update name np
     _spin() { # NAME NP DEVICE ARGS...
         local name=$1 np=$2 device=$3
         shift 3
         run_tessera "$name" "$np" spin --device "$device" "$@"
     }
-    for model in ising-2d potts-3d; do
-        for update in metropolis swendsen-wang; do
+    for model in ising-2d ising-2d-bytes ising-3d potts-3d; do
+        for update in metropolis swendsen-wang wolff; do
             local args=(--update "$update" --equilibration 0 --sweeps "$sweeps" --measure-every 4
                 --write-configuration)
             case $model in
             ising-2d) args+=(--lattice 2d --l "$l2" --beta 0.42,0.46) ;;
+            ising-2d-bytes) args+=(--lattice 2d --l 66 --beta 0.42,0.46 --start hot) ;;
+            ising-3d) args+=(--lattice 3d --l "$l3i" --beta 0.2,0.24 --start hot) ;;
             potts-3d) args+=(--lattice 3d --l "$l3" --model potts --q 3 --beta 0.5,0.6 --start hot) ;;
             esac
             name="spin-$model-$update"
@@ -50,6 +57,9 @@ check_spin() {
     l=${GPU_CHECK_SPIN_SW_L:-16384} s=${GPU_CHECK_SPIN_SWEEPS_SW:-40}
     _spin "spin-timing-sw-l$l" 1 gpu --l "$l" --update swendsen-wang --equilibration 0 \
         --sweeps "$s" --measure-every "$s" && timing+=("spin-timing-sw-l$l")
+    l=${GPU_CHECK_SPIN_WOLFF_L:-1024} s=${GPU_CHECK_SPIN_SWEEPS_WOLFF:-400}
+    _spin "spin-timing-wolff-l$l" 1 gpu --l "$l" --update wolff --equilibration 0 \
+        --sweeps "$s" --measure-every "$s" && timing+=("spin-timing-wolff-l$l")
     echo
     python3 - "$out" "${#pairs[@]}" "${pairs[@]}" "${timing[@]}" <<'PY' || status=1
 import sys, h5py, numpy as np
@@ -76,7 +86,10 @@ for name in timing:
         secs = g["update_seconds"][0]
         update = g.attrs["update"]
         update = update.decode() if isinstance(update, bytes) else str(update)
-        what = f"{rate:.1f} spin flips/ns" if update == "metropolis" else f"{1 / rate:.4f} ns per spin per sweep"
+        what = {"metropolis": f"{rate:.1f} spin flips/ns",
+                "wolff": f"{rate:.4f} cluster flips/ns ({rate * 1e9:.3e} per s; "
+                         f"mean cluster {g['summary/mean_cluster_size'][0]:.0f} sites)"}.get(
+            update, f"{1 / rate:.4f} ns per spin per sweep")
         print(f"timing: 2D Ising {update} L = {int(g.attrs['l'])} at T_c on {f.attrs['device']}: "
               f"{what} ({sweeps} sweeps in {secs:.3f} s; e = {g['summary/energy'][0]:.5f})")
 sys.exit(1 if bad else 0)

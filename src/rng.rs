@@ -3,7 +3,8 @@
 //! rank count. The mixer is SplitMix64's finaliser (Steele, Lea & Flood 2014), which passes
 //! BigCrush when fed a Weyl sequence; here the Weyl sequence is indexed by the counter.
 
-const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+/// The Weyl increment: `draw` mixes key + (counter + 1)·GOLDEN.
+pub const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
 
 #[inline]
 pub fn mix64(mut z: u64) -> u64 {

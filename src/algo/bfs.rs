@@ -22,6 +22,7 @@ use crate::algo::bfs_gpu::GpuFrontiers;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::Selected;
 use crate::error::Result;
+use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{DistGraph, Vid};
 use std::time::Instant;
 
@@ -196,9 +197,10 @@ pub fn frontiers<'g>(
     device: &'g Selected,
     transport: GpuTransport,
     g: &'g DistGraph,
+    csr: Option<DeviceCsr>,
 ) -> Result<Box<dyn Frontiers + 'g>> {
     Ok(match device {
         Selected::Cpu => Box::new(CpuFrontiers::new(world, g)),
-        Selected::Gpu(gpu) => Box::new(GpuFrontiers::new(world, gpu, transport, g)?),
+        Selected::Gpu(gpu) => Box::new(GpuFrontiers::new(world, gpu, transport, g, csr)?),
     })
 }

@@ -120,17 +120,26 @@ pub fn bytes_needed(part: &Block1D, entries: u64) -> u64 {
 }
 
 impl<'a> GpuFrontiers<'a> {
-    /// Upload the rank's CSR and allocate the search buffers, after checking they fit.
+    /// Allocate the search buffers, after checking they fit, with the rank's CSR: `csr`
+    /// where the GPU built it, else uploaded from `g`.
     pub fn new(
         world: &'a World,
         gpu: &'a Gpu,
         transport: GpuTransport,
         g: &DistGraph,
+        csr: Option<DeviceCsr>,
     ) -> Result<Self> {
         check_ids(g)?;
-        let needed = bytes_needed(&g.part, g.adj.len() as u64);
+        let entries = g.adj.len() as u64;
+        let needed = match csr {
+            Some(_) => search_bytes(&g.part, entries),
+            None => bytes_needed(&g.part, entries),
+        };
         check_fit(world, gpu, needed, &g.part, false, false)?;
-        let csr = DeviceCsr::upload(gpu, &g.offsets, &g.adj)?;
+        let csr = match csr {
+            Some(csr) => csr,
+            None => DeviceCsr::upload(gpu, &g.offsets, &g.adj)?,
+        };
         let entries = csr.entries() as u64;
         let exchange = GpuExchange::open(world, gpu, transport)?;
         let words = g.part.words_per_rank();

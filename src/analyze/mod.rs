@@ -74,7 +74,9 @@ impl Workload for Analyze {
 
     fn execute(&self, h: &Harness) -> Result<()> {
         let world = h.world;
-        let built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
+        let mut built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
+        // For the sampled searches, which run on it; the triangles run on their own form.
+        let device_csr = built.take_device_csr();
         let g = &built.graph;
         let degrees = h.timed("degrees", || degrees::dist_degree_stats(world, g))?;
         check_replica_fits(world, g)?;
@@ -102,7 +104,8 @@ impl Workload for Analyze {
         let paths = match self.sources {
             0 => None,
             count => Some(h.timed("paths", || {
-                let mut frontiers = bfs::frontiers(world, &h.device, h.run.gpu_transport, g)?;
+                let mut frontiers =
+                    bfs::frontiers(world, &h.device, h.run.gpu_transport, g, device_csr)?;
                 let params = Params {
                     mode: Mode::Hybrid,
                     alpha: 14.0,

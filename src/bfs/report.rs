@@ -146,7 +146,7 @@ pub fn write_trials(
     let col = |f: &dyn Fn(&Trial) -> f64| trials.iter().map(f).collect::<Vec<f64>>();
     group.dataset("roots", &trials.iter().map(|t| t.root).collect::<Vec<_>>())?;
     group.dataset("time", &col(&|t| t.time))?;
-    group.dataset("time_parents_on_device", &col(&|t| t.on_device))?;
+    group.dataset("time_with_copy_to_host", &col(&|t| t.with_copy))?;
     group.dataset("nedge", &trials.iter().map(|t| t.nedge).collect::<Vec<_>>())?;
     group.dataset("teps", &col(&|t| t.nedge as f64 / t.time))?;
     group.dataset("validate_time", &col(&|t| t.validate_time))?;

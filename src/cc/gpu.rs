@@ -7,6 +7,7 @@ use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::{grid, Gpu, Kernel};
 use crate::error::{Error, Result};
+use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::ghosts::LocalRows;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::collections::HashMap;
@@ -36,11 +37,15 @@ pub struct GpuLabeller<'a> {
     kernels: HashMap<&'static str, Kernel>,
 }
 
-/// Device bytes the labelling needs for `rows`.
-fn bytes_needed(rows: &LocalRows) -> u64 {
+/// Device bytes the labelling needs for `rows`, with their local edges (`with_edges`) or
+/// without (already on the GPU).
+fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
     let n = rows.local_n() as u64;
-    8 * (n + 1)
-        + 4 * rows.adj.len() as u64
+    let edges = match with_edges {
+        true => DeviceCsr::bytes(n, rows.adj.len() as u64),
+        false => 0,
+    };
+    edges
         + 8 * rows.cut_own.len() as u64
         + (4 + 8 + 8) * n
         + 12 * rows.ghosts.send_local.len() as u64
@@ -48,15 +53,17 @@ fn bytes_needed(rows: &LocalRows) -> u64 {
 }
 
 impl<'a> GpuLabeller<'a> {
-    /// Upload `rows` (collective: opens the exchange and checks every rank's memory).
+    /// Upload `rows` (collective: opens the exchange and checks every rank's memory); their
+    /// local edges are `local`'s where they are already on the GPU.
     pub fn new(
         world: &'a World,
         gpu: &'a Gpu,
         transport: GpuTransport,
         rows: &'a LocalRows,
         first: u64,
+        local: Option<DeviceCsr>,
     ) -> Result<Self> {
-        let needed = world.allreduce(bytes_needed(rows), Op::Max);
+        let needed = world.allreduce(bytes_needed(rows, local.is_none()), Op::Max);
         let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
         if needed > free {
             return Err(Error::Unavailable(format!(
@@ -78,14 +85,24 @@ impl<'a> GpuLabeller<'a> {
         ] {
             kernels.insert(name, gpu.function("cc.cu", name)?);
         }
+        let (offsets, adj) = match local {
+            Some(csr) => {
+                debug_assert_eq!(csr.entries(), rows.adj.len());
+                (csr.offsets, csr.adj)
+            }
+            None => (
+                gpu.upload("row offsets", &rows.offsets)?,
+                gpu.upload("local edges", &rows.adj)?,
+            ),
+        };
         Ok(GpuLabeller {
             gpu,
             exchange: GpuExchange::open(world, gpu, transport)?,
             rows,
             n: n as u32,
             first,
-            offsets: gpu.upload("row offsets", &rows.offsets)?,
-            adj: gpu.upload("local edges", &rows.adj)?,
+            offsets,
+            adj,
             cut_own: gpu.upload("cut edges", &rows.cut_own)?,
             cut_ghost: gpu.upload("cut edges", &rows.cut_ghost)?,
             send_local: gpu.upload("ghost plan", &rows.ghosts.send_local)?,

@@ -155,7 +155,10 @@ impl Workload for Cc {
 
     fn execute(&self, h: &Harness) -> Result<()> {
         let world = h.world;
-        let built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
+        let mut built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
+        // On one rank every edge is local and the local rows are the CSR itself, so the CSR
+        // the GPU built serves as them; on several the split is made on the host.
+        let device_csr = built.take_device_csr().filter(|_| world.size() == 1);
         let g = &built.graph;
         let rows = h.timed("split", || LocalRows::split(world, g))?;
         let mut labeller: Box<dyn Labeller + '_> = match &h.device {
@@ -167,6 +170,7 @@ impl Workload for Cc {
                     h.run.gpu_transport,
                     &rows,
                     g.part.first(),
+                    device_csr,
                 )?) as Box<dyn Labeller>)
             })?,
         };

@@ -22,6 +22,7 @@ const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
 pub const KERNELS: &[(&str, &str)] = &[
     ("bfs.cu", include_str!("../../kernels/bfs.cu")),
     ("cc.cu", include_str!("../../kernels/cc.cu")),
+    ("csr.cu", include_str!("../../kernels/csr.cu")),
     ("exchange.cu", include_str!("../../kernels/exchange.cu")),
     ("generators.cu", include_str!("../../kernels/generators.cu")),
     ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
@@ -197,6 +198,24 @@ impl Gpu {
             .elapsed_ms(&end)
             .map_err(|e| gpu_error("read a timing event", e))?;
         Ok(f64::from(ms) / 1e3)
+    }
+
+    /// Bytes per second a plain device-to-device copy of `bytes` bytes moves (each byte read
+    /// once and written once, so twice `bytes` over the time; best of three), to compare a
+    /// kernel's memory traffic with: the memory bandwidth this device reaches in practice.
+    pub fn copy_rate(&self, bytes: usize) -> Result<f64> {
+        let src = self.zeros::<u8>("copy test source", bytes)?;
+        let mut dst = self.zeros::<u8>("copy test target", bytes)?;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let secs = self.timed(|| {
+                self.stream
+                    .memcpy_dtod(&src, &mut dst)
+                    .map_err(|e| gpu_error("copy test", e))
+            })?;
+            best = best.min(secs);
+        }
+        Ok(2.0 * bytes as f64 / best)
     }
 
     /// `n` zeroed items (at least one, so that empty parts still have a buffer to pass).

@@ -1,10 +1,11 @@
 //! The one place a graph is made (as GAP's `Builder::MakeGraph`): open the `[graph]` source,
 //! check the host (and, through the caller, the device) can hold it, pass over the edges once
 //! (generation time and edge checksum: on the GPU on a GPU run of a generator that has a GPU
-//! edge function, else on the CPU), build the 1D CSR on the GPU or the CPU (kernel 1), and
-//! checksum the result. Every graph workload takes its graph from here.
+//! edge function, else on the CPU), build the 1D CSR on the GPU (where it stays, for the GPU
+//! workload) or the CPU (kernel 1), and checksum the result. Every graph workload takes its graph from here.
 
 use super::block2d::{Block2D, Layout2D};
+use super::csr_gpu::DeviceCsr;
 use super::source::{Construction, GraphConfig};
 use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, EdgeSource};
 use crate::comm::{GpuTransport, Op, PhaseTimes, World};
@@ -34,12 +35,20 @@ pub struct Built {
     pub csr_checksum: u64,
     /// Kernel 1's phases, each the slowest rank's seconds.
     pub phases: Phases,
+    /// The CSR in GPU memory where the GPU built it, for the workload to take
+    /// (`take_device_csr`) instead of uploading `graph`.
+    device_csr: Option<DeviceCsr>,
 }
 
 /// Named phases and their seconds.
 pub type Phases = Vec<(&'static str, f64)>;
 
 impl Built {
+    /// The CSR the GPU built, still on the GPU (None where the CPU built it).
+    pub fn take_device_csr(&mut self) -> Option<DeviceCsr> {
+        self.device_csr.take()
+    }
+
     /// The `/graph` group every graph workload's result file carries.
     pub fn write(&self, file: &ResultFile, cfg: &GraphConfig, seed: u64) -> Result<()> {
         let g = &self.graph;
@@ -97,7 +106,7 @@ pub fn build(
     let entries = entries_per_rank_estimate(world, source);
     check_host_memory(world, &part, entries, cfg.spec.scale().is_some())?;
     fits(&part, entries)?;
-    let on_gpu = gpu_generator(device, cfg, source);
+    let on_gpu = gpu_generator(world, device, cfg, source);
     let (edge_checksum, pass) = match &on_gpu {
         Some((gpu, edges)) => csr_gpu::edge_checksum(world, gpu, source, edges)?,
         None => {
@@ -110,7 +119,7 @@ pub fn build(
     let mut timers = PhaseTimes::default();
     world.barrier();
     let t = Instant::now();
-    let (graph, built_on) = match device {
+    let (graph, device_csr, built_on) = match device {
         Selected::Gpu(gpu) => build_for_gpu(
             world,
             gpu,
@@ -124,7 +133,7 @@ pub fn build(
             "[graph] construction = \"gpu\" needs a run on GPUs, and this one computes on the CPU"
                 .into(),
         )),
-        Selected::Cpu => (DistGraph::build(world, source, &mut timers)?, "cpu"),
+        Selected::Cpu => (DistGraph::build(world, source, &mut timers)?, None, "cpu"),
     };
     world.barrier();
     let construction = t.elapsed().as_secs_f64();
@@ -146,12 +155,15 @@ pub fn build(
         built_on,
         csr_checksum,
         phases: reduce_phases(world, &timers),
+        device_csr,
     })
 }
 
 /// The GPU and the generator's GPU edge function, on a GPU run of a generator that has
-/// one; None otherwise (on a GPU run, with a log line saying the CPU makes the edges).
+/// one on every rank; None otherwise (on a GPU run, with a log line saying the CPU makes the
+/// edges). Collective.
 fn gpu_generator<'a>(
+    world: &World,
     device: &'a Selected,
     cfg: &GraphConfig,
     source: &dyn EdgeSource,
@@ -160,6 +172,8 @@ fn gpu_generator<'a>(
         return None;
     };
     let edges = source.device_edges();
+    let everywhere = world.allreduce(edges.is_some() as u64, Op::Min) == 1;
+    let edges = edges.filter(|_| everywhere);
     if edges.is_none() {
         info!(
             "graph: {} has no GPU generator: its edges are made on the CPU",
@@ -192,7 +206,7 @@ pub fn build_blocks(
 }
 
 /// Kernel 1 for a GPU run: on the GPU where `[graph] construction` allows and the source's
-/// edges have a GPU generator (`edges`), else on the CPU. `part` and `entries`: the
+/// edges have a GPU generator (`edges`), keeping the CSR there too, else on the CPU. `part` and `entries`: the
 /// partition and the rank's estimated adjacency entries, as `build` made them.
 fn build_for_gpu(
     world: &World,
@@ -202,9 +216,9 @@ fn build_for_gpu(
     (source, edges): (&dyn EdgeSource, Option<&DeviceEdges>),
     (part, entries): (&Block1D, u64),
     timers: &mut PhaseTimes,
-) -> Result<(DistGraph, &'static str)> {
+) -> Result<(DistGraph, Option<DeviceCsr>, &'static str)> {
     let choice = cfg.construction;
-    let on_cpu = |timers| Ok((DistGraph::build(world, source, timers)?, "cpu"));
+    let on_cpu = |timers| Ok((DistGraph::build(world, source, timers)?, None, "cpu"));
     let edges = match (choice, edges) {
         (Construction::Cpu, _) | (Construction::Auto, None) => return on_cpu(timers),
         (Construction::Gpu, None) => {
@@ -236,10 +250,8 @@ fn build_for_gpu(
         info!("{why}: building it on the CPU");
         return on_cpu(timers);
     }
-    Ok((
-        csr_gpu::build(world, gpu, transport, (source, edges), timers)?,
-        "gpu",
-    ))
+    let (graph, csr) = csr_gpu::build(world, gpu, transport, (source, edges), timers)?;
+    Ok((graph, Some(csr), "gpu"))
 }
 
 /// Adjacency entries a rank will hold, before the graph is built: each input edge gives two,

@@ -174,6 +174,18 @@ impl DistGraph {
         timers: &mut PhaseTimes,
     ) -> Self {
         timers.time("sort_dedup", || sort_dedup_rows(&mut offsets, &mut adj));
+        Self::from_sorted_rows(world, part, offsets, adj, tuple_ends, num_input_edges)
+    }
+
+    /// A rank's part from rows already sorted and de-duplicated (collective).
+    pub(super) fn from_sorted_rows(
+        world: &World,
+        part: Block1D,
+        offsets: Vec<u64>,
+        adj: Vec<Vid>,
+        tuple_ends: Vec<u64>,
+        num_input_edges: u64,
+    ) -> Self {
         let num_entries = world.allreduce(adj.len() as u64, Op::Sum);
         DistGraph {
             part,

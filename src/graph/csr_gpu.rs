@@ -2,8 +2,9 @@
 //! `EdgeSource::device_edges` names its GPU edge function: the edge checksum pass that times
 //! generation, and kernel 1, the two passes of `DistGraph::build` with the edge generation,
 //! the routing of entries to their owners and the counting and placing done on the GPUs,
-//! ranks exchanging through `GpuExchange`. The filled rows come back to the host, which sorts
-//! and de-duplicates them as the CPU build does, so both builds give the same CSR. The trick
+//! ranks exchanging through `GpuExchange`. The filled rows are sorted and de-duplicated on
+//! the GPU (`csr_sort`), where the CSR stays for the workload; a copy comes to the host (the
+//! CPU build's CSR, entry for entry: the checksums compare them). The trick
 //! that makes one driver serve every generator: each edge is a pure function of its global
 //! index and a parameter array, so a generator is a kernel name and a `Vec<u64>`.
 //!
@@ -11,6 +12,7 @@
 //! once per graph and handed to each GPU workload.
 
 use super::csr::{row_offsets, DistGraph};
+use super::csr_sort;
 use super::{Block1D, DeviceEdges, EdgeSource, Vid};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::GpuTransport;
@@ -42,11 +44,14 @@ fn round_sizes(ranks: usize) -> (u64, u64) {
 }
 
 /// Device bytes the build needs on a rank whose rows hold `entries` entries (duplicates
-/// included): two counters per local vertex, 4 bytes per entry, the message buffers.
+/// included): two counters per local vertex and 4 bytes per entry, with the message buffers
+/// while the rows are filled, then with what the sort needs.
 pub fn bytes_needed(part: &Block1D, entries: u64) -> u64 {
     let (per_rank, recv) = round_sizes(part.size);
     let generated = if part.size > 1 { 2 } else { 1 } * 2 * per_rank;
-    16 * part.local_n() as u64 + 4 * entries + 8 * (generated + recv)
+    let local_n = part.local_n() as u64;
+    let held = 16 * local_n + 4 * entries;
+    held + (8 * (generated + recv)).max(csr_sort::bytes_needed(local_n, entries))
 }
 
 /// The edge checksum of `build::edge_checksum`, with this rank's edges generated and
@@ -79,14 +84,14 @@ pub fn edge_checksum(
 }
 
 /// Build this rank's part of the CSR of `source`, whose edges `edges` makes, on its GPU
-/// (collective).
+/// (collective): the CSR stays there, and a copy comes to the host.
 pub fn build(
     world: &World,
     gpu: &Gpu,
     transport: GpuTransport,
     (source, edges): (&dyn EdgeSource, &DeviceEdges),
     timers: &mut PhaseTimes,
-) -> Result<DistGraph> {
+) -> Result<(DistGraph, DeviceCsr)> {
     let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
     let local_n = part.local_n();
     let first = part.first();
@@ -137,25 +142,20 @@ pub fn build(
     drop(rounds);
     drop(cursor);
 
+    let (csr, offsets) = timers.time("sort_dedup", || csr_sort::sort_dedup(gpu, &offsets, rows))?;
     let (adj, tuple_ends) = timers.time("copy_back", || -> Result<_> {
         Ok((
-            download_rows(gpu, &rows, entries)?,
+            download_rows(gpu, &csr.adj, csr.entries())?,
             gpu.download("tuple endpoint counts", &ends, local_n)?,
         ))
     })?;
     // Device memory is freed asynchronously into the stream's pool, which hands it back to
-    // the device at the next synchronisation: the search's memory check must see it free.
-    drop((rows, ends));
+    // the device at the next synchronisation: the workload's memory check must see it free.
+    drop(ends);
     gpu.sync("free the build's buffers")?;
-    Ok(DistGraph::from_rows(
-        world,
-        part,
-        offsets,
-        adj,
-        tuple_ends,
-        source.num_edges(),
-        timers,
-    ))
+    let graph =
+        DistGraph::from_sorted_rows(world, part, offsets, adj, tuple_ends, source.num_edges());
+    Ok((graph, csr))
 }
 
 /// The rounds of one pass: each generates this rank's next tuples on the GPU as messages
@@ -255,6 +255,14 @@ pub struct DeviceCsr {
 }
 
 impl DeviceCsr {
+    pub(super) fn from_parts(offsets: CudaSlice<u64>, adj: CudaSlice<u32>, entries: usize) -> Self {
+        DeviceCsr {
+            offsets,
+            adj,
+            entries,
+        }
+    }
+
     /// Upload a host CSR, its ids narrowed to 32 bits a chunk at a time (fails on an id of
     /// 2^32 or more).
     pub fn upload<T: Copy + Sync + Into<u64>>(
@@ -321,7 +329,7 @@ fn download_rows(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<Vid>> 
 mod tests {
     use super::*;
     use crate::graph::generators::watts_strogatz::{Base, WattsStrogatz};
-    use crate::graph::generators::{barabasi_albert, lattice, ssca2};
+    use crate::graph::generators::{barabasi_albert, erdos_renyi, lattice, ssca2};
     use crate::graph::kronecker::Kronecker;
 
     /// Every generator with a GPU edge function names kernels that generators.cu makes.
@@ -337,11 +345,19 @@ mod tests {
             Box::new(barabasi_albert::BarabasiAlbert::new(100, 2, 1, 1, 0)),
             Box::new(lattice::Lattice::new(vec![4, 4], true, 1, 1, 0)),
             Box::new(WattsStrogatz::new(Base::Ring { n: 50, k: 4 }, 0.1, 1, 1, 0)),
+            Box::new(erdos_renyi::ErdosRenyi::new(100, 1000, 1, 1, 0)),
         ];
         for s in &sources {
             let edges = s.device_edges().unwrap();
-            let line = format!("\nGENERATOR({})\n", edges.kernel);
-            assert!(source.contains(&line), "no {line:?} in kernels/{FILE}");
+            let macro_line = format!("\nGENERATOR({})\n", edges.kernel);
+            for kernel in ["messages", "checksum"] {
+                let own = format!(" {}_{kernel}(const u64 *p,", edges.kernel);
+                assert!(
+                    source.contains(&macro_line) || source.contains(&own),
+                    "no {}_{kernel} in kernels/{FILE}",
+                    edges.kernel
+                );
+            }
         }
     }
 

@@ -5,6 +5,7 @@ pub mod block2d;
 pub mod build;
 pub mod csr;
 pub mod csr_gpu;
+pub mod csr_sort;
 pub mod generators;
 pub mod ghosts;
 pub mod kronecker;

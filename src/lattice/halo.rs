@@ -94,10 +94,21 @@ pub fn exchange_gpu<T: Item>(
     field: &mut CudaSlice<T>,
     gpu: &Gpu,
 ) -> Result<()> {
-    let plane = slab.plane();
-    let top = slab.sites();
+    exchange_gpu_planes(ex, slab, slab.plane(), field, gpu)
+}
+
+/// `exchange_gpu` for a field that stores a plane of the slab in `plane` items (a packed
+/// field: `spin::msc`), laid out alike: `[ghost | thickness planes | ghost]` (collective).
+pub fn exchange_gpu_planes<T: Item>(
+    ex: &GpuExchange,
+    slab: &Slab,
+    plane: usize,
+    field: &mut CudaSlice<T>,
+    gpu: &Gpu,
+) -> Result<()> {
+    let top = plane * slab.thickness as usize;
     if slab.ranks == 1 {
-        return wrap_gpu(slab, field, gpu);
+        return wrap_gpu(slab, plane, field, gpu);
     }
     {
         let (mut below, rest) = field.split_at_mut(plane);
@@ -127,8 +138,8 @@ pub fn exchange_gpu<T: Item>(
 
 /// The ghost planes of the one slab of a lattice: the periodic wraps copied on the GPU (or
 /// cleared on an open lattice), without the host round trip of a shift to itself.
-fn wrap_gpu<T: Item>(slab: &Slab, field: &mut CudaSlice<T>, gpu: &Gpu) -> Result<()> {
-    let (plane, top) = (slab.plane(), slab.sites());
+fn wrap_gpu<T: Item>(slab: &Slab, plane: usize, field: &mut CudaSlice<T>, gpu: &Gpu) -> Result<()> {
+    let top = plane * slab.thickness as usize;
     let copy_error = |e| gpu_error("copy a ghost plane", e);
     if !slab.lattice.periodic {
         for range in [0..plane, top + plane..top + 2 * plane] {

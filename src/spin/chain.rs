@@ -36,11 +36,9 @@ impl<'h> Spins<'h> {
                 .world
                 .agree(CpuSpins::new(slab, clusters))
                 .map(|s| Spins::Cpu(Box::new(s))),
-            Selected::Gpu(_) if cfg.update == Update::Wolff => Err(Error::Unavailable(
-                "spin: update = \"wolff\" runs on the CPU only: give --device cpu".into(),
-            )),
             Selected::Gpu(gpu) => {
-                let made = GpuSpins::new(h.world, gpu, h.run.gpu_transport, slab, clusters);
+                let kind = (&cfg.model, cfg.update);
+                let made = GpuSpins::new(h.world, gpu, h.run.gpu_transport, slab, kind);
                 h.world.agree(made).map(|s| Spins::Gpu(Box::new(s)))
             }
         }
@@ -110,7 +108,15 @@ impl<'h> Spins<'h> {
                     cfg.clusters_per_sweep,
                 )
             }
-            (Spins::Gpu(_), Update::Wolff) => unreachable!("refused in Spins::new"),
+            (Spins::Gpu(g), Update::Wolff) => {
+                return g.wolff(
+                    world,
+                    model,
+                    p.bonds,
+                    keys(Stream::Wolff),
+                    cfg.clusters_per_sweep,
+                )
+            }
         }
         Ok(0)
     }

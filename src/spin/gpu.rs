@@ -2,9 +2,13 @@
 //! the cluster labels stay in GPU memory; the ghost planes go GPU to GPU through the exchange
 //! layer (`halo::exchange_gpu`: NCCL, or staged through MPI). Only the tallies (q + 1 words)
 //! and checkpoints come to the host. The decisions are the CPU's (src/spin/cpu.rs) bit for
-//! bit. Wolff has no GPU path.
+//! bit. Ising Metropolis on sides of whole words runs multi-spin coded (`msc`), Wolff grows
+//! its clusters in the byte field (`wolff_gpu`).
 
 use super::model::Model;
+use super::msc::{GpuMsc, Layout};
+use super::wolff_gpu::{self, GpuWolff};
+use super::Update;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, World};
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
@@ -33,24 +37,30 @@ pub struct GpuSpins<'h> {
     /// Swendsen-Wang: the labelling and its bond masks.
     labeller: Option<Box<Labeller<GpuSlab<'h>>>>,
     mask: CudaSlice<u8>,
+    /// Ising Metropolis, multi-spin coded: the spins live there instead of `field`.
+    packed: Option<GpuMsc<'h>>,
+    wolff: Option<GpuWolff<'h>>,
 }
 
 impl<'h> GpuSpins<'h> {
-    /// Spins for `slab`, all in state 0; `clusters` readies the Swendsen-Wang labelling.
-    /// Collective (the exchange is opened).
+    /// Spins for `slab`, all in state 0, ready for `update` of `model` (the Swendsen-Wang
+    /// labelling, Wolff's frontiers, or the packed spins of Ising Metropolis where the side
+    /// allows). Collective (the exchange is opened).
     pub fn new(
         world: &'h World,
         gpu: &'h Gpu,
         transport: GpuTransport,
         slab: Slab,
-        clusters: bool,
+        (model, update): (&Model, Update),
     ) -> Result<Self> {
-        let per_site = if clusters {
-            2 + GpuSlab::BYTES_PER_SITE
-        } else {
-            1
+        let clusters = update == Update::SwendsenWang;
+        let layout = Layout::of(&slab).filter(|_| model.ising && update == Update::Metropolis);
+        let needed = match (update, layout) {
+            (Update::SwendsenWang, _) => slab.sites() as u64 * (2 + GpuSlab::BYTES_PER_SITE),
+            (Update::Wolff, _) => slab.sites() as u64 * (1 + wolff_gpu::BYTES_PER_SITE),
+            (Update::Metropolis, Some(layout)) => 4 * layout.field_words() as u64,
+            (Update::Metropolis, None) => slab.sites() as u64,
         };
-        let needed = slab.sites() as u64 * per_site;
         let fits = gpu.memory().and_then(|(free, _)| {
             if needed <= free as u64 {
                 return Ok(());
@@ -69,11 +79,17 @@ impl<'h> GpuSpins<'h> {
         } else {
             None
         };
+        // Whole words for Wolff's compare-and-swap on bytes; no bytes when packed.
+        let bytes = if layout.is_some() {
+            1
+        } else {
+            halo::field_len(&slab).next_multiple_of(4)
+        };
         Ok(GpuSpins {
             gpu,
             slab,
             exchange: GpuExchange::open(world, gpu, transport)?,
-            field: gpu.zeros("spins", halo::field_len(&slab))?,
+            field: gpu.zeros("spins", bytes)?,
             metropolis: f("spin_metropolis")?,
             bonds: f("spin_bonds")?,
             clusters: f("spin_clusters")?,
@@ -82,12 +98,21 @@ impl<'h> GpuSpins<'h> {
             table: gpu.zeros("metropolis thresholds", 1)?,
             labeller,
             mask: gpu.zeros("bond masks", if clusters { slab.sites() } else { 1 })?,
+            packed: layout
+                .map(|layout| GpuMsc::new(gpu, slab, layout))
+                .transpose()?,
+            wolff: (update == Update::Wolff)
+                .then(|| GpuWolff::new(gpu, slab))
+                .transpose()?,
         })
     }
 
     /// Every site to its start state (`model::start_state`; cold is the start stream of
     /// one state).
     pub fn reset(&mut self, hot: Option<u64>, q: u32) -> Result<()> {
+        if let Some(packed) = &mut self.packed {
+            return packed.reset(hot);
+        }
         let (key, q) = hot.map_or((0, 1), |key| (key, q));
         let (n, plane, offset) = (self.n(), self.slab.plane() as u64, self.slab.offset());
         self.gpu.launch(&self.start, grid(n), |b| {
@@ -106,6 +131,9 @@ impl<'h> GpuSpins<'h> {
 
     /// The slab's spins, on the host.
     pub fn local(&self) -> Result<Vec<u8>> {
+        if let Some(packed) = &self.packed {
+            return packed.local();
+        }
         let plane = self.slab.plane();
         self.gpu
             .stream
@@ -115,6 +143,9 @@ impl<'h> GpuSpins<'h> {
 
     /// Replace the slab's spins (a checkpoint's).
     pub fn set_local(&mut self, spins: &[u8]) -> Result<()> {
+        if let Some(packed) = &mut self.packed {
+            return packed.set_local(spins);
+        }
         let plane = self.slab.plane();
         self.gpu
             .stream
@@ -130,6 +161,9 @@ impl<'h> GpuSpins<'h> {
 
     /// One checkerboard sweep: colour 0, then colour 1, each with its key (collective).
     pub fn metropolis(&mut self, model: &Model, keys: [u64; 2]) -> Result<()> {
+        if let Some(packed) = &mut self.packed {
+            return packed.metropolis(&self.exchange, &self.table, keys);
+        }
         let lattice = self.slab.lattice;
         let (dim, l, plane) = (model.dim as u32, lattice.l, self.slab.plane() as u64);
         let (half, first, q) = (self.n() / 2, self.slab.first, model.q);
@@ -190,6 +224,9 @@ impl<'h> GpuSpins<'h> {
 
     /// As `CpuSpins::tally` (collective: refreshes the ghost planes).
     pub fn tally(&mut self, model: &Model) -> Result<Vec<u64>> {
+        if let Some(packed) = &mut self.packed {
+            return packed.tally(&self.exchange, model);
+        }
         halo::exchange_gpu(&self.exchange, &self.slab, &mut self.field, self.gpu)?;
         let (n, dim, l) = (self.n(), model.dim as u32, self.slab.lattice.l);
         let (plane, q) = (self.slab.plane() as u64, model.q);
@@ -205,6 +242,19 @@ impl<'h> GpuSpins<'h> {
                 .arg(&mut counts);
         })?;
         self.gpu.download("spin tallies", &counts, q as usize + 1)
+    }
+
+    /// One Wolff sweep (collective), as `CpuSpins::wolff`; returns the sites flipped.
+    pub fn wolff(
+        &mut self,
+        world: &World,
+        model: &Model,
+        threshold: u64,
+        key: u64,
+        clusters: u64,
+    ) -> Result<u64> {
+        let wolff = self.wolff.as_mut().expect("spins made for Wolff");
+        wolff.sweep(world, &mut self.field, model, threshold, key, clusters)
     }
 
     /// Wait for the queued sweeps (for timing).

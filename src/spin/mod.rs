@@ -15,7 +15,9 @@ mod chain;
 mod cpu;
 mod gpu;
 pub mod model;
+mod msc;
 mod record;
+mod wolff_gpu;
 
 use crate::config::{config_error, out_of_range, Numbers};
 use crate::error::Result;

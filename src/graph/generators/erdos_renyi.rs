@@ -13,13 +13,16 @@
 //! in this order (chunks in turn, slots ascending within one), so a rank only descends the
 //! tree into the chunks its edge range touches.
 
-use super::super::{block_range, Edge, EdgeSource};
+use super::super::{block_range, DeviceEdges, Edge, EdgeSource};
 use super::{below, unit, ER_SLOTS, ER_SPLIT};
 use crate::rng::{draw, stream_key};
 use rayon::prelude::*;
 
 /// Most expected edges a chunk (the chunk count is the least power of two giving that).
-const CHUNK_EDGES: u64 = 1 << 12;
+const CHUNK_EDGES: u64 = 1 << 11;
+/// The most slots a chunk's GPU block draws (kernels/generators.cu ER_MOST): about
+/// 2·CHUNK_EDGES, 45 standard deviations of a chunk's count above its mean.
+const GPU_MOST: u64 = 1 << 12;
 
 /// Checks that m distinct pairs fit among the n(n-1)/2.
 pub fn check(n: u64, m: u64) -> Result<(), String> {
@@ -312,6 +315,34 @@ impl EdgeSource for ErdosRenyi {
     fn local_len(&self) -> u64 {
         self.local.end - self.local.start
     }
+    /// Each of this rank's chunks as 5 numbers (first edge, edges, slots, first slot, key),
+    /// for a GPU block to make it; None where a slot needs more than 64 bits (n > 2^32) or,
+    /// far out in the tail, a chunk draws more than a block holds.
+    fn device_edges(&self) -> Option<DeviceEdges> {
+        if self.n > 1 << 32 {
+            return None;
+        }
+        let mut params = vec![self.chunks.len() as u64];
+        for c in &self.chunks {
+            let cap = self.span(self.levels, c.id) as u64;
+            if c.count.min(cap - c.count) > GPU_MOST {
+                return None;
+            }
+            params.extend([
+                c.first,
+                c.count,
+                cap,
+                self.boundary(c.id) as u64,
+                draw(self.slot_key, c.id),
+            ]);
+        }
+        Some(DeviceEdges {
+            kernel: "er",
+            params,
+            first_edge: self.local.start,
+        })
+    }
+
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
         let (from, to) = (self.local.start + start, self.local.start + start + len);
         let a = self.chunks.partition_point(|c| c.first + c.count <= from);

@@ -1,0 +1,126 @@
+// Sorting and de-duplicating on the GPU the rows that kernel 1 filled there (host side:
+// src/graph/csr_sort.rs), so that the CSR the GPU built stays on the GPU. Rows hold u32
+// neighbour ids in any order (self-loops were never stored). Rows are sorted by length class:
+//   2..=32 entries: a warp per row, a bitonic sort in registers (csr_sort_warp);
+//   up to SORT_TILE entries, and each SORT_TILE chunk of longer rows: a block per segment,
+//     a bitonic sort in shared memory (csr_sort_tile);
+//   longer rows: their sorted chunks merged pairwise, one launch per doubling of the run
+//     width, each thread placing MERGE_ITEMS outputs after a merge-path search (csr_merge).
+// Then csr_unique_count counts each row's distinct ids and csr_compact copies them to the
+// final rows at offsets the host summed from those counts.
+
+#define SORT_TILE 4096
+#define MERGE_ITEMS 16
+#define NO_ID 0xffffffffu
+
+// Rows of 2..=32 entries, one warp each: rows[w] names warp w's row.
+extern "C" __global__ void csr_sort_warp(u32 *adj, const u64 *offsets, const u32 *rows, u64 count) {
+    u64 w = thread_index() / WARP;
+    if (w >= count) return;  // the whole warp leaves together
+    u32 r = rows[w];
+    u64 start = offsets[r];
+    u32 len = (u32)(offsets[r + 1] - start), lane = lane_id();
+    u32 x = lane < len ? adj[start + lane] : NO_ID;
+    for (u32 k = 2; k <= WARP; k <<= 1) {
+        for (u32 j = k >> 1; j > 0; j >>= 1) {
+            u32 y = __shfl_xor_sync(FULL, x, j);
+            // Lanes whose bit k is clear sort ascending; the lower lane of a pair keeps the
+            // smaller value there.
+            bool ascending = (lane & k) == 0, lower = (lane & j) == 0;
+            x = lower == ascending ? min(x, y) : max(x, y);
+        }
+    }
+    if (lane < len) adj[start + lane] = x;
+}
+
+// Segments of at most SORT_TILE entries, a block each: segment b starts at starts[b] and
+// holds lens[b] entries. Padded with NO_ID to a power of two, sorted in shared memory.
+extern "C" __global__ void csr_sort_tile(u32 *adj, const u64 *starts, const u32 *lens) {
+    __shared__ u32 s[SORT_TILE];
+    u64 start = starts[blockIdx.x];
+    u32 len = lens[blockIdx.x], p = 2 * WARP;
+    while (p < len) p <<= 1;
+    for (u32 i = threadIdx.x; i < p; i += blockDim.x) s[i] = i < len ? adj[start + i] : NO_ID;
+    __syncthreads();
+    for (u32 k = 2; k <= p; k <<= 1) {
+        for (u32 j = k >> 1; j > 0; j >>= 1) {
+            for (u32 i = threadIdx.x; i < p; i += blockDim.x) {
+                u32 partner = i ^ j;
+                if (partner > i) {
+                    u32 a = s[i], b = s[partner];
+                    if ((a > b) == ((i & k) == 0)) {
+                        s[i] = b;
+                        s[partner] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+    for (u32 i = threadIdx.x; i < len; i += blockDim.x) adj[start + i] = s[i];
+}
+
+// One merge round over the long rows, whose entries are numbered 0..total in row order
+// (row r's are flat[r]..flat[r + 1]): in each row, sorted runs of `width` merge pairwise
+// into runs of 2 * width, from src (row r at src + src_base[r]) to dst (dst + dst_base[r]).
+// A width at least the row's length copies it.
+extern "C" __global__ void csr_merge(const u32 *src, u32 *dst, const u64 *src_base,
+                                     const u64 *dst_base, const u64 *flat, u32 rows, u64 total,
+                                     u64 width) {
+    u64 pos = thread_index() * MERGE_ITEMS;
+    if (pos >= total) return;
+    u64 end = min(pos + MERGE_ITEMS, total);
+    u32 lo = 0, hi = rows;  // flat[lo] <= pos < flat[hi]
+    while (hi - lo > 1) {
+        u32 mid = (lo + hi) / 2;
+        if (flat[mid] <= pos) lo = mid; else hi = mid;
+    }
+    for (u32 r = lo; pos < end;) {
+        while (pos >= flat[r + 1]) r++;
+        u64 len = flat[r + 1] - flat[r], i = pos - flat[r];
+        const u32 *a = src + src_base[r];
+        u32 *d = dst + dst_base[r];
+        u64 pair = i / (2 * width) * (2 * width);
+        u64 la = min(width, len - pair), lb = min(2 * width, len - pair) - la;
+        const u32 *b = a + pair + la;
+        a += pair;
+        // Merge path: the largest x (outputs before k taken from a) with a[x-1] <= b[k-x].
+        u64 k = i - pair, xlo = k > lb ? k - lb : 0, xhi = min(k, la);
+        while (xlo < xhi) {
+            u64 x = (xlo + xhi + 1) / 2;
+            if (a[x - 1] <= b[k - x]) xlo = x; else xhi = x - 1;
+        }
+        u64 x = xlo, y = k - xlo, stop = min(end - flat[r], pair + la + lb);
+        for (; i < stop; i++) d[i] = y >= lb || (x < la && a[x] <= b[y]) ? a[x++] : b[y++];
+        pos = flat[r] + i;
+    }
+}
+
+// counts[r] = distinct ids in sorted row r, a warp per row.
+extern "C" __global__ void csr_unique_count(const u32 *adj, const u64 *offsets, u64 n, u64 *counts) {
+    u64 r = thread_index() / WARP;
+    if (r >= n) return;
+    u64 start = offsets[r], end = offsets[r + 1];
+    u32 kept = 0;
+    for (u64 base = start; base < end; base += WARP) {
+        u64 i = base + lane_id();
+        bool keep = i < end && (i == start || adj[i] != adj[i - 1]);
+        kept += __popc(__ballot_sync(FULL, keep));
+    }
+    if (lane_id() == 0) counts[r] = kept;
+}
+
+// The distinct ids of sorted row r to out + fresh[r], a warp per row.
+extern "C" __global__ void csr_compact(const u32 *adj, const u64 *offsets, const u64 *fresh, u64 n,
+                                      u32 *out) {
+    u64 r = thread_index() / WARP;
+    if (r >= n) return;
+    u64 start = offsets[r], end = offsets[r + 1], at = fresh[r];
+    for (u64 base = start; base < end; base += WARP) {
+        u64 i = base + lane_id();
+        bool keep = i < end && (i == start || adj[i] != adj[i - 1]);
+        u32 mask = __ballot_sync(FULL, keep);
+        if (keep) out[at + __popc(mask & lanes_before())] = adj[i];
+        at += __popc(mask);
+    }
+}

@@ -1,0 +1,203 @@
+//! The rows kernel 1 filled on the GPU, sorted and de-duplicated there (kernels/csr.cu), so
+//! that the GPU-built CSR stays on the GPU for the workload that runs on it: a segmented sort
+//! by row length class (a warp per short row, a block per medium row or per chunk of a long
+//! row, then merge rounds over the long rows), a count of each row's distinct ids, and their
+//! copy into the final rows.
+
+use super::csr::row_offsets;
+use super::csr_gpu::DeviceCsr;
+use crate::device::{blocks, grid, Gpu};
+use crate::error::Result;
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use rayon::prelude::*;
+
+const FILE: &str = "csr.cu";
+/// Entries a block sorts in shared memory (kernels/csr.cu SORT_TILE).
+const TILE: u64 = 4096;
+/// Outputs each thread of a merge round places (kernels/csr.cu MERGE_ITEMS).
+const MERGE_ITEMS: u64 = 16;
+/// Threads of the block that sorts a tile.
+const TILE_THREADS: u32 = 512;
+/// Rows up to this long are sorted by one warp.
+const WARP_ROW: u64 = 32;
+
+/// Device bytes the sort needs beyond the filled rows, for `entries` entries in `rows` rows
+/// (at most): the merge buffer, the final rows, the row offsets and counts.
+pub fn bytes_needed(rows: u64, entries: u64) -> u64 {
+    4 * entries + 4 * entries + 3 * 8 * (rows + 1)
+}
+
+/// Which rows each kernel sorts, from the row offsets.
+#[derive(Debug, Default, PartialEq)]
+struct Classes {
+    /// Rows of 2..=32 entries (a warp each).
+    warp_rows: Vec<u32>,
+    /// Segments (start, length) of at most `TILE` entries a block sorts: the medium rows
+    /// whole, and the long rows in chunks.
+    tiles: (Vec<u64>, Vec<u32>),
+    /// The rows longer than `TILE`.
+    long_rows: Vec<u32>,
+}
+
+fn classify(offsets: &[u64]) -> Classes {
+    let len = |r: usize| offsets[r + 1] - offsets[r];
+    let rows = 0..offsets.len() - 1;
+    let pick = |keep: &(dyn Fn(u64) -> bool + Sync)| -> Vec<u32> {
+        rows.clone()
+            .into_par_iter()
+            .filter(|&r| keep(len(r)))
+            .map(|r| r as u32)
+            .collect()
+    };
+    let warp_rows = pick(&|l| (2..=WARP_ROW).contains(&l));
+    let medium = pick(&|l| l > WARP_ROW && l <= TILE);
+    let long_rows = pick(&|l| l > TILE);
+    let mut tiles = (Vec::new(), Vec::new());
+    for &r in medium.iter().chain(&long_rows) {
+        let (start, end) = (offsets[r as usize], offsets[r as usize + 1]);
+        for at in (start..end).step_by(TILE as usize) {
+            tiles.0.push(at);
+            tiles.1.push((end - at).min(TILE) as u32);
+        }
+    }
+    Classes {
+        warp_rows,
+        tiles,
+        long_rows,
+    }
+}
+
+/// Sort and de-duplicate the rows of `adj` (row r at `offsets[r]..offsets[r + 1]`, ids
+/// unique once sorted are kept); returns the final CSR on the GPU and its row offsets.
+pub fn sort_dedup(
+    gpu: &Gpu,
+    offsets: &[u64],
+    mut adj: CudaSlice<u32>,
+) -> Result<(DeviceCsr, Vec<u64>)> {
+    let n = offsets.len() as u64 - 1;
+    let classes = classify(offsets);
+    let dev_offsets = gpu.upload("row offsets", offsets)?;
+
+    if !classes.warp_rows.is_empty() {
+        let rows = gpu.upload("short rows", &classes.warp_rows)?;
+        let count = classes.warp_rows.len() as u64;
+        gpu.launch(
+            &gpu.function(FILE, "csr_sort_warp")?,
+            grid(32 * count),
+            |b| {
+                b.arg(&mut adj).arg(&dev_offsets).arg(&rows).arg(&count);
+            },
+        )?;
+    }
+    if !classes.tiles.0.is_empty() {
+        let starts = gpu.upload("tile starts", &classes.tiles.0)?;
+        let lens = gpu.upload("tile lengths", &classes.tiles.1)?;
+        gpu.launch(
+            &gpu.function(FILE, "csr_sort_tile")?,
+            blocks(classes.tiles.0.len() as u64, TILE_THREADS),
+            |b| {
+                b.arg(&mut adj).arg(&starts).arg(&lens);
+            },
+        )?;
+    }
+    merge_long_rows(gpu, offsets, &classes.long_rows, &mut adj)?;
+
+    let mut counts = gpu.zeros::<u64>("distinct ids per row", n as usize)?;
+    gpu.launch(
+        &gpu.function(FILE, "csr_unique_count")?,
+        grid(32 * n),
+        |b| {
+            b.arg(&adj).arg(&dev_offsets).arg(&n).arg(&mut counts);
+        },
+    )?;
+    let fresh = row_offsets(&gpu.download("distinct ids per row", &counts, n as usize)?);
+    drop(counts);
+    let entries = fresh[n as usize] as usize;
+    let dev_fresh = gpu.upload("row offsets", &fresh)?;
+    let mut out = gpu.zeros::<u32>(&format!("{entries} adjacency entries"), entries)?;
+    gpu.launch(&gpu.function(FILE, "csr_compact")?, grid(32 * n), |b| {
+        b.arg(&adj)
+            .arg(&dev_offsets)
+            .arg(&dev_fresh)
+            .arg(&n)
+            .arg(&mut out);
+    })?;
+    gpu.sync("sort and de-duplicate the rows")?;
+    Ok((DeviceCsr::from_parts(dev_fresh, out, entries), fresh))
+}
+
+/// Merge the sorted `TILE` chunks of each long row into one sorted row, through a buffer the
+/// size of the long rows (rounds alternate between `adj` and it; an odd count copies back).
+fn merge_long_rows(
+    gpu: &Gpu,
+    offsets: &[u64],
+    long_rows: &[u32],
+    adj: &mut CudaSlice<u32>,
+) -> Result<()> {
+    let Some(longest) = long_rows
+        .iter()
+        .map(|&r| offsets[r as usize + 1] - offsets[r as usize])
+        .max()
+    else {
+        return Ok(());
+    };
+    let in_adj: Vec<u64> = long_rows.iter().map(|&r| offsets[r as usize]).collect();
+    let mut flat = Vec::with_capacity(long_rows.len() + 1);
+    flat.push(0u64);
+    for &r in long_rows {
+        flat.push(flat.last().unwrap() + offsets[r as usize + 1] - offsets[r as usize]);
+    }
+    let total = *flat.last().unwrap();
+    let rows = long_rows.len() as u32;
+    let kernel = gpu.function(FILE, "csr_merge")?;
+    let in_adj = gpu.upload("long row starts", &in_adj)?;
+    let dev_flat = gpu.upload("long row starts", &flat)?;
+    let mut buffer = gpu.zeros::<u32>("merge buffer", total as usize)?;
+    let cfg = grid(total.div_ceil(MERGE_ITEMS));
+    let mut width = TILE;
+    let mut in_buffer = false;
+    // A last round of width `longest` copies the rows back to `adj` when they end in the buffer.
+    while width < longest || in_buffer {
+        let w = width.min(longest);
+        gpu.launch(&kernel, cfg, |b| {
+            if in_buffer {
+                b.arg(&buffer).arg(&mut *adj).arg(&dev_flat).arg(&in_adj);
+            } else {
+                b.arg(&*adj).arg(&mut buffer).arg(&in_adj).arg(&dev_flat);
+            }
+            b.arg(&dev_flat).arg(&rows).arg(&total).arg(&w);
+        })?;
+        in_buffer = !in_buffer;
+        width *= 2;
+    }
+    gpu.sync("merge the long rows")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_go_to_the_kernel_of_their_length() {
+        // Row lengths 0, 1, 2, 32, 33, 4096, 4097, 10000.
+        let lengths = [0u64, 1, 2, 32, 33, 4096, 4097, 10000];
+        let offsets = row_offsets(&lengths);
+        let c = classify(&offsets);
+        assert_eq!(c.warp_rows, vec![2, 3]);
+        assert_eq!(c.long_rows, vec![6, 7]);
+        let (o, l) = (offsets.as_slice(), c.tiles);
+        assert_eq!(
+            l.0,
+            vec![
+                o[4],
+                o[5],
+                o[6],
+                o[6] + 4096,
+                o[7],
+                o[7] + 4096,
+                o[7] + 8192
+            ]
+        );
+        assert_eq!(l.1, vec![33, 4096, 4096, 1, 4096, 4096, 1808]);
+    }
+}
