@@ -58,18 +58,23 @@ pub struct LevelStats {
     pub edges_inspected: u64,
     /// Bytes all ranks together sent to other ranks in this level.
     pub bytes_exchanged: u64,
+    /// Bytes this rank sent to and received from other ranks (the driver makes them the
+    /// largest of any rank).
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
     pub t_local: f64,
     pub t_exchange: f64,
     pub t_reduce: f64,
 }
 
 /// One level's time split into local work and exchanges between ranks, and the bytes this
-/// rank sent; the `Frontiers` methods charge their phases to it.
+/// rank sent and received; the `Frontiers` methods charge their phases to it.
 #[derive(Default)]
 pub struct LevelClock {
     pub local: f64,
     pub exchange: f64,
     pub bytes_sent: u64,
+    pub bytes_received: u64,
 }
 
 impl LevelClock {
@@ -144,14 +149,16 @@ pub fn bfs(
         };
         let (next_n, next_m) = clock.local(|| frontiers.advance())?;
         let t = Instant::now();
-        let mut sums = [next_n, next_m, inspected, clock.bytes_sent];
+        let mut sums = [next_n, next_m, inspected];
         world.allreduce_slice(&mut sums, Op::Sum);
         levels.push(LevelStats {
             direction,
             frontier_vertices: n_f,
             frontier_edges: m_f,
             edges_inspected: sums[2],
-            bytes_exchanged: sums[3],
+            bytes_exchanged: clock.bytes_sent,
+            bytes_sent: clock.bytes_sent,
+            bytes_received: clock.bytes_received,
             t_local: clock.local,
             t_exchange: clock.exchange,
             t_reduce: t.elapsed().as_secs_f64(),

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// A rank's part of a frontier.
-enum Frontier {
+pub(super) enum Frontier {
     /// Local ids of the frontier vertices.
     Queue(Vec<u32>),
     /// One bit per local vertex, `words_per_rank` words.
@@ -145,8 +145,10 @@ impl Frontiers for CpuFrontiers<'_> {
         let (send, counts) =
             clock.local(|| bucket_by_rank(world.size(), &remote, |p| part.owner(p.0)));
         drop(remote);
-        clock.bytes_sent += std::mem::size_of_val(&send[..]) as u64;
+        // Only other ranks' vertices are in `send`: own ones were claimed in the scan.
+        clock.bytes_sent += size_of_val(&send[..]) as u64;
         let received = clock.exchange(|| world.alltoallv(&send, &counts))?;
+        clock.bytes_received += size_of_val(&received[..]) as u64;
         drop(send);
         clock.local(|| self.claim_received(&received));
         Ok(inspected)
@@ -161,6 +163,7 @@ impl Frontiers for CpuFrontiers<'_> {
             &own
         } else {
             clock.bytes_sent += (8 * words * (world.size() - 1)) as u64;
+            clock.bytes_received += (8 * words * (world.size() - 1)) as u64;
             gathered = clock.exchange(|| {
                 let mut all = vec![0u64; words * world.size()];
                 world.allgather_into(&own, &mut all);
@@ -191,20 +194,20 @@ impl Frontiers for CpuFrontiers<'_> {
 }
 
 /// View a parent array as atomics so several threads can claim vertices with compare-and-swap.
-fn as_atomic(parent: &mut [i64]) -> &[AtomicI64] {
+pub(super) fn as_atomic(parent: &mut [i64]) -> &[AtomicI64] {
     // SAFETY: AtomicI64 has the size and alignment of i64, and the exclusive borrow guarantees
     // no non-atomic access overlaps the atomic view's lifetime.
     unsafe { &*(parent as *mut [i64] as *const [AtomicI64]) }
 }
 
-fn claim(parent: &[AtomicI64], l: usize, p: Vid) -> bool {
+pub(super) fn claim(parent: &[AtomicI64], l: usize, p: Vid) -> bool {
     parent[l].load(Ordering::Relaxed) < 0
         && parent[l]
             .compare_exchange(-1, p as i64, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
 }
 
-fn into_queue(frontier: Frontier) -> Vec<u32> {
+pub(super) fn into_queue(frontier: Frontier) -> Vec<u32> {
     match frontier {
         Frontier::Queue(q) => q,
         Frontier::Bits(bits) => bits
@@ -215,7 +218,7 @@ fn into_queue(frontier: Frontier) -> Vec<u32> {
     }
 }
 
-fn into_bits(frontier: Frontier, words: usize) -> Vec<u64> {
+pub(super) fn into_bits(frontier: Frontier, words: usize) -> Vec<u64> {
     match frontier {
         Frontier::Bits(bits) => bits,
         Frontier::Queue(q) => {
@@ -228,7 +231,7 @@ fn into_bits(frontier: Frontier, words: usize) -> Vec<u64> {
     }
 }
 
-fn set_bits(mut word: u64) -> impl Iterator<Item = usize> {
+pub(super) fn set_bits(mut word: u64) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         (word != 0).then(|| {
             let i = word.trailing_zeros() as usize;
@@ -239,7 +242,7 @@ fn set_bits(mut word: u64) -> impl Iterator<Item = usize> {
 }
 
 /// Vertices and edges (sum of degrees) of this rank's part of a frontier.
-fn frontier_size(g: &DistGraph, frontier: &Frontier) -> (u64, u64) {
+pub(super) fn frontier_size(g: &DistGraph, frontier: &Frontier) -> (u64, u64) {
     match frontier {
         Frontier::Queue(q) => (
             q.len() as u64,

@@ -342,6 +342,7 @@ impl Frontiers for GpuFrontiers<'_> {
             self.exchange
                 .alltoallv(&self.send, &counts, &mut self.received)
         })?;
+        clock.bytes_received += 8 * received as u64;
         clock.local(|| self.claim_received(received as u64))?;
         Ok(inspected)
     }
@@ -350,6 +351,7 @@ impl Frontiers for GpuFrontiers<'_> {
         clock.local(|| self.current_bits())?;
         if self.ranks > 1 {
             clock.bytes_sent += (8 * self.words * (self.ranks - 1)) as u64;
+            clock.bytes_received += (8 * self.words * (self.ranks - 1)) as u64;
             clock.exchange(|| self.exchange.allgather(&self.bits, &mut self.global_bits))?;
         }
         clock.local(|| self.scan_unvisited())

@@ -7,13 +7,15 @@ mod report;
 
 pub use report::format_g;
 
-use crate::algo::bfs::{self, LevelStats, Mode, Params};
+use crate::algo::bfs::{self, Frontiers, LevelStats, Mode, Params};
+use crate::algo::bfs2d_cpu::Cpu2dFrontiers;
 use crate::algo::{bfs_gpu, roots, validate};
-use crate::comm::{Op, World};
-use crate::config::out_of_range;
+use crate::comm::{Grid, Op, World};
+use crate::config::{config_error, out_of_range};
 use crate::device::Selected;
 use crate::error::{Error, Result};
-use crate::graph::build::{proc_kb, Built};
+use crate::graph::block2d::{Block2D, Layout2D};
+use crate::graph::build::{self, proc_kb, Built};
 use crate::graph::source::GraphConfig;
 use crate::graph::{Block1D, DistGraph, Vid};
 use crate::harness::{Harness, Workload};
@@ -59,6 +61,22 @@ pub struct BfsTable {
     /// Store every search's depth array in the HDF5 file (for small graphs)
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub write_depths: Option<bool>,
+    /// How the graph is split between ranks: 1d (vertex blocks) or 2d (R x C edge blocks)
+    #[arg(long, value_enum)]
+    pub partition: Option<Partition>,
+    /// The 2D process grid R,C (R x C = ranks; default the most square, R <= C)
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub grid: Option<Vec<i64>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+pub enum Partition {
+    #[serde(rename = "1d")]
+    #[value(name = "1d")]
+    OneD,
+    #[serde(rename = "2d")]
+    #[value(name = "2d")]
+    TwoD,
 }
 
 /// Graph500 BFS, configured.
@@ -70,6 +88,11 @@ pub struct Bfs {
     alpha_given: bool,
     validate: bool,
     write_depths: bool,
+    partition: Partition,
+    /// `[bfs] grid` as given (checked against the rank count when the run starts).
+    grid: Option<(usize, usize)>,
+    /// The deck's name, for the grid's message.
+    source: String,
 }
 
 impl Workload for Bfs {
@@ -95,7 +118,29 @@ impl Workload for Bfs {
                 return Err(out_of_range(source, key, v, "a finite number > 0"));
             }
         }
+        let partition = t.partition.unwrap_or(Partition::OneD);
+        let grid = match t.grid.as_deref() {
+            None => None,
+            Some(&[r, c]) if r > 0 && c > 0 => Some((r as usize, c as usize)),
+            Some(other) => {
+                return Err(out_of_range(
+                    source,
+                    "[bfs] grid",
+                    format!("{other:?}"),
+                    "two positive integers [R, C] with R x C = ranks",
+                ))
+            }
+        };
+        if grid.is_some() && partition == Partition::OneD {
+            return Err(config_error(
+                source,
+                "[bfs] grid is the process grid of partition = \"2d\": set partition = \"2d\" or leave grid out",
+            ));
+        }
         Ok(Bfs {
+            partition,
+            grid,
+            source: source.to_string(),
             graph: graph.expect("bfs takes a graph"),
             roots,
             params: Params {
@@ -111,6 +156,12 @@ impl Workload for Bfs {
 
     fn execute(&self, h: &Harness) -> Result<()> {
         let world = h.world;
+        let shape = self.grid_shape(world.size())?;
+        if shape.is_some() && matches!(h.device, Selected::Gpu(_)) {
+            return Err(Error::Unavailable(
+                "[bfs] partition = \"2d\" searches on the CPU only: set [run] device = \"cpu\", or partition = \"1d\" on GPUs".into(),
+            ));
+        }
         let generated = self.graph.spec.scale().is_some();
         let fits = |part: &Block1D, entries: u64| match &h.device {
             Selected::Gpu(gpu) => bfs_gpu::check_memory(world, gpu, part, entries, true, generated),
@@ -118,6 +169,11 @@ impl Workload for Bfs {
         };
         let mut built = h.build_graph(&self.graph, &fits)?;
         let device_csr = built.take_device_csr();
+        let two_d = match shape {
+            Some((rows, cols)) => Some(self.build_blocks(h, &mut built, rows, cols)?),
+            None => None,
+        };
+        let layout = SearchLayout::of(&built.graph, two_d.as_ref());
         let g = &built.graph;
         let roots = roots::pick_roots(world, g, h.run.seed, self.roots as usize)?;
         if roots.is_empty() {
@@ -144,7 +200,10 @@ impl Workload for Bfs {
                 .ok(),
             Selected::Cpu => None,
         };
-        let mut frontiers = bfs::frontiers(world, &h.device, h.run.gpu_transport, g, device_csr)?;
+        let mut frontiers: Box<dyn Frontiers> = match &two_d {
+            None => bfs::frontiers(world, &h.device, h.run.gpu_transport, g, device_csr)?,
+            Some((blocks, grid)) => Box::new(Cpu2dFrontiers::new(g, blocks, grid)),
+        };
         let transport = frontiers.transport();
         if world.size() > 1 {
             info!("exchanges between ranks over {transport}");
@@ -183,7 +242,44 @@ impl Workload for Bfs {
             );
             Ok(trial)
         })?;
-        self.report(h, &built, &trials, (transport, copy_rate))
+        drop(frontiers);
+        self.report(h, &built, &trials, (transport, copy_rate), &layout)
+    }
+}
+
+/// How the search saw the graph, for the result file.
+struct SearchLayout {
+    partition: &'static str,
+    rows: usize,
+    cols: usize,
+    /// Bytes of this rank's search structure (1D CSR, or the 2D block both ways).
+    bytes: u64,
+}
+
+impl SearchLayout {
+    /// The grid of the 2D communication model: the run's, or the most square one.
+    fn model_grid(&self) -> (usize, usize) {
+        match self.partition {
+            "2d" => (self.rows, self.cols),
+            _ => Grid::most_square(self.rows * self.cols),
+        }
+    }
+
+    fn of(g: &DistGraph, two_d: Option<&(Block2D, Grid)>) -> Self {
+        match two_d {
+            None => SearchLayout {
+                partition: "1d",
+                rows: 1,
+                cols: g.part.size,
+                bytes: g.csr_bytes(),
+            },
+            Some((blocks, grid)) => SearchLayout {
+                partition: "2d",
+                rows: grid.rows,
+                cols: grid.cols,
+                bytes: blocks.bytes(),
+            },
+        }
     }
 }
 
@@ -252,6 +348,52 @@ impl Bfs {
         })
     }
 
+    /// The 2D process grid of this run: None for a 1D search; `[bfs] grid`, or the most
+    /// square grid of the ranks, for a 2D one.
+    fn grid_shape(&self, ranks: usize) -> Result<Option<(usize, usize)>> {
+        match (self.partition, self.grid) {
+            (Partition::OneD, _) => Ok(None),
+            (Partition::TwoD, None) => Ok(Some(Grid::most_square(ranks))),
+            (Partition::TwoD, Some((r, c))) if r.checked_mul(c) == Some(ranks) => Ok(Some((r, c))),
+            (Partition::TwoD, Some((r, c))) => Err(config_error(
+                &self.source,
+                &format!("[bfs] grid = [{r}, {c}] does not fit the run's {ranks} rank(s): expected [R, C] with R x C = {ranks}"),
+            )),
+        }
+    }
+
+    /// Kernel 1 of the 2D search: the process grid and its blocks. `built` keeps the 1D
+    /// CSR (the validator's copy of the input, as the Graph500 reference keeps its edge
+    /// list); its construction time, phases and checksum become the blocks' (collective).
+    fn build_blocks(
+        &self,
+        h: &Harness,
+        built: &mut Built,
+        rows: usize,
+        cols: usize,
+    ) -> Result<(Block2D, Grid)> {
+        let world = h.world;
+        let grid = Grid::new(world, rows, cols);
+        let layout = Layout2D::new(built.graph.part, rows, cols);
+        let (blocks, secs, phases) = h.timed("graph_2d", || {
+            build::build_blocks(world, &self.graph, h.run.seed, layout)
+        })?;
+        info!(
+            "2D blocks on a {rows} x {cols} grid: {} entries, construction {secs:.3} s",
+            blocks.num_entries
+        );
+        let local = blocks
+            .entry_checksum()
+            .wrapping_add(built.graph.vertex_checksum());
+        built.csr_checksum = world.allreduce(local, Op::Sum);
+        built.graph.num_entries = blocks.num_entries;
+        built.phases = phases;
+        built.phases.push(("validation_csr_1d", built.construction));
+        built.construction = secs;
+        built.built_on = "cpu";
+        Ok((blocks, grid))
+    }
+
     /// The statistics block on stdout and the result file.
     /// `copy_rate`: rank 0's GPU's plain copy rate (bytes per second), on a GPU run.
     fn report(
@@ -260,11 +402,12 @@ impl Bfs {
         built: &Built,
         trials: &[Trial],
         (transport, copy_rate): (&str, Option<f64>),
+        layout: &SearchLayout,
     ) -> Result<()> {
         let world = h.world;
         let g = &built.graph;
         let peak_rss = world.allreduce(peak_rss_bytes(), Op::Max);
-        let csr_bytes = world.allreduce(g.csr_bytes(), Op::Max);
+        let csr_bytes = world.allreduce(layout.bytes, Op::Max);
         let block = statistics_block(world.size(), built, trials);
         let with_copy: Vec<f64> = trials.iter().map(|t| t.with_copy).collect();
         let nedges: Vec<u64> = trials.iter().map(|t| t.nedge).collect();
@@ -307,10 +450,13 @@ impl Bfs {
             w.attr("harmonic_mean_TEPS_with_copy_to_host", teps_with_copy)?;
             w.attr("csr_bytes_max_rank", csr_bytes)?;
             w.attr_str("transport", transport)?;
+            w.attr_str("partition", layout.partition)?;
+            w.attr("grid_rows", layout.rows as u64)?;
+            w.attr("grid_cols", layout.cols as u64)?;
             if let Some(rate) = copy_rate {
                 w.attr("device_copy_bytes_per_second", rate)?;
             }
-            write_trials(&group, trials, g.n())?;
+            write_trials(&group, trials, g.n(), layout.model_grid())?;
             let construction_phases = group.subgroup("construction_phases")?;
             for (name, secs) in &built.phases {
                 construction_phases.writer().attr(name, *secs)?;
@@ -331,15 +477,29 @@ fn component_edges(world: &World, g: &DistGraph, parent: &[i64]) -> u64 {
     world.allreduce(ends, Op::Sum) / 2
 }
 
-/// Per-level times as the slowest rank saw them.
+/// Per-level times as the slowest rank saw them, bytes as the busiest rank moved them, and
+/// the bytes all ranks sent together.
 fn reduce_level_times(world: &World, mut levels: Vec<LevelStats>) -> Vec<LevelStats> {
     let mut times: Vec<f64> = levels
         .iter()
         .flat_map(|l| [l.t_local, l.t_exchange, l.t_reduce])
         .collect();
     world.allreduce_slice(&mut times, Op::Max);
-    for (l, t) in levels.iter_mut().zip(times.chunks(3)) {
+    let mut most: Vec<u64> = levels
+        .iter()
+        .flat_map(|l| [l.bytes_sent, l.bytes_received])
+        .collect();
+    world.allreduce_slice(&mut most, Op::Max);
+    let mut total: Vec<u64> = levels.iter().map(|l| l.bytes_exchanged).collect();
+    world.allreduce_slice(&mut total, Op::Sum);
+    for (((l, t), b), sent) in levels
+        .iter_mut()
+        .zip(times.chunks(3))
+        .zip(most.chunks(2))
+        .zip(total)
+    {
         (l.t_local, l.t_exchange, l.t_reduce) = (t[0], t[1], t[2]);
+        (l.bytes_sent, l.bytes_received, l.bytes_exchanged) = (b[0], b[1], sent);
     }
     levels
 }

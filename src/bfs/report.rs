@@ -3,6 +3,7 @@
 
 use super::Trial;
 use crate::algo::bfs::{Direction, LevelStats};
+use crate::algo::comm_model::{bytes_1d, bytes_2d, LevelLoad};
 use crate::error::Result;
 use crate::graph::build::Built;
 use crate::output::GroupWriter;
@@ -134,7 +135,14 @@ pub fn format_g(x: f64, precision: usize) -> String {
     }
 }
 
-pub fn write_trials(group: &GroupWriter, trials: &[Trial], n: u64) -> Result<()> {
+/// The per-search and per-level datasets. `grid`: the process grid the 2D model assumes (the
+/// run's, or the most square one of its ranks for a 1D run).
+pub fn write_trials(
+    group: &GroupWriter,
+    trials: &[Trial],
+    n: u64,
+    grid: (usize, usize),
+) -> Result<()> {
     let col = |f: &dyn Fn(&Trial) -> f64| trials.iter().map(f).collect::<Vec<f64>>();
     group.dataset("roots", &trials.iter().map(|t| t.root).collect::<Vec<_>>())?;
     group.dataset("time", &col(&|t| t.time))?;
@@ -177,6 +185,13 @@ pub fn write_trials(group: &GroupWriter, trials: &[Trial], n: u64) -> Result<()>
     per_level.dataset("time_local", &s(|l| l.t_local))?;
     per_level.dataset("time_exchange", &s(|l| l.t_exchange))?;
     per_level.dataset("bytes_exchanged", &u(|l| l.bytes_exchanged))?;
+    per_level.dataset("bytes_sent_max_rank", &u(|l| l.bytes_sent))?;
+    per_level.dataset("bytes_received_max_rank", &u(|l| l.bytes_received))?;
+    let loads = level_loads(trials);
+    let (rows, cols) = grid;
+    let model = |f: &dyn Fn(&LevelLoad) -> u64| loads.iter().map(f).collect::<Vec<u64>>();
+    per_level.dataset("model_bytes_1d", &model(&|l| bytes_1d(n, rows * cols, l)))?;
+    per_level.dataset("model_bytes_2d", &model(&|l| bytes_2d(n, rows, cols, l)))?;
     per_level.dataset("time_reduce", &s(|l| l.t_reduce))?;
     if trials.iter().any(|t| !t.depths.is_empty()) {
         let depths: Vec<i32> = trials
@@ -187,6 +202,22 @@ pub fn write_trials(group: &GroupWriter, trials: &[Trial], n: u64) -> Result<()>
         group.dataset_2d("depth", trials.len(), &depths)?;
     }
     Ok(())
+}
+
+/// Every level of every search as the communication model reads it, in the order of the
+/// per-level rows.
+fn level_loads(trials: &[Trial]) -> Vec<LevelLoad> {
+    trials
+        .iter()
+        .flat_map(|t| {
+            t.levels.iter().enumerate().map(|(k, l)| LevelLoad {
+                direction: l.direction,
+                frontier_vertices: l.frontier_vertices,
+                frontier_edges: l.frontier_edges,
+                found: t.levels.get(k + 1).map_or(0, |next| next.frontier_vertices),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,7 +2,10 @@
 //! workloads, per-phase timers and the abort path. Algorithms talk to MPI only through here.
 
 pub mod gpu;
+mod grid;
 mod timer;
+
+pub use grid::Grid;
 
 pub use timer::PhaseTimes;
 
@@ -65,35 +68,73 @@ impl Op {
     }
 }
 
-pub struct World {
-    // Dropping the universe finalises MPI; it must outlive every communicator use.
-    _universe: Universe,
+/// A communicator and this rank's place in it, with the typed collectives the algorithms use:
+/// the world's (through `World`), or a row or column of the 2D process grid (`grid::Grid`).
+pub struct Comm {
     comm: SimpleCommunicator,
     rank: usize,
     size: usize,
+}
+
+pub struct World {
+    // Dropping the universe finalises MPI; it must outlive every communicator use.
+    _universe: Universe,
+    comm: Comm,
     local_rank: usize,
     local_size: usize,
+}
+
+impl std::ops::Deref for World {
+    type Target = Comm;
+    fn deref(&self) -> &Comm {
+        &self.comm
+    }
 }
 
 impl World {
     /// Initialise MPI (once per process). Returns None if MPI was already initialised.
     pub fn init() -> Option<World> {
         let universe = mpi::initialize()?;
-        let comm = universe.world();
-        let rank = comm.rank() as usize;
-        let size = comm.size() as usize;
+        let comm = Comm::of(universe.world());
         // Ranks sharing a node: used to split the cores (and later the GPUs) between them.
-        let node = comm.split_shared(rank as i32);
+        let node = comm.comm.split_shared(comm.rank as i32);
         let local_rank = node.rank() as usize;
         let local_size = node.size() as usize;
         Some(World {
             _universe: universe,
             comm,
-            rank,
-            size,
             local_rank,
             local_size,
         })
+    }
+
+    /// This rank's index among the ranks on its node (selects its GPU).
+    pub fn local_rank(&self) -> usize {
+        self.local_rank
+    }
+    /// How many ranks share this node.
+    pub fn local_size(&self) -> usize {
+        self.local_size
+    }
+}
+
+impl Comm {
+    fn of(comm: SimpleCommunicator) -> Comm {
+        let (rank, size) = (comm.rank() as usize, comm.size() as usize);
+        Comm { comm, rank, size }
+    }
+
+    /// The ranks of this communicator that give the same `color`, ordered by `key`
+    /// (collective: MPI_Comm_split).
+    pub fn split(&self, color: usize, key: usize) -> Comm {
+        let comm = self
+            .comm
+            .split_by_color_with_key(
+                mpi::topology::Color::with_value(color as i32),
+                key as mpi::topology::Key,
+            )
+            .expect("a split with a defined colour returns a communicator");
+        Comm::of(comm)
     }
 
     pub fn rank(&self) -> usize {
@@ -104,14 +145,6 @@ impl World {
     }
     pub fn is_root(&self) -> bool {
         self.rank == 0
-    }
-    /// This rank's index among the ranks on its node (selects its GPU).
-    pub fn local_rank(&self) -> usize {
-        self.local_rank
-    }
-    /// How many ranks share this node.
-    pub fn local_size(&self) -> usize {
-        self.local_size
     }
 
     pub fn barrier(&self) {

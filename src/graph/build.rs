@@ -4,6 +4,7 @@
 //! edge function, else on the CPU), build the 1D CSR on the GPU (where it stays, for the GPU
 //! workload) or the CPU (kernel 1), and checksum the result. Every graph workload takes its graph from here.
 
+use super::block2d::{Block2D, Layout2D};
 use super::csr_gpu::DeviceCsr;
 use super::source::{Construction, GraphConfig};
 use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, EdgeSource};
@@ -33,11 +34,14 @@ pub struct Built {
     /// Checksum of the CSR (`DistGraph::checksum`): equal for every rank count and device.
     pub csr_checksum: u64,
     /// Kernel 1's phases, each the slowest rank's seconds.
-    pub phases: Vec<(&'static str, f64)>,
+    pub phases: Phases,
     /// The CSR in GPU memory where the GPU built it, for the workload to take
     /// (`take_device_csr`) instead of uploading `graph`.
     device_csr: Option<DeviceCsr>,
 }
+
+/// Named phases and their seconds.
+pub type Phases = Vec<(&'static str, f64)>;
 
 impl Built {
     /// The CSR the GPU built, still on the GPU (None where the CPU built it).
@@ -179,6 +183,28 @@ fn gpu_generator<'a>(
     Some((gpu, edges?))
 }
 
+/// Kernel 1 of the 2D partition on `layout`'s grid: the rank's block A(i, j), built on the
+/// CPU from the source opened again (collective). Returns the blocks, the seconds between
+/// barriers and the phases (each the slowest rank's seconds).
+pub fn build_blocks(
+    world: &World,
+    cfg: &GraphConfig,
+    seed: u64,
+    layout: Layout2D,
+) -> Result<(Block2D, f64, Phases)> {
+    let source = cfg.spec.open(world, seed)?;
+    let mut timers = PhaseTimes::default();
+    world.barrier();
+    let t = Instant::now();
+    let blocks = Block2D::build(world, source.as_ref(), layout, &mut timers)?;
+    world.barrier();
+    Ok((
+        blocks,
+        t.elapsed().as_secs_f64(),
+        reduce_phases(world, &timers),
+    ))
+}
+
 /// Kernel 1 for a GPU run: on the GPU where `[graph] construction` allows and the source's
 /// edges have a GPU generator (`edges`), keeping the CSR there too, else on the CPU. `part` and `entries`: the
 /// partition and the rank's estimated adjacency entries, as `build` made them.
@@ -255,7 +281,7 @@ pub fn edge_checksum(world: &World, source: &dyn EdgeSource) -> u64 {
     world.allreduce(sum, Op::Sum)
 }
 
-fn reduce_phases(world: &World, phases: &PhaseTimes) -> Vec<(&'static str, f64)> {
+fn reduce_phases(world: &World, phases: &PhaseTimes) -> Phases {
     let names: Vec<&'static str> = phases.iter().map(|(n, _)| n).collect();
     let mut secs: Vec<f64> = phases.iter().map(|(_, s)| s).collect();
     world.allreduce_slice(&mut secs, Op::Max);

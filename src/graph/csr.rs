@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Edge tuples per rank per exchange round (each becomes two directed entries).
-const CHUNK: u64 = 1 << 20;
+pub(super) const CHUNK: u64 = 1 << 20;
 
 /// Flag bit on a counting-pass message: the entry is a self-loop (counts for nedge, not in CSR).
 const SELF_LOOP: u64 = 1 << 63;
@@ -71,12 +71,21 @@ impl DistGraph {
                 let v = self.part.global(l);
                 self.row(l)
                     .iter()
-                    .fold(mix64(v ^ mix64(self.tuple_ends[l])), |h, &w| {
-                        h.wrapping_add(mix64(mix64(v) ^ w))
+                    .fold(vertex_hash(v, self.tuple_ends[l]), |h, &w| {
+                        h.wrapping_add(entry_hash(v, w))
                     })
             })
             .reduce(|| 0, u64::wrapping_add);
         world.allreduce(local, Op::Sum)
+    }
+
+    /// This rank's share of `checksum` that is not in its rows: the vertex terms (collective
+    /// parts are the caller's). A 2D partition adds its blocks' entry hashes to it.
+    pub fn vertex_checksum(&self) -> u64 {
+        (0..self.local_n())
+            .into_par_iter()
+            .map(|l| vertex_hash(self.part.global(l), self.tuple_ends[l]))
+            .reduce(|| 0, u64::wrapping_add)
     }
 
     /// Build the distributed CSR (collective).
@@ -189,6 +198,19 @@ impl DistGraph {
     }
 }
 
+/// A CSR entry's term of the graph checksum (a wrapping sum, so any partition of the
+/// entries gives the same total).
+#[inline]
+pub fn entry_hash(v: Vid, w: Vid) -> u64 {
+    mix64(mix64(v) ^ w)
+}
+
+/// A vertex's term of the graph checksum: its id and its tuple endpoint count.
+#[inline]
+fn vertex_hash(v: Vid, tuple_ends: u64) -> u64 {
+    mix64(v ^ mix64(tuple_ends))
+}
+
 /// Row offsets (`lengths.len() + 1` of them) of rows of the given lengths.
 pub(super) fn row_offsets(lengths: &[u64]) -> Vec<u64> {
     let mut offsets = Vec::with_capacity(lengths.len() + 1);
@@ -202,7 +224,7 @@ pub(super) fn row_offsets(lengths: &[u64]) -> Vec<u64> {
 /// Stream the local edges in `rounds` chunks; expand each tuple into two messages (or none),
 /// route each message to the rank `dest` names, exchange, and hand each round's received
 /// messages to `consume`.
-fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
+pub(super) fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     world: &World,
     source: &(impl EdgeSource + ?Sized),
     rounds: u64,

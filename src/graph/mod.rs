@@ -1,6 +1,7 @@
 //! Graphs: where edges come from (generators, file readers), how vertices are split
 //! between ranks, and the distributed CSR built from them.
 
+pub mod block2d;
 pub mod build;
 pub mod csr;
 pub mod csr_gpu;

@@ -4,6 +4,8 @@
 //! Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod outcome;
+
 use hdf5::types::VarLenUnicode;
 use hdf5::H5Type;
 use hdf5_metno as hdf5;
