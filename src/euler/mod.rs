@@ -372,7 +372,7 @@ impl Euler {
                 .iter()
                 .flat_map(|&(u, v)| [u, v])
                 .collect();
-            group.dataset_2d("added_edge_tuples", 2, &added)?;
+            group.dataset_2d("added_edge_tuples", added.len() / 2, &added)?;
         }
         let c = f.circuit.as_ref().expect("rank 0 holds the circuit");
         if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) {
