@@ -153,6 +153,11 @@ impl Workload for Euler {
     }
 
     fn execute(&self, h: &Harness) -> Result<()> {
+        if let crate::device::Selected::Gpu(_) = h.device {
+            return Err(Error::Unavailable(
+                "euler has no GPU path yet: run it with device = \"cpu\"".into(),
+            ));
+        }
         let f = self.solve(h)?;
         h.summary(&summary_rows(&f));
         h.write_results(|file| self.write(file, h, &f))
