@@ -109,7 +109,8 @@ fn torus_edges(lx: u64, ly: u64, triangular: bool) -> Vec<(u64, u64)> {
 #[test]
 fn generators_give_checked_circuits_at_every_rank_count() {
     let dir = test_dir("euler-generators");
-    let cases: Vec<(&str, Vec<&str>, Option<Vec<(u64, u64)>>)> = vec![
+    type Case<'a> = (&'a str, Vec<&'a str>, Option<Vec<(u64, u64)>>);
+    let cases: Vec<Case> = vec![
         (
             "complete",
             vec!["--generator", "complete", "--vertices", "9"],

@@ -77,7 +77,7 @@ impl Darts {
         directed: bool,
         order: impl Fn(u64) -> u64 + Sync,
     ) -> Result<Darts> {
-        let class = |dart: u64| u64::from(directed && dart % 2 == 0);
+        let class = |dart: u64| u64::from(directed && dart.is_multiple_of(2));
         ends.par_sort_unstable_by_key(|t| (t.0, class(t.1), order(t.1), t.1));
         let slots = Ranges::of_lengths(world, ends.len() as u64);
         let mut vertex_start = vec![0usize; part.local_n() + 1];
@@ -125,7 +125,7 @@ impl Darts {
         self.partner.par_iter().map(|&p| self.mate[p]).collect()
     }
 
-    pub fn len(&self) -> usize {
+    pub fn slot_count(&self) -> usize {
         self.dart.len()
     }
 

@@ -453,7 +453,7 @@ fn order_circuit(world: &World, darts: &Darts, m: u64, start: u64) -> Result<Vec
         .map_or(NIL, |i| first + i as u64);
     let last = world.allreduce(last_here, Op::Min);
     let (dist, end) = jump::rank_lists(world, &darts.slots, next)?;
-    let placed: Vec<Triple> = (0..darts.len())
+    let placed: Vec<Triple> = (0..darts.slot_count())
         .into_par_iter()
         .filter(|&i| end[i] == last)
         .map(|i| {

@@ -52,7 +52,7 @@ pub fn spanning_tree(
         .collect();
     let forest = spanning_forest(world, trails, &offers)?;
     let chosen = world.route(&forest.chosen, |&s| darts.slots.owner(s))?;
-    let mut joined = vec![false; darts.len()];
+    let mut joined = vec![false; darts.slot_count()];
     for s in chosen {
         joined[darts.slots.local(s)] = true;
     }
@@ -73,7 +73,7 @@ pub fn splice(darts: &mut Darts, label: &[u64], joined: &[bool]) {
                 .filter(|&(j, &(_, s))| j == 0 || joined[s])
                 .map(|(_, &(_, s))| {
                     let p = darts.partner[s];
-                    if darts.directed && darts.dart[s] % 2 == 0 {
+                    if darts.directed && darts.dart[s].is_multiple_of(2) {
                         (p, s)
                     } else {
                         (s, p)
