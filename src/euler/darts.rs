@@ -67,18 +67,25 @@ pub struct Darts {
 }
 
 impl Darts {
-    /// Phase 1 (collective): sort each vertex's darts by `order` (for a digraph the heads
+    /// Phase 1 (collective): sort each vertex's darts by `order` (< 2^63; for a digraph the heads
     /// first, then the tails) and pair them, consecutive pairs for a graph, the i-th head
     /// with the i-th tail for a digraph. The degrees must be even (balanced).
     pub fn pair(
         world: &World,
         part: &Block1D,
-        mut ends: Vec<Triple>,
+        ends: Vec<Triple>,
         directed: bool,
         order: impl Fn(u64) -> u64 + Sync,
     ) -> Result<Darts> {
-        let class = |dart: u64| u64::from(directed && dart.is_multiple_of(2));
-        ends.par_sort_unstable_by_key(|t| (t.0, class(t.1), order(t.1), t.1));
+        // One sort key per dart, computed once: (vertex, class in the top bit above the
+        // order, which is below 2^63, dart).
+        let class = |dart: u64| u64::from(directed && dart.is_multiple_of(2)) << 63;
+        let mut keyed: Vec<(u64, u64, Triple)> = ends
+            .into_par_iter()
+            .map(|t| (t.0, class(t.1) | order(t.1), t))
+            .collect();
+        keyed.par_sort_unstable_by_key(|k| (k.0, k.1, k.2 .1));
+        let ends: Vec<Triple> = keyed.into_par_iter().map(|k| k.2).collect();
         let slots = Ranges::of_lengths(world, ends.len() as u64);
         let mut vertex_start = vec![0usize; part.local_n() + 1];
         for t in &ends {

@@ -84,11 +84,18 @@ pub fn rank_lists(
                 Triple(dist[i], next[i], end[i])
             },
         )?;
-        for (&i, Triple(d, n, e)) in active.iter().zip(ahead) {
-            dist[i] += d;
-            next[i] = n;
-            end[i] = e;
-        }
+        let mut state: Vec<(&mut u64, (&mut u64, &mut u64))> = dist
+            .iter_mut()
+            .zip(next.iter_mut().zip(end.iter_mut()))
+            .filter(|(_, (n, _))| **n != NIL)
+            .collect();
+        state.par_iter_mut().zip(ahead.into_par_iter()).for_each(
+            |((dist, (next, end)), Triple(d, n, e))| {
+                **dist += d;
+                **next = n;
+                **end = e;
+            },
+        );
     }
     Err(Error::Check(
         "splicing left more than one closed trail (a list without an end)".into(),

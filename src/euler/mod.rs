@@ -255,7 +255,7 @@ impl Euler {
         let pairing = self.pairing;
         let order = move |dart: u64| match pairing {
             Pairing::Adjacency => dart,
-            Pairing::Random => draw(key, dart),
+            Pairing::Random => draw(key, dart) >> 1,
             Pairing::Straight => (dart / 2) % axes,
         };
         let mut darts = Darts::pair(world, &part, ends, directed, order)?;
