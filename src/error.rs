@@ -32,6 +32,9 @@ pub enum Error {
     /// A result broke one of its workload's checks (agreed on by all ranks).
     #[error("check failed: {0}")]
     Check(String),
+    /// The input graph has no Euler circuit (agreed on by all ranks): says why and where.
+    #[error("not Eulerian: {0}")]
+    NotEulerian(String),
     /// The requested device or resource is not available.
     #[error("{0}")]
     Unavailable(String),
@@ -61,6 +64,7 @@ impl Error {
             Error::Config { .. }
                 | Error::Validation { .. }
                 | Error::Check(_)
+                | Error::NotEulerian(_)
                 | Error::Unavailable(_)
                 | Error::Agreed(_)
                 | Error::Interrupted(_)

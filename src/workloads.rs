@@ -10,6 +10,7 @@ pub static WORKLOADS: &[&dyn Entry] = &[
     &Registered::<crate::cc::Cc>::ENTRY,
     &Registered::<crate::percolation::Percolation>::ENTRY,
     &Registered::<crate::spin::Spin>::ENTRY,
+    &Registered::<crate::euler::Euler>::ENTRY,
 ];
 
 /// The workload of that name.

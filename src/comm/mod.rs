@@ -3,6 +3,7 @@
 
 pub mod gpu;
 mod grid;
+pub mod ranges;
 mod timer;
 
 pub use grid::Grid;
@@ -47,6 +48,11 @@ pub enum GpuTransport {
 /// Two ids travelling together in one message: (vertex, parent), (source, target).
 #[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Pair(pub u64, pub u64);
+
+/// Three ids travelling together in one message: (vertex, dart, other end), (position, edge,
+/// vertex).
+#[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Triple(pub u64, pub u64, pub u64);
 
 /// Reduction operations offered to the algorithms.
 #[derive(Clone, Copy, Debug)]
@@ -285,8 +291,23 @@ impl Comm {
         if self.size == 1 {
             return Ok(keys.par_iter().map(|&k| answer(k)).collect());
         }
+        let owners: Vec<u32> = keys.par_iter().map(|&k| owner(k) as u32).collect();
+        self.query_at(keys, &owners, answer)
+    }
+
+    /// `query` where the caller names each key's rank (`owners[i]` for `keys[i]`), for keys
+    /// whose owner does not follow from the key alone. Collective.
+    pub fn query_at<A: Equivalence + Copy + Default + Send>(
+        &self,
+        keys: &[u64],
+        owners: &[u32],
+        answer: impl Fn(u64) -> A + Sync,
+    ) -> Result<Vec<A>> {
+        if self.size == 1 {
+            return Ok(keys.par_iter().map(|&k| answer(k)).collect());
+        }
         let indexed: Vec<(u64, usize)> = keys.par_iter().copied().zip(0..keys.len()).collect();
-        let (ordered, counts) = bucket_by_rank(self.size, &indexed, |&(k, _)| owner(k));
+        let (ordered, counts) = bucket_by_rank(self.size, &indexed, |&(_, i)| owners[i] as usize);
         let send: Vec<u64> = ordered.par_iter().map(|&(k, _)| k).collect();
         let (asked, asked_counts) = self.alltoallv_counted(&send, &counts)?;
         let replies: Vec<A> = asked.par_iter().map(|&k| answer(k)).collect();
@@ -302,6 +323,20 @@ impl Comm {
                 unsafe { out_ptr.write(i, a) }
             });
         Ok(out)
+    }
+
+    /// Send each item to the rank `dest` names (collective); returns the items this rank
+    /// received, in source-rank order and, from each source, in the sender's order.
+    pub fn route<T: Equivalence + Copy + Default + Send + Sync>(
+        &self,
+        items: &[T],
+        dest: impl Fn(&T) -> usize + Sync,
+    ) -> Result<Vec<T>> {
+        let (ordered, counts) = bucket_by_rank(self.size, items, dest);
+        if self.size == 1 {
+            return Ok(ordered);
+        }
+        self.alltoallv(&ordered, &counts)
     }
 
     /// Broadcast a byte string from rank 0 (its length too: other ranks' vectors are resized).

@@ -2,6 +2,7 @@
 //! generator with its parameters or a file. A key that does not belong to the chosen
 //! generator is an error, so a misspelt or misplaced parameter is never silently ignored.
 
+use super::generators::eulerian::{self, Eulerian};
 use super::generators::{
     barabasi_albert, erdos_renyi, lattice, ssca2, watts_alpha, watts_strogatz,
 };
@@ -23,6 +24,11 @@ pub enum Generator {
     Lattice,
     Ssca2,
     WattsAlpha,
+    UnionCycles,
+    RandomCycles,
+    Hypercube,
+    Complete,
+    DeBruijn,
 }
 
 /// Where kernel 1 (building the CSR) runs. `auto`: on the GPU when the run computes on GPUs,
@@ -53,20 +59,21 @@ pub struct GraphArgs {
     /// Edge tuples per vertex (kronecker)
     #[arg(long)]
     pub edgefactor: Option<u64>,
-    /// Number of vertices (erdos-renyi, watts-strogatz on a ring, barabasi-albert, watts-alpha)
+    /// Number of vertices (erdos-renyi, watts-strogatz on a ring, barabasi-albert, watts-alpha,
+    /// union-cycles, random-cycles, complete)
     #[arg(long)]
     pub vertices: Option<u64>,
-    /// Number of edges (erdos-renyi)
+    /// Number of edges (erdos-renyi, random-cycles)
     #[arg(long)]
     pub edges: Option<u64>,
     /// Neighbours of a vertex on the base ring, k/2 a side (watts-strogatz); mean degree
-    /// (watts-alpha)
+    /// (watts-alpha); cycles (union-cycles); mean cycle length (random-cycles, default 8)
     #[arg(long)]
     pub k: Option<u64>,
     /// Rewiring probability (watts-strogatz)
     #[arg(long, allow_negative_numbers = true)]
     pub p: Option<f64>,
-    /// Edges each vertex adds (barabasi-albert)
+    /// Edges each vertex adds (barabasi-albert); dimension (hypercube)
     #[arg(long)]
     pub d: Option<u64>,
     /// Watts' α: the exponent of the propensity to join vertices with common neighbours
@@ -79,6 +86,15 @@ pub struct GraphArgs {
     /// Periodic boundaries (lattice; default true)
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub periodic: Option<bool>,
+    /// Triangular instead of square (lattice; 2 periodic sides, degree 6)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub triangular: Option<bool>,
+    /// Alphabet size q (de-bruijn)
+    #[arg(long)]
+    pub alphabet: Option<u64>,
+    /// Word length n (de-bruijn: q^(n-1) vertices, q^n arcs)
+    #[arg(long)]
+    pub word: Option<u32>,
     /// Where the CSR is built (default auto: on the GPU for Kronecker graphs on GPU runs)
     #[arg(long, value_enum)]
     pub construction: Option<Construction>,
@@ -98,6 +114,7 @@ pub enum GraphSpec {
     Lattice { dims: Vec<u64>, periodic: bool },
     Ssca2 { scale: u32 },
     WattsAlpha { n: u64, k: u64, alpha: f64 },
+    Eulerian(eulerian::Kind),
     File(PathBuf),
 }
 
@@ -201,16 +218,65 @@ impl GraphArgs {
                 watts_alpha::check(n, k, alpha).map_err(|msg| bad(source, &msg))?;
                 GraphSpec::WattsAlpha { n, k, alpha }
             }
+            Generator::Lattice if self.triangular == Some(true) => {
+                keys.extend(["dims", "periodic", "triangular"]);
+                let dims = self.required(source, "dims", self.dims.clone(), &name)?;
+                if dims.len() != 2 || self.periodic == Some(false) {
+                    return Err(bad(source, "a triangular lattice has 2 periodic sides"));
+                }
+                self.eulerian(
+                    source,
+                    eulerian::Kind::Triangular {
+                        lx: dims[0],
+                        ly: dims[1],
+                    },
+                )?
+            }
             Generator::Lattice => {
-                keys.extend(["dims", "periodic"]);
+                keys.extend(["dims", "periodic", "triangular"]);
                 let dims = self.required(source, "dims", self.dims.clone(), &name)?;
                 let periodic = self.periodic.unwrap_or(true);
                 lattice::check(&dims, periodic).map_err(|msg| bad(source, &msg))?;
                 GraphSpec::Lattice { dims, periodic }
             }
+            Generator::UnionCycles => {
+                keys.extend(["vertices", "k"]);
+                let n = self.required(source, "vertices", self.vertices, &name)?;
+                let k = self.required(source, "k", self.k, &name)?;
+                self.eulerian(source, eulerian::Kind::UnionCycles { n, k })?
+            }
+            Generator::RandomCycles => {
+                keys.extend(["vertices", "edges", "k"]);
+                let n = self.required(source, "vertices", self.vertices, &name)?;
+                let m = self.required(source, "edges", self.edges, &name)?;
+                let mean = self.k.unwrap_or(8);
+                self.eulerian(source, eulerian::Kind::RandomCycles { n, m, mean })?
+            }
+            Generator::Hypercube => {
+                keys.push("d");
+                let d = self.required(source, "d", self.d, &name)?;
+                let d = u32::try_from(d).unwrap_or(u32::MAX);
+                self.eulerian(source, eulerian::Kind::Hypercube { d })?
+            }
+            Generator::Complete => {
+                keys.push("vertices");
+                let n = self.required(source, "vertices", self.vertices, &name)?;
+                self.eulerian(source, eulerian::Kind::Complete { n })?
+            }
+            Generator::DeBruijn => {
+                keys.extend(["alphabet", "word"]);
+                let q = self.required(source, "alphabet", self.alphabet, &name)?;
+                let word = self.required(source, "word", self.word, &name)?;
+                self.eulerian(source, eulerian::Kind::DeBruijn { q, word })?
+            }
         };
         self.only(source, &name, &keys)?;
         Ok(spec)
+    }
+
+    fn eulerian(&self, source: &str, kind: eulerian::Kind) -> Result<GraphSpec> {
+        kind.check().map_err(|msg| bad(source, &msg))?;
+        Ok(GraphSpec::Eulerian(kind))
     }
 
     fn required<T>(&self, source: &str, key: &str, value: Option<T>, what: &str) -> Result<T> {
@@ -254,6 +320,11 @@ fn generator_name(generator: Generator) -> &'static str {
         Generator::Lattice => "lattice",
         Generator::Ssca2 => "ssca2",
         Generator::WattsAlpha => "watts-alpha",
+        Generator::UnionCycles => "union-cycles",
+        Generator::RandomCycles => "random-cycles",
+        Generator::Hypercube => "hypercube",
+        Generator::Complete => "complete",
+        Generator::DeBruijn => "de-bruijn",
     }
 }
 
@@ -293,6 +364,14 @@ impl GraphSpec {
             GraphSpec::Lattice { .. } => generator_name(Generator::Lattice),
             GraphSpec::Ssca2 { .. } => generator_name(Generator::Ssca2),
             GraphSpec::WattsAlpha { .. } => generator_name(Generator::WattsAlpha),
+            GraphSpec::Eulerian(kind) => match kind {
+                eulerian::Kind::UnionCycles { .. } => generator_name(Generator::UnionCycles),
+                eulerian::Kind::RandomCycles { .. } => generator_name(Generator::RandomCycles),
+                eulerian::Kind::Triangular { .. } => generator_name(Generator::Lattice),
+                eulerian::Kind::Hypercube { .. } => generator_name(Generator::Hypercube),
+                eulerian::Kind::Complete { .. } => generator_name(Generator::Complete),
+                eulerian::Kind::DeBruijn { .. } => generator_name(Generator::DeBruijn),
+            },
             GraphSpec::File(_) => "file",
         }
     }
@@ -314,6 +393,7 @@ impl GraphSpec {
             GraphSpec::WattsAlpha { n, k, alpha } => {
                 format!("vertices={n} k={k} exponent={alpha}")
             }
+            GraphSpec::Eulerian(kind) => format!("{kind:?}"),
             GraphSpec::File(path) => format!("input={}", path.display()),
         }
     }
@@ -363,6 +443,7 @@ impl GraphSpec {
             GraphSpec::WattsAlpha { n, k, alpha } => Box::new(watts_alpha::WattsAlpha::new(
                 *n, *k, *alpha, seed, ranks, rank,
             )),
+            GraphSpec::Eulerian(kind) => Box::new(Eulerian::new(*kind, seed, ranks, rank)),
             GraphSpec::File(path) => Box::new(read_graph(world, path)?),
         })
     }

@@ -10,9 +10,12 @@
 //! - `lattice`: 2D/3D lattices, periodic or open.
 //! - `ssca2`: the SSCA#2 v2.2 scalable data generator (noisy R-MAT, weighted, directed).
 //! - `watts_alpha`: Watts' α-model (sequential, O(n²k): every rank builds the whole graph).
+//! - `eulerian`: Eulerian multigraphs (unions of cycles, triangular lattice, hypercube,
+//!   complete graphs of odd order, de Bruijn) for the Euler-circuit workload.
 
 pub mod barabasi_albert;
 pub mod erdos_renyi;
+pub mod eulerian;
 pub mod lattice;
 pub mod ssca2;
 pub mod watts_alpha;

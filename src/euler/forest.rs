@@ -1,0 +1,84 @@
+//! A spanning forest that does not depend on the order of anything (collective): min-label
+//! hooking. Nodes are global ids in `Ranges` layout, links Triple(a, b, id) with unique ids,
+//! held by any rank. Each round every link reads its ends' roots; every root with a link to
+//! a smaller root hooks onto the smallest such root, ties broken by the smallest link id,
+//! and that link joins the forest; then every node's pointer jumps to its root. Hooks go
+//! from larger to smaller roots only, so they make no cycle, a root stays the smallest node
+//! of its tree, and the links chosen depend only on the graph.
+
+use crate::comm::ranges::Ranges;
+use crate::comm::{Op, Pair, Triple, World};
+use crate::error::Result;
+use rayon::prelude::*;
+
+pub struct Forest {
+    /// Each local node's root: the smallest node of its component.
+    pub root: Vec<u64>,
+    /// Ids of the links that joined the forest, each held by the rank owning the root it
+    /// hooked.
+    pub chosen: Vec<u64>,
+    pub rounds: usize,
+}
+
+pub fn spanning_forest(world: &World, nodes: &Ranges, links: &[Triple]) -> Result<Forest> {
+    let first = nodes.first();
+    let mut root: Vec<u64> = (0..nodes.local_len() as u64)
+        .into_par_iter()
+        .map(|i| first + i)
+        .collect();
+    let mut chosen = Vec::new();
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let ends: Vec<u64> = links.par_iter().flat_map_iter(|t| [t.0, t.1]).collect();
+        let roots = world.query(&ends, |v| nodes.owner(v), |v| root[nodes.local(v)])?;
+        // Triple(larger root, smaller root, link id) for every link between two trees.
+        let offers: Vec<Triple> = links
+            .par_iter()
+            .zip(roots.par_chunks(2))
+            .filter(|(_, r)| r[0] != r[1])
+            .map(|(t, r)| Triple(r[0].max(r[1]), r[0].min(r[1]), t.2))
+            .collect();
+        let offers = world.route(&offers, |t| nodes.owner(t.0))?;
+        let mut best = vec![Pair(u64::MAX, u64::MAX); nodes.local_len()];
+        for t in &offers {
+            let b = &mut best[nodes.local(t.0)];
+            if (t.1, t.2) < (b.0, b.1) {
+                *b = Pair(t.1, t.2);
+            }
+        }
+        let hooked: Vec<(usize, Pair)> = best
+            .into_iter()
+            .enumerate()
+            .filter(|(_, b)| b.0 != u64::MAX)
+            .collect();
+        if world.allreduce(hooked.len() as u64, Op::Sum) == 0 {
+            return Ok(Forest {
+                root,
+                chosen,
+                rounds,
+            });
+        }
+        for (i, Pair(to, link)) in hooked {
+            root[i] = to;
+            chosen.push(link);
+        }
+        shortcut(world, nodes, &mut root)?;
+    }
+}
+
+/// Jump every node's pointer to the root of its tree.
+fn shortcut(world: &World, nodes: &Ranges, root: &mut Vec<u64>) -> Result<()> {
+    loop {
+        let up = world.query(root, |v| nodes.owner(v), |v| root[nodes.local(v)])?;
+        let changed = up
+            .par_iter()
+            .zip(root.par_iter())
+            .filter(|(a, b)| a != b)
+            .count();
+        *root = up;
+        if world.allreduce(changed as u64, Op::Sum) == 0 {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,500 @@
+//! `tessera euler`: an Euler circuit of a multigraph (graph or digraph) from the `[graph]`
+//! source, every input tuple an edge whose id is its index (duplicates and self-loops kept).
+//!
+//! Algorithm (spec: euler-circuits.md; seed 002; Tucker's method, after Awerbuch, Israeli and
+//! Shiloach): (1) pair the edge-ends at each vertex, which cuts the edges into closed trails
+//! (`darts`); (2) label each trail with its smallest edge id by pointer jumping (`jump`);
+//! (3) a spanning tree of the trail–vertex graph by min-label hooking (`forest`, `splice`);
+//! (4) splice the trails along the tree at every vertex at once (`splice`); (5) cut the one
+//! closed trail at edge 0 and order it by list ranking (`jump`). Every phase is flat over
+//! slots (edge-ends) or vertices, so its time follows the edge count, not the number of
+//! trails, and each is one GPU kernel away. Distributed: 1D vertex blocks, each edge-end at
+//! its vertex's owner, so pairing and splicing are local and the rest exchanges through
+//! `World::query`/`route`; no step depends on the rank count, so neither does the circuit.
+//! Before any work, a non-Eulerian graph is refused with one line (`check`). The circuit is
+//! checked by `verify`, which knows nothing of the solver.
+
+pub mod check;
+pub mod darts;
+pub mod forest;
+pub mod hierholzer;
+pub mod jump;
+pub mod splice;
+pub mod verify;
+
+use crate::comm::ranges::Ranges;
+use crate::comm::{Op, Triple, World};
+use crate::error::{Error, Result};
+use crate::graph::source::{GraphConfig, GraphSpec};
+use crate::graph::{Block1D, Edge};
+use crate::harness::{Harness, Workload};
+use crate::output::ResultFile;
+use crate::rng::{draw, stream_key};
+use darts::Darts;
+use jump::NIL;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+use verify::Circuit;
+
+/// The circuit is written by default up to this many edges.
+const WRITE_CIRCUIT_UP_TO: u64 = 1 << 26;
+
+/// Stream tag of the random pairing.
+const PAIRING_STREAM: u64 = 0x6575_6c01;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    /// Consecutive edge-ends in edge-id order
+    Adjacency,
+    /// Edge-ends shuffled by (seed, edge-end)
+    Random,
+    /// Opposite directions of a periodic lattice
+    Straight,
+}
+
+/// `[euler]`. Also the `tessera euler` flags (the graph is `[graph]`'s).
+#[derive(Debug, Default, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct EulerTable {
+    /// Read each tuple (u, v) as an arc u -> v (default: as the source says; de-bruijn is)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub directed: Option<bool>,
+    /// How edge-ends are paired at each vertex (default adjacency)
+    #[arg(long, value_enum)]
+    pub pairing: Option<Pairing>,
+    /// With exactly two odd (directed: unbalanced by one) vertices, an Euler trail between them
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub trail: Option<bool>,
+    /// Add edges that make the graph Eulerian (odd vertices paired in id order, components
+    /// joined by a cycle through their smallest vertices; undirected only)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub eulerize: Option<bool>,
+    /// Check the circuit (default true; untimed)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub verify: Option<bool>,
+    /// Store the circuit in the HDF5 file (default: up to 2^26 edges; a checksum always)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub write_circuit: Option<bool>,
+    /// Also time a sequential Hierholzer on rank 0 (the benchmark's baseline)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub hierholzer: Option<bool>,
+}
+
+pub struct Euler {
+    graph: GraphConfig,
+    directed: Option<bool>,
+    pairing: Pairing,
+    trail: bool,
+    eulerize: bool,
+    verify: bool,
+    write_circuit: Option<bool>,
+    hierholzer: bool,
+}
+
+/// Phase seconds, in the order of the attributes.
+const PHASES: [&str; 7] = [
+    "check", "pair", "label", "tree", "splice", "rank", "validate",
+];
+
+/// What a run found.
+struct Findings {
+    n: u64,
+    /// Edges of the input (before any added by `eulerize`, and without `--trail`'s).
+    input_edges: u64,
+    /// Edges the circuit uses: the input's and those `eulerize` added.
+    edges: Vec<Edge>,
+    directed: bool,
+    trail: Option<(u64, u64)>,
+    initial_trails: u64,
+    label_rounds: usize,
+    tree_rounds: usize,
+    seconds: Vec<(&'static str, f64)>,
+    circuit: Option<Circuit>,
+    checksum: u64,
+    valid: Option<bool>,
+    hierholzer_seconds: Option<f64>,
+}
+
+impl Workload for Euler {
+    const NAME: &'static str = "euler";
+    const ABOUT: &'static str =
+        "Euler circuit (or trail) of a multigraph: pair, label trails, tree, splice, rank";
+    const GRAPH: bool = true;
+    type Table = EulerTable;
+
+    fn configure(source: &str, t: EulerTable, graph: Option<GraphConfig>) -> Result<Self> {
+        let graph = graph.expect("euler takes a graph");
+        let pairing = t.pairing.unwrap_or(Pairing::Adjacency);
+        if pairing == Pairing::Straight && lattice_axes(&graph.spec).is_none() {
+            return Err(crate::config::config_error(
+                source,
+                "[euler] pairing = \"straight\" needs a periodic lattice (generator lattice)",
+            ));
+        }
+        let eulerize = t.eulerize.unwrap_or(false);
+        if eulerize && t.directed == Some(true) {
+            return Err(crate::config::config_error(
+                source,
+                "[euler] eulerize applies to undirected graphs only (directed = true)",
+            ));
+        }
+        Ok(Euler {
+            graph,
+            directed: t.directed,
+            pairing,
+            trail: t.trail.unwrap_or(false),
+            eulerize,
+            verify: t.verify.unwrap_or(true),
+            write_circuit: t.write_circuit,
+            hierholzer: t.hierholzer.unwrap_or(false),
+        })
+    }
+
+    fn execute(&self, h: &Harness) -> Result<()> {
+        if let crate::device::Selected::Gpu(_) = h.device {
+            return Err(Error::Unavailable(
+                "euler has no GPU path yet: run it with device = \"cpu\"".into(),
+            ));
+        }
+        let f = self.solve(h)?;
+        h.summary(&summary_rows(&f));
+        h.write_results(|file| self.write(file, h, &f))
+    }
+}
+
+/// Directions of a periodic lattice's sites (edge e has axis e mod this), if it is one.
+fn lattice_axes(spec: &GraphSpec) -> Option<u64> {
+    match spec {
+        GraphSpec::Lattice {
+            dims,
+            periodic: true,
+        } => Some(dims.len() as u64),
+        GraphSpec::Eulerian(crate::graph::generators::eulerian::Kind::Triangular { .. }) => Some(3),
+        _ => None,
+    }
+}
+
+impl Euler {
+    fn solve(&self, h: &Harness) -> Result<Findings> {
+        let (world, seed) = (h.world, h.run.seed);
+        let mut seconds = Vec::new();
+        let mut phase = |name: &'static str, t: Instant| {
+            world.barrier();
+            let s = t.elapsed().as_secs_f64();
+            log::info!("euler: {name} took {s:.3} s");
+            seconds.push((name, s));
+        };
+        // The graph: this rank's tuples with their global ids, and their ends at the owners.
+        let t = Instant::now();
+        let source = self.graph.spec.open(world, seed)?;
+        let directed = self.directed.unwrap_or(source.is_directed());
+        let n = source.num_vertices();
+        let mut local = Vec::new();
+        source.local_chunk(0, source.local_len(), &mut local);
+        drop(source);
+        let input = Ranges::of_lengths(world, local.len() as u64);
+        let m_input = input.total();
+        if m_input == 0 {
+            return Err(Error::NotEulerian("the graph has no edges".into()));
+        }
+        let part = Block1D::new(n, world.size(), world.rank());
+        let vertices = Ranges::of_lengths(world, part.local_n() as u64);
+        let mut ends = darts::distribute(world, &part, &[(input.first(), &local)])?;
+        phase("graph", t);
+
+        let t = Instant::now();
+        let links = |extra: &[Edge], first: u64| -> Vec<Triple> {
+            let own = local
+                .iter()
+                .enumerate()
+                .map(|(i, &(u, v))| Triple(u, v, input.first() + i as u64));
+            let more = extra
+                .iter()
+                .enumerate()
+                .map(|(i, &(u, v))| Triple(u, v, first + i as u64));
+            own.chain(more).collect()
+        };
+        // Added edges (eulerize; the trail's virtual edge) are known to every rank; each
+        // rank takes its block of them.
+        let mut added: Vec<Edge> = Vec::new();
+        if self.eulerize {
+            let deg = darts::degrees(&part, &ends, false);
+            added = check::eulerize(world, &part, &vertices, &deg, &links(&[], 0))?;
+            phase("eulerize", t);
+        }
+        let t = Instant::now();
+        let share = |list: &[Edge], first: u64| -> (u64, Vec<Edge>) {
+            let r = crate::graph::block_range(list.len() as u64, world.size(), world.rank());
+            (
+                first + r.start,
+                list[r.start as usize..r.end as usize].to_vec(),
+            )
+        };
+        let (added_first, added_mine) = share(&added, m_input);
+        ends.extend(darts::distribute(
+            world,
+            &part,
+            &[(added_first, &added_mine)],
+        )?);
+        let deg = darts::degrees(&part, &ends, directed);
+        let trail = check::degrees_ok(world, &part, &deg, directed, self.trail)?;
+        let m_graph = m_input + added.len() as u64;
+        check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
+        // The trail's virtual edge end -> start, the last edge: the circuit is cut after it.
+        let virtual_edge: Vec<Edge> = trail.map(|(a, b)| (b, a)).into_iter().collect();
+        let (v_first, v_mine) = share(&virtual_edge, m_graph);
+        ends.extend(darts::distribute(world, &part, &[(v_first, &v_mine)])?);
+        let m = m_graph + virtual_edge.len() as u64;
+        phase("check", t);
+
+        let t = Instant::now();
+        let key = stream_key(seed, PAIRING_STREAM);
+        let axes = lattice_axes(&self.graph.spec).unwrap_or(1);
+        let pairing = self.pairing;
+        let order = move |dart: u64| match pairing {
+            Pairing::Adjacency => dart,
+            Pairing::Random => draw(key, dart) >> 1,
+            Pairing::Straight => (dart / 2) % axes,
+        };
+        let mut darts = Darts::pair(world, &part, ends, directed, order)?;
+        phase("pair", t);
+
+        let t = Instant::now();
+        let trails = Ranges::even(m, world.size(), world.rank());
+        let edge_of: Vec<u64> = darts.dart.par_iter().map(|d| d / 2).collect();
+        let (label, label_rounds) =
+            jump::cycle_min(world, &darts.slots, darts.next(), edge_of.clone())?;
+        // Two cycles per trail: count each trail at the slots of its smallest edge.
+        let starts = label
+            .par_iter()
+            .zip(&edge_of)
+            .filter(|(l, e)| l == e)
+            .count() as u64;
+        let initial_trails = world.allreduce(starts, Op::Sum) / 2;
+        phase("label", t);
+
+        let t = Instant::now();
+        let (joined, tree_rounds) = splice::spanning_tree(world, &darts, &label, &trails)?;
+        phase("tree", t);
+
+        let t = Instant::now();
+        splice::splice(&mut darts, &label, &joined);
+        phase("splice", t);
+
+        let t = Instant::now();
+        let start = if trail.is_some() { m - 1 } else { 0 };
+        let placed = order_circuit(world, &darts, m, start)?;
+        phase("rank", t);
+
+        // Untimed from here: rank 0 gathers the circuit and the edge tuples.
+        let pairs: Vec<crate::comm::Pair> = local
+            .iter()
+            .map(|&(u, v)| crate::comm::Pair(u, v))
+            .collect();
+        let gathered = world.gatherv_root(&pairs)?;
+        let placed = world.gatherv_root(&placed)?;
+        let mut edges: Vec<Edge> = gathered.into_iter().map(|p| (p.0, p.1)).collect();
+        edges.extend_from_slice(&added);
+        let mut f = Findings {
+            n,
+            input_edges: m_input,
+            edges,
+            directed,
+            trail,
+            initial_trails,
+            label_rounds,
+            tree_rounds,
+            seconds: Vec::new(),
+            circuit: None,
+            checksum: 0,
+            valid: None,
+            hierholzer_seconds: None,
+        };
+        if world.is_root() {
+            let c = assemble(&placed, m as usize, trail.is_some());
+            f.checksum = verify::checksum(&c.edges, &c.forward);
+            f.circuit = Some(c);
+        }
+        let t = Instant::now();
+        if self.verify {
+            let outcome = match &f.circuit {
+                Some(c) => verify::check(n, &f.edges, directed, trail, c).map_err(Error::Check),
+                None => Ok(()),
+            };
+            world.agree(outcome)?;
+            f.valid = Some(true);
+        }
+        phase("validate", t);
+        if self.hierholzer && world.is_root() {
+            let t = Instant::now();
+            let found = hierholzer::circuit(n, &f.edges, directed);
+            f.hierholzer_seconds = Some(t.elapsed().as_secs_f64());
+            if found.is_none() && trail.is_none() {
+                return Err(Error::Check("Hierholzer found no circuit".into()));
+            }
+        }
+        f.seconds = seconds;
+        Ok(f)
+    }
+
+    /// `/graph` parameters and `/euler`.
+    fn write(&self, file: &ResultFile, h: &Harness, f: &Findings) -> Result<()> {
+        let g = file.group("graph")?;
+        let w = g.writer();
+        w.attr_str("generator", self.graph.spec.kind())?;
+        w.attr_str("parameters", &self.graph.spec.parameters())?;
+        w.attr("seed", h.run.seed)?;
+        let group = file.group("euler")?;
+        let w = group.writer();
+        let m = f.edges.len() as u64;
+        w.attr("num_vertices", f.n)?;
+        w.attr("num_edges", m)?;
+        w.attr("input_edges", f.input_edges)?;
+        w.attr("added_edges", m - f.input_edges)?;
+        w.attr("directed", u8::from(f.directed))?;
+        w.attr_str("pairing", pairing_name(self.pairing))?;
+        w.attr("trail", u8::from(f.trail.is_some()))?;
+        w.attr("initial_trails", f.initial_trails)?;
+        w.attr("label_rounds", f.label_rounds as u64)?;
+        w.attr("tree_rounds", f.tree_rounds as u64)?;
+        w.attr("valid", u8::from(f.valid == Some(true)))?;
+        w.attr("verified", u8::from(f.valid.is_some()))?;
+        for (name, s) in &f.seconds {
+            if PHASES.contains(name) || *name == "eulerize" || *name == "graph" {
+                w.attr(&format!("{name}_seconds"), *s)?;
+            }
+        }
+        w.attr("solve_seconds", solve_seconds(f))?;
+        w.attr("edges_per_second", m as f64 / solve_seconds(f))?;
+        w.attr("checksum", f.checksum)?;
+        if let Some(s) = f.hierholzer_seconds {
+            w.attr("hierholzer_seconds", s)?;
+        }
+        if m > f.input_edges {
+            let added: Vec<u64> = f.edges[f.input_edges as usize..]
+                .iter()
+                .flat_map(|&(u, v)| [u, v])
+                .collect();
+            group.dataset_2d("added_edge_tuples", added.len() / 2, &added)?;
+        }
+        let c = f.circuit.as_ref().expect("rank 0 holds the circuit");
+        if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) {
+            group.dataset("circuit_edges", &c.edges)?;
+            group.dataset("circuit_forward", &c.forward)?;
+            group.dataset("circuit_vertices", &c.vertices)?;
+        }
+        Ok(())
+    }
+}
+
+fn pairing_name(p: Pairing) -> &'static str {
+    match p {
+        Pairing::Adjacency => "adjacency",
+        Pairing::Random => "random",
+        Pairing::Straight => "straight",
+    }
+}
+
+/// Seconds of the solve: the check and phases 1-5 (the checker excluded).
+fn solve_seconds(f: &Findings) -> f64 {
+    f.seconds
+        .iter()
+        .filter(|(name, _)| PHASES[..6].contains(name))
+        .map(|p| p.1)
+        .sum()
+}
+
+fn summary_rows(f: &Findings) -> Vec<(&'static str, String)> {
+    let m = f.edges.len() as u64;
+    let mut rows = vec![
+        ("edges", m.to_string()),
+        ("initial_trails", f.initial_trails.to_string()),
+        ("label_rounds", f.label_rounds.to_string()),
+        ("tree_rounds", f.tree_rounds.to_string()),
+    ];
+    for (name, s) in &f.seconds {
+        rows.push((name, format!("{s:.6} s")));
+    }
+    let solve = solve_seconds(f);
+    rows.push(("edges_per_second", format!("{:.4e}", m as f64 / solve)));
+    if let Some(s) = f.hierholzer_seconds {
+        rows.push(("hierholzer", format!("{s:.6} s ({:.2}x)", s / solve)));
+    }
+    rows.push(("checksum", format!("{:016x}", f.checksum)));
+    let verified = match f.valid {
+        Some(true) => "yes",
+        _ => "skipped",
+    };
+    rows.push(("verified", verified.into()));
+    rows
+}
+
+/// Phase 5 (collective): cut the closed trail after edge `start` travelled forwards and rank
+/// it. Returns, for this rank's slots on it, Triple(position, edge << 1 | forward, vertex
+/// arrived at). The reverse cycle (the same trail travelled backwards) is cut at the same
+/// edge's other end and ranked alongside, then left out.
+fn order_circuit(world: &World, darts: &Darts, m: u64, start: u64) -> Result<Vec<Triple>> {
+    let at = |dart: u64| world.allreduce(darts.find(dart).unwrap_or(NIL), Op::Min);
+    let (head, tail) = (at(2 * start + 1), at(2 * start));
+    let mut next = darts.next();
+    next.par_iter_mut().for_each(|n| {
+        if *n == head || *n == tail {
+            *n = NIL;
+        }
+    });
+    // The list's last slot: the one whose successor was `head`.
+    let first = darts.slots.first();
+    let last_here = darts
+        .next()
+        .iter()
+        .position(|&n| n == head)
+        .map_or(NIL, |i| first + i as u64);
+    let last = world.allreduce(last_here, Op::Min);
+    let (dist, end) = jump::rank_lists(world, &darts.slots, next)?;
+    let placed: Vec<Triple> = (0..darts.slot_count())
+        .into_par_iter()
+        .filter(|&i| end[i] == last)
+        .map(|i| {
+            let d = darts.dart[i];
+            Triple(m - 1 - dist[i], (d / 2) << 1 | (d & 1), darts.vertex[i])
+        })
+        .collect();
+    let count = world.allreduce(placed.len() as u64, Op::Sum);
+    if count != m {
+        return Err(Error::Check(format!(
+            "splicing left more than one closed trail: the circuit holds {count} of {m} edges"
+        )));
+    }
+    Ok(placed)
+}
+
+/// The circuit on rank 0 from the placed slots: for a trail, without the virtual edge that
+/// comes first.
+fn assemble(placed: &[Triple], m: usize, trail: bool) -> Circuit {
+    let mut edge = vec![0u64; m];
+    let mut forward = vec![0u8; m];
+    let mut arrive = vec![0u64; m];
+    for t in placed {
+        let p = t.0 as usize;
+        edge[p] = t.1 >> 1;
+        forward[p] = (t.1 & 1) as u8;
+        arrive[p] = t.2;
+    }
+    if trail {
+        return Circuit {
+            edges: edge[1..].to_vec(),
+            forward: forward[1..].to_vec(),
+            vertices: arrive,
+        };
+    }
+    let mut vertices = Vec::with_capacity(m + 1);
+    vertices.push(arrive[m - 1]);
+    vertices.extend_from_slice(&arrive);
+    Circuit {
+        edges: edge,
+        forward,
+        vertices,
+    }
+}
