@@ -291,9 +291,23 @@ fn torus_distances_and_clustering_are_exact() {
     );
 }
 
+/// Every case at one rank, and each at one more rank count in turn (2, 3, 4, 2, ...): every
+/// rank count sees three cases. The whole matrix is the ignored test below (scripts/test-long);
+/// 36 launches cost a minute of CI time.
 #[test]
 fn bad_generator_parameters_give_one_clear_error() {
-    let dir = test_dir("generator_errors");
+    check_generator_errors("generator_errors", |case| vec![1, 2 + case % 3]);
+}
+
+#[test]
+#[ignore = "every case at every rank count: run by scripts/test-long"]
+fn bad_generator_parameters_give_one_clear_error_at_every_rank_count() {
+    check_generator_errors("generator_errors_all", |_| NPS.to_vec());
+}
+
+/// Each bad generator setting, at the rank counts `nps(case index)`, gives one clear line.
+fn check_generator_errors(name: &str, nps: impl Fn(usize) -> Vec<usize>) {
+    let dir = test_dir(name);
     // (flags, what the one error line must say)
     let cases = [
         (
@@ -330,8 +344,8 @@ fn bad_generator_parameters_give_one_clear_error() {
             "[graph] exponent is missing: generator watts-alpha needs it",
         ),
     ];
-    for np in NPS {
-        for (flags, needle) in cases {
+    for (case, (flags, needle)) in cases.into_iter().enumerate() {
+        for np in nps(case) {
             let mut all = vec!["generate", "--output", "never.h5", "--generator"];
             all.extend(flags.split_whitespace());
             let run = tessera(np, &all, &dir);
