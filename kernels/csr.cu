@@ -38,25 +38,9 @@ extern "C" __global__ void csr_sort_warp(u32 *adj, const u64 *offsets, const u32
 extern "C" __global__ void csr_sort_tile(u32 *adj, const u64 *starts, const u32 *lens) {
     __shared__ u32 s[SORT_TILE];
     u64 start = starts[blockIdx.x];
-    u32 len = lens[blockIdx.x], p = 2 * WARP;
-    while (p < len) p <<= 1;
-    for (u32 i = threadIdx.x; i < p; i += blockDim.x) s[i] = i < len ? adj[start + i] : NO_ID;
-    __syncthreads();
-    for (u32 k = 2; k <= p; k <<= 1) {
-        for (u32 j = k >> 1; j > 0; j >>= 1) {
-            for (u32 i = threadIdx.x; i < p; i += blockDim.x) {
-                u32 partner = i ^ j;
-                if (partner > i) {
-                    u32 a = s[i], b = s[partner];
-                    if ((a > b) == ((i & k) == 0)) {
-                        s[i] = b;
-                        s[partner] = a;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-    }
+    u32 len = lens[blockIdx.x];
+    for (u32 i = threadIdx.x; i < len; i += blockDim.x) s[i] = adj[start + i];
+    block_sort(s, len, NO_ID);
     for (u32 i = threadIdx.x; i < len; i += blockDim.x) adj[start + i] = s[i];
 }
 

@@ -267,28 +267,6 @@ GENERATOR(ws)
 #define ER_MOST 4096
 #define ER_THREADS 256
 
-__device__ void er_sort(u64 *s, u32 k) {
-    u32 p = 2 * WARP;
-    while (p < k) p <<= 1;
-    for (u32 i = k + threadIdx.x; i < p; i += blockDim.x) s[i] = ~0ULL;
-    __syncthreads();
-    for (u32 size = 2; size <= p; size <<= 1) {
-        for (u32 j = size >> 1; j > 0; j >>= 1) {
-            for (u32 i = threadIdx.x; i < p; i += blockDim.x) {
-                u32 partner = i ^ j;
-                if (partner > i) {
-                    u64 a = s[i], b = s[partner];
-                    if ((a > b) == ((i & size) == 0)) {
-                        s[i] = b;
-                        s[partner] = a;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-    }
-}
-
 // Drop repeats from the sorted s[0..k); returns how many distinct values remain.
 __device__ u32 er_dedup(u64 *s, u32 k) {
     __shared__ u32 counts[ER_THREADS];
@@ -331,7 +309,7 @@ __device__ void er_distinct(u64 *s, u64 key, u32 k, u64 cap) {
         u32 need = k - have;
         for (u32 t = threadIdx.x; t < need; t += blockDim.x) s[have + t] = below(draw(key, counter + t), cap);
         counter += need;
-        er_sort(s, k);
+        block_sort(s, k, ~0ULL);
         have = er_dedup(s, k);
     }
 }

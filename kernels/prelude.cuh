@@ -5,8 +5,8 @@
 // that specialised kernels take (godfrey.cu: N, Q, G, WORDS, WALK, UNROLL, THREADS).
 //
 // Contents: fixed-width integer types, thread and warp indices, warp-aggregated atomics,
-// block-wide counter sums, a lock-free union-find, and the counter-based random numbers of
-// src/rng.rs.
+// block-wide counter sums, a block-wide sort in shared memory, a lock-free union-find, and the
+// counter-based random numbers of src/rng.rs.
 
 #ifndef TESSERA_PRELUDE
 #define TESSERA_PRELUDE
@@ -84,6 +84,35 @@ __device__ void block_add(u64 *counters, const int (&index)[K], const u64 (&valu
     }
     __syncthreads();
     if (threadIdx.x < K && sums[threadIdx.x]) atomicAdd(&counters[index[threadIdx.x]], sums[threadIdx.x]);
+}
+
+// ---- Block-wide sort in shared memory (kernels/csr.cu, kernels/generators.cu) ---------------
+
+// Sort s[0..len) ascending by the whole block: padded with `top` (no smaller than any value)
+// to p, the least power of two >= max(len, 64), then a bitonic network with a barrier per
+// stage. s must hold p items; every thread of the block calls, after writing its share of
+// s[0..len) (the barrier after the padding makes those writes visible).
+template <typename T>
+__device__ void block_sort(T *s, u32 len, T top) {
+    u32 p = 2 * WARP;
+    while (p < len) p <<= 1;
+    for (u32 i = len + threadIdx.x; i < p; i += blockDim.x) s[i] = top;
+    __syncthreads();
+    for (u32 k = 2; k <= p; k <<= 1) {
+        for (u32 j = k >> 1; j > 0; j >>= 1) {
+            for (u32 i = threadIdx.x; i < p; i += blockDim.x) {
+                u32 partner = i ^ j;
+                if (partner > i) {
+                    T a = s[i], b = s[partner];
+                    if ((a > b) == ((i & k) == 0)) {
+                        s[i] = b;
+                        s[partner] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
 }
 
 // ---- Union-find (kernels/cc.cu, kernels/lattice.cu) -----------------------------------------
