@@ -3,9 +3,9 @@
 //! runs them all; bad values give one clear error line; and a statistical check of bond
 //! percolation on the square lattice at p = 1/2 (spanning probability 1/2 by self-duality).
 
-mod common;
+use crate::common;
 
-use common::{one_clear_error, tessera, test_dir, H5};
+use crate::common::{one_clear_error, tessera, test_dir, H5};
 use std::path::Path;
 
 /// Run `tessera percolation` on the CPU, one thread per rank, and open its result file.

@@ -2,9 +2,9 @@
 //! rank count (generated graphs with many components, a hand-made file of known pieces),
 //! statistics that follow from the labels, and one clear error for a bad value.
 
-mod common;
+use crate::common;
 
-use common::{one_clear_error, tessera, test_dir, H5};
+use crate::common::{one_clear_error, tessera, test_dir, H5};
 use std::collections::HashMap;
 use std::path::Path;
 

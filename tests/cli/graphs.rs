@@ -3,9 +3,9 @@
 //! the same CSR, analysis equal to a brute-force count and across rank counts, and one clear
 //! error line for bad parameters.
 
-mod common;
+use crate::common;
 
-use common::{kronecker_edges, one_clear_error, tessera, test_dir, H5};
+use crate::common::{kronecker_edges, one_clear_error, tessera, test_dir, H5};
 use std::collections::BTreeSet;
 use std::path::Path;
 

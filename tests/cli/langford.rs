@@ -2,9 +2,7 @@
 //! depth, the rank count and the farm mode, the HDF5 result and ledger, resuming a killed run,
 //! and clear errors for bad n and foreign ledgers.
 
-mod common;
-
-use common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
+use crate::common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

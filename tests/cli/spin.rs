@@ -11,9 +11,7 @@
 //! 3-state Potts model near ln(1+√3); those of the rewired 3D lattice at p = 0.01 within 1%
 //! of seed 000's T_c(p).
 
-mod common;
-
-use common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
+use crate::common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

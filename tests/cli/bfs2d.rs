@@ -4,10 +4,8 @@
 //! communication model; impossible grids refused with one clear line. The `#[ignore]` test
 //! (scripts/test-long) does the same on a larger graph, every grid and every mode.
 
-mod common;
-
-use common::outcome::*;
-use common::*;
+use crate::common::outcome::*;
+use crate::common::*;
 use std::path::Path;
 
 /// A Kronecker graph small enough for debug builds, with both directions in its searches.

@@ -4,9 +4,9 @@
 //! counts before splicing against a sequential pairing in the test, one error line for each
 //! kind of non-Eulerian input, and agreement with a sequential Hierholzer on random graphs.
 
-mod common;
+use crate::common;
 
-use common::{one_clear_error, tessera, test_dir, H5};
+use crate::common::{one_clear_error, tessera, test_dir, H5};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 

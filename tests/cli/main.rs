@@ -1,0 +1,15 @@
+//! Every test that runs the `tessera` binary (most of them under `mpirun -np 1..4`), one
+//! module per area, built as one test binary: one link instead of one per area, and one pool
+//! of test threads over all of them.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bfs2d;
+mod components;
+mod euler;
+mod graphs;
+mod langford;
+mod mpirun;
+mod percolation;
+mod spin;
