@@ -178,3 +178,10 @@ extern "C" __global__ void bfs_bits_to_queue(const u64 *bits, u64 words, u32 *qu
         word &= word - 1;
     }
 }
+
+// The parents as u32 for the copy to the host (-1 becomes 0xffffffff; the host widens them
+// back). Only used where every vertex id is below 0xffffffff.
+extern "C" __global__ void bfs_narrow_parents(const i64 *parent, u64 local_n, u32 *out) {
+    u64 i = thread_index();
+    if (i < local_n) out[i] = (u32)parent[i];
+}

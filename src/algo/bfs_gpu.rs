@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{Block1D, DistGraph, Vid};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use rayon::prelude::*;
 
 /// Rows this long or longer are scanned by the whole grid (`HEAVY_DEGREE` in kernels/bfs.cu).
 const HEAVY_DEGREE: usize = 4096;
@@ -33,6 +34,7 @@ struct Kernels {
     bottom_up: Kernel,
     queue_to_bits: Kernel,
     bits_to_queue: Kernel,
+    narrow_parents: Kernel,
 }
 
 impl Kernels {
@@ -46,6 +48,7 @@ impl Kernels {
             bottom_up: f("bfs_bottom_up")?,
             queue_to_bits: f("bfs_queue_to_bits")?,
             bits_to_queue: f("bfs_bits_to_queue")?,
+            narrow_parents: f("bfs_narrow_parents")?,
         })
     }
 }
@@ -83,6 +86,10 @@ pub struct GpuFrontiers<'a> {
     next: Form,
     /// The host parent buffer, page-locked on first use (the caller keeps handing the same one).
     pinned_parents: Option<Pinned>,
+    /// Where every id is below u32::MAX, parents come to the host as u32 (half the bytes):
+    /// this page-locked buffer, declared before `narrow_parents` so it is unregistered first.
+    narrow_pinned: Option<Pinned>,
+    narrow_parents: Option<Vec<u32>>,
 }
 
 /// Pairs a rank may send and receive in one level. The `sent` bitmap lets a rank send each
@@ -172,7 +179,54 @@ impl<'a> GpuFrontiers<'a> {
             current: Form::Queue(0),
             next: Form::Queue(0),
             pinned_parents: None,
+            narrow_pinned: None,
+            narrow_parents: (g.n() < u64::from(u32::MAX)).then(Vec::new),
         })
+    }
+
+    /// The parents as u32 into `narrow_parents` (resized to `n`, page-locked once): narrowed on the
+    /// device into the next queue, free once a search has ended.
+    fn copy_narrow_parents(&mut self, n: usize) -> Result<()> {
+        let Some(host) = self.narrow_parents.as_mut() else {
+            return Ok(());
+        };
+        if host.len() != n {
+            self.narrow_pinned = None;
+            *host = vec![0; n];
+            self.narrow_pinned = self.gpu.pin(host);
+        }
+        self.gpu
+            .launch(&self.k.narrow_parents, grid(self.local_n), |b| {
+                b.arg(&self.parent)
+                    .arg(&self.local_n)
+                    .arg(&mut self.next_queue);
+            })?;
+        self.gpu
+            .stream
+            .memcpy_dtoh(&self.next_queue.slice(0..n), host.as_mut_slice())
+            .map_err(|e| gpu_error("copy parents to the host", e))?;
+        // Into page-locked memory the copy is asynchronous: wait for it.
+        self.gpu.sync("copy parents to the host")
+    }
+
+    /// The parents as i64 straight into `out` (page-locked on first use).
+    fn copy_wide_parents(&mut self, out: &mut [i64]) -> Result<()> {
+        if !self
+            .pinned_parents
+            .as_ref()
+            .is_some_and(|p| p.holds(out.as_ptr()))
+        {
+            self.pinned_parents = None;
+            self.pinned_parents = self.gpu.pin(out);
+            if self.pinned_parents.is_none() {
+                log::warn!("cannot page-lock the parent array: copies back run slower");
+            }
+        }
+        self.gpu
+            .stream
+            .memcpy_dtoh(&self.parent.slice(0..out.len()), out)
+            .map_err(|e| gpu_error("copy parents to the host", e))?;
+        self.gpu.sync("copy parents to the host")
     }
 
     /// A grid of as many blocks as the GPU holds at once, for grid-stride kernels.
@@ -376,23 +430,15 @@ impl Frontiers for GpuFrontiers<'_> {
         if out.is_empty() {
             return Ok(());
         }
-        if !self
-            .pinned_parents
-            .as_ref()
-            .is_some_and(|p| p.holds(out.as_ptr()))
-        {
-            self.pinned_parents = None;
-            self.pinned_parents = self.gpu.pin(out);
-            if self.pinned_parents.is_none() {
-                log::warn!("cannot page-lock the parent array: copies back run slower");
-            }
+        if self.narrow_parents.is_none() {
+            return self.copy_wide_parents(out);
         }
-        self.gpu
-            .stream
-            .memcpy_dtoh(&self.parent.slice(0..out.len()), out)
-            .map_err(|e| gpu_error("copy parents to the host", e))?;
-        // Into page-locked memory the copy is asynchronous: wait for it.
-        self.gpu.sync("copy parents to the host")
+        self.copy_narrow_parents(out.len())?;
+        let narrow = self.narrow_parents.as_deref().unwrap_or_default();
+        out.par_iter_mut()
+            .zip(narrow.par_iter())
+            .for_each(|(p, &q)| *p = if q == u32::MAX { -1 } else { i64::from(q) });
+        Ok(())
     }
 
     fn transport(&self) -> &'static str {
