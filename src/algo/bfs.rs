@@ -112,7 +112,13 @@ pub trait Frontiers {
     fn bottom_up(&mut self, clock: &mut LevelClock) -> Result<u64>;
     /// Make the next frontier current; return its local vertex and edge counts.
     fn advance(&mut self) -> Result<(u64, u64)>;
-    /// Copy the parents of the local vertices into `out`.
+    /// Bring the parents of the local vertices into host memory where they are elsewhere
+    /// (the copy that the time "with copy to host" adds to the search).
+    fn fetch_parents(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// The parents of the local vertices, as i64 (-1: none), into `out` (fetched first if
+    /// `fetch_parents` was not called since the search).
     fn parents(&mut self, out: &mut [i64]) -> Result<()>;
     /// What carries the exchanges ("mpi", "nccl", "none" on one rank), for provenance.
     fn transport(&self) -> &'static str;

@@ -84,12 +84,18 @@ pub struct GpuFrontiers<'a> {
     resident_blocks: u32,
     current: Form,
     next: Form,
-    /// The host parent buffer, page-locked on first use (the caller keeps handing the same one).
+    /// Page-locks `host_parents` (declared first: unregistered before that memory is freed).
     pinned_parents: Option<Pinned>,
-    /// Where every id is below u32::MAX, parents come to the host as u32 (half the bytes):
-    /// this page-locked buffer, declared before `narrow_parents` so it is unregistered first.
-    narrow_pinned: Option<Pinned>,
-    narrow_parents: Option<Vec<u32>>,
+    host_parents: HostParents,
+    /// Whether `host_parents` holds this search's parents.
+    fetched: bool,
+}
+
+/// The parents' copy in host memory: u32 where every id is below u32::MAX (half the bytes of
+/// the device's i64s; u32::MAX stands for none), else i64.
+enum HostParents {
+    Narrow(Vec<u32>),
+    Wide(Vec<i64>),
 }
 
 /// Pairs a rank may send and receive in one level. The `sent` bitmap lets a rank send each
@@ -153,7 +159,7 @@ impl<'a> GpuFrontiers<'a> {
         let local_n = g.local_n();
         let ranks = world.size();
         let (send_capacity, recv_capacity) = exchange_capacities(&g.part, entries);
-        Ok(GpuFrontiers {
+        let mut frontiers = GpuFrontiers {
             gpu,
             exchange,
             k: Kernels::new(gpu)?,
@@ -179,54 +185,20 @@ impl<'a> GpuFrontiers<'a> {
             current: Form::Queue(0),
             next: Form::Queue(0),
             pinned_parents: None,
-            narrow_pinned: None,
-            narrow_parents: (g.n() < u64::from(u32::MAX)).then(Vec::new),
-        })
-    }
-
-    /// The parents as u32 into `narrow_parents` (resized to `n`, page-locked once): narrowed on the
-    /// device into the next queue, free once a search has ended.
-    fn copy_narrow_parents(&mut self, n: usize) -> Result<()> {
-        let Some(host) = self.narrow_parents.as_mut() else {
-            return Ok(());
+            host_parents: match g.n() < u64::from(u32::MAX) {
+                true => HostParents::Narrow(vec![0; local_n]),
+                false => HostParents::Wide(vec![0; local_n]),
+            },
+            fetched: false,
         };
-        if host.len() != n {
-            self.narrow_pinned = None;
-            *host = vec![0; n];
-            self.narrow_pinned = self.gpu.pin(host);
+        frontiers.pinned_parents = match &mut frontiers.host_parents {
+            HostParents::Narrow(host) => gpu.pin(host),
+            HostParents::Wide(host) => gpu.pin(host),
+        };
+        if frontiers.pinned_parents.is_none() && local_n > 0 {
+            log::warn!("cannot page-lock the host parent array: copies back run slower");
         }
-        self.gpu
-            .launch(&self.k.narrow_parents, grid(self.local_n), |b| {
-                b.arg(&self.parent)
-                    .arg(&self.local_n)
-                    .arg(&mut self.next_queue);
-            })?;
-        self.gpu
-            .stream
-            .memcpy_dtoh(&self.next_queue.slice(0..n), host.as_mut_slice())
-            .map_err(|e| gpu_error("copy parents to the host", e))?;
-        // Into page-locked memory the copy is asynchronous: wait for it.
-        self.gpu.sync("copy parents to the host")
-    }
-
-    /// The parents as i64 straight into `out` (page-locked on first use).
-    fn copy_wide_parents(&mut self, out: &mut [i64]) -> Result<()> {
-        if !self
-            .pinned_parents
-            .as_ref()
-            .is_some_and(|p| p.holds(out.as_ptr()))
-        {
-            self.pinned_parents = None;
-            self.pinned_parents = self.gpu.pin(out);
-            if self.pinned_parents.is_none() {
-                log::warn!("cannot page-lock the parent array: copies back run slower");
-            }
-        }
-        self.gpu
-            .stream
-            .memcpy_dtoh(&self.parent.slice(0..out.len()), out)
-            .map_err(|e| gpu_error("copy parents to the host", e))?;
-        self.gpu.sync("copy parents to the host")
+        Ok(frontiers)
     }
 
     /// A grid of as many blocks as the GPU holds at once, for grid-stride kernels.
@@ -357,6 +329,7 @@ impl Frontiers for GpuFrontiers<'_> {
         let local = root.wrapping_sub(self.first);
         let is_local = local < self.local_n;
         let root_local: i64 = if is_local { local as i64 } else { -1 };
+        self.fetched = false;
         self.gpu.launch(&self.k.start, grid(self.local_n), |b| {
             b.arg(&mut self.parent)
                 .arg(&self.local_n)
@@ -426,18 +399,44 @@ impl Frontiers for GpuFrontiers<'_> {
         Ok((n, m))
     }
 
+    fn fetch_parents(&mut self) -> Result<()> {
+        let n = self.local_n as usize;
+        let copied = match &mut self.host_parents {
+            HostParents::Narrow(host) => {
+                // Narrowed into the next queue, which is free once a search has ended.
+                self.gpu
+                    .launch(&self.k.narrow_parents, grid(self.local_n), |b| {
+                        b.arg(&self.parent)
+                            .arg(&self.local_n)
+                            .arg(&mut self.next_queue);
+                    })?;
+                self.gpu
+                    .stream
+                    .memcpy_dtoh(&self.next_queue.slice(0..n), host.as_mut_slice())
+            }
+            HostParents::Wide(host) => self
+                .gpu
+                .stream
+                .memcpy_dtoh(&self.parent.slice(0..n), host.as_mut_slice()),
+        };
+        copied.map_err(|e| gpu_error("copy parents to the host", e))?;
+        // Into page-locked memory the copy is asynchronous: wait for it.
+        self.gpu.sync("copy parents to the host")?;
+        self.fetched = true;
+        Ok(())
+    }
+
     fn parents(&mut self, out: &mut [i64]) -> Result<()> {
-        if out.is_empty() {
-            return Ok(());
+        if !self.fetched {
+            self.fetch_parents()?;
         }
-        if self.narrow_parents.is_none() {
-            return self.copy_wide_parents(out);
+        match &self.host_parents {
+            HostParents::Narrow(host) => out
+                .par_iter_mut()
+                .zip(host.par_iter())
+                .for_each(|(p, &q)| *p = if q == u32::MAX { -1 } else { i64::from(q) }),
+            HostParents::Wide(host) => out.copy_from_slice(host),
         }
-        self.copy_narrow_parents(out.len())?;
-        let narrow = self.narrow_parents.as_deref().unwrap_or_default();
-        out.par_iter_mut()
-            .zip(narrow.par_iter())
-            .for_each(|(p, &q)| *p = if q == u32::MAX { -1 } else { i64::from(q) });
         Ok(())
     }
 
