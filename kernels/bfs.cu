@@ -127,21 +127,23 @@ extern "C" __global__ void bfs_claim(const u64 *pairs, u64 count, u64 first, i64
     block_add(counters, index, value);
 }
 
-// Bottom-up, first pass: a grid-stride loop in which each warp covers 32 consecutive
-// vertices, one per lane, so its ballot is one 32-bit half of a next-frontier word
-// (little-endian halves). A lane reads at most BOTTOM_UP_SHORT entries of its row: a vertex
-// not found in them whose row goes on is deferred to bfs_bottom_up_long (counters[4] of them
-// in `deferred`), so one long row does not hold its warp's 31 other lanes.
+// Bottom-up: a grid-stride loop in which each warp covers 32 consecutive vertices, one per
+// lane, so its ballot is one 32-bit half of a next-frontier word (little-endian halves). A
+// lane reads at most BOTTOM_UP_SHORT entries of its row; the rows that go on without a hit
+// are then read by the whole warp, one after another, 32 entries at a time, so one long row
+// does not hold 31 idle lanes. Either way the parent is the first frontier neighbour in row
+// order (in a chunk, the lowest lane with a hit), as a sequential scan finds it.
 #define BOTTOM_UP_SHORT 32
 
 extern "C" __global__ void bfs_bottom_up(const u64 *offsets, const u32 *adj, i64 *parent,
                                          const u64 *frontier, u64 local_n, u32 *next_bits,
-                                         u32 *deferred, u64 *counters) {
+                                         u64 *counters) {
     u64 stride = grid_threads();
+    u32 lane = lane_id();
     u64 found_count = 0, edges = 0, inspected = 0;
     for (u64 base = thread_index() / WARP * WARP; base < local_n;
          base += stride) {
-        u64 l = base + lane_id();
+        u64 l = base + lane;
         bool found = false, defer = false;
         if (l < local_n && parent[l] == -1) {
             u64 begin = offsets[l], end = offsets[l + 1];
@@ -158,53 +160,35 @@ extern "C" __global__ void bfs_bottom_up(const u64 *offsets, const u32 *adj, i64
             }
             defer = !found && stop < end;
         }
-        u32 ballot = __ballot_sync(FULL, found);
-        if (lane_id() == 0) next_bits[base / WARP] = ballot;
-        found_count += found;
-        u64 at = warp_slot(defer, &counters[4]);
-        if (defer) deferred[at] = (u32)l;
-    }
-    const int index[3] = {0, 1, 2};
-    u64 value[3] = {found_count, edges, inspected};
-    block_add(counters, index, value);
-}
-
-// Bottom-up, second pass: one warp per deferred vertex, its lanes reading the rest of the row
-// 32 entries at a time; the first hit in row order (the lowest lane of the first chunk with
-// one) is the parent, as a sequential scan would find it.
-extern "C" __global__ void bfs_bottom_up_long(const u64 *offsets, const u32 *adj, i64 *parent,
-                                              const u64 *frontier, const u32 *deferred,
-                                              u32 *next_bits, u64 *counters) {
-    u64 count = counters[4];
-    u64 warps = grid_threads() / WARP;
-    u32 lane = lane_id();
-    u64 found_count = 0, edges = 0, inspected = 0;
-    for (u64 w = thread_index() / WARP; w < count; w += warps) {
-        u64 l = deferred[w];
-        u64 begin = offsets[l], end = offsets[l + 1];
-        for (u64 chunk = begin + BOTTOM_UP_SHORT; chunk < end; chunk += WARP) {
-            u64 e = chunk + lane, v = 0;
-            bool hit = false;
-            if (e < end) {
-                v = adj[e];
-                hit = (frontier[v / 64] >> (v % 64)) & 1;
+        for (u32 rest = __ballot_sync(FULL, defer); rest; rest &= rest - 1) {
+            u32 owner = __ffs(rest) - 1;
+            u64 row = base + owner;
+            u64 begin = offsets[row], end = offsets[row + 1];
+            for (u64 chunk = begin + BOTTOM_UP_SHORT; chunk < end; chunk += WARP) {
+                u64 e = chunk + lane, v = 0;
+                bool hit = false;
+                if (e < end) {
+                    v = adj[e];
+                    hit = (frontier[v / 64] >> (v % 64)) & 1;
+                }
+                u32 hits = __ballot_sync(FULL, hit);
+                if (!hits) {
+                    if (lane == 0) inspected += end - chunk < WARP ? end - chunk : WARP;
+                    continue;
+                }
+                u32 first = __ffs(hits) - 1;
+                if (lane == first) {
+                    parent[row] = (i64)v;
+                    inspected += first + 1;
+                    edges += end - begin;
+                }
+                if (lane == owner) found = true;
+                break;
             }
-            u32 hits = __ballot_sync(FULL, hit);
-            u64 span = end - chunk < WARP ? end - chunk : WARP;
-            if (!hits) {
-                if (lane == 0) inspected += span;
-                continue;
-            }
-            u32 first = __ffs(hits) - 1;
-            if (lane == first) {
-                parent[l] = (i64)v;
-                atomicOr(&next_bits[l / 32], 1u << (l % 32));
-                found_count++;
-                edges += end - begin;
-                inspected += first + 1;
-            }
-            break;
         }
+        u32 ballot = __ballot_sync(FULL, found);
+        if (lane == 0) next_bits[base / WARP] = ballot;
+        found_count += found;
     }
     const int index[3] = {0, 1, 2};
     u64 value[3] = {found_count, edges, inspected};

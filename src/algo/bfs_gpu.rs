@@ -32,7 +32,6 @@ struct Kernels {
     top_down_heavy: Kernel,
     claim: Kernel,
     bottom_up: Kernel,
-    bottom_up_long: Kernel,
     queue_to_bits: Kernel,
     bits_to_queue: Kernel,
     narrow_parents: Kernel,
@@ -47,7 +46,6 @@ impl Kernels {
             top_down_heavy: f("bfs_top_down_heavy")?,
             claim: f("bfs_claim")?,
             bottom_up: f("bfs_bottom_up")?,
-            bottom_up_long: f("bfs_bottom_up_long")?,
             queue_to_bits: f("bfs_queue_to_bits")?,
             bits_to_queue: f("bfs_bits_to_queue")?,
             narrow_parents: f("bfs_narrow_parents")?,
@@ -519,7 +517,6 @@ impl GpuFrontiers<'_> {
         } else {
             &self.bits
         };
-        // The next frontier is a bitmap, so the next queue holds the deferred long rows.
         self.gpu
             .launch(&self.k.bottom_up, self.filling_grid(), |b| {
                 b.arg(&self.csr.offsets)
@@ -527,17 +524,6 @@ impl GpuFrontiers<'_> {
                     .arg(&mut self.parent)
                     .arg(frontier)
                     .arg(&self.local_n)
-                    .arg(&mut self.next_bits)
-                    .arg(&mut self.next_queue)
-                    .arg(&mut self.counters);
-            })?;
-        self.gpu
-            .launch(&self.k.bottom_up_long, self.filling_grid(), |b| {
-                b.arg(&self.csr.offsets)
-                    .arg(&self.csr.adj)
-                    .arg(&mut self.parent)
-                    .arg(frontier)
-                    .arg(&self.next_queue)
                     .arg(&mut self.next_bits)
                     .arg(&mut self.counters);
             })?;
