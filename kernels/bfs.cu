@@ -128,27 +128,19 @@ extern "C" __global__ void bfs_claim(const u64 *pairs, u64 count, u64 first, i64
 }
 
 // Bottom-up: a grid-stride loop in which each warp covers 32 consecutive vertices, one per
-// lane, so its ballot is one 32-bit half of a next-frontier word (little-endian halves). A
-// lane reads at most BOTTOM_UP_SHORT entries of its row; the rows that go on without a hit
-// are then read by the whole warp, one after another, 32 entries at a time, so one long row
-// does not hold 31 idle lanes. Either way the parent is the first frontier neighbour in row
-// order (in a chunk, the lowest lane with a hit), as a sequential scan finds it.
-#define BOTTOM_UP_SHORT 32
-
+// lane, so its ballot is one 32-bit half of a next-frontier word (little-endian halves).
 extern "C" __global__ void bfs_bottom_up(const u64 *offsets, const u32 *adj, i64 *parent,
                                          const u64 *frontier, u64 local_n, u32 *next_bits,
                                          u64 *counters) {
     u64 stride = grid_threads();
-    u32 lane = lane_id();
     u64 found_count = 0, edges = 0, inspected = 0;
     for (u64 base = thread_index() / WARP * WARP; base < local_n;
          base += stride) {
-        u64 l = base + lane;
-        bool found = false, defer = false;
+        u64 l = base + lane_id();
+        bool found = false;
         if (l < local_n && parent[l] == -1) {
             u64 begin = offsets[l], end = offsets[l + 1];
-            u64 stop = end - begin > BOTTOM_UP_SHORT ? begin + BOTTOM_UP_SHORT : end;
-            for (u64 e = begin; e < stop; e++) {
+            for (u64 e = begin; e < end; e++) {
                 u64 v = adj[e];
                 inspected++;
                 if ((frontier[v / 64] >> (v % 64)) & 1) {
@@ -158,36 +150,9 @@ extern "C" __global__ void bfs_bottom_up(const u64 *offsets, const u32 *adj, i64
                     break;
                 }
             }
-            defer = !found && stop < end;
-        }
-        for (u32 rest = __ballot_sync(FULL, defer); rest; rest &= rest - 1) {
-            u32 owner = __ffs(rest) - 1;
-            u64 row = base + owner;
-            u64 begin = offsets[row], end = offsets[row + 1];
-            for (u64 chunk = begin + BOTTOM_UP_SHORT; chunk < end; chunk += WARP) {
-                u64 e = chunk + lane, v = 0;
-                bool hit = false;
-                if (e < end) {
-                    v = adj[e];
-                    hit = (frontier[v / 64] >> (v % 64)) & 1;
-                }
-                u32 hits = __ballot_sync(FULL, hit);
-                if (!hits) {
-                    if (lane == 0) inspected += end - chunk < WARP ? end - chunk : WARP;
-                    continue;
-                }
-                u32 first = __ffs(hits) - 1;
-                if (lane == first) {
-                    parent[row] = (i64)v;
-                    inspected += first + 1;
-                    edges += end - begin;
-                }
-                if (lane == owner) found = true;
-                break;
-            }
         }
         u32 ballot = __ballot_sync(FULL, found);
-        if (lane == 0) next_bits[base / WARP] = ballot;
+        if (lane_id() == 0) next_bits[base / WARP] = ballot;
         found_count += found;
     }
     const int index[3] = {0, 1, 2};
