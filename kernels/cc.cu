@@ -85,3 +85,19 @@ extern "C" __global__ void cc_relabel(u32 n, const u32 *parent, const u64 *comp_
     if (differs) labels[v] = label;
     warp_add(changed, differs ? 1u : 0u);
 }
+
+// Shiloach-Vishkin steps across ranks (src/cc/mod.rs): the component labels of some own
+// vertices, and lowering them.
+extern "C" __global__ void cc_component_labels(const u32 *vertices, u64 count, const u32 *parent,
+                                               const u64 *comp_min, u64 *out) {
+    u64 i = thread_index();
+    if (i < count) out[i] = comp_min[parent[vertices[i]]];
+}
+
+extern "C" __global__ void cc_lower(const u32 *vertices, const u64 *labels, u64 count,
+                                    const u32 *parent, u64 *comp_min) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 root = parent[vertices[i]];
+    if (labels[i] < comp_min[root]) atomicMin(&comp_min[root], labels[i]);
+}

@@ -119,12 +119,25 @@ impl Labeller for CpuLabeller<'_> {
         Ok(())
     }
 
+    fn boundary_roots(&mut self) -> Result<Vec<u32>> {
+        let parent = &self.parent;
+        let mut roots: Vec<u32> = self
+            .rows
+            .cut_own
+            .par_iter()
+            .map(|&u| parent[u as usize].load(Relaxed))
+            .collect();
+        roots.par_sort_unstable();
+        roots.dedup();
+        Ok(roots)
+    }
+
     fn refresh_ghosts(&mut self, world: &World) -> Result<u64> {
         self.ghost_labels = self.rows.ghosts.refresh(world, &self.labels)?;
         Ok(self.rows.ghosts.refresh_bytes(8))
     }
 
-    fn absorb_cut_edges(&mut self) -> Result<u64> {
+    fn absorb_cut_edges(&mut self) -> Result<()> {
         let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
         let (ghost_labels, mask) = (&self.ghost_labels, self.mask);
         rows.cut_own
@@ -136,6 +149,27 @@ impl Labeller for CpuLabeller<'_> {
                 let root = parent[u as usize].load(Relaxed) as usize;
                 min[root].fetch_min(ghost_labels[g as usize], Relaxed);
             });
+        Ok(())
+    }
+
+    fn component_labels(&mut self, vertices: &[u32]) -> Result<Vec<u64>> {
+        let (parent, min) = (&self.parent, &self.comp_min);
+        Ok(vertices
+            .par_iter()
+            .map(|&v| min[parent[v as usize].load(Relaxed) as usize].load(Relaxed))
+            .collect())
+    }
+
+    fn lower(&mut self, vertices: &[u32], labels: &[u64]) -> Result<()> {
+        let (parent, min) = (&self.parent, &self.comp_min);
+        vertices.par_iter().zip(labels).for_each(|(&v, &label)| {
+            min[parent[v as usize].load(Relaxed) as usize].fetch_min(label, Relaxed);
+        });
+        Ok(())
+    }
+
+    fn relabel(&mut self) -> Result<u64> {
+        let (parent, min) = (&self.parent, &self.comp_min);
         Ok(self
             .labels
             .par_iter_mut()

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::ghosts::LocalRows;
 use cudarc::driver::{CudaSlice, PushKernelArg};
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Neighbours per vertex linked before the giant component is sampled (Afforest's 2).
@@ -82,6 +83,8 @@ impl<'a> GpuLabeller<'a> {
             "cc_gather",
             "cc_cut_min",
             "cc_relabel",
+            "cc_component_labels",
+            "cc_lower",
         ] {
             kernels.insert(name, gpu.function("cc.cu", name)?);
         }
@@ -188,6 +191,21 @@ impl Labeller for GpuLabeller<'_> {
         gpu.sync("cc local labelling")
     }
 
+    fn boundary_roots(&mut self) -> Result<Vec<u32>> {
+        let parent = self
+            .gpu
+            .download("parents", &self.parent, self.n as usize)?;
+        let mut roots: Vec<u32> = self
+            .rows
+            .cut_own
+            .par_iter()
+            .map(|&u| parent[u as usize])
+            .collect();
+        roots.par_sort_unstable();
+        roots.dedup();
+        Ok(roots)
+    }
+
     fn refresh_ghosts(&mut self, _: &World) -> Result<u64> {
         let gpu = self.gpu;
         let plan = &self.rows.ghosts;
@@ -205,25 +223,69 @@ impl Labeller for GpuLabeller<'_> {
         Ok(plan.refresh_bytes(8))
     }
 
-    fn absorb_cut_edges(&mut self) -> Result<u64> {
-        if self.n == 0 {
-            return Ok(0);
-        }
-        let (gpu, n) = (self.gpu, self.n);
+    fn absorb_cut_edges(&mut self) -> Result<()> {
         let cuts = self.rows.cut_own.len() as u64;
-        gpu.stream
-            .memset_zeros(&mut self.changed)
-            .map_err(|e| crate::device::gpu_error("clear the change count", e))?;
-        if cuts > 0 {
-            gpu.launch(&self.kernels["cc_cut_min"], grid(cuts), |b| {
+        if cuts == 0 {
+            return Ok(());
+        }
+        self.gpu
+            .launch(&self.kernels["cc_cut_min"], grid(cuts), |b| {
                 b.arg(&self.cut_own)
                     .arg(&self.cut_ghost)
                     .arg(&cuts)
                     .arg(&self.parent)
                     .arg(&self.ghost_labels)
                     .arg(&mut self.comp_min);
-            })?;
+            })
+    }
+
+    fn component_labels(&mut self, vertices: &[u32]) -> Result<Vec<u64>> {
+        if vertices.is_empty() {
+            return Ok(Vec::new());
         }
+        let gpu = self.gpu;
+        let count = vertices.len() as u64;
+        let asked = gpu.upload("vertices", vertices)?;
+        let mut out = gpu.zeros::<u64>("component labels", vertices.len())?;
+        gpu.launch(&self.kernels["cc_component_labels"], grid(count), |b| {
+            b.arg(&asked)
+                .arg(&count)
+                .arg(&self.parent)
+                .arg(&self.comp_min)
+                .arg(&mut out);
+        })?;
+        gpu.download("component labels", &out, vertices.len())
+    }
+
+    fn lower(&mut self, vertices: &[u32], labels: &[u64]) -> Result<()> {
+        if vertices.is_empty() {
+            return Ok(());
+        }
+        let gpu = self.gpu;
+        let count = vertices.len() as u64;
+        let (vertices, labels) = (
+            gpu.upload("vertices", vertices)?,
+            gpu.upload("labels", labels)?,
+        );
+        gpu.launch(&self.kernels["cc_lower"], grid(count), |b| {
+            b.arg(&vertices)
+                .arg(&labels)
+                .arg(&count)
+                .arg(&self.parent)
+                .arg(&mut self.comp_min);
+        })?;
+        // The uploads are freed on return: wait for the kernel that reads them.
+        gpu.sync("lower component labels")
+    }
+
+    fn relabel(&mut self) -> Result<u64> {
+        if self.n == 0 {
+            return Ok(0);
+        }
+        let (gpu, n) = (self.gpu, self.n);
+        gpu.stream
+            .memset_zeros(&mut self.changed)
+            .map_err(|e| crate::device::gpu_error("clear the change count", e))?;
         gpu.launch(&self.kernels["cc_relabel"], grid(n.into()), |b| {
             b.arg(&n)
                 .arg(&self.parent)

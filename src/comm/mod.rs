@@ -303,14 +303,38 @@ impl Comm {
         owners: &[u32],
         answer: impl Fn(u64) -> A + Sync,
     ) -> Result<Vec<A>> {
+        self.query_batch_at(keys, owners, |asked| {
+            Ok(asked.par_iter().map(|&k| answer(k)).collect())
+        })
+    }
+
+    /// `query` with every key this rank is asked answered in one call (`answer(asked)` gives
+    /// the answers in the order of `asked`), for answers that live on a device. Collective.
+    pub fn query_batch<A: Equivalence + Copy + Default + Send>(
+        &self,
+        keys: &[u64],
+        owner: impl Fn(u64) -> usize + Sync,
+        answer: impl FnOnce(&[u64]) -> Result<Vec<A>>,
+    ) -> Result<Vec<A>> {
+        let owners: Vec<u32> = keys.par_iter().map(|&k| owner(k) as u32).collect();
+        self.query_batch_at(keys, &owners, answer)
+    }
+
+    fn query_batch_at<A: Equivalence + Copy + Default + Send>(
+        &self,
+        keys: &[u64],
+        owners: &[u32],
+        answer: impl FnOnce(&[u64]) -> Result<Vec<A>>,
+    ) -> Result<Vec<A>> {
         if self.size == 1 {
-            return Ok(keys.par_iter().map(|&k| answer(k)).collect());
+            return answer(keys);
         }
         let indexed: Vec<(u64, usize)> = keys.par_iter().copied().zip(0..keys.len()).collect();
         let (ordered, counts) = bucket_by_rank(self.size, &indexed, |&(_, i)| owners[i] as usize);
         let send: Vec<u64> = ordered.par_iter().map(|&(k, _)| k).collect();
         let (asked, asked_counts) = self.alltoallv_counted(&send, &counts)?;
-        let replies: Vec<A> = asked.par_iter().map(|&k| answer(k)).collect();
+        // Every rank reaches the replies' exchange, also one whose answer failed.
+        let replies = self.agree(answer(&asked))?;
         let answers = self.alltoallv(&replies, &asked_counts)?;
         let mut out = vec![A::default(); keys.len()];
         let out_ptr = SharedSlice(out.as_mut_ptr());

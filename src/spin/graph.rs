@@ -240,7 +240,7 @@ impl GraphSpins {
             cut: &cut,
         };
         let mut labeller = CpuLabeller::masked(rows, part.first(), mask);
-        label_components(world, &mut labeller)?;
+        label_components(world, &part, &mut labeller)?;
         let labels = labeller.labels()?;
         let q = model.q;
         self.spins

@@ -171,3 +171,36 @@ fn zero_trials_is_one_clear_error() {
         );
     }
 }
+
+#[test]
+fn a_path_across_ranks_takes_few_rounds() {
+    let dir = test_dir("cc_long_path");
+    // One path through 4096 vertices in the order 1237 i mod 4096 (1237 is odd, so every
+    // vertex once): consecutive vertices mostly sit on different ranks, so a label moving one
+    // hop per round (min-label propagation) would need thousands of rounds. Hooking and
+    // shortcutting need about log2 of that.
+    const N: u64 = 4096;
+    let order: Vec<u64> = (0..N).map(|i| i * 1237 % N).collect();
+    let edges: Vec<(u64, u64)> = order.windows(2).map(|w| (w[0], w[1])).collect();
+    let mut text = format!("# tessera edge list: vertices {N} edges {}\n", edges.len());
+    for (u, v) in &edges {
+        text.push_str(&format!("{u} {v}\n"));
+    }
+    let file = dir.join("path.el");
+    std::fs::write(&file, text).unwrap();
+    let truth = union_find_labels(N, &edges);
+    for np in [2, 4] {
+        let h5 = cc(
+            np,
+            &dir,
+            &format!("path-np{np}"),
+            &["--input", file.to_str().unwrap()],
+        );
+        check(&h5, &truth, &format!("path np {np}"));
+        let rounds = h5.ds::<u64>("cc/rounds/changed").len();
+        assert!(
+            rounds <= 2 * 12,
+            "np {np}: {rounds} rounds for a path of {N} vertices (at most 2 log2 N expected)"
+        );
+    }
+}
