@@ -101,3 +101,18 @@ extern "C" __global__ void cc_lower(const u32 *vertices, const u64 *labels, u64 
     u32 root = parent[vertices[i]];
     if (labels[i] < comp_min[root]) atomicMin(&comp_min[root], labels[i]);
 }
+
+// The roots of the local components with a cut edge: flagged, then listed (in no particular
+// order; the host sorts them).
+extern "C" __global__ void cc_mark_boundary(const u32 *cut_own, u64 count, const u32 *parent,
+                                            u32 *flags) {
+    u64 i = thread_index();
+    if (i < count) flags[parent[cut_own[i]]] = 1;
+}
+
+extern "C" __global__ void cc_list_flagged(const u32 *flags, u32 n, u32 *out, u64 *count) {
+    u64 v = thread_index();
+    bool take = v < n && flags[v];
+    u64 at = warp_slot(take, count);
+    if (take) out[at] = (u32)v;
+}

@@ -85,6 +85,8 @@ impl<'a> GpuLabeller<'a> {
             "cc_relabel",
             "cc_component_labels",
             "cc_lower",
+            "cc_mark_boundary",
+            "cc_list_flagged",
         ] {
             kernels.insert(name, gpu.function("cc.cu", name)?);
         }
@@ -192,17 +194,26 @@ impl Labeller for GpuLabeller<'_> {
     }
 
     fn boundary_roots(&mut self) -> Result<Vec<u32>> {
-        let parent = self
-            .gpu
-            .download("parents", &self.parent, self.n as usize)?;
-        let mut roots: Vec<u32> = self
-            .rows
-            .cut_own
-            .par_iter()
-            .map(|&u| parent[u as usize])
-            .collect();
+        let cuts = self.rows.cut_own.len() as u64;
+        if cuts == 0 {
+            return Ok(Vec::new());
+        }
+        let (gpu, n) = (self.gpu, self.n);
+        let mut flags = gpu.zeros::<u32>("boundary flags", n as usize)?;
+        let mut roots = gpu.zeros::<u32>("boundary roots", n as usize)?;
+        let mut count = gpu.zeros::<u64>("boundary count", 1)?;
+        gpu.launch(&self.kernels["cc_mark_boundary"], grid(cuts), |b| {
+            b.arg(&self.cut_own)
+                .arg(&cuts)
+                .arg(&self.parent)
+                .arg(&mut flags);
+        })?;
+        gpu.launch(&self.kernels["cc_list_flagged"], grid(n.into()), |b| {
+            b.arg(&flags).arg(&n).arg(&mut roots).arg(&mut count);
+        })?;
+        let count = gpu.download("boundary count", &count, 1)?[0] as usize;
+        let mut roots = gpu.download("boundary roots", &roots, count)?;
         roots.par_sort_unstable();
-        roots.dedup();
         Ok(roots)
     }
 
