@@ -38,6 +38,7 @@ use crate::graph::Block1D;
 use crate::harness::{Harness, Workload};
 use crate::output::ResultFile;
 use crate::stats::Summary;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sizes::ComponentStats;
 use std::time::Instant;
@@ -129,7 +130,7 @@ pub fn label_components(
         let mut bytes = labeller.refresh_ghosts(world)?;
         labeller.absorb_cut_edges()?;
         let absorbed = labeller.component_labels(&boundary)?;
-        bytes += hook_trees(world, part, labeller, &known, &absorbed)?;
+        bytes += hook_trees(world, part, labeller, &boundary, &known, &absorbed)?;
         let (shortcuts, shortcut_bytes) = shortcut(world, part, labeller, &boundary)?;
         bytes += shortcut_bytes;
         let changed = world.allreduce(labeller.relabel()?, Op::Sum);
@@ -156,20 +157,23 @@ pub fn label_components(
 }
 
 /// Tree hooking: each boundary component whose label fell from `before[i]` to `after[i]`
-/// lowers the component holding vertex `before[i]` (at its owner) to `after[i]`. Collective;
-/// returns the bytes this rank sent.
+/// lowers the component holding vertex `before[i]` (at its owner) to `after[i]`, unless that
+/// is the component itself (its own root's id: already lowered). Collective; returns the
+/// bytes this rank sent.
 fn hook_trees(
     world: &World,
     part: &Block1D,
     labeller: &mut dyn Labeller,
+    boundary: &[u32],
     before: &[u64],
     after: &[u64],
 ) -> Result<u64> {
-    let hooks: Vec<Pair> = before
-        .iter()
+    let hooks: Vec<Pair> = boundary
+        .par_iter()
+        .zip(before)
         .zip(after)
-        .filter(|(b, a)| a < b)
-        .map(|(&b, &a)| Pair(b, a))
+        .filter(|&((&root, &b), &a)| a < b && b != part.global(root as usize))
+        .map(|((_, &b), &a)| Pair(b, a))
         .collect();
     let received = world.route(&hooks, |h| part.owner(h.0))?;
     let vertices: Vec<u32> = received.iter().map(|h| part.local(h.0) as u32).collect();
@@ -190,9 +194,7 @@ fn shortcut(
     let (mut steps, mut bytes) = (0, 0);
     loop {
         let labels = labeller.component_labels(boundary)?;
-        let mut asked = labels.clone();
-        asked.sort_unstable();
-        asked.dedup();
+        let asked = distinct_pointers(part, boundary, &labels);
         let answers = world.query_batch(
             &asked,
             |l| part.owner(l),
@@ -206,7 +208,7 @@ fn shortcut(
             .iter()
             .zip(&labels)
             .filter_map(|(&v, l)| {
-                let jumped = answers[asked.binary_search(l).expect("asked")];
+                let jumped = answers[asked.binary_search(l).ok()?];
                 (jumped < *l).then_some((v, jumped))
             })
             .unzip();
@@ -216,6 +218,22 @@ fn shortcut(
         }
         labeller.lower(&vertices, &lower)?;
     }
+}
+
+/// The labels that point at another component (not their own root's id), each once, in
+/// order. Neighbouring components mostly share a label, so runs are dropped before the sort.
+fn distinct_pointers(part: &Block1D, boundary: &[u32], labels: &[u64]) -> Vec<u64> {
+    let points_away = |i: usize| labels[i] != part.global(boundary[i] as usize);
+    let mut asked: Vec<u64> = (0..labels.len())
+        .into_par_iter()
+        .filter(|&i| {
+            points_away(i) && (i == 0 || labels[i - 1] != labels[i] || !points_away(i - 1))
+        })
+        .map(|i| labels[i])
+        .collect();
+    asked.par_sort_unstable();
+    asked.dedup();
+    asked
 }
 
 /// Bytes of `per_item` each for the items whose vertex another rank owns.
