@@ -122,19 +122,30 @@ pub fn label_components(
     labeller.link_local()?;
     world.barrier();
     let local_seconds = started.elapsed().as_secs_f64();
-    let boundary = labeller.boundary_roots()?;
-    let mut known = labeller.component_labels(&boundary)?;
-    let mut rounds = Vec::new();
+    // The boundary components, listed on the first round that hooks and shortcuts.
+    let mut boundary: Option<Vec<u32>> = None;
+    let mut rounds: Vec<Round> = Vec::new();
     loop {
         let t = Instant::now();
+        let hooking = slow_decay(&rounds);
+        if hooking && boundary.is_none() {
+            boundary = Some(labeller.boundary_roots()?);
+        }
+        let boundary = boundary.as_deref().filter(|_| hooking);
+        let before = match boundary {
+            Some(b) => labeller.component_labels(b)?,
+            None => Vec::new(),
+        };
         let mut bytes = labeller.refresh_ghosts(world)?;
         labeller.absorb_cut_edges()?;
-        let absorbed = labeller.component_labels(&boundary)?;
-        bytes += hook_trees(world, part, labeller, &boundary, &known, &absorbed)?;
-        let (shortcuts, shortcut_bytes) = shortcut(world, part, labeller, &boundary)?;
-        bytes += shortcut_bytes;
+        let mut shortcuts = 0;
+        if let Some(boundary) = boundary {
+            let absorbed = labeller.component_labels(boundary)?;
+            bytes += hook_trees(world, part, labeller, boundary, &before, &absorbed)?;
+            let (steps, shortcut_bytes) = shortcut(world, part, labeller, boundary)?;
+            (shortcuts, bytes) = (steps, bytes + shortcut_bytes);
+        }
         let changed = world.allreduce(labeller.relabel()?, Op::Sum);
-        known = labeller.component_labels(&boundary)?;
         rounds.push(Round {
             changed,
             bytes: world.allreduce(bytes, Op::Sum),
@@ -154,6 +165,18 @@ pub fn label_components(
         seconds: started.elapsed().as_secs_f64(),
         rounds,
     })
+}
+
+/// Whether the next round should hook and shortcut: after two rounds of plain propagation
+/// in which the labels changed did not fall at least fourfold (a long component graph).
+/// Where they do (a giant component and short paths, as in Kronecker graphs) propagation
+/// ends in a few rounds that stay on the device, while hooking and shortcutting pass over
+/// every boundary component on the host each round.
+fn slow_decay(rounds: &[Round]) -> bool {
+    match rounds {
+        [.., before, last] => last.shortcuts > 0 || last.changed * 4 > before.changed,
+        _ => false,
+    }
 }
 
 /// Tree hooking: each boundary component whose label fell from `before[i]` to `after[i]`
