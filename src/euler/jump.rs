@@ -1,7 +1,11 @@
-//! Pointer jumping over a permutation of slots held in `Ranges` layout (collective): each
-//! round every slot reads the state of the slot it points at, wherever that lives, in one
-//! `World::query`, and doubles its reach. Rounds are O(log length); the work per round is
-//! flat over the slots, whatever the number of cycles or lists.
+//! Cycle minima and list ranking over a permutation of slots held in `Ranges` layout
+//! (collective), as the spec says: first each rank collapses its *local runs* (maximal chains
+//! of successors that stay on the rank, walked with plain indexing, one rayon task per run),
+//! then pointer jumping runs over the run heads only, each round reading the state of the head
+//! a head points at, wherever it lives, in one `World::query` and doubling its reach; last,
+//! each run's slots take their head's result. Chains that never leave the rank need no
+//! jumping at all, so one rank jumps over nothing, and the rounds (O(log heads)) do not depend
+//! on the number of cycles or lists.
 
 use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Pair, Triple, World};
@@ -11,30 +15,126 @@ use rayon::prelude::*;
 /// Marks the end of a list.
 pub const NIL: u64 = u64::MAX;
 
-/// For each local slot, the smallest `value` over its cycle of `next`. A round takes
-/// `value[s] = min(value[s], value[next[s]])` and `next[s] = next[next[s]]`; once a round
-/// changes no value, every value is its cycle's minimum (each value is at most the one
-/// 2^k steps on, so around the cycle all are equal, and their windows cover it).
+/// Marks a slot that is no run head in `Runs::head_index`.
+const NOT_A_HEAD: u32 = u32::MAX;
+
+/// This rank's slots cut into local runs.
+struct Runs {
+    /// Each run's local slots in order, the first its head (no local slot points at it).
+    runs: Vec<Vec<usize>>,
+    /// Local slots on cycles that never leave the rank, each cycle in order.
+    cycles: Vec<Vec<usize>>,
+    /// For each local slot: its run's index if it is a run head.
+    head_index: Vec<u32>,
+}
+
+impl Runs {
+    fn of(slots: &Ranges, next: &[u64]) -> Runs {
+        let n = next.len();
+        let here = |s: u64| -> Option<usize> {
+            let i = s.wrapping_sub(slots.first());
+            (s != NIL && i < n as u64).then_some(i as usize)
+        };
+        let mut pointed_at = vec![false; n];
+        for &s in next {
+            if let Some(i) = here(s) {
+                pointed_at[i] = true;
+            }
+        }
+        let runs: Vec<Vec<usize>> = (0..n)
+            .into_par_iter()
+            .filter(|&i| !pointed_at[i])
+            .map(|head| {
+                let mut run = vec![head];
+                let mut at = head;
+                while let Some(i) = here(next[at]) {
+                    run.push(i);
+                    at = i;
+                }
+                run
+            })
+            .collect();
+        let mut seen = vec![false; n];
+        for run in &runs {
+            for &i in run {
+                seen[i] = true;
+            }
+        }
+        let mut cycles = Vec::new();
+        for start in 0..n {
+            if seen[start] {
+                continue;
+            }
+            let mut cycle = Vec::new();
+            let mut at = start;
+            while !seen[at] {
+                seen[at] = true;
+                cycle.push(at);
+                at = here(next[at]).expect("a slot every local slot's successor is local to");
+            }
+            cycles.push(cycle);
+        }
+        let mut head_index = vec![NOT_A_HEAD; n];
+        for (k, run) in runs.iter().enumerate() {
+            head_index[run[0]] = k as u32;
+        }
+        Runs {
+            runs,
+            cycles,
+            head_index,
+        }
+    }
+
+    /// The run index of global slot `s`, a run head on this rank.
+    fn head(&self, slots: &Ranges, s: u64) -> usize {
+        self.head_index[slots.local(s)] as usize
+    }
+}
+
+/// For each local slot, the smallest `value` over its cycle of `next` (a permutation), and
+/// the rounds of pointer jumping over run heads. Each run is reduced to its head, with the
+/// run's minimum and the successor of its last slot (another run's head); a jumping round
+/// takes `value[h] = min(value[h], value[next[h]])` and `next[h] = next[next[h]]`, and once a
+/// round changes no value every head holds its cycle's minimum (each is at most the one 2^k
+/// heads on, so around the cycle all are equal, and their windows cover it).
 pub fn cycle_min(
     world: &World,
     slots: &Ranges,
-    mut next: Vec<u64>,
-    mut value: Vec<u64>,
+    next: Vec<u64>,
+    value: Vec<u64>,
 ) -> Result<(Vec<u64>, usize)> {
+    let runs = Runs::of(slots, &next);
+    let mut head_next: Vec<u64> = runs
+        .runs
+        .par_iter()
+        .map(|run| next[*run.last().expect("a run has a head")])
+        .collect();
+    let mut head_value: Vec<u64> = runs
+        .runs
+        .par_iter()
+        .map(|run| {
+            run.iter()
+                .map(|&i| value[i])
+                .min()
+                .expect("a run has a head")
+        })
+        .collect();
     let mut rounds = 0;
-    loop {
+    // No heads anywhere: every cycle stays on its rank, and no round is needed.
+    let mut jumping = world.allreduce(head_next.len() as u64, Op::Sum) > 0;
+    while jumping {
         rounds += 1;
         let ahead = world.query(
-            &next,
+            &head_next,
             |s| slots.owner(s),
             |s| {
-                let i = slots.local(s);
-                Pair(value[i], next[i])
+                let h = runs.head(slots, s);
+                Pair(head_value[h], head_next[h])
             },
         )?;
-        let changed: u64 = value
+        let changed: u64 = head_value
             .par_iter_mut()
-            .zip(next.par_iter_mut())
+            .zip(head_next.par_iter_mut())
             .zip(ahead.into_par_iter())
             .map(|((v, n), Pair(av, an))| {
                 *n = an;
@@ -46,58 +146,87 @@ pub fn cycle_min(
                 }
             })
             .sum();
-        if world.allreduce(changed, Op::Sum) == 0 {
-            return Ok((value, rounds));
+        jumping = world.allreduce(changed, Op::Sum) > 0;
+    }
+    let mut out = value;
+    for (run, &min) in runs.runs.iter().zip(&head_value) {
+        for &i in run {
+            out[i] = min;
         }
     }
+    for cycle in &runs.cycles {
+        let min = cycle
+            .iter()
+            .map(|&i| out[i])
+            .min()
+            .expect("a cycle has a slot");
+        for &i in cycle {
+            out[i] = min;
+        }
+    }
+    Ok((out, rounds))
 }
 
 /// List ranking: for each local slot, its distance to the end of its list (the slot whose
-/// `next` is `NIL`) and that end's slot. Fails when a slot is on a cycle (no end within
-/// log2(total) + 2 rounds).
-pub fn rank_lists(
-    world: &World,
-    slots: &Ranges,
-    mut next: Vec<u64>,
-) -> Result<(Vec<u64>, Vec<u64>)> {
+/// `next` is `NIL`) and that end's slot. Each run is reduced to its head, weighted by the steps
+/// it stands for; pointer jumping over the heads sums the weights. Fails on every rank when a
+/// slot is on a cycle (one within a rank, or no end within log2(total) + 2 rounds).
+pub fn rank_lists(world: &World, slots: &Ranges, next: Vec<u64>) -> Result<(Vec<u64>, Vec<u64>)> {
+    let no_end =
+        || Error::Check("splicing left more than one closed trail (a list without an end)".into());
+    let runs = Runs::of(slots, &next);
+    if world.allreduce(runs.cycles.len() as u64, Op::Sum) > 0 {
+        return Err(no_end());
+    }
     let first = slots.first();
-    let mut dist: Vec<u64> = next.par_iter().map(|&n| u64::from(n != NIL)).collect();
-    let mut end: Vec<u64> = (0..next.len() as u64)
-        .into_par_iter()
-        .map(|i| first + i)
-        .collect();
+    // Per head: the successor of its run's last slot, the steps from the head to that
+    // successor (or to the list's end), and the end's slot where the run ends the list.
+    let mut head_next = Vec::with_capacity(runs.runs.len());
+    let mut dist = Vec::with_capacity(runs.runs.len());
+    let mut end = Vec::with_capacity(runs.runs.len());
+    for run in &runs.runs {
+        let last = *run.last().expect("a run has a head");
+        let after = next[last];
+        head_next.push(after);
+        dist.push(run.len() as u64 - u64::from(after == NIL));
+        end.push(first + last as u64);
+    }
     let limit = 66 - slots.total().max(1).leading_zeros();
+    let mut done = false;
     for _ in 0..limit {
-        let active: Vec<usize> = (0..next.len())
+        let active: Vec<usize> = (0..head_next.len())
             .into_par_iter()
-            .filter(|&i| next[i] != NIL)
+            .filter(|&h| head_next[h] != NIL)
             .collect();
         if world.allreduce(active.len() as u64, Op::Sum) == 0 {
-            return Ok((dist, end));
+            done = true;
+            break;
         }
-        let keys: Vec<u64> = active.par_iter().map(|&i| next[i]).collect();
+        let keys: Vec<u64> = active.par_iter().map(|&h| head_next[h]).collect();
         let ahead = world.query(
             &keys,
             |s| slots.owner(s),
             |s| {
-                let i = slots.local(s);
-                Triple(dist[i], next[i], end[i])
+                let h = runs.head(slots, s);
+                Triple(dist[h], head_next[h], end[h])
             },
         )?;
-        let mut state: Vec<(&mut u64, (&mut u64, &mut u64))> = dist
-            .iter_mut()
-            .zip(next.iter_mut().zip(end.iter_mut()))
-            .filter(|(_, (n, _))| **n != NIL)
-            .collect();
-        state.par_iter_mut().zip(ahead.into_par_iter()).for_each(
-            |((dist, (next, end)), Triple(d, n, e))| {
-                **dist += d;
-                **next = n;
-                **end = e;
-            },
-        );
+        for (&h, Triple(d, n, e)) in active.iter().zip(ahead) {
+            dist[h] += d;
+            head_next[h] = n;
+            end[h] = e;
+        }
     }
-    Err(Error::Check(
-        "splicing left more than one closed trail (a list without an end)".into(),
-    ))
+    if !done {
+        return Err(no_end());
+    }
+    let n = next.len();
+    let (mut out_dist, mut out_end) = (vec![0; n], vec![0; n]);
+    for (h, run) in runs.runs.iter().enumerate() {
+        for (k, &i) in run.iter().enumerate() {
+            out_dist[i] = dist[h] - k as u64;
+            out_end[i] = end[h];
+        }
+    }
+    Ok((out_dist, out_end))
 }
