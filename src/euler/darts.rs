@@ -109,9 +109,20 @@ impl Darts {
             directed,
             by_dart,
         };
-        let owners: Vec<u32> = ends.par_iter().map(|t| part.owner(t.2) as u32).collect();
-        let keys: Vec<u64> = darts.dart.par_iter().map(|d| d ^ 1).collect();
-        darts.mate = world.query_at(&keys, &owners, |d| darts.slot_here(d))?;
+        // Asked in dart order, so each owner's binary searches walk its sorted darts nearly
+        // in order (a dart's mate is its neighbour id) instead of jumping at random.
+        let owners: Vec<u32> = darts
+            .by_dart
+            .par_iter()
+            .map(|&(_, i)| part.owner(ends[i].2) as u32)
+            .collect();
+        let keys: Vec<u64> = darts.by_dart.par_iter().map(|&(d, _)| d ^ 1).collect();
+        let found = world.query_at(&keys, &owners, |d| darts.slot_here(d))?;
+        let mut mate = vec![0; ends.len()];
+        for (&(_, i), slot) in darts.by_dart.iter().zip(found) {
+            mate[i] = slot;
+        }
+        darts.mate = mate;
         Ok(darts)
     }
 
