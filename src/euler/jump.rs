@@ -18,9 +18,19 @@ pub const NIL: u64 = u64::MAX;
 /// Marks a slot that is no run head in `Runs::head_index`.
 const NOT_A_HEAD: u32 = u32::MAX;
 
+/// About one slot in this many also starts a run wherever it is (chosen by a hash of its
+/// global number, so the same for any rank count): chains that never leave a rank are cut
+/// into pieces that rayon walks in parallel, instead of one thread walking each cycle.
+const SPLITTER_EVERY: u64 = 64;
+
+fn splitter(slot: u64) -> bool {
+    crate::rng::mix64(slot).is_multiple_of(SPLITTER_EVERY)
+}
+
 /// This rank's slots cut into local runs.
 struct Runs {
-    /// Each run's local slots in order, the first its head (no local slot points at it).
+    /// Each run's local slots in order, the first its head (no local slot points at it, or
+    /// a splitter).
     runs: Vec<Vec<usize>>,
     /// Local slots on cycles that never leave the rank, each cycle in order.
     cycles: Vec<Vec<usize>>,
@@ -41,13 +51,15 @@ impl Runs {
                 pointed_at[i] = true;
             }
         }
+        let first = slots.first();
+        let is_head = |i: usize| !pointed_at[i] || splitter(first + i as u64);
         let runs: Vec<Vec<usize>> = (0..n)
             .into_par_iter()
-            .filter(|&i| !pointed_at[i])
+            .filter(|&i| is_head(i))
             .map(|head| {
                 let mut run = vec![head];
                 let mut at = head;
-                while let Some(i) = here(next[at]) {
+                while let Some(i) = here(next[at]).filter(|&i| !is_head(i)) {
                     run.push(i);
                     at = i;
                 }
