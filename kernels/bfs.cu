@@ -54,57 +54,76 @@ __device__ __forceinline__ void visit(u64 v, u64 ug, u64 first, u64 local_n, i64
     if (send && at < remote_capacity) remote[at] = v << 32 | ug;
 }
 
-// Top-down: one warp per frontier vertex, lanes striding over its row. Rows of HEAVY_DEGREE
-// or more go to the heavy list for bfs_top_down_heavy instead.
+// One warp per queue entry u, lanes striding over its row: visit(v, u, edges) for each
+// neighbour v. Rows of HEAVY_DEGREE or more go to the heavy list (counters[4]) instead, for
+// scan_heavy_rows. Adds the entries read to `inspected`.
+template <typename Visit>
+__device__ __forceinline__ void scan_rows(const u64 *offsets, const u32 *adj, const u32 *queue,
+                                          u64 queue_len, u32 *heavy, u64 *counters,
+                                          u64 &edges, u64 &inspected, Visit visit) {
+    u64 warp = thread_index() / WARP;
+    u32 lane = lane_id();
+    if (warp >= queue_len) return;
+    u64 u = queue[warp];
+    u64 begin = offsets[u], end = offsets[u + 1];
+    if (end - begin >= HEAVY_DEGREE) {
+        if (lane == 0) heavy[atomicAdd(&counters[4], 1ULL)] = (u32)u;
+        return;
+    }
+    if (lane == 0) inspected += end - begin;
+    for (u64 base = begin; base < end; base += WARP) {
+        u64 e = base + lane;
+        if (e < end) visit(adj[e], u, edges);
+    }
+}
+
+// The rows of the heavy list, each spread over every thread of the grid.
+template <typename Visit>
+__device__ __forceinline__ void scan_heavy_rows(const u64 *offsets, const u32 *adj,
+                                                const u32 *heavy, u64 *counters, u64 &edges,
+                                                u64 &inspected, Visit visit) {
+    u64 heavy_count = counters[4];
+    u64 stride = grid_threads();
+    for (u64 h = 0; h < heavy_count; h++) {
+        u64 u = heavy[h];
+        u64 begin = offsets[u], end = offsets[u + 1];
+        if (blockIdx.x == 0 && threadIdx.x == 0) inspected += end - begin;
+        // Whole warps step together so the visits' ballots see every lane.
+        for (u64 base = begin + thread_index() / WARP * WARP; base < end; base += stride) {
+            u64 e = base + lane_id();
+            if (e < end) visit(adj[e], u, edges);
+        }
+    }
+}
+
+// Top-down: the rows of the frontier queue (local ids), heavy ones left to
+// bfs_top_down_heavy.
 extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 *parent,
                                         const u32 *queue, u64 queue_len, u64 first,
                                         u64 local_n, u32 *next_queue, u64 *counters,
                                         u64 *remote, u64 remote_capacity, u64 *sent,
                                         u32 *heavy) {
-    u64 warp = thread_index() / WARP;
-    u32 lane = lane_id();
     u64 edges = 0, inspected = 0;
-    if (warp < queue_len) {
-        u64 u = queue[warp];
-        u64 begin = offsets[u], end = offsets[u + 1];
-        if (end - begin >= HEAVY_DEGREE) {
-            if (lane == 0) heavy[atomicAdd(&counters[4], 1ULL)] = (u32)u;
-        } else {
-            if (lane == 0) inspected = end - begin;
-            for (u64 base = begin; base < end; base += WARP) {
-                u64 e = base + lane;
-                if (e < end)
-                    visit(adj[e], first + u, first, local_n, parent, offsets, next_queue,
-                          counters, remote, remote_capacity, sent, edges);
-            }
-        }
-    }
+    scan_rows(offsets, adj, queue, queue_len, heavy, counters, edges, inspected,
+              [&](u64 v, u64 u, u64 &edges) {
+                  visit(v, first + u, first, local_n, parent, offsets, next_queue, counters,
+                        remote, remote_capacity, sent, edges);
+              });
     const int index[2] = {1, 2};
     u64 value[2] = {edges, inspected};
     block_add(counters, index, value);
 }
 
-// The rows of the heavy frontier vertices, each spread over every thread of the grid.
 extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
                                               const u32 *heavy, u64 first, u64 local_n,
                                               u32 *next_queue, u64 *counters, u64 *remote,
                                               u64 remote_capacity, u64 *sent) {
-    u64 heavy_count = counters[4];
-    u64 stride = grid_threads();
     u64 edges = 0, inspected = 0;
-    for (u64 h = 0; h < heavy_count; h++) {
-        u64 u = heavy[h];
-        u64 begin = offsets[u], end = offsets[u + 1];
-        if (blockIdx.x == 0 && threadIdx.x == 0) inspected += end - begin;
-        // Whole warps step together so push_next's ballot sees every lane.
-        for (u64 base = begin + thread_index() / WARP * WARP;
-             base < end; base += stride) {
-            u64 e = base + lane_id();
-            if (e < end)
-                visit(adj[e], first + u, first, local_n, parent, offsets, next_queue, counters,
-                      remote, remote_capacity, sent, edges);
-        }
-    }
+    scan_heavy_rows(offsets, adj, heavy, counters, edges, inspected,
+                    [&](u64 v, u64 u, u64 &edges) {
+                        visit(v, first + u, first, local_n, parent, offsets, next_queue,
+                              counters, remote, remote_capacity, sent, edges);
+                    });
     const int index[2] = {1, 2};
     u64 value[2] = {edges, inspected};
     block_add(counters, index, value);
@@ -184,4 +203,106 @@ extern "C" __global__ void bfs_bits_to_queue(const u64 *bits, u64 words, u32 *qu
 extern "C" __global__ void bfs_narrow_parents(const i64 *parent, u64 local_n, u32 *out) {
     u64 i = thread_index();
     if (i < local_n) out[i] = (u32)parent[i];
+}
+
+// ---- 2D partition (src/algo/bfs2d_gpu.rs; graph::block2d for the layout) -----------------
+//
+// The block A(i, j) twice: by column index of u (out_offsets, out_adj: row indices of v) and
+// by row index of v (in_offsets, in_adj: column indices of u). Found vertices travel as pairs
+// (row index of v) << 32 | global u, so kernels/exchange.cu buckets them by the rank of the
+// process row that owns v (row index / block) and bfs_claim takes them with first = j·block.
+
+// Global id of column index c in process column j (Layout2D::col_vertex).
+__device__ __forceinline__ u64 column_vertex(u64 c, u64 block, u64 cols, u64 j) {
+    return (c / block * cols + j) * block + c % block;
+}
+
+// The own frontier queue (local ids) as column indices (own vertex l is i·block + l).
+extern "C" __global__ void bfs2d_column_queue(const u32 *queue, u64 len, u64 offset, u32 *out) {
+    u64 k = thread_index();
+    if (k < len) out[k] = (u32)(queue[k] + offset);
+}
+
+// Row vertex v, found from global u: packed for its owner unless this rank sent v before in
+// this search (`sent`: a bitmap over the process row).
+__device__ __forceinline__ void found_2d(bool hit, u64 v, u64 ug, u64 *found, u64 capacity,
+                                         u64 *counters) {
+    u64 at = warp_slot(hit, &counters[3]);
+    if (hit && at < capacity) found[at] = v << 32 | ug;
+}
+
+// Top-down over the block: the rows of the column's frontier (column indices).
+extern "C" __global__ void bfs2d_top_down(const u64 *out_offsets, const u32 *out_adj,
+                                          const u32 *queue, u64 queue_len, u64 block, u64 cols,
+                                          u64 j, u64 *sent, u64 *found, u64 capacity,
+                                          u64 *counters, u32 *heavy) {
+    u64 edges = 0, inspected = 0;
+    scan_rows(out_offsets, out_adj, queue, queue_len, heavy, counters, edges, inspected,
+              [&](u64 v, u64 u, u64 &) {
+                  found_2d(first_send(sent, v), v, column_vertex(u, block, cols, j), found,
+                           capacity, counters);
+              });
+    const int index[1] = {2};
+    u64 value[1] = {inspected};
+    block_add(counters, index, value);
+}
+
+extern "C" __global__ void bfs2d_top_down_heavy(const u64 *out_offsets, const u32 *out_adj,
+                                                const u32 *heavy, u64 block, u64 cols, u64 j,
+                                                u64 *sent, u64 *found, u64 capacity,
+                                                u64 *counters) {
+    u64 edges = 0, inspected = 0;
+    scan_heavy_rows(out_offsets, out_adj, heavy, counters, edges, inspected,
+                    [&](u64 v, u64 u, u64 &) {
+                        found_2d(first_send(sent, v), v, column_vertex(u, block, cols, j),
+                                 found, capacity, counters);
+                    });
+    const int index[1] = {2};
+    u64 value[1] = {inspected};
+    block_add(counters, index, value);
+}
+
+// Bits of the own vertices without a parent, as 32-bit halves of the segment's words.
+extern "C" __global__ void bfs2d_unvisited(const i64 *parent, u64 local_n, u64 block,
+                                           u32 *segment) {
+    u64 l = thread_index();
+    if (l >= block) return;
+    u32 ballot = __ballot_sync(__activemask(), l < local_n && parent[l] == -1);
+    if (lane_id() == 0) segment[l / WARP] = ballot;
+}
+
+// Bottom-up over the block for the segment of process-row rank k (row indices seg_first =
+// k·block onwards): each vertex still in `segment` looks for a neighbour in the column's
+// frontier bitmap; found ones leave the segment and are packed into `found`. A grid-stride
+// loop in which a warp covers 32 consecutive vertices, so its ballot is one half-word.
+extern "C" __global__ void bfs2d_bottom_up(const u64 *in_offsets, const u32 *in_adj,
+                                           const u64 *frontier, u32 *segment, u64 seg_first,
+                                           u64 block, u64 cols, u64 j, u64 *found,
+                                           u64 capacity, u64 *counters) {
+    u64 stride = grid_threads();
+    u64 inspected = 0;
+    for (u64 base = thread_index() / WARP * WARP; base < block; base += stride) {
+        u32 word = segment[base / WARP];
+        if (!word) continue;
+        u64 v = seg_first + base + lane_id();
+        bool hit = false;
+        u64 ug = 0;
+        if ((word >> lane_id()) & 1) {
+            for (u64 e = in_offsets[v], end = in_offsets[v + 1]; e < end; e++) {
+                u64 u = in_adj[e];
+                inspected++;
+                if ((frontier[u / 64] >> (u % 64)) & 1) {
+                    hit = true;
+                    ug = column_vertex(u, block, cols, j);
+                    break;
+                }
+            }
+        }
+        u32 ballot = __ballot_sync(FULL, hit);
+        if (lane_id() == 0 && ballot) segment[base / WARP] = word & ~ballot;
+        found_2d(hit, v, ug, found, capacity, counters);
+    }
+    const int index[1] = {2};
+    u64 value[1] = {inspected};
+    block_add(counters, index, value);
 }

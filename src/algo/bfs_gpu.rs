@@ -5,68 +5,41 @@
 //! memory and MPI).
 
 use super::bfs::{Frontiers, LevelClock};
+use super::bfs_gpu_vertices::{Form, OwnVertices};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Op, World};
-use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, Pinned, THREADS};
+use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{Block1D, DistGraph, Vid};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use rayon::prelude::*;
 
 /// Rows this long or longer are scanned by the whole grid (`HEAVY_DEGREE` in kernels/bfs.cu).
-const HEAVY_DEGREE: usize = 4096;
-
-/// Which buffer holds the current frontier.
-#[derive(Clone, Copy, PartialEq)]
-enum Form {
-    /// `queue`, with this many local ids.
-    Queue(u64),
-    /// `bits`.
-    Bits,
-}
+pub const HEAVY_DEGREE: usize = 4096;
 
 struct Kernels {
-    start: Kernel,
     top_down: Kernel,
     top_down_heavy: Kernel,
-    claim: Kernel,
     bottom_up: Kernel,
-    queue_to_bits: Kernel,
-    bits_to_queue: Kernel,
-    narrow_parents: Kernel,
 }
 
 impl Kernels {
     fn new(gpu: &Gpu) -> Result<Self> {
         let f = |name| gpu.function("bfs.cu", name);
         Ok(Kernels {
-            start: f("bfs_start")?,
             top_down: f("bfs_top_down")?,
             top_down_heavy: f("bfs_top_down_heavy")?,
-            claim: f("bfs_claim")?,
             bottom_up: f("bfs_bottom_up")?,
-            queue_to_bits: f("bfs_queue_to_bits")?,
-            bits_to_queue: f("bfs_bits_to_queue")?,
-            narrow_parents: f("bfs_narrow_parents")?,
         })
     }
 }
 
 pub struct GpuFrontiers<'a> {
-    gpu: &'a Gpu,
+    own: OwnVertices<'a>,
     exchange: GpuExchange<'a>,
     k: Kernels,
-    first: u64,
-    local_n: u64,
     ranks: usize,
-    words: usize,
     csr: DeviceCsr,
-    parent: CudaSlice<i64>,
-    queue: CudaSlice<u32>,
-    next_queue: CudaSlice<u32>,
-    bits: CudaSlice<u64>,
-    next_bits: CudaSlice<u64>,
     global_bits: CudaSlice<u64>,
     /// Packed (vertex, parent) pairs for other ranks, as the top-down scan found them.
     remote: CudaSlice<u64>,
@@ -79,23 +52,8 @@ pub struct GpuFrontiers<'a> {
     sent: CudaSlice<u64>,
     /// Frontier vertices whose rows the whole grid scans (see kernels/bfs.cu).
     heavy: CudaSlice<u32>,
-    counters: CudaSlice<u64>,
     /// Blocks that fill the GPU, for the grid-stride kernels.
     resident_blocks: u32,
-    current: Form,
-    next: Form,
-    /// Page-locks `host_parents` (declared first: unregistered before that memory is freed).
-    pinned_parents: Option<Pinned>,
-    host_parents: HostParents,
-    /// Whether `host_parents` holds this search's parents.
-    fetched: bool,
-}
-
-/// The parents' copy in host memory: u32 where every id is below u32::MAX (half the bytes of
-/// the device's i64s; u32::MAX stands for none), else i64.
-enum HostParents {
-    Narrow(Vec<u32>),
-    Wide(Vec<i64>),
 }
 
 /// Pairs a rank may send and receive in one level. The `sent` bitmap lets a rank send each
@@ -120,10 +78,9 @@ fn search_bytes(part: &Block1D, entries: u64) -> u64 {
     let (send, recv) = exchange_capacities(part, entries);
     let exchange = 8 * (2 * send as u64 + recv as u64) + 8 * ranks;
     let heavy = 4 * (entries / HEAVY_DEGREE as u64 + 1);
-    let parents_and_queues = 8 * n + 2 * 4 * n;
-    // Current and next local bitmaps; global frontier and sent bitmaps.
-    let bitmaps = 2 * 8 * words + 2 * 8 * words * ranks;
-    parents_and_queues + bitmaps + exchange + heavy + 8 * 5
+    // Global frontier and sent bitmaps.
+    let bitmaps = 2 * 8 * words * ranks;
+    OwnVertices::bytes(n, words) + bitmaps + exchange + heavy
 }
 
 /// Device bytes a rank needs for its part of the graph (`entries` adjacency entries) and
@@ -159,20 +116,12 @@ impl<'a> GpuFrontiers<'a> {
         let local_n = g.local_n();
         let ranks = world.size();
         let (send_capacity, recv_capacity) = exchange_capacities(&g.part, entries);
-        let mut frontiers = GpuFrontiers {
-            gpu,
+        Ok(GpuFrontiers {
+            own: OwnVertices::new(gpu, g.n(), g.part.first(), local_n, words)?,
             exchange,
             k: Kernels::new(gpu)?,
-            first: g.part.first(),
-            local_n: local_n as u64,
             ranks,
-            words,
             csr,
-            parent: gpu.zeros("parents", local_n)?,
-            queue: gpu.zeros("queue", local_n)?,
-            next_queue: gpu.zeros("queue", local_n)?,
-            bits: gpu.zeros("frontier bitmap", words)?,
-            next_bits: gpu.zeros("frontier bitmap", words)?,
             global_bits: gpu.zeros("global bitmap", words * ranks)?,
             remote: gpu.zeros("exchange buffer", send_capacity)?,
             send: gpu.zeros("exchange buffer", send_capacity)?,
@@ -180,81 +129,13 @@ impl<'a> GpuFrontiers<'a> {
             owners: OwnerBuckets::new(gpu, ranks, g.part.block)?,
             sent: gpu.zeros("sent bitmap", words * ranks)?,
             heavy: gpu.zeros("heavy list", entries as usize / HEAVY_DEGREE + 1)?,
-            counters: gpu.zeros("counters", 5)?,
             resident_blocks: gpu.resident_blocks(THREADS)?,
-            current: Form::Queue(0),
-            next: Form::Queue(0),
-            pinned_parents: None,
-            host_parents: match g.n() < u64::from(u32::MAX) {
-                true => HostParents::Narrow(vec![0; local_n]),
-                false => HostParents::Wide(vec![0; local_n]),
-            },
-            fetched: false,
-        };
-        frontiers.pinned_parents = match &mut frontiers.host_parents {
-            HostParents::Narrow(host) => gpu.pin(host),
-            HostParents::Wide(host) => gpu.pin(host),
-        };
-        if frontiers.pinned_parents.is_none() && local_n > 0 {
-            log::warn!("cannot page-lock the host parent array: copies back run slower");
-        }
-        Ok(frontiers)
-    }
-
-    /// A grid of as many blocks as the GPU holds at once, for grid-stride kernels.
-    fn filling_grid(&self) -> LaunchConfig {
-        blocks(self.resident_blocks as u64, THREADS)
-    }
-
-    fn zero_counters(&mut self) -> Result<()> {
-        self.gpu
-            .stream
-            .memset_zeros(&mut self.counters)
-            .map_err(|e| gpu_error("reset counters", e))
-    }
-
-    fn counters(&self) -> Result<[u64; 4]> {
-        let c = self.gpu.download("counters", &self.counters, 4)?;
-        Ok([c[0], c[1], c[2], c[3]])
-    }
-
-    /// The current frontier as a queue; returns its length.
-    fn current_queue(&mut self) -> Result<u64> {
-        if let Form::Queue(len) = self.current {
-            return Ok(len);
-        }
-        self.zero_counters()?;
-        let words = self.words as u64;
-        self.gpu.launch(&self.k.bits_to_queue, grid(words), |b| {
-            b.arg(&self.bits)
-                .arg(&words)
-                .arg(&mut self.queue)
-                .arg(&mut self.counters);
-        })?;
-        let len = self.counters()?[0];
-        self.current = Form::Queue(len);
-        Ok(len)
-    }
-
-    /// The current frontier as a bitmap in `bits`.
-    fn current_bits(&mut self) -> Result<()> {
-        let Form::Queue(len) = self.current else {
-            return Ok(());
-        };
-        self.gpu
-            .stream
-            .memset_zeros(&mut self.bits)
-            .map_err(|e| gpu_error("clear bitmap", e))?;
-        self.gpu.launch(&self.k.queue_to_bits, grid(len), |b| {
-            b.arg(&self.queue).arg(&len).arg(&mut self.bits);
-        })?;
-        self.current = Form::Bits;
-        Ok(())
+        })
     }
 }
 
 /// The GPU kernels store vertex ids in 32 bits.
-fn check_ids(g: &DistGraph) -> Result<()> {
+pub fn check_ids(g: &DistGraph) -> Result<()> {
     if g.n() > u32::MAX as u64 + 1 {
         return Err(Error::Unavailable(format!(
             "the GPU path stores vertex ids in 32 bits, so N must be at most 2^32; this graph has {} vertices",
@@ -282,7 +163,7 @@ pub fn check_memory(
 }
 
 /// `check_memory` for `needed` bytes per rank.
-fn check_fit(
+pub fn check_fit(
     world: &World,
     gpu: &Gpu,
     needed: u64,
@@ -326,33 +207,13 @@ fn check_fit(
 
 impl Frontiers for GpuFrontiers<'_> {
     fn start(&mut self, root: Vid) -> Result<u64> {
-        let local = root.wrapping_sub(self.first);
-        let is_local = local < self.local_n;
-        let root_local: i64 = if is_local { local as i64 } else { -1 };
-        self.fetched = false;
-        self.gpu.launch(&self.k.start, grid(self.local_n), |b| {
-            b.arg(&mut self.parent)
-                .arg(&self.local_n)
-                .arg(&root_local)
-                .arg(&root);
-        })?;
-        let s = &self.gpu.stream;
-        s.memset_zeros(&mut self.sent)
+        let degree = self.own.start(root, &self.csr.offsets)?;
+        self.own
+            .gpu
+            .stream
+            .memset_zeros(&mut self.sent)
             .map_err(|e| gpu_error("clear sent bitmap", e))?;
-        self.next = Form::Queue(0);
-        if !is_local {
-            self.current = Form::Queue(0);
-            self.gpu.sync("bfs_start")?;
-            return Ok(0);
-        }
-        s.memcpy_htod(&[local as u32], &mut self.queue.slice_mut(0..1))
-            .map_err(|e| gpu_error("upload root", e))?;
-        let at = local as usize;
-        let degree = s
-            .clone_dtoh(&self.csr.offsets.slice(at..at + 2))
-            .map_err(|e| gpu_error("read root degree", e))?;
-        self.current = Form::Queue(1);
-        Ok(degree[1] - degree[0])
+        Ok(degree)
     }
 
     fn top_down(&mut self, clock: &mut LevelClock) -> Result<u64> {
@@ -360,9 +221,10 @@ impl Frontiers for GpuFrontiers<'_> {
         if self.ranks == 1 {
             return Ok(inspected);
         }
+        let gpu = self.own.gpu;
         let counts = clock.local(|| {
             self.owners
-                .bucket(self.gpu, &self.remote, remote, &mut self.send)
+                .bucket(gpu, &self.remote, remote, &mut self.send)
         })?;
         clock.bytes_sent += 8 * remote;
         let received = clock.exchange(|| {
@@ -370,74 +232,38 @@ impl Frontiers for GpuFrontiers<'_> {
                 .alltoallv(&self.send, &counts, &mut self.received)
         })?;
         clock.bytes_received += 8 * received as u64;
-        clock.local(|| self.claim_received(received as u64))?;
+        let first = self.own.first;
+        clock.local(|| {
+            self.own
+                .claim(&self.received, received as u64, first, &self.csr.offsets)
+        })?;
         Ok(inspected)
     }
 
     fn bottom_up(&mut self, clock: &mut LevelClock) -> Result<u64> {
-        clock.local(|| self.current_bits())?;
+        clock.local(|| self.own.current_bits())?;
         if self.ranks > 1 {
-            clock.bytes_sent += (8 * self.words * (self.ranks - 1)) as u64;
-            clock.bytes_received += (8 * self.words * (self.ranks - 1)) as u64;
-            clock.exchange(|| self.exchange.allgather(&self.bits, &mut self.global_bits))?;
+            let words = self.own.words;
+            clock.bytes_sent += (8 * words * (self.ranks - 1)) as u64;
+            clock.bytes_received += (8 * words * (self.ranks - 1)) as u64;
+            clock.exchange(|| {
+                self.exchange
+                    .allgather(&self.own.bits, &mut self.global_bits)
+            })?;
         }
         clock.local(|| self.scan_unvisited())
     }
 
     fn advance(&mut self) -> Result<(u64, u64)> {
-        let [n, m, _, _] = self.counters()?;
-        match self.next {
-            Form::Queue(_) => {
-                std::mem::swap(&mut self.queue, &mut self.next_queue);
-                self.current = Form::Queue(n);
-            }
-            Form::Bits => {
-                std::mem::swap(&mut self.bits, &mut self.next_bits);
-                self.current = Form::Bits;
-            }
-        }
-        Ok((n, m))
+        self.own.advance()
     }
 
     fn fetch_parents(&mut self) -> Result<()> {
-        let n = self.local_n as usize;
-        let copied = match &mut self.host_parents {
-            HostParents::Narrow(host) => {
-                // Narrowed into the next queue, which is free once a search has ended.
-                self.gpu
-                    .launch(&self.k.narrow_parents, grid(self.local_n), |b| {
-                        b.arg(&self.parent)
-                            .arg(&self.local_n)
-                            .arg(&mut self.next_queue);
-                    })?;
-                self.gpu
-                    .stream
-                    .memcpy_dtoh(&self.next_queue.slice(0..n), host.as_mut_slice())
-            }
-            HostParents::Wide(host) => self
-                .gpu
-                .stream
-                .memcpy_dtoh(&self.parent.slice(0..n), host.as_mut_slice()),
-        };
-        copied.map_err(|e| gpu_error("copy parents to the host", e))?;
-        // Into page-locked memory the copy is asynchronous: wait for it.
-        self.gpu.sync("copy parents to the host")?;
-        self.fetched = true;
-        Ok(())
+        self.own.fetch_parents()
     }
 
     fn parents(&mut self, out: &mut [i64]) -> Result<()> {
-        if !self.fetched {
-            self.fetch_parents()?;
-        }
-        match &self.host_parents {
-            HostParents::Narrow(host) => out
-                .par_iter_mut()
-                .zip(host.par_iter())
-                .for_each(|(p, &q)| *p = if q == u32::MAX { -1 } else { i64::from(q) }),
-            HostParents::Wide(host) => out.copy_from_slice(host),
-        }
-        Ok(())
+        self.own.parents(out)
     }
 
     fn transport(&self) -> &'static str {
@@ -450,86 +276,82 @@ impl GpuFrontiers<'_> {
     /// next queue, packed pairs for other ranks written to `remote`. Returns the entries read
     /// and the pairs written.
     fn scan_frontier(&mut self) -> Result<(u64, u64)> {
-        let len = self.current_queue()?;
-        self.zero_counters()?;
+        let len = self.own.current_queue()?;
+        self.own.zero_counters()?;
         let capacity = self.remote.len() as u64;
-        let (gpu, csr) = (self.gpu, &self.csr);
+        let (own, csr) = (&mut self.own, &self.csr);
+        let gpu = own.gpu;
         gpu.launch(&self.k.top_down, grid(len * 32), |b| {
             b.arg(&csr.offsets)
                 .arg(&csr.adj)
-                .arg(&mut self.parent)
-                .arg(&self.queue)
+                .arg(&mut own.parent)
+                .arg(&own.queue)
                 .arg(&len)
-                .arg(&self.first)
-                .arg(&self.local_n)
-                .arg(&mut self.next_queue)
-                .arg(&mut self.counters)
+                .arg(&own.first)
+                .arg(&own.local_n)
+                .arg(&mut own.next_queue)
+                .arg(&mut own.counters)
                 .arg(&mut self.remote)
                 .arg(&capacity)
                 .arg(&mut self.sent)
                 .arg(&mut self.heavy);
         })?;
-        gpu.launch(&self.k.top_down_heavy, self.filling_grid(), |b| {
-            b.arg(&csr.offsets)
-                .arg(&csr.adj)
-                .arg(&mut self.parent)
-                .arg(&self.heavy)
-                .arg(&self.first)
-                .arg(&self.local_n)
-                .arg(&mut self.next_queue)
-                .arg(&mut self.counters)
-                .arg(&mut self.remote)
-                .arg(&capacity)
-                .arg(&mut self.sent);
-        })?;
-        let [_, _, inspected, remote] = self.counters()?;
+        gpu.launch(
+            &self.k.top_down_heavy,
+            filling_grid(self.resident_blocks),
+            |b| {
+                b.arg(&csr.offsets)
+                    .arg(&csr.adj)
+                    .arg(&mut own.parent)
+                    .arg(&self.heavy)
+                    .arg(&own.first)
+                    .arg(&own.local_n)
+                    .arg(&mut own.next_queue)
+                    .arg(&mut own.counters)
+                    .arg(&mut self.remote)
+                    .arg(&capacity)
+                    .arg(&mut self.sent);
+            },
+        )?;
+        let [_, _, inspected, remote] = own.counters()?;
         if remote > capacity {
             return Err(Error::Gpu(format!(
                 "bfs_top_down: {remote} pairs for other ranks exceed the exchange buffer of {capacity}"
             )));
         }
-        self.next = Form::Queue(0);
+        own.next = Form::Queue(0);
         Ok((inspected, remote))
-    }
-
-    /// Claim the first `count` pairs of `received` (vertices other ranks discovered).
-    fn claim_received(&mut self, count: u64) -> Result<()> {
-        if count > 0 {
-            self.gpu.launch(&self.k.claim, grid(count), |b| {
-                b.arg(&self.received)
-                    .arg(&count)
-                    .arg(&self.first)
-                    .arg(&mut self.parent)
-                    .arg(&self.csr.offsets)
-                    .arg(&mut self.next_queue)
-                    .arg(&mut self.counters);
-            })?;
-        }
-        self.gpu.sync("bfs_claim")
     }
 
     /// Bottom-up scan of the unvisited local vertices against the frontier (the gathered
     /// global bitmap, or on one rank the local one). Returns the entries read.
     fn scan_unvisited(&mut self) -> Result<u64> {
-        self.zero_counters()?;
+        let own = &mut self.own;
+        own.zero_counters()?;
         let frontier = if self.ranks > 1 {
             &self.global_bits
         } else {
-            &self.bits
+            &own.bits
         };
-        self.gpu
-            .launch(&self.k.bottom_up, self.filling_grid(), |b| {
+        own.gpu
+            .launch(&self.k.bottom_up, filling_grid(self.resident_blocks), |b| {
                 b.arg(&self.csr.offsets)
                     .arg(&self.csr.adj)
-                    .arg(&mut self.parent)
+                    .arg(&mut own.parent)
                     .arg(frontier)
-                    .arg(&self.local_n)
-                    .arg(&mut self.next_bits)
-                    .arg(&mut self.counters);
+                    .arg(&own.local_n)
+                    .arg(&mut own.next_bits)
+                    .arg(&mut own.counters);
             })?;
-        self.next = Form::Bits;
-        Ok(self.counters()?[2])
+        own.next = Form::Bits;
+        Ok(own.counters()?[2])
     }
+}
+
+/// A grid of as many blocks as the GPU holds at once (`resident_blocks`), for grid-stride
+/// kernels.
+pub fn filling_grid(resident_blocks: u32) -> LaunchConfig {
+    blocks(resident_blocks as u64, THREADS)
 }
 
 #[cfg(test)]

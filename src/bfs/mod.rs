@@ -9,6 +9,7 @@ pub use report::format_g;
 
 use crate::algo::bfs::{self, Frontiers, LevelStats, Mode, Params};
 use crate::algo::bfs2d_cpu::Cpu2dFrontiers;
+use crate::algo::bfs2d_gpu::Gpu2dFrontiers;
 use crate::algo::{bfs_gpu, roots, validate};
 use crate::comm::{Grid, Op, World};
 use crate::config::{config_error, out_of_range};
@@ -157,11 +158,6 @@ impl Workload for Bfs {
     fn execute(&self, h: &Harness) -> Result<()> {
         let world = h.world;
         let shape = self.grid_shape(world.size())?;
-        if shape.is_some() && matches!(h.device, Selected::Gpu(_)) {
-            return Err(Error::Unavailable(
-                "[bfs] partition = \"2d\" searches on the CPU only: set [run] device = \"cpu\", or partition = \"1d\" on GPUs".into(),
-            ));
-        }
         let generated = self.graph.spec.scale().is_some();
         let fits = |part: &Block1D, entries: u64| match &h.device {
             Selected::Gpu(gpu) => bfs_gpu::check_memory(world, gpu, part, entries, true, generated),
@@ -200,9 +196,15 @@ impl Workload for Bfs {
                 .ok(),
             Selected::Cpu => None,
         };
-        let mut frontiers: Box<dyn Frontiers> = match &two_d {
-            None => bfs::frontiers(world, &h.device, h.run.gpu_transport, g, device_csr)?,
-            Some((blocks, grid)) => Box::new(Cpu2dFrontiers::new(g, blocks, grid)),
+        let transport = h.run.gpu_transport;
+        let mut frontiers: Box<dyn Frontiers> = match (&two_d, &h.device) {
+            (None, device) => bfs::frontiers(world, device, transport, g, device_csr)?,
+            (Some((blocks, grid)), Selected::Cpu) => Box::new(Cpu2dFrontiers::new(g, blocks, grid)),
+            (Some((blocks, grid)), Selected::Gpu(gpu)) => {
+                // The 1D CSR a GPU may have built is not searched: free its memory first.
+                drop(device_csr);
+                Box::new(Gpu2dFrontiers::new(world, gpu, transport, g, blocks, grid)?)
+            }
         };
         let transport = frontiers.transport();
         if world.size() > 1 {

@@ -8,7 +8,7 @@
 //! communicator is set up from a unique id that rank 0 makes and broadcasts over MPI. Counts
 //! always travel over MPI: they are a few words, and the host needs them to size the transfers.
 
-use super::{run_starts, Equivalence, GpuTransport, Op, World};
+use super::{run_starts, Comm as MpiComm, Equivalence, GpuTransport, Op};
 use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
 use cudarc::driver::{
@@ -27,8 +27,10 @@ enum Via {
     Nccl(Comm),
 }
 
+/// Exchanges among the ranks of one communicator: the world's, or a row or column of the 2D
+/// process grid (each with its own NCCL communicator).
 pub struct GpuExchange<'w> {
-    world: &'w World,
+    world: &'w MpiComm,
     stream: Arc<CudaStream>,
     via: Via,
 }
@@ -66,7 +68,7 @@ fn transfers(send_counts: &[usize], recv_counts: &[usize]) -> Vec<Transfer> {
 impl<'w> GpuExchange<'w> {
     /// Set up the transport `setting` asks for. Collective; every rank reaches the same choice
     /// (NCCL needs every rank, so one rank without it decides for all).
-    pub fn open(world: &'w World, gpu: &Gpu, setting: GpuTransport) -> Result<Self> {
+    pub fn open(world: &'w MpiComm, gpu: &Gpu, setting: GpuTransport) -> Result<Self> {
         let stream = gpu.stream.clone();
         let everywhere = || world.allreduce(u64::from(nccl_present()), Op::Min) == 1;
         let via = match setting {
@@ -202,6 +204,74 @@ impl<'w> GpuExchange<'w> {
         self.wait("all-gather")
     }
 
+    /// Every rank's first `count` items of `send` (counts may differ), concatenated in rank
+    /// order at the start of `recv`; returns how many items that is. Collective; returns
+    /// once `recv` is filled.
+    pub fn allgatherv<T: Item>(
+        &self,
+        send: &CudaSlice<T>,
+        count: usize,
+        recv: &mut CudaSlice<T>,
+    ) -> Result<usize> {
+        let counts: Vec<usize> = self
+            .world
+            .allgather(count as u64)
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
+        let total: usize = counts.iter().sum();
+        if total > recv.len() {
+            return Err(Error::Gpu(format!(
+                "{total} items to gather exceed the receive buffer of {}",
+                recv.len()
+            )));
+        }
+        let at = run_starts(&counts);
+        match &self.via {
+            Via::Mpi => {
+                let host = self
+                    .stream
+                    .clone_dtoh(&send.slice(0..count))
+                    .map_err(|e| gpu_error("copy items to gather to the host", e))?;
+                let all = self.world.allgatherv(&host)?;
+                if total > 0 {
+                    self.stream
+                        .memcpy_htod(&all, &mut recv.slice_mut(0..total))
+                        .map_err(|e| gpu_error("upload the gathered items", e))?;
+                }
+            }
+            Via::Nccl(comm) => {
+                // The own part is copied on the device; every peer gets the same items.
+                let me = self.world.rank();
+                if count > 0 {
+                    self.stream
+                        .memcpy_dtod(
+                            &send.slice(0..count),
+                            &mut recv.slice_mut(at[me]..at[me] + count),
+                        )
+                        .map_err(|e| gpu_error("copy the own gathered items", e))?;
+                }
+                group_start().map_err(|e| nccl_error("group start", e))?;
+                for peer in (0..counts.len()).filter(|&p| p != me) {
+                    if count > 0 {
+                        comm.send(&send.slice(0..count), peer as i32)
+                            .map_err(|e| nccl_error("send", e))?;
+                    }
+                    if counts[peer] > 0 {
+                        comm.recv(
+                            &mut recv.slice_mut(at[peer]..at[peer] + counts[peer]),
+                            peer as i32,
+                        )
+                        .map_err(|e| nccl_error("receive", e))?;
+                    }
+                }
+                group_end().map_err(|e| nccl_error("group end", e))?;
+            }
+        }
+        self.wait("all-gather")?;
+        Ok(total)
+    }
+
     /// One shift of a halo exchange: `send` goes to rank `to` while `recv` is filled from
     /// rank `from`, which sends exactly `recv.len()` items (a periodic lattice calls it once
     /// per direction, every rank alike). Returns once `recv` is filled.
@@ -237,8 +307,8 @@ impl<'w> GpuExchange<'w> {
     }
 }
 
-/// A communicator over all ranks, on this rank's stream.
-fn nccl_comm(world: &World, gpu: &Gpu) -> Result<Comm> {
+/// An NCCL communicator over the ranks of `world`, on this rank's stream.
+fn nccl_comm(world: &MpiComm, gpu: &Gpu) -> Result<Comm> {
     // Rank 0 sends the id, or nothing when it could not make one (then every rank fails).
     let mut bytes = if world.is_root() {
         match Id::new() {

@@ -1,0 +1,341 @@
+//! The GPU side of the 2D-partitioned BFS (`bfs::Frontiers` over the blocks A(i, j) of
+//! `graph::block2d`), the same algorithm as `bfs2d_cpu` (see there): the block lives on the
+//! GPU in both orientations; the expand gathers the frontier along the process column, the
+//! fold sends the (vertex, parent) pairs found along the process row to their owners, and a
+//! bottom-up level hands the owners' unvisited bitmaps round the row in C sub-steps. The
+//! exchanges go through one `GpuExchange` per grid row and column (NCCL sub-communicators,
+//! or host memory and MPI). Kernels `bfs2d_*` in kernels/bfs.cu; launches pass their
+//! arguments in the order of the kernel's parameters there.
+
+use super::bfs::{Frontiers, LevelClock};
+use super::bfs_gpu::{check_fit, check_ids, filling_grid, HEAVY_DEGREE};
+use super::bfs_gpu_vertices::{Form, OwnVertices};
+use crate::comm::gpu::{GpuExchange, OwnerBuckets};
+use crate::comm::{GpuTransport, Grid, World};
+use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};
+use crate::error::{Error, Result};
+use crate::graph::block2d::{Block2D, Layout2D};
+use crate::graph::csr_gpu::DeviceCsr;
+use crate::graph::{DistGraph, Vid};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+struct Kernels {
+    column_queue: Kernel,
+    top_down: Kernel,
+    top_down_heavy: Kernel,
+    unvisited: Kernel,
+    bottom_up: Kernel,
+}
+
+pub struct Gpu2dFrontiers<'a> {
+    own: OwnVertices<'a>,
+    layout: Layout2D,
+    row: GpuExchange<'a>,
+    col: GpuExchange<'a>,
+    k: Kernels,
+    /// The block by column index of u (row indices of v), and by row index of v.
+    out: DeviceCsr,
+    into: DeviceCsr,
+    /// The own vertices' rows of the 1D graph: their full degrees.
+    degrees: CudaSlice<u64>,
+    /// The own frontier as column indices, and the column's frontier gathered.
+    own_column: CudaSlice<u32>,
+    column_queue: CudaSlice<u32>,
+    column_bits: CudaSlice<u64>,
+    /// Vertices of the process row sent to their owners in this search.
+    sent: CudaSlice<u64>,
+    /// The unvisited bitmap of the row segment being scanned, and the next one arriving.
+    segment: CudaSlice<u64>,
+    arriving: CudaSlice<u64>,
+    /// Pairs found, the same in runs by owner, and the pairs received from the row.
+    found: CudaSlice<u64>,
+    send: CudaSlice<u64>,
+    received: CudaSlice<u64>,
+    owners: OwnerBuckets,
+    heavy: CudaSlice<u32>,
+    resident_blocks: u32,
+}
+
+/// Device bytes of the search on a rank with `blocks`, besides the blocks themselves.
+fn search_bytes(l: &Layout2D, out_entries: u64) -> u64 {
+    let local_n = l.part.local_n() as u64;
+    let words = l.part.words_per_rank() as u64;
+    let (col, row) = (l.col_len() as u64, l.row_len() as u64);
+    let degrees = 8 * (local_n + 1);
+    let queues = 4 * local_n + 4 * col;
+    let bitmaps = col / 8 + row / 8 + 2 * 8 * words;
+    let pairs = 2 * 8 * row + 8 * local_n * l.cols as u64;
+    let heavy = 4 * (out_entries / HEAVY_DEGREE as u64 + 1);
+    OwnVertices::bytes(local_n, words) + degrees + queues + bitmaps + pairs + heavy
+}
+
+/// Device bytes of the rank's blocks and search.
+fn bytes_needed(b: &Block2D) -> u64 {
+    let l = &b.layout;
+    DeviceCsr::bytes(l.col_len() as u64, b.out_adj.len() as u64)
+        + DeviceCsr::bytes(l.row_len() as u64, b.in_adj.len() as u64)
+        + search_bytes(l, b.out_adj.len() as u64)
+}
+
+impl<'a> Gpu2dFrontiers<'a> {
+    /// Upload the blocks and allocate the search buffers, after checking they fit.
+    pub fn new(
+        world: &World,
+        gpu: &'a Gpu,
+        transport: GpuTransport,
+        g: &DistGraph,
+        blocks: &Block2D,
+        grid: &'a Grid,
+    ) -> Result<Self> {
+        check_ids(g)?;
+        let layout = blocks.layout;
+        check_fit(world, gpu, bytes_needed(blocks), &g.part, false, false)?;
+        let f = |name| gpu.function("bfs.cu", name);
+        let k = Kernels {
+            column_queue: f("bfs2d_column_queue")?,
+            top_down: f("bfs2d_top_down")?,
+            top_down_heavy: f("bfs2d_top_down_heavy")?,
+            unvisited: f("bfs2d_unvisited")?,
+            bottom_up: f("bfs2d_bottom_up")?,
+        };
+        let words = g.part.words_per_rank();
+        let local_n = g.local_n();
+        let (col, row) = (layout.col_len(), layout.row_len());
+        let some = |n: usize| n.max(1);
+        Ok(Gpu2dFrontiers {
+            own: OwnVertices::new(gpu, g.n(), g.part.first(), local_n, words)?,
+            layout,
+            row: GpuExchange::open(&grid.row, gpu, transport)?,
+            col: GpuExchange::open(&grid.col, gpu, transport)?,
+            k,
+            out: DeviceCsr::upload(gpu, &blocks.out_offsets, &blocks.out_adj)?,
+            into: DeviceCsr::upload(gpu, &blocks.in_offsets, &blocks.in_adj)?,
+            degrees: gpu.upload("row offsets", &g.offsets)?,
+            own_column: gpu.zeros("column queue", some(local_n))?,
+            column_queue: gpu.zeros("column queue", some(col))?,
+            column_bits: gpu.zeros("column bitmap", some(col / 64))?,
+            sent: gpu.zeros("sent bitmap", some(row / 64))?,
+            segment: gpu.zeros("segment bitmap", some(words))?,
+            arriving: gpu.zeros("segment bitmap", some(words))?,
+            found: gpu.zeros("pairs found", some(row))?,
+            send: gpu.zeros("exchange buffer", some(row))?,
+            received: gpu.zeros("exchange buffer", some(local_n * layout.cols))?,
+            owners: OwnerBuckets::new(gpu, layout.cols, g.part.block)?,
+            heavy: gpu.zeros("heavy list", blocks.out_adj.len() / HEAVY_DEGREE + 1)?,
+            resident_blocks: gpu.resident_blocks(THREADS)?,
+        })
+    }
+
+    /// The column's frontier as a queue of column indices (gathered along the process
+    /// column); returns which buffer holds it and its length.
+    fn expand_queue(&mut self, clock: &mut LevelClock) -> Result<(bool, u64)> {
+        let len = clock.local(|| self.own.current_queue())?;
+        let offset = self.layout.i as u64 * self.layout.part.block;
+        let own = &self.own;
+        clock.local(|| {
+            own.gpu.launch(&self.k.column_queue, grid(len), |b| {
+                b.arg(&own.queue)
+                    .arg(&len)
+                    .arg(&offset)
+                    .arg(&mut self.own_column);
+            })
+        })?;
+        let rows = self.layout.rows;
+        if rows == 1 {
+            return Ok((false, len));
+        }
+        let total = clock.exchange(|| {
+            self.col
+                .allgatherv(&self.own_column, len as usize, &mut self.column_queue)
+        })? as u64;
+        clock.bytes_sent += 4 * len * (rows as u64 - 1);
+        clock.bytes_received += 4 * (total - len);
+        Ok((true, total))
+    }
+
+    /// Send the first `count` pairs of `found` to their owners along the process row and
+    /// claim the pairs received into the next queue.
+    fn fold(&mut self, count: u64, clock: &mut LevelClock) -> Result<()> {
+        let (block, j) = (self.layout.part.block, self.layout.j);
+        let gpu = self.own.gpu;
+        if self.layout.cols == 1 {
+            return clock.local(|| self.own.claim(&self.found, count, 0, &self.degrees));
+        }
+        let counts = clock.local(|| self.owners.bucket(gpu, &self.found, count, &mut self.send))?;
+        let received =
+            clock.exchange(|| self.row.alltoallv(&self.send, &counts, &mut self.received))? as u64;
+        // What a rank sends itself crosses no link.
+        clock.bytes_sent += 8 * (count - counts[j] as u64);
+        clock.bytes_received += 8 * (received - counts[j] as u64);
+        let key_first = j as u64 * block;
+        clock.local(|| {
+            self.own
+                .claim(&self.received, received, key_first, &self.degrees)
+        })
+    }
+
+    /// The pairs found (counter 3) and entries read (counter 2), failing if the pairs
+    /// overflowed `found`.
+    fn found_count(&self, what: &str) -> Result<(u64, u64)> {
+        let [_, _, inspected, found] = self.own.counters()?;
+        let capacity = self.found.len() as u64;
+        if found > capacity {
+            return Err(Error::Gpu(format!(
+                "{what}: {found} pairs found exceed the buffer of {capacity}"
+            )));
+        }
+        Ok((found, inspected))
+    }
+}
+
+impl Frontiers for Gpu2dFrontiers<'_> {
+    fn start(&mut self, root: Vid) -> Result<u64> {
+        let degree = self.own.start(root, &self.degrees)?;
+        self.own
+            .gpu
+            .stream
+            .memset_zeros(&mut self.sent)
+            .map_err(|e| gpu_error("clear sent bitmap", e))?;
+        Ok(degree)
+    }
+
+    fn top_down(&mut self, clock: &mut LevelClock) -> Result<u64> {
+        let (gathered, len) = self.expand_queue(clock)?;
+        let l = self.layout;
+        let (block, cols, j) = (l.part.block, l.cols as u64, l.j as u64);
+        let capacity = self.found.len() as u64;
+        let queue = if gathered {
+            &self.column_queue
+        } else {
+            &self.own_column
+        };
+        let own = &mut self.own;
+        let gpu = own.gpu;
+        own.zero_counters()?;
+        clock.local(|| {
+            gpu.launch(&self.k.top_down, grid(len * 32), |b| {
+                b.arg(&self.out.offsets)
+                    .arg(&self.out.adj)
+                    .arg(queue)
+                    .arg(&len)
+                    .arg(&block)
+                    .arg(&cols)
+                    .arg(&j)
+                    .arg(&mut self.sent)
+                    .arg(&mut self.found)
+                    .arg(&capacity)
+                    .arg(&mut own.counters)
+                    .arg(&mut self.heavy);
+            })?;
+            gpu.launch(
+                &self.k.top_down_heavy,
+                filling_grid(self.resident_blocks),
+                |b| {
+                    b.arg(&self.out.offsets)
+                        .arg(&self.out.adj)
+                        .arg(&self.heavy)
+                        .arg(&block)
+                        .arg(&cols)
+                        .arg(&j)
+                        .arg(&mut self.sent)
+                        .arg(&mut self.found)
+                        .arg(&capacity)
+                        .arg(&mut own.counters);
+                },
+            )
+        })?;
+        let (found, inspected) = self.found_count("bfs2d_top_down")?;
+        self.own.next = Form::Queue(0);
+        self.fold(found, clock)?;
+        Ok(inspected)
+    }
+
+    fn bottom_up(&mut self, clock: &mut LevelClock) -> Result<u64> {
+        let l = self.layout;
+        let (block, cols, j) = (l.part.block, l.cols, l.j);
+        let words = self.own.words;
+        clock.local(|| self.own.current_bits())?;
+        if l.rows > 1 {
+            clock.exchange(|| self.col.allgather(&self.own.bits, &mut self.column_bits))?;
+            clock.bytes_sent += (8 * words * (l.rows - 1)) as u64;
+            clock.bytes_received += (8 * words * (l.rows - 1)) as u64;
+        }
+        let own = &mut self.own;
+        let gpu = own.gpu;
+        own.zero_counters()?;
+        let local_n = own.local_n;
+        clock.local(|| {
+            gpu.launch(&self.k.unvisited, grid(block), |b| {
+                b.arg(&own.parent)
+                    .arg(&local_n)
+                    .arg(&block)
+                    .arg(&mut self.segment);
+            })
+        })?;
+        let capacity = self.found.len() as u64;
+        let (cols64, j64) = (cols as u64, j as u64);
+        for step in 0..cols {
+            let seg_first = ((j + step) % cols) as u64 * block;
+            let frontier = if l.rows > 1 {
+                &self.column_bits
+            } else {
+                &own.bits
+            };
+            clock.local(|| {
+                gpu.launch(&self.k.bottom_up, filling_grid(self.resident_blocks), |b| {
+                    b.arg(&self.into.offsets)
+                        .arg(&self.into.adj)
+                        .arg(frontier)
+                        .arg(&mut self.segment)
+                        .arg(&seg_first)
+                        .arg(&block)
+                        .arg(&cols64)
+                        .arg(&j64)
+                        .arg(&mut self.found)
+                        .arg(&capacity)
+                        .arg(&mut own.counters);
+                })
+            })?;
+            if cols > 1 {
+                // Hand the segment on to (i, j - 1), which scans it next; the last hand-over
+                // brings each segment home to its owner (where it is no longer needed).
+                let (to, from) = ((j + cols - 1) % cols, (j + 1) % cols);
+                clock.exchange(|| {
+                    self.row.sendrecv(
+                        &self.segment.slice(0..words),
+                        to,
+                        &mut self.arriving.slice_mut(0..words),
+                        from,
+                    )
+                })?;
+                clock.bytes_sent += 8 * words as u64;
+                clock.bytes_received += 8 * words as u64;
+                std::mem::swap(&mut self.segment, &mut self.arriving);
+            }
+        }
+        let (found, inspected) = self.found_count("bfs2d_bottom_up")?;
+        self.own.next = Form::Queue(0);
+        self.fold(found, clock)?;
+        Ok(inspected)
+    }
+
+    fn advance(&mut self) -> Result<(u64, u64)> {
+        self.own.advance()
+    }
+
+    fn fetch_parents(&mut self) -> Result<()> {
+        self.own.fetch_parents()
+    }
+
+    fn parents(&mut self, out: &mut [i64]) -> Result<()> {
+        self.own.parents(out)
+    }
+
+    fn transport(&self) -> &'static str {
+        if self.layout.cols > 1 {
+            self.row.name()
+        } else {
+            self.col.name()
+        }
+    }
+}
