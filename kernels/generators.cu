@@ -403,3 +403,55 @@ extern "C" __global__ void csr_fill(const u64 *msgs, u64 count, u64 first, u64 *
     u64 a = msgs[i] >> 32, b = msgs[i] & 0xffffffffULL;
     if (a != b) adj[atomicAdd(&cursor[a - first], 1ULL)] = (u32)b;
 }
+
+// ---- Kernel 1 of the 2D partition (src/graph/block2d_gpu.rs) ------------------------------
+// Each message (u, v) received here is an entry of this rank's block A(i, j): u's column
+// index (u's block among the column's, then its place in it) and v's row index (v less the
+// row's first vertex, row_first = i·C·block). Self-loops are not stored.
+
+__device__ __forceinline__ u64 column_index(u64 u, u64 block, u64 cols) {
+    return u / block / cols * block + u % block;
+}
+
+// Pass 1: the lengths of the block's rows by u and by v.
+extern "C" __global__ void csr2d_count(const u64 *msgs, u64 count, u64 block, u64 cols,
+                                       u64 row_first, u64 *out_lengths, u64 *in_lengths) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u64 u = msgs[k] >> 32, v = msgs[k] & 0xffffffffULL;
+    if (u == v) return;
+    atomicAdd(&out_lengths[column_index(u, block, cols)], 1ULL);
+    atomicAdd(&in_lengths[v - row_first], 1ULL);
+}
+
+// Pass 2: each entry into the next free slot of its row in both orientations.
+extern "C" __global__ void csr2d_fill(const u64 *msgs, u64 count, u64 block, u64 cols,
+                                      u64 row_first, u64 *out_cursor, u32 *out_adj,
+                                      u64 *in_cursor, u32 *in_adj) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u64 u = msgs[k] >> 32, v = msgs[k] & 0xffffffffULL;
+    if (u == v) return;
+    u64 c = column_index(u, block, cols), r = v - row_first;
+    out_adj[atomicAdd(&out_cursor[c], 1ULL)] = (u32)r;
+    in_adj[atomicAdd(&in_cursor[r], 1ULL)] = (u32)c;
+}
+
+// The block's share of the CSR checksum (src/graph/block2d.rs entry_checksum): the sum of
+// mix64(mix64(u) ^ v) over its entries by u, a warp per row; u's global id from its column
+// index (column j of the grid).
+extern "C" __global__ void csr2d_checksum(const u64 *offsets, const u32 *adj, u64 rows,
+                                          u64 block, u64 cols, u64 j, u64 row_first,
+                                          u64 *sum) {
+    u64 c = thread_index() / WARP;
+    u64 h = 0;
+    if (c < rows) {
+        u64 u = (c / block * cols + j) * block + c % block;
+        u64 mu = mix64(u);
+        for (u64 e = offsets[c] + lane_id(); e < offsets[c + 1]; e += WARP)
+            h += mix64(mu ^ (row_first + adj[e]));
+    }
+    const int at[1] = {0};
+    const u64 value[1] = {h};
+    block_add<1>(sum, at, value);
+}

@@ -15,7 +15,7 @@ use crate::comm::{GpuTransport, Grid, World};
 use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use crate::graph::block2d::{Block2D, Layout2D};
-use crate::graph::csr_gpu::DeviceCsr;
+use crate::graph::block2d_gpu::DeviceBlocks;
 use crate::graph::{DistGraph, Vid};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -34,8 +34,7 @@ pub struct Gpu2dFrontiers<'a> {
     col: GpuExchange<'a>,
     k: Kernels,
     /// The block by column index of u (row indices of v), and by row index of v.
-    out: DeviceCsr,
-    into: DeviceCsr,
+    blocks: &'a DeviceBlocks,
     /// The own vertices' rows of the 1D graph: their full degrees.
     degrees: CudaSlice<u64>,
     /// The own frontier as column indices, and the column's frontier gathered.
@@ -56,7 +55,8 @@ pub struct Gpu2dFrontiers<'a> {
     resident_blocks: u32,
 }
 
-/// Device bytes of the search on a rank with `blocks`, besides the blocks themselves.
+/// Device bytes of the search on a rank of `layout` whose block holds `out_entries`,
+/// besides the block itself.
 fn search_bytes(l: &Layout2D, out_entries: u64) -> u64 {
     let local_n = l.part.local_n() as u64;
     let words = l.part.words_per_rank() as u64;
@@ -69,27 +69,36 @@ fn search_bytes(l: &Layout2D, out_entries: u64) -> u64 {
     OwnVertices::bytes(local_n, words) + degrees + queues + bitmaps + pairs + heavy
 }
 
-/// Device bytes of the rank's blocks and search.
-fn bytes_needed(b: &Block2D) -> u64 {
-    let l = &b.layout;
-    DeviceCsr::bytes(l.col_len() as u64, b.out_adj.len() as u64)
-        + DeviceCsr::bytes(l.row_len() as u64, b.in_adj.len() as u64)
-        + search_bytes(l, b.out_adj.len() as u64)
+/// Blocks built on the host, uploaded for the search after checking that they and the
+/// search fit (collective).
+pub fn upload_blocks(world: &World, gpu: &Gpu, g: &DistGraph, b: &Block2D) -> Result<DeviceBlocks> {
+    let entries = b.out_adj.len() as u64;
+    let needed = DeviceBlocks::bytes_for(&b.layout, entries) + search_bytes(&b.layout, entries);
+    check_fit(world, gpu, needed, &g.part, false, false)?;
+    DeviceBlocks::upload(gpu, b)
 }
 
 impl<'a> Gpu2dFrontiers<'a> {
-    /// Upload the blocks and allocate the search buffers, after checking they fit.
+    /// Allocate the search buffers over `blocks`, after checking they fit.
     pub fn new(
         world: &World,
         gpu: &'a Gpu,
         transport: GpuTransport,
         g: &DistGraph,
-        blocks: &Block2D,
+        blocks: &'a DeviceBlocks,
         grid: &'a Grid,
     ) -> Result<Self> {
         check_ids(g)?;
         let layout = blocks.layout;
-        check_fit(world, gpu, bytes_needed(blocks), &g.part, false, false)?;
+        let out_entries = blocks.out.entries() as u64;
+        check_fit(
+            world,
+            gpu,
+            search_bytes(&layout, out_entries),
+            &g.part,
+            false,
+            false,
+        )?;
         let f = |name| gpu.function("bfs.cu", name);
         let k = Kernels {
             column_queue: f("bfs2d_column_queue")?,
@@ -108,8 +117,7 @@ impl<'a> Gpu2dFrontiers<'a> {
             row: GpuExchange::open(&grid.row, gpu, transport)?,
             col: GpuExchange::open(&grid.col, gpu, transport)?,
             k,
-            out: DeviceCsr::upload(gpu, &blocks.out_offsets, &blocks.out_adj)?,
-            into: DeviceCsr::upload(gpu, &blocks.in_offsets, &blocks.in_adj)?,
+            blocks,
             degrees: gpu.upload("row offsets", &g.offsets)?,
             own_column: gpu.zeros("column queue", some(local_n))?,
             column_queue: gpu.zeros("column queue", some(col))?,
@@ -121,7 +129,7 @@ impl<'a> Gpu2dFrontiers<'a> {
             send: gpu.zeros("exchange buffer", some(row))?,
             received: gpu.zeros("exchange buffer", some(local_n * layout.cols))?,
             owners: OwnerBuckets::new(gpu, layout.cols, g.part.block)?,
-            heavy: gpu.zeros("heavy list", blocks.out_adj.len() / HEAVY_DEGREE + 1)?,
+            heavy: gpu.zeros("heavy list", out_entries as usize / HEAVY_DEGREE + 1)?,
             resident_blocks: gpu.resident_blocks(THREADS)?,
         })
     }
@@ -214,8 +222,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         own.zero_counters()?;
         clock.local(|| {
             gpu.launch(&self.k.top_down, grid(len * 32), |b| {
-                b.arg(&self.out.offsets)
-                    .arg(&self.out.adj)
+                b.arg(&self.blocks.out.offsets)
+                    .arg(&self.blocks.out.adj)
                     .arg(queue)
                     .arg(&len)
                     .arg(&block)
@@ -231,8 +239,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                 &self.k.top_down_heavy,
                 filling_grid(self.resident_blocks),
                 |b| {
-                    b.arg(&self.out.offsets)
-                        .arg(&self.out.adj)
+                    b.arg(&self.blocks.out.offsets)
+                        .arg(&self.blocks.out.adj)
                         .arg(&self.heavy)
                         .arg(&block)
                         .arg(&cols)
@@ -283,8 +291,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
             };
             clock.local(|| {
                 gpu.launch(&self.k.bottom_up, filling_grid(self.resident_blocks), |b| {
-                    b.arg(&self.into.offsets)
-                        .arg(&self.into.adj)
+                    b.arg(&self.blocks.into.offsets)
+                        .arg(&self.blocks.into.adj)
                         .arg(frontier)
                         .arg(&mut self.segment)
                         .arg(&seg_first)

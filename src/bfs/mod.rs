@@ -9,14 +9,14 @@ pub use report::format_g;
 
 use crate::algo::bfs::{self, Frontiers, LevelStats, Mode, Params};
 use crate::algo::bfs2d_cpu::Cpu2dFrontiers;
-use crate::algo::bfs2d_gpu::Gpu2dFrontiers;
+use crate::algo::bfs2d_gpu::{self, Gpu2dFrontiers};
 use crate::algo::{bfs_gpu, roots, validate};
 use crate::comm::{Grid, Op, World};
 use crate::config::{config_error, out_of_range};
 use crate::device::Selected;
 use crate::error::{Error, Result};
-use crate::graph::block2d::{Block2D, Layout2D};
-use crate::graph::build::{self, proc_kb, Built};
+use crate::graph::block2d::Layout2D;
+use crate::graph::build::{self, proc_kb, Blocks2D, Built};
 use crate::graph::source::GraphConfig;
 use crate::graph::{Block1D, DistGraph, Vid};
 use crate::harness::{Harness, Workload};
@@ -164,7 +164,14 @@ impl Workload for Bfs {
             Selected::Cpu => Ok(()),
         };
         let mut built = h.build_graph(&self.graph, &fits)?;
-        let device_csr = built.take_device_csr();
+        let mut device_csr = built.take_device_csr();
+        if shape.is_some() {
+            // The 2D search does not read the 1D CSR a GPU may have built: free its memory.
+            device_csr = None;
+            if let Selected::Gpu(gpu) = &h.device {
+                gpu.sync("free the 1D CSR")?;
+            }
+        }
         let two_d = match shape {
             Some((rows, cols)) => Some(self.build_blocks(h, &mut built, rows, cols)?),
             None => None,
@@ -199,12 +206,13 @@ impl Workload for Bfs {
         let transport = h.run.gpu_transport;
         let mut frontiers: Box<dyn Frontiers> = match (&two_d, &h.device) {
             (None, device) => bfs::frontiers(world, device, transport, g, device_csr)?,
-            (Some((blocks, grid)), Selected::Cpu) => Box::new(Cpu2dFrontiers::new(g, blocks, grid)),
-            (Some((blocks, grid)), Selected::Gpu(gpu)) => {
-                // The 1D CSR a GPU may have built is not searched: free its memory first.
-                drop(device_csr);
+            (Some((Blocks2D::Host(blocks), grid)), Selected::Cpu) => {
+                Box::new(Cpu2dFrontiers::new(g, blocks, grid))
+            }
+            (Some((Blocks2D::Device(blocks), grid)), Selected::Gpu(gpu)) => {
                 Box::new(Gpu2dFrontiers::new(world, gpu, transport, g, blocks, grid)?)
             }
+            _ => unreachable!("build_blocks leaves the blocks on the device that searches"),
         };
         let transport = frontiers.transport();
         if world.size() > 1 {
@@ -269,7 +277,7 @@ impl SearchLayout {
         }
     }
 
-    fn of(g: &DistGraph, two_d: Option<&(Block2D, Grid)>) -> Self {
+    fn of(g: &DistGraph, two_d: Option<&(Blocks2D, Grid)>) -> Self {
         match two_d {
             None => SearchLayout {
                 partition: "1d",
@@ -281,7 +289,10 @@ impl SearchLayout {
                 partition: "2d",
                 rows: grid.rows,
                 cols: grid.cols,
-                bytes: blocks.bytes(),
+                bytes: match blocks {
+                    Blocks2D::Host(b) => b.bytes(),
+                    Blocks2D::Device(b) => b.bytes(),
+                },
             },
         }
     }
@@ -375,26 +386,34 @@ impl Bfs {
         built: &mut Built,
         rows: usize,
         cols: usize,
-    ) -> Result<(Block2D, Grid)> {
+    ) -> Result<(Blocks2D, Grid)> {
         let world = h.world;
         let grid = Grid::new(world, rows, cols);
         let layout = Layout2D::new(built.graph.part, rows, cols);
-        let (blocks, secs, phases) = h.timed("graph_2d", || {
-            build::build_blocks(world, &self.graph, h.run.seed, layout)
+        let made = h.timed("graph_2d", || {
+            let device = (&h.device, h.run.gpu_transport);
+            build::build_blocks(world, &self.graph, h.run.seed, layout, device)
         })?;
         info!(
-            "2D blocks on a {rows} x {cols} grid: {} entries, construction {secs:.3} s",
-            blocks.num_entries
+            "2D blocks on a {rows} x {cols} grid: {} entries, construction {:.3} s on the {}",
+            made.num_entries, made.seconds, made.built_on
         );
-        let local = blocks
-            .entry_checksum()
+        let local = made
+            .entry_checksum
             .wrapping_add(built.graph.vertex_checksum());
         built.csr_checksum = world.allreduce(local, Op::Sum);
-        built.graph.num_entries = blocks.num_entries;
-        built.phases = phases;
+        built.graph.num_entries = made.num_entries;
+        built.phases = made.phases;
         built.phases.push(("validation_csr_1d", built.construction));
-        built.construction = secs;
-        built.built_on = "cpu";
+        built.construction = made.seconds;
+        built.built_on = made.built_on;
+        let blocks = match (made.blocks, &h.device) {
+            // Built on the CPU (a source without a GPU generator), searched on the GPU.
+            (Blocks2D::Host(b), Selected::Gpu(gpu)) => {
+                Blocks2D::Device(bfs2d_gpu::upload_blocks(world, gpu, &built.graph, &b)?)
+            }
+            (blocks, _) => blocks,
+        };
         Ok((blocks, grid))
     }
 

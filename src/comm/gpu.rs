@@ -341,14 +341,17 @@ fn nccl_comm(world: &MpiComm, gpu: &Gpu) -> Result<Comm> {
 }
 
 /// Puts packed pairs (a key in the high half, whose owner rank is key / divisor: a 1D block
-/// partition) into runs by owner on the GPU, as `GpuExchange::alltoallv` sends them (kernels
-/// in kernels/exchange.cu: warp-aggregated atomics per owner).
+/// partition; or entries (u, v) of a 2D grid over those blocks) into runs by owner on the
+/// GPU, as `GpuExchange::alltoallv` sends them (kernels in kernels/exchange.cu:
+/// warp-aggregated atomics per owner).
 pub struct OwnerBuckets {
     count: Kernel,
     scatter: Kernel,
     /// Per owner rank: pair counts, then the scatter cursors.
     counts: CudaSlice<u64>,
     divisor: u64,
+    /// Columns of the 2D grid; 0 for a 1D partition.
+    cols: u64,
 }
 
 impl OwnerBuckets {
@@ -359,7 +362,16 @@ impl OwnerBuckets {
             scatter: gpu.function("exchange.cu", "exchange_scatter_owners")?,
             counts: gpu.zeros("owner counts", ranks)?,
             divisor,
+            cols: 0,
         })
+    }
+
+    /// Buckets for the entries (u, v) of an R × `cols` grid of `ranks` processes over blocks
+    /// of `divisor` vertices: each goes to `Layout2D::entry_rank(u, v)`.
+    pub fn grid(gpu: &Gpu, ranks: usize, cols: usize, divisor: u64) -> Result<Self> {
+        let mut buckets = OwnerBuckets::new(gpu, ranks, divisor)?;
+        buckets.cols = cols as u64;
+        Ok(buckets)
     }
 
     /// Put the first `count` pairs of `pairs` into runs by owner rank in `out`; returns the
@@ -379,6 +391,7 @@ impl OwnerBuckets {
             b.arg(pairs)
                 .arg(&count)
                 .arg(&self.divisor)
+                .arg(&self.cols)
                 .arg(&mut self.counts);
         })?;
         let counts: Vec<usize> = gpu
@@ -393,6 +406,7 @@ impl OwnerBuckets {
             b.arg(pairs)
                 .arg(&count)
                 .arg(&self.divisor)
+                .arg(&self.cols)
                 .arg(&mut self.counts)
                 .arg(out);
         })?;

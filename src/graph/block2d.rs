@@ -80,7 +80,8 @@ impl Layout2D {
         self.row_first() + index as Vid
     }
 
-    fn row_first(&self) -> Vid {
+    /// The first vertex of this rank's process row.
+    pub fn row_first(&self) -> Vid {
         (self.i * self.cols) as Vid * self.part.block
     }
 }

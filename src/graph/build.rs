@@ -5,6 +5,7 @@
 //! workload) or the CPU (kernel 1), and checksum the result. Every graph workload takes its graph from here.
 
 use super::block2d::{Block2D, Layout2D};
+use super::block2d_gpu::{self, DeviceBlocks};
 use super::csr_gpu::DeviceCsr;
 use super::source::{Construction, GraphConfig};
 use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, EdgeSource};
@@ -183,26 +184,108 @@ fn gpu_generator<'a>(
     Some((gpu, edges?))
 }
 
-/// Kernel 1 of the 2D partition on `layout`'s grid: the rank's block A(i, j), built on the
-/// CPU from the source opened again (collective). Returns the blocks, the seconds between
-/// barriers and the phases (each the slowest rank's seconds).
+/// A rank's block of the 2D partition, where kernel 1 left it.
+pub enum Blocks2D {
+    Host(Block2D),
+    Device(DeviceBlocks),
+}
+
+/// Kernel 1 of the 2D partition, and what was measured making it.
+pub struct Built2D {
+    pub blocks: Blocks2D,
+    /// Seconds between barriers.
+    pub seconds: f64,
+    /// Each the slowest rank's seconds.
+    pub phases: Phases,
+    /// This rank's entries' share of the CSR checksum.
+    pub entry_checksum: u64,
+    /// Entries of all ranks' blocks.
+    pub num_entries: u64,
+    /// Where it ran: "cpu" or "gpu".
+    pub built_on: &'static str,
+}
+
+/// Kernel 1 of the 2D partition on `layout`'s grid: the rank's block A(i, j), from the
+/// source opened again, built on the GPU (where it stays) as the 1D build would be, else on
+/// the CPU (collective).
 pub fn build_blocks(
     world: &World,
     cfg: &GraphConfig,
     seed: u64,
     layout: Layout2D,
-) -> Result<(Block2D, f64, Phases)> {
+    (device, transport): (&Selected, GpuTransport),
+) -> Result<Built2D> {
     let source = cfg.spec.open(world, seed)?;
+    let source = source.as_ref();
+    let on_gpu = match gpu_generator(world, device, cfg, source) {
+        Some((gpu, edges)) => {
+            let entries = entries_per_rank_estimate(world, source);
+            let needed = block2d_gpu::bytes_needed(&layout, entries)
+                + DeviceBlocks::bytes_for(&layout, entries);
+            builds_on_gpu(world, gpu, cfg, source, needed)?.then_some((gpu, edges))
+        }
+        None => None,
+    };
     let mut timers = PhaseTimes::default();
     world.barrier();
     let t = Instant::now();
-    let blocks = Block2D::build(world, source.as_ref(), layout, &mut timers)?;
+    let (blocks, entry_checksum, num_entries, built_on) = match on_gpu {
+        Some((gpu, edges)) => {
+            let (blocks, checksum) =
+                block2d_gpu::build(world, gpu, transport, (source, &edges), layout, &mut timers)?;
+            let entries = block2d_gpu::total_entries(world, &blocks);
+            (Blocks2D::Device(blocks), checksum, entries, "gpu")
+        }
+        None => {
+            let blocks = Block2D::build(world, source, layout, &mut timers)?;
+            let checksum = blocks.entry_checksum();
+            let entries = blocks.num_entries;
+            (Blocks2D::Host(blocks), checksum, entries, "cpu")
+        }
+    };
     world.barrier();
-    Ok((
+    Ok(Built2D {
         blocks,
-        t.elapsed().as_secs_f64(),
-        reduce_phases(world, &timers),
-    ))
+        seconds: t.elapsed().as_secs_f64(),
+        phases: reduce_phases(world, &timers),
+        entry_checksum,
+        num_entries,
+        built_on,
+    })
+}
+
+/// Whether kernel 1 can run on the GPU, needing `needed` bytes per rank there: the ids must
+/// fit 32 bits and the bytes the smallest free memory. When not, fails where `[graph]
+/// construction = "gpu"` asked for it, else says why the CPU builds. Collective.
+fn builds_on_gpu(
+    world: &World,
+    gpu: &Gpu,
+    cfg: &GraphConfig,
+    source: &dyn EdgeSource,
+    needed: u64,
+) -> Result<bool> {
+    let needed = world.allreduce(needed, Op::Max);
+    let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
+    let why = if source.num_vertices() > 1 << 32 {
+        Some(format!(
+            "the GPU build packs vertex ids in 32 bits, and this graph has {} vertices",
+            source.num_vertices()
+        ))
+    } else {
+        (needed > free).then(|| format!(
+            "building the graph on the GPU needs about {needed} bytes per rank, but only {free} are free"
+        ))
+    };
+    let Some(why) = why else {
+        return Ok(true);
+    };
+    if cfg.construction == Construction::Gpu {
+        return Err(Error::Unavailable(format!(
+            "{why}: set [graph] construction = \"cpu\" or \"auto\""
+        )));
+    }
+    info!("{why}: building it on the CPU");
+    Ok(false)
 }
 
 /// Kernel 1 for a GPU run: on the GPU where `[graph] construction` allows and the source's
@@ -229,25 +312,13 @@ fn build_for_gpu(
         }
         (_, Some(edges)) => edges,
     };
-    let needed = world.allreduce(csr_gpu::bytes_needed(part, entries), Op::Max);
-    let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
-    let why = if source.num_vertices() > 1 << 32 {
-        Some(format!(
-            "the GPU build packs vertex ids in 32 bits, and this graph has {} vertices",
-            source.num_vertices()
-        ))
-    } else {
-        (needed > free).then(|| format!(
-            "building the CSR on the GPU needs about {needed} bytes per rank, but only {free} are free"
-        ))
-    };
-    if let Some(why) = why {
-        if choice == Construction::Gpu {
-            return Err(Error::Unavailable(format!(
-                "{why}: set [graph] construction = \"cpu\" or \"auto\""
-            )));
-        }
-        info!("{why}: building it on the CPU");
+    if !builds_on_gpu(
+        world,
+        gpu,
+        cfg,
+        source,
+        csr_gpu::bytes_needed(part, entries),
+    )? {
         return on_cpu(timers);
     }
     let (graph, csr) = csr_gpu::build(world, gpu, transport, (source, edges), timers)?;

@@ -33,7 +33,7 @@ const COPY_CHUNK: usize = 1 << 26;
 
 /// Tuples a rank generates per round, and its receive buffer's length (0 on one rank, which
 /// keeps its messages where they were generated).
-fn round_sizes(ranks: usize) -> (u64, u64) {
+pub(super) fn round_sizes(ranks: usize) -> (u64, u64) {
     let per_rank = (ROUND_TUPLES / ranks as u64).max(1);
     let recv = if ranks > 1 {
         2 * per_rank * ranks as u64
@@ -96,7 +96,8 @@ pub fn build(
     let local_n = part.local_n();
     let first = part.first();
     let s = &gpu.stream;
-    let mut rounds = Rounds::new(world, gpu, transport, (source, edges), &part)?;
+    let owners = OwnerBuckets::new(gpu, part.size, part.block)?;
+    let mut rounds = Rounds::new(world, gpu, transport, (source, edges), owners)?;
 
     // Pass 1: tuple endpoints and row lengths.
     let count = gpu.function(FILE, "csr_count")?;
@@ -160,7 +161,7 @@ pub fn build(
 
 /// The rounds of one pass: each generates this rank's next tuples on the GPU as messages
 /// and, on several ranks, routes them to their owners.
-struct Rounds<'a> {
+pub(super) struct Rounds<'a> {
     gpu: &'a Gpu,
     local_len: u64,
     first_edge: u64,
@@ -168,7 +169,7 @@ struct Rounds<'a> {
     params: CudaSlice<u64>,
     per_rank: u64,
     /// Rounds every rank runs (the most any rank needs).
-    count: u64,
+    pub count: u64,
     generated: CudaSlice<u64>,
     routing: Option<Routing<'a>>,
 }
@@ -182,18 +183,19 @@ struct Routing<'a> {
 }
 
 impl<'a> Rounds<'a> {
-    fn new(
+    /// Rounds over this rank's share of `source`, whose messages `owners` routes.
+    pub fn new(
         world: &'a World,
         gpu: &'a Gpu,
         transport: GpuTransport,
         (source, edges): (&dyn EdgeSource, &DeviceEdges),
-        part: &Block1D,
+        owners: OwnerBuckets,
     ) -> Result<Self> {
         let (per_rank, recv) = round_sizes(world.size());
         let alloc = |n: u64| gpu.zeros::<u64>("message buffer", n as usize);
         let routing = if world.size() > 1 {
             Some(Routing {
-                owners: OwnerBuckets::new(gpu, part.size, part.block)?,
+                owners,
                 exchange: GpuExchange::open(world, gpu, transport)?,
                 send: alloc(2 * per_rank)?,
                 received: alloc(recv)?,
@@ -215,7 +217,7 @@ impl<'a> Rounds<'a> {
     }
 
     /// Round `r`: the messages this rank owns, and how many.
-    fn round(&mut self, r: u64, timers: &mut PhaseTimes) -> Result<(&CudaSlice<u64>, u64)> {
+    pub fn round(&mut self, r: u64, timers: &mut PhaseTimes) -> Result<(&CudaSlice<u64>, u64)> {
         let start = (r * self.per_rank).min(self.local_len);
         let tuples = self.per_rank.min(self.local_len - start);
         let first_edge = self.first_edge + start;

@@ -2,6 +2,7 @@
 //! between ranks, and the distributed CSR built from them.
 
 pub mod block2d;
+pub mod block2d_gpu;
 pub mod build;
 pub mod csr;
 pub mod csr_gpu;
