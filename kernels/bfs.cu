@@ -231,34 +231,51 @@ __device__ __forceinline__ void found_2d(bool hit, u64 v, u64 ug, u64 *found, u6
     if (hit && at < capacity) found[at] = v << 32 | ug;
 }
 
+// One entry (u, v) of the block in a top-down scan: v (a row index) is claimed if it is own
+// (l = v - own_first below local_n), else packed for its owner unless sent before.
+__device__ __forceinline__ void visit_2d(u64 v, u64 ug, u64 own_first, u64 local_n,
+                                         i64 *parent, const u64 *degrees, u32 *next_queue,
+                                         u64 *sent, u64 *found, u64 capacity, u64 *counters,
+                                         u64 &edges) {
+    u64 l = v - own_first;  // wraps for v < own_first
+    bool local = l < local_n;
+    bool took = local && claim(parent, l, ug);
+    if (took) edges += degrees[l + 1] - degrees[l];
+    push_next(took, l, next_queue, &counters[0]);
+    found_2d(!local && first_send(sent, v), v, ug, found, capacity, counters);
+}
+
 // Top-down over the block: the rows of the column's frontier (column indices).
 extern "C" __global__ void bfs2d_top_down(const u64 *out_offsets, const u32 *out_adj,
                                           const u32 *queue, u64 queue_len, u64 block, u64 cols,
-                                          u64 j, u64 *sent, u64 *found, u64 capacity,
+                                          u64 j, i64 *parent, u64 local_n, const u64 *degrees,
+                                          u32 *next_queue, u64 *sent, u64 *found, u64 capacity,
                                           u64 *counters, u32 *heavy) {
     u64 edges = 0, inspected = 0;
     scan_rows(out_offsets, out_adj, queue, queue_len, heavy, counters, edges, inspected,
-              [&](u64 v, u64 u, u64 &) {
-                  found_2d(first_send(sent, v), v, column_vertex(u, block, cols, j), found,
-                           capacity, counters);
+              [&](u64 v, u64 u, u64 &edges) {
+                  visit_2d(v, column_vertex(u, block, cols, j), j * block, local_n, parent,
+                           degrees, next_queue, sent, found, capacity, counters, edges);
               });
-    const int index[1] = {2};
-    u64 value[1] = {inspected};
+    const int index[2] = {1, 2};
+    u64 value[2] = {edges, inspected};
     block_add(counters, index, value);
 }
 
 extern "C" __global__ void bfs2d_top_down_heavy(const u64 *out_offsets, const u32 *out_adj,
                                                 const u32 *heavy, u64 block, u64 cols, u64 j,
-                                                u64 *sent, u64 *found, u64 capacity,
-                                                u64 *counters) {
+                                                i64 *parent, u64 local_n, const u64 *degrees,
+                                                u32 *next_queue, u64 *sent, u64 *found,
+                                                u64 capacity, u64 *counters) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(out_offsets, out_adj, heavy, counters, edges, inspected,
-                    [&](u64 v, u64 u, u64 &) {
-                        found_2d(first_send(sent, v), v, column_vertex(u, block, cols, j),
-                                 found, capacity, counters);
+                    [&](u64 v, u64 u, u64 &edges) {
+                        visit_2d(v, column_vertex(u, block, cols, j), j * block, local_n,
+                                 parent, degrees, next_queue, sent, found, capacity, counters,
+                                 edges);
                     });
-    const int index[1] = {2};
-    u64 value[1] = {inspected};
+    const int index[2] = {1, 2};
+    u64 value[2] = {edges, inspected};
     block_add(counters, index, value);
 }
 
@@ -273,22 +290,29 @@ extern "C" __global__ void bfs2d_unvisited(const i64 *parent, u64 local_n, u64 b
 
 // Bottom-up over the block for the segment of process-row rank k (row indices seg_first =
 // k·block onwards): each vertex still in `segment` looks for a neighbour in the column's
-// frontier bitmap; found ones leave the segment and are packed into `found`. A grid-stride
-// loop in which a warp covers 32 consecutive vertices, so its ballot is one half-word.
+// frontier bitmap; found ones leave the segment. In the own segment (`own`: k = j) they take
+// their parent and join the next frontier's bitmap at once (as the 1D bfs_bottom_up does);
+// in the others they are packed into `found` for their owner. A grid-stride loop in which a
+// warp covers 32 consecutive vertices, so its ballot is one half-word of either bitmap.
 extern "C" __global__ void bfs2d_bottom_up(const u64 *in_offsets, const u32 *in_adj,
                                            const u64 *frontier, u32 *segment, u64 seg_first,
-                                           u64 block, u64 cols, u64 j, u64 *found,
+                                           u64 block, u64 cols, u64 j, u32 own, i64 *parent,
+                                           const u64 *degrees, u32 *next_bits, u64 *found,
                                            u64 capacity, u64 *counters) {
     u64 stride = grid_threads();
-    u64 inspected = 0;
+    u64 found_own = 0, edges = 0, inspected = 0;
     for (u64 base = thread_index() / WARP * WARP; base < block; base += stride) {
         u32 word = segment[base / WARP];
-        if (!word) continue;
-        u64 v = seg_first + base + lane_id();
+        if (!word) {
+            if (own && lane_id() == 0) next_bits[base / WARP] = 0;
+            continue;
+        }
+        u64 x = base + lane_id();
         bool hit = false;
         u64 ug = 0;
         if ((word >> lane_id()) & 1) {
-            for (u64 e = in_offsets[v], end = in_offsets[v + 1]; e < end; e++) {
+            for (u64 e = in_offsets[seg_first + x], end = in_offsets[seg_first + x + 1];
+                 e < end; e++) {
                 u64 u = in_adj[e];
                 inspected++;
                 if ((frontier[u / 64] >> (u % 64)) & 1) {
@@ -300,9 +324,38 @@ extern "C" __global__ void bfs2d_bottom_up(const u64 *in_offsets, const u32 *in_
         }
         u32 ballot = __ballot_sync(FULL, hit);
         if (lane_id() == 0 && ballot) segment[base / WARP] = word & ~ballot;
-        found_2d(hit, v, ug, found, capacity, counters);
+        if (own) {
+            if (hit) {
+                parent[x] = (i64)ug;
+                found_own++;
+                edges += degrees[x + 1] - degrees[x];
+            }
+            if (lane_id() == 0) next_bits[base / WARP] = ballot;
+        } else {
+            found_2d(hit, seg_first + x, ug, found, capacity, counters);
+        }
     }
-    const int index[1] = {2};
-    u64 value[1] = {inspected};
+    const int index[3] = {0, 1, 2};
+    u64 value[3] = {found_own, edges, inspected};
+    block_add(counters, index, value);
+}
+
+// Pairs other ranks of the process row found for own vertices in a bottom-up level (each
+// vertex once: a found vertex leaves the segment that travels on): parents, and bits of
+// the next frontier.
+extern "C" __global__ void bfs2d_claim_bits(const u64 *pairs, u64 count, u64 key_first,
+                                            i64 *parent, const u64 *degrees, u64 *next_bits,
+                                            u64 *counters) {
+    u64 k = thread_index();
+    u64 took = 0, edges = 0;
+    if (k < count) {
+        u64 l = (pairs[k] >> 32) - key_first;
+        parent[l] = (i64)(pairs[k] & 0xffffffffULL);
+        atomicOr(&next_bits[l / 64], 1ULL << (l % 64));
+        took = 1;
+        edges = degrees[l + 1] - degrees[l];
+    }
+    const int index[2] = {0, 1};
+    u64 value[2] = {took, edges};
     block_add(counters, index, value);
 }

@@ -25,6 +25,7 @@ struct Kernels {
     top_down_heavy: Kernel,
     unvisited: Kernel,
     bottom_up: Kernel,
+    claim_bits: Kernel,
 }
 
 pub struct Gpu2dFrontiers<'a> {
@@ -106,6 +107,7 @@ impl<'a> Gpu2dFrontiers<'a> {
             top_down_heavy: f("bfs2d_top_down_heavy")?,
             unvisited: f("bfs2d_unvisited")?,
             bottom_up: f("bfs2d_bottom_up")?,
+            claim_bits: f("bfs2d_claim_bits")?,
         };
         let words = g.part.words_per_rank();
         let local_n = g.local_n();
@@ -162,23 +164,38 @@ impl<'a> Gpu2dFrontiers<'a> {
     }
 
     /// Send the first `count` pairs of `found` to their owners along the process row and
-    /// claim the pairs received into the next queue.
-    fn fold(&mut self, count: u64, clock: &mut LevelClock) -> Result<()> {
+    /// claim the pairs received: into the next queue, or after a bottom-up level (`bits`)
+    /// into the next bitmap.
+    fn fold(&mut self, count: u64, bits: bool, clock: &mut LevelClock) -> Result<()> {
+        // In a row of one every vertex found is own, and was claimed where it was found.
+        if self.layout.cols == 1 {
+            return Ok(());
+        }
         let (block, j) = (self.layout.part.block, self.layout.j);
         let gpu = self.own.gpu;
-        if self.layout.cols == 1 {
-            return clock.local(|| self.own.claim(&self.found, count, 0, &self.degrees));
-        }
         let counts = clock.local(|| self.owners.bucket(gpu, &self.found, count, &mut self.send))?;
         let received =
             clock.exchange(|| self.row.alltoallv(&self.send, &counts, &mut self.received))? as u64;
-        // What a rank sends itself crosses no link.
-        clock.bytes_sent += 8 * (count - counts[j] as u64);
-        clock.bytes_received += 8 * (received - counts[j] as u64);
+        clock.bytes_sent += 8 * count;
+        clock.bytes_received += 8 * received;
         let key_first = j as u64 * block;
+        let own = &mut self.own;
+        if !bits {
+            return clock.local(|| own.claim(&self.received, received, key_first, &self.degrees));
+        }
         clock.local(|| {
-            self.own
-                .claim(&self.received, received, key_first, &self.degrees)
+            if received > 0 {
+                gpu.launch(&self.k.claim_bits, grid(received), |b| {
+                    b.arg(&self.received)
+                        .arg(&received)
+                        .arg(&key_first)
+                        .arg(&mut own.parent)
+                        .arg(&self.degrees)
+                        .arg(&mut own.next_bits)
+                        .arg(&mut own.counters);
+                })?;
+            }
+            gpu.sync("bfs2d_claim_bits")
         })
     }
 
@@ -229,6 +246,10 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                     .arg(&block)
                     .arg(&cols)
                     .arg(&j)
+                    .arg(&mut own.parent)
+                    .arg(&own.local_n)
+                    .arg(&self.degrees)
+                    .arg(&mut own.next_queue)
                     .arg(&mut self.sent)
                     .arg(&mut self.found)
                     .arg(&capacity)
@@ -245,6 +266,10 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&block)
                         .arg(&cols)
                         .arg(&j)
+                        .arg(&mut own.parent)
+                        .arg(&own.local_n)
+                        .arg(&self.degrees)
+                        .arg(&mut own.next_queue)
                         .arg(&mut self.sent)
                         .arg(&mut self.found)
                         .arg(&capacity)
@@ -254,7 +279,7 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         })?;
         let (found, inspected) = self.found_count("bfs2d_top_down")?;
         self.own.next = Form::Queue(0);
-        self.fold(found, clock)?;
+        self.fold(found, false, clock)?;
         Ok(inspected)
     }
 
@@ -282,8 +307,10 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         })?;
         let capacity = self.found.len() as u64;
         let (cols64, j64) = (cols as u64, j as u64);
+        // Step 0 scans the own segment, whose found vertices fill the next bitmap directly.
         for step in 0..cols {
             let seg_first = ((j + step) % cols) as u64 * block;
+            let own_segment = u32::from(step == 0);
             let frontier = if l.rows > 1 {
                 &self.column_bits
             } else {
@@ -299,6 +326,10 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&block)
                         .arg(&cols64)
                         .arg(&j64)
+                        .arg(&own_segment)
+                        .arg(&mut own.parent)
+                        .arg(&self.degrees)
+                        .arg(&mut own.next_bits)
                         .arg(&mut self.found)
                         .arg(&capacity)
                         .arg(&mut own.counters);
@@ -322,8 +353,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
             }
         }
         let (found, inspected) = self.found_count("bfs2d_bottom_up")?;
-        self.own.next = Form::Queue(0);
-        self.fold(found, clock)?;
+        self.own.next = Form::Bits;
+        self.fold(found, true, clock)?;
         Ok(inspected)
     }
 
