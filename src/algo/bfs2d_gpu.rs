@@ -10,7 +10,7 @@
 use super::bfs::{Frontiers, LevelClock};
 use super::bfs_gpu::{check_fit, check_ids, filling_grid, HEAVY_DEGREE};
 use super::bfs_gpu_vertices::{Form, OwnVertices};
-use crate::comm::gpu::{GpuExchange, OwnerBuckets};
+use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Grid, World};
 use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
@@ -173,9 +173,19 @@ impl<'a> Gpu2dFrontiers<'a> {
         }
         let (block, j) = (self.layout.part.block, self.layout.j);
         let gpu = self.own.gpu;
-        let counts = clock.local(|| self.owners.bucket(gpu, &self.found, count, &mut self.send))?;
+        let (moved, counts) = clock.local(|| {
+            let pairs = (&self.found, count);
+            remote_runs(
+                gpu,
+                &mut self.owners,
+                pairs,
+                &mut self.send,
+                (j, self.layout.cols),
+            )
+        })?;
+        let send = if moved { &self.send } else { &self.found };
         let received =
-            clock.exchange(|| self.row.alltoallv(&self.send, &counts, &mut self.received))? as u64;
+            clock.exchange(|| self.row.alltoallv(send, &counts, &mut self.received))? as u64;
         clock.bytes_sent += 8 * count;
         clock.bytes_received += 8 * received;
         let key_first = j as u64 * block;
@@ -275,7 +285,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&capacity)
                         .arg(&mut own.counters);
                 },
-            )
+            )?;
+            gpu.sync("bfs2d_top_down")
         })?;
         let (found, inspected) = self.found_count("bfs2d_top_down")?;
         self.own.next = Form::Queue(0);
@@ -333,7 +344,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&mut self.found)
                         .arg(&capacity)
                         .arg(&mut own.counters);
-                })
+                })?;
+                gpu.sync("bfs2d_bottom_up")
             })?;
             if cols > 1 {
                 // Hand the segment on to (i, j - 1), which scans it next; the last hand-over

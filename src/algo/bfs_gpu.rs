@@ -6,7 +6,7 @@
 
 use super::bfs::{Frontiers, LevelClock};
 use super::bfs_gpu_vertices::{Form, OwnVertices};
-use crate::comm::gpu::{GpuExchange, OwnerBuckets};
+use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
@@ -221,16 +221,21 @@ impl Frontiers for GpuFrontiers<'_> {
         if self.ranks == 1 {
             return Ok(inspected);
         }
-        let gpu = self.own.gpu;
-        let counts = clock.local(|| {
-            self.owners
-                .bucket(gpu, &self.remote, remote, &mut self.send)
+        let (gpu, me) = (self.own.gpu, self.exchange.rank());
+        let (moved, counts) = clock.local(|| {
+            let pairs = (&self.remote, remote);
+            remote_runs(
+                gpu,
+                &mut self.owners,
+                pairs,
+                &mut self.send,
+                (me, self.ranks),
+            )
         })?;
         clock.bytes_sent += 8 * remote;
-        let received = clock.exchange(|| {
-            self.exchange
-                .alltoallv(&self.send, &counts, &mut self.received)
-        })?;
+        let send = if moved { &self.send } else { &self.remote };
+        let received =
+            clock.exchange(|| self.exchange.alltoallv(send, &counts, &mut self.received))?;
         clock.bytes_received += 8 * received as u64;
         let first = self.own.first;
         clock.local(|| {

@@ -112,6 +112,11 @@ impl<'w> GpuExchange<'w> {
         self.allgather(&one, &mut recv)
     }
 
+    /// This rank's place among the exchange's ranks.
+    pub fn rank(&self) -> usize {
+        self.world.rank()
+    }
+
     /// The transport in use, for provenance: "nccl", "mpi", or "none" on one rank.
     pub fn name(&self) -> &'static str {
         match self.via {
@@ -138,6 +143,10 @@ impl<'w> GpuExchange<'w> {
     ) -> Result<usize> {
         let recv_counts = self.world.alltoall_counts(send_counts);
         let total: usize = recv_counts.iter().sum();
+        if total == 0 && send_counts.iter().all(|&c| c == 0) {
+            // Nothing moves: no transfer to start or wait for (tiny BFS levels).
+            return Ok(0);
+        }
         if total > recv.len() {
             return Err(Error::Gpu(format!(
                 "{total} items to receive exceed the receive buffer of {}",
@@ -413,6 +422,24 @@ impl OwnerBuckets {
         gpu.sync("exchange_scatter_owners")?;
         Ok(counts)
     }
+}
+
+/// The runs of `count` pairs that are all for ranks other than `me`, out of `ranks`: with
+/// one other rank they are already its run (nothing to move, `None`); else `owners` puts
+/// them into runs in `out` (`Some`). Returns the runs' lengths too.
+pub fn remote_runs(
+    gpu: &Gpu,
+    owners: &mut OwnerBuckets,
+    (pairs, count): (&CudaSlice<u64>, u64),
+    out: &mut CudaSlice<u64>,
+    (me, ranks): (usize, usize),
+) -> Result<(bool, Vec<usize>)> {
+    if ranks == 2 {
+        let mut counts = vec![0; 2];
+        counts[1 - me] = count as usize;
+        return Ok((false, counts));
+    }
+    Ok((true, owners.bucket(gpu, pairs, count, out)?))
 }
 
 #[cfg(test)]
