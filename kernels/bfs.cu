@@ -290,54 +290,72 @@ extern "C" __global__ void bfs2d_unvisited(const i64 *parent, u64 local_n, u64 b
 
 // Bottom-up over the block for the segment of process-row rank k (row indices seg_first =
 // k·block onwards): each vertex still in `segment` looks for a neighbour in the column's
-// frontier bitmap; found ones leave the segment. In the own segment (`own`: k = j) they take
+// frontier bitmap; found ones leave the segment. In the own segment (OWN: k = j) they take
 // their parent and join the next frontier's bitmap at once (as the 1D bfs_bottom_up does);
 // in the others they are packed into `found` for their owner. A grid-stride loop in which a
-// warp covers 32 consecutive vertices, so its ballot is one half-word of either bitmap.
-extern "C" __global__ void bfs2d_bottom_up(const u64 *in_offsets, const u32 *in_adj,
-                                           const u64 *frontier, u32 *segment, u64 seg_first,
-                                           u64 block, u64 cols, u64 j, u32 own, i64 *parent,
-                                           const u64 *degrees, u32 *next_bits, u64 *found,
-                                           u64 capacity, u64 *counters) {
+// warp covers 32 consecutive vertices, so its ballot is one half-word of either bitmap. Two
+// kernels, so that each carries only its own branch.
+template <bool OWN>
+__device__ __forceinline__ void scan_segment(const u64 *in_offsets, const u32 *in_adj,
+                                             const u64 *frontier, u32 *segment, u64 seg_first,
+                                             u64 block, u64 cols, u64 j, i64 *parent,
+                                             const u64 *degrees, u32 *next_bits, u64 *found,
+                                             u64 capacity, u64 *counters) {
     u64 stride = grid_threads();
     u64 found_own = 0, edges = 0, inspected = 0;
     for (u64 base = thread_index() / WARP * WARP; base < block; base += stride) {
         u32 word = segment[base / WARP];
         if (!word) {
-            if (own && lane_id() == 0) next_bits[base / WARP] = 0;
+            if (OWN && lane_id() == 0) next_bits[base / WARP] = 0;
             continue;
         }
         u64 x = base + lane_id();
         bool hit = false;
-        u64 ug = 0;
+        u64 u = 0;
         if ((word >> lane_id()) & 1) {
             for (u64 e = in_offsets[seg_first + x], end = in_offsets[seg_first + x + 1];
                  e < end; e++) {
-                u64 u = in_adj[e];
+                u = in_adj[e];
                 inspected++;
                 if ((frontier[u / 64] >> (u % 64)) & 1) {
                     hit = true;
-                    ug = column_vertex(u, block, cols, j);
                     break;
                 }
             }
         }
         u32 ballot = __ballot_sync(FULL, hit);
         if (lane_id() == 0 && ballot) segment[base / WARP] = word & ~ballot;
-        if (own) {
+        if (OWN) {
             if (hit) {
-                parent[x] = (i64)ug;
+                parent[x] = (i64)column_vertex(u, block, cols, j);
                 found_own++;
                 edges += degrees[x + 1] - degrees[x];
             }
             if (lane_id() == 0) next_bits[base / WARP] = ballot;
         } else {
-            found_2d(hit, seg_first + x, ug, found, capacity, counters);
+            found_2d(hit, seg_first + x, hit ? column_vertex(u, block, cols, j) : 0, found,
+                     capacity, counters);
         }
     }
     const int index[3] = {0, 1, 2};
     u64 value[3] = {found_own, edges, inspected};
     block_add(counters, index, value);
+}
+
+#define SCAN_SEGMENT_ARGS                                                                    \
+    const u64 *in_offsets, const u32 *in_adj, const u64 *frontier, u32 *segment,            \
+        u64 seg_first, u64 block, u64 cols, u64 j, i64 *parent, const u64 *degrees,         \
+        u32 *next_bits, u64 *found, u64 capacity, u64 *counters
+#define SCAN_SEGMENT_CALL                                                                    \
+    in_offsets, in_adj, frontier, segment, seg_first, block, cols, j, parent, degrees,      \
+        next_bits, found, capacity, counters
+
+extern "C" __global__ void bfs2d_bottom_up_own(SCAN_SEGMENT_ARGS) {
+    scan_segment<true>(SCAN_SEGMENT_CALL);
+}
+
+extern "C" __global__ void bfs2d_bottom_up_remote(SCAN_SEGMENT_ARGS) {
+    scan_segment<false>(SCAN_SEGMENT_CALL);
 }
 
 // Pairs other ranks of the process row found for own vertices in a bottom-up level (each

@@ -24,7 +24,8 @@ struct Kernels {
     top_down: Kernel,
     top_down_heavy: Kernel,
     unvisited: Kernel,
-    bottom_up: Kernel,
+    bottom_up_own: Kernel,
+    bottom_up_remote: Kernel,
     claim_bits: Kernel,
 }
 
@@ -47,6 +48,10 @@ pub struct Gpu2dFrontiers<'a> {
     /// The unvisited bitmap of the row segment being scanned, and the next one arriving.
     segment: CudaSlice<u64>,
     arriving: CudaSlice<u64>,
+    /// Whether `segment` holds the own unvisited vertices: true after a bottom-up level
+    /// (the last hand-over brings the own segment home, cleared of every vertex the row
+    /// found), until a top-down level visits more.
+    segment_current: bool,
     /// Pairs found, the same in runs by owner, and the pairs received from the row.
     found: CudaSlice<u64>,
     send: CudaSlice<u64>,
@@ -106,7 +111,8 @@ impl<'a> Gpu2dFrontiers<'a> {
             top_down: f("bfs2d_top_down")?,
             top_down_heavy: f("bfs2d_top_down_heavy")?,
             unvisited: f("bfs2d_unvisited")?,
-            bottom_up: f("bfs2d_bottom_up")?,
+            bottom_up_own: f("bfs2d_bottom_up_own")?,
+            bottom_up_remote: f("bfs2d_bottom_up_remote")?,
             claim_bits: f("bfs2d_claim_bits")?,
         };
         let words = g.part.words_per_rank();
@@ -127,6 +133,7 @@ impl<'a> Gpu2dFrontiers<'a> {
             sent: gpu.zeros("sent bitmap", some(row / 64))?,
             segment: gpu.zeros("segment bitmap", some(words))?,
             arriving: gpu.zeros("segment bitmap", some(words))?,
+            segment_current: false,
             found: gpu.zeros("pairs found", some(row))?,
             send: gpu.zeros("exchange buffer", some(row))?,
             received: gpu.zeros("exchange buffer", some(local_n * layout.cols))?,
@@ -225,6 +232,7 @@ impl<'a> Gpu2dFrontiers<'a> {
 
 impl Frontiers for Gpu2dFrontiers<'_> {
     fn start(&mut self, root: Vid) -> Result<u64> {
+        self.segment_current = false;
         let degree = self.own.start(root, &self.degrees)?;
         self.own
             .gpu
@@ -235,6 +243,7 @@ impl Frontiers for Gpu2dFrontiers<'_> {
     }
 
     fn top_down(&mut self, clock: &mut LevelClock) -> Result<u64> {
+        self.segment_current = false;
         let (gathered, len) = self.expand_queue(clock)?;
         let l = self.layout;
         let (block, cols, j) = (l.part.block, l.cols as u64, l.j as u64);
@@ -308,27 +317,32 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         let gpu = own.gpu;
         own.zero_counters()?;
         let local_n = own.local_n;
-        clock.local(|| {
-            gpu.launch(&self.k.unvisited, grid(block), |b| {
-                b.arg(&own.parent)
-                    .arg(&local_n)
-                    .arg(&block)
-                    .arg(&mut self.segment);
-            })
-        })?;
+        if !self.segment_current {
+            clock.local(|| {
+                gpu.launch(&self.k.unvisited, grid(block), |b| {
+                    b.arg(&own.parent)
+                        .arg(&local_n)
+                        .arg(&block)
+                        .arg(&mut self.segment);
+                })
+            })?;
+        }
         let capacity = self.found.len() as u64;
         let (cols64, j64) = (cols as u64, j as u64);
         // Step 0 scans the own segment, whose found vertices fill the next bitmap directly.
         for step in 0..cols {
             let seg_first = ((j + step) % cols) as u64 * block;
-            let own_segment = u32::from(step == 0);
+            let scan = match step {
+                0 => &self.k.bottom_up_own,
+                _ => &self.k.bottom_up_remote,
+            };
             let frontier = if l.rows > 1 {
                 &self.column_bits
             } else {
                 &own.bits
             };
             clock.local(|| {
-                gpu.launch(&self.k.bottom_up, filling_grid(self.resident_blocks), |b| {
+                gpu.launch(scan, filling_grid(self.resident_blocks), |b| {
                     b.arg(&self.blocks.into.offsets)
                         .arg(&self.blocks.into.adj)
                         .arg(frontier)
@@ -337,7 +351,6 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&block)
                         .arg(&cols64)
                         .arg(&j64)
-                        .arg(&own_segment)
                         .arg(&mut own.parent)
                         .arg(&self.degrees)
                         .arg(&mut own.next_bits)
@@ -349,7 +362,7 @@ impl Frontiers for Gpu2dFrontiers<'_> {
             })?;
             if cols > 1 {
                 // Hand the segment on to (i, j - 1), which scans it next; the last hand-over
-                // brings each segment home to its owner (where it is no longer needed).
+                // brings each segment home to its owner (see `segment_current`).
                 let (to, from) = ((j + cols - 1) % cols, (j + 1) % cols);
                 clock.exchange(|| {
                     self.row.sendrecv(
@@ -364,6 +377,7 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                 std::mem::swap(&mut self.segment, &mut self.arriving);
             }
         }
+        self.segment_current = true;
         let (found, inspected) = self.found_count("bfs2d_bottom_up")?;
         self.own.next = Form::Bits;
         self.fold(found, true, clock)?;
