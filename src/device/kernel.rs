@@ -23,6 +23,7 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("bfs.cu", include_str!("../../kernels/bfs.cu")),
     ("cc.cu", include_str!("../../kernels/cc.cu")),
     ("csr.cu", include_str!("../../kernels/csr.cu")),
+    ("euler.cu", include_str!("../../kernels/euler.cu")),
     ("exchange.cu", include_str!("../../kernels/exchange.cu")),
     ("generators.cu", include_str!("../../kernels/generators.cu")),
     ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),

@@ -17,6 +17,7 @@
 pub mod check;
 pub mod darts;
 pub mod forest;
+pub mod gpu;
 pub mod hierholzer;
 pub mod jump;
 pub mod splice;
@@ -24,6 +25,7 @@ pub mod verify;
 
 use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Triple, World};
+use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::graph::source::{GraphConfig, GraphSpec};
 use crate::graph::{Block1D, Edge};
@@ -98,6 +100,16 @@ const PHASES: [&str; 7] = [
     "check", "pair", "label", "tree", "splice", "rank", "validate",
 ];
 
+/// What phases 1-5 found, on either device.
+pub struct Solved {
+    /// This rank's slots on the circuit: Triple(position, edge << 1 | forward, vertex
+    /// arrived at).
+    pub placed: Vec<Triple>,
+    pub initial_trails: u64,
+    pub label_rounds: usize,
+    pub tree_rounds: usize,
+}
+
 /// What a run found.
 struct Findings {
     n: u64,
@@ -153,9 +165,10 @@ impl Workload for Euler {
     }
 
     fn execute(&self, h: &Harness) -> Result<()> {
-        if let crate::device::Selected::Gpu(_) = h.device {
+        if let (Selected::Gpu(_), true) = (&h.device, h.world.size() > 1) {
             return Err(Error::Unavailable(
-                "euler has no GPU path yet: run it with device = \"cpu\"".into(),
+                "euler on GPUs runs on one rank (one GPU): run several ranks with device = \"cpu\""
+                    .into(),
             ));
         }
         let f = self.solve(h)?;
@@ -249,44 +262,38 @@ impl Euler {
         let m = m_graph + virtual_edge.len() as u64;
         phase("check", t);
 
-        let t = Instant::now();
         let key = stream_key(seed, PAIRING_STREAM);
         let axes = lattice_axes(&self.graph.spec).unwrap_or(1);
-        let pairing = self.pairing;
-        let order = move |dart: u64| match pairing {
-            Pairing::Adjacency => dart,
-            Pairing::Random => draw(key, dart) >> 1,
-            Pairing::Straight => (dart / 2) % axes,
-        };
-        let mut darts = Darts::pair(world, &part, ends, directed, order)?;
-        phase("pair", t);
-
-        let t = Instant::now();
-        let trails = Ranges::even(m, world.size(), world.rank());
-        let edge_of: Vec<u64> = darts.dart.par_iter().map(|d| d / 2).collect();
-        let (label, label_rounds) =
-            jump::cycle_min(world, &darts.slots, darts.next(), edge_of.clone())?;
-        // Two cycles per trail: count each trail at the slots of its smallest edge.
-        let starts = label
-            .par_iter()
-            .zip(&edge_of)
-            .filter(|(l, e)| l == e)
-            .count() as u64;
-        let initial_trails = world.allreduce(starts, Op::Sum) / 2;
-        phase("label", t);
-
-        let t = Instant::now();
-        let (joined, tree_rounds) = splice::spanning_tree(world, &darts, &label, &trails)?;
-        phase("tree", t);
-
-        let t = Instant::now();
-        splice::splice(&mut darts, &label, &joined);
-        phase("splice", t);
-
-        let t = Instant::now();
         let start = if trail.is_some() { m - 1 } else { 0 };
-        let placed = order_circuit(world, &darts, m, start)?;
-        phase("rank", t);
+        let solved = match &h.device {
+            Selected::Gpu(gpu) => {
+                let setup = gpu::Setup {
+                    n,
+                    m,
+                    directed,
+                    pairing: self.pairing as u32,
+                    key,
+                    axes,
+                    start,
+                };
+                gpu::solve(gpu, &ends, &setup, &mut phase)?
+            }
+            Selected::Cpu => {
+                let pairing = self.pairing;
+                let order = move |dart: u64| match pairing {
+                    Pairing::Adjacency => dart,
+                    Pairing::Random => draw(key, dart) >> 1,
+                    Pairing::Straight => (dart / 2) % axes,
+                };
+                solve_on_cpu(world, &part, ends, directed, order, (m, start), &mut phase)?
+            }
+        };
+        let Solved {
+            placed,
+            initial_trails,
+            label_rounds,
+            tree_rounds,
+        } = solved;
 
         // Untimed from here: rank 0 gathers the circuit and the edge tuples.
         let pairs: Vec<crate::comm::Pair> = local
@@ -429,6 +436,54 @@ fn summary_rows(f: &Findings) -> Vec<(&'static str, String)> {
     };
     rows.push(("verified", verified.into()));
     rows
+}
+
+/// Phases 1-5 on the CPU, any rank count (collective): `order` is the pairing's sort key;
+/// `phase(name, started)` is called as each ends.
+fn solve_on_cpu(
+    world: &World,
+    part: &Block1D,
+    ends: Vec<Triple>,
+    directed: bool,
+    order: impl Fn(u64) -> u64 + Sync,
+    (m, start): (u64, u64),
+    phase: &mut dyn FnMut(&'static str, Instant),
+) -> Result<Solved> {
+    let t = Instant::now();
+    let mut darts = Darts::pair(world, part, ends, directed, order)?;
+    phase("pair", t);
+
+    let t = Instant::now();
+    let trails = Ranges::even(m, world.size(), world.rank());
+    let edge_of: Vec<u64> = darts.dart.par_iter().map(|d| d / 2).collect();
+    let (label, label_rounds) =
+        jump::cycle_min(world, &darts.slots, darts.next(), edge_of.clone())?;
+    // Two cycles per trail: count each trail at the slots of its smallest edge.
+    let starts = label
+        .par_iter()
+        .zip(&edge_of)
+        .filter(|(l, e)| l == e)
+        .count() as u64;
+    let initial_trails = world.allreduce(starts, Op::Sum) / 2;
+    phase("label", t);
+
+    let t = Instant::now();
+    let (joined, tree_rounds) = splice::spanning_tree(world, &darts, &label, &trails)?;
+    phase("tree", t);
+
+    let t = Instant::now();
+    splice::splice(&mut darts, &label, &joined);
+    phase("splice", t);
+
+    let t = Instant::now();
+    let placed = order_circuit(world, &darts, m, start)?;
+    phase("rank", t);
+    Ok(Solved {
+        placed,
+        initial_trails,
+        label_rounds,
+        tree_rounds,
+    })
 }
 
 /// Phase 5 (collective): cut the closed trail after edge `start` travelled forwards and rank
