@@ -76,7 +76,7 @@ extern "C" __global__ void euler_mate(const u32 *dart, const u32 *slot_of, u64 s
     if (s < slots) mate[s] = slot_of[dart[s] ^ 1u];
 }
 
-// ---- Phases 2 and 5: pointer jumping over next = mate[partner] ---------------------------
+// ---- Phases 2 and 5: cycle minima and list ranking over next = mate[partner] -------------
 
 // next[s] = mate[partner[s]], with the successors `cut_a` and `cut_b` replaced by NIL (pass
 // NIL to cut nothing); value[s] = the slot's edge (for the cycle minima).
@@ -90,56 +90,173 @@ extern "C" __global__ void euler_next(const u32 *mate, const u32 *partner, const
     value[s] = dart[s] / 2;
 }
 
-// One round of cycle minima (Wyllie): value = min(value, value[next]), next = next[next],
-// into the other buffers; counts the values that fell.
-extern "C" __global__ void euler_min_round(const u32 *next, const u32 *value, u64 slots,
-                                           u32 *next_out, u32 *value_out, u64 *changed) {
+// Cycle minima and list ranking collapse runs first (as the CPU path's jump.rs does): about one
+// slot in SPLIT_EVERY, chosen by a hash of the slot, is a splitter, and (for lists) so is
+// every list's first slot; each run from a head to the next is walked by one thread, pointer
+// jumping runs over the heads only, and a second walk hands each slot its head's result. So
+// the jumping rounds follow log2(heads), the work the slots.
+#define SPLIT_EVERY 64
+
+__device__ __forceinline__ bool splitter(u32 s) { return mix64(s) % SPLIT_EVERY == 0; }
+
+// The heads, in no particular order: splitters, and with `lists` every slot no slot points
+// at (`pointed` 0).
+extern "C" __global__ void euler_heads(u64 slots, u32 lists, const u8 *pointed, u32 *heads,
+                                       u64 *count) {
     u64 s = thread_index();
+    if (s >= slots) return;
+    if (splitter((u32)s) || (lists && !pointed[s])) heads[atomicAdd(count, 1ULL)] = (u32)s;
+}
+
+// Marks the slots some slot points at.
+extern "C" __global__ void euler_pointed(const u32 *next, u64 slots, u8 *pointed) {
+    u64 s = thread_index();
+    if (s < slots && next[s] != NIL) pointed[next[s]] = 1;
+}
+
+// Each splitter's run (it and the slots up to the next splitter): its minimum and the next
+// splitter.
+extern "C" __global__ void euler_min_walk(const u32 *heads, u64 count, const u32 *next,
+                                          const u32 *value, u32 *run_min, u32 *run_next) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k], m = value[h], t = next[h];
+    while (!splitter(t)) {
+        m = value[t] < m ? value[t] : m;
+        t = next[t];
+    }
+    run_min[h] = m;
+    run_next[h] = t;
+}
+
+// One jumping round over the splitters, read into `out` (min, next per head index) and
+// written back by euler_min_store, so that no read sees a value of this round (read in place,
+// a head could take a successor's new pointer with its old minimum); counts the minima that
+// fell.
+extern "C" __global__ void euler_min_jump(const u32 *heads, u64 count, const u32 *run_min,
+                                          const u32 *run_next, u32 *out, u64 *changed) {
+    u64 k = thread_index();
     u64 fell = 0;
-    if (s < slots) {
-        u32 t = next[s];
-        u32 v = value[s], w = value[t];
-        value_out[s] = w < v ? w : v;
-        next_out[s] = next[t];
-        fell = w < v;
+    if (k < count) {
+        u32 h = heads[k], t = run_next[h];
+        u32 m = run_min[t] < run_min[h] ? run_min[t] : run_min[h];
+        fell = m < run_min[h];
+        out[2 * k] = m;
+        out[2 * k + 1] = run_next[t];
     }
     const int index[1] = {0};
     const u64 add[1] = {fell};
     block_add(changed, index, add);
 }
 
-// List ranking set-up: dist = steps to the next slot (0 at a list's end), end = the slot
-// itself at a list's end.
-extern "C" __global__ void euler_rank_init(const u32 *next, u64 slots, u32 *dist, u32 *end) {
-    u64 s = thread_index();
-    if (s >= slots) return;
-    dist[s] = next[s] == NIL ? 0 : 1;
-    end[s] = (u32)s;
+extern "C" __global__ void euler_min_store(const u32 *heads, u64 count, const u32 *out,
+                                           u32 *run_min, u32 *run_next) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k];
+    run_min[h] = out[2 * k];
+    run_next[h] = out[2 * k + 1];
 }
 
-// One round of list ranking (Wyllie): slots whose successor is not the end add its distance
-// and jump; counts the slots still jumping.
-extern "C" __global__ void euler_rank_round(const u32 *next, const u32 *dist, const u32 *end,
-                                            u64 slots, u32 *next_out, u32 *dist_out,
-                                            u32 *end_out, u64 *active) {
+// Each splitter's run takes its cycle's minimum.
+extern "C" __global__ void euler_min_spread(const u32 *heads, u64 count, const u32 *next,
+                                            const u32 *run_min, u32 *label) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k], m = run_min[h], t = next[h];
+    label[h] = m;
+    while (!splitter(t)) {
+        label[t] = m;
+        t = next[t];
+    }
+}
+
+// Slots on cycles without a splitter (label still NIL) walk their whole cycle.
+extern "C" __global__ void euler_min_short(const u32 *next, const u32 *value, u64 slots,
+                                           u32 *label) {
     u64 s = thread_index();
+    if (s >= slots || label[s] != NIL) return;
+    u32 m = value[s];
+    for (u32 t = next[s]; t != (u32)s; t = next[t]) m = value[t] < m ? value[t] : m;
+    label[s] = m;
+}
+
+// Each head's run: its steps to the next head (or, ending the list, to its last slot), the
+// next head (NIL at the end) and its last slot.
+extern "C" __global__ void euler_rank_walk(const u32 *heads, u64 count, const u32 *next,
+                                           const u8 *pointed, u32 *run_dist, u32 *run_next,
+                                           u32 *run_end) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k], last = h, steps = 0, t = next[h];
+    while (t != NIL && !splitter(t) && pointed[t]) {
+        last = t;
+        steps++;
+        t = next[t];
+    }
+    run_dist[h] = t == NIL ? steps : steps + 1;
+    run_next[h] = t;
+    run_end[h] = last;
+}
+
+// One jumping round over the heads (Wyllie), read into `out` (dist, next, end per head
+// index) and written back by euler_rank_store, so that no read sees a value of this round;
+// counts the heads still jumping.
+extern "C" __global__ void euler_rank_jump(const u32 *heads, u64 count, const u32 *run_dist,
+                                           const u32 *run_next, const u32 *run_end, u32 *out,
+                                           u64 *active) {
+    u64 k = thread_index();
     u64 jumping = 0;
-    if (s < slots) {
-        u32 t = next[s];
-        if (t == NIL) {
-            next_out[s] = NIL;
-            dist_out[s] = dist[s];
-            end_out[s] = end[s];
-        } else {
-            next_out[s] = next[t];
-            dist_out[s] = dist[s] + dist[t];
-            end_out[s] = end[t];
-            jumping = next[t] != NIL;
+    if (k < count) {
+        u32 h = heads[k], t = run_next[h];
+        u32 d = run_dist[h], n = t, e = run_end[h];
+        if (t != NIL) {
+            d += run_dist[t];
+            n = run_next[t];
+            e = run_end[t];
+            jumping = n != NIL;
         }
+        out[3 * k] = d;
+        out[3 * k + 1] = n;
+        out[3 * k + 2] = e;
     }
     const int index[1] = {0};
     const u64 add[1] = {jumping};
     block_add(active, index, add);
+}
+
+extern "C" __global__ void euler_rank_store(const u32 *heads, u64 count, const u32 *out,
+                                            u32 *run_dist, u32 *run_next, u32 *run_end) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k];
+    run_dist[h] = out[3 * k];
+    run_next[h] = out[3 * k + 1];
+    run_end[h] = out[3 * k + 2];
+}
+
+// Each head's run takes its distances to the list's end and that end; counts the slots.
+extern "C" __global__ void euler_rank_spread(const u32 *heads, u64 count, const u32 *next,
+                                             const u8 *pointed, const u32 *run_dist,
+                                             const u32 *run_end, u32 *dist, u32 *end,
+                                             u64 *visited) {
+    u64 k = thread_index();
+    u64 seen = 0;
+    if (k < count) {
+        u32 h = heads[k], d = run_dist[h], e = run_end[h], t = next[h];
+        dist[h] = d;
+        end[h] = e;
+        seen = 1;
+        while (t != NIL && !splitter(t) && pointed[t]) {
+            dist[t] = --d;
+            end[t] = e;
+            seen++;
+            t = next[t];
+        }
+    }
+    const int index[1] = {0};
+    const u64 add[1] = {seen};
+    block_add(visited, index, add);
 }
 
 // Slots at which a trail's smallest edge sits (two per trail: one per direction).
@@ -297,4 +414,29 @@ extern "C" __global__ void euler_place_circuit(const u32 *dist, const u32 *end, 
     const int index[1] = {0};
     const u64 add[1] = {on};
     block_add(placed, index, add);
+}
+
+// ---- The connectivity check (check::connected_ok decides the message when it fails) -------
+
+// Unite the two ends of each edge-end's edge (the prelude's union-find; cc.cu's cc_init and
+// cc_compress set up and flatten the forest).
+extern "C" __global__ void euler_link(const u32 *vertex, const u32 *other, u64 count,
+                                      u32 *parent) {
+    u64 k = thread_index();
+    if (k < count) uf_unite(parent, vertex[k], other[k]);
+}
+
+// Edge-ends whose vertex is not in the component of vertex `first` (after cc_compress).
+extern "C" __global__ void euler_apart(const u32 *vertex, u64 count, const u32 *parent,
+                                       u32 first, u64 *apart) {
+    u64 k = thread_index();
+    u64 out = k < count && parent[vertex[k]] != parent[first];
+    const int index[1] = {0};
+    const u64 add[1] = {out};
+    block_add(apart, index, add);
+}
+
+extern "C" __global__ void euler_fill(u32 *a, u64 count, u32 value) {
+    u64 i = thread_index();
+    if (i < count) a[i] = value;
 }

@@ -3,7 +3,7 @@
 # check_euler: `tessera euler` on the CPU (one rank, the reference) and on one GPU for every
 # Eulerian generator and pairing, small: the circuit's checksum (order-dependent: edges,
 # directions), its initial trail count and the checker's verdict must equal the CPU run's.
-# Then one timing row on one GPU: the union of two Hamiltonian cycles with
+# A graph in two pieces must stop with the CPU check's line. Then one timing row on one GPU: the union of two Hamiltonian cycles with
 # $GPU_CHECK_EULER_TIMING_VERTICES (2^25) vertices, 2^26 edges, adjacency and random pairing,
 # with the sequential Hierholzer beside it. Prints a table; sets status=1 on any difference.
 check_euler() {
@@ -30,6 +30,16 @@ check_euler() {
         run_tessera "euler-$name-gpu" 1 euler --device gpu "${args[@]}" || continue
         pairs+=("euler-$name-cpu:euler-$name-gpu")
     done
+    # Two triangles: the GPU's connectivity check fails, and the CPU's names the components.
+    printf '0 1\n1 2\n2 0\n3 4\n4 5\n5 3\n' >"$out/euler-two-pieces.el"
+    if mpirun --oversubscribe -np 1 "$bin" euler --device gpu --input "$out/euler-two-pieces.el" \
+        --output "$out/euler-two-pieces.h5" >"$out/euler-two-pieces.log" 2>&1 ||
+        ! grep -q "not Eulerian: edges lie in 2 components" "$out/euler-two-pieces.log"; then
+        echo "FAILED: euler-two-pieces should stop with 'edges lie in 2 components' (log: $out/euler-two-pieces.log)"
+        status=1
+    else
+        echo "euler-two-pieces: not Eulerian, as expected: $(grep -o 'not Eulerian.*' "$out/euler-two-pieces.log" | head -1)"
+    fi
     run_tessera "euler-timing-adjacency" 1 euler --device gpu --generator union-cycles \
         --vertices "$timing" --k 2 --hierholzer --write-circuit false || true
     run_tessera "euler-timing-random" 1 euler --device gpu --generator union-cycles \

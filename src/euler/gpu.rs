@@ -1,10 +1,11 @@
 //! Phases 1-5 on one GPU (kernels/euler.cu), giving the CPU path's circuit exactly: the slots
-//! sorted and paired per vertex, cycle minima and list ranking by pointer jumping over every
-//! slot (Wyllie: O(log m) rounds of one kernel each, whatever the number of trails), the
+//! sorted and paired per vertex (one thread per vertex), cycle minima and list ranking as the
+//! CPU's jump.rs does them (runs between splitters walked by one thread each, pointer jumping
+//! over the run heads only, so O(log m) short rounds whatever the number of trails), the
 //! spanning forest by the same min-label hooking rounds as `forest`, and the splice at every
-//! vertex at once. Slots, darts and vertices are u32 on the device (2m and N below 2^32), about
-//! 45 bytes per edge-end at the peak (the ranking). One rank: the distributed phases of the
-//! CPU path have no GPU form yet.
+//! vertex at once. Slots, darts and vertices are u32 on the device (2m and N below 2^32);
+//! the peak is about 40 bytes per edge-end (the labelling), 80 per edge. The connectivity
+//! check runs there too. One rank: the distributed phases have no GPU form yet.
 
 use super::jump::NIL;
 use super::Solved;
@@ -51,12 +52,7 @@ pub fn solve(
     phase: &mut dyn FnMut(&'static str, Instant),
 ) -> Result<Solved> {
     let slots = ends.len() as u64;
-    if slots >= u64::from(NIL32) || s.n > u64::from(u32::MAX) {
-        return Err(Error::Unavailable(format!(
-            "the GPU Euler path holds slots and vertices in 32 bits: {} edges and {} vertices are too many (at most 2^31 - 1 edges and 2^32 - 1 vertices)",
-            s.m, s.n
-        )));
-    }
+    check_fits(s.n, s.m)?;
     let mut kernels = HashMap::new();
     for name in [
         "euler_count",
@@ -64,7 +60,13 @@ pub fn solve(
         "euler_pair",
         "euler_mate",
         "euler_next",
-        "euler_min_round",
+        "euler_heads",
+        "euler_pointed",
+        "euler_min_walk",
+        "euler_min_jump",
+        "euler_min_store",
+        "euler_min_spread",
+        "euler_min_short",
         "euler_trail_starts",
         "euler_offers",
         "euler_forest_init",
@@ -72,9 +74,12 @@ pub fn solve(
         "euler_forest_hook",
         "euler_forest_jump",
         "euler_splice",
-        "euler_rank_init",
-        "euler_rank_round",
+        "euler_rank_walk",
+        "euler_rank_jump",
+        "euler_rank_store",
+        "euler_rank_spread",
         "euler_place_circuit",
+        "euler_fill",
     ] {
         kernels.insert(name, gpu.function("euler.cu", name)?);
     }
@@ -135,7 +140,7 @@ pub fn solve(
     // Phase 2: each slot labelled with the smallest edge of its cycle.
     let t = Instant::now();
     let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
-    let mut label = gpu.zeros::<u32>("labels", slots as usize)?;
+    let mut edge = gpu.zeros::<u32>("slot edges", slots as usize)?;
     gpu.launch(k.get("euler_next"), grid(slots), |b| {
         b.arg(&mate)
             .arg(&partner)
@@ -144,30 +149,10 @@ pub fn solve(
             .arg(&NIL32)
             .arg(&NIL32)
             .arg(&mut next)
-            .arg(&mut label);
+            .arg(&mut edge);
     })?;
-    let mut next_out = gpu.zeros::<u32>("successors", slots as usize)?;
-    let mut label_out = gpu.zeros::<u32>("labels", slots as usize)?;
     let mut count = gpu.zeros::<u64>("counter", 1)?;
-    let mut label_rounds = 0;
-    loop {
-        label_rounds += 1;
-        zero(gpu, &mut count)?;
-        gpu.launch(k.get("euler_min_round"), grid(slots), |b| {
-            b.arg(&next)
-                .arg(&label)
-                .arg(&slots)
-                .arg(&mut next_out)
-                .arg(&mut label_out)
-                .arg(&mut count);
-        })?;
-        std::mem::swap(&mut next, &mut next_out);
-        std::mem::swap(&mut label, &mut label_out);
-        if read_one(gpu, &count, 0)? == 0 {
-            break;
-        }
-    }
-    drop((label_out, next_out));
+    let (label, label_rounds) = cycle_min(gpu, &k, &next, edge, slots)?;
     zero(gpu, &mut count)?;
     gpu.launch(k.get("euler_trail_starts"), grid(slots), |b| {
         b.arg(&label).arg(&dart).arg(&slots).arg(&mut count);
@@ -317,48 +302,220 @@ pub fn solve(
     })
 }
 
-/// List ranking over every slot (Wyllie): each slot's distance to its list's end and that
-/// end. Fails when a list has no end within log2(slots) + 2 rounds (a cycle is left).
+/// Whether all edges lie in one component, decided on the GPU from the edge-ends
+/// (Triple(vertex, dart, other end)) of the one rank. Fails when ids do not fit 32 bits.
+pub fn connected(gpu: &Gpu, n: u64, ends: &[Triple]) -> Result<bool> {
+    let count = ends.len() as u64;
+    if count == 0 {
+        return Ok(true);
+    }
+    check_fits(n, ends.len() as u64 / 2)?;
+    let vertex: Vec<u32> = ends.par_iter().map(|e| e.0 as u32).collect();
+    let other: Vec<u32> = ends.par_iter().map(|e| e.2 as u32).collect();
+    let first = vertex[0];
+    let (vertex, other) = (
+        gpu.upload("edge-ends", &vertex)?,
+        gpu.upload("edge-ends", &other)?,
+    );
+    let nodes = n as u32;
+    let mut parent = gpu.zeros::<u32>("components", n as usize)?;
+    let f = |file, name| gpu.function(file, name);
+    gpu.launch(&f("cc.cu", "cc_init")?, grid(n), |b| {
+        b.arg(&nodes).arg(&mut parent);
+    })?;
+    gpu.launch(&f("euler.cu", "euler_link")?, grid(count), |b| {
+        b.arg(&vertex).arg(&other).arg(&count).arg(&mut parent);
+    })?;
+    gpu.launch(&f("cc.cu", "cc_compress")?, grid(n), |b| {
+        b.arg(&nodes).arg(&mut parent);
+    })?;
+    let mut apart = gpu.zeros::<u64>("counter", 1)?;
+    gpu.launch(&f("euler.cu", "euler_apart")?, grid(count), |b| {
+        b.arg(&vertex)
+            .arg(&count)
+            .arg(&parent)
+            .arg(&first)
+            .arg(&mut apart);
+    })?;
+    Ok(read_one(gpu, &apart, 0)? == 0)
+}
+
+/// Fail when `m` edges or `n` vertices do not fit the kernels' 32-bit slots and ids.
+fn check_fits(n: u64, m: u64) -> Result<()> {
+    if 2 * m < u64::from(NIL32) && n <= u64::from(u32::MAX) {
+        return Ok(());
+    }
+    Err(Error::Unavailable(format!(
+        "the GPU Euler path holds slots and vertices in 32 bits: {m} edges and {n} vertices are too many (at most 2^31 - 1 edges and 2^32 - 1 vertices)"
+    )))
+}
+
+/// The heads of the runs (see kernels/euler.cu): the splitters, and for `lists` every slot
+/// that `pointed` says no slot points at.
+fn heads(
+    gpu: &Gpu,
+    k: &Kernels,
+    slots: u64,
+    pointed: Option<&CudaSlice<u8>>,
+) -> Result<(CudaSlice<u32>, u64)> {
+    let mut heads = gpu.zeros::<u32>("run heads", slots as usize)?;
+    let mut count = gpu.zeros::<u64>("counter", 1)?;
+    let none = gpu.zeros::<u8>("no marks", 1)?;
+    let lists = u32::from(pointed.is_some());
+    gpu.launch(k.get("euler_heads"), grid(slots), |b| {
+        b.arg(&slots)
+            .arg(&lists)
+            .arg(pointed.unwrap_or(&none))
+            .arg(&mut heads)
+            .arg(&mut count);
+    })?;
+    let count = read_one(gpu, &count, 0)?;
+    Ok((heads, count))
+}
+
+/// For each slot, the smallest `value` over its cycle of `next` (a permutation), and the
+/// jumping rounds over the splitters.
+fn cycle_min(
+    gpu: &Gpu,
+    k: &Kernels,
+    next: &CudaSlice<u32>,
+    value: CudaSlice<u32>,
+    slots: u64,
+) -> Result<(CudaSlice<u32>, usize)> {
+    let (heads, count) = heads(gpu, k, slots, None)?;
+    let alloc = |what: &str| gpu.zeros::<u32>(what, slots as usize);
+    let (mut run_min, mut run_next) = (alloc("run minima")?, alloc("run successors")?);
+    gpu.launch(k.get("euler_min_walk"), grid(count), |b| {
+        b.arg(&heads)
+            .arg(&count)
+            .arg(next)
+            .arg(&value)
+            .arg(&mut run_min)
+            .arg(&mut run_next);
+    })?;
+    let mut changed = gpu.zeros::<u64>("counter", 1)?;
+    let mut jumped = gpu.zeros::<u32>("jumped runs", 2 * count.max(1) as usize)?;
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        zero(gpu, &mut changed)?;
+        gpu.launch(k.get("euler_min_jump"), grid(count), |b| {
+            b.arg(&heads)
+                .arg(&count)
+                .arg(&run_min)
+                .arg(&run_next)
+                .arg(&mut jumped)
+                .arg(&mut changed);
+        })?;
+        gpu.launch(k.get("euler_min_store"), grid(count), |b| {
+            b.arg(&heads)
+                .arg(&count)
+                .arg(&jumped)
+                .arg(&mut run_min)
+                .arg(&mut run_next);
+        })?;
+        if read_one(gpu, &changed, 0)? == 0 {
+            break;
+        }
+    }
+    drop((run_next, jumped));
+    // Every label NIL first: slots on cycles without a splitter are left so by the spread.
+    let mut label = alloc("labels")?;
+    gpu.launch(k.get("euler_fill"), grid(slots), |b| {
+        b.arg(&mut label).arg(&slots).arg(&NIL32);
+    })?;
+    gpu.launch(k.get("euler_min_spread"), grid(count), |b| {
+        b.arg(&heads)
+            .arg(&count)
+            .arg(next)
+            .arg(&run_min)
+            .arg(&mut label);
+    })?;
+    gpu.launch(k.get("euler_min_short"), grid(slots), |b| {
+        b.arg(next).arg(&value).arg(&slots).arg(&mut label);
+    })?;
+    gpu.sync("cycle minima")?;
+    Ok((label, rounds))
+}
+
+/// List ranking: each slot's distance to its list's end and that end, by runs between heads
+/// and pointer jumping over the heads. Fails when a slot lies on a cycle (none of its run
+/// ends, or it is in no run).
 fn rank_lists(
     gpu: &Gpu,
     k: &Kernels,
-    mut next: CudaSlice<u32>,
+    next: CudaSlice<u32>,
     slots: u64,
 ) -> Result<(CudaSlice<u32>, CudaSlice<u32>)> {
-    let alloc = |what: &str| gpu.zeros::<u32>(what, slots as usize);
-    let (mut dist, mut end) = (alloc("distances")?, alloc("list ends")?);
-    gpu.launch(k.get("euler_rank_init"), grid(slots), |b| {
-        b.arg(&next).arg(&slots).arg(&mut dist).arg(&mut end);
+    let no_end =
+        || Error::Check("splicing left more than one closed trail (a list without an end)".into());
+    let mut pointed = gpu.zeros::<u8>("list marks", slots as usize)?;
+    gpu.launch(k.get("euler_pointed"), grid(slots), |b| {
+        b.arg(&next).arg(&slots).arg(&mut pointed);
     })?;
-    let (mut next_out, mut dist_out, mut end_out) = (
-        alloc("successors")?,
-        alloc("distances")?,
-        alloc("list ends")?,
-    );
+    let (heads, count) = heads(gpu, k, slots, Some(&pointed))?;
+    let alloc = |what: &str, n: u64| gpu.zeros::<u32>(what, n as usize);
+    let mut run_dist = alloc("run distances", slots)?;
+    let mut run_next = alloc("run successors", slots)?;
+    let mut run_end = alloc("run ends", slots)?;
+    gpu.launch(k.get("euler_rank_walk"), grid(count), |b| {
+        b.arg(&heads)
+            .arg(&count)
+            .arg(&next)
+            .arg(&pointed)
+            .arg(&mut run_dist)
+            .arg(&mut run_next)
+            .arg(&mut run_end);
+    })?;
+    let mut jumped = alloc("jumped runs", 3 * count.max(1))?;
     let mut active = gpu.zeros::<u64>("counter", 1)?;
     let limit = 66 - slots.max(1).leading_zeros();
+    let mut ended = false;
     for _ in 0..limit {
         zero(gpu, &mut active)?;
-        gpu.launch(k.get("euler_rank_round"), grid(slots), |b| {
-            b.arg(&next)
-                .arg(&dist)
-                .arg(&end)
-                .arg(&slots)
-                .arg(&mut next_out)
-                .arg(&mut dist_out)
-                .arg(&mut end_out)
+        gpu.launch(k.get("euler_rank_jump"), grid(count), |b| {
+            b.arg(&heads)
+                .arg(&count)
+                .arg(&run_dist)
+                .arg(&run_next)
+                .arg(&run_end)
+                .arg(&mut jumped)
                 .arg(&mut active);
         })?;
-        std::mem::swap(&mut next, &mut next_out);
-        std::mem::swap(&mut dist, &mut dist_out);
-        std::mem::swap(&mut end, &mut end_out);
+        gpu.launch(k.get("euler_rank_store"), grid(count), |b| {
+            b.arg(&heads)
+                .arg(&count)
+                .arg(&jumped)
+                .arg(&mut run_dist)
+                .arg(&mut run_next)
+                .arg(&mut run_end);
+        })?;
         if read_one(gpu, &active, 0)? == 0 {
-            return Ok((dist, end));
+            ended = true;
+            break;
         }
     }
-    Err(Error::Check(
-        "splicing left more than one closed trail (a list without an end)".into(),
-    ))
+    if !ended {
+        return Err(no_end());
+    }
+    drop((run_next, jumped));
+    let (mut dist, mut end) = (alloc("distances", slots)?, alloc("list ends", slots)?);
+    zero(gpu, &mut active)?;
+    gpu.launch(k.get("euler_rank_spread"), grid(count), |b| {
+        b.arg(&heads)
+            .arg(&count)
+            .arg(&next)
+            .arg(&pointed)
+            .arg(&run_dist)
+            .arg(&run_end)
+            .arg(&mut dist)
+            .arg(&mut end)
+            .arg(&mut active);
+    })?;
+    if read_one(gpu, &active, 0)? != slots {
+        return Err(no_end());
+    }
+    Ok((dist, end))
 }
 
 /// Exclusive prefix sums of the degrees, with the total last.

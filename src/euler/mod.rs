@@ -254,7 +254,15 @@ impl Euler {
         let deg = darts::degrees(&part, &ends, directed);
         let trail = check::degrees_ok(world, &part, &deg, directed, self.trail)?;
         let m_graph = m_input + added.len() as u64;
-        check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
+        // On a GPU the common case (connected) is decided there; the CPU check names the
+        // components where it is not.
+        let connected = match &h.device {
+            Selected::Gpu(gpu) => gpu::connected(gpu, n, &ends)?,
+            Selected::Cpu => false,
+        };
+        if !connected {
+            check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
+        }
         // The trail's virtual edge end -> start, the last edge: the circuit is cut after it.
         let virtual_edge: Vec<Edge> = trail.map(|(a, b)| (b, a)).into_iter().collect();
         let (v_first, v_mine) = share(&virtual_edge, m_graph);
