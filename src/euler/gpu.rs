@@ -4,7 +4,7 @@
 //! over the run heads only, so O(log m) short rounds whatever the number of trails), the
 //! spanning forest by the same min-label hooking rounds as `forest`, and the splice at every
 //! vertex at once. Slots, darts and vertices are u32 on the device (2m and N below 2^32);
-//! the peak is about 40 bytes per edge-end (the labelling), 80 per edge. The connectivity
+//! the peak is about 42 bytes per edge-end (the labelling), 84 per edge. The connectivity
 //! check runs there too. One rank: the distributed phases have no GPU form yet.
 
 use super::jump::NIL;
@@ -32,6 +32,11 @@ pub struct Setup {
     pub start: u64,
 }
 
+/// Device bytes at the peak (the labelling: ten u32 arrays over the slots, and the runs'
+/// results), per slot and per vertex (the slot starts and their cursors).
+const BYTES_PER_SLOT: u64 = 42;
+const BYTES_PER_VERTEX: u64 = 12;
+
 /// The end of a list (`jump::NIL`) in the kernels' 32-bit slots.
 const NIL32: u32 = NIL as u32;
 
@@ -53,6 +58,18 @@ pub fn solve(
 ) -> Result<Solved> {
     let slots = ends.len() as u64;
     check_fits(s.n, s.m)?;
+    let needed = BYTES_PER_SLOT * slots + BYTES_PER_VERTEX * s.n;
+    let free = gpu.memory()?.0 as u64;
+    if needed > free {
+        return Err(Error::Unavailable(format!(
+            "the GPU Euler path needs about {:.1} GB for {} edges ({} bytes per edge), but {:.1} GB are free on {}: use fewer edges or a GPU with more memory",
+            needed as f64 / 1e9,
+            s.m,
+            2 * BYTES_PER_SLOT,
+            free as f64 / 1e9,
+            gpu.describe()
+        )));
+    }
     let mut kernels = HashMap::new();
     for name in [
         "euler_count",
