@@ -286,27 +286,38 @@ impl GpuFrontiers<'_> {
         let capacity = self.remote.len() as u64;
         let (own, csr) = (&mut self.own, &self.csr);
         let gpu = own.gpu;
-        // The light rows a warp each, then the heavy ones over the whole grid; both kernels
-        // take the same arguments.
-        let light = (&self.k.top_down, grid(len * 32));
-        let heavy = (&self.k.top_down_heavy, filling_grid(self.resident_blocks));
-        for (kernel, cfg) in [light, heavy] {
-            gpu.launch(kernel, cfg, |b| {
+        gpu.launch(&self.k.top_down, grid(len * 32), |b| {
+            b.arg(&csr.offsets)
+                .arg(&csr.adj)
+                .arg(&mut own.parent)
+                .arg(&own.queue)
+                .arg(&len)
+                .arg(&own.first)
+                .arg(&own.local_n)
+                .arg(&mut own.next_queue)
+                .arg(&mut own.counters)
+                .arg(&mut self.remote)
+                .arg(&capacity)
+                .arg(&mut self.sent)
+                .arg(&mut self.heavy);
+        })?;
+        gpu.launch(
+            &self.k.top_down_heavy,
+            filling_grid(self.resident_blocks),
+            |b| {
                 b.arg(&csr.offsets)
                     .arg(&csr.adj)
                     .arg(&mut own.parent)
-                    .arg(&own.queue)
-                    .arg(&len)
+                    .arg(&self.heavy)
                     .arg(&own.first)
                     .arg(&own.local_n)
                     .arg(&mut own.next_queue)
                     .arg(&mut own.counters)
                     .arg(&mut self.remote)
                     .arg(&capacity)
-                    .arg(&mut self.sent)
-                    .arg(&mut self.heavy);
-            })?;
-        }
+                    .arg(&mut self.sent);
+            },
+        )?;
         let [_, _, inspected, remote] = own.counters()?;
         if remote > capacity {
             return Err(Error::Gpu(format!(
