@@ -1,8 +1,9 @@
-// Euler circuits on one GPU (host side: src/euler/gpu.rs; the CPU path, whose results these
-// kernels reproduce exactly: src/euler/darts.rs, jump.rs, forest.rs, splice.rs).
+// Euler circuits on GPUs (host side: src/euler/gpu.rs, one rank; gpu_ranks.rs, several; the
+// CPU path, whose results these kernels reproduce exactly: src/euler/darts.rs, jump.rs,
+// forest.rs, splice.rs).
 //
-// Slots are the darts sorted by (vertex, class | order, dart) with u32 indices (2m < 2^32):
-// vertex_start[x] .. vertex_start[x + 1] are vertex x's. A vertex's work (sorting its darts,
+// Slots are a rank's darts sorted by (vertex, class | order, dart) with u32 indices
+// (2m < 2^32): vertex_start[x] .. vertex_start[x + 1] are own vertex x's. A vertex's work (sorting its darts,
 // pairing, its trails' links, the splice) is one thread's, which suits the low degrees of
 // the Eulerian generators; the rest is one thread per slot, node or link. NIL ends a list.
 
@@ -34,12 +35,12 @@ extern "C" __global__ void euler_place(const u32 *end_vertex, const u32 *end_dar
     if (k < count) dart[atomicAdd(&cursor[end_vertex[k]], 1u)] = end_dart[k];
 }
 
-// Per vertex: sort its slots by (key, dart), record their vertex, pair them (consecutive
-// slots for a graph, the i-th head with the i-th tail for a digraph), and note each dart's
-// slot.
+// Per vertex: sort its slots by (key, dart), record their (rank-local) vertex, pair them
+// (consecutive slots for a graph, the i-th head with the i-th tail for a digraph), and with
+// `note` note each dart's slot.
 extern "C" __global__ void euler_pair(const u32 *vertex_start, u32 n, u32 directed,
-                                      u32 pairing, u64 key, u64 axes, u32 *dart, u32 *vertex,
-                                      u32 *partner, u32 *slot_of) {
+                                      u32 pairing, u64 key, u64 axes, u32 note, u32 *dart,
+                                      u32 *vertex, u32 *partner, u32 *slot_of) {
     u64 x = thread_index();
     if (x >= n) return;
     u32 lo = vertex_start[x], hi = vertex_start[x + 1];
@@ -65,7 +66,7 @@ extern "C" __global__ void euler_pair(const u32 *vertex_start, u32 n, u32 direct
     }
     for (u32 i = lo; i < hi; i++) {
         vertex[i] = (u32)x;
-        slot_of[dart[i]] = i;
+        if (note) slot_of[dart[i]] = i;
     }
 }
 
@@ -99,6 +100,12 @@ extern "C" __global__ void euler_next(const u32 *mate, const u32 *partner, const
 
 __device__ __forceinline__ bool splitter(u32 s) { return mix64(s) % SPLIT_EVERY == 0; }
 
+// Whether a run goes on to slot t: not past a list's end or another rank's slot (NIL), a
+// splitter, or, with `open` (lists, or cycles crossing ranks), a slot no local slot points at.
+__device__ __forceinline__ bool run_goes_on(u32 t, u32 open, const u8 *pointed) {
+    return t != NIL && !splitter(t) && (!open || pointed[t]);
+}
+
 // The heads, in no particular order: splitters, and with `lists` every slot no slot points
 // at (`pointed` 0).
 extern "C" __global__ void euler_heads(u64 slots, u32 lists, const u8 *pointed, u32 *heads,
@@ -114,19 +121,22 @@ extern "C" __global__ void euler_pointed(const u32 *next, u64 slots, u8 *pointed
     if (s < slots && next[s] != NIL) pointed[next[s]] = 1;
 }
 
-// Each splitter's run (it and the slots up to the next splitter): its minimum and the next
-// splitter.
+// Each head's run (it and the slots up to the next head): its minimum, the next head (NIL:
+// another rank's slot follows) and, with `open`, its last slot.
 extern "C" __global__ void euler_min_walk(const u32 *heads, u64 count, const u32 *next,
-                                          const u32 *value, u32 *run_min, u32 *run_next) {
+                                          const u32 *value, u32 open, const u8 *pointed,
+                                          u32 *run_min, u32 *run_next, u32 *run_end) {
     u64 k = thread_index();
     if (k >= count) return;
-    u32 h = heads[k], m = value[h], t = next[h];
-    while (!splitter(t)) {
+    u32 h = heads[k], m = value[h], last = h, t = next[h];
+    while (run_goes_on(t, open, pointed)) {
         m = value[t] < m ? value[t] : m;
+        last = t;
         t = next[t];
     }
     run_min[h] = m;
     run_next[h] = t;
+    if (open) run_end[h] = last;
 }
 
 // One jumping round over the splitters, read into `out` (min, next per head index) and
@@ -158,14 +168,15 @@ extern "C" __global__ void euler_min_store(const u32 *heads, u64 count, const u3
     run_next[h] = out[2 * k + 1];
 }
 
-// Each splitter's run takes its cycle's minimum.
+// Each head's run takes its cycle's minimum.
 extern "C" __global__ void euler_min_spread(const u32 *heads, u64 count, const u32 *next,
-                                            const u32 *run_min, u32 *label) {
+                                            u32 open, const u8 *pointed, const u32 *run_min,
+                                            u32 *label) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k], m = run_min[h], t = next[h];
     label[h] = m;
-    while (!splitter(t)) {
+    while (run_goes_on(t, open, pointed)) {
         label[t] = m;
         t = next[t];
     }
@@ -182,14 +193,14 @@ extern "C" __global__ void euler_min_short(const u32 *next, const u32 *value, u6
 }
 
 // Each head's run: its steps to the next head (or, ending the list, to its last slot), the
-// next head (NIL at the end) and its last slot.
+// next head (NIL at the end, or where another rank's slot follows) and its last slot.
 extern "C" __global__ void euler_rank_walk(const u32 *heads, u64 count, const u32 *next,
                                            const u8 *pointed, u32 *run_dist, u32 *run_next,
                                            u32 *run_end) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k], last = h, steps = 0, t = next[h];
-    while (t != NIL && !splitter(t) && pointed[t]) {
+    while (run_goes_on(t, 1, pointed)) {
         last = t;
         steps++;
         t = next[t];
@@ -247,7 +258,7 @@ extern "C" __global__ void euler_rank_spread(const u32 *heads, u64 count, const 
         dist[h] = d;
         end[h] = e;
         seen = 1;
-        while (t != NIL && !splitter(t) && pointed[t]) {
+        while (run_goes_on(t, 1, pointed)) {
             dist[t] = --d;
             end[t] = e;
             seen++;

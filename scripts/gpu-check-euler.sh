@@ -1,14 +1,18 @@
 # shellcheck shell=bash
 # Euler circuits for scripts/gpu-check (sourced there; it defines $bin, $out and status).
-# check_euler: `tessera euler` on the CPU (one rank, the reference) and on one GPU for every
-# Eulerian generator and pairing, small: the circuit's checksum (order-dependent: edges,
+# check_euler: `tessera euler` on the CPU (one rank, the reference) and on GPUs for every
+# Eulerian generator and pairing, small: on one rank (everything on the device) and on
+# $GPU_CHECK_EULER_RANKS ranks ("2 3": the several-rank path, host-staged exchanges; ranks
+# share the GPU where the host has one), the circuit's checksum (order-dependent: edges,
 # directions), its initial trail count and the checker's verdict must equal the CPU run's.
-# A graph in two pieces must stop with the CPU check's line. Then one timing row on one GPU: the union of two Hamiltonian cycles with
+# A graph in two pieces must stop with the CPU check's line on 1 and 2 ranks. Then one timing row on one GPU: the union of two Hamiltonian cycles with
 # $GPU_CHECK_EULER_TIMING_VERTICES (2^25) vertices, 2^26 edges, adjacency and random pairing,
 # with the sequential Hierholzer beside it. Prints a table; sets status=1 on any difference.
 check_euler() {
     local timing=${GPU_CHECK_EULER_TIMING_VERTICES:-33554432}
-    local pairs=() name args
+    local -a ranks
+    read -r -a ranks <<<"${GPU_CHECK_EULER_RANKS:-2 3}"
+    local pairs=() name args np
     local -a cases=(
         "complete:--generator complete --vertices 9"
         "hypercube:--generator hypercube --d 6"
@@ -27,19 +31,26 @@ check_euler() {
         name=${case%%:*}
         read -r -a args <<<"${case#*:}"
         run_tessera "euler-$name-cpu" 1 euler --device cpu "${args[@]}" || continue
-        run_tessera "euler-$name-gpu" 1 euler --device gpu "${args[@]}" || continue
-        pairs+=("euler-$name-cpu:euler-$name-gpu")
+        run_tessera "euler-$name-gpu" 1 euler --device gpu "${args[@]}" &&
+            pairs+=("euler-$name-cpu:euler-$name-gpu")
+        for np in "${ranks[@]}"; do
+            run_tessera "euler-$name-gpu-np$np" "$np" euler --device gpu "${args[@]}" &&
+                pairs+=("euler-$name-cpu:euler-$name-gpu-np$np")
+        done
     done
     # Two triangles: the GPU's connectivity check fails, and the CPU's names the components.
     printf '0 1\n1 2\n2 0\n3 4\n4 5\n5 3\n' >"$out/euler-two-pieces.el"
-    if mpirun --oversubscribe -np 1 "$bin" euler --device gpu --input "$out/euler-two-pieces.el" \
-        --output "$out/euler-two-pieces.h5" >"$out/euler-two-pieces.log" 2>&1 ||
-        ! grep -q "not Eulerian: edges lie in 2 components" "$out/euler-two-pieces.log"; then
-        echo "FAILED: euler-two-pieces should stop with 'edges lie in 2 components' (log: $out/euler-two-pieces.log)"
-        status=1
-    else
-        echo "euler-two-pieces: not Eulerian, as expected: $(grep -o 'not Eulerian.*' "$out/euler-two-pieces.log" | head -1)"
-    fi
+    for np in 1 2; do
+        local log="$out/euler-two-pieces-np$np.log"
+        if mpirun --oversubscribe -np "$np" "$bin" euler --device gpu --input "$out/euler-two-pieces.el" \
+            --output "$out/euler-two-pieces.h5" >"$log" 2>&1 ||
+            ! grep -q "not Eulerian: edges lie in 2 components" "$log"; then
+            echo "FAILED: euler-two-pieces on $np ranks should stop with 'edges lie in 2 components' (log: $log)"
+            status=1
+        else
+            echo "euler-two-pieces, $np ranks: not Eulerian, as expected: $(grep -o 'not Eulerian.*' "$log" | head -1)"
+        fi
+    done
     run_tessera "euler-timing-adjacency" 1 euler --device gpu --generator union-cycles \
         --vertices "$timing" --k 2 --hierholzer --write-circuit false || true
     run_tessera "euler-timing-random" 1 euler --device gpu --generator union-cycles \
@@ -48,7 +59,7 @@ check_euler() {
 import sys, h5py
 out, pairs = sys.argv[1], sys.argv[2:]
 bad = 0
-print(f"{'case':<22} {'edges':>9} {'trails':>7} {'checksum':>18} {'same':>5} {'valid':>5} {'cpu edges/s':>11} {'gpu edges/s':>11}")
+print(f"{'case':<26} {'edges':>9} {'trails':>7} {'checksum':>18} {'same':>5} {'valid':>5} {'cpu edges/s':>11} {'gpu edges/s':>11}")
 for pair in pairs:
     ref_name, name = pair.split(":")
     try:
@@ -58,8 +69,8 @@ for pair in pairs:
     same = all(r[k] == g[k] for k in ("checksum", "initial_trails", "num_edges"))
     ok = same and g["valid"] == 1 and g["verified"] == 1
     bad += not ok
-    case = name.removeprefix("euler-").removesuffix("-gpu")
-    print(f"{case:<22} {int(g['num_edges']):>9} {int(g['initial_trails']):>7} {int(g['checksum']):>18x} "
+    case = name.removeprefix("euler-").replace("-gpu", "")
+    print(f"{case:<26} {int(g['num_edges']):>9} {int(g['initial_trails']):>7} {int(g['checksum']):>18x} "
           f"{'yes' if same else 'NO':>5} {'yes' if g['valid'] == 1 else 'NO':>5} {r['edges_per_second']:>11.3e} {g['edges_per_second']:>11.3e}")
 for name in ("euler-timing-adjacency", "euler-timing-random"):
     try:

@@ -53,6 +53,16 @@ pub fn degrees(part: &Block1D, ends: &[Triple], directed: bool) -> Vec<i64> {
     deg.into_iter().map(AtomicI64::into_inner).collect()
 }
 
+/// A rank's slots sorted by (vertex, pairing order) and paired: local indices, except
+/// `vertex` and `other` (the vertex of the edge's other end), which are global ids.
+pub struct Sorted {
+    pub vertex_start: Vec<usize>,
+    pub vertex: Vec<u64>,
+    pub dart: Vec<u64>,
+    pub other: Vec<u64>,
+    pub partner: Vec<usize>,
+}
+
 /// A rank's slots after pairing.
 pub struct Darts {
     pub slots: Ranges,
@@ -89,7 +99,6 @@ impl Darts {
             .collect();
         keyed.par_sort_unstable_by_key(|k| (k.0, k.1, k.2 .1));
         let ends: Vec<Triple> = keyed.into_par_iter().map(|k| k.2).collect();
-        let slots = Ranges::of_lengths(world, ends.len() as u64);
         let mut vertex_start = vec![0usize; part.local_n() + 1];
         for t in &ends {
             vertex_start[part.local(t.0) + 1] += 1;
@@ -99,12 +108,37 @@ impl Darts {
         }
         let mut partner = vec![0usize; ends.len()];
         pair_within_vertices(&vertex_start, &mut partner, directed);
-        let mut by_dart: Vec<(u64, usize)> =
-            ends.par_iter().map(|t| t.1).zip(0..ends.len()).collect();
-        by_dart.par_sort_unstable();
-        let mut darts = Darts {
+        let sorted = Sorted {
+            vertex_start,
             vertex: ends.par_iter().map(|t| t.0).collect(),
             dart: ends.par_iter().map(|t| t.1).collect(),
+            other: ends.par_iter().map(|t| t.2).collect(),
+            partner,
+        };
+        Darts::with_mates(world, part, sorted, directed)
+    }
+
+    /// The rest of phase 1 once the slots are sorted and paired, on either device: each
+    /// slot's mate, asked of the owner of its edge's other end (collective).
+    pub fn with_mates(
+        world: &World,
+        part: &Block1D,
+        sorted: Sorted,
+        directed: bool,
+    ) -> Result<Darts> {
+        let Sorted {
+            vertex_start,
+            vertex,
+            dart,
+            other,
+            partner,
+        } = sorted;
+        let slots = Ranges::of_lengths(world, dart.len() as u64);
+        let mut by_dart: Vec<(u64, usize)> = dart.par_iter().copied().zip(0..dart.len()).collect();
+        by_dart.par_sort_unstable();
+        let mut darts = Darts {
+            vertex,
+            dart,
             mate: Vec::new(),
             slots,
             vertex_start,
@@ -117,11 +151,11 @@ impl Darts {
         let owners: Vec<u32> = darts
             .by_dart
             .par_iter()
-            .map(|&(_, i)| part.owner(ends[i].2) as u32)
+            .map(|&(_, i)| part.owner(other[i]) as u32)
             .collect();
         let keys: Vec<u64> = darts.by_dart.par_iter().map(|&(d, _)| d ^ 1).collect();
         let found = world.query_at(&keys, &owners, |d| darts.slot_here(d))?;
-        let mut mate = vec![0; ends.len()];
+        let mut mate = vec![0; darts.dart.len()];
         for (&(_, i), slot) in darts.by_dart.iter().zip(found) {
             mate[i] = slot;
         }

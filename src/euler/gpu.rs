@@ -5,7 +5,8 @@
 //! spanning forest by the same min-label hooking rounds as `forest`, and the splice at every
 //! vertex at once. Slots, darts and vertices are u32 on the device (2m and N below 2^32);
 //! the peak is about 42 bytes per edge-end (the labelling), 84 per edge. The connectivity
-//! check runs there too. One rank: the distributed phases have no GPU form yet.
+//! check runs there too. One rank; several ranks (gpu_ranks.rs) share the per-vertex steps
+//! here (`pair`, `offers`, `splice`, `trail_starts`) and the run kernels.
 
 use super::jump::NIL;
 use super::Solved;
@@ -40,82 +41,101 @@ const BYTES_PER_VERTEX: u64 = 12;
 /// The end of a list (`jump::NIL`) in the kernels' 32-bit slots.
 const NIL32: u32 = NIL as u32;
 
-struct Kernels(HashMap<&'static str, Kernel>);
+pub(super) struct Kernels(HashMap<&'static str, Kernel>);
 
 impl Kernels {
-    fn get(&self, name: &str) -> &Kernel {
+    pub(super) fn load(gpu: &Gpu) -> Result<Kernels> {
+        let mut kernels = HashMap::new();
+        for name in [
+            "euler_count",
+            "euler_place",
+            "euler_pair",
+            "euler_mate",
+            "euler_next",
+            "euler_heads",
+            "euler_pointed",
+            "euler_min_walk",
+            "euler_min_jump",
+            "euler_min_store",
+            "euler_min_spread",
+            "euler_min_short",
+            "euler_trail_starts",
+            "euler_offers",
+            "euler_forest_init",
+            "euler_forest_offer",
+            "euler_forest_hook",
+            "euler_forest_jump",
+            "euler_splice",
+            "euler_rank_walk",
+            "euler_rank_jump",
+            "euler_rank_store",
+            "euler_rank_spread",
+            "euler_place_circuit",
+            "euler_fill",
+        ] {
+            kernels.insert(name, gpu.function("euler.cu", name)?);
+        }
+        Ok(Kernels(kernels))
+    }
+
+    pub(super) fn get(&self, name: &str) -> &Kernel {
         &self.0[name]
     }
 }
 
-/// Run phases 1-5 on `ends` (Triple(vertex, dart, other end), this one rank's: all of them),
-/// calling `phase(name, started)` as each ends.
-pub fn solve(
-    gpu: &Gpu,
-    ends: &[Triple],
-    s: &Setup,
-    phase: &mut dyn FnMut(&'static str, Instant),
-) -> Result<Solved> {
-    let slots = ends.len() as u64;
-    check_fits(s.n, s.m)?;
-    let needed = BYTES_PER_SLOT * slots + BYTES_PER_VERTEX * s.n;
-    let free = gpu.memory()?.0 as u64;
-    if needed > free {
-        return Err(Error::Unavailable(format!(
-            "the GPU Euler path needs about {:.1} GB for {} edges ({} bytes per edge), but {:.1} GB are free on {}: use fewer edges or a GPU with more memory",
-            needed as f64 / 1e9,
-            s.m,
-            2 * BYTES_PER_SLOT,
-            free as f64 / 1e9,
-            gpu.describe()
-        )));
-    }
-    let mut kernels = HashMap::new();
-    for name in [
-        "euler_count",
-        "euler_place",
-        "euler_pair",
-        "euler_mate",
-        "euler_next",
-        "euler_heads",
-        "euler_pointed",
-        "euler_min_walk",
-        "euler_min_jump",
-        "euler_min_store",
-        "euler_min_spread",
-        "euler_min_short",
-        "euler_trail_starts",
-        "euler_offers",
-        "euler_forest_init",
-        "euler_forest_offer",
-        "euler_forest_hook",
-        "euler_forest_jump",
-        "euler_splice",
-        "euler_rank_walk",
-        "euler_rank_jump",
-        "euler_rank_store",
-        "euler_rank_spread",
-        "euler_place_circuit",
-        "euler_fill",
-    ] {
-        kernels.insert(name, gpu.function("euler.cu", name)?);
-    }
-    let k = Kernels(kernels);
-    let n = s.n as u32;
-    let directed = u32::from(s.directed);
+/// A rank's slots on the device after phase 1's sort and pairing (u32; vertices local).
+pub(super) struct Paired {
+    pub vertex_start: CudaSlice<u32>,
+    pub dart: CudaSlice<u32>,
+    pub vertex: CudaSlice<u32>,
+    pub partner: CudaSlice<u32>,
+    /// Own vertices.
+    pub n: u32,
+    pub slots: u64,
+}
 
-    // Phase 1: the darts' slots, sorted and paired per vertex, and each slot's mate.
-    let t = Instant::now();
-    let vertex_of: Vec<u32> = ends.par_iter().map(|e| e.0 as u32).collect();
+/// Fail unless `slots` edge-ends of `n` own vertices fit the free device memory.
+pub(super) fn check_memory(gpu: &Gpu, slots: u64, n: u64, m: u64) -> Result<()> {
+    let needed = BYTES_PER_SLOT * slots + BYTES_PER_VERTEX * n;
+    let free = gpu.memory()?.0 as u64;
+    if needed <= free {
+        return Ok(());
+    }
+    Err(Error::Unavailable(format!(
+        "the GPU Euler path needs about {:.1} GB for {} edge-ends of {m} edges ({} bytes per edge), but {:.1} GB are free on {}: use fewer edges, more ranks or a GPU with more memory",
+        needed as f64 / 1e9,
+        slots,
+        2 * BYTES_PER_SLOT,
+        free as f64 / 1e9,
+        gpu.describe()
+    )))
+}
+
+/// Phase 1's local part: sort the darts `ends` (Triple(vertex, dart, other end)) of own
+/// vertices `first_vertex ..` (`n` of them) into slots and pair them at each vertex; with
+/// `slot_of` (one rank: indexed by dart) note each dart's slot.
+pub(super) fn pair(
+    gpu: &Gpu,
+    k: &Kernels,
+    ends: &[Triple],
+    (first_vertex, n): (u64, u64),
+    s: &Setup,
+    slot_of: Option<&mut CudaSlice<u32>>,
+) -> Result<Paired> {
+    let slots = ends.len() as u64;
+    let vertex_of: Vec<u32> = ends
+        .par_iter()
+        .map(|e| (e.0 - first_vertex) as u32)
+        .collect();
     let dart_of: Vec<u32> = ends.par_iter().map(|e| e.1 as u32).collect();
     let end_vertex = gpu.upload("edge-ends", &vertex_of)?;
     let end_dart = gpu.upload("edge-ends", &dart_of)?;
     drop((vertex_of, dart_of));
-    let mut degree = gpu.zeros::<u32>("degrees", s.n as usize)?;
+    let mut degree = gpu.zeros::<u32>("degrees", n as usize)?;
     gpu.launch(k.get("euler_count"), grid(slots), |b| {
         b.arg(&end_vertex).arg(&slots).arg(&mut degree);
     })?;
-    let vertex_start = starts(&gpu.download("degrees", &degree, s.n as usize)?);
+    let vertex_start = starts(&gpu.download("degrees", &degree, n as usize)?);
     drop(degree);
     let mut cursor = gpu.upload("slot cursors", &vertex_start)?;
     let vertex_start = gpu.upload("vertex slots", &vertex_start)?;
@@ -130,22 +150,124 @@ pub fn solve(
     drop((end_vertex, end_dart, cursor));
     let mut vertex = gpu.zeros::<u32>("slot vertices", slots as usize)?;
     let mut partner = gpu.zeros::<u32>("partners", slots as usize)?;
-    let mut slot_of = gpu.zeros::<u32>("dart slots", slots as usize)?;
-    gpu.launch(k.get("euler_pair"), grid(s.n), |b| {
+    let note = u32::from(slot_of.is_some());
+    let mut unused = gpu.zeros::<u32>("no dart slots", 1)?;
+    let (n32, directed) = (n as u32, u32::from(s.directed));
+    gpu.launch(k.get("euler_pair"), grid(n), |b| {
         b.arg(&vertex_start)
-            .arg(&n)
+            .arg(&n32)
             .arg(&directed)
             .arg(&s.pairing)
             .arg(&s.key)
             .arg(&s.axes)
+            .arg(&note)
             .arg(&mut dart)
             .arg(&mut vertex)
             .arg(&mut partner)
-            .arg(&mut slot_of);
+            .arg(slot_of.unwrap_or(&mut unused));
     })?;
+    Ok(Paired {
+        vertex_start,
+        dart,
+        vertex,
+        partner,
+        n: n32,
+        slots,
+    })
+}
+
+/// Slots at which a trail's smallest edge sits (two per trail, one per direction of travel).
+pub(super) fn trail_starts(
+    gpu: &Gpu,
+    k: &Kernels,
+    p: &Paired,
+    label: &CudaSlice<u32>,
+) -> Result<u64> {
+    let mut count = gpu.zeros::<u64>("counter", 1)?;
+    gpu.launch(k.get("euler_trail_starts"), grid(p.slots), |b| {
+        b.arg(label).arg(&p.dart).arg(&p.slots).arg(&mut count);
+    })?;
+    read_one(gpu, &count, 0)
+}
+
+/// Phase 3's offers at every own vertex: Triple(t_1, t_i, local slot of t_i's link) as three
+/// u32 each, and their count (see splice.rs).
+pub(super) fn offers(
+    gpu: &Gpu,
+    k: &Kernels,
+    p: &Paired,
+    label: &CudaSlice<u32>,
+) -> Result<(CudaSlice<u32>, u64)> {
+    let mut count = gpu.zeros::<u64>("counter", 1)?;
+    let mut pass = |write: u32, offers: &mut CudaSlice<u32>| {
+        zero(gpu, &mut count)?;
+        gpu.launch(k.get("euler_offers"), grid(u64::from(p.n)), |b| {
+            b.arg(&p.vertex_start)
+                .arg(&p.n)
+                .arg(&p.partner)
+                .arg(label)
+                .arg(&write)
+                .arg(&mut *offers)
+                .arg(&mut count);
+        })?;
+        read_one(gpu, &count, 0)
+    };
+    let mut offers = gpu.zeros::<u32>("trail offers", 1)?;
+    let offer_count = pass(0, &mut offers)?;
+    let mut offers = gpu.zeros::<u32>("trail offers", 3 * offer_count.max(1) as usize)?;
+    pass(1, &mut offers)?;
+    Ok((offers, offer_count))
+}
+
+/// Phase 4: re-pair the joined links at every own vertex at once (`joined` marks the links
+/// the tree chose; see splice.rs).
+pub(super) fn splice(
+    gpu: &Gpu,
+    k: &Kernels,
+    p: &mut Paired,
+    label: &CudaSlice<u32>,
+    joined: &CudaSlice<u8>,
+    directed: bool,
+) -> Result<()> {
+    let mut repaired = gpu
+        .stream
+        .clone_dtod(&p.partner)
+        .map_err(|e| gpu_error("copy the partners", e))?;
+    let directed = u32::from(directed);
+    gpu.launch(k.get("euler_splice"), grid(u64::from(p.n)), |b| {
+        b.arg(&p.vertex_start)
+            .arg(&p.n)
+            .arg(&p.partner)
+            .arg(label)
+            .arg(joined)
+            .arg(&p.dart)
+            .arg(&directed)
+            .arg(&mut repaired);
+    })?;
+    p.partner = repaired;
+    gpu.sync("splice")
+}
+
+/// Run phases 1-5 on `ends` (Triple(vertex, dart, other end), this one rank's: all of them),
+/// calling `phase(name, started)` as each ends.
+pub fn solve(
+    gpu: &Gpu,
+    ends: &[Triple],
+    s: &Setup,
+    phase: &mut dyn FnMut(&'static str, Instant),
+) -> Result<Solved> {
+    let slots = ends.len() as u64;
+    check_fits(s.n, s.m)?;
+    check_memory(gpu, slots, s.n, s.m)?;
+    let k = Kernels::load(gpu)?;
+
+    // Phase 1: the darts' slots, sorted and paired per vertex, and each slot's mate.
+    let t = Instant::now();
+    let mut slot_of = gpu.zeros::<u32>("dart slots", slots as usize)?;
+    let mut p = pair(gpu, &k, ends, (0, s.n), s, Some(&mut slot_of))?;
     let mut mate = gpu.zeros::<u32>("mates", slots as usize)?;
     gpu.launch(k.get("euler_mate"), grid(slots), |b| {
-        b.arg(&dart).arg(&slot_of).arg(&slots).arg(&mut mate);
+        b.arg(&p.dart).arg(&slot_of).arg(&slots).arg(&mut mate);
     })?;
     // The circuit is cut after edge `start` travelled forwards (see `order_circuit`).
     let at = |i: u64| read_one(gpu, &slot_of, i);
@@ -160,47 +282,26 @@ pub fn solve(
     let mut edge = gpu.zeros::<u32>("slot edges", slots as usize)?;
     gpu.launch(k.get("euler_next"), grid(slots), |b| {
         b.arg(&mate)
-            .arg(&partner)
-            .arg(&dart)
+            .arg(&p.partner)
+            .arg(&p.dart)
             .arg(&slots)
             .arg(&NIL32)
             .arg(&NIL32)
             .arg(&mut next)
             .arg(&mut edge);
     })?;
-    let mut count = gpu.zeros::<u64>("counter", 1)?;
     let (label, label_rounds) = cycle_min(gpu, &k, &next, edge, slots)?;
-    zero(gpu, &mut count)?;
-    gpu.launch(k.get("euler_trail_starts"), grid(slots), |b| {
-        b.arg(&label).arg(&dart).arg(&slots).arg(&mut count);
-    })?;
-    // Two cycles per trail, one per direction of travel.
-    let initial_trails = read_one(gpu, &count, 0)? / 2;
+    let initial_trails = trail_starts(gpu, &k, &p, &label)? / 2;
     phase("label", t);
 
     // Phase 3: a spanning forest of the trail graph; `joined` marks its links.
     let t = Instant::now();
-    let offer_pass = |write: u32, offers: &mut CudaSlice<u32>, count: &mut CudaSlice<u64>| {
-        zero(gpu, count)?;
-        gpu.launch(k.get("euler_offers"), grid(s.n), |b| {
-            b.arg(&vertex_start)
-                .arg(&n)
-                .arg(&partner)
-                .arg(&label)
-                .arg(&write)
-                .arg(&mut *offers)
-                .arg(&mut *count);
-        })?;
-        read_one(gpu, count, 0)
-    };
-    let mut offers = gpu.zeros::<u32>("trail offers", 1)?;
-    let offer_count = offer_pass(0, &mut offers, &mut count)?;
-    let mut offers = gpu.zeros::<u32>("trail offers", 3 * offer_count.max(1) as usize)?;
-    offer_pass(1, &mut offers, &mut count)?;
+    let (offers, offer_count) = offers(gpu, &k, &p, &label)?;
     let nodes = s.m;
     let mut root = gpu.zeros::<u32>("trail roots", nodes as usize)?;
     let mut best = gpu.zeros::<u64>("trail offers", nodes as usize)?;
     let mut joined = gpu.zeros::<u8>("tree links", slots as usize)?;
+    let mut count = gpu.zeros::<u64>("counter", 1)?;
     gpu.launch(k.get("euler_forest_init"), grid(nodes), |b| {
         b.arg(&mut root).arg(&mut best).arg(&nodes);
     })?;
@@ -237,23 +338,8 @@ pub fn solve(
 
     // Phase 4: the splice, at every vertex at once.
     let t = Instant::now();
-    let mut repaired = gpu
-        .stream
-        .clone_dtod(&partner)
-        .map_err(|e| gpu_error("copy the partners", e))?;
-    gpu.launch(k.get("euler_splice"), grid(s.n), |b| {
-        b.arg(&vertex_start)
-            .arg(&n)
-            .arg(&partner)
-            .arg(&label)
-            .arg(&joined)
-            .arg(&dart)
-            .arg(&directed)
-            .arg(&mut repaired);
-    })?;
-    let partner = repaired;
+    splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
     drop((joined, label));
-    gpu.sync("splice")?;
     phase("splice", t);
 
     // Phase 5: cut after edge `start` and rank the list.
@@ -262,30 +348,30 @@ pub fn solve(
     // both involutions, so it is partner[mate[head]].
     let last = read_one(
         gpu,
-        &partner,
+        &p.partner,
         u64::from(read_one(gpu, &mate, u64::from(head))?),
     )?;
     let mut scratch = gpu.zeros::<u32>("edge labels", slots as usize)?;
     gpu.launch(k.get("euler_next"), grid(slots), |b| {
         b.arg(&mate)
-            .arg(&partner)
-            .arg(&dart)
+            .arg(&p.partner)
+            .arg(&p.dart)
             .arg(&slots)
             .arg(&head)
             .arg(&tail)
             .arg(&mut next)
             .arg(&mut scratch);
     })?;
-    drop((mate, partner, scratch));
+    drop((mate, scratch));
     let (dist, end) = rank_lists(gpu, &k, next, slots)?;
     let mut code = gpu.zeros::<u64>("circuit", s.m as usize)?;
     let mut arrive = gpu.zeros::<u32>("circuit vertices", s.m as usize)?;
-    zero(gpu, &mut count)?;
+    let mut count = gpu.zeros::<u64>("counter", 1)?;
     gpu.launch(k.get("euler_place_circuit"), grid(slots), |b| {
         b.arg(&dist)
             .arg(&end)
-            .arg(&dart)
-            .arg(&vertex)
+            .arg(&p.dart)
+            .arg(&p.vertex)
             .arg(&slots)
             .arg(&last)
             .arg(&s.m)
@@ -358,7 +444,7 @@ pub fn connected(gpu: &Gpu, n: u64, ends: &[Triple]) -> Result<bool> {
 }
 
 /// Fail when `m` edges or `n` vertices do not fit the kernels' 32-bit slots and ids.
-fn check_fits(n: u64, m: u64) -> Result<()> {
+pub(super) fn check_fits(n: u64, m: u64) -> Result<()> {
     if 2 * m < u64::from(NIL32) && n <= u64::from(u32::MAX) {
         return Ok(());
     }
@@ -369,7 +455,7 @@ fn check_fits(n: u64, m: u64) -> Result<()> {
 
 /// The heads of the runs (see kernels/euler.cu): the splitters, and for `lists` every slot
 /// that `pointed` says no slot points at.
-fn heads(
+pub(super) fn heads(
     gpu: &Gpu,
     k: &Kernels,
     slots: u64,
@@ -402,14 +488,21 @@ fn cycle_min(
     let (heads, count) = heads(gpu, k, slots, None)?;
     let alloc = |what: &str| gpu.zeros::<u32>(what, slots as usize);
     let (mut run_min, mut run_next) = (alloc("run minima")?, alloc("run successors")?);
+    let closed = 0u32;
+    let no_marks = gpu.zeros::<u8>("no marks", 1)?;
+    let mut no_ends = gpu.zeros::<u32>("no run ends", 1)?;
     gpu.launch(k.get("euler_min_walk"), grid(count), |b| {
         b.arg(&heads)
             .arg(&count)
             .arg(next)
             .arg(&value)
+            .arg(&closed)
+            .arg(&no_marks)
             .arg(&mut run_min)
-            .arg(&mut run_next);
+            .arg(&mut run_next)
+            .arg(&mut no_ends);
     })?;
+    drop(no_ends);
     let mut changed = gpu.zeros::<u64>("counter", 1)?;
     let mut jumped = gpu.zeros::<u32>("jumped runs", 2 * count.max(1) as usize)?;
     let mut rounds = 0;
@@ -445,6 +538,8 @@ fn cycle_min(
         b.arg(&heads)
             .arg(&count)
             .arg(next)
+            .arg(&closed)
+            .arg(&no_marks)
             .arg(&run_min)
             .arg(&mut label);
     })?;

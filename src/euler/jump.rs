@@ -105,10 +105,8 @@ impl Runs {
 
 /// For each local slot, the smallest `value` over its cycle of `next` (a permutation), and
 /// the rounds of pointer jumping over run heads. Each run is reduced to its head, with the
-/// run's minimum and the successor of its last slot (another run's head); a jumping round
-/// takes `value[h] = min(value[h], value[next[h]])` and `next[h] = next[next[h]]`, and once a
-/// round changes no value every head holds its cycle's minimum (each is at most the one 2^k
-/// heads on, so around the cycle all are equal, and their windows cover it).
+/// run's minimum and the successor of its last slot (another run's head), and the heads
+/// jump (`jump_minima`).
 pub fn cycle_min(
     world: &World,
     slots: &Ranges,
@@ -116,7 +114,7 @@ pub fn cycle_min(
     value: Vec<u64>,
 ) -> Result<(Vec<u64>, usize)> {
     let runs = Runs::of(slots, &next);
-    let mut head_next: Vec<u64> = runs
+    let head_next: Vec<u64> = runs
         .runs
         .par_iter()
         .map(|run| next[*run.last().expect("a run has a head")])
@@ -131,6 +129,46 @@ pub fn cycle_min(
                 .expect("a run has a head")
         })
         .collect();
+    let rounds = jump_minima(
+        world,
+        slots,
+        |s| runs.head(slots, s),
+        head_next,
+        &mut head_value,
+    )?;
+    let mut out = value;
+    for (run, &min) in runs.runs.iter().zip(&head_value) {
+        for &i in run {
+            out[i] = min;
+        }
+    }
+    for cycle in &runs.cycles {
+        let min = cycle
+            .iter()
+            .map(|&i| out[i])
+            .min()
+            .expect("a cycle has a slot");
+        for &i in cycle {
+            out[i] = min;
+        }
+    }
+    Ok((out, rounds))
+}
+
+/// Pointer jumping over run heads (collective): head k stands for its run, with the run's
+/// smallest value `head_value[k]` and `head_next[k]`, the head its run's last slot leads to
+/// (a global slot, held as a head by its owner, where `head_of` gives its index). Each round
+/// takes `value[h] = min(value[h], value[next[h]])` and `next[h] = next[next[h]]`; once a
+/// round changes no value every head holds its cycle's minimum (each is at most the one 2^k
+/// heads on, so around the cycle all are equal, and their windows cover it). Returns the
+/// rounds. The CPU's runs and the GPU's (euler/gpu_ranks.rs) both jump here.
+pub fn jump_minima(
+    world: &World,
+    slots: &Ranges,
+    head_of: impl Fn(u64) -> usize + Sync,
+    mut head_next: Vec<u64>,
+    head_value: &mut [u64],
+) -> Result<usize> {
     let mut rounds = 0;
     // No heads anywhere: every cycle stays on its rank, and no round is needed.
     let mut jumping = world.allreduce(head_next.len() as u64, Op::Sum) > 0;
@@ -140,7 +178,7 @@ pub fn cycle_min(
             &head_next,
             |s| slots.owner(s),
             |s| {
-                let h = runs.head(slots, s);
+                let h = head_of(s);
                 Pair(head_value[h], head_next[h])
             },
         )?;
@@ -160,23 +198,7 @@ pub fn cycle_min(
             .sum();
         jumping = world.allreduce(changed, Op::Sum) > 0;
     }
-    let mut out = value;
-    for (run, &min) in runs.runs.iter().zip(&head_value) {
-        for &i in run {
-            out[i] = min;
-        }
-    }
-    for cycle in &runs.cycles {
-        let min = cycle
-            .iter()
-            .map(|&i| out[i])
-            .min()
-            .expect("a cycle has a slot");
-        for &i in cycle {
-            out[i] = min;
-        }
-    }
-    Ok((out, rounds))
+    Ok(rounds)
 }
 
 /// List ranking: for each local slot, its distance to the end of its list (the slot whose
@@ -203,33 +225,14 @@ pub fn rank_lists(world: &World, slots: &Ranges, next: Vec<u64>) -> Result<(Vec<
         dist.push(run.len() as u64 - u64::from(after == NIL));
         end.push(first + last as u64);
     }
-    let limit = 66 - slots.total().max(1).leading_zeros();
-    let mut done = false;
-    for _ in 0..limit {
-        let active: Vec<usize> = (0..head_next.len())
-            .into_par_iter()
-            .filter(|&h| head_next[h] != NIL)
-            .collect();
-        if world.allreduce(active.len() as u64, Op::Sum) == 0 {
-            done = true;
-            break;
-        }
-        let keys: Vec<u64> = active.par_iter().map(|&h| head_next[h]).collect();
-        let ahead = world.query(
-            &keys,
-            |s| slots.owner(s),
-            |s| {
-                let h = runs.head(slots, s);
-                Triple(dist[h], head_next[h], end[h])
-            },
-        )?;
-        for (&h, Triple(d, n, e)) in active.iter().zip(ahead) {
-            dist[h] += d;
-            head_next[h] = n;
-            end[h] = e;
-        }
-    }
-    if !done {
+    if !jump_ranks(
+        world,
+        slots,
+        |s| runs.head(slots, s),
+        head_next,
+        &mut dist,
+        &mut end,
+    )? {
         return Err(no_end());
     }
     let n = next.len();
@@ -241,4 +244,44 @@ pub fn rank_lists(world: &World, slots: &Ranges, next: Vec<u64>) -> Result<(Vec<
         }
     }
     Ok((out_dist, out_end))
+}
+
+/// Wyllie's pointer jumping over run heads (collective): head k stands for `dist[k]` steps to
+/// `head_next[k]` (a global slot, held as a head by its owner, where `head_of` gives its
+/// index; NIL once the run ends its list), and `end[k]` is the list's last slot once known.
+/// Sums the steps to each list's end. False when some list has no end within
+/// log2(slots) + 2 rounds (a cycle). The CPU's runs and the GPU's both jump here.
+pub fn jump_ranks(
+    world: &World,
+    slots: &Ranges,
+    head_of: impl Fn(u64) -> usize + Sync,
+    mut head_next: Vec<u64>,
+    dist: &mut [u64],
+    end: &mut [u64],
+) -> Result<bool> {
+    let limit = 66 - slots.total().max(1).leading_zeros();
+    for _ in 0..limit {
+        let active: Vec<usize> = (0..head_next.len())
+            .into_par_iter()
+            .filter(|&h| head_next[h] != NIL)
+            .collect();
+        if world.allreduce(active.len() as u64, Op::Sum) == 0 {
+            return Ok(true);
+        }
+        let keys: Vec<u64> = active.par_iter().map(|&h| head_next[h]).collect();
+        let ahead = world.query(
+            &keys,
+            |s| slots.owner(s),
+            |s| {
+                let h = head_of(s);
+                Triple(dist[h], head_next[h], end[h])
+            },
+        )?;
+        for (&h, Triple(d, n, e)) in active.iter().zip(ahead) {
+            dist[h] += d;
+            head_next[h] = n;
+            end[h] = e;
+        }
+    }
+    Ok(false)
 }

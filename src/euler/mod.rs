@@ -18,6 +18,7 @@ pub mod check;
 pub mod darts;
 pub mod forest;
 pub mod gpu;
+pub mod gpu_ranks;
 pub mod hierholzer;
 pub mod jump;
 pub mod splice;
@@ -165,12 +166,6 @@ impl Workload for Euler {
     }
 
     fn execute(&self, h: &Harness) -> Result<()> {
-        if let (Selected::Gpu(_), true) = (&h.device, h.world.size() > 1) {
-            return Err(Error::Unavailable(
-                "euler on GPUs runs on one rank (one GPU): run several ranks with device = \"cpu\""
-                    .into(),
-            ));
-        }
         let f = self.solve(h)?;
         h.summary(&summary_rows(&f));
         h.write_results(|file| self.write(file, h, &f))
@@ -257,8 +252,8 @@ impl Euler {
         // On a GPU the common case (connected) is decided there; the CPU check names the
         // components where it is not.
         let connected = match &h.device {
-            Selected::Gpu(gpu) => gpu::connected(gpu, n, &ends)?,
-            Selected::Cpu => false,
+            Selected::Gpu(gpu) if world.size() == 1 => gpu::connected(gpu, n, &ends)?,
+            _ => false,
         };
         if !connected {
             check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
@@ -284,7 +279,11 @@ impl Euler {
                     axes,
                     start,
                 };
-                gpu::solve(gpu, &ends, &setup, &mut phase)?
+                if world.size() == 1 {
+                    gpu::solve(gpu, &ends, &setup, &mut phase)?
+                } else {
+                    gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phase)?
+                }
             }
             Selected::Cpu => {
                 let pairing = self.pairing;
@@ -484,7 +483,9 @@ fn solve_on_cpu(
     phase("splice", t);
 
     let t = Instant::now();
-    let placed = order_circuit(world, &darts, m, start)?;
+    let placed = order_circuit(world, &darts, m, start, |next| {
+        jump::rank_lists(world, &darts.slots, next)
+    })?;
     phase("rank", t);
     Ok(Solved {
         placed,
@@ -497,8 +498,15 @@ fn solve_on_cpu(
 /// Phase 5 (collective): cut the closed trail after edge `start` travelled forwards and rank
 /// it. Returns, for this rank's slots on it, Triple(position, edge << 1 | forward, vertex
 /// arrived at). The reverse cycle (the same trail travelled backwards) is cut at the same
-/// edge's other end and ranked alongside, then left out.
-fn order_circuit(world: &World, darts: &Darts, m: u64, start: u64) -> Result<Vec<Triple>> {
+/// edge's other end and ranked alongside, then left out. `rank_lists` ranks the cut lists
+/// (`jump::rank_lists`, or on GPUs `gpu_ranks`'s).
+fn order_circuit(
+    world: &World,
+    darts: &Darts,
+    m: u64,
+    start: u64,
+    rank_lists: impl FnOnce(Vec<u64>) -> Result<(Vec<u64>, Vec<u64>)>,
+) -> Result<Vec<Triple>> {
     let at = |dart: u64| world.allreduce(darts.find(dart).unwrap_or(NIL), Op::Min);
     let (head, tail) = (at(2 * start + 1), at(2 * start));
     let mut next = darts.next();
@@ -515,7 +523,7 @@ fn order_circuit(world: &World, darts: &Darts, m: u64, start: u64) -> Result<Vec
         .position(|&n| n == head)
         .map_or(NIL, |i| first + i as u64);
     let last = world.allreduce(last_here, Op::Min);
-    let (dist, end) = jump::rank_lists(world, &darts.slots, next)?;
+    let (dist, end) = rank_lists(next)?;
     let placed: Vec<Triple> = (0..darts.slot_count())
         .into_par_iter()
         .filter(|&i| end[i] == last)

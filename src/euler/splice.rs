@@ -50,11 +50,23 @@ pub fn spanning_tree(
                 .map(move |(t, s)| Triple(t1, t, first + s as u64))
         })
         .collect();
-    let forest = spanning_forest(world, trails, &offers)?;
-    let chosen = world.route(&forest.chosen, |&s| darts.slots.owner(s))?;
-    let mut joined = vec![false; darts.slot_count()];
+    join(world, &darts.slots, &offers, trails)
+}
+
+/// The spanning forest of the trail graph from every vertex's offers Triple(t_1, t_i, global
+/// slot of t_i's link), made on either device (collective): for each local slot, true when
+/// the forest chose the link it names; with the forest's rounds.
+pub fn join(
+    world: &World,
+    slots: &Ranges,
+    offers: &[Triple],
+    trails: &Ranges,
+) -> Result<(Vec<bool>, usize)> {
+    let forest = spanning_forest(world, trails, offers)?;
+    let chosen = world.route(&forest.chosen, |&s| slots.owner(s))?;
+    let mut joined = vec![false; slots.local_len()];
     for s in chosen {
-        joined[darts.slots.local(s)] = true;
+        joined[slots.local(s)] = true;
     }
     Ok((joined, forest.rounds))
 }

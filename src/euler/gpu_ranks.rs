@@ -1,0 +1,340 @@
+//! Phases 1-5 on several ranks, one GPU each, giving the CPU path's circuit exactly. The work
+//! at a rank's own vertices and slots runs on its GPU: the sort and pairing, the local runs
+//! of the cycle minima and of the list ranking (chains of successors that stay on the rank,
+//! cut at splitters, as `jump` cuts them), the trails' links and the splice. What crosses
+//! ranks is host-staged through the CPU path's collectives: the mates (`Darts::with_mates`),
+//! pointer jumping over the run heads (`jump::jump_minima`, `jump::jump_ranks`) and the
+//! spanning forest of the trail graph (`splice::join`).
+
+use super::darts::{Darts, Sorted};
+use super::gpu::{self, Kernels, Paired, Setup};
+use super::jump::{self, NIL};
+use super::Solved;
+use crate::comm::ranges::Ranges;
+use crate::comm::{Op, Triple, World};
+use crate::device::{grid, Gpu};
+use crate::error::{Error, Result};
+use crate::graph::Block1D;
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use rayon::prelude::*;
+use std::time::Instant;
+
+const NIL32: u32 = NIL as u32;
+
+/// Run phases 1-5 on this rank's `ends` (Triple(vertex, dart, other end) of its own
+/// vertices; collective), calling `phase(name, started)` as each ends.
+pub fn solve(
+    world: &World,
+    gpu: &Gpu,
+    part: &Block1D,
+    ends: Vec<Triple>,
+    s: &Setup,
+    phase: &mut dyn FnMut(&'static str, Instant),
+) -> Result<Solved> {
+    let slots = ends.len() as u64;
+    let n = part.local_n() as u64;
+    gpu::check_fits(s.n, s.m)?;
+    world.agree(gpu::check_memory(gpu, slots, n, s.m))?;
+    let k = Kernels::load(gpu)?;
+
+    let t = Instant::now();
+    let mut p = gpu::pair(gpu, &k, &ends, (part.first(), n), s, None)?;
+    let sorted = sorted_on_host(gpu, &p, ends, part.first())?;
+    let mut darts = Darts::with_mates(world, part, sorted, s.directed)?;
+    phase("pair", t);
+
+    let t = Instant::now();
+    let edge: Vec<u32> = darts.dart.par_iter().map(|&d| (d / 2) as u32).collect();
+    let edge = gpu.upload("slot edges", &edge)?;
+    let (label, label_rounds) = cycle_min(world, gpu, &k, &darts.slots, &darts.next(), &edge)?;
+    drop(edge);
+    // Two cycles per trail, one per direction of travel.
+    let initial_trails = world.allreduce(gpu::trail_starts(gpu, &k, &p, &label)?, Op::Sum) / 2;
+    phase("label", t);
+
+    let t = Instant::now();
+    let (offers, count) = gpu::offers(gpu, &k, &p, &label)?;
+    let first = darts.slots.first();
+    let offers: Vec<Triple> = gpu
+        .download("trail offers", &offers, 3 * count as usize)?
+        .chunks(3)
+        .map(|o| Triple(o[0].into(), o[1].into(), first + u64::from(o[2])))
+        .collect();
+    let trails = Ranges::even(s.m, world.size(), world.rank());
+    let (joined, tree_rounds) = super::splice::join(world, &darts.slots, &offers, &trails)?;
+    phase("tree", t);
+
+    let t = Instant::now();
+    let joined: Vec<u8> = joined.into_par_iter().map(u8::from).collect();
+    let joined = gpu.upload("tree links", &joined)?;
+    gpu::splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
+    drop((joined, label));
+    let partner = gpu.download("partners", &p.partner, slots as usize)?;
+    darts.partner = partner.into_par_iter().map(|q| q as usize).collect();
+    phase("splice", t);
+
+    let t = Instant::now();
+    let placed = super::order_circuit(world, &darts, s.m, s.start, |next| {
+        rank_lists(world, gpu, &k, &darts.slots, next)
+    })?;
+    phase("rank", t);
+    Ok(Solved {
+        placed,
+        initial_trails,
+        label_rounds,
+        tree_rounds,
+    })
+}
+
+/// The device's sorted, paired slots on the host, with each slot's other end (from `ends`,
+/// matched by dart) for the mates' owners.
+fn sorted_on_host(gpu: &Gpu, p: &Paired, mut ends: Vec<Triple>, first: u64) -> Result<Sorted> {
+    let slots = p.slots as usize;
+    let vertex_start = gpu.download("vertex slots", &p.vertex_start, p.n as usize + 1)?;
+    let dart = gpu.download("slots", &p.dart, slots)?;
+    let vertex = gpu.download("slot vertices", &p.vertex, slots)?;
+    let partner = gpu.download("partners", &p.partner, slots)?;
+    let dart: Vec<u64> = dart.into_par_iter().map(u64::from).collect();
+    // Darts are unique: the ends and the slots, each sorted by dart, line up.
+    ends.par_sort_unstable_by_key(|e| e.1);
+    let mut by_dart: Vec<(u64, usize)> = dart.par_iter().copied().zip(0..slots).collect();
+    by_dart.par_sort_unstable();
+    let mut other = vec![0u64; slots];
+    for (&(_, i), e) in by_dart.iter().zip(&ends) {
+        other[i] = e.2;
+    }
+    Ok(Sorted {
+        vertex_start: vertex_start.into_iter().map(|x| x as usize).collect(),
+        vertex: vertex
+            .into_par_iter()
+            .map(|x| first + u64::from(x))
+            .collect(),
+        dart,
+        other,
+        partner: partner.into_par_iter().map(|q| q as usize).collect(),
+    })
+}
+
+/// The local runs of `next` (global successors) on the device: `next` as local slots (NIL
+/// where the list ends or another rank's slot follows), the slots some local slot points at,
+/// and the heads (splitters and unpointed slots).
+struct Runs {
+    next: CudaSlice<u32>,
+    pointed: CudaSlice<u8>,
+    heads: CudaSlice<u32>,
+    count: u64,
+    /// For each local slot: its head index, where it is one.
+    head_of: Vec<u32>,
+    heads_host: Vec<u32>,
+}
+
+impl Runs {
+    fn of(gpu: &Gpu, k: &Kernels, slots: &Ranges, next: &[u64]) -> Result<Runs> {
+        let n = next.len() as u64;
+        let first = slots.first();
+        let local: Vec<u32> = next
+            .par_iter()
+            .map(|&t| match t.wrapping_sub(first) {
+                i if i < n => i as u32,
+                _ => NIL32,
+            })
+            .collect();
+        let next = gpu.upload("successors", &local)?;
+        let mut pointed = gpu.zeros::<u8>("list marks", n as usize)?;
+        gpu.launch(k.get("euler_pointed"), grid(n), |b| {
+            b.arg(&next).arg(&n).arg(&mut pointed);
+        })?;
+        let (heads, count) = gpu::heads(gpu, k, n, Some(&pointed))?;
+        let heads_host = gpu.download("run heads", &heads, count as usize)?;
+        let mut head_of = vec![u32::MAX; n as usize];
+        for (i, &h) in heads_host.iter().enumerate() {
+            head_of[h as usize] = i as u32;
+        }
+        Ok(Runs {
+            next,
+            pointed,
+            heads,
+            count,
+            head_of,
+            heads_host,
+        })
+    }
+
+    /// The index of the head at global slot `s` (held here).
+    fn head(&self, slots: &Ranges, s: u64) -> usize {
+        self.head_of[slots.local(s)] as usize
+    }
+
+    /// Where head h's run goes after its last slot `last` (global; NIL at a list's end):
+    /// the next local head, or the successor `next` names.
+    fn after(&self, first: u64, run_next: u32, last: u32, next: &[u64]) -> u64 {
+        if run_next != NIL32 {
+            first + u64::from(run_next)
+        } else {
+            next[last as usize]
+        }
+    }
+}
+
+/// For each local slot, the smallest `value` over its cycle of `next` (a permutation of the
+/// global slots), on the device; with the jumping rounds.
+fn cycle_min(
+    world: &World,
+    gpu: &Gpu,
+    k: &Kernels,
+    slots: &Ranges,
+    next: &[u64],
+    value: &CudaSlice<u32>,
+) -> Result<(CudaSlice<u32>, usize)> {
+    let n = next.len() as u64;
+    let runs = Runs::of(gpu, k, slots, next)?;
+    let alloc = |what: &str| gpu.zeros::<u32>(what, n as usize);
+    let (mut run_min, mut run_next, mut run_end) = (
+        alloc("run minima")?,
+        alloc("run successors")?,
+        alloc("run ends")?,
+    );
+    let open = 1u32;
+    gpu.launch(k.get("euler_min_walk"), grid(runs.count), |b| {
+        b.arg(&runs.heads)
+            .arg(&runs.count)
+            .arg(&runs.next)
+            .arg(value)
+            .arg(&open)
+            .arg(&runs.pointed)
+            .arg(&mut run_min)
+            .arg(&mut run_next)
+            .arg(&mut run_end);
+    })?;
+    let mut minima = gpu.download("run minima", &run_min, n as usize)?;
+    let run_next = gpu.download("run successors", &run_next, n as usize)?;
+    let run_end = gpu.download("run ends", &run_end, n as usize)?;
+    let first = slots.first();
+    let (head_next, mut head_min): (Vec<u64>, Vec<u64>) = runs
+        .heads_host
+        .par_iter()
+        .map(|&h| {
+            let h = h as usize;
+            let after = runs.after(first, run_next[h], run_end[h], next);
+            (after, u64::from(minima[h]))
+        })
+        .unzip();
+    let rounds = jump::jump_minima(
+        world,
+        slots,
+        |s| runs.head(slots, s),
+        head_next,
+        &mut head_min,
+    )?;
+    for (&h, &m) in runs.heads_host.iter().zip(&head_min) {
+        minima[h as usize] = m as u32;
+    }
+    let run_min = gpu.upload("run minima", &minima)?;
+    let mut label = alloc("labels")?;
+    gpu.launch(k.get("euler_fill"), grid(n), |b| {
+        b.arg(&mut label).arg(&n).arg(&NIL32);
+    })?;
+    gpu.launch(k.get("euler_min_spread"), grid(runs.count), |b| {
+        b.arg(&runs.heads)
+            .arg(&runs.count)
+            .arg(&runs.next)
+            .arg(&open)
+            .arg(&runs.pointed)
+            .arg(&run_min)
+            .arg(&mut label);
+    })?;
+    // Cycles that never leave the rank and hold no splitter have no head.
+    gpu.launch(k.get("euler_min_short"), grid(n), |b| {
+        b.arg(&runs.next).arg(value).arg(&n).arg(&mut label);
+    })?;
+    gpu.sync("cycle minima")?;
+    Ok((label, rounds))
+}
+
+/// List ranking of `next` (global successors, NIL ending each list; collective): each local
+/// slot's distance to its list's end and that end's global slot, as `jump::rank_lists`.
+fn rank_lists(
+    world: &World,
+    gpu: &Gpu,
+    k: &Kernels,
+    slots: &Ranges,
+    next: Vec<u64>,
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    let no_end =
+        || Error::Check("splicing left more than one closed trail (a list without an end)".into());
+    let n = next.len() as u64;
+    let runs = Runs::of(gpu, k, slots, &next)?;
+    let alloc = |what: &str| gpu.zeros::<u32>(what, n as usize);
+    let (mut run_dist, mut run_next, mut run_end) = (
+        alloc("run distances")?,
+        alloc("run successors")?,
+        alloc("run ends")?,
+    );
+    gpu.launch(k.get("euler_rank_walk"), grid(runs.count), |b| {
+        b.arg(&runs.heads)
+            .arg(&runs.count)
+            .arg(&runs.next)
+            .arg(&runs.pointed)
+            .arg(&mut run_dist)
+            .arg(&mut run_next)
+            .arg(&mut run_end);
+    })?;
+    let mut steps = gpu.download("run distances", &run_dist, n as usize)?;
+    let run_next = gpu.download("run successors", &run_next, n as usize)?;
+    let mut ends = gpu.download("run ends", &run_end, n as usize)?;
+    let first = slots.first();
+    // A run that stops where another rank's slot follows takes that step too.
+    type Head = (u64, (u64, u64));
+    let (head_next, (mut dist, mut end)): (Vec<u64>, (Vec<u64>, Vec<u64>)) = runs
+        .heads_host
+        .par_iter()
+        .map(|&h| -> Head {
+            let h = h as usize;
+            let after = runs.after(first, run_next[h], ends[h], &next);
+            let remote = run_next[h] == NIL32 && after != NIL;
+            let d = u64::from(steps[h]) + u64::from(remote);
+            (after, (d, first + u64::from(ends[h])))
+        })
+        .unzip();
+    if !jump::jump_ranks(
+        world,
+        slots,
+        |s| runs.head(slots, s),
+        head_next,
+        &mut dist,
+        &mut end,
+    )? {
+        return Err(no_end());
+    }
+    for (i, &h) in runs.heads_host.iter().enumerate() {
+        steps[h as usize] = dist[i] as u32;
+        ends[h as usize] = end[i] as u32;
+    }
+    let (run_dist, run_end) = (
+        gpu.upload("run distances", &steps)?,
+        gpu.upload("run ends", &ends)?,
+    );
+    let (mut dist, mut end) = (alloc("distances")?, alloc("list ends")?);
+    let mut visited = gpu.zeros::<u64>("counter", 1)?;
+    gpu.launch(k.get("euler_rank_spread"), grid(runs.count), |b| {
+        b.arg(&runs.heads)
+            .arg(&runs.count)
+            .arg(&runs.next)
+            .arg(&runs.pointed)
+            .arg(&run_dist)
+            .arg(&run_end)
+            .arg(&mut dist)
+            .arg(&mut end)
+            .arg(&mut visited);
+    })?;
+    // A slot in no run lies on a cycle within the rank.
+    let visited = gpu.download("counter", &visited, 1)?[0];
+    if world.allreduce(u64::from(visited != n), Op::Sum) > 0 {
+        return Err(no_end());
+    }
+    let widen = |v: Vec<u32>| -> Vec<u64> { v.into_par_iter().map(u64::from).collect() };
+    Ok((
+        widen(gpu.download("distances", &dist, n as usize)?),
+        widen(gpu.download("list ends", &end, n as usize)?),
+    ))
+}
