@@ -114,10 +114,13 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
     block_add(counters, index, value);
 }
 
+// The heavy rows bfs_top_down left (its arguments, so that one argument list serves both;
+// the queue is not read).
 extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
-                                              const u32 *heavy, u64 first, u64 local_n,
+                                              const u32 *, u64, u64 first, u64 local_n,
                                               u32 *next_queue, u64 *counters, u64 *remote,
-                                              u64 remote_capacity, u64 *sent) {
+                                              u64 remote_capacity, u64 *sent,
+                                              const u32 *heavy) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(offsets, adj, heavy, counters, edges, inspected,
                     [&](u64 v, u64 u, u64 &edges) {
@@ -262,11 +265,13 @@ extern "C" __global__ void bfs2d_top_down(const u64 *out_offsets, const u32 *out
     block_add(counters, index, value);
 }
 
+// The heavy rows bfs2d_top_down left (its arguments; the queue is not read).
 extern "C" __global__ void bfs2d_top_down_heavy(const u64 *out_offsets, const u32 *out_adj,
-                                                const u32 *heavy, u64 block, u64 cols, u64 j,
+                                                const u32 *, u64, u64 block, u64 cols, u64 j,
                                                 i64 *parent, u64 local_n, const u64 *degrees,
                                                 u32 *next_queue, u64 *sent, u64 *found,
-                                                u64 capacity, u64 *counters) {
+                                                u64 capacity, u64 *counters,
+                                                const u32 *heavy) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(out_offsets, out_adj, heavy, counters, edges, inspected,
                     [&](u64 v, u64 u, u64 &edges) {

@@ -257,31 +257,16 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         let gpu = own.gpu;
         own.zero_counters()?;
         clock.local(|| {
-            gpu.launch(&self.k.top_down, grid(len * 32), |b| {
-                b.arg(&self.blocks.out.offsets)
-                    .arg(&self.blocks.out.adj)
-                    .arg(queue)
-                    .arg(&len)
-                    .arg(&block)
-                    .arg(&cols)
-                    .arg(&j)
-                    .arg(&mut own.parent)
-                    .arg(&own.local_n)
-                    .arg(&self.degrees)
-                    .arg(&mut own.next_queue)
-                    .arg(&mut self.sent)
-                    .arg(&mut self.found)
-                    .arg(&capacity)
-                    .arg(&mut own.counters)
-                    .arg(&mut self.heavy);
-            })?;
-            gpu.launch(
-                &self.k.top_down_heavy,
-                filling_grid(self.resident_blocks),
-                |b| {
+            // The light rows a warp each, then the heavy ones over the whole grid; both
+            // kernels take the same arguments.
+            let light = (&self.k.top_down, grid(len * 32));
+            let heavy = (&self.k.top_down_heavy, filling_grid(self.resident_blocks));
+            for (kernel, cfg) in [light, heavy] {
+                gpu.launch(kernel, cfg, |b| {
                     b.arg(&self.blocks.out.offsets)
                         .arg(&self.blocks.out.adj)
-                        .arg(&self.heavy)
+                        .arg(queue)
+                        .arg(&len)
                         .arg(&block)
                         .arg(&cols)
                         .arg(&j)
@@ -292,9 +277,10 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&mut self.sent)
                         .arg(&mut self.found)
                         .arg(&capacity)
-                        .arg(&mut own.counters);
-                },
-            )?;
+                        .arg(&mut own.counters)
+                        .arg(&mut self.heavy);
+                })?;
+            }
             gpu.sync("bfs2d_top_down")
         })?;
         let (found, inspected) = self.found_count("bfs2d_top_down")?;

@@ -286,38 +286,27 @@ impl GpuFrontiers<'_> {
         let capacity = self.remote.len() as u64;
         let (own, csr) = (&mut self.own, &self.csr);
         let gpu = own.gpu;
-        gpu.launch(&self.k.top_down, grid(len * 32), |b| {
-            b.arg(&csr.offsets)
-                .arg(&csr.adj)
-                .arg(&mut own.parent)
-                .arg(&own.queue)
-                .arg(&len)
-                .arg(&own.first)
-                .arg(&own.local_n)
-                .arg(&mut own.next_queue)
-                .arg(&mut own.counters)
-                .arg(&mut self.remote)
-                .arg(&capacity)
-                .arg(&mut self.sent)
-                .arg(&mut self.heavy);
-        })?;
-        gpu.launch(
-            &self.k.top_down_heavy,
-            filling_grid(self.resident_blocks),
-            |b| {
+        // The light rows a warp each, then the heavy ones over the whole grid; both kernels
+        // take the same arguments.
+        let light = (&self.k.top_down, grid(len * 32));
+        let heavy = (&self.k.top_down_heavy, filling_grid(self.resident_blocks));
+        for (kernel, cfg) in [light, heavy] {
+            gpu.launch(kernel, cfg, |b| {
                 b.arg(&csr.offsets)
                     .arg(&csr.adj)
                     .arg(&mut own.parent)
-                    .arg(&self.heavy)
+                    .arg(&own.queue)
+                    .arg(&len)
                     .arg(&own.first)
                     .arg(&own.local_n)
                     .arg(&mut own.next_queue)
                     .arg(&mut own.counters)
                     .arg(&mut self.remote)
                     .arg(&capacity)
-                    .arg(&mut self.sent);
-            },
-        )?;
+                    .arg(&mut self.sent)
+                    .arg(&mut self.heavy);
+            })?;
+        }
         let [_, _, inspected, remote] = own.counters()?;
         if remote > capacity {
             return Err(Error::Gpu(format!(

@@ -80,21 +80,17 @@ pub fn build(
     let count = gpu.function(FILE, "csr2d_count")?;
     let mut out_cursor = gpu.zeros::<u64>("row lengths", cols.max(1))?;
     let mut in_cursor = gpu.zeros::<u64>("row lengths", rows.max(1))?;
-    for r in 0..rounds.count {
-        let (msgs, n) = rounds.round(r, timers)?;
-        timers.time("place", || {
-            gpu.launch(&count, grid(n), |b| {
-                b.arg(msgs)
-                    .arg(&n)
-                    .arg(&block)
-                    .arg(&grid_cols)
-                    .arg(&row_first)
-                    .arg(&mut out_cursor)
-                    .arg(&mut in_cursor);
-            })?;
-            gpu.sync("csr2d_count")
-        })?;
-    }
+    rounds.place(timers, "csr2d_count", |msgs, n| {
+        gpu.launch(&count, grid(n), |b| {
+            b.arg(msgs)
+                .arg(&n)
+                .arg(&block)
+                .arg(&grid_cols)
+                .arg(&row_first)
+                .arg(&mut out_cursor)
+                .arg(&mut in_cursor);
+        })
+    })?;
     let out_offsets = row_offsets(&gpu.download("row lengths", &out_cursor, cols)?);
     let in_offsets = row_offsets(&gpu.download("row lengths", &in_cursor, rows)?);
 
@@ -115,23 +111,19 @@ pub fn build(
     let mut out_rows = gpu.zeros::<u32>(&what, entries.max(1))?;
     let mut in_rows = gpu.zeros::<u32>(&what, entries.max(1))?;
     let fill = gpu.function(FILE, "csr2d_fill")?;
-    for r in 0..rounds.count {
-        let (msgs, n) = rounds.round(r, timers)?;
-        timers.time("place", || {
-            gpu.launch(&fill, grid(n), |b| {
-                b.arg(msgs)
-                    .arg(&n)
-                    .arg(&block)
-                    .arg(&grid_cols)
-                    .arg(&row_first)
-                    .arg(&mut out_cursor)
-                    .arg(&mut out_rows)
-                    .arg(&mut in_cursor)
-                    .arg(&mut in_rows);
-            })?;
-            gpu.sync("csr2d_fill")
-        })?;
-    }
+    rounds.place(timers, "csr2d_fill", |msgs, n| {
+        gpu.launch(&fill, grid(n), |b| {
+            b.arg(msgs)
+                .arg(&n)
+                .arg(&block)
+                .arg(&grid_cols)
+                .arg(&row_first)
+                .arg(&mut out_cursor)
+                .arg(&mut out_rows)
+                .arg(&mut in_cursor)
+                .arg(&mut in_rows);
+        })
+    })?;
     drop((rounds, out_cursor, in_cursor));
 
     let (out, into) = timers.time("sort_dedup", || -> Result<_> {

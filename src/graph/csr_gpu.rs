@@ -103,19 +103,15 @@ pub fn build(
     let count = gpu.function(FILE, "csr_count")?;
     let mut ends = gpu.zeros::<u64>("tuple endpoint counts", local_n)?;
     let mut lengths = gpu.zeros::<u64>("row lengths", local_n)?;
-    for r in 0..rounds.count {
-        let (msgs, n) = rounds.round(r, timers)?;
-        timers.time("place", || {
-            gpu.launch(&count, grid(n), |b| {
-                b.arg(msgs)
-                    .arg(&n)
-                    .arg(&first)
-                    .arg(&mut ends)
-                    .arg(&mut lengths);
-            })?;
-            gpu.sync("csr_count")
-        })?;
-    }
+    rounds.place(timers, "csr_count", |msgs, n| {
+        gpu.launch(&count, grid(n), |b| {
+            b.arg(msgs)
+                .arg(&n)
+                .arg(&first)
+                .arg(&mut ends)
+                .arg(&mut lengths);
+        })
+    })?;
     let offsets = row_offsets(&gpu.download("row lengths", &lengths, local_n)?);
 
     // Pass 2: the rows, filled through cursors that start at the row offsets.
@@ -127,19 +123,15 @@ pub fn build(
     }
     let entries = offsets[local_n] as usize;
     let mut rows = gpu.zeros::<u32>(&format!("{entries} adjacency entries"), entries)?;
-    for r in 0..rounds.count {
-        let (msgs, n) = rounds.round(r, timers)?;
-        timers.time("place", || {
-            gpu.launch(&fill, grid(n), |b| {
-                b.arg(msgs)
-                    .arg(&n)
-                    .arg(&first)
-                    .arg(&mut cursor)
-                    .arg(&mut rows);
-            })?;
-            gpu.sync("csr_fill")
-        })?;
-    }
+    rounds.place(timers, "csr_fill", |msgs, n| {
+        gpu.launch(&fill, grid(n), |b| {
+            b.arg(msgs)
+                .arg(&n)
+                .arg(&first)
+                .arg(&mut cursor)
+                .arg(&mut rows);
+        })
+    })?;
     drop(rounds);
     drop(cursor);
 
@@ -169,7 +161,7 @@ pub(super) struct Rounds<'a> {
     params: CudaSlice<u64>,
     per_rank: u64,
     /// Rounds every rank runs (the most any rank needs).
-    pub count: u64,
+    count: u64,
     generated: CudaSlice<u64>,
     routing: Option<Routing<'a>>,
 }
@@ -216,8 +208,27 @@ impl<'a> Rounds<'a> {
         })
     }
 
+    /// Every round in turn: `place(messages, count)` launches the pass's kernel over the
+    /// messages this rank owns, timed as "place" with the wait for it (`what` names it).
+    pub fn place(
+        &mut self,
+        timers: &mut PhaseTimes,
+        what: &str,
+        mut place: impl FnMut(&CudaSlice<u64>, u64) -> Result<()>,
+    ) -> Result<()> {
+        let gpu = self.gpu;
+        for r in 0..self.count {
+            let (msgs, n) = self.round(r, timers)?;
+            timers.time("place", || {
+                place(msgs, n)?;
+                gpu.sync(what)
+            })?;
+        }
+        Ok(())
+    }
+
     /// Round `r`: the messages this rank owns, and how many.
-    pub fn round(&mut self, r: u64, timers: &mut PhaseTimes) -> Result<(&CudaSlice<u64>, u64)> {
+    fn round(&mut self, r: u64, timers: &mut PhaseTimes) -> Result<(&CudaSlice<u64>, u64)> {
         let start = (r * self.per_rank).min(self.local_len);
         let tuples = self.per_rank.min(self.local_len - start);
         let first_edge = self.first_edge + start;
