@@ -28,11 +28,48 @@ extern "C" __global__ void euler_count(const u32 *end_vertex, u64 count, u32 *de
     if (k < count) atomicAdd(&degree[end_vertex[k]], 1u);
 }
 
-// Each dart into a free slot of its vertex (cursor starts at vertex_start).
-extern "C" __global__ void euler_place(const u32 *end_vertex, const u32 *end_dart, u64 count,
-                                       u32 *cursor, u32 *dart) {
+// Each dart into a free slot of its vertex (cursor starts at vertex_start); with `identity`
+// edge-end k is dart k (one rank's endpoint array: dart d's vertex is ends[d]).
+extern "C" __global__ void euler_place(const u32 *end_vertex, const u32 *end_dart,
+                                       u32 identity, u64 count, u32 *cursor, u32 *dart) {
     u64 k = thread_index();
-    if (k < count) dart[atomicAdd(&cursor[end_vertex[k]], 1u)] = end_dart[k];
+    if (k < count) dart[atomicAdd(&cursor[end_vertex[k]], 1u)] = identity ? (u32)k : end_dart[k];
+}
+
+// Exclusive prefix sums in place (the slot starts from the degrees), in tiles of SCAN_TILE
+// values, one block of SCAN_THREADS threads each: the tile's own sums, its total to
+// `totals`; the host sums the totals and euler_scan_add adds them.
+#define SCAN_THREADS 1024
+#define SCAN_EACH 8
+#define SCAN_TILE (SCAN_THREADS * SCAN_EACH)
+
+extern "C" __global__ void euler_scan_tiles(u32 *a, u64 count, u32 *totals) {
+    __shared__ u32 sums[SCAN_THREADS];
+    u64 base = (u64)blockIdx.x * SCAN_TILE + (u64)threadIdx.x * SCAN_EACH;
+    u32 v[SCAN_EACH], own = 0;
+    for (int i = 0; i < SCAN_EACH; i++) {
+        v[i] = base + i < count ? a[base + i] : 0;
+        own += v[i];
+    }
+    sums[threadIdx.x] = own;
+    __syncthreads();
+    for (u32 step = 1; step < SCAN_THREADS; step <<= 1) {
+        u32 add = threadIdx.x >= step ? sums[threadIdx.x - step] : 0;
+        __syncthreads();
+        sums[threadIdx.x] += add;
+        __syncthreads();
+    }
+    u32 run = sums[threadIdx.x] - own;
+    for (int i = 0; i < SCAN_EACH; i++) {
+        if (base + i < count) a[base + i] = run;
+        run += v[i];
+    }
+    if (threadIdx.x == SCAN_THREADS - 1) totals[blockIdx.x] = sums[SCAN_THREADS - 1];
+}
+
+extern "C" __global__ void euler_scan_add(u32 *a, u64 count, const u32 *offsets) {
+    u64 i = thread_index();
+    if (i < count) a[i] += offsets[i / SCAN_TILE];
 }
 
 // Per vertex: sort its slots by (key, dart), record their (rank-local) vertex, pair them
@@ -429,12 +466,29 @@ extern "C" __global__ void euler_place_circuit(const u32 *dist, const u32 *end, 
 
 // ---- The connectivity check (check::connected_ok decides the message when it fails) -------
 
-// Unite the two ends of each edge-end's edge (the prelude's union-find; cc.cu's cc_init and
-// cc_compress set up and flatten the forest).
-extern "C" __global__ void euler_link(const u32 *vertex, const u32 *other, u64 count,
-                                      u32 *parent) {
-    u64 k = thread_index();
-    if (k < count) uf_unite(parent, vertex[k], other[k]);
+// One rank's graph is its endpoint array: edge e is (ends[2e], ends[2e + 1]), dart d sits at
+// vertex ends[d].
+
+// Per vertex: its degree, or for a digraph out-degree minus in-degree.
+extern "C" __global__ void euler_degrees(const u32 *ends, u64 darts, u32 directed, int *degree) {
+    u64 d = thread_index();
+    if (d < darts) atomicAdd(&degree[ends[d]], directed && d % 2 == 1 ? -1 : 1);
+}
+
+// Vertices of odd degree (digraph: unbalanced).
+extern "C" __global__ void euler_uneven(const int *degree, u64 n, u32 directed, u64 *count) {
+    u64 x = thread_index();
+    u64 bad = x < n && (directed ? degree[x] != 0 : (degree[x] & 1) != 0);
+    const int index[1] = {0};
+    const u64 add[1] = {bad};
+    block_add(count, index, add);
+}
+
+// Unite the two ends of each edge (the prelude's union-find; cc.cu's cc_init and cc_compress
+// set up and flatten the forest).
+extern "C" __global__ void euler_link(const u32 *ends, u64 edges, u32 *parent) {
+    u64 e = thread_index();
+    if (e < edges) uf_unite(parent, ends[2 * e], ends[2 * e + 1]);
 }
 
 // Edge-ends whose vertex is not in the component of vertex `first` (after cc_compress).

@@ -13,7 +13,12 @@ check_euler() {
     local -a ranks
     read -r -a ranks <<<"${GPU_CHECK_EULER_RANKS:-2 3}"
     local pairs=() name args np
+    # Exactly two odd vertices (1 and 3), and a digraph unbalanced at 0 (+1) and 3 (-1): --trail.
+    printf '0 1\n1 2\n2 0\n2 3\n3 4\n4 2\n4 4\n1 3\n' >"$out/euler-trail.el"
+    printf '0 1\n1 2\n2 0\n0 3\n' >"$out/euler-arcs.el"
     local -a cases=(
+        "trail:--input $out/euler-trail.el --trail"
+        "directed-trail:--input $out/euler-arcs.el --directed --trail"
         "complete:--generator complete --vertices 9"
         "hypercube:--generator hypercube --d 6"
         "square-random:--generator lattice --dims 7,5 --pairing random"

@@ -202,6 +202,14 @@ impl Comm {
     }
 
     /// Gather variable-length contributions on rank 0 (others get an empty vector).
+    /// `gatherv_root` of owned items: one rank's come back as they are, with no copy.
+    pub fn gather_owned<T: Equivalence + Copy + Default>(&self, send: Vec<T>) -> Result<Vec<T>> {
+        if self.size == 1 {
+            return Ok(send);
+        }
+        self.gatherv_root(&send)
+    }
+
     pub fn gatherv_root<T: Equivalence + Copy + Default>(&self, send: &[T]) -> Result<Vec<T>> {
         let root = self.comm.process_at_rank(0);
         let n = to_count(send.len())?;

@@ -5,13 +5,15 @@
 //! spanning forest by the same min-label hooking rounds as `forest`, and the splice at every
 //! vertex at once. Slots, darts and vertices are u32 on the device (2m and N below 2^32);
 //! the peak is about 42 bytes per edge-end (the labelling), 84 per edge. The connectivity
-//! check runs there too. One rank; several ranks (gpu_ranks.rs) share the per-vertex steps
-//! here (`pair`, `offers`, `splice`, `trail_starts`) and the run kernels.
+//! check runs there too (gpu_ends.rs, on the graph uploaded with it). One rank; several ranks
+//! (gpu_ranks.rs) share the per-vertex steps here (`pair`, `offers`, `splice`,
+//! `trail_starts`) and the run kernels.
 
+use super::gpu_ends::DeviceEnds;
 use super::jump::NIL;
 use super::Solved;
 use crate::comm::Triple;
-use crate::device::{gpu_error, grid, Gpu, Kernel};
+use crate::device::{blocks, gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
@@ -48,6 +50,8 @@ impl Kernels {
         let mut kernels = HashMap::new();
         for name in [
             "euler_count",
+            "euler_scan_tiles",
+            "euler_scan_add",
             "euler_place",
             "euler_pair",
             "euler_mate",
@@ -111,43 +115,40 @@ pub(super) fn check_memory(gpu: &Gpu, slots: u64, n: u64, m: u64) -> Result<()> 
     )))
 }
 
-/// Phase 1's local part: sort the darts `ends` (Triple(vertex, dart, other end)) of own
-/// vertices `first_vertex ..` (`n` of them) into slots and pair them at each vertex; with
-/// `slot_of` (one rank: indexed by dart) note each dart's slot.
+/// Phase 1's local part: sort the `slots` edge-ends at own vertices `end_vertex` (local ids,
+/// `n` of them) with their darts `end_dart` (None: edge-end k is dart k, one rank's endpoint
+/// array) into slots, and pair them at each vertex; with `slot_of` (one rank: indexed by
+/// dart) note each dart's slot.
 pub(super) fn pair(
     gpu: &Gpu,
     k: &Kernels,
-    ends: &[Triple],
-    (first_vertex, n): (u64, u64),
+    (end_vertex, end_dart): (&CudaSlice<u32>, Option<&CudaSlice<u32>>),
+    (slots, n): (u64, u64),
     s: &Setup,
     slot_of: Option<&mut CudaSlice<u32>>,
 ) -> Result<Paired> {
-    let slots = ends.len() as u64;
-    let vertex_of: Vec<u32> = ends
-        .par_iter()
-        .map(|e| (e.0 - first_vertex) as u32)
-        .collect();
-    let dart_of: Vec<u32> = ends.par_iter().map(|e| e.1 as u32).collect();
-    let end_vertex = gpu.upload("edge-ends", &vertex_of)?;
-    let end_dart = gpu.upload("edge-ends", &dart_of)?;
-    drop((vertex_of, dart_of));
-    let mut degree = gpu.zeros::<u32>("degrees", n as usize)?;
+    // The slot starts: the degrees' exclusive sums, the total last.
+    let mut vertex_start = gpu.zeros::<u32>("vertex slots", n as usize + 1)?;
     gpu.launch(k.get("euler_count"), grid(slots), |b| {
-        b.arg(&end_vertex).arg(&slots).arg(&mut degree);
+        b.arg(end_vertex).arg(&slots).arg(&mut vertex_start);
     })?;
-    let vertex_start = starts(&gpu.download("degrees", &degree, n as usize)?);
-    drop(degree);
-    let mut cursor = gpu.upload("slot cursors", &vertex_start)?;
-    let vertex_start = gpu.upload("vertex slots", &vertex_start)?;
+    exclusive_sums(gpu, k, &mut vertex_start, n + 1)?;
+    let mut cursor = gpu
+        .stream
+        .clone_dtod(&vertex_start)
+        .map_err(|e| gpu_error("copy the slot starts", e))?;
     let mut dart = gpu.zeros::<u32>("slots", slots as usize)?;
+    let unused = gpu.zeros::<u32>("no darts", 1)?;
+    let identity = u32::from(end_dart.is_none());
     gpu.launch(k.get("euler_place"), grid(slots), |b| {
-        b.arg(&end_vertex)
-            .arg(&end_dart)
+        b.arg(end_vertex)
+            .arg(end_dart.unwrap_or(&unused))
+            .arg(&identity)
             .arg(&slots)
             .arg(&mut cursor)
             .arg(&mut dart);
     })?;
-    drop((end_vertex, end_dart, cursor));
+    drop(cursor);
     let mut vertex = gpu.zeros::<u32>("slot vertices", slots as usize)?;
     let mut partner = gpu.zeros::<u32>("partners", slots as usize)?;
     let note = u32::from(slot_of.is_some());
@@ -174,6 +175,32 @@ pub(super) fn pair(
         n: n32,
         slots,
     })
+}
+
+/// Exclusive prefix sums of the first `count` values of `a`, in place: tiles of SCAN_TILE on
+/// the device, their totals summed on the host (a few per million values).
+fn exclusive_sums(gpu: &Gpu, k: &Kernels, a: &mut CudaSlice<u32>, count: u64) -> Result<()> {
+    const SCAN_THREADS: u32 = 1024;
+    const SCAN_TILE: u64 = 8 * SCAN_THREADS as u64;
+    let tiles = count.div_ceil(SCAN_TILE);
+    let mut totals = gpu.zeros::<u32>("tile totals", tiles as usize)?;
+    gpu.launch(
+        k.get("euler_scan_tiles"),
+        blocks(tiles, SCAN_THREADS),
+        |b| {
+            b.arg(&mut *a).arg(&count).arg(&mut totals);
+        },
+    )?;
+    let mut offsets = gpu.download("tile totals", &totals, tiles as usize)?;
+    let mut sum = 0u32;
+    for t in &mut offsets {
+        (*t, sum) = (sum, sum + *t);
+    }
+    let offsets = gpu.upload("tile offsets", &offsets)?;
+    gpu.launch(k.get("euler_scan_add"), grid(count), |b| {
+        b.arg(&mut *a).arg(&count).arg(&offsets);
+    })?;
+    Ok(())
 }
 
 /// Slots at which a trail's smallest edge sits (two per trail, one per direction of travel).
@@ -248,23 +275,29 @@ pub(super) fn splice(
     gpu.sync("splice")
 }
 
-/// Run phases 1-5 on `ends` (Triple(vertex, dart, other end), this one rank's: all of them),
+/// Run phases 1-5 on the one rank's graph `g` (its memory was checked at its upload),
 /// calling `phase(name, started)` as each ends.
 pub fn solve(
     gpu: &Gpu,
-    ends: &[Triple],
+    g: DeviceEnds,
     s: &Setup,
     phase: &mut dyn FnMut(&'static str, Instant),
 ) -> Result<Solved> {
-    let slots = ends.len() as u64;
-    check_fits(s.n, s.m)?;
-    check_memory(gpu, slots, s.n, s.m)?;
+    let slots = g.darts();
     let k = Kernels::load(gpu)?;
 
     // Phase 1: the darts' slots, sorted and paired per vertex, and each slot's mate.
     let t = Instant::now();
     let mut slot_of = gpu.zeros::<u32>("dart slots", slots as usize)?;
-    let mut p = pair(gpu, &k, ends, (0, s.n), s, Some(&mut slot_of))?;
+    let mut p = pair(
+        gpu,
+        &k,
+        (&g.ends, None),
+        (slots, s.n),
+        s,
+        Some(&mut slot_of),
+    )?;
+    drop(g);
     let mut mate = gpu.zeros::<u32>("mates", slots as usize)?;
     gpu.launch(k.get("euler_mate"), grid(slots), |b| {
         b.arg(&p.dart).arg(&slot_of).arg(&slots).arg(&mut mate);
@@ -403,44 +436,6 @@ pub fn solve(
         label_rounds,
         tree_rounds,
     })
-}
-
-/// Whether all edges lie in one component, decided on the GPU from the edge-ends
-/// (Triple(vertex, dart, other end)) of the one rank. Fails when ids do not fit 32 bits.
-pub fn connected(gpu: &Gpu, n: u64, ends: &[Triple]) -> Result<bool> {
-    let count = ends.len() as u64;
-    if count == 0 {
-        return Ok(true);
-    }
-    check_fits(n, ends.len() as u64 / 2)?;
-    let vertex: Vec<u32> = ends.par_iter().map(|e| e.0 as u32).collect();
-    let other: Vec<u32> = ends.par_iter().map(|e| e.2 as u32).collect();
-    let first = vertex[0];
-    let (vertex, other) = (
-        gpu.upload("edge-ends", &vertex)?,
-        gpu.upload("edge-ends", &other)?,
-    );
-    let nodes = n as u32;
-    let mut parent = gpu.zeros::<u32>("components", n as usize)?;
-    let f = |file, name| gpu.function(file, name);
-    gpu.launch(&f("cc.cu", "cc_init")?, grid(n), |b| {
-        b.arg(&nodes).arg(&mut parent);
-    })?;
-    gpu.launch(&f("euler.cu", "euler_link")?, grid(count), |b| {
-        b.arg(&vertex).arg(&other).arg(&count).arg(&mut parent);
-    })?;
-    gpu.launch(&f("cc.cu", "cc_compress")?, grid(n), |b| {
-        b.arg(&nodes).arg(&mut parent);
-    })?;
-    let mut apart = gpu.zeros::<u64>("counter", 1)?;
-    gpu.launch(&f("euler.cu", "euler_apart")?, grid(count), |b| {
-        b.arg(&vertex)
-            .arg(&count)
-            .arg(&parent)
-            .arg(&first)
-            .arg(&mut apart);
-    })?;
-    Ok(read_one(gpu, &apart, 0)? == 0)
 }
 
 /// Fail when `m` edges or `n` vertices do not fit the kernels' 32-bit slots and ids.
@@ -630,18 +625,6 @@ fn rank_lists(
     Ok((dist, end))
 }
 
-/// Exclusive prefix sums of the degrees, with the total last.
-fn starts(degree: &[u32]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(degree.len() + 1);
-    let mut sum = 0u32;
-    out.push(0);
-    for &d in degree {
-        sum += d;
-        out.push(sum);
-    }
-    out
-}
-
 fn zero(gpu: &Gpu, buffer: &mut CudaSlice<u64>) -> Result<()> {
     gpu.stream
         .memset_zeros(buffer)
@@ -649,7 +632,7 @@ fn zero(gpu: &Gpu, buffer: &mut CudaSlice<u64>) -> Result<()> {
 }
 
 /// Element `i` of a device buffer.
-fn read_one<T: cudarc::driver::DeviceRepr + Default + Copy>(
+pub(super) fn read_one<T: cudarc::driver::DeviceRepr + Default + Copy>(
     gpu: &Gpu,
     buffer: &CudaSlice<T>,
     i: u64,
@@ -660,15 +643,4 @@ fn read_one<T: cudarc::driver::DeviceRepr + Default + Copy>(
         .map_err(|e| gpu_error("read a value from the GPU", e))?;
     gpu.sync("read a value from the GPU")?;
     Ok(one[0])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::starts;
-
-    #[test]
-    fn slot_starts_are_the_exclusive_sums_with_the_total_last() {
-        assert_eq!(starts(&[2, 0, 4, 2]), vec![0, 2, 2, 6, 8]);
-        assert_eq!(starts(&[]), vec![0]);
-    }
 }

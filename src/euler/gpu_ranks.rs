@@ -38,7 +38,17 @@ pub fn solve(
     let k = Kernels::load(gpu)?;
 
     let t = Instant::now();
-    let mut p = gpu::pair(gpu, &k, &ends, (part.first(), n), s, None)?;
+    let first_vertex = part.first();
+    let local: Vec<u32> = ends
+        .par_iter()
+        .map(|e| (e.0 - first_vertex) as u32)
+        .collect();
+    let end_vertex = gpu.upload("edge-ends", &local)?;
+    let dart: Vec<u32> = ends.par_iter().map(|e| e.1 as u32).collect();
+    let end_dart = gpu.upload("edge-ends", &dart)?;
+    drop((local, dart));
+    let mut p = gpu::pair(gpu, &k, (&end_vertex, Some(&end_dart)), (slots, n), s, None)?;
+    drop((end_vertex, end_dart));
     let sorted = sorted_on_host(gpu, &p, ends, part.first())?;
     let mut darts = Darts::with_mates(world, part, sorted, s.directed)?;
     phase("pair", t);

@@ -18,6 +18,7 @@ pub mod check;
 pub mod darts;
 pub mod forest;
 pub mod gpu;
+pub mod gpu_ends;
 pub mod gpu_ranks;
 pub mod hierholzer;
 pub mod jump;
@@ -26,7 +27,7 @@ pub mod verify;
 
 use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Triple, World};
-use crate::device::Selected;
+use crate::device::{Gpu, Selected};
 use crate::error::{Error, Result};
 use crate::graph::source::{GraphConfig, GraphSpec};
 use crate::graph::{Block1D, Edge};
@@ -34,6 +35,7 @@ use crate::harness::{Harness, Workload};
 use crate::output::ResultFile;
 use crate::rng::{draw, stream_key};
 use darts::Darts;
+use gpu_ends::DeviceEnds;
 use jump::NIL;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -209,7 +211,12 @@ impl Euler {
         }
         let part = Block1D::new(n, world.size(), world.rank());
         let vertices = Ranges::of_lengths(world, part.local_n() as u64);
-        let mut ends = darts::distribute(world, &part, &[(input.first(), &local)])?;
+        let mut ends = match &h.device {
+            Selected::Gpu(gpu) if world.size() == 1 => {
+                Ends::Device(gpu, DeviceEnds::upload(gpu, n, &local, m_input)?)
+            }
+            _ => Ends::Host(darts::distribute(world, &part, &[(input.first(), &local)])?),
+        };
         phase("graph", t);
 
         let t = Instant::now();
@@ -228,7 +235,7 @@ impl Euler {
         // rank takes its block of them.
         let mut added: Vec<Edge> = Vec::new();
         if self.eulerize {
-            let deg = darts::degrees(&part, &ends, false);
+            let deg = ends.degrees(&part, false)?;
             added = check::eulerize(world, &part, &vertices, &deg, &links(&[], 0))?;
             phase("eulerize", t);
         }
@@ -241,51 +248,38 @@ impl Euler {
             )
         };
         let (added_first, added_mine) = share(&added, m_input);
-        ends.extend(darts::distribute(
-            world,
-            &part,
-            &[(added_first, &added_mine)],
-        )?);
-        let deg = darts::degrees(&part, &ends, directed);
-        let trail = check::degrees_ok(world, &part, &deg, directed, self.trail)?;
+        ends.extend(world, &part, added_first, &added_mine)?;
+        let trail = ends.degrees_ok(world, &part, directed, self.trail)?;
         let m_graph = m_input + added.len() as u64;
-        // On a GPU the common case (connected) is decided there; the CPU check names the
-        // components where it is not.
-        let connected = match &h.device {
-            Selected::Gpu(gpu) if world.size() == 1 => gpu::connected(gpu, n, &ends)?,
-            _ => false,
-        };
-        if !connected {
+        // The CPU check names the components where the GPU finds more than one.
+        if !ends.connected()? {
             check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
         }
         // The trail's virtual edge end -> start, the last edge: the circuit is cut after it.
         let virtual_edge: Vec<Edge> = trail.map(|(a, b)| (b, a)).into_iter().collect();
         let (v_first, v_mine) = share(&virtual_edge, m_graph);
-        ends.extend(darts::distribute(world, &part, &[(v_first, &v_mine)])?);
+        ends.extend(world, &part, v_first, &v_mine)?;
         let m = m_graph + virtual_edge.len() as u64;
         phase("check", t);
 
         let key = stream_key(seed, PAIRING_STREAM);
         let axes = lattice_axes(&self.graph.spec).unwrap_or(1);
         let start = if trail.is_some() { m - 1 } else { 0 };
-        let solved = match &h.device {
-            Selected::Gpu(gpu) => {
-                let setup = gpu::Setup {
-                    n,
-                    m,
-                    directed,
-                    pairing: self.pairing as u32,
-                    key,
-                    axes,
-                    start,
-                };
-                if world.size() == 1 {
-                    gpu::solve(gpu, &ends, &setup, &mut phase)?
-                } else {
-                    gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phase)?
-                }
+        let setup = gpu::Setup {
+            n,
+            m,
+            directed,
+            pairing: self.pairing as u32,
+            key,
+            axes,
+            start,
+        };
+        let solved = match (ends, &h.device) {
+            (Ends::Device(gpu, g), _) => gpu::solve(gpu, g, &setup, &mut phase)?,
+            (Ends::Host(ends), Selected::Gpu(gpu)) => {
+                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phase)?
             }
-            Selected::Cpu => {
+            (Ends::Host(ends), Selected::Cpu) => {
                 let pairing = self.pairing;
                 let order = move |dart: u64| match pairing {
                     Pairing::Adjacency => dart,
@@ -302,13 +296,14 @@ impl Euler {
             tree_rounds,
         } = solved;
 
-        // Untimed from here: rank 0 gathers the circuit and the edge tuples.
+        // Untimed from here: rank 0 gathers the circuit and the edge tuples (one rank keeps
+        // them where they are: at 2^30 edges each copy is tens of GB).
         let pairs: Vec<crate::comm::Pair> = local
-            .iter()
-            .map(|&(u, v)| crate::comm::Pair(u, v))
+            .into_iter()
+            .map(|(u, v)| crate::comm::Pair(u, v))
             .collect();
-        let gathered = world.gatherv_root(&pairs)?;
-        let placed = world.gatherv_root(&placed)?;
+        let gathered = world.gather_owned(pairs)?;
+        let placed = world.gather_owned(placed)?;
         let mut edges: Vec<Edge> = gathered.into_iter().map(|p| (p.0, p.1)).collect();
         edges.extend_from_slice(&added);
         let mut f = Findings {
@@ -443,6 +438,59 @@ fn summary_rows(f: &Findings) -> Vec<(&'static str, String)> {
     };
     rows.push(("verified", verified.into()));
     rows
+}
+
+/// Where the edge-ends live: at their vertices' owners on the host (the CPU, and GPUs on
+/// several ranks), or as one rank's endpoint array on its GPU.
+enum Ends<'g> {
+    Host(Vec<Triple>),
+    Device(&'g Gpu, DeviceEnds),
+}
+
+impl Ends<'_> {
+    /// Add this rank's share of added edges, numbered from `first` (collective).
+    fn extend(&mut self, world: &World, part: &Block1D, first: u64, edges: &[Edge]) -> Result<()> {
+        match self {
+            Ends::Host(ends) => {
+                ends.extend(darts::distribute(world, part, &[(first, edges)])?);
+                Ok(())
+            }
+            Ends::Device(gpu, g) => g.extend(gpu, edges),
+        }
+    }
+
+    /// Per own vertex its degree, or for a digraph out-degree minus in-degree.
+    fn degrees(&self, part: &Block1D, directed: bool) -> Result<Vec<i64>> {
+        match self {
+            Ends::Host(ends) => Ok(darts::degrees(part, ends, directed)),
+            Ends::Device(gpu, g) => g.host_degrees(gpu, directed),
+        }
+    }
+
+    /// `check::degrees_ok`; a GPU settles the common case (all even) without the host.
+    fn degrees_ok(
+        &self,
+        world: &World,
+        part: &Block1D,
+        directed: bool,
+        trail: bool,
+    ) -> Result<Option<(u64, u64)>> {
+        if let Ends::Device(gpu, g) = self {
+            if g.balanced(gpu, directed)? {
+                return Ok(None);
+            }
+        }
+        check::degrees_ok(world, part, &self.degrees(part, directed)?, directed, trail)
+    }
+
+    /// Whether all edges lie in one component, where the GPU tells; false leaves it to the
+    /// CPU check.
+    fn connected(&self) -> Result<bool> {
+        match self {
+            Ends::Host(_) => Ok(false),
+            Ends::Device(gpu, g) => g.connected(gpu),
+        }
+    }
 }
 
 /// Phases 1-5 on the CPU, any rank count (collective): `order` is the pairing's sort key;
