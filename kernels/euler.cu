@@ -149,7 +149,9 @@ extern "C" __global__ void euler_heads(u64 slots, u32 lists, const u8 *pointed, 
                                        u64 *count) {
     u64 s = thread_index();
     if (s >= slots) return;
-    if (splitter((u32)s) || (lists && !pointed[s])) heads[atomicAdd(count, 1ULL)] = (u32)s;
+    bool head = splitter((u32)s) || (lists && !pointed[s]);
+    u64 at = warp_slot(head, count);
+    if (head) heads[at] = (u32)s;
 }
 
 // Marks the slots some slot points at.
@@ -346,7 +348,7 @@ extern "C" __global__ void euler_offers(const u32 *vertex_start, u32 n, const u3
     if (!next_link(partner, label, lo, hi, NO_BEST, first)) return;
     link = first;
     while (next_link(partner, label, lo, hi, link, link)) {
-        u64 at = atomicAdd(count, 1ULL);
+        u64 at = warp_slot(true, count);
         if (write) {
             offers[3 * at] = (u32)(first >> 32);
             offers[3 * at + 1] = (u32)(link >> 32);
@@ -408,7 +410,10 @@ extern "C" __global__ void euler_forest_offer(const u32 *offers, u64 count, cons
     u32 ra = root[offers[3 * k]], rb = root[offers[3 * k + 1]];
     if (ra == rb) return;
     u32 hi = ra > rb ? ra : rb, lo = ra > rb ? rb : ra;
-    atomicMin(&best[hi], (u64)lo << 32 | offers[3 * k + 2]);
+    // Many vertices offer the same pair of trails (two trails meet at most vertices): read
+    // first, so that only offers that can still win contend for the atomic.
+    u64 offer = (u64)lo << 32 | offers[3 * k + 2];
+    if (offer < best[hi]) atomicMin(&best[hi], offer);
 }
 
 // Each root with an offer hooks under the smallest offered root; its link joins the tree.
