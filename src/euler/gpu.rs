@@ -10,7 +10,7 @@
 //! `trail_starts`) and the run kernels.
 
 use super::gpu_ends::DeviceEnds;
-use super::jump::NIL;
+use super::jump::{self, NIL};
 use super::Solved;
 use crate::comm::Triple;
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel};
@@ -554,8 +554,6 @@ fn rank_lists(
     next: CudaSlice<u32>,
     slots: u64,
 ) -> Result<(CudaSlice<u32>, CudaSlice<u32>)> {
-    let no_end =
-        || Error::Check("splicing left more than one closed trail (a list without an end)".into());
     let mut pointed = gpu.zeros::<u8>("list marks", slots as usize)?;
     gpu.launch(k.get("euler_pointed"), grid(slots), |b| {
         b.arg(&next).arg(&slots).arg(&mut pointed);
@@ -603,7 +601,7 @@ fn rank_lists(
         }
     }
     if !ended {
-        return Err(no_end());
+        return Err(jump::no_end());
     }
     drop((run_next, jumped));
     let (mut dist, mut end) = (alloc("distances", slots)?, alloc("list ends", slots)?);
@@ -620,7 +618,7 @@ fn rank_lists(
             .arg(&mut active);
     })?;
     if read_one(gpu, &active, 0)? != slots {
-        return Err(no_end());
+        return Err(jump::no_end());
     }
     Ok((dist, end))
 }

@@ -13,7 +13,7 @@ use super::Solved;
 use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Triple, World};
 use crate::device::{grid, Gpu};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::Block1D;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
@@ -270,8 +270,6 @@ fn rank_lists(
     slots: &Ranges,
     next: Vec<u64>,
 ) -> Result<(Vec<u64>, Vec<u64>)> {
-    let no_end =
-        || Error::Check("splicing left more than one closed trail (a list without an end)".into());
     let n = next.len() as u64;
     let runs = Runs::of(gpu, k, slots, &next)?;
     let alloc = |what: &str| gpu.zeros::<u32>(what, n as usize);
@@ -314,7 +312,7 @@ fn rank_lists(
         &mut dist,
         &mut end,
     )? {
-        return Err(no_end());
+        return Err(jump::no_end());
     }
     for (i, &h) in runs.heads_host.iter().enumerate() {
         steps[h as usize] = dist[i] as u32;
@@ -340,7 +338,7 @@ fn rank_lists(
     // A slot in no run lies on a cycle within the rank.
     let visited = gpu.download("counter", &visited, 1)?[0];
     if world.allreduce(u64::from(visited != n), Op::Sum) > 0 {
-        return Err(no_end());
+        return Err(jump::no_end());
     }
     let widen = |v: Vec<u32>| -> Vec<u64> { v.into_par_iter().map(u64::from).collect() };
     Ok((

@@ -15,6 +15,11 @@ use rayon::prelude::*;
 /// Marks the end of a list.
 pub const NIL: u64 = u64::MAX;
 
+/// The error of a list ranking that meets a cycle: splicing left more than one trail.
+pub fn no_end() -> Error {
+    Error::Check("splicing left more than one closed trail (a list without an end)".into())
+}
+
 /// Marks a slot that is no run head in `Runs::head_index`.
 const NOT_A_HEAD: u32 = u32::MAX;
 
@@ -206,8 +211,6 @@ pub fn jump_minima(
 /// it stands for; pointer jumping over the heads sums the weights. Fails on every rank when a
 /// slot is on a cycle (one within a rank, or no end within log2(total) + 2 rounds).
 pub fn rank_lists(world: &World, slots: &Ranges, next: Vec<u64>) -> Result<(Vec<u64>, Vec<u64>)> {
-    let no_end =
-        || Error::Check("splicing left more than one closed trail (a list without an end)".into());
     let runs = Runs::of(slots, &next);
     if world.allreduce(runs.cycles.len() as u64, Op::Sum) > 0 {
         return Err(no_end());
