@@ -72,12 +72,11 @@ extern "C" __global__ void euler_scan_add(u32 *a, u64 count, const u32 *offsets)
     if (i < count) a[i] += offsets[i / SCAN_TILE];
 }
 
-// Per vertex: sort its slots by (key, dart), record their (rank-local) vertex, pair them
-// (consecutive slots for a graph, the i-th head with the i-th tail for a digraph), and with
-// `note` note each dart's slot.
+// Per vertex: sort its slots by (key, dart), pair them (consecutive slots for a graph, the
+// i-th head with the i-th tail for a digraph), and with `note` note each dart's slot.
 extern "C" __global__ void euler_pair(const u32 *vertex_start, u32 n, u32 directed,
                                       u32 pairing, u64 key, u64 axes, u32 note, u32 *dart,
-                                      u32 *vertex, u32 *partner, u32 *slot_of) {
+                                      u32 *partner, u32 *slot_of) {
     u64 x = thread_index();
     if (x >= n) return;
     u32 lo = vertex_start[x], hi = vertex_start[x + 1];
@@ -101,10 +100,15 @@ extern "C" __global__ void euler_pair(const u32 *vertex_start, u32 n, u32 direct
         partner[a] = b;
         partner[b] = a;
     }
-    for (u32 i = lo; i < hi; i++) {
-        vertex[i] = (u32)x;
-        if (note) slot_of[dart[i]] = i;
-    }
+    if (note)
+        for (u32 i = lo; i < hi; i++) slot_of[dart[i]] = i;
+}
+
+// Each slot's (rank-local) vertex, from the slot starts.
+extern "C" __global__ void euler_vertices(const u32 *vertex_start, u32 n, u32 *vertex) {
+    u64 x = thread_index();
+    if (x >= n) return;
+    for (u32 i = vertex_start[x]; i < vertex_start[x + 1]; i++) vertex[i] = (u32)x;
 }
 
 // The slot of the other end of each slot's edge.
@@ -117,15 +121,13 @@ extern "C" __global__ void euler_mate(const u32 *dart, const u32 *slot_of, u64 s
 // ---- Phases 2 and 5: cycle minima and list ranking over next = mate[partner] -------------
 
 // next[s] = mate[partner[s]], with the successors `cut_a` and `cut_b` replaced by NIL (pass
-// NIL to cut nothing); value[s] = the slot's edge (for the cycle minima).
-extern "C" __global__ void euler_next(const u32 *mate, const u32 *partner, const u32 *dart,
-                                      u64 slots, u32 cut_a, u32 cut_b, u32 *next,
-                                      u32 *value) {
+// NIL to cut nothing). The cycle minima are over each slot's edge, dart / 2.
+extern "C" __global__ void euler_next(const u32 *mate, const u32 *partner, u64 slots,
+                                      u32 cut_a, u32 cut_b, u32 *next) {
     u64 s = thread_index();
     if (s >= slots) return;
     u32 t = mate[partner[s]];
     next[s] = (t == cut_a || t == cut_b) ? NIL : t;
-    value[s] = dart[s] / 2;
 }
 
 // Cycle minima and list ranking collapse runs first (as the CPU path's jump.rs does): about one
@@ -133,7 +135,7 @@ extern "C" __global__ void euler_next(const u32 *mate, const u32 *partner, const
 // every list's first slot; each run from a head to the next is walked by one thread, pointer
 // jumping runs over the heads only, and a second walk hands each slot its head's result. So
 // the jumping rounds follow log2(heads), the work the slots.
-#define SPLIT_EVERY 64
+#define SPLIT_EVERY 256
 
 __device__ __forceinline__ bool splitter(u32 s) { return mix64(s) % SPLIT_EVERY == 0; }
 
@@ -144,14 +146,14 @@ __device__ __forceinline__ bool run_goes_on(u32 t, u32 open, const u8 *pointed) 
 }
 
 // The heads, in no particular order: splitters, and with `lists` every slot no slot points
-// at (`pointed` 0).
-extern "C" __global__ void euler_heads(u64 slots, u32 lists, const u8 *pointed, u32 *heads,
-                                       u64 *count) {
+// at (`pointed` 0); with `write` 0 only counted (so that `heads` is allocated to fit).
+extern "C" __global__ void euler_heads(u64 slots, u32 lists, const u8 *pointed, u32 write,
+                                       u32 *heads, u64 *count) {
     u64 s = thread_index();
     if (s >= slots) return;
     bool head = splitter((u32)s) || (lists && !pointed[s]);
     u64 at = warp_slot(head, count);
-    if (head) heads[at] = (u32)s;
+    if (head && write) heads[at] = (u32)s;
 }
 
 // Marks the slots some slot points at.
@@ -160,16 +162,16 @@ extern "C" __global__ void euler_pointed(const u32 *next, u64 slots, u8 *pointed
     if (s < slots && next[s] != NIL) pointed[next[s]] = 1;
 }
 
-// Each head's run (it and the slots up to the next head): its minimum, the next head (NIL:
-// another rank's slot follows) and, with `open`, its last slot.
+// Each head's run (it and the slots up to the next head): its smallest edge, the next head
+// (NIL: another rank's slot follows) and, with `open`, its last slot.
 extern "C" __global__ void euler_min_walk(const u32 *heads, u64 count, const u32 *next,
-                                          const u32 *value, u32 open, const u8 *pointed,
+                                          const u32 *dart, u32 open, const u8 *pointed,
                                           u32 *run_min, u32 *run_next, u32 *run_end) {
     u64 k = thread_index();
     if (k >= count) return;
-    u32 h = heads[k], m = value[h], last = h, t = next[h];
+    u32 h = heads[k], m = dart[h] / 2, last = h, t = next[h];
     while (run_goes_on(t, open, pointed)) {
-        m = value[t] < m ? value[t] : m;
+        m = min(m, dart[t] / 2);
         last = t;
         t = next[t];
     }
@@ -222,12 +224,12 @@ extern "C" __global__ void euler_min_spread(const u32 *heads, u64 count, const u
 }
 
 // Slots on cycles without a splitter (label still NIL) walk their whole cycle.
-extern "C" __global__ void euler_min_short(const u32 *next, const u32 *value, u64 slots,
+extern "C" __global__ void euler_min_short(const u32 *next, const u32 *dart, u64 slots,
                                            u32 *label) {
     u64 s = thread_index();
     if (s >= slots || label[s] != NIL) return;
-    u32 m = value[s];
-    for (u32 t = next[s]; t != (u32)s; t = next[t]) m = value[t] < m ? value[t] : m;
+    u32 m = dart[s] / 2;
+    for (u32 t = next[s]; t != (u32)s; t = next[t]) m = min(m, dart[t] / 2);
     label[s] = m;
 }
 

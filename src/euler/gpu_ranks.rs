@@ -49,15 +49,12 @@ pub fn solve(
     drop((local, dart));
     let mut p = gpu::pair(gpu, &k, (&end_vertex, Some(&end_dart)), (slots, n), s, None)?;
     drop((end_vertex, end_dart));
-    let sorted = sorted_on_host(gpu, &p, ends, part.first())?;
+    let sorted = sorted_on_host(gpu, &k, &p, ends, part.first())?;
     let mut darts = Darts::with_mates(world, part, sorted, s.directed)?;
     phase("pair", t);
 
     let t = Instant::now();
-    let edge: Vec<u32> = darts.dart.par_iter().map(|&d| (d / 2) as u32).collect();
-    let edge = gpu.upload("slot edges", &edge)?;
-    let (label, label_rounds) = cycle_min(world, gpu, &k, &darts.slots, &darts.next(), &edge)?;
-    drop(edge);
+    let (label, label_rounds) = cycle_min(world, gpu, &k, &darts.slots, &darts.next(), &p.dart)?;
     // Two cycles per trail, one per direction of travel.
     let initial_trails = world.allreduce(gpu::trail_starts(gpu, &k, &p, &label)?, Op::Sum) / 2;
     phase("label", t);
@@ -98,11 +95,17 @@ pub fn solve(
 
 /// The device's sorted, paired slots on the host, with each slot's other end (from `ends`,
 /// matched by dart) for the mates' owners.
-fn sorted_on_host(gpu: &Gpu, p: &Paired, mut ends: Vec<Triple>, first: u64) -> Result<Sorted> {
+fn sorted_on_host(
+    gpu: &Gpu,
+    k: &Kernels,
+    p: &Paired,
+    mut ends: Vec<Triple>,
+    first: u64,
+) -> Result<Sorted> {
     let slots = p.slots as usize;
     let vertex_start = gpu.download("vertex slots", &p.vertex_start, p.n as usize + 1)?;
     let dart = gpu.download("slots", &p.dart, slots)?;
-    let vertex = gpu.download("slot vertices", &p.vertex, slots)?;
+    let vertex = gpu.download("slot vertices", &p.vertices(gpu, k)?, slots)?;
     let partner = gpu.download("partners", &p.partner, slots)?;
     let dart: Vec<u64> = dart.into_par_iter().map(u64::from).collect();
     // Darts are unique: the ends and the slots, each sorted by dart, line up.
@@ -186,15 +189,15 @@ impl Runs {
     }
 }
 
-/// For each local slot, the smallest `value` over its cycle of `next` (a permutation of the
-/// global slots), on the device; with the jumping rounds.
+/// For each local slot, the smallest edge (dart / 2) over its cycle of `next` (a permutation
+/// of the global slots), on the device; with the jumping rounds.
 fn cycle_min(
     world: &World,
     gpu: &Gpu,
     k: &Kernels,
     slots: &Ranges,
     next: &[u64],
-    value: &CudaSlice<u32>,
+    dart: &CudaSlice<u32>,
 ) -> Result<(CudaSlice<u32>, usize)> {
     let n = next.len() as u64;
     let runs = Runs::of(gpu, k, slots, next)?;
@@ -209,7 +212,7 @@ fn cycle_min(
         b.arg(&runs.heads)
             .arg(&runs.count)
             .arg(&runs.next)
-            .arg(value)
+            .arg(dart)
             .arg(&open)
             .arg(&runs.pointed)
             .arg(&mut run_min)
@@ -255,7 +258,7 @@ fn cycle_min(
     })?;
     // Cycles that never leave the rank and hold no splitter have no head.
     gpu.launch(k.get("euler_min_short"), grid(n), |b| {
-        b.arg(&runs.next).arg(value).arg(&n).arg(&mut label);
+        b.arg(&runs.next).arg(dart).arg(&n).arg(&mut label);
     })?;
     gpu.sync("cycle minima")?;
     Ok((label, rounds))
