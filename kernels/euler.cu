@@ -139,11 +139,9 @@ extern "C" __global__ void euler_next(const u32 *mate, const u32 *partner, u64 s
 
 __device__ __forceinline__ bool splitter(u32 s) { return mix64(s) % SPLIT_EVERY == 0; }
 
-// Whether a run goes on to slot t: not past a list's end or another rank's slot (NIL), a
-// splitter, or, with `open` (lists, or cycles crossing ranks), a slot no local slot points at.
-__device__ __forceinline__ bool run_goes_on(u32 t, u32 open, const u8 *pointed) {
-    return t != NIL && !splitter(t) && (!open || pointed[t]);
-}
+// Whether a run goes on to slot t: not past a list's end or another rank's slot (NIL), nor a
+// splitter. (The other heads, the slots no local slot points at, are never a successor.)
+__device__ __forceinline__ bool run_goes_on(u32 t) { return t != NIL && !splitter(t); }
 
 // The heads, in no particular order: splitters, and with `lists` every slot no slot points
 // at (`pointed` 0); with `write` 0 only counted (so that `heads` is allocated to fit).
@@ -165,12 +163,11 @@ extern "C" __global__ void euler_pointed(const u32 *next, u64 slots, u8 *pointed
 // Each head's run (it and the slots up to the next head): its smallest edge, the next head
 // (NIL: another rank's slot follows) and, with `open`, its last slot.
 extern "C" __global__ void euler_min_walk(const u32 *heads, u64 count, const u32 *next,
-                                          const u32 *dart, u32 open, const u8 *pointed,
-                                          u32 *run_min, u32 *run_next, u32 *run_end) {
+                                          const u32 *dart, u32 open, u32 *run_min, u32 *run_next, u32 *run_end) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k], m = dart[h] / 2, last = h, t = next[h];
-    while (run_goes_on(t, open, pointed)) {
+    while (run_goes_on(t)) {
         m = min(m, dart[t] / 2);
         last = t;
         t = next[t];
@@ -211,37 +208,42 @@ extern "C" __global__ void euler_min_store(const u32 *heads, u64 count, const u3
 
 // Each head's run takes its cycle's minimum.
 extern "C" __global__ void euler_min_spread(const u32 *heads, u64 count, const u32 *next,
-                                            u32 open, const u8 *pointed, const u32 *run_min,
-                                            u32 *label) {
+                                            const u32 *run_min, u32 *label) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k], m = run_min[h], t = next[h];
     label[h] = m;
-    while (run_goes_on(t, open, pointed)) {
+    while (run_goes_on(t)) {
         label[t] = m;
         t = next[t];
     }
 }
 
-// Slots on cycles without a splitter (label still NIL) walk their whole cycle.
+// Cycles without a splitter (label still NIL; at most a few hundred slots, and most short:
+// a random-cycles graph has about 10^8 of them at 2^30 edges). The cycle's smallest slot labels
+// it: every slot walks until it is back (it is the smallest) or meets a smaller slot (that one
+// labels), so a cycle of L slots costs about L ln L steps, not the L^2 of every slot walking.
 extern "C" __global__ void euler_min_short(const u32 *next, const u32 *dart, u64 slots,
                                            u32 *label) {
     u64 s = thread_index();
     if (s >= slots || label[s] != NIL) return;
     u32 m = dart[s] / 2;
-    for (u32 t = next[s]; t != (u32)s; t = next[t]) m = min(m, dart[t] / 2);
+    for (u32 t = next[s]; t != (u32)s; t = next[t]) {
+        if (t < (u32)s) return;
+        m = min(m, dart[t] / 2);
+    }
     label[s] = m;
+    for (u32 t = next[s]; t != (u32)s; t = next[t]) label[t] = m;
 }
 
 // Each head's run: its steps to the next head (or, ending the list, to its last slot), the
 // next head (NIL at the end, or where another rank's slot follows) and its last slot.
 extern "C" __global__ void euler_rank_walk(const u32 *heads, u64 count, const u32 *next,
-                                           const u8 *pointed, u32 *run_dist, u32 *run_next,
-                                           u32 *run_end) {
+                                           u32 *run_dist, u32 *run_next, u32 *run_end) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k], last = h, steps = 0, t = next[h];
-    while (run_goes_on(t, 1, pointed)) {
+    while (run_goes_on(t)) {
         last = t;
         steps++;
         t = next[t];
@@ -289,9 +291,8 @@ extern "C" __global__ void euler_rank_store(const u32 *heads, u64 count, const u
 
 // Each head's run takes its distances to the list's end and that end; counts the slots.
 extern "C" __global__ void euler_rank_spread(const u32 *heads, u64 count, const u32 *next,
-                                             const u8 *pointed, const u32 *run_dist,
-                                             const u32 *run_end, u32 *dist, u32 *end,
-                                             u64 *visited) {
+                                             const u32 *run_dist, const u32 *run_end,
+                                             u32 *dist, u32 *end, u64 *visited) {
     u64 k = thread_index();
     u64 seen = 0;
     if (k < count) {
@@ -299,7 +300,7 @@ extern "C" __global__ void euler_rank_spread(const u32 *heads, u64 count, const 
         dist[h] = d;
         end[h] = e;
         seen = 1;
-        while (run_goes_on(t, 1, pointed)) {
+        while (run_goes_on(t)) {
             dist[t] = --d;
             end[t] = e;
             seen++;

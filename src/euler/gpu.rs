@@ -510,7 +510,6 @@ fn cycle_min(
     let alloc = |what: &str| gpu.zeros::<u32>(what, slots as usize);
     let (mut run_min, mut run_next) = (alloc("run minima")?, alloc("run successors")?);
     let closed = 0u32;
-    let no_marks = gpu.zeros::<u8>("no marks", 1)?;
     let mut no_ends = gpu.zeros::<u32>("no run ends", 1)?;
     gpu.launch(k.get("euler_min_walk"), grid(count), |b| {
         b.arg(&heads)
@@ -518,7 +517,6 @@ fn cycle_min(
             .arg(next)
             .arg(dart)
             .arg(&closed)
-            .arg(&no_marks)
             .arg(&mut run_min)
             .arg(&mut run_next)
             .arg(&mut no_ends);
@@ -559,8 +557,6 @@ fn cycle_min(
         b.arg(&heads)
             .arg(&count)
             .arg(next)
-            .arg(&closed)
-            .arg(&no_marks)
             .arg(&run_min)
             .arg(&mut label);
     })?;
@@ -585,6 +581,7 @@ fn rank_lists(
         b.arg(&next).arg(&slots).arg(&mut pointed);
     })?;
     let (heads, count) = heads(gpu, k, slots, Some(&pointed))?;
+    drop(pointed);
     let alloc = |what: &str, n: u64| gpu.zeros::<u32>(what, n as usize);
     let mut run_dist = alloc("run distances", slots)?;
     let mut run_next = alloc("run successors", slots)?;
@@ -593,7 +590,6 @@ fn rank_lists(
         b.arg(&heads)
             .arg(&count)
             .arg(&next)
-            .arg(&pointed)
             .arg(&mut run_dist)
             .arg(&mut run_next)
             .arg(&mut run_end);
@@ -636,7 +632,6 @@ fn rank_lists(
         b.arg(&heads)
             .arg(&count)
             .arg(&next)
-            .arg(&pointed)
             .arg(&run_dist)
             .arg(&run_end)
             .arg(&mut dist)

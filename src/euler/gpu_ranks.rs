@@ -129,11 +129,10 @@ fn sorted_on_host(
 }
 
 /// The local runs of `next` (global successors) on the device: `next` as local slots (NIL
-/// where the list ends or another rank's slot follows), the slots some local slot points at,
-/// and the heads (splitters and unpointed slots).
+/// where the list ends or another rank's slot follows) and the heads (splitters and the slots
+/// no local slot points at).
 struct Runs {
     next: CudaSlice<u32>,
-    pointed: CudaSlice<u8>,
     heads: CudaSlice<u32>,
     count: u64,
     /// For each local slot: its head index, where it is one.
@@ -165,7 +164,6 @@ impl Runs {
         }
         Ok(Runs {
             next,
-            pointed,
             heads,
             count,
             head_of,
@@ -214,7 +212,6 @@ fn cycle_min(
             .arg(&runs.next)
             .arg(dart)
             .arg(&open)
-            .arg(&runs.pointed)
             .arg(&mut run_min)
             .arg(&mut run_next)
             .arg(&mut run_end);
@@ -251,8 +248,6 @@ fn cycle_min(
         b.arg(&runs.heads)
             .arg(&runs.count)
             .arg(&runs.next)
-            .arg(&open)
-            .arg(&runs.pointed)
             .arg(&run_min)
             .arg(&mut label);
     })?;
@@ -285,7 +280,6 @@ fn rank_lists(
         b.arg(&runs.heads)
             .arg(&runs.count)
             .arg(&runs.next)
-            .arg(&runs.pointed)
             .arg(&mut run_dist)
             .arg(&mut run_next)
             .arg(&mut run_end);
@@ -331,7 +325,6 @@ fn rank_lists(
         b.arg(&runs.heads)
             .arg(&runs.count)
             .arg(&runs.next)
-            .arg(&runs.pointed)
             .arg(&run_dist)
             .arg(&run_end)
             .arg(&mut dist)
