@@ -143,13 +143,14 @@ __device__ __forceinline__ bool splitter(u32 s) { return mix64(s) % SPLIT_EVERY 
 // splitter. (The other heads, the slots no local slot points at, are never a successor.)
 __device__ __forceinline__ bool run_goes_on(u32 t) { return t != NIL && !splitter(t); }
 
-// The heads, in no particular order: splitters, and with `lists` every slot no slot points
-// at (`pointed` 0); with `write` 0 only counted (so that `heads` is allocated to fit).
-extern "C" __global__ void euler_heads(u64 slots, u32 lists, const u8 *pointed, u32 write,
-                                       u32 *heads, u64 *count) {
+// The heads, in no particular order: splitters, the slots `first_a` and `first_b` (NIL: none),
+// and with `lists` every slot no slot points at (`pointed` 0); with `write` 0 only counted (so
+// that `heads` is allocated to fit).
+extern "C" __global__ void euler_heads(u64 slots, u32 first_a, u32 first_b, u32 lists,
+                                       const u8 *pointed, u32 write, u32 *heads, u64 *count) {
     u64 s = thread_index();
     if (s >= slots) return;
-    bool head = splitter((u32)s) || (lists && !pointed[s]);
+    bool head = splitter((u32)s) || s == first_a || s == first_b || (lists && !pointed[s]);
     u64 at = warp_slot(head, count);
     if (head && write) heads[at] = (u32)s;
 }
@@ -237,20 +238,28 @@ extern "C" __global__ void euler_min_short(const u32 *next, const u32 *dart, u64
 }
 
 // Each head's run: its steps to the next head (or, ending the list, to its last slot), the
-// next head (NIL at the end, or where another rank's slot follows) and its last slot.
+// next head (NIL at the end, or where another rank's slot follows) and its last slot; counts
+// the slots the runs hold (all of them, unless some lie on a cycle).
 extern "C" __global__ void euler_rank_walk(const u32 *heads, u64 count, const u32 *next,
-                                           u32 *run_dist, u32 *run_next, u32 *run_end) {
+                                           u32 *run_dist, u32 *run_next, u32 *run_end,
+                                           u64 *visited) {
     u64 k = thread_index();
-    if (k >= count) return;
-    u32 h = heads[k], last = h, steps = 0, t = next[h];
-    while (run_goes_on(t)) {
-        last = t;
-        steps++;
-        t = next[t];
+    u64 seen = 0;
+    if (k < count) {
+        u32 h = heads[k], last = h, steps = 0, t = next[h];
+        while (run_goes_on(t)) {
+            last = t;
+            steps++;
+            t = next[t];
+        }
+        run_dist[h] = t == NIL ? steps : steps + 1;
+        run_next[h] = t;
+        run_end[h] = last;
+        seen = steps + 1;
     }
-    run_dist[h] = t == NIL ? steps : steps + 1;
-    run_next[h] = t;
-    run_end[h] = last;
+    const int index[1] = {0};
+    const u64 add[1] = {seen};
+    block_add(visited, index, add);
 }
 
 // One jumping round over the heads (Wyllie), read into `out` (dist, next, end per head
@@ -289,27 +298,20 @@ extern "C" __global__ void euler_rank_store(const u32 *heads, u64 count, const u
     run_end[h] = out[3 * k + 2];
 }
 
-// Each head's run takes its distances to the list's end and that end; counts the slots.
+// Each head's run takes its distances to the list's end and that end.
 extern "C" __global__ void euler_rank_spread(const u32 *heads, u64 count, const u32 *next,
                                              const u32 *run_dist, const u32 *run_end,
-                                             u32 *dist, u32 *end, u64 *visited) {
+                                             u32 *dist, u32 *end) {
     u64 k = thread_index();
-    u64 seen = 0;
-    if (k < count) {
-        u32 h = heads[k], d = run_dist[h], e = run_end[h], t = next[h];
-        dist[h] = d;
-        end[h] = e;
-        seen = 1;
-        while (run_goes_on(t)) {
-            dist[t] = --d;
-            end[t] = e;
-            seen++;
-            t = next[t];
-        }
+    if (k >= count) return;
+    u32 h = heads[k], d = run_dist[h], e = run_end[h], t = next[h];
+    dist[h] = d;
+    end[h] = e;
+    while (run_goes_on(t)) {
+        dist[t] = --d;
+        end[t] = e;
+        t = next[t];
     }
-    const int index[1] = {0};
-    const u64 add[1] = {seen};
-    block_add(visited, index, add);
 }
 
 // Slots at which a trail's smallest edge sits (two per trail: one per direction).
@@ -453,19 +455,28 @@ extern "C" __global__ void euler_forest_jump(u32 *root, u64 nodes, u64 *changed)
 
 // ---- The circuit ----------------------------------------------------------------------------
 
-// Slots on the list that ends at `last` at position m - 1 - dist: (edge << 1 | forward) and
-// the vertex arrived at.
-extern "C" __global__ void euler_place_circuit(const u32 *dist, const u32 *end, const u32 *dart,
-                                               const u32 *vertex, u64 slots, u32 last, u64 m,
-                                               u64 *code, u32 *arrive, u64 *placed) {
-    u64 s = thread_index();
+// One rank: each ranked run on the list that ends at `last` puts its slots at position
+// m - 1 - dist, (edge << 1 | forward) and the vertex arrived at, walking its run (the writes
+// of one run are consecutive; the other list's runs are skipped); counts the slots placed.
+extern "C" __global__ void euler_rank_place(const u32 *heads, u64 count, const u32 *next,
+                                            const u32 *run_dist, const u32 *run_end,
+                                            const u32 *dart, const u32 *vertex, u32 last, u64 m,
+                                            u64 *code, u32 *arrive, u64 *placed) {
+    u64 k = thread_index();
     u64 on = 0;
-    if (s < slots && end[s] == last && dist[s] < m) {
-        u64 p = m - 1 - dist[s];
-        u32 d = dart[s];
-        code[p] = (u64)(d / 2) << 1 | (d & 1);
-        arrive[p] = vertex[s];
-        on = 1;
+    if (k < count && run_end[heads[k]] == last) {
+        u32 t = heads[k];
+        for (u64 d = run_dist[t];; d--) {
+            if (d < m) {
+                u64 p = m - 1 - d;
+                u32 x = dart[t];
+                code[p] = (u64)(x / 2) << 1 | (x & 1);
+                arrive[p] = vertex[t];
+                on++;
+            }
+            t = next[t];
+            if (!run_goes_on(t)) break;
+        }
     }
     const int index[1] = {0};
     const u64 add[1] = {on};

@@ -76,7 +76,7 @@ impl Kernels {
             "euler_rank_jump",
             "euler_rank_store",
             "euler_rank_spread",
-            "euler_place_circuit",
+            "euler_rank_place",
             "euler_fill",
         ] {
             kernels.insert(name, gpu.function("euler.cu", name)?);
@@ -409,7 +409,7 @@ pub fn solve(
         ..
     } = p;
     drop(partner);
-    let (dist, end) = rank_lists(gpu, &k, next, slots)?;
+    let runs = rank_lists(gpu, &k, &next, slots, [head, tail])?;
     let mut vertex = gpu.zeros::<u32>("slot vertices", slots as usize)?;
     gpu.launch(k.get("euler_vertices"), grid(u64::from(n)), |b| {
         b.arg(&vertex_start).arg(&n).arg(&mut vertex);
@@ -418,12 +418,14 @@ pub fn solve(
     let mut code = gpu.zeros::<u64>("circuit", s.m as usize)?;
     let mut arrive = gpu.zeros::<u32>("circuit vertices", s.m as usize)?;
     let mut count = gpu.zeros::<u64>("counter", 1)?;
-    gpu.launch(k.get("euler_place_circuit"), grid(slots), |b| {
-        b.arg(&dist)
-            .arg(&end)
+    gpu.launch(k.get("euler_rank_place"), grid(runs.count), |b| {
+        b.arg(&runs.heads)
+            .arg(&runs.count)
+            .arg(&next)
+            .arg(&runs.dist)
+            .arg(&runs.end)
             .arg(&dart)
             .arg(&vertex)
-            .arg(&slots)
             .arg(&last)
             .arg(&s.m)
             .arg(&mut code)
@@ -466,13 +468,14 @@ pub(super) fn check_fits(n: u64, m: u64) -> Result<()> {
     )))
 }
 
-/// The heads of the runs (see kernels/euler.cu): the splitters, and for `lists` every slot
-/// that `pointed` says no slot points at.
+/// The heads of the runs (see kernels/euler.cu): the splitters, the slots `firsts` (NIL32:
+/// none), and with `pointed` every slot it says no slot points at.
 pub(super) fn heads(
     gpu: &Gpu,
     k: &Kernels,
     slots: u64,
     pointed: Option<&CudaSlice<u8>>,
+    firsts: [u32; 2],
 ) -> Result<(CudaSlice<u32>, u64)> {
     let mut count = gpu.zeros::<u64>("counter", 1)?;
     let none = gpu.zeros::<u8>("no marks", 1)?;
@@ -482,6 +485,8 @@ pub(super) fn heads(
         zero(gpu, &mut count)?;
         gpu.launch(k.get("euler_heads"), grid(slots), |b| {
             b.arg(&slots)
+                .arg(&firsts[0])
+                .arg(&firsts[1])
                 .arg(&lists)
                 .arg(pointed.unwrap_or(&none))
                 .arg(&write)
@@ -506,7 +511,7 @@ fn cycle_min(
     dart: &CudaSlice<u32>,
     slots: u64,
 ) -> Result<(CudaSlice<u32>, usize)> {
-    let (heads, count) = heads(gpu, k, slots, None)?;
+    let (heads, count) = heads(gpu, k, slots, None, [NIL32; 2])?;
     let alloc = |what: &str| gpu.zeros::<u32>(what, slots as usize);
     let (mut run_min, mut run_next) = (alloc("run minima")?, alloc("run successors")?);
     let closed = 0u32;
@@ -567,37 +572,46 @@ fn cycle_min(
     Ok((label, rounds))
 }
 
-/// List ranking: each slot's distance to its list's end and that end, by runs between heads
-/// and pointer jumping over the heads. Fails when a slot lies on a cycle (none of its run
-/// ends, or it is in no run).
+/// The runs of a ranked list: each head's distance to its list's end and that end.
+struct Ranked {
+    heads: CudaSlice<u32>,
+    count: u64,
+    dist: CudaSlice<u32>,
+    end: CudaSlice<u32>,
+}
+
+/// List ranking of `next`, whose lists start at `firsts` (one rank's cut circuit: every other
+/// slot has a predecessor), by runs between heads and pointer jumping over the heads; the
+/// slots take their head's result as they are placed. Fails when a slot lies on a cycle (none
+/// of its run ends, or it is in no run).
 fn rank_lists(
     gpu: &Gpu,
     k: &Kernels,
-    next: CudaSlice<u32>,
+    next: &CudaSlice<u32>,
     slots: u64,
-) -> Result<(CudaSlice<u32>, CudaSlice<u32>)> {
-    let mut pointed = gpu.zeros::<u8>("list marks", slots as usize)?;
-    gpu.launch(k.get("euler_pointed"), grid(slots), |b| {
-        b.arg(&next).arg(&slots).arg(&mut pointed);
-    })?;
-    let (heads, count) = heads(gpu, k, slots, Some(&pointed))?;
-    drop(pointed);
+    firsts: [u32; 2],
+) -> Result<Ranked> {
+    let (heads, count) = heads(gpu, k, slots, None, firsts)?;
     let alloc = |what: &str, n: u64| gpu.zeros::<u32>(what, n as usize);
     let mut run_dist = alloc("run distances", slots)?;
     let mut run_next = alloc("run successors", slots)?;
     let mut run_end = alloc("run ends", slots)?;
+    let mut visited = gpu.zeros::<u64>("counter", 1)?;
     gpu.launch(k.get("euler_rank_walk"), grid(count), |b| {
         b.arg(&heads)
             .arg(&count)
-            .arg(&next)
+            .arg(next)
             .arg(&mut run_dist)
             .arg(&mut run_next)
-            .arg(&mut run_end);
+            .arg(&mut run_end)
+            .arg(&mut visited);
     })?;
+    if read_one(gpu, &visited, 0)? != slots {
+        return Err(jump::no_end());
+    }
     let mut jumped = alloc("jumped runs", 3 * count.max(1))?;
     let mut active = gpu.zeros::<u64>("counter", 1)?;
     let limit = 66 - slots.max(1).leading_zeros();
-    let mut ended = false;
     for _ in 0..limit {
         zero(gpu, &mut active)?;
         gpu.launch(k.get("euler_rank_jump"), grid(count), |b| {
@@ -618,30 +632,15 @@ fn rank_lists(
                 .arg(&mut run_end);
         })?;
         if read_one(gpu, &active, 0)? == 0 {
-            ended = true;
-            break;
+            return Ok(Ranked {
+                heads,
+                count,
+                dist: run_dist,
+                end: run_end,
+            });
         }
     }
-    if !ended {
-        return Err(jump::no_end());
-    }
-    drop((run_next, jumped));
-    let (mut dist, mut end) = (alloc("distances", slots)?, alloc("list ends", slots)?);
-    zero(gpu, &mut active)?;
-    gpu.launch(k.get("euler_rank_spread"), grid(count), |b| {
-        b.arg(&heads)
-            .arg(&count)
-            .arg(&next)
-            .arg(&run_dist)
-            .arg(&run_end)
-            .arg(&mut dist)
-            .arg(&mut end)
-            .arg(&mut active);
-    })?;
-    if read_one(gpu, &active, 0)? != slots {
-        return Err(jump::no_end());
-    }
-    Ok((dist, end))
+    Err(jump::no_end())
 }
 
 fn zero(gpu: &Gpu, buffer: &mut CudaSlice<u64>) -> Result<()> {

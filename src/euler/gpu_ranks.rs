@@ -156,7 +156,7 @@ impl Runs {
         gpu.launch(k.get("euler_pointed"), grid(n), |b| {
             b.arg(&next).arg(&n).arg(&mut pointed);
         })?;
-        let (heads, count) = gpu::heads(gpu, k, n, Some(&pointed))?;
+        let (heads, count) = gpu::heads(gpu, k, n, Some(&pointed), [NIL32; 2])?;
         let heads_host = gpu.download("run heads", &heads, count as usize)?;
         let mut head_of = vec![u32::MAX; n as usize];
         for (i, &h) in heads_host.iter().enumerate() {
@@ -276,14 +276,21 @@ fn rank_lists(
         alloc("run successors")?,
         alloc("run ends")?,
     );
+    let mut visited = gpu.zeros::<u64>("counter", 1)?;
     gpu.launch(k.get("euler_rank_walk"), grid(runs.count), |b| {
         b.arg(&runs.heads)
             .arg(&runs.count)
             .arg(&runs.next)
             .arg(&mut run_dist)
             .arg(&mut run_next)
-            .arg(&mut run_end);
+            .arg(&mut run_end)
+            .arg(&mut visited);
     })?;
+    // A slot in no run lies on a cycle within the rank.
+    let visited = gpu.download("counter", &visited, 1)?[0];
+    if world.allreduce(u64::from(visited != n), Op::Sum) > 0 {
+        return Err(jump::no_end());
+    }
     let mut steps = gpu.download("run distances", &run_dist, n as usize)?;
     let run_next = gpu.download("run successors", &run_next, n as usize)?;
     let mut ends = gpu.download("run ends", &run_end, n as usize)?;
@@ -320,7 +327,6 @@ fn rank_lists(
         gpu.upload("run ends", &ends)?,
     );
     let (mut dist, mut end) = (alloc("distances")?, alloc("list ends")?);
-    let mut visited = gpu.zeros::<u64>("counter", 1)?;
     gpu.launch(k.get("euler_rank_spread"), grid(runs.count), |b| {
         b.arg(&runs.heads)
             .arg(&runs.count)
@@ -328,14 +334,8 @@ fn rank_lists(
             .arg(&run_dist)
             .arg(&run_end)
             .arg(&mut dist)
-            .arg(&mut end)
-            .arg(&mut visited);
+            .arg(&mut end);
     })?;
-    // A slot in no run lies on a cycle within the rank.
-    let visited = gpu.download("counter", &visited, 1)?[0];
-    if world.allreduce(u64::from(visited != n), Op::Sum) > 0 {
-        return Err(jump::no_end());
-    }
     let widen = |v: Vec<u32>| -> Vec<u64> { v.into_par_iter().map(u64::from).collect() };
     Ok((
         widen(gpu.download("distances", &dist, n as usize)?),
