@@ -4,7 +4,7 @@
 //! over the run heads only, so O(log m) short rounds whatever the number of trails), the
 //! spanning forest by the same min-label hooking rounds as `forest`, and the splice at every
 //! vertex at once. Slots, darts and vertices are u32 on the device (2m and N below 2^32);
-//! the peak is about 42 bytes per edge-end (the labelling), 84 per edge. The connectivity
+//! the peak is about 30 bytes per edge-end (the tree), 60 per edge. The connectivity
 //! check runs there too (gpu_ends.rs, on the graph uploaded with it). One rank; several ranks
 //! (gpu_ranks.rs) share the per-vertex steps here (`pair`, `offers`, `splice`,
 //! `trail_starts`) and the run kernels.
