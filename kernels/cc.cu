@@ -66,11 +66,23 @@ extern "C" __global__ void cc_gather(const u32 *send_local, u64 count, const u64
     if (i < count) send[i] = labels[send_local[i]];
 }
 
+// Marks the ghosts whose label changed since it was last absorbed (`absorbed`: that label
+// plus one, 0 for none yet; it takes the new one): the others' cut edges have nothing new.
+extern "C" __global__ void cc_changed_ghosts(const u64 *ghost_labels, u64 ghosts, u64 *absorbed,
+                                             u8 *changed) {
+    u64 g = thread_index();
+    if (g >= ghosts) return;
+    bool differs = ghost_labels[g] + 1 != absorbed[g];
+    if (differs) absorbed[g] = ghost_labels[g] + 1;
+    changed[g] = differs;
+}
+
+// Each cut edge to a changed ghost lowers its own vertex's component label to the ghost's.
 extern "C" __global__ void cc_cut_min(const u32 *cut_own, const u32 *cut_ghost, u64 count,
-                                      const u32 *parent, const u64 *ghost_labels,
-                                      u64 *comp_min) {
+                                      const u8 *changed, const u32 *parent,
+                                      const u64 *ghost_labels, u64 *comp_min) {
     u64 i = thread_index();
-    if (i >= count) return;
+    if (i >= count || !changed[cut_ghost[i]]) return;
     u32 root = parent[cut_own[i]];
     u64 label = ghost_labels[cut_ghost[i]];
     if (label < comp_min[root]) atomicMin(&comp_min[root], label);

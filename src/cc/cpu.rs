@@ -27,6 +27,8 @@ pub struct CpuLabeller<'a> {
     labels: Vec<u64>,
     comp_min: Vec<AtomicU64>,
     ghost_labels: Vec<u64>,
+    /// Each ghost's label as last absorbed (u64::MAX: not yet).
+    absorbed: Vec<u64>,
 }
 
 impl<'a> CpuLabeller<'a> {
@@ -41,6 +43,7 @@ impl<'a> CpuLabeller<'a> {
             labels: vec![0; n],
             comp_min: (0..n).map(|_| AtomicU64::new(0)).collect(),
             ghost_labels: Vec::new(),
+            absorbed: Vec::new(),
         }
     }
 
@@ -116,6 +119,7 @@ impl Labeller for CpuLabeller<'_> {
                 *label = first + u64::from(root);
                 min.store(*label, Relaxed);
             });
+        self.absorbed = vec![u64::MAX; self.rows.ghosts.ids.len()];
         Ok(())
     }
 
@@ -140,14 +144,26 @@ impl Labeller for CpuLabeller<'_> {
     fn absorb_cut_edges(&mut self) -> Result<()> {
         let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
         let (ghost_labels, mask) = (&self.ghost_labels, self.mask);
+        // Only cut edges to ghosts whose label changed: what the others gave is already in
+        // `comp_min`, which only falls.
+        let changed: Vec<bool> = self
+            .absorbed
+            .par_iter_mut()
+            .zip(ghost_labels.par_iter())
+            .map(|(seen, &label)| std::mem::replace(seen, label) != label)
+            .collect();
         rows.cut_own
             .par_iter()
             .zip(rows.cut_ghost.par_iter())
             .enumerate()
-            .filter(|&(i, _)| mask.is_none_or(|m| m.cut[i]))
+            .filter(|&(i, (_, &g))| changed[g as usize] && mask.is_none_or(|m| m.cut[i]))
             .for_each(|(_, (&u, &g))| {
-                let root = parent[u as usize].load(Relaxed) as usize;
-                min[root].fetch_min(ghost_labels[g as usize], Relaxed);
+                let (root, label) = (parent[u as usize].load(Relaxed), ghost_labels[g as usize]);
+                let min = &min[root as usize];
+                // A read first: most edges lower nothing, and a failed fetch_min still writes.
+                if label < min.load(Relaxed) {
+                    min.fetch_min(label, Relaxed);
+                }
             });
         Ok(())
     }

@@ -34,6 +34,10 @@ pub struct GpuLabeller<'a> {
     comp_min: CudaSlice<u64>,
     send: CudaSlice<u64>,
     ghost_labels: CudaSlice<u64>,
+    /// Per ghost, its label as last absorbed plus one (0: none yet).
+    absorbed: CudaSlice<u64>,
+    /// Per ghost, whether its label changed in this round.
+    changed_ghosts: CudaSlice<u8>,
     changed: CudaSlice<u64>,
     kernels: HashMap<&'static str, Kernel>,
 }
@@ -50,7 +54,7 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         + 8 * rows.cut_own.len() as u64
         + (4 + 8 + 8) * n
         + 12 * rows.ghosts.send_local.len() as u64
-        + 8 * rows.ghosts.ids.len() as u64
+        + (8 + 8 + 1) * rows.ghosts.ids.len() as u64
 }
 
 impl<'a> GpuLabeller<'a> {
@@ -81,6 +85,7 @@ impl<'a> GpuLabeller<'a> {
             "cc_sample_roots",
             "cc_label",
             "cc_gather",
+            "cc_changed_ghosts",
             "cc_cut_min",
             "cc_relabel",
             "cc_component_labels",
@@ -116,6 +121,8 @@ impl<'a> GpuLabeller<'a> {
             comp_min: gpu.zeros("component labels", n)?,
             send: gpu.zeros("labels to send", rows.ghosts.send_local.len())?,
             ghost_labels: gpu.zeros("ghost labels", rows.ghosts.ids.len())?,
+            absorbed: gpu.zeros("absorbed ghost labels", rows.ghosts.ids.len())?,
+            changed_ghosts: gpu.zeros("changed ghosts", rows.ghosts.ids.len())?,
             changed: gpu.zeros("change count", 1)?,
             kernels,
         })
@@ -190,6 +197,7 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.labels)
                 .arg(&mut self.comp_min);
         })?;
+        clear(gpu, &mut self.absorbed, "clear the absorbed ghost labels")?;
         gpu.sync("cc local labelling")
     }
 
@@ -235,19 +243,28 @@ impl Labeller for GpuLabeller<'_> {
     }
 
     fn absorb_cut_edges(&mut self) -> Result<()> {
+        let (gpu, ghosts) = (self.gpu, self.rows.ghosts.ids.len() as u64);
         let cuts = self.rows.cut_own.len() as u64;
         if cuts == 0 {
             return Ok(());
         }
-        self.gpu
-            .launch(&self.kernels["cc_cut_min"], grid(cuts), |b| {
-                b.arg(&self.cut_own)
-                    .arg(&self.cut_ghost)
-                    .arg(&cuts)
-                    .arg(&self.parent)
-                    .arg(&self.ghost_labels)
-                    .arg(&mut self.comp_min);
-            })
+        // Only cut edges to ghosts whose label changed: what the others gave is already in
+        // `comp_min`, which only falls.
+        gpu.launch(&self.kernels["cc_changed_ghosts"], grid(ghosts), |b| {
+            b.arg(&self.ghost_labels)
+                .arg(&ghosts)
+                .arg(&mut self.absorbed)
+                .arg(&mut self.changed_ghosts);
+        })?;
+        gpu.launch(&self.kernels["cc_cut_min"], grid(cuts), |b| {
+            b.arg(&self.cut_own)
+                .arg(&self.cut_ghost)
+                .arg(&cuts)
+                .arg(&self.changed_ghosts)
+                .arg(&self.parent)
+                .arg(&self.ghost_labels)
+                .arg(&mut self.comp_min);
+        })
     }
 
     fn component_labels(&mut self, vertices: &[u32]) -> Result<Vec<u64>> {
@@ -294,9 +311,7 @@ impl Labeller for GpuLabeller<'_> {
             return Ok(0);
         }
         let (gpu, n) = (self.gpu, self.n);
-        gpu.stream
-            .memset_zeros(&mut self.changed)
-            .map_err(|e| crate::device::gpu_error("clear the change count", e))?;
+        clear(gpu, &mut self.changed, "clear the change count")?;
         gpu.launch(&self.kernels["cc_relabel"], grid(n.into()), |b| {
             b.arg(&n)
                 .arg(&self.parent)
@@ -310,4 +325,15 @@ impl Labeller for GpuLabeller<'_> {
     fn labels(&self) -> Result<Vec<u64>> {
         self.gpu.download("labels", &self.labels, self.n as usize)
     }
+}
+
+/// Zero `buffer` on the GPU's stream; `what` names the step in an error.
+fn clear<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    gpu: &Gpu,
+    buffer: &mut CudaSlice<T>,
+    what: &str,
+) -> Result<()> {
+    gpu.stream
+        .memset_zeros(buffer)
+        .map_err(|e| crate::device::gpu_error(what, e))
 }
