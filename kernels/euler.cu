@@ -164,7 +164,8 @@ extern "C" __global__ void euler_pointed(const u32 *next, u64 slots, u8 *pointed
 // Each head's run (it and the slots up to the next head): its smallest edge, the next head
 // (NIL: another rank's slot follows) and, with `open`, its last slot.
 extern "C" __global__ void euler_min_walk(const u32 *heads, u64 count, const u32 *next,
-                                          const u32 *dart, u32 open, u32 *run_min, u32 *run_next, u32 *run_end) {
+                                          const u32 *dart, u32 open, u32 *run_min,
+                                          u32 *run_next, u32 *run_end) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k], m = dart[h] / 2, last = h, t = next[h];

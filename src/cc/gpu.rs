@@ -197,7 +197,7 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.labels)
                 .arg(&mut self.comp_min);
         })?;
-        clear(gpu, &mut self.absorbed, "clear the absorbed ghost labels")?;
+        gpu.clear("the absorbed ghost labels", &mut self.absorbed)?;
         gpu.sync("cc local labelling")
     }
 
@@ -311,7 +311,7 @@ impl Labeller for GpuLabeller<'_> {
             return Ok(0);
         }
         let (gpu, n) = (self.gpu, self.n);
-        clear(gpu, &mut self.changed, "clear the change count")?;
+        gpu.clear("the change count", &mut self.changed)?;
         gpu.launch(&self.kernels["cc_relabel"], grid(n.into()), |b| {
             b.arg(&n)
                 .arg(&self.parent)
@@ -325,15 +325,4 @@ impl Labeller for GpuLabeller<'_> {
     fn labels(&self) -> Result<Vec<u64>> {
         self.gpu.download("labels", &self.labels, self.n as usize)
     }
-}
-
-/// Zero `buffer` on the GPU's stream; `what` names the step in an error.
-fn clear<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    gpu: &Gpu,
-    buffer: &mut CudaSlice<T>,
-    what: &str,
-) -> Result<()> {
-    gpu.stream
-        .memset_zeros(buffer)
-        .map_err(|e| crate::device::gpu_error(what, e))
 }

@@ -230,6 +230,18 @@ impl Gpu {
             .map_err(|e| gpu_error(format!("allocate {what}"), e))
     }
 
+    /// Zero `buffer` on this GPU's stream (a counter reset between launches, say); `what`
+    /// names it in an error.
+    pub fn clear<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        what: &str,
+        buffer: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        self.stream
+            .memset_zeros(buffer)
+            .map_err(|e| gpu_error(format!("clear {what}"), e))
+    }
+
     /// A copy of `host` on the GPU (at least one item long).
     pub fn upload<T: DeviceRepr + ValidAsZeroBits>(
         &self,

@@ -175,15 +175,19 @@ pub(super) fn pair(
     })
 }
 
-impl Paired {
-    /// Each slot's (local) vertex.
-    pub(super) fn vertices(&self, gpu: &Gpu, k: &Kernels) -> Result<CudaSlice<u32>> {
-        let mut vertex = gpu.zeros::<u32>("slot vertices", self.slots as usize)?;
-        gpu.launch(k.get("euler_vertices"), grid(u64::from(self.n)), |b| {
-            b.arg(&self.vertex_start).arg(&self.n).arg(&mut vertex);
-        })?;
-        Ok(vertex)
-    }
+/// Each of the `slots` slots' (local) vertex, from the slot starts of the `n` own vertices.
+pub(super) fn slot_vertices(
+    gpu: &Gpu,
+    k: &Kernels,
+    vertex_start: &CudaSlice<u32>,
+    n: u32,
+    slots: u64,
+) -> Result<CudaSlice<u32>> {
+    let mut vertex = gpu.zeros::<u32>("slot vertices", slots as usize)?;
+    gpu.launch(k.get("euler_vertices"), grid(u64::from(n)), |b| {
+        b.arg(vertex_start).arg(&n).arg(&mut vertex);
+    })?;
+    Ok(vertex)
 }
 
 /// Exclusive prefix sums of the first `count` values of `a`, in place: tiles of SCAN_TILE on
@@ -236,7 +240,7 @@ pub(super) fn offers(
 ) -> Result<(CudaSlice<u32>, u64)> {
     let mut count = gpu.zeros::<u64>("counter", 1)?;
     let mut pass = |write: u32, offers: &mut CudaSlice<u32>| {
-        zero(gpu, &mut count)?;
+        gpu.clear("a counter", &mut count)?;
         gpu.launch(k.get("euler_offers"), grid(u64::from(p.n)), |b| {
             b.arg(&p.vertex_start)
                 .arg(&p.n)
@@ -351,7 +355,7 @@ pub fn solve(
         gpu.launch(k.get("euler_forest_offer"), grid(offer_count), |b| {
             b.arg(&offers).arg(&offer_count).arg(&root).arg(&mut best);
         })?;
-        zero(gpu, &mut count)?;
+        gpu.clear("a counter", &mut count)?;
         gpu.launch(k.get("euler_forest_hook"), grid(nodes), |b| {
             b.arg(&mut best)
                 .arg(&nodes)
@@ -363,7 +367,7 @@ pub fn solve(
             break;
         }
         loop {
-            zero(gpu, &mut count)?;
+            gpu.clear("a counter", &mut count)?;
             gpu.launch(k.get("euler_forest_jump"), grid(nodes), |b| {
                 b.arg(&mut root).arg(&nodes).arg(&mut count);
             })?;
@@ -410,10 +414,7 @@ pub fn solve(
     } = p;
     drop(partner);
     let runs = rank_lists(gpu, &k, &next, slots, [head, tail])?;
-    let mut vertex = gpu.zeros::<u32>("slot vertices", slots as usize)?;
-    gpu.launch(k.get("euler_vertices"), grid(u64::from(n)), |b| {
-        b.arg(&vertex_start).arg(&n).arg(&mut vertex);
-    })?;
+    let vertex = slot_vertices(gpu, &k, &vertex_start, n, slots)?;
     drop(vertex_start);
     let mut code = gpu.zeros::<u64>("circuit", s.m as usize)?;
     let mut arrive = gpu.zeros::<u32>("circuit vertices", s.m as usize)?;
@@ -482,7 +483,7 @@ pub(super) fn heads(
     let lists = u32::from(pointed.is_some());
     // Counted first, then written into an array of that size.
     let mut pass = |write: u32, heads: &mut CudaSlice<u32>| {
-        zero(gpu, &mut count)?;
+        gpu.clear("a counter", &mut count)?;
         gpu.launch(k.get("euler_heads"), grid(slots), |b| {
             b.arg(&slots)
                 .arg(&firsts[0])
@@ -532,7 +533,7 @@ fn cycle_min(
     let mut rounds = 0;
     loop {
         rounds += 1;
-        zero(gpu, &mut changed)?;
+        gpu.clear("a counter", &mut changed)?;
         gpu.launch(k.get("euler_min_jump"), grid(count), |b| {
             b.arg(&heads)
                 .arg(&count)
@@ -613,7 +614,7 @@ fn rank_lists(
     let mut active = gpu.zeros::<u64>("counter", 1)?;
     let limit = 66 - slots.max(1).leading_zeros();
     for _ in 0..limit {
-        zero(gpu, &mut active)?;
+        gpu.clear("a counter", &mut active)?;
         gpu.launch(k.get("euler_rank_jump"), grid(count), |b| {
             b.arg(&heads)
                 .arg(&count)
@@ -641,12 +642,6 @@ fn rank_lists(
         }
     }
     Err(jump::no_end())
-}
-
-fn zero(gpu: &Gpu, buffer: &mut CudaSlice<u64>) -> Result<()> {
-    gpu.stream
-        .memset_zeros(buffer)
-        .map_err(|e| gpu_error("reset a counter", e))
 }
 
 /// Element `i` of a device buffer.

@@ -105,7 +105,11 @@ fn sorted_on_host(
     let slots = p.slots as usize;
     let vertex_start = gpu.download("vertex slots", &p.vertex_start, p.n as usize + 1)?;
     let dart = gpu.download("slots", &p.dart, slots)?;
-    let vertex = gpu.download("slot vertices", &p.vertices(gpu, k)?, slots)?;
+    let vertex = gpu.download(
+        "slot vertices",
+        &gpu::slot_vertices(gpu, k, &p.vertex_start, p.n, p.slots)?,
+        slots,
+    )?;
     let partner = gpu.download("partners", &p.partner, slots)?;
     let dart: Vec<u64> = dart.into_par_iter().map(u64::from).collect();
     // Darts are unique: the ends and the slots, each sorted by dart, line up.
