@@ -513,7 +513,7 @@ fn a_file_too_large_for_memory_is_refused_by_its_size() {
 fn a_signal_ends_the_searches_cleanly() {
     use std::io::{BufRead, BufReader};
     let dir = test_dir("bfs_signal");
-    let mut child = std::process::Command::new("mpirun")
+    let mut child = common::mpirun_command()
         .args(["-np", "2", "--oversubscribe"])
         .arg(common::tessera_bin())
         .args([

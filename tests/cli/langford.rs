@@ -272,7 +272,7 @@ fn wait_for_ledger(path: &Path, tasks: u64, limit: Duration) -> u64 {
 fn killed_run_resumes_to_the_same_count() {
     let dir = test_dir("langford_resume");
     let out = dir.join("killed.h5");
-    let child = Command::new("mpirun")
+    let child = crate::common::mpirun_command()
         .args(["-np", "2", "--oversubscribe"])
         .arg(tessera_bin())
         .args([

@@ -175,7 +175,7 @@ fn sigterm_writes_a_checkpoint_that_resumes_to_the_same_chain() {
         "--output",
     ];
     let out = dir.join("killed.h5");
-    let child = Command::new("mpirun")
+    let child = crate::common::mpirun_command()
         .args(["-np", "2", "--oversubscribe"])
         .arg(tessera_bin())
         .args(args)

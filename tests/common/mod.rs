@@ -70,6 +70,33 @@ impl Run {
     }
 }
 
+/// `mpirun`, with Open MPI's session directory under a directory of the calling thread's own
+/// (removed when the thread, a test, ends). Jobs otherwise share /tmp/ompi.<host>.<uid>, and
+/// one starting while another ends there can fail in orte_init ("A call to mkdir was unable to
+/// create the desired directory", open-mpi/ompi#8510); the tests run their jobs on parallel
+/// threads.
+pub fn mpirun_command() -> Command {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Sessions(PathBuf);
+    impl Drop for Sessions {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    static THREADS: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SESSIONS: Sessions = {
+            let n = THREADS.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!("tessera-ompi-{}-{n}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Sessions(dir)
+        };
+    }
+    let mut cmd = Command::new("mpirun");
+    SESSIONS.with(|dir| cmd.env("OMPI_MCA_orte_tmpdir_base", &dir.0));
+    cmd
+}
+
 /// Run `mpirun -np N --oversubscribe PROGRAM ARGS...` in `dir` with the root-allow variables
 /// and the extra environment `env`; kill it and fail the test if it runs past `mpi_timeout()`.
 pub fn mpirun_program(
@@ -79,7 +106,7 @@ pub fn mpirun_program(
     env: &[(&str, &str)],
     dir: &Path,
 ) -> Run {
-    let mut cmd = Command::new("mpirun");
+    let mut cmd = mpirun_command();
     cmd.arg("-np")
         .arg(np.to_string())
         .arg("--oversubscribe")
