@@ -29,6 +29,9 @@ pub struct RunArgs {
     /// How GPU ranks exchange device data (default auto: NCCL where it loads, else MPI)
     #[arg(long, value_enum)]
     pub gpu_transport: Option<GpuTransport>,
+    /// Overwrite an existing result file (default false: an existing output is refused)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub force: Option<bool>,
 }
 
 /// Settings shared by every workload, resolved.
@@ -39,6 +42,7 @@ pub struct RunConfig {
     pub device: Device,
     pub threads: Option<usize>,
     pub gpu_transport: GpuTransport,
+    pub force: bool,
 }
 
 impl RunArgs {
@@ -53,6 +57,7 @@ impl RunArgs {
             device: self.device.unwrap_or(Device::Auto),
             threads: self.threads,
             gpu_transport: self.gpu_transport.unwrap_or(GpuTransport::Auto),
+            force: self.force.unwrap_or(false),
         })
     }
 }
@@ -103,6 +108,27 @@ impl DeckText {
         })
     }
 
+    /// `e` with the deck line of the key it names, where it is a deck error that names a key
+    /// (`[table] key ...`) but no line: range checks run after parsing, on merged values.
+    pub fn locate(&self, e: Error) -> Error {
+        let Error::Config { file, msg } = &e else {
+            return e;
+        };
+        if *file != self.source {
+            return e;
+        }
+        match key_line(&self.text, msg) {
+            Some(line) => config_error(
+                file,
+                &format!(
+                    "line {line} ({}): {msg}",
+                    self.text.lines().nth(line - 1).unwrap_or("").trim()
+                ),
+            ),
+            None => e,
+        }
+    }
+
     /// Parse the whole deck as `T` (errors name the line).
     pub fn parse<T: DeserializeOwned + Default>(&self) -> Result<T> {
         if self.text.is_empty() {
@@ -110,6 +136,28 @@ impl DeckText {
         }
         parse(&self.source, &self.text)
     }
+}
+
+/// The line (from 1) of the key a message starts with (`[table] key`), inside that table.
+fn key_line(text: &str, msg: &str) -> Option<usize> {
+    let rest = msg.strip_prefix('[')?;
+    let (table, rest) = rest.split_once(']')?;
+    let key = rest.split_whitespace().next()?;
+    let header = format!("[{table}]");
+    let mut inside = false;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line.starts_with(&header);
+        } else if inside
+            && line
+                .split_once('=')
+                .is_some_and(|(k, _)| k.trim().trim_matches('"') == key)
+        {
+            return Some(i + 1);
+        }
+    }
+    None
 }
 
 /// Parse TOML text as `T`; an error names the file, the line and what was expected.
@@ -121,7 +169,7 @@ pub fn parse<T: DeserializeOwned>(name: &str, text: &str) -> Result<T> {
             let start = s.start + rest.len() - rest.trim_start().len();
             text[..start].matches('\n').count() + 1
         });
-        let msg = e.message().trim().to_string();
+        let msg = types_in_words(e.message().trim());
         config_error(
             name,
             &match line {
@@ -133,6 +181,42 @@ pub fn parse<T: DeserializeOwned>(name: &str, text: &str) -> Result<T> {
             },
         )
     })
+}
+
+/// A parser's message with Rust's type names said in words: "expected u32" becomes "expected
+/// an integer from 0 to 4294967295".
+pub fn types_in_words(msg: &str) -> String {
+    const WORDS: [(&str, &str); 11] = [
+        ("u8", "an integer from 0 to 255"),
+        ("u16", "an integer from 0 to 65535"),
+        ("u32", "an integer from 0 to 4294967295"),
+        ("u64", "an integer from 0 to 18446744073709551615"),
+        ("usize", "an integer from 0 to 18446744073709551615"),
+        ("i32", "an integer"),
+        ("i64", "an integer"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+        ("a boolean", "true or false"),
+        ("bool", "true or false"),
+    ];
+    let mut out = msg.to_string();
+    for (name, words) in WORDS {
+        let from = format!("expected {name}");
+        let mut at = 0;
+        while let Some(found) = out[at..].find(&from) {
+            let start = at + found;
+            let end = start + from.len();
+            // A whole name only: "expected u32" but not "expected u32s".
+            if out[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                at = end;
+                continue;
+            }
+            let replacement = format!("expected {words}");
+            out.replace_range(start..end, &replacement);
+            at = start + replacement.len();
+        }
+    }
+    out
 }
 
 /// A table's keys from the command line over the same table's keys from the deck: the flags

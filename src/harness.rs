@@ -13,6 +13,7 @@ use crate::graph::build::{self, Built, FitCheck};
 use crate::graph::source::{GraphArgs, GraphConfig};
 use crate::output::{timestamp, Invocation, Provenance, ResultFile};
 use crate::progress::Progress;
+use crate::report::Report;
 use crate::signals::Interrupt;
 use clap::{ArgMatches, FromArgMatches};
 use serde::de::{DeserializeOwned, MapAccess, Visitor};
@@ -22,7 +23,11 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// One workload: a module with its deck table, its checks and its procedure.
+/// One workload: a module with its deck table, its checks and its procedure. The harness
+/// runs it in one loop: `check_sizes` before anything is allocated, then `execute`, whose
+/// phases go through the harness (`timed` for preparing, `trials` for the timed trials with
+/// progress and signals, `verify`), and whose one `Report` the harness both prints and
+/// writes to the result file. A workload never prints its results or opens the file itself.
 pub trait Workload: Sized {
     /// Subcommand and deck table name.
     const NAME: &'static str;
@@ -35,8 +40,18 @@ pub trait Workload: Sized {
     type Table: clap::Args + Serialize + DeserializeOwned + Default;
     /// Check the merged table and fill defaults; `source` names the deck for messages.
     fn configure(source: &str, table: Self::Table, graph: Option<GraphConfig>) -> Result<Self>;
-    /// The procedure: its phases, trials and results, through the harness.
-    fn execute(&self, h: &Harness) -> Result<()>;
+    /// Refuse sizes that cannot fit, before any allocation (every rank reaches the same
+    /// verdict; `device::memory` has the checks and their one-line message).
+    fn check_sizes(&self, _h: &Harness) -> Result<()> {
+        Ok(())
+    }
+    /// True when an existing output file is this run's own to continue (a ledger or a
+    /// checkpoint resumed), so the harness does not refuse it.
+    fn resumes_output(&self) -> bool {
+        false
+    }
+    /// The procedure: its phases and trials through the harness, and its one report.
+    fn execute(&self, h: &Harness) -> Result<Report>;
 }
 
 /// A workload with its type erased, as the list of workloads holds it.
@@ -89,9 +104,9 @@ impl<W: Workload> Entry for Registered<W> {
             None
         };
         let table = merge(parsed.table.unwrap_or_default(), from_flags(flags)?);
-        let workload = W::configure(source, table, graph)?;
-        let harness = Harness::start(world, run, deck.text, W::NAME)?;
-        workload.execute(&harness)
+        let workload = W::configure(source, table, graph).map_err(|e| deck.locate(e))?;
+        let harness = Harness::start(world, run, deck.text, W::NAME, workload.resumes_output())?;
+        harness.run_workload(&workload)
     }
 }
 
@@ -193,6 +208,8 @@ pub struct Harness<'w> {
     start_time: String,
     phases: RefCell<Vec<(String, f64)>>,
     interrupt: Interrupt,
+    /// Rank 0's claim on the output (`NAME.lock`), released when the run ends.
+    _lock: Option<OutputLock>,
 }
 
 impl<'w> Harness<'w> {
@@ -201,11 +218,13 @@ impl<'w> Harness<'w> {
         run: RunConfig,
         deck: String,
         workload: &'static str,
+        resumes: bool,
     ) -> Result<Self> {
         let start_time = timestamp();
+        // The output first: a run that cannot keep its result must not compute it.
+        let lock = world.agree(claim_output(world, &run.output, run.force || resumes))?;
         start_threads(world, run.threads)?;
         let device = device::select(world, run.device)?;
-        world.agree(check_writable(world, &run.output))?;
         Ok(Harness {
             world,
             device,
@@ -215,7 +234,38 @@ impl<'w> Harness<'w> {
             phases: RefCell::new(Vec::new()),
             interrupt: Interrupt::watch()?,
             run,
+            _lock: lock,
         })
+    }
+
+    /// The one loop: sizes checked, the procedure run, its report printed and written.
+    fn run_workload<W: Workload>(&self, w: &W) -> Result<()> {
+        self.world.agree(w.check_sizes(self))?;
+        let report = w.execute(self)?;
+        // TODO(issue 30): every workload reports; until then an empty report was written by
+        // the workload itself.
+        if report.figures.is_empty() && report.datasets.is_empty() {
+            return Ok(());
+        }
+        self.publish(&report)
+    }
+
+    /// Print the report's statistics block (rank 0) and write it with the provenance and
+    /// the phase times (collective).
+    fn publish(&self, report: &Report) -> Result<()> {
+        if self.world.is_root() {
+            print!("{}", report.render());
+        }
+        self.write_results(|file| report.write(file))
+    }
+
+    /// Check the results (collective), as the phase "verify", unless `enabled` is false;
+    /// returns whether it ran.
+    pub fn verify(&self, enabled: bool, check: impl FnOnce() -> Result<()>) -> Result<bool> {
+        if enabled {
+            self.timed("verify", check)?;
+        }
+        Ok(enabled)
     }
 
     /// What this rank computes on, for logs and provenance.
@@ -341,14 +391,110 @@ fn write_file(
     file.finish()
 }
 
-/// Rank 0 makes sure the result file can be created before any compute starts: it creates
-/// the directory and the temporary file, and removes the temporary file again.
-fn check_writable(world: &World, path: &Path) -> Result<()> {
+/// Rank 0 claims the output before any compute: a directory or anything but a regular file
+/// is refused, an existing result unless `overwrite`, and an output another run is writing
+/// (its lock beside it); then the temporary file is created and removed again, proving the
+/// path writable.
+fn claim_output(world: &World, path: &Path, overwrite: bool) -> Result<Option<OutputLock>> {
     if !world.is_root() {
-        return Ok(());
+        return Ok(None);
     }
-    let probe = ResultFile::create(path)?;
-    probe.discard()
+    let refuse = |msg: String| Error::Output {
+        path: path.display().to_string(),
+        msg,
+    };
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(refuse(
+                "is a directory: name a file (e.g. --output DIR/result.h5)".into(),
+            ));
+        }
+        if !meta.is_file() {
+            return Err(refuse(
+                "is not a regular file (a device, FIFO or socket): name a file".into(),
+            ));
+        }
+        if !overwrite {
+            return Err(refuse(
+                "exists: pass --force (or `force = true` in [run]) to overwrite it".into(),
+            ));
+        }
+    }
+    let lock = OutputLock::claim(path)?;
+    ResultFile::create(path)?.discard()?;
+    Ok(Some(lock))
+}
+
+/// `NAME.lock` beside an output while a run writes it: its host and process id. A lock left by
+/// a process that is gone from this host is taken over.
+pub struct OutputLock {
+    path: PathBuf,
+}
+
+impl OutputLock {
+    fn claim(output: &Path) -> Result<OutputLock> {
+        let mut name = output.as_os_str().to_owned();
+        name.push(".lock");
+        let path = PathBuf::from(name);
+        let host = hostname();
+        let owner = format!("{host} {}\n", std::process::id());
+        let err = |msg: String| Error::Output {
+            path: output.display().to_string(),
+            msg,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| err(format!("cannot create directory {}: {e}", dir.display())))?;
+        }
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    use std::io::Write;
+                    file.write_all(owner.as_bytes())
+                        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
+                    return Ok(OutputLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let held = std::fs::read_to_string(&path).unwrap_or_default();
+                    let mut words = held.split_whitespace();
+                    let (by_host, pid) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+                    let gone = by_host == host
+                        && !pid.is_empty()
+                        && !Path::new("/proc").join(pid).exists();
+                    if !gone {
+                        return Err(err(format!(
+                            "another run is writing it (process {pid} on {by_host}, per {}); if that run is gone, remove the lock",
+                            path.display()
+                        )));
+                    }
+                    log::warn!(
+                        "taking over {} left by process {pid}, which is gone",
+                        path.display()
+                    );
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => return Err(err(format!("cannot create {}: {e}", path.display()))),
+            }
+        }
+        Err(err(format!("cannot claim {}", path.display())))
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// This node's name, as the lock records it.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown-host".into())
 }
 
 /// One rayon pool per rank. By default: the cores the launcher bound the rank to, or, when it
@@ -370,7 +516,7 @@ fn start_threads(world: &World, threads: Option<usize>) -> Result<()> {
 }
 
 /// Cores online on this node (from /sys, e.g. "0-63" or "0-3,8-11"), if known.
-fn online_cores() -> Option<usize> {
+pub fn online_cores() -> Option<usize> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
     text.trim().split(',').try_fold(0, |count, range| {
         let (lo, hi) = range.split_once('-').unwrap_or((range, range));

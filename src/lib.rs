@@ -18,6 +18,7 @@ pub mod lattice;
 pub mod output;
 pub mod percolation;
 pub mod progress;
+pub mod report;
 pub mod rng;
 pub mod signals;
 pub mod spin;

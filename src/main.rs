@@ -7,7 +7,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use std::io::Write;
 use std::path::PathBuf;
 use tessera::comm::World;
-use tessera::config::{config_error, DeckText};
+use tessera::config::{config_error, types_in_words, DeckText};
 use tessera::device;
 use tessera::error::{Error, Result};
 use tessera::signals::INTERRUPTED;
@@ -51,7 +51,11 @@ fn cli() -> Command {
         )
         .subcommand_required(true)
         .subcommand(run)
-        .subcommands(WORKLOADS.iter().map(|w| w.command()))
+        .subcommands(
+            WORKLOADS
+                .iter()
+                .map(|w| w.command().allow_negative_numbers(true)),
+        )
         .subcommand(Command::new("info").about("Version, build and machine information"))
         .subcommand(kernels)
 }
@@ -63,14 +67,21 @@ fn main() {
     };
     let matches = match cli().try_get_matches() {
         Ok(matches) => matches,
-        Err(e) => {
-            // --help, --version or bad arguments: clap's text from rank 0 only.
+        Err(e) if !e.use_stderr() => {
+            // --help or --version: clap's text from rank 0 only.
             if world.is_root() {
                 let _ = e.print();
             }
-            let code = e.exit_code();
             drop(world);
-            std::process::exit(code);
+            std::process::exit(0);
+        }
+        Err(e) => {
+            // A usage error: one line from rank 0, the exit status of every other error.
+            if world.is_root() {
+                eprintln!("tessera: error: command line: {}", usage_message(&e));
+            }
+            drop(world);
+            std::process::exit(1);
         }
     };
     init_logging(world.rank(), matches.get_flag("verbose"));
@@ -153,7 +164,10 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
     let entry = workloads::find(name).expect("named from the list");
     let flags = sub.get_many::<String>("flags").into_iter().flatten();
     let args = std::iter::once(name.to_string()).chain(flags.cloned());
-    let command = entry.command().bin_name(format!("tessera {name}"));
+    let command = entry
+        .command()
+        .allow_negative_numbers(true)
+        .bin_name(format!("tessera {name}"));
     let matches = match command.try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
@@ -164,13 +178,11 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
             return Ok(());
         }
         Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("");
             return Err(config_error(
                 "command line",
                 &format!(
                     "{} (the deck runs {name}: see `tessera {name} --help`)",
-                    first.trim_start_matches("error: ")
+                    usage_message(&e)
                 ),
             ));
         }
@@ -182,6 +194,96 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
         ));
     }
     entry.run(world, deck, &matches)
+}
+
+/// One line for a usage error: a negative number as a range error, a flag of another
+/// workload naming that workload, types in words; otherwise clap's own first line and tip.
+fn usage_message(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let flag = context(ContextKind::InvalidArg).map(|a| {
+        // "--scale <SCALE>" is the flag --scale.
+        a.split_whitespace().next().unwrap_or_default().to_string()
+    });
+    let value = context(ContextKind::InvalidValue);
+    match (e.kind(), flag, value) {
+        (ErrorKind::ValueValidation, Some(flag), Some(value))
+            if value.starts_with('-') && value[1..].parse::<f64>().is_ok() =>
+        {
+            format!("{flag} = {value} is out of range: expected a number >= 0")
+        }
+        (ErrorKind::ValueValidation, Some(flag), Some(value)) => {
+            let why = std::error::Error::source(e)
+                .map(|s| s.to_string())
+                .unwrap_or_default();
+            format!(
+                "{flag} = {value:?} is not valid: {}",
+                parse_error_in_words(&why)
+            )
+        }
+        (ErrorKind::UnknownArgument, Some(flag), _) => match flag_owners(&flag) {
+            Some(owners) => format!(
+                "{flag} is not a flag of {}: it belongs to {owners} (see `tessera {} --help`)",
+                called_workload().unwrap_or("this command"),
+                owners.split(", ").next().unwrap_or_default()
+            ),
+            None => first_line_and_tip(e),
+        },
+        _ => first_line_and_tip(e),
+    }
+}
+
+/// A value parser's complaint in words ("invalid digit found in string": not an integer).
+fn parse_error_in_words(why: &str) -> String {
+    match why {
+        "invalid digit found in string" => "expected a non-negative integer".into(),
+        "cannot parse integer from empty string" => "expected an integer, found nothing".into(),
+        "number too large to fit in target type" => "too large for this key".into(),
+        "invalid float literal" => "expected a number".into(),
+        _ => types_in_words(why),
+    }
+}
+
+/// clap's message as one line: its first line and its tip, if any.
+fn first_line_and_tip(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    match lines.find(|l| l.starts_with("tip:")) {
+        Some(tip) => format!("{first} ({tip})"),
+        None => first,
+    }
+}
+
+/// The workloads (comma-separated) that take the long flag `flag` ("--n"), if any.
+fn flag_owners(flag: &str) -> Option<String> {
+    let long = flag.strip_prefix("--")?;
+    let owners: Vec<&str> = WORKLOADS
+        .iter()
+        .filter(|w| {
+            w.command()
+                .get_arguments()
+                .any(|a| a.get_long() == Some(long))
+        })
+        .map(|w| w.name())
+        .collect();
+    (!owners.is_empty()).then(|| owners.join(", "))
+}
+
+/// The workload named on this process's command line, if any.
+fn called_workload() -> Option<&'static str> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    WORKLOADS
+        .iter()
+        .map(|w| w.name())
+        .find(|n| args.iter().any(|a| a == n))
 }
 
 /// Compile every kernel for `arch`; any compile error is an error of the run.
@@ -207,9 +309,11 @@ fn info(world: &World) {
             env!("TESSERA_GIT_REVISION")
         );
         println!("ranks: {} on {}", world.size(), hosts.join(", "));
+        // The node's cores, not this rank's binding (mpirun binds a rank to one core).
+        let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
         println!(
-            "cores on this node: {}",
-            std::thread::available_parallelism().map_or(1, |n| n.get())
+            "cores on this node: {} ({allowed} bound to rank 0)",
+            tessera::harness::online_cores().unwrap_or(allowed)
         );
         match device::visible_gpus() {
             None => println!("gpus: none (the CUDA driver library cannot be loaded)"),

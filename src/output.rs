@@ -117,7 +117,7 @@ pub struct GroupWriter<'a> {
     path: &'a Path,
 }
 
-impl GroupWriter<'_> {
+impl<'a> GroupWriter<'a> {
     pub fn writer(&self) -> Writer<'_> {
         Writer {
             loc: &self.group,
@@ -125,7 +125,7 @@ impl GroupWriter<'_> {
         }
     }
 
-    pub fn subgroup(&self, name: &str) -> Result<GroupWriter<'_>> {
+    pub fn subgroup(&self, name: &str) -> Result<GroupWriter<'a>> {
         let group = self.group.create_group(name).map_err(h5err(self.path))?;
         Ok(GroupWriter {
             group,

@@ -31,12 +31,11 @@ pub mod sizes;
 use crate::comm::{Op, Pair, World};
 use crate::device::Selected;
 use crate::error::Result;
-use crate::graph::build::Built;
 use crate::graph::ghosts::LocalRows;
 use crate::graph::source::GraphConfig;
 use crate::graph::Block1D;
 use crate::harness::{Harness, Workload};
-use crate::output::ResultFile;
+use crate::report::Report;
 use crate::stats::Summary;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -308,7 +307,7 @@ impl Workload for Cc {
         })
     }
 
-    fn execute(&self, h: &Harness) -> Result<()> {
+    fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let mut built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
         // On one rank every edge is local and the local rows are the CSR itself, so the CSR
@@ -334,9 +333,9 @@ impl Workload for Cc {
         })?;
         let labels = labeller.labels()?;
         drop(labeller);
-        if self.verify {
-            h.timed("verify", || sizes::verify(world, &rows, &g.part, &labels))?;
-        }
+        let verified = h.verify(self.verify, || {
+            sizes::verify(world, &rows, &g.part, &labels)
+        })?;
         let stats = h.timed("sizes", || {
             sizes::component_stats(world, &g.part, &labels, self.largest as usize)
         })?;
@@ -354,66 +353,58 @@ impl Workload for Cc {
             seconds,
             rate: g.num_entries as f64 / 2.0 / seconds,
             labels,
-            verified: self.verify,
+            verified,
         };
-        h.summary(&summary_rows(&findings));
-        h.write_results(|file| self.write(file, &built, h.run.seed, &findings))
+        let mut report = Report::new();
+        built.report(&mut report, &self.graph, h.run.seed);
+        self.report(&mut report, &findings);
+        Ok(report)
     }
 }
 
-fn summary_rows(f: &Findings) -> Vec<(&'static str, String)> {
-    let s = &f.stats;
-    let (largest, label) = s.largest.first().copied().unwrap_or((0, 0));
-    vec![
-        ("components", s.components.to_string()),
-        ("isolated_vertices", s.isolated.to_string()),
-        ("largest_component", format!("{largest} (label {label})")),
-        ("rounds", f.last.rounds.len().to_string()),
-        ("local_seconds", format!("{:.6}", f.last.local_seconds)),
-        ("cc_seconds", format!("{:.6}", f.seconds)),
-        ("edges_per_second", format!("{:.4e}", f.rate)),
-        (
-            "verified",
-            if f.verified { "yes" } else { "skipped" }.into(),
-        ),
-    ]
-}
-
 impl Cc {
-    /// `/graph`, and `/cc`: figures as attributes, rounds, histogram, largest, labels.
-    fn write(&self, file: &ResultFile, built: &Built, seed: u64, f: &Findings) -> Result<()> {
-        built.write(file, &self.graph, seed)?;
-        let group = file.group("cc")?;
-        let w = group.writer();
+    /// `/cc`: the figures, rounds, size histogram, largest components and labels.
+    fn report(&self, report: &mut Report, f: &Findings) {
         let s = &f.stats;
-        w.attr("components", s.components)?;
-        w.attr("isolated_vertices", s.isolated)?;
-        w.attr("trials", self.trials)?;
-        w.attr("cc_seconds", f.seconds)?;
-        w.attr("local_seconds", f.last.local_seconds)?;
-        w.attr("edges_per_second", f.rate)?;
-        w.attr("verified", u8::from(f.verified))?;
+        let mut r = report.group("cc");
+        r.count("components", s.components);
+        r.count("isolated_vertices", s.isolated);
+        let (size, label) = s.largest_one;
+        r.count("largest_component", size)
+            .shown_as(format!("{size} (label {label})"));
+        r.count("largest_component_label", label).stored_only();
+        r.count("rounds", f.last.rounds.len() as u64);
+        r.count("trials", self.trials).stored_only();
+        r.seconds("local_seconds", f.last.local_seconds);
+        r.seconds("cc_seconds", f.seconds);
+        r.rate("edges_per_second", f.rate, "edges/s");
+        r.flag("verified", f.verified, "skipped");
         let bins = s
             .size_histogram
             .iter()
             .rposition(|&c| c > 0)
             .map_or(0, |b| b + 1);
-        group.dataset("size_histogram", &s.size_histogram[..bins])?;
-        let largest = group.subgroup("largest")?;
-        largest.dataset("size", &s.largest.iter().map(|p| p.0).collect::<Vec<_>>())?;
-        largest.dataset("label", &s.largest.iter().map(|p| p.1).collect::<Vec<_>>())?;
-        let rounds = group.subgroup("rounds")?;
-        let r = &f.last.rounds;
-        rounds.dataset("changed", &r.iter().map(|r| r.changed).collect::<Vec<_>>())?;
-        rounds.dataset("bytes", &r.iter().map(|r| r.bytes).collect::<Vec<_>>())?;
-        rounds.dataset("seconds", &r.iter().map(|r| r.seconds).collect::<Vec<_>>())?;
-        rounds.dataset(
+        r.data("size_histogram", &s.size_histogram[..bins]);
+        let mut largest = r.subgroup("largest");
+        largest.data("size", s.largest.iter().map(|p| p.0).collect::<Vec<_>>());
+        largest.data("label", s.largest.iter().map(|p| p.1).collect::<Vec<_>>());
+        let rounds = &f.last.rounds;
+        let mut g = r.subgroup("rounds");
+        g.data(
+            "changed",
+            rounds.iter().map(|r| r.changed).collect::<Vec<_>>(),
+        );
+        g.data("bytes", rounds.iter().map(|r| r.bytes).collect::<Vec<_>>());
+        g.data(
+            "seconds",
+            rounds.iter().map(|r| r.seconds).collect::<Vec<_>>(),
+        );
+        g.data(
             "shortcuts",
-            &r.iter().map(|r| r.shortcuts).collect::<Vec<_>>(),
-        )?;
+            rounds.iter().map(|r| r.shortcuts).collect::<Vec<_>>(),
+        );
         if let Some(labels) = &f.labels {
-            group.dataset("labels", labels)?;
+            r.data("labels", labels.as_slice());
         }
-        Ok(())
     }
 }

@@ -18,8 +18,11 @@ pub struct ComponentStats {
     /// Components of one vertex.
     pub isolated: u64,
     pub size_histogram: Vec<u64>,
-    /// (size, label) of the largest components, largest first (ties: smaller label first);
-    /// complete on rank 0 only.
+    /// (size, label) of the largest component (ties: the smaller label), known however
+    /// many are listed; on rank 0 only.
+    pub largest_one: (u64, u64),
+    /// (size, label) of the `keep` largest components, largest first (ties: smaller label
+    /// first); complete on rank 0 only.
     pub largest: Vec<(u64, u64)>,
 }
 
@@ -31,6 +34,9 @@ pub fn component_stats(
     keep: usize,
 ) -> Result<ComponentStats> {
     let sizes = sizes_at_owners(world, part, labels)?;
+    // At least one is gathered: the largest component is a figure of its own.
+    let listed = keep;
+    let keep = keep.max(1);
     let mut histogram = vec![0u64; SIZE_BINS];
     for &(size, _) in &sizes {
         histogram[size.ilog2() as usize] += 1;
@@ -43,11 +49,13 @@ pub fn component_stats(
     let all = world.gatherv_root(&flat)?;
     let mut largest: Vec<(u64, u64)> = all.chunks(2).map(|p| (p[0], p[1])).collect();
     largest.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    largest.truncate(keep);
+    let largest_one = largest.first().copied().unwrap_or((0, 0));
+    largest.truncate(listed);
     Ok(ComponentStats {
         components: histogram.iter().sum(),
         isolated: histogram[0],
         size_histogram: histogram,
+        largest_one,
         largest,
     })
 }

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::graph::source::GraphConfig;
 use crate::graph::writers::{write_graph, GraphFormat};
 use crate::harness::{Harness, Workload};
+use crate::report::Report;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -38,7 +39,14 @@ impl Workload for Generate {
         })
     }
 
-    fn execute(&self, h: &Harness) -> Result<()> {
+    fn execute(&self, h: &Harness) -> Result<Report> {
+        self.execute_unreported(h)?;
+        Ok(Report::new())
+    }
+}
+
+impl Generate {
+    fn execute_unreported(&self, h: &Harness) -> Result<()> {
         let built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
         let written = match &self.write {
             Some(path) => Some(h.timed("write", || self.write_file(h, path))?),

@@ -13,6 +13,7 @@ use crate::comm::{GpuTransport, Op, PhaseTimes, World};
 use crate::device::{Gpu, Selected};
 use crate::error::{Error, Result};
 use crate::output::ResultFile;
+use crate::report::Report;
 use crate::rng::mix64;
 use log::info;
 use rayon::prelude::*;
@@ -51,6 +52,37 @@ impl Built {
     }
 
     /// The `/graph` group every graph workload's result file carries.
+    /// `/graph` in a report: the generator, its parameters and seed, sizes, checksums, times.
+    pub fn report(&self, report: &mut Report, cfg: &GraphConfig, seed: u64) {
+        let g = &self.graph;
+        let mut r = report.group("graph");
+        r.text("generator", cfg.spec.kind()).stored_only();
+        r.text("parameters", cfg.spec.parameters()).stored_only();
+        r.count("seed", seed).stored_only();
+        r.count("vertices", g.n()).stored_only();
+        r.count("edges", g.num_input_edges).stored_only();
+        r.count("csr_entries", g.num_entries).stored_only();
+        // Each kept undirected edge is two CSR entries; the rest were loops or duplicates.
+        r.count(
+            "loops_and_duplicates_dropped",
+            g.num_input_edges - g.num_entries / 2,
+        )
+        .stored_only();
+        r.count("edge_checksum", self.edge_checksum).stored_only();
+        r.count("csr_checksum", self.csr_checksum).stored_only();
+        r.seconds("generate_time", self.generation).stored_only();
+        r.text("generate_device", self.generated_on).stored_only();
+        r.rate(
+            "edges_per_second",
+            g.num_input_edges as f64 / self.generation,
+            "edges/s",
+        )
+        .stored_only();
+        r.seconds("construction_time", self.construction)
+            .stored_only();
+        r.text("construction_device", self.built_on).stored_only();
+    }
+
     pub fn write(&self, file: &ResultFile, cfg: &GraphConfig, seed: u64) -> Result<()> {
         let g = &self.graph;
         let group = file.group("graph")?;

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::lattice::{Lattice, LatticeKind, Occupation, Slab};
+use crate::report::Report;
 use crate::rng::stream_key;
 use report::Row;
 use sampler::Sampler;
@@ -145,7 +146,14 @@ impl Workload for Percolation {
         })
     }
 
-    fn execute(&self, h: &Harness) -> Result<()> {
+    fn execute(&self, h: &Harness) -> Result<Report> {
+        self.execute_unreported(h)?;
+        Ok(Report::new())
+    }
+}
+
+impl Percolation {
+    fn execute_unreported(&self, h: &Harness) -> Result<()> {
         let world = h.world;
         let slab =
             Slab::new(self.lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;

@@ -1,0 +1,390 @@
+//! A run's one report: named figures with units, and datasets, each at a path in the result
+//! file ("cc/components", "cc/rounds/seconds"). A workload builds it once; the harness prints
+//! the figures as the statistics block (rank 0, `name: value unit`, aligned) and writes the
+//! same value to HDF5 (figures as attributes of their group, datasets below it), so what is
+//! shown and what is stored cannot drift apart.
+
+use crate::error::Result;
+use crate::output::{GroupWriter, ResultFile, Writer};
+use std::collections::BTreeMap;
+
+/// A figure's stored value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    Text(String),
+    U64s(Vec<u64>),
+    F64s(Vec<f64>),
+}
+
+/// One named figure: its path in the file, its stored value (`None`: printed only), its unit
+/// ("" for counts), and what the statistics block prints for it (`None`: stored only).
+#[derive(Debug, Clone)]
+pub struct Figure {
+    pub path: String,
+    pub value: Option<Value>,
+    pub unit: &'static str,
+    pub shown: Option<String>,
+}
+
+/// A dataset's items.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    U8(Vec<u8>),
+    U32(Vec<u32>),
+    I32(Vec<i32>),
+    U64(Vec<u64>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    Text(Vec<String>),
+}
+
+macro_rules! column_from {
+    ($($t:ty => $arm:ident),*) => {$(
+        impl From<Vec<$t>> for Column {
+            fn from(v: Vec<$t>) -> Column {
+                Column::$arm(v)
+            }
+        }
+        impl From<&[$t]> for Column {
+            fn from(v: &[$t]) -> Column {
+                Column::$arm(v.to_vec())
+            }
+        }
+    )*};
+}
+column_from!(u8 => U8, u32 => U32, i32 => I32, u64 => U64, i64 => I64, f64 => F64, String => Text);
+
+impl Column {
+    fn len(&self) -> usize {
+        match self {
+            Column::U8(v) => v.len(),
+            Column::U32(v) => v.len(),
+            Column::I32(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Text(v) => v.len(),
+        }
+    }
+}
+
+/// A dataset at a path: 1-D, or 2-D with `rows` rows stored row-major.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub path: String,
+    pub column: Column,
+    pub rows: Option<usize>,
+}
+
+/// Everything a run reports.
+#[derive(Debug, Default, Clone)]
+pub struct Report {
+    /// Lines printed before the statistics block (a headline such as "L(2,12) = 108144").
+    pub headlines: Vec<String>,
+    pub figures: Vec<Figure>,
+    pub datasets: Vec<Dataset>,
+}
+
+impl Report {
+    pub fn new() -> Report {
+        Report::default()
+    }
+
+    /// Figures and datasets under the group `group` ("cc", "bfs/levels").
+    pub fn group(&mut self, group: &str) -> Section<'_> {
+        Section {
+            report: self,
+            group: group.trim_matches('/').to_string(),
+        }
+    }
+
+    /// A line printed before the statistics block (not stored).
+    pub fn headline(&mut self, line: impl Into<String>) {
+        self.headlines.push(line.into());
+    }
+
+    /// The figure at `path`, if any (tests and callers that read a figure back).
+    pub fn figure(&self, path: &str) -> Option<&Figure> {
+        self.figures.iter().find(|f| f.path == path)
+    }
+
+    /// The headlines, then the statistics block: `name: value unit`, values aligned.
+    pub fn render(&self) -> String {
+        let rows: Vec<(&str, String)> = self
+            .figures
+            .iter()
+            .filter_map(|f| {
+                let shown = f.shown.as_ref()?;
+                let name = f.path.rsplit('/').next().unwrap_or(&f.path);
+                let text = if f.unit.is_empty() {
+                    shown.clone()
+                } else {
+                    format!("{shown} {}", f.unit)
+                };
+                Some((name, text))
+            })
+            .collect();
+        let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
+        let mut out = String::new();
+        for line in &self.headlines {
+            out.push_str(line);
+            out.push('\n');
+        }
+        for (name, value) in rows {
+            out.push_str(&format!("{:<width$}{value}\n", format!("{name}:")));
+        }
+        out
+    }
+
+    /// Write every figure and dataset into `file` (groups made as needed).
+    pub fn write(&self, file: &ResultFile) -> Result<()> {
+        let mut groups: BTreeMap<String, GroupWriter<'_>> = BTreeMap::new();
+        for f in &self.figures {
+            let Some(value) = &f.value else { continue };
+            let (group, name) = split(&f.path);
+            if group.is_empty() {
+                write_value(&file.root(), name, value)?;
+            } else {
+                let g = open_group(file, &mut groups, group)?;
+                write_value(&g.writer(), name, value)?;
+            }
+        }
+        for d in &self.datasets {
+            let (group, name) = split(&d.path);
+            let g = open_group(file, &mut groups, group)?;
+            write_column(g, name, &d.column, d.rows)?;
+        }
+        Ok(())
+    }
+}
+
+/// (group, name) of a path: "cc/rounds/seconds" is ("cc/rounds", "seconds").
+fn split(path: &str) -> (&str, &str) {
+    path.rsplit_once('/').unwrap_or(("", path))
+}
+
+/// The group at `path`, made (with its parents) on first use.
+fn open_group<'f, 'm>(
+    file: &'f ResultFile,
+    groups: &'m mut BTreeMap<String, GroupWriter<'f>>,
+    path: &str,
+) -> Result<&'m GroupWriter<'f>> {
+    let mut made = String::new();
+    for part in path.split('/') {
+        let parent = made.clone();
+        if !made.is_empty() {
+            made.push('/');
+        }
+        made.push_str(part);
+        if !groups.contains_key(&made) {
+            let group = if parent.is_empty() {
+                file.group(part)?
+            } else {
+                groups[&parent].subgroup(part)?
+            };
+            groups.insert(made.clone(), group);
+        }
+    }
+    Ok(&groups[&made])
+}
+
+fn write_value(w: &Writer, name: &str, value: &Value) -> Result<()> {
+    match value {
+        Value::U64(v) => w.attr(name, *v),
+        Value::I64(v) => w.attr(name, *v),
+        Value::F64(v) => w.attr(name, *v),
+        Value::Text(s) => w.attr_str(name, s),
+        Value::U64s(v) => w.attr_array(name, v),
+        Value::F64s(v) => w.attr_array(name, v),
+    }
+}
+
+fn write_column(g: &GroupWriter, name: &str, column: &Column, rows: Option<usize>) -> Result<()> {
+    macro_rules! put {
+        ($v:expr) => {
+            match rows {
+                Some(rows) => g.dataset_2d(name, rows, $v),
+                None => g.dataset(name, $v),
+            }
+        };
+    }
+    match column {
+        Column::U8(v) => put!(v),
+        Column::U32(v) => put!(v),
+        Column::I32(v) => put!(v),
+        Column::U64(v) => put!(v),
+        Column::I64(v) => put!(v),
+        Column::F64(v) => put!(v),
+        Column::Text(v) => g.string_dataset(name, v),
+    }
+}
+
+/// Figures and datasets under one group of a report.
+pub struct Section<'r> {
+    report: &'r mut Report,
+    group: String,
+}
+
+impl Section<'_> {
+    fn path(&self, name: &str) -> String {
+        if self.group.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.group)
+        }
+    }
+
+    fn push(&mut self, name: &str, value: Value, unit: &'static str, shown: String) -> &mut Self {
+        let path = self.path(name);
+        self.report.figures.push(Figure {
+            path,
+            value: Some(value),
+            unit,
+            shown: Some(shown),
+        });
+        self
+    }
+
+    /// A count (an integer without a unit).
+    pub fn count(&mut self, name: &str, value: impl Into<u64>) -> &mut Self {
+        let v = value.into();
+        self.push(name, Value::U64(v), "", v.to_string())
+    }
+
+    /// A signed integer.
+    pub fn integer(&mut self, name: &str, value: i64) -> &mut Self {
+        self.push(name, Value::I64(value), "", value.to_string())
+    }
+
+    /// Seconds, printed to the microsecond.
+    pub fn seconds(&mut self, name: &str, value: f64) -> &mut Self {
+        self.push(name, Value::F64(value), "s", format!("{value:.6}"))
+    }
+
+    /// A rate, printed with five significant digits.
+    pub fn rate(&mut self, name: &str, value: f64, unit: &'static str) -> &mut Self {
+        self.push(name, Value::F64(value), unit, format!("{value:.4e}"))
+    }
+
+    /// Any number with its unit, printed as Rust prints it.
+    pub fn number(&mut self, name: &str, value: f64, unit: &'static str) -> &mut Self {
+        self.push(name, Value::F64(value), unit, value.to_string())
+    }
+
+    /// Any number with its unit, printed with `digits` after the point.
+    pub fn fixed(
+        &mut self,
+        name: &str,
+        value: f64,
+        digits: usize,
+        unit: &'static str,
+    ) -> &mut Self {
+        self.push(name, Value::F64(value), unit, format!("{value:.digits$}"))
+    }
+
+    /// A number with its unit, printed in scientific notation with `digits` after the point.
+    pub fn scientific(
+        &mut self,
+        name: &str,
+        value: f64,
+        digits: usize,
+        unit: &'static str,
+    ) -> &mut Self {
+        self.push(name, Value::F64(value), unit, format!("{value:.digits$e}"))
+    }
+
+    /// Text.
+    pub fn text(&mut self, name: &str, value: impl Into<String>) -> &mut Self {
+        let v = value.into();
+        self.push(name, Value::Text(v.clone()), "", v)
+    }
+
+    /// A yes/no figure: stored as 0 or 1, printed as `yes` or `no_text` ("no", "skipped").
+    pub fn flag(&mut self, name: &str, value: bool, no_text: &str) -> &mut Self {
+        let shown = if value { "yes" } else { no_text };
+        self.push(name, Value::U64(u64::from(value)), "", shown.to_string())
+    }
+
+    /// A list of numbers stored as one attribute, printed comma-separated.
+    pub fn list(&mut self, name: &str, values: &[f64], unit: &'static str) -> &mut Self {
+        let shown = values
+            .iter()
+            .map(f64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        self.push(name, Value::F64s(values.to_vec()), unit, shown)
+    }
+
+    /// A list of counts stored as one attribute, printed comma-separated.
+    pub fn counts(&mut self, name: &str, values: &[u64]) -> &mut Self {
+        let shown = values
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        self.push(name, Value::U64s(values.to_vec()), "", shown)
+    }
+
+    /// Print the last figure as `text` instead (its stored value unchanged).
+    pub fn shown_as(&mut self, text: impl Into<String>) -> &mut Self {
+        let last = self.report.figures.last_mut().expect("a figure to show");
+        last.shown = Some(text.into());
+        self
+    }
+
+    /// Store the last figure without printing it.
+    pub fn stored_only(&mut self) -> &mut Self {
+        let last = self.report.figures.last_mut().expect("a figure to hide");
+        last.shown = None;
+        self
+    }
+
+    /// A line of the statistics block that is not stored (`name: text`; its value lives in
+    /// datasets, as the largest components do).
+    pub fn shown_only(&mut self, name: &str, text: impl Into<String>) -> &mut Self {
+        let path = self.path(name);
+        self.report.figures.push(Figure {
+            path,
+            value: None,
+            unit: "",
+            shown: Some(text.into()),
+        });
+        self
+    }
+
+    /// A 1-D dataset.
+    pub fn data(&mut self, name: &str, column: impl Into<Column>) -> &mut Self {
+        let path = self.path(name);
+        self.report.datasets.push(Dataset {
+            path,
+            column: column.into(),
+            rows: None,
+        });
+        self
+    }
+
+    /// A 2-D dataset of `rows` rows, row-major.
+    pub fn data_2d(&mut self, name: &str, rows: usize, column: impl Into<Column>) -> &mut Self {
+        let column = column.into();
+        debug_assert!(rows == 0 || column.len().is_multiple_of(rows));
+        let path = self.path(name);
+        self.report.datasets.push(Dataset {
+            path,
+            column,
+            rows: Some(rows),
+        });
+        self
+    }
+
+    /// Figures and datasets in the subgroup `name` of this one.
+    pub fn subgroup(&mut self, name: &str) -> Section<'_> {
+        let group = self.path(name);
+        Section {
+            report: self.report,
+            group,
+        }
+    }
+}
