@@ -16,7 +16,7 @@ use crate::config::{config_error, out_of_range};
 use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::graph::block2d::Layout2D;
-use crate::graph::build::{self, proc_kb, Blocks2D, Built};
+use crate::graph::build::{self, Blocks2D, Built};
 use crate::graph::source::GraphConfig;
 use crate::graph::{Block1D, DistGraph, Vid};
 use crate::harness::{Harness, Workload};
@@ -537,5 +537,5 @@ fn reduce_level_times(world: &World, mut levels: Vec<LevelStats>) -> Vec<LevelSt
 
 /// Peak resident set size of this process (VmHWM), 0 where /proc is not available.
 fn peak_rss_bytes() -> u64 {
-    proc_kb("/proc/self/status", "VmHWM:").map_or(0, |kb| kb * 1024)
+    crate::device::memory::peak_rss()
 }

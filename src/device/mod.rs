@@ -8,6 +8,7 @@
 //! `Gpu::launch`.
 
 mod kernel;
+pub mod memory;
 
 pub use kernel::{blocks, compile, grid, Kernel, KERNELS, THREADS};
 

@@ -391,20 +391,10 @@ fn reduce_phases(world: &World, phases: &PhaseTimes) -> Phases {
     names.into_iter().zip(secs).collect()
 }
 
-/// A "Key: N kB" line's N from a /proc file.
-pub fn proc_kb(file: &str, key: &str) -> Option<u64> {
-    std::fs::read_to_string(file).ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-    })
-}
-
 /// The smallest `MemAvailable` of any rank's node, in bytes (collective; unlimited where
 /// /proc/meminfo cannot be read).
 pub fn host_memory_available(world: &World) -> u64 {
-    let available = proc_kb("/proc/meminfo", "MemAvailable:").map_or(u64::MAX, |kb| kb * 1024);
-    world.allreduce(available, Op::Min)
+    world.allreduce(crate::device::memory::host_available(), Op::Min)
 }
 
 /// Host bytes a rank needs for its part of the graph (`entries` adjacency entries) and the
