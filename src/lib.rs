@@ -1,7 +1,6 @@
 //! tessera: irregular graph and lattice workloads on MPI ranks, each computing on its GPU or,
 //! where none is present, on its CPU cores.
 
-pub mod algo;
 pub mod analyze;
 pub mod bfs;
 pub mod cc;

@@ -11,9 +11,9 @@
 mod common;
 
 use common::seq_bfs;
-use tessera::algo::bfs::{bfs, Frontiers, Mode, Params};
-use tessera::algo::bfs_cpu::CpuFrontiers;
-use tessera::algo::validate::{validate, validate_with, RemoteLevels};
+use tessera::bfs::cpu::CpuFrontiers;
+use tessera::bfs::search::{bfs, Frontiers, Mode, Params};
+use tessera::bfs::validate::{validate, validate_with, RemoteLevels};
 use tessera::comm::{Op, PhaseTimes, World};
 use tessera::error::{Error, Rule};
 use tessera::graph::readers::LoadedEdges;

@@ -10,7 +10,7 @@ pub mod paths;
 pub mod triangles;
 pub mod triangles_gpu;
 
-use crate::algo::bfs::{self, Mode, Params};
+use crate::bfs::search::{self, Mode, Params};
 use crate::comm::World;
 use crate::device::Selected;
 use crate::error::{Error, Result};
@@ -113,7 +113,7 @@ impl Analyze {
             0 => None,
             count => Some(h.timed("paths", || {
                 let mut frontiers =
-                    bfs::frontiers(world, &h.device, h.run.gpu_transport, g, device_csr)?;
+                    search::frontiers(world, &h.device, h.run.gpu_transport, g, device_csr)?;
                 let params = Params {
                     mode: Mode::Hybrid,
                     alpha: 14.0,

@@ -1,7 +1,7 @@
 //! Sampled shortest paths: the mean distance over reachable pairs and a lower bound on the
 //! diameter, from k BFS sources.
 //!
-//! Each source is one run of the existing BFS (`bfs::bfs`, on whichever device's
+//! Each source is one run of the existing BFS (`bfs::search::bfs`, on whichever device's
 //! `Frontiers` the caller passes), and the trick is that nothing more is needed: the global
 //! vertex count of level i is the number of vertices at distance i, so the per-level
 //! frontier counts are the source's distance histogram. Summed over the sources they give
@@ -10,14 +10,14 @@
 //! That bound is raised by one more search (the "double sweep" of Magnien, Latapy & Habib,
 //! 2009) from a farthest vertex of the source whose eccentricity was largest: the lowest id
 //! at maximal depth in that search's tree, whose depths `validate::tree_levels` derives
-//! from the parents. Sources are drawn as the BFS roots are (`roots::pick_roots`), so the
+//! from the parents. Sources are drawn as the BFS roots are (`graph::roots::pick_roots`), so the
 //! same sources come out for every rank count and device.
 
-use crate::algo::bfs::{bfs, Frontiers, Params};
-use crate::algo::roots::pick_roots;
-use crate::algo::validate::tree_levels;
+use crate::bfs::search::{bfs, Frontiers, Params};
+use crate::bfs::validate::tree_levels;
 use crate::comm::{Op, World};
 use crate::error::Result;
+use crate::graph::roots::pick_roots;
 use crate::graph::{DistGraph, Vid};
 use crate::progress::Progress;
 

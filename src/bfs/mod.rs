@@ -1,26 +1,34 @@
 //! Graph500 BFS (spec steps 1-6) on the harness: the graph from `[graph]` (kernel 1 timed by
-//! `graph::build`), the roots, one timed search per root (kernel 2, `algo::bfs` behind the
+//! `graph::build`), the roots, one timed search per root (kernel 2, `search::bfs` behind the
 //! device's `Frontiers`), validation apart from the search, and the reference's statistics
 //! block and the HDF5 file.
 
+pub mod comm_model;
+pub mod cpu;
+pub mod cpu2d;
+pub mod gpu;
+pub mod gpu2d;
+pub mod gpu_vertices;
 mod report;
+pub mod search;
+pub mod validate;
 
 pub use report::format_g;
 
-use crate::algo::bfs::{self, Frontiers, LevelStats, Mode, Params};
-use crate::algo::bfs2d_cpu::Cpu2dFrontiers;
-use crate::algo::bfs2d_gpu::{self, Gpu2dFrontiers};
-use crate::algo::{bfs_gpu, roots, validate};
 use crate::comm::{Grid, Op, World};
 use crate::config::{config_error, out_of_range};
 use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::graph::block2d::Layout2D;
 use crate::graph::build::{self, Blocks2D, Built};
+use crate::graph::roots;
 use crate::graph::source::GraphConfig;
 use crate::graph::{Block1D, DistGraph, Vid};
 use crate::harness::{Harness, Workload};
 use crate::report::Report;
+use cpu2d::Cpu2dFrontiers;
+use gpu2d::Gpu2dFrontiers;
+use search::{Frontiers, LevelStats, Mode, Params};
 
 /// Default alphas: Beamer's on the CPU. On a GPU a top-down level costs more per edge than a
 /// bottom-up one (atomic claims against sequential row scans), so switching earlier pays: at
@@ -168,7 +176,7 @@ impl Bfs {
         let shape = self.grid_shape(world.size())?;
         let generated = self.graph.spec.scale().is_some();
         let fits = |part: &Block1D, entries: u64| match &h.device {
-            Selected::Gpu(gpu) => bfs_gpu::check_memory(world, gpu, part, entries, true, generated),
+            Selected::Gpu(gpu) => gpu::check_memory(world, gpu, part, entries, true, generated),
             Selected::Cpu => Ok(()),
         };
         let mut built = h.build_graph(&self.graph, &fits)?;
@@ -213,7 +221,7 @@ impl Bfs {
         };
         let transport = h.run.gpu_transport;
         let mut frontiers: Box<dyn Frontiers> = match (&two_d, &h.device) {
-            (None, device) => bfs::frontiers(world, device, transport, g, device_csr)?,
+            (None, device) => search::frontiers(world, device, transport, g, device_csr)?,
             (Some((Blocks2D::Host(blocks), grid)), Selected::Cpu) => {
                 Box::new(Cpu2dFrontiers::new(g, blocks, grid))
             }
@@ -232,7 +240,7 @@ impl Bfs {
             let root = roots[i];
             world.barrier();
             let t = Instant::now();
-            let levels = bfs::bfs(
+            let levels = search::bfs(
                 world,
                 g.n(),
                 g.num_entries,
@@ -418,7 +426,7 @@ impl Bfs {
         let blocks = match (made.blocks, &h.device) {
             // Built on the CPU (a source without a GPU generator), searched on the GPU.
             (Blocks2D::Host(b), Selected::Gpu(gpu)) => {
-                Blocks2D::Device(bfs2d_gpu::upload_blocks(world, gpu, &built.graph, &b)?)
+                Blocks2D::Device(gpu2d::upload_blocks(world, gpu, &built.graph, &b)?)
             }
             (blocks, _) => blocks,
         };

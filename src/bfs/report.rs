@@ -1,9 +1,9 @@
 //! The Graph500 statistics block (the reference's field names, order and number formats) and
 //! the per-search datasets of the result file.
 
+use super::comm_model::{bytes_1d, bytes_2d, LevelLoad};
+use super::search::{Direction, LevelStats};
 use super::Trial;
-use crate::algo::bfs::{Direction, LevelStats};
-use crate::algo::comm_model::{bytes_1d, bytes_2d, LevelLoad};
 use crate::error::Result;
 use crate::graph::build::Built;
 use crate::output::GroupWriter;

@@ -11,6 +11,7 @@ pub mod generators;
 pub mod ghosts;
 pub mod kronecker;
 pub mod readers;
+pub mod roots;
 pub mod source;
 pub mod writers;
 

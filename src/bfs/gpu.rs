@@ -1,11 +1,11 @@
-//! The GPU side of the BFS (`bfs::Frontiers`): the rank's CSR (a `DeviceCsr`), parents and
+//! The GPU side of the BFS (`search::Frontiers`): the rank's CSR (a `DeviceCsr`), parents and
 //! frontiers live on its GPU for the whole run; the kernels are in `kernels/bfs.cu`, and every
 //! launch below passes its arguments in the order of the kernel's parameters there. What goes
 //! to other ranks is bucketed by owner on the GPU and moved by `GpuExchange` (NCCL, or host
 //! memory and MPI).
 
-use super::bfs::{Frontiers, LevelClock};
-use super::bfs_gpu_vertices::{Form, OwnVertices};
+use super::gpu_vertices::{Form, OwnVertices};
+use super::search::{Frontiers, LevelClock};
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};

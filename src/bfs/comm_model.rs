@@ -14,7 +14,7 @@
 //! So at P ranks with N/P vertices each, a 1D bottom-up level moves N/8 bytes into every rank
 //! (growing with P), a 2D one about (R + C) · N/(8P), growing with √P.
 
-use super::bfs::Direction;
+use super::search::Direction;
 use crate::graph::Block1D;
 
 /// What a level did, as the model reads it (global counts).

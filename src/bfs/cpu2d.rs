@@ -1,4 +1,4 @@
-//! The CPU side of the 2D-partitioned BFS (`bfs::Frontiers` over the blocks A(i, j) of
+//! The CPU side of the 2D-partitioned BFS (`search::Frontiers` over the blocks A(i, j) of
 //! `graph::block2d`): rayon over the block, MPI along the grid's rows and columns.
 //!
 //! - top-down level (Buluç & Madduri 2011): expand = allgather of the frontier queues along
@@ -13,8 +13,8 @@
 //!   the vertices it finds a parent for, so a vertex found by one rank is not searched by the
 //!   next. The (vertex, parent) pairs found go to the owners in one fold, as top-down's do.
 
-use super::bfs::{Frontiers, LevelClock};
-use super::bfs_cpu::{as_atomic, claim, frontier_size, into_bits, into_queue, set_bits, Frontier};
+use super::cpu::{as_atomic, claim, frontier_size, into_bits, into_queue, set_bits, Frontier};
+use super::search::{Frontiers, LevelClock};
 use crate::comm::{bucket_by_rank, Comm, Grid, Pair};
 use crate::error::Result;
 use crate::graph::block2d::Block2D;

@@ -1,4 +1,4 @@
-//! The own vertices' side of a GPU search, shared by the 1D (`bfs_gpu`) and 2D (`bfs2d_gpu`)
+//! The own vertices' side of a GPU search, shared by the 1D (`gpu`) and 2D (`gpu2d`)
 //! partitions: the parents (i64 on the device), the current and next frontier as a queue of
 //! local ids or a bitmap, claiming vertices found by other ranks, and the copy of the parents
 //! to the host. Kernels in kernels/bfs.cu; every launch passes its arguments in the order of

@@ -13,12 +13,12 @@
 //! not yet explored); back when the frontier shrinks below N / beta.
 //!
 //! This module owns the level loop and the direction choice; the scans and the exchanges live
-//! behind `Frontiers`, implemented on the CPU (`bfs_cpu`, host MPI) and on the GPU (`bfs_gpu`,
+//! behind `Frontiers`, implemented on the CPU (`cpu`, host MPI) and on the GPU (`gpu`,
 //! NCCL or host-staged MPI as `gpu_transport` says), so the loop is the same for every device
 //! and transport.
 
-use crate::algo::bfs_cpu::CpuFrontiers;
-use crate::algo::bfs_gpu::GpuFrontiers;
+use super::cpu::CpuFrontiers;
+use super::gpu::GpuFrontiers;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::Selected;
 use crate::error::Result;

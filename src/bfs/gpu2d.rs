@@ -1,5 +1,5 @@
-//! The GPU side of the 2D-partitioned BFS (`bfs::Frontiers` over the blocks A(i, j) of
-//! `graph::block2d`), the same algorithm as `bfs2d_cpu` (see there): the block lives on the
+//! The GPU side of the 2D-partitioned BFS (`search::Frontiers` over the blocks A(i, j) of
+//! `graph::block2d`), the same algorithm as `cpu2d` (see there): the block lives on the
 //! GPU in both orientations; the expand gathers the frontier along the process column, the
 //! fold sends the (vertex, parent) pairs found along the process row to their owners, and a
 //! bottom-up level hands the owners' unvisited bitmaps round the row in C sub-steps. The
@@ -7,9 +7,9 @@
 //! or host memory and MPI). Kernels `bfs2d_*` in kernels/bfs.cu; launches pass their
 //! arguments in the order of the kernel's parameters there.
 
-use super::bfs::{Frontiers, LevelClock};
-use super::bfs_gpu::{check_fit, check_ids, filling_grid, HEAVY_DEGREE};
-use super::bfs_gpu_vertices::{Form, OwnVertices};
+use super::gpu::{check_fit, check_ids, filling_grid, HEAVY_DEGREE};
+use super::gpu_vertices::{Form, OwnVertices};
+use super::search::{Frontiers, LevelClock};
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Grid, World};
 use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};

@@ -1,6 +1,6 @@
-//! The CPU side of the BFS (`bfs::Frontiers`): rayon over the rank's rows, MPI between ranks.
+//! The CPU side of the BFS (`search::Frontiers`): rayon over the rank's rows, MPI between ranks.
 
-use super::bfs::{Frontiers, LevelClock};
+use super::search::{Frontiers, LevelClock};
 use crate::comm::{bucket_by_rank, Pair, World};
 use crate::error::Result;
 use crate::graph::{DistGraph, Vid};
