@@ -9,6 +9,7 @@ mod bfs2d;
 mod components;
 mod euler;
 mod graphs;
+mod harness;
 mod langford;
 mod mpirun;
 mod percolation;

@@ -1,0 +1,348 @@
+//! The harness's promises, for every workload at np 1 and 3: the output is claimed before any
+//! compute (a directory, a FIFO, an existing result without `--force`, an output another run
+//! is writing: each refused with one line and no phase run), sizes too large are refused
+//! before anything is allocated, and usage errors share one exit status and one line.
+
+use crate::common::{files_ending, one_clear_error, tessera, test_dir, Run};
+use std::path::Path;
+
+const NPS: [usize; 2] = [1, 3];
+
+/// A small, valid run of each workload (without `--output`).
+const WORKLOADS: [(&str, &[&str]); 8] = [
+    ("bfs", &["bfs", "--scale", "8", "--roots", "4"]),
+    ("langford", &["langford", "--n", "8"]),
+    (
+        "generate",
+        &[
+            "generate",
+            "--generator",
+            "erdos-renyi",
+            "--vertices",
+            "1000",
+            "--edges",
+            "2000",
+        ],
+    ),
+    (
+        "analyze",
+        &[
+            "analyze",
+            "--generator",
+            "erdos-renyi",
+            "--vertices",
+            "1000",
+            "--edges",
+            "2000",
+        ],
+    ),
+    (
+        "cc",
+        &[
+            "cc",
+            "--generator",
+            "erdos-renyi",
+            "--vertices",
+            "1000",
+            "--edges",
+            "600",
+        ],
+    ),
+    (
+        "percolation",
+        &["percolation", "--l", "64", "--p", "0.5", "--samples", "2"],
+    ),
+    ("spin", &["spin", "--l", "16", "--sweeps", "20"]),
+    (
+        "euler",
+        &[
+            "euler",
+            "--generator",
+            "union-cycles",
+            "--vertices",
+            "1000",
+            "--k",
+            "2",
+        ],
+    ),
+];
+
+/// `args` with `--output OUTPUT` at `np` ranks in `dir`.
+fn run_to(np: usize, args: &[&str], output: &str, dir: &Path) -> Run {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--output", output]);
+    tessera(np, &all, dir)
+}
+
+/// Nothing was computed: no phase reached its end (the harness logs "PHASE took S s").
+fn assert_no_phase_ran(run: &Run) {
+    assert!(
+        !run.stderr.contains(" took "),
+        "{}: a phase ran before the refusal\n{}",
+        run.what,
+        run.stderr
+    );
+}
+
+#[test]
+fn a_directory_as_output_is_refused_before_compute() {
+    let dir = test_dir("harness_output_directory");
+    std::fs::create_dir(dir.join("results")).unwrap();
+    for (name, args) in WORKLOADS {
+        for np in NPS {
+            let run = run_to(np, args, "results", &dir);
+            one_clear_error(&run, &["output results", "is a directory"]);
+            assert_no_phase_ran(&run);
+            assert_eq!(run.status.code(), Some(1), "{name}");
+        }
+    }
+    assert!(files_ending(&dir, ".tmp").is_empty());
+    assert!(dir.join("results").is_dir());
+}
+
+#[test]
+fn a_fifo_as_output_is_refused_before_compute() {
+    let dir = test_dir("harness_output_fifo");
+    let fifo = dir.join("pipe.h5");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (_, args) in WORKLOADS {
+        for np in NPS {
+            let run = run_to(np, args, "pipe.h5", &dir);
+            one_clear_error(&run, &["output pipe.h5", "not a regular file"]);
+            assert_no_phase_ran(&run);
+        }
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+#[test]
+fn an_existing_result_is_kept_unless_forced() {
+    let dir = test_dir("harness_output_exists");
+    let kept = dir.join("kept.h5");
+    for (name, args) in WORKLOADS {
+        std::fs::write(&kept, "a result of an earlier run").unwrap();
+        for np in NPS {
+            let run = run_to(np, args, "kept.h5", &dir);
+            one_clear_error(&run, &["output kept.h5", "exists", "--force"]);
+            assert_no_phase_ran(&run);
+        }
+        assert_eq!(
+            std::fs::read_to_string(&kept).unwrap(),
+            "a result of an earlier run",
+            "{name} touched the existing file"
+        );
+        // --force overwrites it with this run's result.
+        let mut forced = args.to_vec();
+        forced.push("--force");
+        run_to(3, &forced, "kept.h5", &dir).assert_ok();
+        assert_ne!(
+            std::fs::read(&kept).unwrap(),
+            b"a result of an earlier run",
+            "{name} --force"
+        );
+        assert!(!dir.join("kept.h5.lock").exists(), "{name} left its lock");
+    }
+}
+
+#[test]
+fn an_output_another_run_is_writing_is_refused() {
+    let dir = test_dir("harness_output_locked");
+    std::fs::write(dir.join("busy.h5.lock"), "another-node 4242\n").unwrap();
+    for (_, args) in WORKLOADS {
+        for np in NPS {
+            let run = run_to(np, args, "busy.h5", &dir);
+            one_clear_error(
+                &run,
+                &[
+                    "output busy.h5",
+                    "another run is writing it",
+                    "another-node",
+                ],
+            );
+            assert_no_phase_ran(&run);
+        }
+    }
+    assert!(!dir.join("busy.h5").exists());
+    assert!(
+        dir.join("busy.h5.lock").exists(),
+        "someone else's lock removed"
+    );
+}
+
+#[test]
+fn a_lock_left_by_a_dead_process_of_this_host_is_taken_over() {
+    let dir = test_dir("harness_output_stale_lock");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    // Process ids above the kernel's pid_max are never alive.
+    std::fs::write(
+        dir.join("stale.h5.lock"),
+        format!("{} 99999999\n", host.trim()),
+    )
+    .unwrap();
+    let run = run_to(2, WORKLOADS[4].1, "stale.h5", &dir);
+    run.assert_ok();
+    assert!(dir.join("stale.h5").exists());
+    assert!(!dir.join("stale.h5.lock").exists());
+}
+
+/// A size each workload cannot hold, and a word of its one-line refusal.
+const TOO_LARGE: [(&str, &[&str], &str); 8] = [
+    ("bfs", &["bfs", "--scale", "40"], "does not fit"),
+    ("langford", &["langford", "--n", "1000"], "out of range"),
+    (
+        "generate",
+        &[
+            "generate",
+            "--generator",
+            "erdos-renyi",
+            "--vertices",
+            "1000000",
+            "--edges",
+            "100000000000",
+        ],
+        "does not fit",
+    ),
+    (
+        "analyze",
+        &[
+            "analyze",
+            "--generator",
+            "erdos-renyi",
+            "--vertices",
+            "1000000",
+            "--edges",
+            "100000000000",
+        ],
+        "does not fit",
+    ),
+    (
+        "cc",
+        &[
+            "cc",
+            "--generator",
+            "erdos-renyi",
+            "--vertices",
+            "1000000",
+            "--edges",
+            "100000000000",
+        ],
+        "does not fit",
+    ),
+    (
+        "percolation",
+        &["percolation", "--l", "200000", "--p", "0.5"],
+        "does not fit",
+    ),
+    ("spin", &["spin", "--l", "300000"], "does not fit"),
+    (
+        "euler",
+        &[
+            "euler",
+            "--generator",
+            "union-cycles",
+            "--vertices",
+            "100000000000",
+            "--k",
+            "2",
+        ],
+        "does not fit",
+    ),
+];
+
+#[test]
+fn sizes_too_large_are_refused_before_allocating() {
+    let dir = test_dir("harness_too_large");
+    for (name, args, needle) in TOO_LARGE {
+        for np in NPS {
+            let run = run_to(np, args, &format!("{name}.h5"), &dir);
+            one_clear_error(&run, &[needle]);
+            assert_no_phase_ran(&run);
+            assert_eq!(run.status.code(), Some(1), "{}", run.what);
+        }
+    }
+    assert!(files_ending(&dir, ".h5").is_empty());
+}
+
+/// Usage errors: one line from rank 0, exit status 1 (as every other error).
+#[test]
+fn usage_errors_are_one_line_with_exit_status_1() {
+    let dir = test_dir("harness_usage");
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&["bfs", "--scale", "-3"], &["--scale = -3 is out of range"]),
+        (
+            &["bfs", "--n", "5"],
+            &["--n is not a flag of bfs", "it belongs to langford"],
+        ),
+        (
+            &["cc", "--trials", "abc"],
+            &["--trials = \"abc\" is not valid", "expected"],
+        ),
+        (&["no-such-workload"], &["unrecognized subcommand"]),
+        (&["bfs", "--scale"], &["--scale"]),
+    ];
+    for (args, needles) in cases {
+        for np in NPS {
+            let run = tessera(np, args, &dir);
+            let line = one_clear_error(&run, needles);
+            assert!(line.starts_with("tessera: error: command line: "), "{line}");
+            assert_eq!(run.status.code(), Some(1), "{}", run.what);
+        }
+    }
+    let help = tessera(1, &["bfs", "--help"], &dir);
+    help.assert_ok();
+    assert!(help.stdout.contains("--scale"));
+}
+
+/// A deck's errors name the line, whatever their kind: parse, type and range errors.
+#[test]
+fn deck_errors_name_their_line() {
+    let dir = test_dir("harness_deck_lines");
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "[cc]\ntrials = 0\n",
+            &["line 2 (trials = 0)", "out of range"],
+        ),
+        (
+            "[run]\nseed = 1\n[cc]\ntrials = \"many\"\n",
+            &["line 4", "expected an integer"],
+        ),
+        (
+            "[cc]\nlargest = -1\n",
+            &["line 2 (largest = -1)", "an integer from 0"],
+        ),
+    ];
+    for (i, (text, needles)) in cases.into_iter().enumerate() {
+        let deck = dir.join(format!("deck{i}.toml"));
+        std::fs::write(&deck, text).unwrap();
+        for np in NPS {
+            let run = tessera(np, &["run", deck.to_str().unwrap()], &dir);
+            one_clear_error(&run, needles);
+            assert_eq!(run.status.code(), Some(1), "{}", run.what);
+        }
+    }
+}
+
+#[test]
+fn info_counts_the_nodes_cores() {
+    let dir = test_dir("harness_info");
+    let run = tessera(2, &["info"], &dir);
+    run.assert_ok();
+    let online = std::thread::available_parallelism().unwrap().get();
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("cores on this node: "))
+        .unwrap_or_else(|| panic!("no cores line\n{}", run.stdout));
+    let cores: usize = line["cores on this node: ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(cores >= online, "{line}: the test sees {online}");
+}
