@@ -22,12 +22,12 @@ use super::model::{
     accept, bond_active, graph_bond, proposal, start_state, uniform_state, wolff_seed, wolff_sweep,
     Model,
 };
-use crate::cc::cpu::{CpuLabeller, EdgeMask};
-use crate::cc::{label_components, Labeller};
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::graph::build::build;
+use crate::graph::components::cpu::{CpuLabeller, EdgeMask};
+use crate::graph::components::{label_components, Labeller};
 use crate::graph::ghosts::LocalRows;
 use crate::graph::source::{Construction, GraphConfig, GraphSpec};
 use crate::graph::Block1D;
