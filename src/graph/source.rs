@@ -101,7 +101,7 @@ pub struct GraphArgs {
 }
 
 /// A graph's origin, resolved and checked. `RewiredLattice` is the small-world lattice of
-/// seed 000 §7.1.1 (`WattsStrogatz::keeping_colours`), which the spin models make; no deck
+/// Leist's thesis (2011), §7.1.1 (`WattsStrogatz::keeping_colours`), which the spin models make; no deck
 /// names it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphSpec {

@@ -1,4 +1,4 @@
-//! The updates on the rewired lattice (seed 000 §7.1), on the CPU: the periodic lattice with
+//! The updates on the rewired lattice (Leist's thesis (2011), §7.1), on the CPU: the periodic lattice with
 //! each edge end moved with probability p/2 to a random vertex of its own checkerboard
 //! colour (`graph::generators::watts_strogatz`, `WattsStrogatz::keeping_colours`), made by
 //! `graph::build` (on the CPU) as the graph layer's 1D-partitioned CSR and split into local rows, cut edges and ghosts

@@ -9,7 +9,7 @@
 //! enumeration; at p = 0.3 the three updates agree. Ignored (scripts/test-long): the Binder
 //! cumulants of L = 16, 32, 64 cross within 1% of the 2D Ising β_c, and those of the 2D
 //! 3-state Potts model near ln(1+√3); those of the rewired 3D lattice at p = 0.01 within 1%
-//! of seed 000's T_c(p).
+//! of Leist's (PhD thesis, 2011) T_c(p).
 
 use crate::common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
 use std::path::Path;

@@ -2,7 +2,8 @@
 //! the smallest global id in its component. Used by `cc` (the workload) and by spin's cluster
 //! updates on graphs (`spin::graph`, through an `EdgeMask` of active bonds).
 //!
-//! Algorithm (spec: components.md; seed 003): each rank splits its rows into local edges and
+//! Algorithm (spec: components.md; after Weigel (2011), "Connected component identification and
+//! cluster update on GPU", Phys. Rev. E 84, 036709): each rank splits its rows into local edges and
 //! cut edges (`graph::ghosts`). Local step: union-find over the local edges (`cpu`: lock-free
 //! over rayon threads; `gpu`: ECL-CC-style hooking with intermediate pointer jumping and
 //! Afforest's neighbour sampling, kernels/cc.cu), each local component labelled with its
