@@ -118,7 +118,7 @@ pub struct WattsStrogatz {
     rewire_below: u64,
     rewire_key: u64,
     target_key: u64,
-    /// Seed 000's rule (`keeping_colours`) rather than Watts-Strogatz's.
+    /// Leist's rule (PhD thesis, 2011, §7.1.1: `keeping_colours`) rather than Watts-Strogatz's.
     keep_colours: bool,
     local: std::ops::Range<u64>,
 }
