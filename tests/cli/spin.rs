@@ -621,8 +621,8 @@ fn rewired_updates_agree_and_p0_is_the_lattice() {
     }
 }
 
-/// Leist's PhD thesis (2011), Table 7.5: T_c(p = 0.01) = 4.593754 for the rewired 3D Ising model (T_c(0) =
-/// 4.5115, outside the bracket): the Binder cumulants of L = 12, 16, 24 cross within 1%.
+/// Leist's PhD thesis (2011), Table 7.5: T_c(p = 0.01) = 4.593754 for the rewired 3D Ising
+/// model (T_c(0) = 4.5115, outside the bracket): the Binder cumulants of L = 12, 16, 24 cross within 1%.
 #[test]
 #[ignore = "minutes: scripts/test-long"]
 fn rewired_binder_cumulants_cross_at_leists_critical_temperature() {
