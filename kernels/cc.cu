@@ -1,4 +1,5 @@
-// Connected components on the GPU (host side: src/cc/gpu.rs; the CPU twin: src/cc/cpu.rs).
+// Connected components on the GPU (host side: src/graph/components/gpu.rs; the CPU twin:
+// src/graph/components/cpu.rs).
 // Compiled at start by NVRTC.
 //
 // Local step, ECL-CC style with Afforest's sampling (Sutton et al. 2018): `parent` is the
@@ -98,7 +99,7 @@ extern "C" __global__ void cc_relabel(u32 n, const u32 *parent, const u64 *comp_
     warp_add(changed, differs ? 1u : 0u);
 }
 
-// Shiloach-Vishkin steps across ranks (src/cc/mod.rs): the component labels of some own
+// Shiloach-Vishkin steps across ranks (src/graph/components/mod.rs): the component labels of some own
 // vertices, and lowering them.
 extern "C" __global__ void cc_component_labels(const u32 *vertices, u64 count, const u32 *parent,
                                                const u64 *comp_min, u64 *out) {

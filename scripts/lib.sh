@@ -14,9 +14,12 @@
 #     ensure_nccl_visible   where NCCL is installed only as libnccl.so.2 (the pip wheel, a
 #                       runtime-only package), make it loadable under the name tessera
 #                       opens, libnccl.so, through a link in out/nccl-lib on LD_LIBRARY_PATH
+#     bench_runs WORKLOAD SHOW [DECK...]   the runs of scripts/bench-WORKLOAD (see there)
 # Arrays:
 #     MPIRUN            the mpirun command line: "${MPIRUN[@]}" -np 2 target/release/tessera ...
 
+# The directory the script was started from (deck arguments are relative to it).
+CALLER_PWD=$PWD
 TESSERA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$TESSERA_ROOT" || exit 1
 
@@ -193,4 +196,61 @@ ensure_nccl_visible() {
     ln -sf "$lib" out/nccl-lib/libnccl.so
     export LD_LIBRARY_PATH="$TESSERA_ROOT/out/nccl-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     log "NCCL: $lib, linked as out/nccl-lib/libnccl.so"
+}
+
+# bench_runs WORKLOAD SHOW [DECK...]: the runs behind scripts/bench-WORKLOAD. Each deck (those
+# given, relative to the caller's directory, else inputs/bench/WORKLOAD-cpu-*.toml), at each
+# rank count in $BENCH_NP (default "1"), $BENCH_REPEAT times (default 3), under mpirun with
+# $BENCH_MPIRUN_FLAGS (default "--bind-to none"): `tessera run DECK --output` a file under
+# out/bench/runs, stdout and stderr under out/bench/logs. After each run `SHOW LOG` prints
+# the run's result to stderr (one line). Builds the binary and finds h5py first. Sets
+# BENCH_DIR (out/bench) and BENCH_MANIFEST (a TSV of deck, np, repeat, h5 per run, for the
+# script's report).
+bench_runs() {
+    local workload=$1 show=$2
+    shift 2
+    local nps mpi_flags repeat deck name np r stem h5 d
+    read -r -a nps <<<"${BENCH_NP:-1}"
+    read -r -a mpi_flags <<<"${BENCH_MPIRUN_FLAGS---bind-to none}"
+    repeat=${BENCH_REPEAT:-3}
+    [[ $repeat =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer, not '$repeat'"
+
+    local decks=()
+    if (($#)); then
+        for d in "$@"; do
+            if [[ $d != /* && -f $CALLER_PWD/$d ]]; then d=$CALLER_PWD/$d; fi
+            [[ -f $d ]] || die "no such deck: $d"
+            decks+=("$d")
+        done
+    else
+        shopt -s nullglob
+        decks=(inputs/bench/"$workload"-cpu-*.toml)
+        shopt -u nullglob
+        ((${#decks[@]})) || die "no decks in inputs/bench/$workload-cpu-*.toml"
+    fi
+
+    ensure_binary
+    ensure_h5py
+    BENCH_DIR=out/bench
+    BENCH_MANIFEST=$BENCH_DIR/logs/$workload-manifest.tsv
+    mkdir -p "$BENCH_DIR/logs" "$BENCH_DIR/runs"
+    printf 'deck\tnp\trepeat\th5\n' >"$BENCH_MANIFEST"
+    for deck in "${decks[@]}"; do
+        name=$(basename "$deck" .toml)
+        for np in "${nps[@]}"; do
+            for ((r = 1; r <= repeat; r++)); do
+                stem="$name-np$np-r$r"
+                h5=$BENCH_DIR/runs/$stem.h5
+                printf '%s ... ' "$stem" >&2
+                if ! "${MPIRUN[@]}" "${mpi_flags[@]}" -np "$np" "$TESSERA_BIN" run "$deck" \
+                    --output "$h5" >"$BENCH_DIR/logs/$stem.log" 2>"$BENCH_DIR/logs/$stem.err"; then
+                    echo FAILED >&2
+                    tail -n 20 "$BENCH_DIR/logs/$stem.err" >&2
+                    die "run failed: $deck on $np ranks (logs: $BENCH_DIR/logs/$stem.*)"
+                fi
+                "$show" "$BENCH_DIR/logs/$stem.log"
+                printf '%s\t%s\t%s\t%s\n' "$deck" "$np" "$r" "$h5" >>"$BENCH_MANIFEST"
+            done
+        done
+    done
 }

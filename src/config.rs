@@ -230,25 +230,7 @@ pub fn merge<T: Serialize + DeserializeOwned>(deck: T, flags: T) -> T {
         .expect("keys of one table type deserialise")
 }
 
-pub fn config_error(source: &str, msg: &str) -> Error {
-    Error::Config {
-        file: source.to_string(),
-        msg: msg.to_string(),
-    }
-}
-
-/// `key = value is out of range: expected ...`
-pub fn out_of_range(
-    source: &str,
-    key: &str,
-    value: impl std::fmt::Display,
-    expected: &str,
-) -> Error {
-    config_error(
-        source,
-        &format!("{key} = {value} is out of range: expected {expected}"),
-    )
-}
+pub use crate::error::{config_error, out_of_range};
 
 /// A deck value that is one number or a list (`beta = 0.44` or `beta = [0.4, 0.44]`), or
 /// comma-separated as a flag (`--beta 0.4,0.44`): parameter sweeps.

@@ -74,6 +74,27 @@ impl Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// A deck or CLI value is wrong: `source: msg`.
+pub fn config_error(source: &str, msg: &str) -> Error {
+    Error::Config {
+        file: source.to_string(),
+        msg: msg.to_string(),
+    }
+}
+
+/// `key = value is out of range: expected ...`
+pub fn out_of_range(
+    source: &str,
+    key: &str,
+    value: impl std::fmt::Display,
+    expected: &str,
+) -> Error {
+    config_error(
+        source,
+        &format!("{key} = {value} is out of range: expected {expected}"),
+    )
+}
+
 /// The Graph500 validation rules (spec step 5), in the order the validator checks them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {

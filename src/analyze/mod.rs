@@ -1,5 +1,5 @@
-//! `tessera analyze`: the structure of any `[graph]` graph, as seed 000 §2.4-2.6 and §6.2 use
-//! it: the degree distribution (`degrees`), triangles, local clustering and transitivity
+//! `tessera analyze`: the structure of any `[graph]` graph, as Leist's PhD thesis (2011),
+//! §2.4-2.6 and §6.2, uses it: the degree distribution (`degrees`), triangles, local clustering and transitivity
 //! (`triangles` on the CPU, `triangles_gpu` on the GPU, over the CSR copied to every rank:
 //! the spec's `replicate = full`), and the mean shortest-path length and a diameter lower
 //! bound from sampled BFS sources (`paths`, on the existing search). Every figure is the same

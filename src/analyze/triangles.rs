@@ -1,5 +1,5 @@
-//! Triangles and clustering on a CSR copied to every rank (`replicate = full`: seed 001's
-//! full-graph version): per-vertex triangle counts t_v, the total T, local clustering
+//! Triangles and clustering on a CSR copied to every rank (`replicate = full`: McGuinness's
+//! (2011) full-graph version): per-vertex triangle counts t_v, the total T, local clustering
 //! C_v = 2 t_v / (d_v (d_v - 1)) (0 when d_v < 2) with its mean and histogram, and the
 //! transitivity 3T / Σ_v C(d_v, 2).
 //!

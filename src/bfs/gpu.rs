@@ -4,7 +4,7 @@
 //! to other ranks is bucketed by owner on the GPU and moved by `GpuExchange` (NCCL, or host
 //! memory and MPI).
 
-use super::gpu_vertices::{Form, OwnVertices};
+use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Op, World};
@@ -313,7 +313,7 @@ impl GpuFrontiers<'_> {
                 "bfs_top_down: {remote} pairs for other ranks exceed the exchange buffer of {capacity}"
             )));
         }
-        own.next = Form::Queue(0);
+        own.next = FrontierLayout::Queue(0);
         Ok((inspected, remote))
     }
 
@@ -337,7 +337,7 @@ impl GpuFrontiers<'_> {
                     .arg(&mut own.next_bits)
                     .arg(&mut own.counters);
             })?;
-        own.next = Form::Bits;
+        own.next = FrontierLayout::Bits;
         Ok(own.counters()?[2])
     }
 }

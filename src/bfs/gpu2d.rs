@@ -8,7 +8,7 @@
 //! arguments in the order of the kernel's parameters there.
 
 use super::gpu::{check_fit, check_ids, filling_grid, HEAVY_DEGREE};
-use super::gpu_vertices::{Form, OwnVertices};
+use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Grid, World};
@@ -284,7 +284,7 @@ impl Frontiers for Gpu2dFrontiers<'_> {
             gpu.sync("bfs2d_top_down")
         })?;
         let (found, inspected) = self.found_count("bfs2d_top_down")?;
-        self.own.next = Form::Queue(0);
+        self.own.next = FrontierLayout::Queue(0);
         self.fold(found, false, clock)?;
         Ok(inspected)
     }
@@ -365,7 +365,7 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         }
         self.segment_current = true;
         let (found, inspected) = self.found_count("bfs2d_bottom_up")?;
-        self.own.next = Form::Bits;
+        self.own.next = FrontierLayout::Bits;
         self.fold(found, true, clock)?;
         Ok(inspected)
     }

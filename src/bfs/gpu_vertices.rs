@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 /// Which buffer holds a frontier.
 #[derive(Clone, Copy, PartialEq)]
-pub enum Form {
+pub enum FrontierLayout {
     /// `queue`, with this many local ids.
     Queue(u64),
     /// `bits`.
@@ -50,8 +50,8 @@ pub struct OwnVertices<'a> {
     /// [0] next frontier vertices, [1] their edges, [2] entries inspected, [3] pairs for
     /// other ranks, [4] heavy frontier vertices (kernels/bfs.cu).
     pub counters: CudaSlice<u64>,
-    pub current: Form,
-    pub next: Form,
+    pub current: FrontierLayout,
+    pub next: FrontierLayout,
     /// Page-locks `host_parents` (declared first: unregistered before that memory is freed).
     pinned_parents: Option<Pinned>,
     host_parents: HostParents,
@@ -86,8 +86,8 @@ impl<'a> OwnVertices<'a> {
             bits: gpu.zeros("frontier bitmap", words)?,
             next_bits: gpu.zeros("frontier bitmap", words)?,
             counters: gpu.zeros("counters", 5)?,
-            current: Form::Queue(0),
-            next: Form::Queue(0),
+            current: FrontierLayout::Queue(0),
+            next: FrontierLayout::Queue(0),
             pinned_parents: None,
             host_parents: match n < u64::from(u32::MAX) {
                 true => HostParents::Narrow(vec![0; local_n]),
@@ -118,9 +118,9 @@ impl<'a> OwnVertices<'a> {
                 .arg(&root_local)
                 .arg(&root);
         })?;
-        self.next = Form::Queue(0);
+        self.next = FrontierLayout::Queue(0);
         if !is_local {
-            self.current = Form::Queue(0);
+            self.current = FrontierLayout::Queue(0);
             self.gpu.sync("bfs_start")?;
             return Ok(0);
         }
@@ -131,7 +131,7 @@ impl<'a> OwnVertices<'a> {
         let degree = s
             .clone_dtoh(&offsets.slice(at..at + 2))
             .map_err(|e| gpu_error("read root degree", e))?;
-        self.current = Form::Queue(1);
+        self.current = FrontierLayout::Queue(1);
         Ok(degree[1] - degree[0])
     }
 
@@ -149,7 +149,7 @@ impl<'a> OwnVertices<'a> {
 
     /// The current frontier as a queue; returns its length.
     pub fn current_queue(&mut self) -> Result<u64> {
-        if let Form::Queue(len) = self.current {
+        if let FrontierLayout::Queue(len) = self.current {
             return Ok(len);
         }
         self.zero_counters()?;
@@ -161,13 +161,13 @@ impl<'a> OwnVertices<'a> {
                 .arg(&mut self.counters);
         })?;
         let len = self.counters()?[0];
-        self.current = Form::Queue(len);
+        self.current = FrontierLayout::Queue(len);
         Ok(len)
     }
 
     /// The current frontier as a bitmap in `bits`.
     pub fn current_bits(&mut self) -> Result<()> {
-        let Form::Queue(len) = self.current else {
+        let FrontierLayout::Queue(len) = self.current else {
             return Ok(());
         };
         self.gpu
@@ -177,7 +177,7 @@ impl<'a> OwnVertices<'a> {
         self.gpu.launch(&self.k.queue_to_bits, grid(len), |b| {
             b.arg(&self.queue).arg(&len).arg(&mut self.bits);
         })?;
-        self.current = Form::Bits;
+        self.current = FrontierLayout::Bits;
         Ok(())
     }
 
@@ -208,13 +208,13 @@ impl<'a> OwnVertices<'a> {
     pub fn advance(&mut self) -> Result<(u64, u64)> {
         let [n, m, _, _] = self.counters()?;
         match self.next {
-            Form::Queue(_) => {
+            FrontierLayout::Queue(_) => {
                 std::mem::swap(&mut self.queue, &mut self.next_queue);
-                self.current = Form::Queue(n);
+                self.current = FrontierLayout::Queue(n);
             }
-            Form::Bits => {
+            FrontierLayout::Bits => {
                 std::mem::swap(&mut self.bits, &mut self.next_bits);
-                self.current = Form::Bits;
+                self.current = FrontierLayout::Bits;
             }
         }
         Ok((n, m))

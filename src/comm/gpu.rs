@@ -22,7 +22,8 @@ use std::sync::Arc;
 pub trait Item: DeviceRepr + ValidAsZeroBits + NcclType + Equivalence + Copy + Default {}
 impl<T: DeviceRepr + ValidAsZeroBits + NcclType + Equivalence + Copy + Default> Item for T {}
 
-enum Via {
+/// How an exchange moves its data: staged through host memory over MPI, or GPU to GPU by NCCL.
+enum Channel {
     Mpi,
     Nccl(Comm),
 }
@@ -32,7 +33,7 @@ enum Via {
 pub struct GpuExchange<'w> {
     world: &'w MpiComm,
     stream: Arc<CudaStream>,
-    via: Via,
+    channel: Channel,
 }
 
 fn nccl_error(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -71,25 +72,29 @@ impl<'w> GpuExchange<'w> {
     pub fn open(world: &'w MpiComm, gpu: &Gpu, setting: GpuTransport) -> Result<Self> {
         let stream = gpu.stream.clone();
         let everywhere = || world.allreduce(u64::from(nccl_present()), Op::Min) == 1;
-        let via = match setting {
-            GpuTransport::Mpi => Via::Mpi,
+        let channel = match setting {
+            GpuTransport::Mpi => Channel::Mpi,
             // One rank exchanges with nobody: no communicator needed.
-            _ if world.size() == 1 => Via::Mpi,
+            _ if world.size() == 1 => Channel::Mpi,
             GpuTransport::Auto if !everywhere() => {
                 log::info!(
                     "gpu_transport = \"auto\": NCCL (libnccl.so) cannot be loaded on every rank, exchanging through host memory and MPI"
                 );
-                Via::Mpi
+                Channel::Mpi
             }
             GpuTransport::Nccl if !everywhere() => {
                 return Err(Error::Unavailable(
                     "gpu_transport = \"nccl\" was requested, but NCCL (libnccl.so) cannot be loaded on every rank: put the directory holding libnccl.so on LD_LIBRARY_PATH, or set gpu_transport = \"mpi\"".into(),
                 ))
             }
-            GpuTransport::Auto | GpuTransport::Nccl => Via::Nccl(nccl_comm(world, gpu)?),
+            GpuTransport::Auto | GpuTransport::Nccl => Channel::Nccl(nccl_comm(world, gpu)?),
         };
-        let exchange = GpuExchange { world, stream, via };
-        if let Via::Nccl(_) = exchange.via {
+        let exchange = GpuExchange {
+            world,
+            stream,
+            channel,
+        };
+        if let Channel::Nccl(_) = exchange.channel {
             exchange.connect()?;
         }
         Ok(exchange)
@@ -119,10 +124,10 @@ impl<'w> GpuExchange<'w> {
 
     /// The transport in use, for provenance: "nccl", "mpi", or "none" on one rank.
     pub fn name(&self) -> &'static str {
-        match self.via {
+        match self.channel {
             _ if self.world.size() == 1 => "none",
-            Via::Mpi => "mpi",
-            Via::Nccl(_) => "nccl",
+            Channel::Mpi => "mpi",
+            Channel::Nccl(_) => "nccl",
         }
     }
 
@@ -153,8 +158,8 @@ impl<'w> GpuExchange<'w> {
                 recv.len()
             )));
         }
-        match &self.via {
-            Via::Mpi => {
+        match &self.channel {
+            Channel::Mpi => {
                 let sent: usize = send_counts.iter().sum();
                 let host = self
                     .stream
@@ -169,7 +174,7 @@ impl<'w> GpuExchange<'w> {
                         .map_err(|e| gpu_error("upload received items", e))?;
                 }
             }
-            Via::Nccl(comm) => {
+            Channel::Nccl(comm) => {
                 group_start().map_err(|e| nccl_error("group start", e))?;
                 for t in transfers(send_counts, &recv_counts) {
                     if !t.send.is_empty() {
@@ -193,8 +198,8 @@ impl<'w> GpuExchange<'w> {
     pub fn allgather<T: Item>(&self, send: &CudaSlice<T>, recv: &mut CudaSlice<T>) -> Result<()> {
         let items = send.len();
         let recv = &mut recv.slice_mut(0..items * self.world.size());
-        match &self.via {
-            Via::Mpi => {
+        match &self.channel {
+            Channel::Mpi => {
                 let host = self
                     .stream
                     .clone_dtoh(send)
@@ -205,7 +210,7 @@ impl<'w> GpuExchange<'w> {
                     .memcpy_htod(&all, recv)
                     .map_err(|e| gpu_error("upload the gathered items", e))?;
             }
-            Via::Nccl(comm) => {
+            Channel::Nccl(comm) => {
                 comm.all_gather(send, recv)
                     .map_err(|e| nccl_error("all-gather", e))?;
             }
@@ -236,8 +241,8 @@ impl<'w> GpuExchange<'w> {
             )));
         }
         let at = run_starts(&counts);
-        match &self.via {
-            Via::Mpi => {
+        match &self.channel {
+            Channel::Mpi => {
                 let host = self
                     .stream
                     .clone_dtoh(&send.slice(0..count))
@@ -249,7 +254,7 @@ impl<'w> GpuExchange<'w> {
                         .map_err(|e| gpu_error("upload the gathered items", e))?;
                 }
             }
-            Via::Nccl(comm) => {
+            Channel::Nccl(comm) => {
                 // The own part is copied on the device; every peer gets the same items.
                 let me = self.world.rank();
                 if count > 0 {
@@ -291,8 +296,8 @@ impl<'w> GpuExchange<'w> {
         recv: &mut CudaViewMut<'_, T>,
         from: usize,
     ) -> Result<()> {
-        match &self.via {
-            Via::Mpi => {
+        match &self.channel {
+            Channel::Mpi => {
                 let host = self
                     .stream
                     .clone_dtoh(send)
@@ -303,7 +308,7 @@ impl<'w> GpuExchange<'w> {
                     .memcpy_htod(&got, recv)
                     .map_err(|e| gpu_error("upload the received halo", e))?;
             }
-            Via::Nccl(comm) => {
+            Channel::Nccl(comm) => {
                 group_start().map_err(|e| nccl_error("group start", e))?;
                 comm.send(send, to as i32)
                     .map_err(|e| nccl_error("send", e))?;

@@ -124,6 +124,24 @@ impl World {
     }
 }
 
+impl crate::device::Ranks for World {
+    fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+    fn size(&self) -> usize {
+        self.comm.size()
+    }
+    fn local_rank(&self) -> usize {
+        self.local_rank
+    }
+    fn local_size(&self) -> usize {
+        self.local_size
+    }
+    fn all(&self, yes: bool) -> bool {
+        self.comm.allreduce(u64::from(yes), Op::Min) == 1
+    }
+}
+
 impl Comm {
     fn of(comm: SimpleCommunicator) -> Comm {
         let (rank, size) = (comm.rank() as usize, comm.size() as usize);

@@ -3,6 +3,12 @@
 
 use super::World;
 
+/// The `rank`-th of `parts` contiguous, nearly equal ranges of `0..total`.
+pub fn block_range(total: u64, parts: usize, rank: usize) -> std::ops::Range<u64> {
+    let at = |r: usize| ((total as u128 * r as u128) / parts as u128) as u64;
+    at(rank)..at(rank + 1)
+}
+
 #[derive(Clone, Debug)]
 pub struct Ranges {
     /// `starts[r]` is rank r's first index; `starts[size]` is the total.
@@ -27,10 +33,10 @@ impl Ranges {
         }
     }
 
-    /// `total` indices split as `graph::block_range` splits them.
+    /// `total` indices split as `block_range` splits them.
     pub fn even(total: u64, size: usize, rank: usize) -> Ranges {
         let starts = (0..=size)
-            .map(|r| crate::graph::block_range(total, size, r.min(size - 1)))
+            .map(|r| block_range(total, size, r.min(size - 1)))
             .enumerate()
             .map(|(r, range)| if r == size { range.end } else { range.start })
             .collect();

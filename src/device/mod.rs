@@ -12,7 +12,6 @@ pub mod memory;
 
 pub use kernel::{blocks, compile, grid, Kernel, KERNELS, THREADS};
 
-use crate::comm::World;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 use std::sync::{Arc, Mutex};
@@ -64,17 +63,30 @@ fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
+/// What choosing a device needs of the ranks: where this one sits on its node, and a vote.
+/// `comm::World` implements it (comm sits above this layer: its GPU exchanges use `Gpu`).
+pub trait Ranks {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// This rank's index among the ranks on its node (selects its GPU).
+    fn local_rank(&self) -> usize;
+    /// How many ranks share this node.
+    fn local_size(&self) -> usize;
+    /// Whether `yes` holds on every rank (collective).
+    fn all(&self, yes: bool) -> bool;
+}
+
 /// Choose the device for this rank. `Auto` takes a GPU when one is visible and NVRTC can be
 /// loaded; `Gpu` insists. Collective: the ranks agree, so a node without a GPU fails the job
 /// with one line instead of leaving the others waiting.
-pub fn select(world: &World, requested: Device) -> Result<Selected> {
+pub fn select(world: &impl Ranks, requested: Device) -> Result<Selected> {
     if requested == Device::Cpu {
         // Every rank read the same setting: no probe, no collective.
         return Ok(Selected::Cpu);
     }
     let gpus = visible_gpus().unwrap_or(0);
     let usable = gpus > 0 && nvrtc_present();
-    let everywhere = world.allreduce(u64::from(usable), crate::comm::Op::Min) == 1;
+    let everywhere = world.all(usable);
     match requested {
         Device::Cpu => Ok(Selected::Cpu),
         Device::Auto if !everywhere => {
@@ -105,7 +117,7 @@ fn unusable_reason(gpus: usize) -> String {
 
 /// One rank per GPU: the rank's index on its node picks the GPU (a launcher that gives each
 /// rank one GPU, such as `srun --gpus-per-task=1`, leaves one visible: that one).
-fn open(world: &World, gpus: usize) -> Result<Gpu> {
+fn open(world: &impl Ranks, gpus: usize) -> Result<Gpu> {
     let ordinal = if gpus == 1 { 0 } else { world.local_rank() };
     if ordinal >= gpus {
         return Err(Error::Gpu(format!(

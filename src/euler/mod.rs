@@ -1,7 +1,8 @@
 //! `tessera euler`: an Euler circuit of a multigraph (graph or digraph) from the `[graph]`
 //! source, every input tuple an edge whose id is its index (duplicates and self-loops kept).
 //!
-//! Algorithm (spec: euler-circuits.md; seed 002; Tucker's method, after Awerbuch, Israeli and
+//! Algorithm (spec: euler-circuits.md; the blog post "Zooming Through Euler Path:
+//! Supercharging with GPU"; Tucker's method, after Awerbuch, Israeli and
 //! Shiloach): (1) pair the edge-ends at each vertex, which cuts the edges into closed trails
 //! (`darts`); (2) label each trail with its smallest edge id by pointer jumping (`jump`);
 //! (3) a spanning tree of the trail–vertex graph by min-label hooking (`forest`, `splice`);

@@ -4,6 +4,7 @@
 pub mod block2d;
 pub mod block2d_gpu;
 pub mod build;
+pub mod components;
 pub mod csr;
 pub mod csr_gpu;
 pub mod csr_sort;
@@ -66,11 +67,8 @@ pub struct DeviceEdges {
     pub first_edge: u64,
 }
 
-/// The `rank`-th of `parts` contiguous, nearly equal ranges of `0..total`.
-pub fn block_range(total: u64, parts: usize, rank: usize) -> std::ops::Range<u64> {
-    let at = |r: usize| ((total as u128 * r as u128) / parts as u128) as u64;
-    at(rank)..at(rank + 1)
-}
+/// Edge lists, files and vertex blocks are split between ranks as index ranges are.
+pub use crate::comm::ranges::block_range;
 
 /// 1D vertex partition: rank r owns the vertices `r*block .. (r+1)*block` (clipped to N).
 /// The block is a multiple of 64 so that the ranks' frontier bitmaps concatenate word by word.

@@ -101,7 +101,7 @@ pub struct GraphArgs {
 }
 
 /// A graph's origin, resolved and checked. `RewiredLattice` is the small-world lattice of
-/// seed 000 §7.1.1 (`WattsStrogatz::keeping_colours`), which the spin models make; no deck
+/// Leist's thesis (2011), §7.1.1 (`WattsStrogatz::keeping_colours`), which the spin models make; no deck
 /// names it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphSpec {
@@ -329,7 +329,7 @@ fn generator_name(generator: Generator) -> &'static str {
 }
 
 fn bad(source: &str, msg: &str) -> Error {
-    crate::config::config_error(source, &format!("[graph] {msg}"))
+    crate::error::config_error(source, &format!("[graph] {msg}"))
 }
 
 fn in_range<T: PartialOrd + std::fmt::Display>(
@@ -342,7 +342,7 @@ fn in_range<T: PartialOrd + std::fmt::Display>(
         return Ok(());
     }
     let expected = format!("an integer in {}..={}", range.start(), range.end());
-    Err(crate::config::out_of_range(
+    Err(crate::error::out_of_range(
         source,
         &format!("[graph] {key}"),
         value,

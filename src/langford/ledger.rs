@@ -55,7 +55,7 @@ pub struct Entry {
 }
 
 /// The finished result, written once every task is in the ledger.
-pub struct Final {
+pub struct Totals {
     /// L(2,n) as little-endian words.
     pub count: Vec<u64>,
     pub count_decimal: String,
@@ -183,7 +183,7 @@ impl Ledger {
     }
 
     /// Write the file: header, ledger, provenance and, once complete, the result.
-    pub fn write(&mut self, provenance: &Provenance, result: Option<&Final>) -> Result<PathBuf> {
+    pub fn write(&mut self, provenance: &Provenance, result: Option<&Totals>) -> Result<PathBuf> {
         let started = Instant::now();
         let file = ResultFile::create(&self.path)?;
         provenance.write(&file.root())?;

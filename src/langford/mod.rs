@@ -17,7 +17,7 @@ use crate::output::{timestamp, Provenance};
 use crate::report::Report;
 use farm::{Solver, Work};
 use godfrey::Godfrey;
-use ledger::{Final, Header, Ledger, RankStats};
+use ledger::{Header, Ledger, RankStats, Totals};
 use miller::MillerTasks;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -387,7 +387,7 @@ fn report(
     // Contributions are exact modulo 2^(64 words): keep that many words.
     let total = Wide::<3>::from_words(&total.0[..header.words]);
     let count = method.count(cfg.n, total)?;
-    let result = Final {
+    let result = Totals {
         count: count.0[..header.words].to_vec(),
         count_decimal: count.unsigned_decimal(),
         total: total.0[..header.words].to_vec(),

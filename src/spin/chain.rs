@@ -31,6 +31,105 @@ struct Params {
     bonds: u64,
 }
 
+/// What one sweep needs: the β's thresholds and the sweep's random streams.
+struct Sweep<'a> {
+    world: &'a World,
+    model: &'a Model,
+    params: &'a Params,
+    keys: &'a dyn Fn(Stream) -> u64,
+    clusters_per_sweep: u64,
+}
+
+impl Sweep<'_> {
+    fn colours(&self) -> [u64; 2] {
+        [
+            (self.keys)(Stream::Colour(0)),
+            (self.keys)(Stream::Colour(1)),
+        ]
+    }
+}
+
+/// A device's three updates; `sweep` picks one, so each device dispatches its own.
+trait Updates {
+    fn metropolis(&mut self, s: &Sweep) -> Result<()>;
+    fn swendsen_wang(&mut self, s: &Sweep) -> Result<()>;
+    /// Returns the sites the clusters flipped.
+    fn wolff(&mut self, s: &Sweep) -> Result<u64>;
+
+    /// One sweep of `update` (collective); returns the sites Wolff clusters flipped (else 0).
+    fn sweep(&mut self, update: Update, s: &Sweep) -> Result<u64> {
+        match update {
+            Update::Metropolis => self.metropolis(s).map(|()| 0),
+            Update::SwendsenWang => self.swendsen_wang(s).map(|()| 0),
+            Update::Wolff => self.wolff(s),
+        }
+    }
+}
+
+impl Updates for CpuSpins {
+    fn metropolis(&mut self, s: &Sweep) -> Result<()> {
+        CpuSpins::metropolis(self, s.world, s.model, &s.params.table, s.colours());
+        Ok(())
+    }
+    fn swendsen_wang(&mut self, s: &Sweep) -> Result<()> {
+        let (bonds, clusters) = ((s.keys)(Stream::Bonds), (s.keys)(Stream::Clusters));
+        CpuSpins::swendsen_wang(self, s.world, s.model, s.params.bonds, bonds, clusters)
+    }
+    fn wolff(&mut self, s: &Sweep) -> Result<u64> {
+        let key = (s.keys)(Stream::Wolff);
+        CpuSpins::wolff(
+            self,
+            s.world,
+            s.model,
+            s.params.bonds,
+            key,
+            s.clusters_per_sweep,
+        )
+    }
+}
+
+impl Updates for GpuSpins<'_> {
+    fn metropolis(&mut self, s: &Sweep) -> Result<()> {
+        GpuSpins::metropolis(self, s.model, s.colours())
+    }
+    fn swendsen_wang(&mut self, s: &Sweep) -> Result<()> {
+        let (bonds, clusters) = ((s.keys)(Stream::Bonds), (s.keys)(Stream::Clusters));
+        GpuSpins::swendsen_wang(self, s.world, s.model, s.params.bonds, bonds, clusters)
+    }
+    fn wolff(&mut self, s: &Sweep) -> Result<u64> {
+        let key = (s.keys)(Stream::Wolff);
+        GpuSpins::wolff(
+            self,
+            s.world,
+            s.model,
+            s.params.bonds,
+            key,
+            s.clusters_per_sweep,
+        )
+    }
+}
+
+impl Updates for GraphSpins {
+    fn metropolis(&mut self, s: &Sweep) -> Result<()> {
+        GraphSpins::metropolis(self, s.world, s.model, &s.params.table, s.colours())
+    }
+    fn swendsen_wang(&mut self, s: &Sweep) -> Result<()> {
+        let (bonds, clusters) = ((s.keys)(Stream::Bonds), (s.keys)(Stream::Clusters));
+        GraphSpins::swendsen_wang(self, s.world, s.model, s.params.bonds, bonds, clusters)
+    }
+    fn wolff(&mut self, s: &Sweep) -> Result<u64> {
+        let key = (s.keys)(Stream::Wolff);
+        GraphSpins::wolff(
+            self,
+            s.world,
+            s.model,
+            s.params.bonds,
+            key,
+            s.clusters_per_sweep,
+        )
+    }
+}
+
 impl<'h> Spins<'h> {
     /// Spins for `slab` on the run's device, or for the rewired lattice where there is no
     /// slab (collective).
@@ -109,64 +208,19 @@ impl<'h> Spins<'h> {
         p: &Params,
         keys: impl Fn(Stream) -> u64,
     ) -> Result<u64> {
-        let model = &cfg.model;
-        let colours = [keys(Stream::Colour(0)), keys(Stream::Colour(1))];
-        match (self, cfg.update) {
-            (Spins::Cpu(c), Update::Metropolis) => c.metropolis(world, model, &p.table, colours),
-            (Spins::Gpu(g), Update::Metropolis) => g.metropolis(model, colours)?,
-            (Spins::Cpu(c), Update::SwendsenWang) => c.swendsen_wang(
-                world,
-                model,
-                p.bonds,
-                keys(Stream::Bonds),
-                keys(Stream::Clusters),
-            )?,
-            (Spins::Gpu(g), Update::SwendsenWang) => g.swendsen_wang(
-                world,
-                model,
-                p.bonds,
-                keys(Stream::Bonds),
-                keys(Stream::Clusters),
-            )?,
-            (Spins::Cpu(c), Update::Wolff) => {
-                return c.wolff(
-                    world,
-                    model,
-                    p.bonds,
-                    keys(Stream::Wolff),
-                    cfg.clusters_per_sweep,
-                )
-            }
-            (Spins::Gpu(g), Update::Wolff) => {
-                return g.wolff(
-                    world,
-                    model,
-                    p.bonds,
-                    keys(Stream::Wolff),
-                    cfg.clusters_per_sweep,
-                )
-            }
-            (Spins::Graph(g), Update::Metropolis) => {
-                g.metropolis(world, model, &p.table, colours)?
-            }
-            (Spins::Graph(g), Update::SwendsenWang) => g.swendsen_wang(
-                world,
-                model,
-                p.bonds,
-                keys(Stream::Bonds),
-                keys(Stream::Clusters),
-            )?,
-            (Spins::Graph(g), Update::Wolff) => {
-                return g.wolff(
-                    world,
-                    model,
-                    p.bonds,
-                    keys(Stream::Wolff),
-                    cfg.clusters_per_sweep,
-                )
-            }
-        }
-        Ok(0)
+        let sweep = Sweep {
+            world,
+            model: &cfg.model,
+            params: p,
+            keys: &keys,
+            clusters_per_sweep: cfg.clusters_per_sweep,
+        };
+        let backend: &mut dyn Updates = match self {
+            Spins::Cpu(c) => c.as_mut(),
+            Spins::Gpu(g) => g.as_mut(),
+            Spins::Graph(g) => g.as_mut(),
+        };
+        backend.sweep(cfg.update, &sweep)
     }
 
     /// Neighbours of the best-connected site.

@@ -1,4 +1,4 @@
-//! The updates on the rewired lattice (seed 000 §7.1), on the CPU: the periodic lattice with
+//! The updates on the rewired lattice (Leist's thesis (2011), §7.1), on the CPU: the periodic lattice with
 //! each edge end moved with probability p/2 to a random vertex of its own checkerboard
 //! colour (`graph::generators::watts_strogatz`, `WattsStrogatz::keeping_colours`), made by
 //! `graph::build` (on the CPU) as the graph layer's 1D-partitioned CSR and split into local rows, cut edges and ghosts
@@ -22,12 +22,12 @@ use super::model::{
     accept, bond_active, graph_bond, proposal, start_state, uniform_state, wolff_seed, wolff_sweep,
     Model,
 };
-use crate::cc::cpu::{CpuLabeller, EdgeMask};
-use crate::cc::{label_components, Labeller};
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::graph::build::build;
+use crate::graph::components::cpu::{CpuLabeller, EdgeMask};
+use crate::graph::components::{label_components, Labeller};
 use crate::graph::ghosts::LocalRows;
 use crate::graph::source::{Construction, GraphConfig, GraphSpec};
 use crate::graph::Block1D;

@@ -11,7 +11,7 @@
 //! on the CPU or a GPU, and across a restart: the checkpoint holds only the spins and the
 //! sweep counter.
 //!
-//! `lattice = "rewired"`: the small-world lattice of seed 000 §7.1, a `base` lattice with a
+//! `lattice = "rewired"`: the small-world lattice of Leist's thesis (2011), §7.1, a `base` lattice with a
 //! fraction `p` of its edges rewired keeping the checkerboard colours, as a distributed CSR
 //! graph (`graph`; CPU only).
 

@@ -468,7 +468,7 @@ fn watts_strogatz_follows_the_closed_forms() {
     assert!((l - ring_mean_distance(2000, k)).abs() < 1e-9, "{l}");
 }
 
-/// Figure 2.3 of seed 000 (n = 10^5, k = 20): L(0) = 2500.5 (rounded), and sampled L near 30,
+/// Figure 2.3 of Leist's PhD thesis (2011) (n = 10^5, k = 20): L(0) = 2500.5 (rounded), and sampled L near 30,
 /// 9.7 and 5.5 at p = 10^-3, 10^-2 and 0.1 (within 15%: the figure's values are read off a
 /// plot of single realisations).
 #[test]

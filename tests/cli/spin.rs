@@ -9,7 +9,7 @@
 //! enumeration; at p = 0.3 the three updates agree. Ignored (scripts/test-long): the Binder
 //! cumulants of L = 16, 32, 64 cross within 1% of the 2D Ising β_c, and those of the 2D
 //! 3-state Potts model near ln(1+√3); those of the rewired 3D lattice at p = 0.01 within 1%
-//! of seed 000's T_c(p).
+//! of Leist's (PhD thesis, 2011) T_c(p).
 
 use crate::common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
 use std::path::Path;
@@ -621,11 +621,11 @@ fn rewired_updates_agree_and_p0_is_the_lattice() {
     }
 }
 
-/// Seed 000 Table 7.5: T_c(p = 0.01) = 4.593754 for the rewired 3D Ising model (T_c(0) =
-/// 4.5115, outside the bracket): the Binder cumulants of L = 12, 16, 24 cross within 1%.
+/// Leist's PhD thesis (2011), Table 7.5: T_c(p = 0.01) = 4.593754 for the rewired 3D Ising
+/// model (T_c(0) = 4.5115, outside the bracket): the Binder cumulants of L = 12, 16, 24 cross within 1%.
 #[test]
 #[ignore = "minutes: scripts/test-long"]
-fn rewired_binder_cumulants_cross_at_seed_000s_critical_temperature() {
+fn rewired_binder_cumulants_cross_at_leists_critical_temperature() {
     let dir = test_dir("spin_binder_rewired");
     let bc = 1.0 / 4.593754;
     let betas = format!("{},{}", bc * 0.99, bc * 1.01);

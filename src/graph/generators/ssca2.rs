@@ -1,5 +1,6 @@
 //! The SSCA#2 v2.2 scalable data generator (Bader & Madduri's HPCS SSCA#2 specification;
-//! seed 001 §2.3.1): N = 2^SCALE vertices, M = 8N directed edges (u -> v) with integer
+//! McGuinness, "Parallel Mesh Adaptation and Graph Analysis Using Graphics Processing Units",
+//! MSc thesis, UMass Amherst, 2011, §2.3.1): N = 2^SCALE vertices, M = 8N directed edges (u -> v) with integer
 //! weights uniform in [1, 2^SCALE].
 //!
 //! Edge e is R-MAT: at each of SCALE levels one quadrant of the initiator a, b, c, d =

@@ -1,5 +1,5 @@
-//! Watts' α-model (Watts 1999, "Networks, dynamics, and the small-world phenomenon"; seed 000
-//! Appendix B and §5.1, whose generation chapter times it): M = nk/2 edges added one at a
+//! Watts' α-model (Watts 1999, "Networks, dynamics, and the small-world phenomenon"; Leist's
+//! PhD thesis (2011), Appendix B and §5.1, whose generation chapter times it): M = nk/2 edges added one at a
 //! time. In each round every vertex, in a random order, picks a new neighbour j with
 //! probability proportional to its propensity R_ij: 0 when i and j are joined already, else
 //! with m_ij their common neighbours, 1 when m_ij >= k, (m_ij/k)^α (1-p) + p when 0 < m_ij < k,

@@ -17,8 +17,9 @@
 //! the ring); w is uniform over the vertices outside u's neighbourhood that no earlier
 //! rewired edge could pair with u.
 //!
-//! `WattsStrogatz::keeping_colours` is the small-world lattice of seed 000 §7.1.1 (the
-//! rewired Ising model's): on a periodic lattice of even sides, each end of each base edge e
+//! `WattsStrogatz::keeping_colours` is the small-world lattice of Leist's thesis, §7.1.1 (A.
+//! Leist, "Experiences in Data-Parallel Simulation and Analysis of Complex Systems with
+//! Irregular Graph Structures", PhD thesis, Massey University, 2011; the rewired Ising model's): on a periodic lattice of even sides, each end of each base edge e
 //! is independently moved, with probability p/2 (draw 2e for the source end, 2e + 1 for the
 //! other), to a uniform vertex of the checkerboard colour it had, so about a fraction p of
 //! the edges is rewired, the edge count is kept, vertex degrees are not (one end loses an
@@ -117,7 +118,7 @@ pub struct WattsStrogatz {
     rewire_below: u64,
     rewire_key: u64,
     target_key: u64,
-    /// Seed 000's rule (`keeping_colours`) rather than Watts-Strogatz's.
+    /// Leist's rule (PhD thesis, 2011, §7.1.1: `keeping_colours`) rather than Watts-Strogatz's.
     keep_colours: bool,
     local: std::ops::Range<u64>,
 }
@@ -158,7 +159,7 @@ impl WattsStrogatz {
     }
 
     /// The periodic lattice `dims` with each edge end moved to a vertex of its own colour
-    /// with probability p/2 (seed 000 §7.1.1; see the module comment and
+    /// with probability p/2 (Leist's thesis, §7.1.1; see the module comment and
     /// `check_keeping_colours`).
     pub fn keeping_colours(dims: Vec<u64>, p: f64, seed: u64, ranks: usize, rank: usize) -> Self {
         let mut ws = WattsStrogatz::new(Base::Lattice { dims }, p / 2.0, seed, ranks, rank);
