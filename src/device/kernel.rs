@@ -18,20 +18,8 @@ use std::sync::Arc;
 /// The prelude of every kernel file.
 const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
 
-/// Every kernel source, by file name.
-pub const KERNELS: &[(&str, &str)] = &[
-    ("bfs.cu", include_str!("../../kernels/bfs.cu")),
-    ("cc.cu", include_str!("../../kernels/cc.cu")),
-    ("csr.cu", include_str!("../../kernels/csr.cu")),
-    ("euler.cu", include_str!("../../kernels/euler.cu")),
-    ("exchange.cu", include_str!("../../kernels/exchange.cu")),
-    ("generators.cu", include_str!("../../kernels/generators.cu")),
-    ("godfrey.cu", include_str!("../../kernels/godfrey.cu")),
-    ("lattice.cu", include_str!("../../kernels/lattice.cu")),
-    ("miller.cu", include_str!("../../kernels/miller.cu")),
-    ("spin.cu", include_str!("../../kernels/spin.cu")),
-    ("triangles.cu", include_str!("../../kernels/triangles.cu")),
-];
+/// Every kernel source, by file name: each `kernels/*.cu`, listed by build.rs.
+pub const KERNELS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
 /// Threads per block of the one-thread-per-item kernels.
 pub const THREADS: u32 = 256;
