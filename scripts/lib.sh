@@ -241,6 +241,7 @@ bench_runs() {
             for ((r = 1; r <= repeat; r++)); do
                 stem="$name-np$np-r$r"
                 h5=$BENCH_DIR/runs/$stem.h5
+                rm -f "$h5" # a rerun replaces its own result (tessera refuses to overwrite)
                 printf '%s ... ' "$stem" >&2
                 if ! "${MPIRUN[@]}" "${mpi_flags[@]}" -np "$np" "$TESSERA_BIN" run "$deck" \
                     --output "$h5" >"$BENCH_DIR/logs/$stem.log" 2>"$BENCH_DIR/logs/$stem.err"; then
