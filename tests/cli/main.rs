@@ -6,7 +6,7 @@
 mod common;
 
 mod bfs2d;
-mod components;
+mod cc;
 mod euler;
 mod graphs;
 mod harness;

@@ -106,7 +106,9 @@ fn labels_equal_a_sequential_union_find_at_every_rank_count() {
     ];
     for (name, args) in cases {
         let file = dir.join(format!("{name}.el"));
-        let mut write = vec!["generate", "--device", "cpu", "--output", "made.h5"];
+        let mut write = vec![
+            "generate", "--device", "cpu", "--output", "made.h5", "--force",
+        ];
         write.extend_from_slice(args);
         write.extend(["--write", file.to_str().unwrap()]);
         tessera(1, &write, &dir).assert_ok();
@@ -153,6 +155,43 @@ fn known_pieces_give_their_count() {
             h5.ds::<u64>("cc/largest/label"),
             [0, 21, 12, 10, 11, 30, 31, 32, 33, 34]
         );
+    }
+}
+
+/// `--largest 0` lists no components, but the largest one's size is still known and reported
+/// (it was reported as 0 with label 0).
+#[test]
+fn the_largest_component_is_reported_when_none_are_listed() {
+    let dir = test_dir("cc_largest_zero");
+    // A path of 6 vertices (label 0), a triangle (label 6), one isolated vertex: n = 10.
+    let text = "# tessera edge list: vertices 10 edges 8\n0 1\n1 2\n2 3\n3 4\n4 5\n6 7\n7 8\n8 6\n";
+    let file = dir.join("g.el");
+    std::fs::write(&file, text).unwrap();
+    for np in [1, 3] {
+        let out = format!("z{np}.h5");
+        let args = [
+            "cc",
+            "--input",
+            file.to_str().unwrap(),
+            "--largest",
+            "0",
+            "--output",
+            &out,
+        ];
+        let run = tessera(np, &args, &dir);
+        run.assert_ok();
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["largest_component:", "6", "(label", "0)"]),
+            "np {np}:\n{}",
+            run.stdout
+        );
+        let h5 = H5::open(&dir.join(&out));
+        assert_eq!(h5.attr::<u64>("cc", "largest_component"), 6);
+        assert_eq!(h5.attr::<u64>("cc", "largest_component_label"), 0);
+        assert!(h5.ds::<u64>("cc/largest/size").is_empty());
     }
 }
 
