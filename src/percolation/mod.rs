@@ -10,6 +10,7 @@
 
 mod report;
 mod sampler;
+mod sizes;
 
 use crate::config::{config_error, out_of_range, Numbers};
 use crate::error::{Error, Result};
@@ -146,14 +147,11 @@ impl Workload for Percolation {
         })
     }
 
-    fn execute(&self, h: &Harness) -> Result<Report> {
-        self.execute_unreported(h)?;
-        Ok(Report::new())
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        sizes::check_sizes(self, h)
     }
-}
 
-impl Percolation {
-    fn execute_unreported(&self, h: &Harness) -> Result<()> {
+    fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let slab =
             Slab::new(self.lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
@@ -189,7 +187,9 @@ impl Percolation {
                 labels.extend(sampler.gather_labels(world)?);
             }
         }
-        report::finish(h, self, &rows, &labels)
+        let mut report = Report::new();
+        report::report(&mut report, self, h.run.seed, &rows, &labels);
+        Ok(report)
     }
 }
 

@@ -1,13 +1,11 @@
 //! Percolation results: per-p summaries (percolation probability per axis with its binomial
-//! error sqrt(R(1-R)/n); means with standard errors), the statistics block on stdout, and the
-//! `/percolation` group of the result file.
+//! error sqrt(R(1-R)/n); means with standard errors), rendered once into the run's report:
+//! the statistics block and the `/percolation` group of the result file.
 
 use super::Percolation;
-use crate::error::Result;
-use crate::harness::Harness;
 use crate::lattice::clusters::SIZE_BINS;
 use crate::lattice::{ClusterStats, Occupation};
-use crate::output::ResultFile;
+use crate::report::{Report, Section};
 
 /// One sample's figures.
 pub struct Row {
@@ -78,58 +76,6 @@ fn summarise(cfg: &Percolation, p_index: usize, rows: &[&Row]) -> Summary {
     }
 }
 
-/// Print the statistics block and write the result file (collective).
-pub fn finish(h: &Harness, cfg: &Percolation, rows: &[Row], labels: &[u64]) -> Result<()> {
-    let summaries: Vec<Summary> = (0..cfg.p.len())
-        .map(|i| {
-            let mine: Vec<&Row> = rows.iter().filter(|r| r.p_index == i).collect();
-            summarise(cfg, i, &mine)
-        })
-        .collect();
-    let word = if cfg.lattice.periodic {
-        "wrapping"
-    } else {
-        "spanning"
-    };
-    let mut lines = vec![
-        (
-            "lattice".to_string(),
-            format!(
-                "{}D L = {} ({} sites), {} percolation, {} boundaries",
-                cfg.lattice.dim,
-                cfg.lattice.l,
-                cfg.lattice.sites(),
-                kind_name(cfg.kind),
-                boundary_name(cfg)
-            ),
-        ),
-        ("samples per p".to_string(), cfg.samples.to_string()),
-    ];
-    for s in &summaries {
-        let per_axis: Vec<String> = s
-            .probability
-            .iter()
-            .map(|(r, e)| format!("{r:.4} ± {e:.4}"))
-            .collect();
-        lines.push((
-            format!("p = {}", s.p),
-            format!(
-                "{word} per axis [{}], largest cluster fraction {:.5} ± {:.5}, mean cluster size {:.4} ± {:.4}, labelling {:.4} ns/site",
-                per_axis.join(", "),
-                s.largest_fraction.0,
-                s.largest_fraction.1,
-                s.mean_cluster_size.0,
-                s.mean_cluster_size.1,
-                s.ns_per_site
-            ),
-        ));
-    }
-    let borrowed: Vec<(&str, String)> =
-        lines.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-    h.summary(&borrowed);
-    h.write_results(|file| write(file, h, cfg, rows, &summaries, labels))
-}
-
 fn kind_name(kind: Occupation) -> &'static str {
     match kind {
         Occupation::Site => "site",
@@ -145,87 +91,121 @@ fn boundary_name(cfg: &Percolation) -> &'static str {
     }
 }
 
-/// `/percolation`: the settings as attributes, one row per (p, sample), `summary/` one row
-/// per p, and `labels` (p, site) when asked for.
-fn write(
-    file: &ResultFile,
-    h: &Harness,
-    cfg: &Percolation,
-    rows: &[Row],
-    summaries: &[Summary],
-    labels: &[u64],
-) -> Result<()> {
-    let group = file.group("percolation")?;
-    let w = group.writer();
+/// `/percolation`: the settings (printed as the lattice line and the samples per p), one
+/// line per p, one row per (p, sample), `summary/` one row per p, and `labels` (p, site)
+/// when asked for.
+pub fn report(report: &mut Report, cfg: &Percolation, seed: u64, rows: &[Row], labels: &[u64]) {
+    let summaries: Vec<Summary> = (0..cfg.p.len())
+        .map(|i| {
+            let mine: Vec<&Row> = rows.iter().filter(|r| r.p_index == i).collect();
+            summarise(cfg, i, &mine)
+        })
+        .collect();
     let lattice = cfg.lattice;
-    w.attr_str("lattice", if lattice.dim == 2 { "2d" } else { "3d" })?;
-    w.attr("dim", lattice.dim as u64)?;
-    w.attr("l", lattice.l)?;
-    w.attr("sites", lattice.sites())?;
-    w.attr_str("kind", kind_name(cfg.kind))?;
-    w.attr_str("boundary", boundary_name(cfg))?;
-    w.attr("samples", cfg.samples)?;
-    w.attr("seed", h.run.seed)?;
-    w.attr_array("p_values", &cfg.p)?;
+    let mut g = report.group("percolation");
+    g.text("lattice", if lattice.dim == 2 { "2d" } else { "3d" })
+        .shown_as(format!(
+            "{}D L = {} ({} sites), {} percolation, {} boundaries",
+            lattice.dim,
+            lattice.l,
+            lattice.sites(),
+            kind_name(cfg.kind),
+            boundary_name(cfg)
+        ));
+    g.count("dim", lattice.dim as u64).stored_only();
+    g.count("l", lattice.l).stored_only();
+    g.count("sites", lattice.sites()).stored_only();
+    g.text("kind", kind_name(cfg.kind)).stored_only();
+    g.text("boundary", boundary_name(cfg)).stored_only();
+    g.count("samples", cfg.samples).stored_only();
+    g.shown_only("samples per p", cfg.samples.to_string());
+    g.count("seed", seed).stored_only();
+    g.list("p_values", &cfg.p, "").stored_only();
+    let word = if lattice.periodic {
+        "wrapping"
+    } else {
+        "spanning"
+    };
+    for s in &summaries {
+        let per_axis: Vec<String> = s
+            .probability
+            .iter()
+            .map(|(r, e)| format!("{r:.4} ± {e:.4}"))
+            .collect();
+        g.shown_only(
+            &format!("p = {}", s.p),
+            format!(
+                "{word} per axis [{}], largest cluster fraction {:.5} ± {:.5}, mean cluster size {:.4} ± {:.4}, labelling {:.4} ns/site",
+                per_axis.join(", "),
+                s.largest_fraction.0,
+                s.largest_fraction.1,
+                s.mean_cluster_size.0,
+                s.mean_cluster_size.1,
+                s.ns_per_site
+            ),
+        );
+    }
+    samples(&mut g, cfg, rows);
+    summary(&mut g.subgroup("summary"), &summaries);
+    if !labels.is_empty() {
+        g.data_2d("labels", cfg.p.len(), labels);
+    }
+}
+
+/// One row per (p, sample).
+fn samples(g: &mut Section, cfg: &Percolation, rows: &[Row]) {
     let col = |f: &dyn Fn(&Row) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
     let colf = |f: &dyn Fn(&Row) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
     let bits = |f: &dyn Fn(&Row) -> u8| rows.iter().map(f).collect::<Vec<u8>>();
-    group.dataset("p", &colf(&|r| cfg.p[r.p_index]))?;
-    group.dataset("sample", &col(&|r| r.sample))?;
-    group.dataset("clusters", &col(&|r| r.stats.clusters))?;
-    group.dataset("occupied_sites", &col(&|r| r.stats.sites))?;
-    group.dataset("largest", &col(&|r| r.stats.largest.size))?;
-    group.dataset("largest_label", &col(&|r| r.stats.largest.label))?;
-    group.dataset("sum_squares", &col(&|r| r.stats.sum_squares))?;
-    group.dataset(
-        "largest_fraction",
-        &colf(&|r| r.largest_fraction(lattice.sites())),
-    )?;
-    group.dataset(
+    let sites = cfg.lattice.sites();
+    g.data("p", colf(&|r| cfg.p[r.p_index]));
+    g.data("sample", col(&|r| r.sample));
+    g.data("clusters", col(&|r| r.stats.clusters));
+    g.data("occupied_sites", col(&|r| r.stats.sites));
+    g.data("largest", col(&|r| r.stats.largest.size));
+    g.data("largest_label", col(&|r| r.stats.largest.label));
+    g.data("sum_squares", col(&|r| r.stats.sum_squares));
+    g.data("largest_fraction", colf(&|r| r.largest_fraction(sites)));
+    g.data(
         "mean_cluster_size",
-        &colf(&|r| r.stats.mean_size_without_largest()),
-    )?;
-    group.dataset("percolates_any", &bits(&|r| r.stats.percolates_any))?;
-    group.dataset("percolates_largest", &bits(&|r| r.stats.largest.percolates))?;
-    group.dataset("label_seconds", &colf(&|r| r.seconds))?;
+        colf(&|r| r.stats.mean_size_without_largest()),
+    );
+    g.data("percolates_any", bits(&|r| r.stats.percolates_any));
+    g.data("percolates_largest", bits(&|r| r.stats.largest.percolates));
+    g.data("label_seconds", colf(&|r| r.seconds));
+    debug_assert!(rows.iter().all(|r| r.stats.histogram.len() == SIZE_BINS));
     let histograms: Vec<u64> = rows
         .iter()
-        .flat_map(|r| r.stats.histogram.clone())
+        .flat_map(|r| r.stats.histogram.iter().copied())
         .collect();
-    group.dataset_2d("size_histogram", rows.len(), &histograms)?;
-    debug_assert!(rows.iter().all(|r| r.stats.histogram.len() == SIZE_BINS));
-    let s = group.subgroup("summary")?;
-    let dim = lattice.dim;
+    g.data_2d("size_histogram", rows.len(), histograms);
+}
+
+/// `summary/`: one row per p (per axis: one column per axis).
+fn summary(s: &mut Section, summaries: &[Summary]) {
+    let n = summaries.len();
     let per_axis =
         |f: &dyn Fn(&Summary) -> Vec<f64>| summaries.iter().flat_map(f).collect::<Vec<f64>>();
     let per_p = |f: &dyn Fn(&Summary) -> f64| summaries.iter().map(f).collect::<Vec<f64>>();
-    s.dataset("p", &per_p(&|s| s.p))?;
-    s.dataset_2d(
+    s.data("p", per_p(&|s| s.p));
+    s.data_2d(
         "probability",
-        summaries.len(),
-        &per_axis(&|s| s.probability.iter().map(|x| x.0).collect()),
-    )?;
-    s.dataset_2d(
+        n,
+        per_axis(&|s| s.probability.iter().map(|x| x.0).collect()),
+    );
+    s.data_2d(
         "probability_error",
-        summaries.len(),
-        &per_axis(&|s| s.probability.iter().map(|x| x.1).collect()),
-    )?;
-    s.dataset_2d(
+        n,
+        per_axis(&|s| s.probability.iter().map(|x| x.1).collect()),
+    );
+    s.data_2d(
         "largest_probability",
-        summaries.len(),
-        &per_axis(&|s| s.largest_probability.clone()),
-    )?;
-    s.dataset("largest_fraction", &per_p(&|s| s.largest_fraction.0))?;
-    s.dataset("largest_fraction_error", &per_p(&|s| s.largest_fraction.1))?;
-    s.dataset("mean_cluster_size", &per_p(&|s| s.mean_cluster_size.0))?;
-    s.dataset(
-        "mean_cluster_size_error",
-        &per_p(&|s| s.mean_cluster_size.1),
-    )?;
-    s.dataset("ns_per_site", &per_p(&|s| s.ns_per_site))?;
-    debug_assert!(summaries.iter().all(|s| s.probability.len() == dim));
-    if !labels.is_empty() {
-        group.dataset_2d("labels", cfg.p.len(), labels)?;
-    }
-    Ok(())
+        n,
+        per_axis(&|s| s.largest_probability.clone()),
+    );
+    s.data("largest_fraction", per_p(&|s| s.largest_fraction.0));
+    s.data("largest_fraction_error", per_p(&|s| s.largest_fraction.1));
+    s.data("mean_cluster_size", per_p(&|s| s.mean_cluster_size.0));
+    s.data("mean_cluster_size_error", per_p(&|s| s.mean_cluster_size.1));
+    s.data("ns_per_site", per_p(&|s| s.ns_per_site));
 }

@@ -3,7 +3,7 @@
 
 use crate::comm::{Op, World};
 use crate::device::{Gpu, Selected};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::harness::Harness;
 use crate::lattice::gpu::draw_mask_gpu;
 use crate::lattice::occupation::{draw_mask, threshold};
@@ -37,16 +37,8 @@ impl<'g> Sampler<'g> {
         h.world.agree(made)
     }
 
+    /// The GPU's buffers (`sizes::check_sizes` checked that they fit).
     fn on_gpu(gpu: &'g Gpu, slab: Slab) -> Result<Self> {
-        let needed = slab.sites() as u64 * GpuSlab::BYTES_PER_SITE;
-        let (free, _) = gpu.memory()?;
-        if needed > free as u64 {
-            return Err(Error::Unavailable(format!(
-                "percolation needs about {needed} bytes of GPU memory for a slab of {} sites, but {} has {free} free",
-                slab.sites(),
-                gpu.describe()
-            )));
-        }
         Ok(Sampler::Gpu {
             gpu,
             labeller: Box::new(Labeller::new(slab, GpuSlab::new(gpu, slab)?)?),

@@ -295,8 +295,9 @@ pub fn owned_sites(cfg: &Spin, world: &World) -> Result<Range<u64>> {
     Ok(slab.offset()..slab.offset() + slab.sites() as u64)
 }
 
-/// Run every chain (or what a checkpoint left of them) and write the results (collective).
-pub fn run(h: &Harness, cfg: &Spin) -> Result<()> {
+/// Run every chain (or what a checkpoint left of them) (collective): the record, or `None`
+/// when the run stopped at `stop_after` (its checkpoint is then the output).
+pub fn run(h: &Harness, cfg: &Spin) -> Result<Option<Record>> {
     let world = h.world;
     let slab = match cfg.rewiring {
         None => {
@@ -335,10 +336,10 @@ pub fn run(h: &Harness, cfg: &Spin) -> Result<()> {
             )
         })?;
         if !go {
-            return Ok(());
+            return Ok(None);
         }
     }
-    record::finish(h, cfg, &record)
+    Ok(Some(record))
 }
 
 /// Chain `b` from sweep `first` (from the start state when `fresh`). False when the run

@@ -12,7 +12,7 @@ use super::Update;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, World};
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::lattice::{halo, GpuSlab, Labeller, Slab};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -43,6 +43,20 @@ pub struct GpuSpins<'h> {
 }
 
 impl<'h> GpuSpins<'h> {
+    /// Device bytes the spins of `slab` need for `update` of `model` (checked by
+    /// `spin::sizes` before any is allocated).
+    pub fn bytes_needed(slab: &Slab, model: &Model, update: Update) -> u64 {
+        let layout = Layout::of(slab).filter(|_| model.ising && update == Update::Metropolis);
+        let sites = slab.sites() as u64;
+        let field = halo::field_len(slab).next_multiple_of(4) as u64;
+        match (update, layout) {
+            (Update::SwendsenWang, _) => field + sites * (1 + GpuSlab::BYTES_PER_SITE),
+            (Update::Wolff, _) => field + sites * wolff_gpu::BYTES_PER_SITE,
+            (Update::Metropolis, Some(layout)) => 4 * layout.field_words() as u64,
+            (Update::Metropolis, None) => field,
+        }
+    }
+
     /// Spins for `slab`, all in state 0, ready for `update` of `model` (the Swendsen-Wang
     /// labelling, Wolff's frontiers, or the packed spins of Ising Metropolis where the side
     /// allows). Collective (the exchange is opened).
@@ -55,24 +69,6 @@ impl<'h> GpuSpins<'h> {
     ) -> Result<Self> {
         let clusters = update == Update::SwendsenWang;
         let layout = Layout::of(&slab).filter(|_| model.ising && update == Update::Metropolis);
-        let needed = match (update, layout) {
-            (Update::SwendsenWang, _) => slab.sites() as u64 * (2 + GpuSlab::BYTES_PER_SITE),
-            (Update::Wolff, _) => slab.sites() as u64 * (1 + wolff_gpu::BYTES_PER_SITE),
-            (Update::Metropolis, Some(layout)) => 4 * layout.field_words() as u64,
-            (Update::Metropolis, None) => slab.sites() as u64,
-        };
-        let fits = gpu.memory().and_then(|(free, _)| {
-            if needed <= free as u64 {
-                return Ok(());
-            }
-            Err(Error::Unavailable(format!(
-                "spin needs about {needed} bytes of GPU memory for a slab of {} sites, but {} has {free} free: use more GPUs",
-                slab.sites(),
-                gpu.describe()
-            )))
-        });
-        // Every rank learns of a rank short of memory before the exchange opens (collective).
-        world.agree(fits)?;
         let f = |name: &str| gpu.function(FILE, name);
         let labeller = if clusters {
             Some(Box::new(Labeller::new(slab, GpuSlab::new(gpu, slab)?)?))

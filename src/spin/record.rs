@@ -1,14 +1,17 @@
 //! What a run records and writes: per β the time series of the energy per site and the order
 //! parameter (kept on rank 0), update seconds, Wolff clusters, last configurations; the
-//! summaries (jackknife errors over bins, integrated autocorrelation times); the result file,
-//! which doubles as the checkpoint (`/spin/checkpoint`: the chain, the sweep and the spins),
-//! written atomically; and the resume from it.
+//! summaries (means over every measurement, jackknife errors over bins, integrated
+//! autocorrelation times); the run's report (rendered once: the statistics block and
+//! `/spin`); the checkpoint, that report of the record so far plus `/spin/checkpoint` (the
+//! chain, the sweep and the spins), written atomically into the output mid-run and gone from
+//! the finished file; and the resume from it.
 
 use super::chain::{owned_sites, Spins};
 use super::{Spin, Update};
 use crate::error::{Error, Result};
 use crate::harness::Harness;
-use crate::output::{add_part, GroupWriter, ResultFile};
+use crate::output::{add_part, ResultFile};
+use crate::report::{Report, Section};
 use crate::stats::{binder, jackknife, tau_int};
 use hdf5::types::VarLenUnicode;
 use hdf5_metno as hdf5;
@@ -95,7 +98,7 @@ pub fn summarise(cfg: &Spin, record: &Record, b: usize) -> Summary {
     let (beta, n) = (cfg.betas[b], cfg.lattice.sites() as f64);
     let pow = |xs: &[f64], k: i32| xs.iter().map(|x| x.powi(k)).collect::<Vec<f64>>();
     let (e2, m2, m4) = (pow(e, 2), pow(m, 2), pow(m, 4));
-    let jk = |cols: &[&[f64]], f: &dyn Fn(&[f64]) -> f64| jackknife(cols, JACKKNIFE_BINS, f);
+    let jk = |cols: &[&[f64]], f: &dyn Fn(&[f64]) -> f64| estimate(cols, f);
     let every = cfg.measure_every as f64;
     Summary {
         beta,
@@ -118,6 +121,18 @@ pub fn summarise(cfg: &Spin, record: &Record, b: usize) -> Summary {
     }
 }
 
+/// `f` of the means of `columns` over every measurement, with its jackknife error over
+/// `JACKKNIFE_BINS` bins (the bins, which drop the measurements that do not fill one, give
+/// only the error).
+fn estimate(columns: &[&[f64]], f: &dyn Fn(&[f64]) -> f64) -> (f64, f64) {
+    let (_, error) = jackknife(columns, JACKKNIFE_BINS, f);
+    let means: Vec<f64> = columns
+        .iter()
+        .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+        .collect();
+    (f(&means), error)
+}
+
 /// Site updates in the timed sweeps of chain `b` (Wolff: sites flipped).
 fn updates(cfg: &Spin, record: &Record, b: usize) -> f64 {
     if cfg.update == Update::Wolff {
@@ -127,38 +142,67 @@ fn updates(cfg: &Spin, record: &Record, b: usize) -> f64 {
     }
 }
 
-/// Print the statistics block and write the result file (collective).
-pub fn finish(h: &Harness, cfg: &Spin, record: &Record) -> Result<()> {
+fn model_name(cfg: &Spin) -> String {
+    if cfg.model.ising {
+        "Ising".into()
+    } else {
+        format!("{}-state Potts", cfg.model.q)
+    }
+}
+
+/// `/spin` as the record stands: the settings (printed as the model and sweeps lines), one
+/// line per β, the per-β series and figures, and `summary/`. `complete` once every chain is
+/// done (the final report); a checkpoint adds `checkpoint/` to the same.
+pub fn report(report: &mut Report, cfg: &Spin, seed: u64, record: &Record, complete: bool) {
+    let lattice = cfg.lattice;
+    let mut g = report.group("spin");
+    g.text("model", if cfg.model.ising { "ising" } else { "potts" })
+        .shown_as(format!(
+            "{}, {}D L = {} ({} sites, periodic{}), {} updates, {} start",
+            model_name(cfg),
+            lattice.dim,
+            lattice.l,
+            lattice.sites(),
+            cfg.rewiring
+                .map_or(String::new(), |p| format!(", rewired with p = {p}")),
+            cfg.update.name(),
+            if cfg.hot { "hot" } else { "cold" }
+        ));
+    g.count("q", cfg.model.q).stored_only();
+    let kind = match (cfg.rewiring, lattice.dim) {
+        (Some(p), _) => {
+            g.number("p", p, "").stored_only();
+            "rewired"
+        }
+        (None, 2) => "2d",
+        (None, _) => "3d",
+    };
+    g.text("lattice", kind).stored_only();
+    g.count("dim", lattice.dim as u64).stored_only();
+    g.count("l", lattice.l).stored_only();
+    g.count("sites", lattice.sites()).stored_only();
+    g.text("update", cfg.update.name()).stored_only();
+    g.text("start", if cfg.hot { "hot" } else { "cold" })
+        .stored_only();
+    g.count("seed", seed).stored_only();
+    g.count("equilibration", cfg.equilibration).stored_only();
+    g.count("sweeps", cfg.sweeps).stored_only();
+    g.count("measure_every", cfg.measure_every).stored_only();
+    g.shown_only(
+        "sweeps per beta",
+        format!(
+            "{} equilibration + {} measured every {}",
+            cfg.equilibration, cfg.sweeps, cfg.measure_every
+        ),
+    );
+    g.text("job", cfg.job(seed)).stored_only();
+    g.flag("complete", complete, "no").stored_only();
     let summaries: Vec<Summary> = (0..cfg.betas.len())
         .map(|b| summarise(cfg, record, b))
         .collect();
-    let lattice = cfg.lattice;
-    let mut lines = vec![
-        (
-            "model".to_string(),
-            format!(
-                "{}, {}D L = {} ({} sites, periodic{}), {} updates, {} start",
-                model_name(cfg),
-                lattice.dim,
-                lattice.l,
-                lattice.sites(),
-                cfg.rewiring
-                    .map_or(String::new(), |p| format!(", rewired with p = {p}")),
-                cfg.update.name(),
-                if cfg.hot { "hot" } else { "cold" }
-            ),
-        ),
-        (
-            "sweeps per beta".to_string(),
-            format!(
-                "{} equilibration + {} measured every {}",
-                cfg.equilibration, cfg.sweeps, cfg.measure_every
-            ),
-        ),
-    ];
     for s in &summaries {
-        lines.push((
-            format!("beta = {}", s.beta),
+        g.shown_only(
+            &format!("beta = {}", s.beta),
             format!(
                 "T = {:.5}: e = {:.6} ± {:.6}, |m| = {:.6} ± {:.6}, C = {:.4} ± {:.4}, chi = {:.4} ± {:.4}, U4 = {:.5} ± {:.5}, tau_e = {:.2}, tau_m = {:.2} sweeps, {:.4} flips/ns",
                 1.0 / s.beta,
@@ -176,41 +220,89 @@ pub fn finish(h: &Harness, cfg: &Spin, record: &Record) -> Result<()> {
                 s.tau_m,
                 s.flips_per_ns
             ),
-        ));
+        );
     }
-    let borrowed: Vec<(&str, String)> =
-        lines.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-    h.summary(&borrowed);
-    let done = Checkpoint {
-        beta: cfg.betas.len(),
-        sweep: 0,
-        spins: None,
+    series(&mut g, cfg, record);
+    summary(&mut g.subgroup("summary"), &summaries);
+}
+
+/// The per-β series (padded with NaN to the measurements of a whole chain), times, Wolff
+/// flips and the last configurations.
+fn series(g: &mut Section, cfg: &Spin, record: &Record) {
+    let betas = cfg.betas.len();
+    g.data("beta", cfg.betas.as_slice());
+    g.data(
+        "temperature",
+        cfg.betas.iter().map(|b| 1.0 / b).collect::<Vec<f64>>(),
+    );
+    let measured: Vec<u64> = record.energy.iter().map(|e| e.len() as u64).collect();
+    g.data("measured", measured);
+    let width = cfg.measurements() as usize;
+    let padded = |series: &[Vec<f64>]| -> Vec<f64> {
+        series
+            .iter()
+            .flat_map(|s| {
+                s.iter()
+                    .copied()
+                    .chain(std::iter::repeat(f64::NAN))
+                    .take(width)
+            })
+            .collect()
     };
-    h.write_results(|file| write(file, h.run.seed, cfg, record, &done))
-}
-
-fn model_name(cfg: &Spin) -> String {
-    if cfg.model.ising {
-        "Ising".into()
-    } else {
-        format!("{}-state Potts", cfg.model.q)
+    g.data_2d("energy", betas, padded(&record.energy));
+    g.data_2d("m", betas, padded(&record.order));
+    g.data("update_seconds", record.seconds.as_slice());
+    g.data("sweeps_timed", record.sweeps_timed.as_slice());
+    g.data("wolff_flipped", record.flipped.as_slice());
+    if cfg.write_configuration {
+        let sites = cfg.lattice.sites() as usize;
+        let all: Vec<u8> = record
+            .configurations
+            .iter()
+            .flat_map(|c| c.iter().copied().chain(std::iter::repeat(0)).take(sites))
+            .collect();
+        g.data_2d("configuration", betas, all);
     }
 }
 
-/// A checkpoint's position: chain `beta` after `sweep` sweeps, with rank 0's slab of the
-/// spins (the other ranks add theirs); no spins once every chain is done.
-struct Checkpoint<'a> {
-    beta: usize,
-    sweep: u64,
-    spins: Option<&'a [u8]>,
+/// `summary/`: one row per β, each figure with its error.
+fn summary(s: &mut Section, all: &[Summary]) {
+    let col = |f: &dyn Fn(&Summary) -> f64| all.iter().map(f).collect::<Vec<f64>>();
+    s.data("beta", col(&|x| x.beta));
+    s.data("temperature", col(&|x| 1.0 / x.beta));
+    s.data(
+        "measured",
+        all.iter().map(|x| x.measured as u64).collect::<Vec<_>>(),
+    );
+    type Figure = dyn Fn(&Summary) -> (f64, f64);
+    let pairs: [(&str, &Figure); 7] = [
+        ("energy", &|x| x.energy),
+        ("m", &|x| x.m),
+        ("m2", &|x| x.m2),
+        ("m4", &|x| x.m4),
+        ("specific_heat", &|x| x.specific_heat),
+        ("susceptibility", &|x| x.susceptibility),
+        ("binder", &|x| x.binder),
+    ];
+    for (name, f) in pairs {
+        s.data(name, col(&|x| f(x).0));
+        s.data(&format!("{name}_error"), col(&|x| f(x).1));
+    }
+    s.data("tau_energy", col(&|x| x.tau_energy));
+    s.data("tau_m", col(&|x| x.tau_m));
+    s.data("flips_per_ns", col(&|x| x.flips_per_ns));
+    s.data("mean_cluster_size", col(&|x| x.mean_cluster_size));
 }
 
 /// Name of the checkpoint's spins in the result file.
 const SPINS: &str = "spin/checkpoint/spins";
 
 /// Write the result file as it stands, with the position of chain `b` after `sweep` sweeps
-/// (collective). Rank 0 writes everything and its slab of the spins; then each rank in turn
-/// adds its slab to the file (no rank gathers the lattice); then rank 0 renames the file.
+/// (collective): the report of the record so far (`report`, not complete) and
+/// `/spin/checkpoint` (the position and the spins). Rank 0 writes the report and its slab of
+/// the spins; then each rank in turn adds its slab to the file (no rank gathers the
+/// lattice); then rank 0 renames the file. The finished run's file, the harness's, has no
+/// checkpoint.
 pub fn checkpoint(
     h: &Harness,
     cfg: &Spin,
@@ -224,15 +316,16 @@ pub fn checkpoint(
     let provenance = h.provenance()?;
     let path = &h.run.output;
     let started = if world.is_root() {
-        let at = Checkpoint {
-            beta: b,
-            sweep,
-            spins: Some(&local),
-        };
+        let mut so_far = Report::new();
+        report(&mut so_far, cfg, h.run.seed, record, false);
         ResultFile::create(path)
             .and_then(|file| {
                 provenance.write(&file.root())?;
-                write(&file, h.run.seed, cfg, record, &at)?;
+                so_far.write(&file)?;
+                let c = file.group("spin/checkpoint")?;
+                c.writer().attr("beta_index", b as u64)?;
+                c.writer().attr("sweep", sweep)?;
+                c.dataset_part("spins", cfg.lattice.sites() as usize, 0, &local)?;
                 file.close_unfinished()
             })
             .map(Some)
@@ -257,105 +350,6 @@ pub fn checkpoint(
         path.display()
     );
     Ok(())
-}
-
-/// `/spin`: settings, per-β series and figures, `summary/`, `checkpoint/`.
-fn write(file: &ResultFile, seed: u64, cfg: &Spin, record: &Record, at: &Checkpoint) -> Result<()> {
-    let group = file.group("spin")?;
-    let w = group.writer();
-    let lattice = cfg.lattice;
-    w.attr_str("model", if cfg.model.ising { "ising" } else { "potts" })?;
-    w.attr("q", u64::from(cfg.model.q))?;
-    let kind = match (cfg.rewiring, lattice.dim) {
-        (Some(p), _) => {
-            w.attr("p", p)?;
-            "rewired"
-        }
-        (None, 2) => "2d",
-        (None, _) => "3d",
-    };
-    w.attr_str("lattice", kind)?;
-    w.attr("dim", lattice.dim as u64)?;
-    w.attr("l", lattice.l)?;
-    w.attr("sites", lattice.sites())?;
-    w.attr_str("update", cfg.update.name())?;
-    w.attr_str("start", if cfg.hot { "hot" } else { "cold" })?;
-    w.attr("seed", seed)?;
-    w.attr("equilibration", cfg.equilibration)?;
-    w.attr("sweeps", cfg.sweeps)?;
-    w.attr("measure_every", cfg.measure_every)?;
-    w.attr_str("job", &cfg.job(seed))?;
-    w.attr("complete", u8::from(at.beta == cfg.betas.len()))?;
-    let per_beta = |f: &dyn Fn(usize) -> f64| (0..cfg.betas.len()).map(f).collect::<Vec<f64>>();
-    group.dataset("beta", &cfg.betas)?;
-    group.dataset("temperature", &per_beta(&|b| 1.0 / cfg.betas[b]))?;
-    let measured: Vec<u64> = record.energy.iter().map(|e| e.len() as u64).collect();
-    group.dataset("measured", &measured)?;
-    let width = cfg.measurements() as usize;
-    let padded = |series: &[Vec<f64>]| -> Vec<f64> {
-        series
-            .iter()
-            .flat_map(|s| {
-                s.iter()
-                    .copied()
-                    .chain(std::iter::repeat(f64::NAN))
-                    .take(width)
-            })
-            .collect()
-    };
-    group.dataset_2d("energy", cfg.betas.len(), &padded(&record.energy))?;
-    group.dataset_2d("m", cfg.betas.len(), &padded(&record.order))?;
-    group.dataset("update_seconds", &record.seconds)?;
-    group.dataset("sweeps_timed", &record.sweeps_timed)?;
-    group.dataset("wolff_flipped", &record.flipped)?;
-    if cfg.write_configuration {
-        let sites = lattice.sites() as usize;
-        let all: Vec<u8> = record
-            .configurations
-            .iter()
-            .flat_map(|c| c.iter().copied().chain(std::iter::repeat(0)).take(sites))
-            .collect();
-        group.dataset_2d("configuration", cfg.betas.len(), &all)?;
-    }
-    write_summary(&group.subgroup("summary")?, cfg, record)?;
-    let c = group.subgroup("checkpoint")?;
-    c.writer().attr("beta_index", at.beta as u64)?;
-    c.writer().attr("sweep", at.sweep)?;
-    if let Some(spins) = at.spins {
-        c.dataset_part("spins", lattice.sites() as usize, 0, spins)?;
-    }
-    Ok(())
-}
-
-fn write_summary(s: &GroupWriter, cfg: &Spin, record: &Record) -> Result<()> {
-    let all: Vec<Summary> = (0..cfg.betas.len())
-        .map(|b| summarise(cfg, record, b))
-        .collect();
-    let col = |f: &dyn Fn(&Summary) -> f64| all.iter().map(f).collect::<Vec<f64>>();
-    s.dataset("beta", &col(&|x| x.beta))?;
-    s.dataset("temperature", &col(&|x| 1.0 / x.beta))?;
-    s.dataset(
-        "measured",
-        &all.iter().map(|x| x.measured as u64).collect::<Vec<_>>(),
-    )?;
-    type Figure = dyn Fn(&Summary) -> (f64, f64);
-    let pairs: [(&str, &Figure); 7] = [
-        ("energy", &|x| x.energy),
-        ("m", &|x| x.m),
-        ("m2", &|x| x.m2),
-        ("m4", &|x| x.m4),
-        ("specific_heat", &|x| x.specific_heat),
-        ("susceptibility", &|x| x.susceptibility),
-        ("binder", &|x| x.binder),
-    ];
-    for (name, f) in pairs {
-        s.dataset(name, &col(&|x| f(x).0))?;
-        s.dataset(&format!("{name}_error"), &col(&|x| f(x).1))?;
-    }
-    s.dataset("tau_energy", &col(&|x| x.tau_energy))?;
-    s.dataset("tau_m", &col(&|x| x.tau_m))?;
-    s.dataset("flips_per_ns", &col(&|x| x.flips_per_ns))?;
-    s.dataset("mean_cluster_size", &col(&|x| x.mean_cluster_size))
 }
 
 fn resume_error(path: &Path, msg: impl std::fmt::Display) -> Error {
@@ -466,7 +460,24 @@ fn read_checkpoint(path: &Path, cfg: &Spin, seed: u64) -> Result<(Record, Positi
         flipped: u64s("wolff_flipped")?,
         configurations,
     };
-    let c = group.group("checkpoint").map_err(bad)?;
+    let complete = group
+        .attr("complete")
+        .and_then(|a| a.read_scalar::<u64>())
+        .map_err(bad)?;
+    let Ok(c) = group.group("checkpoint") else {
+        if complete == 1 {
+            // A finished run: every chain done, nothing to continue.
+            let done = Position {
+                beta: cfg.betas.len(),
+                ..Position::default()
+            };
+            return Ok((record, done));
+        }
+        return Err(resume_error(
+            path,
+            "it holds no checkpoint (no /spin/checkpoint)",
+        ));
+    };
     let attr = |name: &str| {
         c.attr(name)
             .and_then(|a| a.read_scalar::<u64>())

@@ -230,3 +230,38 @@ fn thresholds_separate_wrapping_from_not() {
         );
     }
 }
+
+/// Sizes that cannot be held are refused before any allocation, in seconds, with one line
+/// naming the bytes needed and available and what fits (the largest L, or the most samples),
+/// at one rank and at three: never an allocation failure with a backtrace per rank.
+#[test]
+fn too_large_sizes_are_refused_at_once() {
+    let dir = test_dir("percolation_sizes");
+    let cases: &[(&[&str], &str)] = &[
+        (&["--l", "200000"], "the largest L that fits is"),
+        (
+            &["--lattice", "3d", "--l", "20000"],
+            "the largest L that fits is",
+        ),
+        (
+            &["--samples", "1000000000000"],
+            "the most samples per p that fit are",
+        ),
+    ];
+    for np in [1, 3] {
+        for &(flags, fits) in cases {
+            let mut all = vec!["percolation", "--device", "cpu", "--output", "never.h5"];
+            all.extend_from_slice(flags);
+            let started = std::time::Instant::now();
+            let run = tessera(np, &all, &dir);
+            let line = one_clear_error(&run, &["does not fit", "bytes", "available", fits]);
+            assert_eq!(run.status.code(), Some(1), "{flags:?} at np {np}: {line}");
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "{flags:?} at np {np} took {:?}",
+                started.elapsed()
+            );
+        }
+    }
+    assert!(common::files_ending(&dir, ".h5").is_empty());
+}

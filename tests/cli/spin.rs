@@ -134,6 +134,10 @@ fn a_stopped_run_resumes_to_the_same_chain() {
             "--write-configuration",
         ];
         let whole = run_ok(1, &dir, &format!("{update}-whole"), &args);
+        assert!(
+            !whole.has("spin/checkpoint"),
+            "a finished run has a checkpoint"
+        );
         // Stopped inside the first chain's measurements, and inside the second's equilibration.
         for stop in ["37", "55"] {
             let name = format!("{update}-stop{stop}");
@@ -147,6 +151,10 @@ fn a_stopped_run_resumes_to_the_same_chain() {
             rest.push("--resume");
             let resumed = run_ok(3, &dir, &name, &rest);
             assert_eq!(resumed.attr::<u8>("spin", "complete"), 1);
+            assert!(
+                !resumed.has("spin/checkpoint"),
+                "{name}: a finished run keeps its checkpoint"
+            );
             assert_same_chain(&whole, &resumed, &name);
         }
     }
@@ -388,6 +396,88 @@ fn bad_values_give_one_error_line() {
         &dir,
     );
     one_clear_error(&run, &["cannot resume", "L=4", "L=6"]);
+}
+
+/// The summaries' means use every measurement (the jackknife's 32 bins only give the
+/// errors): 40 measurements, of which the bins hold 32.
+#[test]
+fn summaries_average_every_measurement() {
+    let dir = test_dir("spin_means");
+    let h5 = run_ok(
+        2,
+        &dir,
+        "means",
+        &[
+            "--l",
+            "6",
+            "--beta",
+            "0.3",
+            "--equilibration",
+            "3",
+            "--sweeps",
+            "40",
+            "--seed",
+            "4",
+        ],
+    );
+    for (series, name) in [("spin/energy", "energy"), ("spin/m", "m")] {
+        let xs = h5.ds::<f64>(series);
+        assert_eq!(xs.len(), 40);
+        let mean = xs.iter().sum::<f64>() / 40.0;
+        let (v, _) = figure(&h5, name, 0);
+        assert!(
+            (v - mean).abs() <= 1e-12 * mean.abs().max(1.0),
+            "{name}: summary {v}, mean of the 40 measurements {mean}"
+        );
+        let binned = xs[..32].iter().sum::<f64>() / 32.0;
+        assert!(
+            (binned - mean).abs() > 1e-12,
+            "{name}: a test that cannot tell"
+        );
+    }
+    assert!(
+        !h5.has("spin/checkpoint"),
+        "a finished run has a checkpoint"
+    );
+}
+
+/// Sizes that cannot be held are refused before any allocation, in seconds, with one line
+/// naming the bytes needed and available and what fits (the largest L, or the most sweeps),
+/// at one rank and at three: never an allocation failure with a backtrace per rank.
+#[test]
+fn too_large_sizes_are_refused_at_once() {
+    let dir = test_dir("spin_sizes");
+    let cases: &[(&[&str], &str)] = &[
+        (&["--l", "300000"], "the largest L that fits is"),
+        (
+            &["--lattice", "3d", "--l", "20000"],
+            "the largest L that fits is",
+        ),
+        (
+            &["--update", "swendsen-wang", "--l", "300000"],
+            "the largest L that fits is",
+        ),
+        (
+            &["--sweeps", "10000000000000"],
+            "the most sweeps per beta that fit are",
+        ),
+    ];
+    for np in [1, 3] {
+        for &(flags, fits) in cases {
+            let mut all = vec!["spin", "--device", "cpu", "--output", "never.h5"];
+            all.extend_from_slice(flags);
+            let started = Instant::now();
+            let run = tessera(np, &all, &dir);
+            let line = one_clear_error(&run, &["does not fit", "bytes", "available", fits]);
+            assert_eq!(run.status.code(), Some(1), "{flags:?} at np {np}: {line}");
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{flags:?} at np {np} took {:?}",
+                started.elapsed()
+            );
+        }
+    }
+    assert!(!dir.join("never.h5").exists());
 }
 
 /// U4 at each β of one run.
