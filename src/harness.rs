@@ -244,17 +244,20 @@ impl<'w> Harness<'w> {
         let report = w.execute(self)?;
         // TODO(issue 30): every workload reports; until then an empty report was written by
         // the workload itself.
-        if report.figures.is_empty() && report.datasets.is_empty() {
+        if report.figures.is_empty() && report.datasets.is_empty() && !report.kept_in_checkpoint {
             return Ok(());
         }
         self.publish(&report)
     }
 
     /// Print the report's statistics block (rank 0) and write it with the provenance and
-    /// the phase times (collective).
+    /// the phase times (collective), unless the output is the run's checkpoint.
     fn publish(&self, report: &Report) -> Result<()> {
         if self.world.is_root() {
             print!("{}", report.render());
+        }
+        if report.kept_in_checkpoint {
+            return Ok(());
         }
         self.write_results(|file| report.write(file))
     }

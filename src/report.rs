@@ -86,11 +86,22 @@ pub struct Report {
     pub headlines: Vec<String>,
     pub figures: Vec<Figure>,
     pub datasets: Vec<Dataset>,
+    /// The output already holds this run's state to resume from (a run stopped early wrote
+    /// its checkpoint or ledger there): the report is printed, and the file left as it is.
+    pub kept_in_checkpoint: bool,
 }
 
 impl Report {
     pub fn new() -> Report {
         Report::default()
+    }
+
+    /// The report of a run that stopped early, its output being the checkpoint it wrote.
+    pub fn checkpointed() -> Report {
+        Report {
+            kept_in_checkpoint: true,
+            ..Report::default()
+        }
     }
 
     /// Figures and datasets under the group `group` ("cc", "bfs/levels").

@@ -437,12 +437,12 @@ impl Workload for Spin {
     }
 
     fn execute(&self, h: &Harness) -> Result<Report> {
+        // A run stopped at `stop_after` leaves its checkpoint as the output.
+        let Some(record) = chain::run(h, self)? else {
+            return Ok(Report::checkpointed());
+        };
         let mut report = Report::new();
-        // TODO(issue 30): a run stopped at `stop_after` leaves its checkpoint as the output,
-        // which the harness must not overwrite; until it can be told so, an empty report.
-        if let Some(record) = chain::run(h, self)? {
-            record::report(&mut report, self, h.run.seed, &record, true);
-        }
+        record::report(&mut report, self, h.run.seed, &record, true);
         Ok(report)
     }
 }
