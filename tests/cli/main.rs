@@ -5,11 +5,11 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod bfs2d;
+mod bfs;
+mod bfs_2d;
 mod components;
 mod euler;
 mod graphs;
 mod langford;
-mod mpirun;
 mod percolation;
 mod spin;
