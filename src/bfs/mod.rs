@@ -1,7 +1,7 @@
 //! Graph500 BFS (spec steps 1-6) on the harness: the graph from `[graph]` (kernel 1 timed by
 //! `graph::build`), the roots, one timed search per root (kernel 2, `search::bfs` behind the
-//! device's `Frontiers`), validation apart from the search, and the reference's statistics
-//! block and the HDF5 file.
+//! device's `Frontiers`), validation apart from the search, and one report: the reference's
+//! statistics block, tessera's own figures and the per-search datasets.
 
 pub mod comm_model;
 pub mod cpu;
@@ -17,6 +17,7 @@ pub use report::format_g;
 
 use crate::comm::{Grid, Op, World};
 use crate::config::{config_error, out_of_range};
+use crate::device::memory::{self, largest_fitting, Place};
 use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::graph::block2d::Layout2D;
@@ -44,7 +45,7 @@ const COPY_TEST_BYTES: usize = 1 << 28;
 use crate::stats::Teps;
 use log::info;
 use rayon::prelude::*;
-use report::{format_line, statistics_block, write_trials};
+use report::{graph500_block, trial_datasets};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -164,14 +165,16 @@ impl Workload for Bfs {
         })
     }
 
-    fn execute(&self, h: &Harness) -> Result<Report> {
-        self.execute_unreported(h)?;
-        Ok(Report::new())
+    /// The graph's own memory is checked where it is made (`graph::build`, before any edge
+    /// exists); here the depth matrix of a generated graph, whose vertex count is known now.
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        match self.graph.spec.scale() {
+            Some(scale) => self.check_depths_fit(h.world, 1 << scale),
+            None => Ok(()),
+        }
     }
-}
 
-impl Bfs {
-    fn execute_unreported(&self, h: &Harness) -> Result<()> {
+    fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let shape = self.grid_shape(world.size())?;
         let generated = self.graph.spec.scale().is_some();
@@ -194,6 +197,7 @@ impl Bfs {
         };
         let layout = SearchLayout::of(&built.graph, two_d.as_ref());
         let g = &built.graph;
+        self.check_depths_fit(world, g.n())?;
         let roots = roots::pick_roots(world, g, h.run.seed, self.roots as usize)?;
         if roots.is_empty() {
             return Err(Error::Unavailable(format!(
@@ -271,7 +275,7 @@ impl Bfs {
             Ok(trial)
         })?;
         drop(frontiers);
-        self.report(h, &built, &trials, (transport, copy_rate), &layout)
+        Ok(self.report(h, &built, &trials, (transport, copy_rate), &layout))
     }
 }
 
@@ -433,7 +437,30 @@ impl Bfs {
         Ok((blocks, grid))
     }
 
-    /// The statistics block on stdout and the result file.
+    /// `--write-depths` keeps every search's depths on rank 0 (4 bytes a vertex a search):
+    /// refused before the searches where that matrix cannot fit in host memory.
+    fn check_depths_fit(&self, world: &World, n: u64) -> Result<()> {
+        if !self.write_depths || !world.is_root() {
+            return world.agree(Ok(()));
+        }
+        let bytes = |roots: u64| roots.saturating_mul(n).saturating_mul(4);
+        let fits = memory::check(
+            &format!(
+                "the depth matrix of --write-depths ({} roots x {n} vertices)",
+                self.roots
+            ),
+            bytes(u64::from(self.roots)),
+            Place::Host { ranks: 1 },
+            |available| match largest_fitting(1, u64::from(self.roots), available, bytes) {
+                Some(roots) => format!("at most {roots} roots fit, or leave write_depths off"),
+                None => "leave write_depths off".into(),
+            },
+        );
+        world.agree(fits)
+    }
+
+    /// The run's one report: `/graph`, the reference's statistics block, tessera's own
+    /// figures (after the block) and the per-search datasets, all under `/bfs`.
     /// `copy_rate`: rank 0's GPU's plain copy rate (bytes per second), on a GPU run.
     fn report(
         &self,
@@ -442,66 +469,56 @@ impl Bfs {
         trials: &[Trial],
         (transport, copy_rate): (&str, Option<f64>),
         layout: &SearchLayout,
-    ) -> Result<()> {
+    ) -> Report {
         let world = h.world;
         let g = &built.graph;
         let peak_rss = world.allreduce(peak_rss_bytes(), Op::Max);
         let csr_bytes = world.allreduce(layout.bytes, Op::Max);
-        let block = statistics_block(world.size(), built, trials);
         let with_copy: Vec<f64> = trials.iter().map(|t| t.with_copy).collect();
         let nedges: Vec<u64> = trials.iter().map(|t| t.nedge).collect();
         let teps_with_copy = Teps::of(&with_copy, &nedges).harmonic_mean;
-        if world.is_root() {
-            for (name, value) in &block {
-                println!("{}", format_line(name, value));
-            }
-            println!(
-                "harmonic_mean_TEPS_with_copy_to_host: {}",
-                format_g(teps_with_copy, 6)
-            );
-            if let Some(rate) = copy_rate {
-                println!("device_copy_bytes_per_second:   {}", format_g(rate, 4));
-            }
-            println!("peak_rss_max_rank_bytes:        {peak_rss}");
-            println!("csr_bytes_max_rank:             {csr_bytes}");
+        let mut report = Report::new();
+        built.report(&mut report, &self.graph, h.run.seed);
+        graph500_block(&mut report, world.size(), built, trials);
+        let mut r = report.group("bfs");
+        r.rate(
+            "harmonic_mean_TEPS_with_copy_to_host",
+            teps_with_copy,
+            "TEPS",
+        )
+        .shown_as(format_g(teps_with_copy, 6));
+        if let Some(rate) = copy_rate {
+            r.rate("device_copy_bytes_per_second", rate, "bytes/s")
+                .shown_as(format_g(rate, 4));
         }
-        h.write_results(|file| {
-            built.write(file, &self.graph, h.run.seed)?;
-            let group = file.group("bfs")?;
-            let w = group.writer();
-            for (name, value) in &block {
-                w.attr(name, value.number())?;
-            }
-            w.attr_str("graph", self.graph.spec.kind())?;
-            w.attr_str("graph_parameters", &self.graph.spec.parameters())?;
-            w.attr("num_vertices", g.n())?;
-            w.attr("num_input_edges", g.num_input_edges)?;
-            w.attr("num_csr_entries", g.num_entries)?;
-            w.attr("edge_checksum", built.edge_checksum)?;
-            w.attr("csr_checksum", built.csr_checksum)?;
-            w.attr_str("construction_device", built.built_on)?;
-            w.attr("validated", u8::from(self.validate))?;
-            let params = self.params(&h.device);
-            w.attr_str("mode", &format!("{:?}", params.mode))?;
-            w.attr("alpha", params.alpha)?;
-            w.attr("beta", params.beta)?;
-            w.attr("peak_rss_max_rank_bytes", peak_rss)?;
-            w.attr("harmonic_mean_TEPS_with_copy_to_host", teps_with_copy)?;
-            w.attr("csr_bytes_max_rank", csr_bytes)?;
-            w.attr_str("transport", transport)?;
-            w.attr_str("partition", layout.partition)?;
-            w.attr("grid_rows", layout.rows as u64)?;
-            w.attr("grid_cols", layout.cols as u64)?;
-            if let Some(rate) = copy_rate {
-                w.attr("device_copy_bytes_per_second", rate)?;
-            }
-            write_trials(&group, trials, g.n(), layout.model_grid())?;
-            let construction_phases = group.subgroup("construction_phases")?;
-            for (name, secs) in &built.phases {
-                construction_phases.writer().attr(name, *secs)?;
-            }
-            Ok(())
-        })
+        r.count("peak_rss_max_rank_bytes", peak_rss)
+            .shown_as(format!("{peak_rss} bytes"));
+        r.count("csr_bytes_max_rank", csr_bytes)
+            .shown_as(format!("{csr_bytes} bytes"));
+        r.text("graph", self.graph.spec.kind()).stored_only();
+        r.text("graph_parameters", self.graph.spec.parameters())
+            .stored_only();
+        r.count("num_vertices", g.n()).stored_only();
+        r.count("num_input_edges", g.num_input_edges).stored_only();
+        r.count("num_csr_entries", g.num_entries).stored_only();
+        r.count("edge_checksum", built.edge_checksum).stored_only();
+        r.count("csr_checksum", built.csr_checksum).stored_only();
+        r.text("construction_device", built.built_on).stored_only();
+        r.flag("validated", self.validate, "skipped").stored_only();
+        let params = self.params(&h.device);
+        r.text("mode", format!("{:?}", params.mode)).stored_only();
+        r.number("alpha", params.alpha, "").stored_only();
+        r.number("beta", params.beta, "").stored_only();
+        r.text("transport", transport).stored_only();
+        r.text("partition", layout.partition).stored_only();
+        r.count("grid_rows", layout.rows as u64).stored_only();
+        r.count("grid_cols", layout.cols as u64).stored_only();
+        trial_datasets(&mut r, trials, g.n(), layout.model_grid());
+        let mut phases = r.subgroup("construction_phases");
+        for (name, secs) in &built.phases {
+            phases.seconds(name, *secs).stored_only();
+        }
+        report
     }
 }
 

@@ -1,12 +1,11 @@
 //! The Graph500 statistics block (the reference's field names, order and number formats) and
-//! the per-search datasets of the result file.
+//! the per-search datasets, as parts of the run's one `Report`.
 
 use super::comm_model::{bytes_1d, bytes_2d, LevelLoad};
 use super::search::{Direction, LevelStats};
 use super::Trial;
-use crate::error::Result;
 use crate::graph::build::Built;
-use crate::output::GroupWriter;
+use crate::report::{Report, Section};
 use crate::stats::{Summary, Teps};
 
 /// A value of the statistics block: printed as the reference prints it.
@@ -93,6 +92,21 @@ pub fn statistics_block(
     ]
 }
 
+/// The reference's block into `report`: each figure stored as an attribute of `/bfs` (as a
+/// number) and printed as the reference prints it, at its fixed column with its `!` marker.
+/// The `Report`'s own block aligns its values on its longest name, so the reference's lines
+/// are its headlines, printed before it, and the figures are stored only.
+pub fn graph500_block(report: &mut Report, ranks: usize, built: &Built, trials: &[Trial]) {
+    let block = statistics_block(ranks, built, trials);
+    for (name, value) in &block {
+        report.headline(format_line(name, value));
+    }
+    let mut r = report.group("bfs");
+    for (name, value) in &block {
+        r.number(name, value.number(), "").stored_only();
+    }
+}
+
 /// One line of the block, laid out as the reference's `fprintf` does (value at column 32; the
 /// harmonic mean carries the reference's `!` marker).
 pub fn format_line(name: &str, value: &Value) -> String {
@@ -135,28 +149,23 @@ pub fn format_g(x: f64, precision: usize) -> String {
     }
 }
 
-/// The per-search and per-level datasets. `grid`: the process grid the 2D model assumes (the
-/// run's, or the most square one of its ranks for a 1D run).
-pub fn write_trials(
-    group: &GroupWriter,
-    trials: &[Trial],
-    n: u64,
-    grid: (usize, usize),
-) -> Result<()> {
+/// The per-search and per-level datasets into `/bfs` (`r`). `grid`: the process grid the 2D
+/// model assumes (the run's, or the most square one of its ranks for a 1D run).
+pub fn trial_datasets(r: &mut Section, trials: &[Trial], n: u64, grid: (usize, usize)) {
     let col = |f: &dyn Fn(&Trial) -> f64| trials.iter().map(f).collect::<Vec<f64>>();
-    group.dataset("roots", &trials.iter().map(|t| t.root).collect::<Vec<_>>())?;
-    group.dataset("time", &col(&|t| t.time))?;
-    group.dataset("time_with_copy_to_host", &col(&|t| t.with_copy))?;
-    group.dataset("nedge", &trials.iter().map(|t| t.nedge).collect::<Vec<_>>())?;
-    group.dataset("teps", &col(&|t| t.nedge as f64 / t.time))?;
-    group.dataset("validate_time", &col(&|t| t.validate_time))?;
-    group.dataset(
+    r.data("roots", trials.iter().map(|t| t.root).collect::<Vec<_>>());
+    r.data("time", col(&|t| t.time));
+    r.data("time_with_copy_to_host", col(&|t| t.with_copy));
+    r.data("nedge", trials.iter().map(|t| t.nedge).collect::<Vec<_>>());
+    r.data("teps", col(&|t| t.nedge as f64 / t.time));
+    r.data("validate_time", col(&|t| t.validate_time));
+    r.data(
         "num_levels",
-        &trials
+        trials
             .iter()
             .map(|t| t.levels.len() as u32)
             .collect::<Vec<_>>(),
-    )?;
+    );
     let rows: Vec<(u32, u32, &LevelStats)> = trials
         .iter()
         .enumerate()
@@ -167,41 +176,39 @@ pub fn write_trials(
                 .map(move |(l, s)| (i as u32, l as u32, s))
         })
         .collect();
-    let per_level = group.subgroup("per_level")?;
-    per_level.dataset("root_index", &rows.iter().map(|r| r.0).collect::<Vec<_>>())?;
-    per_level.dataset("level", &rows.iter().map(|r| r.1).collect::<Vec<_>>())?;
-    per_level.dataset(
+    let mut per_level = r.subgroup("per_level");
+    per_level.data("root_index", rows.iter().map(|r| r.0).collect::<Vec<_>>());
+    per_level.data("level", rows.iter().map(|r| r.1).collect::<Vec<_>>());
+    per_level.data(
         "direction",
-        &rows
-            .iter()
+        rows.iter()
             .map(|r| u8::from(r.2.direction == Direction::BottomUp))
             .collect::<Vec<_>>(),
-    )?;
+    );
     let u = |f: fn(&LevelStats) -> u64| rows.iter().map(|r| f(r.2)).collect::<Vec<_>>();
     let s = |f: fn(&LevelStats) -> f64| rows.iter().map(|r| f(r.2)).collect::<Vec<_>>();
-    per_level.dataset("frontier_vertices", &u(|l| l.frontier_vertices))?;
-    per_level.dataset("frontier_edges", &u(|l| l.frontier_edges))?;
-    per_level.dataset("edges_inspected", &u(|l| l.edges_inspected))?;
-    per_level.dataset("time_local", &s(|l| l.t_local))?;
-    per_level.dataset("time_exchange", &s(|l| l.t_exchange))?;
-    per_level.dataset("bytes_exchanged", &u(|l| l.bytes_exchanged))?;
-    per_level.dataset("bytes_sent_max_rank", &u(|l| l.bytes_sent))?;
-    per_level.dataset("bytes_received_max_rank", &u(|l| l.bytes_received))?;
+    per_level.data("frontier_vertices", u(|l| l.frontier_vertices));
+    per_level.data("frontier_edges", u(|l| l.frontier_edges));
+    per_level.data("edges_inspected", u(|l| l.edges_inspected));
+    per_level.data("time_local", s(|l| l.t_local));
+    per_level.data("time_exchange", s(|l| l.t_exchange));
+    per_level.data("bytes_exchanged", u(|l| l.bytes_exchanged));
+    per_level.data("bytes_sent_max_rank", u(|l| l.bytes_sent));
+    per_level.data("bytes_received_max_rank", u(|l| l.bytes_received));
     let loads = level_loads(trials);
     let (rows, cols) = grid;
     let model = |f: &dyn Fn(&LevelLoad) -> u64| loads.iter().map(f).collect::<Vec<u64>>();
-    per_level.dataset("model_bytes_1d", &model(&|l| bytes_1d(n, rows * cols, l)))?;
-    per_level.dataset("model_bytes_2d", &model(&|l| bytes_2d(n, rows, cols, l)))?;
-    per_level.dataset("time_reduce", &s(|l| l.t_reduce))?;
+    per_level.data("model_bytes_1d", model(&|l| bytes_1d(n, rows * cols, l)));
+    per_level.data("model_bytes_2d", model(&|l| bytes_2d(n, rows, cols, l)));
+    per_level.data("time_reduce", s(|l| l.t_reduce));
     if trials.iter().any(|t| !t.depths.is_empty()) {
         let depths: Vec<i32> = trials
             .iter()
             .flat_map(|t| t.depths.iter().copied())
             .collect();
         debug_assert_eq!(depths.len() as u64, n * trials.len() as u64);
-        group.dataset_2d("depth", trials.len(), &depths)?;
+        r.data_2d("depth", trials.len(), depths);
     }
-    Ok(())
 }
 
 /// Every level of every search as the communication model reads it, in the order of the

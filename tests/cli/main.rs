@@ -5,12 +5,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod bfs2d;
+mod bfs;
+mod bfs_2d;
 mod cc;
 mod euler;
 mod graphs;
 mod harness;
 mod langford;
-mod mpirun;
 mod percolation;
 mod spin;

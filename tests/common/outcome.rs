@@ -1,5 +1,5 @@
 //! The parts of a BFS result file that must not depend on the rank count, the partition or
-//! the device, read back and compared (tests/cli/mpirun.rs, tests/cli/bfs2d.rs).
+//! the device, read back and compared (tests/cli/bfs.rs, tests/cli/bfs_2d.rs).
 
 use super::{files_ending, seq_depths, seq_nedge, tessera, H5};
 use std::collections::BTreeSet;
