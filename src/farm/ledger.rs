@@ -1,104 +1,60 @@
-//! The task ledger: one row per finished task (task id, partial sum as exact words, seconds,
-//! rank, device, points of the space, points visited), kept in the run's HDF5 result file. Rank 0 rewrites the whole file
-//! (temp name, then rename) as tasks finish, so a run killed at any moment leaves the last
-//! complete ledger behind, and `--resume` reads it back and skips those tasks.
+//! The task ledger: one row per finished task (task id, seconds, rank, device, and the job's
+//! columns of its result), kept in the run's HDF5 result file under the job's group. Rank 0
+//! rewrites the whole file (temp name, then rename) as tasks finish, so a run killed at any
+//! moment leaves the last complete ledger behind, and `--resume` reads it back and skips
+//! those tasks. The ledger is also part of the run's final report (`Ledger::report`), so the
+//! result file the harness writes at the end has the same layout and resumes the same way.
 
 use crate::error::{Error, Result};
 use crate::output::{Provenance, ResultFile};
-use hdf5::types::VarLenUnicode;
+use crate::report::{Report, Section};
+use hdf5::H5Type;
 use hdf5_metno as hdf5;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// What a ledger belongs to; a ledger is only resumed by a run with the same header, `prune`
-/// aside (pruned and unpruned task sums are equal, so either may continue the other's ledger).
+/// What a ledger belongs to, and how its tasks' results are carried and stored. A ledger is
+/// only resumed by a run of an equal job (`PartialEq`: what makes the tasks' results the
+/// same), and `Display` names the job in messages.
+pub trait Job: Clone + PartialEq + std::fmt::Display {
+    /// One task's result.
+    type Work: Clone + Send;
+    /// The job's group in the result file ("langford"), also the progress label.
+    const GROUP: &'static str;
+    fn tasks(&self) -> usize;
+    /// The attributes that name the job, as figures of its group.
+    fn describe(&self, group: &mut Section);
+    /// The job a ledger's group names (from `describe`'s attributes), or what is wrong.
+    fn read(group: &hdf5::Group) -> std::result::Result<Self, String>;
+    /// A result as words (one length for every task of the job), as rank 0 receives it.
+    fn encode(&self, work: &Self::Work) -> Vec<u64>;
+    fn decode(&self, words: &[u64]) -> Self::Work;
+    /// The ledger's columns of these results, beside the farm's (task, seconds, rank, device).
+    fn columns(&self, work: &[&Self::Work], ledger: &mut Section);
+    /// The results of the ledger's `rows` rows, read back from its group, or what is wrong.
+    fn read_columns(
+        &self,
+        ledger: &hdf5::Group,
+        rows: usize,
+    ) -> std::result::Result<Vec<Self::Work>, String>;
+    /// A result's size, for the progress line's rate (points, tree nodes).
+    fn points(work: &Self::Work) -> u64;
+}
+
+/// One finished task.
 #[derive(Clone, Debug)]
-pub struct Header {
-    pub n: u32,
-    pub method: String,
-    pub depth: u32,
-    pub words: usize,
-    pub tasks: usize,
-    /// Whether this run's walk prunes (Godfrey), written as an attribute.
-    pub prune: bool,
-}
-
-impl PartialEq for Header {
-    fn eq(&self, o: &Self) -> bool {
-        (self.n, &self.method, self.depth, self.words, self.tasks)
-            == (o.n, &o.method, o.depth, o.words, o.tasks)
-    }
-}
-
-impl std::fmt::Display for Header {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "n = {}, method {}, depth {} ({} tasks, {}-word sums)",
-            self.n, self.method, self.depth, self.tasks, self.words
-        )
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct Entry {
+pub struct Entry<W> {
     pub task: u64,
-    /// The task's contribution, modulo 2^(64 words), little-endian words.
-    pub words: Vec<u64>,
     pub seconds: f64,
     pub rank: u32,
     pub device: String,
-    /// Points of the task's share of the symmetry-reduced space (Miller: tree nodes).
-    pub points: u64,
-    /// Points the walk visited (zero tested); the rest lay in pruned sub-cubes.
-    pub visited: u64,
+    pub work: W,
 }
 
-/// The finished result, written once every task is in the ledger.
-pub struct Final {
-    /// L(2,n) as little-endian words.
-    pub count: Vec<u64>,
-    pub count_decimal: String,
-    /// Σ over the ledger before the final division, as words.
-    pub total: Vec<u64>,
-    pub points: f64,
-    pub visited: f64,
-    pub seconds: f64,
-    /// This run's share of each rank.
-    pub ranks: Vec<RankStats>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct RankStats {
-    pub device: String,
-    pub points: u64,
-    pub visited: u64,
-    pub busy_seconds: f64,
-    pub tasks: u64,
-}
-
-impl RankStats {
-    pub fn points_per_second(&self) -> f64 {
-        if self.busy_seconds > 0.0 {
-            self.points as f64 / self.busy_seconds
-        } else {
-            0.0
-        }
-    }
-
-    pub fn visited_per_second(&self) -> f64 {
-        if self.busy_seconds > 0.0 {
-            self.visited as f64 / self.busy_seconds
-        } else {
-            0.0
-        }
-    }
-}
-
-pub struct Ledger {
+pub struct Ledger<J: Job> {
     path: PathBuf,
-    header: Header,
-    entries: Vec<Entry>,
+    job: J,
+    entries: Vec<Entry<J::Work>>,
     /// Entries read back from an earlier run.
     resumed: usize,
     last_write: Option<Instant>,
@@ -119,11 +75,30 @@ fn read_error(path: &Path, msg: impl std::fmt::Display) -> Error {
     }
 }
 
-impl Ledger {
-    pub fn new(path: &Path, header: Header) -> Self {
+/// The scalar attribute `name` of `group`, or what is wrong (for `Job::read`).
+pub fn read_attr<T: H5Type>(group: &hdf5::Group, name: &str) -> std::result::Result<T, String> {
+    group
+        .attr(name)
+        .and_then(|a| a.read_scalar::<T>())
+        .map_err(|e| format!("attribute {}/{name}: {e}", group.name()))
+}
+
+/// The dataset `name` of `group`, all of it, or what is wrong (for `Job::read_columns`).
+pub fn read_column<T: H5Type>(
+    group: &hdf5::Group,
+    name: &str,
+) -> std::result::Result<Vec<T>, String> {
+    group
+        .dataset(name)
+        .and_then(|d| d.read_raw())
+        .map_err(|e| format!("dataset {}/{name}: {e}", group.name()))
+}
+
+impl<J: Job> Ledger<J> {
+    pub fn new(path: &Path, job: J) -> Self {
         Ledger {
             path: path.to_path_buf(),
-            header,
+            job,
             entries: Vec::new(),
             resumed: 0,
             last_write: None,
@@ -132,10 +107,10 @@ impl Ledger {
         }
     }
 
-    /// The ledger of an earlier run of the same job at `path`; refused when its header
-    /// differs. A missing file starts an empty ledger.
-    pub fn resume(path: &Path, header: Header) -> Result<Self> {
-        let mut ledger = Ledger::new(path, header);
+    /// The ledger of an earlier run of the same job at `path`; refused when its job differs.
+    /// A missing file starts an empty ledger.
+    pub fn resume(path: &Path, job: J) -> Result<Self> {
+        let mut ledger = Ledger::new(path, job);
         if !path.exists() {
             log::info!(
                 "no ledger at {}: starting from the first task",
@@ -143,13 +118,13 @@ impl Ledger {
             );
             return Ok(ledger);
         }
-        ledger.entries = read_entries(path, &ledger.header)?;
+        ledger.entries = read_entries(path, &ledger.job)?;
         ledger.resumed = ledger.entries.len();
         log::info!(
             "resuming from {}: {} of {} tasks already done",
             path.display(),
             ledger.resumed,
-            ledger.header.tasks
+            ledger.job.tasks()
         );
         Ok(ledger)
     }
@@ -158,15 +133,25 @@ impl Ledger {
         &self.path
     }
 
-    pub fn entries(&self) -> &[Entry] {
+    pub fn job(&self) -> &J {
+        &self.job
+    }
+
+    pub fn entries(&self) -> &[Entry<J::Work>] {
         &self.entries
     }
 
+    /// How many entries were read back from an earlier run (they come first).
     pub fn resumed(&self) -> usize {
         self.resumed
     }
 
-    pub fn push(&mut self, entry: Entry) {
+    /// Whether every task is in.
+    pub fn complete(&self) -> bool {
+        self.entries.len() >= self.job.tasks()
+    }
+
+    pub fn push(&mut self, entry: Entry<J::Work>) {
         self.entries.push(entry);
         self.dirty = true;
     }
@@ -177,57 +162,40 @@ impl Ledger {
         let interval = WRITE_INTERVAL.max(self.write_time * 10);
         let due = self.last_write.is_none_or(|t| t.elapsed() >= interval);
         if self.dirty && (now || due) {
-            self.write(provenance, None)?;
+            self.write(provenance)?;
         }
         Ok(())
     }
 
-    /// Write the file: header, ledger, provenance and, once complete, the result.
-    pub fn write(&mut self, provenance: &Provenance, result: Option<&Final>) -> Result<PathBuf> {
+    /// The ledger as report content: under the job's group, the job's attributes,
+    /// `tasks_done` and `complete`, and `ledger/{task,seconds,rank,device,...}` (the job's
+    /// columns after the farm's).
+    pub fn report(&self, report: &mut Report) {
+        let mut group = report.group(J::GROUP);
+        self.job.describe(&mut group);
+        group.count("tasks_done", self.entries.len() as u64);
+        group.flag("complete", self.complete(), "no");
+        let e = &self.entries;
+        let mut ledger = group.subgroup("ledger");
+        ledger.data("task", e.iter().map(|x| x.task).collect::<Vec<_>>());
+        ledger.data("seconds", e.iter().map(|x| x.seconds).collect::<Vec<_>>());
+        ledger.data("rank", e.iter().map(|x| x.rank).collect::<Vec<_>>());
+        ledger.data(
+            "device",
+            e.iter().map(|x| x.device.clone()).collect::<Vec<_>>(),
+        );
+        let work: Vec<&J::Work> = e.iter().map(|x| &x.work).collect();
+        self.job.columns(&work, &mut ledger);
+    }
+
+    /// Write the file as it stands: provenance and the ledger's report.
+    fn write(&mut self, provenance: &Provenance) -> Result<PathBuf> {
         let started = Instant::now();
+        let mut report = Report::new();
+        self.report(&mut report);
         let file = ResultFile::create(&self.path)?;
         provenance.write(&file.root())?;
-        let group = file.group("langford")?;
-        let w = group.writer();
-        w.attr("n", u64::from(self.header.n))?;
-        w.attr_str("method", &self.header.method)?;
-        w.attr("depth", u64::from(self.header.depth))?;
-        w.attr("words", self.header.words as u64)?;
-        w.attr("tasks", self.header.tasks as u64)?;
-        w.attr("prune", u8::from(self.header.prune))?;
-        w.attr("tasks_done", self.entries.len() as u64)?;
-        w.attr("complete", u8::from(result.is_some()))?;
-        if let Some(r) = result {
-            w.attr_str("count", &r.count_decimal)?;
-            w.attr_array("count_words", &r.count)?;
-            w.attr_array("total_words", &r.total)?;
-            w.attr("points", r.points)?;
-            w.attr("visited", r.visited)?;
-            w.attr("seconds", r.seconds)?;
-            let ranks = group.subgroup("ranks")?;
-            let column = |f: fn(&RankStats) -> f64| -> Vec<f64> { r.ranks.iter().map(f).collect() };
-            let devices: Vec<String> = r.ranks.iter().map(|x| x.device.clone()).collect();
-            ranks.string_dataset("device", &devices)?;
-            ranks.dataset("points", &column(|x| x.points as f64))?;
-            ranks.dataset("visited", &column(|x| x.visited as f64))?;
-            ranks.dataset("busy_seconds", &column(|x| x.busy_seconds))?;
-            ranks.dataset("tasks", &column(|x| x.tasks as f64))?;
-            ranks.dataset("points_per_second", &column(RankStats::points_per_second))?;
-            ranks.dataset("visited_per_second", &column(RankStats::visited_per_second))?;
-        }
-        let ledger = group.subgroup("ledger")?;
-        let e = &self.entries;
-        ledger.dataset("task", &e.iter().map(|x| x.task).collect::<Vec<_>>())?;
-        let words: Vec<u64> = e.iter().flat_map(|x| x.words.iter().copied()).collect();
-        ledger.dataset_2d("partial_sum_words", e.len(), &words)?;
-        ledger.dataset("seconds", &e.iter().map(|x| x.seconds).collect::<Vec<_>>())?;
-        ledger.dataset("rank", &e.iter().map(|x| x.rank).collect::<Vec<_>>())?;
-        ledger.string_dataset(
-            "device",
-            &e.iter().map(|x| x.device.clone()).collect::<Vec<_>>(),
-        )?;
-        ledger.dataset("points", &e.iter().map(|x| x.points).collect::<Vec<_>>())?;
-        ledger.dataset("visited", &e.iter().map(|x| x.visited).collect::<Vec<_>>())?;
+        report.write(&file)?;
         let path = file.finish()?;
         self.last_write = Some(Instant::now());
         self.write_time = started.elapsed();
@@ -236,86 +204,57 @@ impl Ledger {
     }
 }
 
-fn read_entries(path: &Path, want: &Header) -> Result<Vec<Entry>> {
+fn read_entries<J: Job>(path: &Path, want: &J) -> Result<Vec<Entry<J::Work>>> {
     let file = hdf5::File::open(path).map_err(|e| read_error(path, e))?;
-    let group = file.group("langford").map_err(|_| {
+    let group = file.group(J::GROUP).map_err(|_| {
         read_error(
             path,
-            "it is not a tessera Langford result (no /langford group)",
+            format!(
+                "it is not a tessera {} result (no /{} group)",
+                J::GROUP,
+                J::GROUP
+            ),
         )
     })?;
-    let attr_u64 = |name: &str| -> Result<u64> {
-        group
-            .attr(name)
-            .and_then(|a| a.read_scalar::<u64>())
-            .map_err(|e| read_error(path, format!("attribute /langford/{name}: {e}")))
-    };
-    let method: VarLenUnicode = group
-        .attr("method")
-        .and_then(|a| a.read_scalar())
-        .map_err(|e| read_error(path, format!("attribute /langford/method: {e}")))?;
-    let found = Header {
-        n: attr_u64("n")? as u32,
-        method: method.as_str().to_string(),
-        depth: attr_u64("depth")? as u32,
-        words: attr_u64("words")? as usize,
-        tasks: attr_u64("tasks")? as usize,
-        prune: want.prune,
-    };
+    let found = J::read(&group).map_err(|e| read_error(path, e))?;
     if &found != want {
         return Err(read_error(
             path,
             format!("it holds {found}, but this run is {want}: give another output file, or drop --resume to start over"),
         ));
     }
-    let read = |name: &str| -> Result<hdf5::Dataset> {
-        group
-            .dataset(&format!("ledger/{name}"))
-            .map_err(|e| read_error(path, format!("dataset /langford/ledger/{name}: {e}")))
+    let ledger = group
+        .group("ledger")
+        .map_err(|e| read_error(path, format!("group /{}/ledger: {e}", J::GROUP)))?;
+    let columns = || -> std::result::Result<_, String> {
+        let task: Vec<u64> = read_column(&ledger, "task")?;
+        let seconds: Vec<f64> = read_column(&ledger, "seconds")?;
+        let rank: Vec<u32> = read_column(&ledger, "rank")?;
+        let device: Vec<hdf5::types::VarLenUnicode> = read_column(&ledger, "device")?;
+        let work = want.read_columns(&ledger, task.len())?;
+        Ok((task, seconds, rank, device, work))
     };
-    let bad = |name: &'static str| {
-        move |e: hdf5::Error| read_error(path, format!("/langford/ledger/{name}: {e}"))
-    };
-    let task: Vec<u64> = read("task")?.read_raw().map_err(bad("task"))?;
-    let words: Vec<u64> = read("partial_sum_words")?
-        .read_raw()
-        .map_err(bad("partial_sum_words"))?;
-    let seconds: Vec<f64> = read("seconds")?.read_raw().map_err(bad("seconds"))?;
-    let rank: Vec<u32> = read("rank")?.read_raw().map_err(bad("rank"))?;
-    let device: Vec<VarLenUnicode> = read("device")?.read_raw().map_err(bad("device"))?;
-    let points: Vec<u64> = read("points")?.read_raw().map_err(bad("points"))?;
-    // Ledgers written before pruning have no `visited`: they visited every point.
-    let visited: Vec<u64> = match group.dataset("ledger/visited") {
-        Ok(d) => d.read_raw().map_err(bad("visited"))?,
-        Err(_) => points.clone(),
-    };
+    let (task, seconds, rank, device, work) = columns().map_err(|e| read_error(path, e))?;
     let rows = task.len();
-    let consistent = [
-        seconds.len(),
-        rank.len(),
-        device.len(),
-        points.len(),
-        visited.len(),
-    ]
-    .iter()
-    .all(|&l| l == rows)
-        && words.len() == rows * want.words
-        && task.iter().all(|&t| (t as usize) < want.tasks);
+    let consistent = [seconds.len(), rank.len(), device.len(), work.len()]
+        .iter()
+        .all(|&l| l == rows)
+        && task.iter().all(|&t| (t as usize) < want.tasks());
     if !consistent {
         return Err(read_error(
             path,
             "its ledger datasets disagree in length or name tasks that do not exist",
         ));
     }
-    Ok((0..rows)
-        .map(|i| Entry {
+    Ok(work
+        .into_iter()
+        .enumerate()
+        .map(|(i, work)| Entry {
             task: task[i],
-            words: words[i * want.words..(i + 1) * want.words].to_vec(),
             seconds: seconds[i],
             rank: rank[i],
             device: device[i].as_str().to_string(),
-            points: points[i],
-            visited: visited[i],
+            work,
         })
         .collect())
 }
