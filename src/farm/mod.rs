@@ -10,12 +10,12 @@
 //!
 //! On rank 0 the computing runs in a second thread while the first serves the other ranks and
 //! writes the ledger (MPI is called from the first thread only). SIGTERM or SIGINT (a
-//! best-effort queue ending the job, or Ctrl-C) makes rank 0 say how to resume (on stderr,
-//! at once: under `mpirun` the launcher kills the ranks a second after passing the signal on,
-//! and drops what they print once it is tearing the job down), save the ledger and end the
-//! job, so a killed run loses only the tasks in flight. The other ranks catch the signal
-//! too, so that they do not die before rank 0 has saved; they end the job after their
-//! current task.
+//! best-effort queue ending the job, or Ctrl-C) makes rank 0 say how to resume on stderr at
+//! once, then save the ledger and end the job, so a killed run loses only the tasks in
+//! flight. `mpirun` passes SIGTERM to the ranks and kills them a second later
+//! (`odls_base_sigkill_timeout`), so the line comes before the save. The other ranks catch
+//! the signal too and tell rank 0 with their current task's result, then wait for it to end
+//! the job: a rank ending the job itself could kill rank 0 before it has saved.
 
 pub mod ledger;
 

@@ -288,6 +288,23 @@ impl<'a> MillerGpu<'a> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn counted_tasks_are_the_tasks_made() {
+        for n in [3, 7, 8, 11, 12] {
+            for depth in 1..=n.min(5) {
+                let made = MillerTasks::new(n, depth).len();
+                assert_eq!(
+                    MillerTasks::count(n, depth, made),
+                    Some(made),
+                    "n {n} d {depth}"
+                );
+                if made > 0 {
+                    assert_eq!(MillerTasks::count(n, depth, made - 1), None);
+                }
+            }
+        }
+    }
+
     /// 2·L(2,n) by a different search: fill the first empty slot with any unused number
     /// whose partner slot is free, counting every sequence (no mirror trick).
     fn brute_force_doubled(n: usize) -> u64 {
