@@ -9,6 +9,7 @@ pub mod config;
 pub mod device;
 pub mod error;
 pub mod euler;
+pub mod farm;
 pub mod generate;
 pub mod graph;
 pub mod harness;

@@ -8,11 +8,12 @@
 //! thread alone could skip costs the warp the same). The kernel counts the points it skipped;
 //! the rest are reported as visited.
 
-use super::farm::{Solver, Work};
 use super::godfrey::{self, Godfrey};
+use super::job::Work;
 use super::wide::Wide;
 use crate::device::{blocks, gpu_error, Gpu, Kernel};
 use crate::error::Result;
+use crate::farm::Solver;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// Threads per block (`THREADS` in the kernel).
@@ -111,7 +112,7 @@ impl<'a> GodfreyGpu<'a> {
     }
 }
 
-impl Solver for GodfreyGpu<'_> {
+impl Solver<Work> for GodfreyGpu<'_> {
     fn run(&mut self, task: usize) -> Result<Work> {
         let (words, skipped) = match godfrey::words(self.godfrey.n()) {
             2 => self.run_words::<2>(task)?,

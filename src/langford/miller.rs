@@ -154,6 +154,30 @@ impl MillerTasks {
         MillerTasks { n, depth, tasks }
     }
 
+    /// How many tasks `new(n, depth)` makes, counted without keeping them; `None` once the
+    /// count passes `cap` (for refusing a depth whose tasks cannot fit, in about `cap` steps).
+    pub fn count(n: u32, depth: u32, cap: u64) -> Option<u64> {
+        fn walk(mask: u64, full: u64, k: u32, last: u32, count: &mut u64, cap: u64) -> bool {
+            if k == last {
+                *count += 1;
+                return *count <= cap;
+            }
+            bits(candidates(mask, full, k))
+                .all(|a| walk(mask | pair(a, k), full, k - 1, last, count, cap))
+        }
+        let full = full_mask(n);
+        let mut count = 0;
+        for a in bits(candidates(0, full, n)) {
+            if a > n - 2 - a {
+                break;
+            }
+            if !walk(pair(a, n), full, n - 1, n - depth, &mut count, cap) {
+                return None;
+            }
+        }
+        Some(count)
+    }
+
     /// Number of tasks; 0 when n cannot be placed at all (n = 1).
     pub fn len(&self) -> u64 {
         self.tasks.len() as u64
@@ -263,6 +287,23 @@ impl<'a> MillerGpu<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counted_tasks_are_the_tasks_made() {
+        for n in [3, 7, 8, 11, 12] {
+            for depth in 1..=n.min(5) {
+                let made = MillerTasks::new(n, depth).len();
+                assert_eq!(
+                    MillerTasks::count(n, depth, made),
+                    Some(made),
+                    "n {n} d {depth}"
+                );
+                if made > 0 {
+                    assert_eq!(MillerTasks::count(n, depth, made - 1), None);
+                }
+            }
+        }
+    }
 
     /// 2·L(2,n) by a different search: fill the first empty slot with any unused number
     /// whose partner slot is free, counting every sequence (no mirror trick).

@@ -1,27 +1,29 @@
 //! Langford pair counting, L(2,n): Godfrey's algebraic sum and Miller's tree search, each on
 //! the CPU (rayon) or a GPU, run as an MPI task farm with a resumable ledger.
 
-pub mod farm;
 pub mod godfrey;
 pub mod godfrey_gpu;
-pub mod ledger;
+pub mod job;
 pub mod miller;
 pub mod wide;
 
 use crate::config::out_of_range;
+use crate::device::memory::{check, host_available, Place};
 use crate::device::Selected;
 use crate::error::{Error, Result};
+use crate::farm::ledger::{Entry, Job, Ledger};
+use crate::farm::{self, Solver};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
-use crate::output::{timestamp, Provenance};
 use crate::report::Report;
-use farm::{Solver, Work};
 use godfrey::Godfrey;
-use ledger::{Header, Ledger, RankStats, Totals};
+use job::{Header, Work};
 use miller::MillerTasks;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 use wide::Wide;
+
+pub use crate::farm::FarmMode;
 
 /// `[langford]`: Langford pair counting. Also the `tessera langford` flags.
 #[derive(Debug, Default, Clone, Deserialize, Serialize, clap::Args)]
@@ -58,13 +60,6 @@ pub struct LangfordTable {
 pub enum LangfordMethod {
     Godfrey,
     Miller,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum FarmMode {
-    Static,
-    Dynamic,
 }
 
 /// Largest Langford n: 2n positions in one 64-bit mask.
@@ -119,16 +114,85 @@ impl Workload for Langford {
         })
     }
 
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        check_tasks(self, h.world.local_size())
+    }
+
+    /// An existing output is this run's ledger to continue with `--resume` (without it, the
+    /// harness refuses it unless `--force`).
+    fn resumes_output(&self) -> bool {
+        self.resume
+    }
+
     fn execute(&self, h: &Harness) -> Result<Report> {
-        self.execute_unreported(h)?;
-        Ok(Report::new())
+        count(h, self)
     }
 }
 
-impl Langford {
-    fn execute_unreported(&self, h: &Harness) -> Result<()> {
-        count(h, self)
+/// Bytes a task costs: its entry in the task list (every rank), and on rank 0 its ledger
+/// entry and its rows in the report (counted on every rank: rank 0 is the bound).
+const TASK_BYTES: u64 = 16 + 256;
+
+/// Tasks of Godfrey's method at `depth` (an upper bound: the 2^depth outer signatures in
+/// orbits of mostly 8, the symmetric ones fewer).
+fn godfrey_tasks(n: u32, depth: u32) -> u64 {
+    let solvable = n.is_multiple_of(4) || n % 4 == 3;
+    if solvable {
+        (1u64 << depth.min(63)) / 4 + 1
+    } else {
+        0
     }
+}
+
+/// Miller's tasks are counted up to this many per depth; beyond, estimated.
+const MILLER_COUNTED: u64 = 1 << 22;
+
+/// Miller's task counts at depths 1..=depth: counted up to MILLER_COUNTED, beyond that
+/// extrapolated by the last counted level's growth (an overestimate: the growth falls with
+/// depth, as fewer positions are left), so the check stays within a second or two.
+fn miller_tasks(n: u32, depth: u32) -> Vec<u64> {
+    let mut counts: Vec<u64> = Vec::new();
+    let mut growth = 1.0f64;
+    for d in 1..=depth {
+        let previous = counts.last().copied().unwrap_or(1);
+        let count = MillerTasks::count(n, d, MILLER_COUNTED).unwrap_or_else(|| {
+            let estimate = (previous as f64 * growth.max(1.0)).max(MILLER_COUNTED as f64 + 1.0);
+            estimate.min(u64::MAX as f64) as u64
+        });
+        if previous > 0 && count <= MILLER_COUNTED {
+            growth = count as f64 / previous as f64;
+        }
+        counts.push(count);
+    }
+    counts
+}
+
+/// Refuse a depth whose tasks cannot fit in the host memory of a node of `ranks` ranks,
+/// naming the largest depth that fits.
+fn check_tasks(cfg: &Langford, ranks: usize) -> Result<()> {
+    let budget = host_available() / ranks.max(1) as u64;
+    let cap = budget / TASK_BYTES;
+    let what = format!(
+        "L(2,{}) by {:?}'s method at depth {}",
+        cfg.n, cfg.method, cfg.depth
+    );
+    // (depth, tasks) for each depth up to the one asked for.
+    let tasks: Vec<(u32, u64)> = match cfg.method {
+        LangfordMethod::Godfrey => (4..=cfg.depth.max(4))
+            .step_by(2)
+            .map(|d| (d, godfrey_tasks(cfg.n, d)))
+            .collect(),
+        LangfordMethod::Miller => (1..=cfg.depth)
+            .zip(miller_tasks(cfg.n, cfg.depth))
+            .collect(),
+    };
+    let asked = tasks.last().map_or(0, |t| t.1);
+    let fitting = || match tasks.iter().take_while(|t| t.1 <= cap).last() {
+        Some((d, _)) => format!("the largest depth that fits is {d} (--depth {d})"),
+        None => "no depth fits".into(),
+    };
+    let bytes = asked.saturating_mul(TASK_BYTES);
+    check(&what, bytes, Place::Host { ranks }, |_| fitting())
 }
 
 /// The task depth given, or the method's default, checked against n.
@@ -161,7 +225,7 @@ fn task_depth(source: &str, n: u32, method: LangfordMethod, depth: Option<u32>) 
 
 struct GodfreyCpu<'a>(&'a Godfrey);
 
-impl Solver for GodfreyCpu<'_> {
+impl Solver<Work> for GodfreyCpu<'_> {
     fn run(&mut self, task: usize) -> Result<Work> {
         let sum = self.0.run_cpu(task);
         Ok(Work {
@@ -183,7 +247,7 @@ fn miller_work(count: u64, nodes: u64) -> Work {
 
 struct MillerCpu<'a>(&'a MillerTasks);
 
-impl Solver for MillerCpu<'_> {
+impl Solver<Work> for MillerCpu<'_> {
     fn run(&mut self, task: usize) -> Result<Work> {
         let (count, nodes) = self.0.count_cpu(task as u64);
         Ok(miller_work(count, nodes))
@@ -195,7 +259,7 @@ struct MillerOnGpu<'a> {
     gpu: miller::MillerGpu<'a>,
 }
 
-impl Solver for MillerOnGpu<'_> {
+impl Solver<Work> for MillerOnGpu<'_> {
     fn run(&mut self, task: usize) -> Result<Work> {
         let (count, nodes) = self.gpu.count(self.tasks, task as u64)?;
         Ok(miller_work(count, nodes))
@@ -238,7 +302,7 @@ impl Method {
         })
     }
 
-    fn solver<'a>(&'a self, selected: &'a Selected) -> Result<Box<dyn Solver + 'a>> {
+    fn solver<'a>(&'a self, selected: &'a Selected) -> Result<Box<dyn Solver<Work> + 'a>> {
         Ok(match (self, selected) {
             (Method::Godfrey(g), Selected::Cpu) => Box::new(GodfreyCpu(g)),
             (Method::Godfrey(g), Selected::Gpu(_)) if g.inner() < godfrey_gpu::PAIRED => {
@@ -258,15 +322,20 @@ impl Method {
     }
 }
 
-/// Count L(2,n) as configured; rank 0 prints the count and writes the ledger file.
-fn count(h: &Harness, cfg: &Langford) -> Result<()> {
+/// Count L(2,n) as configured (collective): the farm runs the tasks not yet in the ledger,
+/// rank 0 saving the ledger to the output file as they finish; the report holds the ledger
+/// and, once every task is in, the count (only rank 0's is printed and written; the other
+/// ranks' holds the job's figures).
+fn count(h: &Harness, cfg: &Langford) -> Result<Report> {
     let world = h.world;
-    let method = match cfg.method {
-        LangfordMethod::Godfrey => {
-            Method::Godfrey(Godfrey::new(cfg.n, cfg.depth).with_prune(cfg.prune))
-        }
-        LangfordMethod::Miller => Method::Miller(MillerTasks::new(cfg.n, cfg.depth)),
-    };
+    let method = h.timed("tasks", || {
+        Ok(match cfg.method {
+            LangfordMethod::Godfrey => {
+                Method::Godfrey(Godfrey::new(cfg.n, cfg.depth).with_prune(cfg.prune))
+            }
+            LangfordMethod::Miller => Method::Miller(MillerTasks::new(cfg.n, cfg.depth)),
+        })
+    })?;
     let header = Header {
         n: cfg.n,
         method: format!("{:?}", cfg.method).to_lowercase(),
@@ -285,127 +354,237 @@ fn count(h: &Harness, cfg: &Langford) -> Result<()> {
     let mut ledger = world.agree(ledger.transpose())?;
     let device = h.device_name();
     let devices = world.gather_strings(&device)?;
-    let mut provenance = h.provenance()?;
+    // The ledger in progress carries the run's provenance as of its start.
+    let provenance = h.provenance()?;
     log::info!(
         "langford: {header}, {:?} farm on {} ranks; rank 0 computes on {device}",
         cfg.farm,
         world.size()
     );
     let mut solver = method.solver(&h.device)?;
-    let started = Instant::now();
-    let root_part = ledger
-        .as_mut()
-        .map(|l| (l, &provenance, devices.as_slice()));
     let plan = farm::Plan {
         tasks: header.tasks,
         mode: cfg.farm,
         stop_after: cfg.stop_after.map(|k| k as usize),
     };
-    farm::run(world, solver.as_mut(), plan, root_part, h.interrupt())?;
-    let seconds = started.elapsed().as_secs_f64();
-    let Some(ledger) = ledger else {
-        return Ok(());
+    let seconds = h.timed("farm", || {
+        let started = Instant::now();
+        let root = ledger
+            .as_mut()
+            .map(|l| (l, &provenance, devices.as_slice()));
+        farm::run(world, &header, solver.as_mut(), plan, root, h.interrupt())?;
+        Ok(started.elapsed().as_secs_f64())
+    })?;
+    let report = match &ledger {
+        Some(ledger) => report(cfg, &method, ledger, &devices, seconds),
+        None => {
+            let mut report = Report::new();
+            header.describe(&mut report.group(Header::GROUP));
+            Ok(report)
+        }
     };
-    provenance.end_time = timestamp();
-    report(
-        cfg,
-        &method,
-        &header,
-        ledger,
-        &provenance,
-        &devices,
-        seconds,
-    )
+    world.agree(report)
 }
 
-/// Rank 0: this run's figures on stdout, and the count in the ledger file once every task is
-/// in (a slice run by --stop-after gets the projected time of the whole run instead).
+/// The finished count and this run's totals.
+pub struct Totals {
+    /// L(2,n) as little-endian words.
+    pub count: Vec<u64>,
+    pub count_decimal: String,
+    /// Σ over the ledger before the final division, as words.
+    pub total: Vec<u64>,
+}
+
+/// This run's share of one rank.
+#[derive(Clone, Debug, Default)]
+pub struct RankStats {
+    pub device: String,
+    pub points: u64,
+    pub visited: u64,
+    pub busy_seconds: f64,
+    pub tasks: u64,
+}
+
+impl RankStats {
+    pub fn points_per_second(&self) -> f64 {
+        if self.busy_seconds > 0.0 {
+            self.points as f64 / self.busy_seconds
+        } else {
+            0.0
+        }
+    }
+
+    pub fn visited_per_second(&self) -> f64 {
+        if self.busy_seconds > 0.0 {
+            self.visited as f64 / self.busy_seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Rank 0's report: the ledger, this run's figures and each rank's share, and the count once
+/// every task is in (a slice run by --stop-after gets the projected time of the whole run
+/// instead).
 fn report(
     cfg: &Langford,
     method: &Method,
-    header: &Header,
-    mut ledger: Ledger,
-    provenance: &Provenance,
+    ledger: &Ledger<Header>,
     devices: &[String],
     seconds: f64,
-) -> Result<()> {
+) -> Result<Report> {
+    let header = ledger.job();
     let fresh = &ledger.entries()[ledger.resumed()..];
-    let ranks = rank_stats(devices, fresh);
-    // (+ 0.0: an empty f64 sum is -0.0, printed with its sign)
-    let points: f64 = fresh.iter().map(|e| e.points as f64).sum::<f64>() + 0.0;
-    let visited: f64 = fresh.iter().map(|e| e.visited as f64).sum::<f64>() + 0.0;
-    let busy: f64 = fresh.iter().map(|e| e.seconds).sum();
-    let summary = match cfg.method {
-        LangfordMethod::Godfrey => format!(
-            "{header}: {} tasks run here ({} from the ledger) in {seconds:.3} s: {points:.4e} points \
-             in the space (symmetry-reduced), {visited:.4e} visited ({:.4} of them; prune {})",
-            fresh.len(),
-            ledger.resumed(),
-            visited / points.max(1.0),
-            header.prune
-        ),
-        LangfordMethod::Miller => format!(
-            "{header}: {} tasks run here ({} from the ledger), {points:.4e} tree nodes in {seconds:.3} s",
-            fresh.len(),
-            ledger.resumed(),
-        ),
-    };
+    let mut report = Report::new();
     let done = ledger.entries().len();
     if done < header.tasks {
         // A slice (--stop-after): tasks spread over the range; the farm saved the ledger.
-        let per_task = seconds / fresh.len().max(1) as f64;
-        let busy_per_task = busy / fresh.len().max(1) as f64;
-        println!(
+        report.headline(format!(
             "stopped after {} tasks (spread over the task range): {done} of {} done",
             fresh.len(),
             header.tasks
-        );
-        println!("{summary}");
-        print_ranks(&ranks);
-        println!(
-            "task time in this sample: mean {busy_per_task:.4} s of one device, {:.4} s fastest, {:.4} s slowest",
-            fresh.iter().map(|e| e.seconds).fold(f64::INFINITY, f64::min),
-            fresh.iter().map(|e| e.seconds).fold(0.0, f64::max),
-        );
-        println!(
-            "projected at this run's rate: {:.0} s for all {} tasks, {:.0} s for the {} left \
-             ({:.0} device-seconds in all)",
-            per_task * header.tasks as f64,
-            header.tasks,
-            per_task * (header.tasks - done) as f64,
-            header.tasks - done,
-            busy_per_task * header.tasks as f64,
-        );
-        println!("results: {}", ledger.path().display());
-        return Ok(());
+        ));
+    } else {
+        let totals = totals(method, header, ledger)?;
+        report.headline(format!("L(2,{}) = {}", cfg.n, totals.count_decimal));
+        if fresh.is_empty() {
+            report.headline(format!(
+                "every task ({done}) was already in the ledger {}: nothing left to run",
+                ledger.path().display()
+            ));
+        }
+        let mut r = report.group(Header::GROUP);
+        r.text("count", &totals.count_decimal).stored_only();
+        r.counts("count_words", &totals.count).stored_only();
+        r.counts("total_words", &totals.total).stored_only();
     }
+    ledger.report(&mut report);
+    figures(&mut report, cfg, ledger, devices, seconds);
+    Ok(report)
+}
+
+/// L(2,n) from the ledger's sum.
+fn totals(method: &Method, header: &Header, ledger: &Ledger<Header>) -> Result<Totals> {
     let total = ledger
         .entries()
         .iter()
-        .map(|e| Wide::<3>::from_words(&e.words))
+        .map(|e| Wide::<3>::from_words(&e.work.words))
         .fold(Wide::default(), Wide::wrapping_add);
     // Contributions are exact modulo 2^(64 words): keep that many words.
     let total = Wide::<3>::from_words(&total.0[..header.words]);
-    let count = method.count(cfg.n, total)?;
-    let result = Totals {
+    let count = method.count(header.n, total)?;
+    Ok(Totals {
         count: count.0[..header.words].to_vec(),
         count_decimal: count.unsigned_decimal(),
         total: total.0[..header.words].to_vec(),
-        points,
-        visited,
-        seconds,
-        ranks,
+    })
+}
+
+/// This run's figures under /langford (tasks, seconds, points, visited, rates; a slice's
+/// task times and projection) and /langford/ranks (each rank's share).
+fn figures(
+    report: &mut Report,
+    cfg: &Langford,
+    ledger: &Ledger<Header>,
+    devices: &[String],
+    seconds: f64,
+) {
+    let header = ledger.job();
+    let fresh = &ledger.entries()[ledger.resumed()..];
+    let ranks = rank_stats(devices, fresh);
+    // (+ 0.0: an empty f64 sum is -0.0, printed with its sign)
+    let points: f64 = fresh.iter().map(|e| e.work.points as f64).sum::<f64>() + 0.0;
+    let visited: f64 = fresh.iter().map(|e| e.work.visited as f64).sum::<f64>() + 0.0;
+    let (unit, rate) = match cfg.method {
+        LangfordMethod::Godfrey => ("points", "points/s"),
+        LangfordMethod::Miller => ("nodes", "nodes/s"),
     };
-    let path = ledger.write(provenance, Some(&result))?;
-    println!("L(2,{}) = {}", cfg.n, result.count_decimal);
-    println!("{summary}");
-    print_ranks(&result.ranks);
-    println!("results: {}", path.display());
-    Ok(())
+    let mut r = report.group(Header::GROUP);
+    let resumed = ledger.resumed();
+    r.count("tasks_run", fresh.len() as u64)
+        .shown_as(format!("{} ({resumed} from the ledger)", fresh.len()));
+    r.count("tasks_resumed", resumed as u64).stored_only();
+    r.seconds("seconds", seconds);
+    r.scientific("points", points, 4, unit);
+    r.scientific("visited", visited, 4, unit);
+    let miller = cfg.method == LangfordMethod::Miller;
+    if miller {
+        // Every tree node is visited: stored, not shown.
+        r.stored_only();
+    }
+    r.fixed("visited_fraction", visited / points.max(1.0), 4, "");
+    if miller {
+        r.stored_only();
+    }
+    r.rate("points_per_second", points / seconds.max(1e-9), rate);
+    if ledger.entries().len() < header.tasks {
+        slice_figures(&mut r, header, fresh, ledger.entries().len(), seconds);
+    }
+    let mut g = r.subgroup("ranks");
+    let column = |f: fn(&RankStats) -> f64| -> Vec<f64> { ranks.iter().map(f).collect() };
+    g.data(
+        "device",
+        ranks.iter().map(|x| x.device.clone()).collect::<Vec<_>>(),
+    );
+    g.data("points", column(|x| x.points as f64));
+    g.data("visited", column(|x| x.visited as f64));
+    g.data("busy_seconds", column(|x| x.busy_seconds));
+    g.data("tasks", column(|x| x.tasks as f64));
+    g.data("points_per_second", column(RankStats::points_per_second));
+    g.data("visited_per_second", column(RankStats::visited_per_second));
+    for (i, s) in ranks.iter().enumerate() {
+        g.shown_only(
+            &format!("rank {i}"),
+            format!(
+                "{}: {} tasks, {} {unit} ({} visited) in {:.3} s busy, {:.4e} {unit}/s",
+                s.device,
+                s.tasks,
+                s.points,
+                s.visited,
+                s.busy_seconds,
+                s.points_per_second(),
+            ),
+        );
+    }
+}
+
+/// A slice's task times and the projected time of the whole run.
+fn slice_figures(
+    r: &mut crate::report::Section,
+    header: &Header,
+    fresh: &[Entry<Work>],
+    done: usize,
+    seconds: f64,
+) {
+    let per_task = seconds / fresh.len().max(1) as f64;
+    let busy: f64 = fresh.iter().map(|e| e.seconds).sum();
+    let busy_per_task = busy / fresh.len().max(1) as f64;
+    let fastest = fresh
+        .iter()
+        .map(|e| e.seconds)
+        .fold(f64::INFINITY, f64::min);
+    r.seconds("task_seconds_mean", busy_per_task);
+    r.seconds(
+        "task_seconds_min",
+        if fresh.is_empty() { 0.0 } else { fastest },
+    );
+    r.seconds(
+        "task_seconds_max",
+        fresh.iter().map(|e| e.seconds).fold(0.0, f64::max),
+    );
+    r.seconds("projected_seconds", per_task * header.tasks as f64);
+    r.seconds(
+        "projected_seconds_left",
+        per_task * (header.tasks - done) as f64,
+    );
+    r.seconds(
+        "projected_device_seconds",
+        busy_per_task * header.tasks as f64,
+    );
 }
 
 /// This run's share of each rank, from the ledger entries it added.
-fn rank_stats(devices: &[String], fresh: &[ledger::Entry]) -> Vec<RankStats> {
+fn rank_stats(devices: &[String], fresh: &[Entry<Work>]) -> Vec<RankStats> {
     let mut ranks: Vec<RankStats> = devices
         .iter()
         .map(|d| RankStats {
@@ -415,26 +594,10 @@ fn rank_stats(devices: &[String], fresh: &[ledger::Entry]) -> Vec<RankStats> {
         .collect();
     for e in fresh {
         let r = &mut ranks[e.rank as usize];
-        r.points += e.points;
-        r.visited += e.visited;
+        r.points += e.work.points;
+        r.visited += e.work.visited;
         r.busy_seconds += e.seconds;
         r.tasks += 1;
     }
     ranks
-}
-
-fn print_ranks(ranks: &[RankStats]) {
-    for (r, s) in ranks.iter().enumerate() {
-        println!(
-            "  rank {r}: {}: {} tasks, {} points ({} visited) in {:.3} s busy, {:.4e} points/s \
-             ({:.4e} visited/s)",
-            s.device,
-            s.tasks,
-            s.points,
-            s.visited,
-            s.busy_seconds,
-            s.points_per_second(),
-            s.visited_per_second()
-        );
-    }
 }

@@ -1,6 +1,7 @@
 //! `tessera langford` under mpirun: known counts with both methods, independence from the task
 //! depth, the rank count and the farm mode, the HDF5 result and ledger, resuming a killed run,
-//! and clear errors for bad n and foreign ledgers.
+//! an existing ledger refused without --resume or --force, too many tasks refused before any
+//! compute, and clear errors for bad n and foreign ledgers.
 
 use crate::common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
 use std::path::Path;
@@ -164,11 +165,7 @@ fn stop_after_samples_tasks_across_the_range() {
         &dir,
     );
     run.assert_ok();
-    assert!(
-        run.stdout.contains("projected at this run's rate"),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.contains("projected_seconds:"), "{}", run.stdout);
     let h5 = H5::open(&dir.join(out));
     let tasks = h5.attr::<u64>("langford", "tasks");
     let mut ids: Vec<u64> = h5.ds("langford/ledger/task");
@@ -305,6 +302,25 @@ fn killed_run_resumes_to_the_same_count() {
         "ledger holds {done} of {total} tasks (saw {seen})"
     );
     drop(h5);
+    // The interrupted ledger is never wiped by a run without --resume.
+    let before = std::fs::read(&out).unwrap();
+    one_error(
+        2,
+        &dir,
+        &[
+            "langford",
+            "--n",
+            "16",
+            "--depth",
+            "12",
+            "--device",
+            "cpu",
+            "--output",
+            "killed.h5",
+        ],
+        &["killed.h5", "exists", "--force"],
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before, "the ledger changed");
     let run = tessera(
         2,
         &[
@@ -333,6 +349,7 @@ fn killed_run_resumes_to_the_same_count() {
     );
     let h5 = H5::open(&out);
     assert_eq!(h5.attr::<u64>("langford", "tasks_done"), total);
+    assert_eq!(h5.attr::<u8>("langford", "complete"), 1);
     let mut tasks: Vec<u64> = h5.ds("langford/ledger/task");
     tasks.sort_unstable();
     tasks.dedup();
@@ -409,6 +426,67 @@ fn ledger_of_another_job_is_refused() {
         &["langford", "--n", "7", "--output", "junk.h5", "--resume"],
         &["junk.h5", "cannot resume"],
     );
+}
+
+/// An existing result is refused before any compute unless --resume (which continues it) or
+/// --force (which starts over); a finished ledger resumed says every task is done.
+#[test]
+fn existing_ledger_needs_resume_or_force() {
+    let dir = test_dir("langford_existing");
+    let args = ["--n", "11", "--depth", "10"];
+    count(2, &dir, "done", &args);
+    let path = dir.join("done.h5");
+    let before = std::fs::read(&path).unwrap();
+    for np in [1, 2] {
+        let mut all = vec!["langford", "--device", "cpu", "--output", "done.h5"];
+        all.extend_from_slice(&args);
+        one_error(np, &dir, &all, &["done.h5", "exists", "--force"]);
+        assert_eq!(std::fs::read(&path).unwrap(), before, "the ledger changed");
+    }
+    // Resumed, the finished ledger runs nothing and gives the count again.
+    let (got, h5) = count(2, &dir, "done", &["--n", "11", "--depth", "10", "--resume"]);
+    assert_eq!(got, "17792");
+    assert_eq!(h5.attr::<u64>("langford", "tasks_run"), 0);
+    assert_eq!(
+        h5.attr::<u64>("langford", "tasks_resumed"),
+        h5.attr::<u64>("langford", "tasks")
+    );
+    assert_eq!(h5.attr::<u8>("langford", "complete"), 1);
+    drop(h5);
+    // --force starts over.
+    let (got, h5) = count(1, &dir, "done", &["--n", "11", "--depth", "10", "--force"]);
+    assert_eq!(got, "17792");
+    assert_eq!(h5.attr::<u64>("langford", "tasks_resumed"), 0);
+    assert!(h5.attr_names("phases").contains(&"farm".to_string()));
+}
+
+/// A depth whose tasks cannot fit is refused within seconds with one line naming the
+/// largest depth that fits, at 1 and 3 ranks.
+#[test]
+fn too_many_tasks_are_refused_quickly() {
+    let dir = test_dir("langford_sizes");
+    for np in [1, 3] {
+        let started = Instant::now();
+        one_error(
+            np,
+            &dir,
+            &[
+                "langford", "--n", "32", "--depth", "64", "--device", "cpu", "--output", "big.h5",
+            ],
+            &["depth 64", "does not fit", "largest depth that fits"],
+        );
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
+    one_error(
+        1,
+        &dir,
+        &[
+            "langford", "--n", "32", "--method", "miller", "--depth", "20", "--device", "cpu",
+            "--output", "big.h5",
+        ],
+        &["depth 20", "does not fit", "largest depth that fits"],
+    );
+    assert!(!dir.join("big.h5").exists());
 }
 
 #[test]

@@ -4,43 +4,56 @@
 //! differs: static mode gives rank r the tasks r, r+P, r+2P, ...; dynamic mode gives the
 //! lowest id not yet handed out, so faster ranks (GPU beside CPU) take more tasks.
 //!
+//! What a task computes is the job's (`Job`: its work, how it travels as words and how the
+//! ledger stores it); the farm knows task ids, seconds, ranks and devices. Rank 0 keeps the
+//! finished tasks in a resumable ledger (`ledger`).
+//!
 //! On rank 0 the computing runs in a second thread while the first serves the other ranks and
 //! writes the ledger (MPI is called from the first thread only). SIGTERM or SIGINT (a
-//! best-effort queue ending the job, or Ctrl-C) makes rank 0 save the ledger and end the job,
-//! so a killed run loses only the tasks in flight. The other ranks catch the signal too, so
-//! that they do not die before rank 0 has saved; they end the job after their current task.
+//! best-effort queue ending the job, or Ctrl-C) makes rank 0 say how to resume on stderr at
+//! once, then save the ledger and end the job, so a killed run loses only the tasks in
+//! flight. `mpirun` passes SIGTERM to the ranks and kills them a second later
+//! (`odls_base_sigkill_timeout`), so the line comes before the save. The other ranks catch
+//! the signal too and tell rank 0 with their current task's result, then wait for it to end
+//! the job: a rank ending the job itself could kill rank 0 before it has saved.
 
-use super::ledger::{Entry, Ledger};
-use super::FarmMode;
+pub mod ledger;
+
 use crate::comm::World;
 use crate::error::Result;
 use crate::output::Provenance;
 use crate::progress::Progress;
 use crate::signals::{Interrupt, INTERRUPTED};
+use ledger::{Entry, Job, Ledger};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, VecDeque};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
-/// One task's result: its contribution as words, the points of its share of the space
-/// (Godfrey; Miller: tree nodes) and those the walk visited (fewer where it pruned).
-#[derive(Clone, Debug)]
-pub struct Work {
-    pub words: Vec<u64>,
-    pub points: u64,
-    pub visited: u64,
+/// How tasks are handed out: rank-strided (static) or served by rank 0 on request (dynamic).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FarmMode {
+    Static,
+    Dynamic,
 }
 
-/// Computes one task.
-pub trait Solver: Send {
-    fn run(&mut self, task: usize) -> Result<Work>;
+/// Computes one task of a job whose results are `W`.
+pub trait Solver<W>: Send {
+    fn run(&mut self, task: usize) -> Result<W>;
 }
 
 const TAG_REQUEST: i32 = 7101;
 const TAG_TASK: i32 = 7102;
 const STOP: u64 = u64::MAX;
-/// Request layout: [has_result, task, points, visited, seconds (f64 bits), words...].
-const HEAD: usize = 5;
+/// Request layout: [flags, task, seconds (f64 bits), work words...].
+const HEAD: usize = 3;
+/// Request flags: a result comes with it; the rank caught a signal (rank 0 saves and ends
+/// the job).
+const HAS_RESULT: u64 = 1;
+const INTERRUPT: u64 = 2;
 /// How often rank 0 looks for messages while idle, and reports progress.
 const POLL: Duration = Duration::from_millis(1);
 const REPORT: Duration = Duration::from_secs(10);
@@ -109,13 +122,13 @@ fn spread(items: &[usize], k: usize) -> Vec<usize> {
 }
 
 /// A finished task on its way to rank 0.
-struct Done {
+struct Done<W> {
     task: usize,
-    work: Work,
+    work: W,
     seconds: f64,
 }
 
-fn timed(solver: &mut dyn Solver, task: usize) -> Result<Done> {
+fn timed<W>(solver: &mut dyn Solver<W>, task: usize) -> Result<Done<W>> {
     let start = Instant::now();
     let work = solver.run(task)?;
     Ok(Done {
@@ -126,29 +139,38 @@ fn timed(solver: &mut dyn Solver, task: usize) -> Result<Done> {
 }
 
 /// What rank 0 alone holds: the ledger, the provenance written with it, each rank's device.
-pub type RootPart<'a> = (&'a mut Ledger, &'a Provenance, &'a [String]);
+pub type RootPart<'a, J> = (&'a mut Ledger<J>, &'a Provenance, &'a [String]);
 
 /// Run every task not yet in the ledger. Rank 0 passes the ledger (and appends to it); the
-/// other ranks pass None. `devices` names each rank's device (rank 0 only).
-pub fn run(
+/// other ranks pass None and the job (which encodes their results). `devices` names each
+/// rank's device (rank 0 only).
+pub fn run<J: Job>(
     world: &World,
-    solver: &mut dyn Solver,
+    job: &J,
+    solver: &mut dyn Solver<J::Work>,
     plan: Plan,
-    ledger: Option<RootPart>,
+    ledger: Option<RootPart<J>>,
     interrupt: &Interrupt,
 ) -> Result<()> {
     match ledger {
         Some(root) => serve(world, solver, plan, root, interrupt),
-        None => work(world, solver, interrupt),
+        None => work(world, job, solver, interrupt),
     }
 }
 
-/// Ranks other than 0: ask, compute, report, until told to stop.
-fn work(world: &World, solver: &mut dyn Solver, interrupt: &Interrupt) -> Result<()> {
+/// Ranks other than 0: ask, compute, report, until told to stop. A rank that caught a signal
+/// says so with its last result and waits: rank 0 saves the ledger and ends the job (a rank
+/// that ended it itself could kill rank 0 before it has saved).
+fn work<J: Job>(
+    world: &World,
+    job: &J,
+    solver: &mut dyn Solver<J::Work>,
+    interrupt: &Interrupt,
+) -> Result<()> {
     let mut request = vec![0; HEAD];
     loop {
         if interrupt.raised() {
-            world.abort(INTERRUPTED);
+            request[0] |= INTERRUPT;
         }
         world.send_words(0, TAG_REQUEST, &request);
         let reply = world.receive_words(0, TAG_TASK);
@@ -156,21 +178,14 @@ fn work(world: &World, solver: &mut dyn Solver, interrupt: &Interrupt) -> Result
             return Ok(());
         }
         let done = timed(solver, reply[0] as usize)?;
-        let w = &done.work;
-        request = vec![
-            1,
-            done.task as u64,
-            w.points,
-            w.visited,
-            done.seconds.to_bits(),
-        ];
-        request.extend(&w.words);
+        request = vec![HAS_RESULT, done.task as u64, done.seconds.to_bits()];
+        request.extend(job.encode(&done.work));
     }
 }
 
-struct Server<'a> {
+struct Server<'a, J: Job> {
     world: &'a World,
-    ledger: &'a mut Ledger,
+    ledger: &'a mut Ledger<J>,
     provenance: &'a Provenance,
     devices: &'a [String],
     progress: Progress,
@@ -181,17 +196,15 @@ struct Server<'a> {
     last_report: Instant,
 }
 
-impl Server<'_> {
-    fn record(&mut self, rank: usize, done: Done) -> Result<()> {
-        self.points += done.work.points as f64;
+impl<J: Job> Server<'_, J> {
+    fn record(&mut self, rank: usize, done: Done<J::Work>) -> Result<()> {
+        self.points += J::points(&done.work) as f64;
         self.ledger.push(Entry {
             task: done.task as u64,
-            words: done.work.words,
             seconds: done.seconds,
             rank: rank as u32,
             device: self.devices.get(rank).cloned().unwrap_or_default(),
-            points: done.work.points,
-            visited: done.work.visited,
+            work: done.work,
         });
         self.finished += 1;
         self.progress.step();
@@ -207,28 +220,48 @@ impl Server<'_> {
         let elapsed = self.started.elapsed().as_secs_f64();
         if self.finished == 0 {
             log::info!(
-                "langford: 0/{} tasks done after {elapsed:.0} s (first tasks running)",
+                "{}: 0/{} tasks done after {elapsed:.0} s (first tasks running)",
+                J::GROUP,
                 self.open
             );
             return;
         }
         let left = elapsed / self.finished as f64 * (self.open - self.finished) as f64;
         log::info!(
-            "langford: {}/{} tasks done, {:.3e} points/s, about {:.0} s left",
+            "{}: {}/{} tasks done, {:.3e} points/s, about {:.0} s left",
+            J::GROUP,
             self.finished,
             self.open,
             self.points / elapsed,
             left
         );
     }
+
+    /// A signal came: say how to resume at once, save the ledger, and end the job.
+    fn interrupted(&mut self) -> ! {
+        let path = self.ledger.path().display().to_string();
+        eprintln!(
+            "tessera: interrupted: saving the ledger {path}; rerun with --resume to continue"
+        );
+        let _ = std::io::stderr().flush();
+        match self.ledger.save(self.provenance, true) {
+            Ok(()) => eprintln!(
+                "tessera: interrupted: {} tasks are in the ledger {path}; rerun with --resume to continue",
+                self.ledger.entries().len()
+            ),
+            Err(e) => eprintln!("tessera: interrupted, and the ledger was not saved: {e}"),
+        }
+        let _ = std::io::stderr().flush();
+        self.world.abort(INTERRUPTED)
+    }
 }
 
 /// Rank 0: compute in a second thread, serve the other ranks in this one.
-fn serve(
+fn serve<J: Job>(
     world: &World,
-    solver: &mut dyn Solver,
+    solver: &mut dyn Solver<J::Work>,
     plan: Plan,
-    (ledger, provenance, devices): RootPart,
+    (ledger, provenance, devices): RootPart<J>,
     interrupt: &Interrupt,
 ) -> Result<()> {
     let done: BTreeSet<u64> = ledger.entries().iter().map(|e| e.task).collect();
@@ -241,7 +274,7 @@ fn serve(
         ledger,
         provenance,
         devices,
-        progress: Progress::new(true, "langford", open),
+        progress: Progress::new(true, J::GROUP, open),
         open,
         finished: 0,
         points: 0.0,
@@ -249,7 +282,7 @@ fn serve(
         last_report: Instant::now(),
     };
     let served = std::thread::scope(|scope| {
-        let (sender, results) = mpsc::channel::<Result<Done>>();
+        let (sender, results) = mpsc::channel::<Result<Done<J::Work>>>();
         let (allocator, stop) = (&allocator, &stop);
         scope.spawn(move || {
             while !stop.load(Ordering::Relaxed) {
@@ -272,23 +305,17 @@ fn serve(
     server.ledger.save(provenance, true)
 }
 
-fn serve_loop(
-    s: &mut Server,
+fn serve_loop<J: Job>(
+    s: &mut Server<J>,
     allocator: &Mutex<Allocator>,
-    results: &mpsc::Receiver<Result<Done>>,
+    results: &mpsc::Receiver<Result<Done<J::Work>>>,
     interrupt: &Interrupt,
 ) -> Result<()> {
     let mut working = s.world.size() - 1;
     let mut own_running = true;
     while working > 0 || own_running {
         if interrupt.raised() {
-            s.ledger.save(s.provenance, true)?;
-            eprintln!(
-                "tessera: interrupted: {} tasks are in the ledger {}; rerun with --resume to continue",
-                s.ledger.entries().len(),
-                s.ledger.path().display()
-            );
-            s.world.abort(INTERRUPTED);
+            s.interrupted();
         }
         let mut idle = true;
         match results.try_recv() {
@@ -300,19 +327,17 @@ fn serve_loop(
             Err(mpsc::TryRecvError::Empty) => {}
         }
         if let Some((rank, request)) = s.world.try_receive_words(TAG_REQUEST) {
-            if request[0] == 1 {
-                s.record(
-                    rank,
-                    Done {
-                        task: request[1] as usize,
-                        work: Work {
-                            points: request[2],
-                            visited: request[3],
-                            words: request[HEAD..].to_vec(),
-                        },
-                        seconds: f64::from_bits(request[4]),
-                    },
-                )?;
+            if request[0] & HAS_RESULT != 0 {
+                let work = s.ledger.job().decode(&request[HEAD..]);
+                let done = Done {
+                    task: request[1] as usize,
+                    work,
+                    seconds: f64::from_bits(request[2]),
+                };
+                s.record(rank, done)?;
+            }
+            if request[0] & INTERRUPT != 0 {
+                s.interrupted();
             }
             let next = allocator.lock().expect("allocator").next(rank);
             s.world
