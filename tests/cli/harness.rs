@@ -3,7 +3,7 @@
 //! is writing: each refused with one line and no phase run), sizes too large are refused
 //! before anything is allocated, and usage errors share one exit status and one line.
 
-use crate::common::{files_ending, one_clear_error, tessera, test_dir, Run};
+use crate::common::{files_ending, one_clear_error, tessera, test_dir, write_file, Run, H5};
 use std::path::Path;
 
 const NPS: [usize; 2] = [1, 3];
@@ -345,4 +345,143 @@ fn info_counts_the_nodes_cores() {
         .parse()
         .unwrap();
     assert!(cores >= online, "{line}: the test sees {online}");
+}
+
+// Deck errors (unknown key, wrong type, out of range, missing deck), [run] gpu_transport and
+// device checks, and the graph builder's host-memory refusal.
+
+#[test]
+fn deck_with_unknown_key_is_rejected() {
+    let dir = test_dir("deck_unknown_key");
+    let deck = write_file(
+        &dir,
+        "unknown.toml",
+        "[run]\nseed = 1\n\n[bfs]\nscal = 3\nroots = 4\n",
+    );
+    for np in NPS {
+        let run = tessera(np, &["run", &deck], &dir);
+        let line = one_clear_error(&run, &[&deck, "`scal`", "unknown field"]);
+        assert!(line.starts_with("tessera: error: "), "{line}");
+    }
+    assert!(files_ending(&dir, ".h5").is_empty());
+}
+
+/// The error for an unknown key quotes the line that holds the key (not the table header or
+/// the line before it, where the parser's error span may start).
+#[test]
+fn deck_with_unknown_key_names_its_line() {
+    let dir = test_dir("deck_unknown_key_line");
+    let deck = write_file(
+        &dir,
+        "unknown.toml",
+        "[run]\nseed = 1\n\n[bfs]\nscal = 3\nroots = 4\n",
+    );
+    let run = tessera(2, &["run", &deck], &dir);
+    one_clear_error(&run, &[&deck, "line 5 (scal = 3)"]);
+}
+
+#[test]
+fn deck_with_wrong_type_is_rejected() {
+    let dir = test_dir("deck_wrong_type");
+    let deck = write_file(&dir, "type.toml", "[graph]\nscale = \"big\"\n[bfs]\n");
+    for np in NPS {
+        let run = tessera(np, &["run", &deck], &dir);
+        one_clear_error(&run, &[&deck, "line 2", "scale = \"big\"", "invalid type"]);
+    }
+}
+
+#[test]
+fn deck_with_out_of_range_value_is_rejected() {
+    let dir = test_dir("deck_out_of_range");
+    let deck = write_file(
+        &dir,
+        "range.toml",
+        "[graph]\nscale = 99\n[bfs]\nroots = 4\n",
+    );
+    for np in NPS {
+        let run = tessera(np, &["run", &deck], &dir);
+        one_clear_error(&run, &[&deck, "[graph] scale = 99", "out of range"]);
+        // The same value given as a flag names the command line as its source.
+        let run = tessera(np, &["bfs", "--scale", "99"], &dir);
+        one_clear_error(&run, &["command line", "[graph] scale = 99"]);
+    }
+}
+
+#[test]
+fn missing_deck_is_reported() {
+    let dir = test_dir("deck_missing");
+    let deck = dir.join("no-such-deck.toml");
+    let deck = deck.to_str().unwrap();
+    for np in NPS {
+        let run = tessera(np, &["run", deck], &dir);
+        one_clear_error(&run, &[deck, "cannot read deck"]);
+        let run = tessera(np, &["bfs", "--deck", deck, "--scale", "5"], &dir);
+        one_clear_error(&run, &[deck, "cannot read deck"]);
+    }
+}
+
+#[test]
+fn gpu_transport_is_checked_and_the_cpu_path_ignores_it() {
+    let dir = test_dir("gpu_transport");
+    let deck = write_file(
+        &dir,
+        "transport.toml",
+        "[run]\ngpu_transport = \"infiniband\"\n[graph]\nscale = 5\n[bfs]\n",
+    );
+    for np in NPS {
+        let run = tessera(np, &["run", &deck], &dir);
+        one_clear_error(&run, &[&deck, "line 2", "gpu_transport", "unknown variant"]);
+    }
+    // On the CPU the setting is read and left unused: exchanges go over MPI.
+    let out = dir.join("cpu.h5");
+    let run = tessera(
+        2,
+        &[
+            "bfs",
+            "--scale",
+            "6",
+            "--roots",
+            "2",
+            "--device",
+            "cpu",
+            "--gpu-transport",
+            "nccl",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    run.assert_ok();
+    assert_eq!(H5::open(&out).attr_str("bfs", "transport"), "mpi");
+}
+
+#[test]
+fn gpu_device_is_refused_clearly() {
+    let dir = test_dir("device_gpu");
+    let deck = write_file(
+        &dir,
+        "gpu.toml",
+        "[run]\ndevice = \"gpu\"\n[graph]\nscale = 5\n[bfs]\n",
+    );
+    for np in NPS {
+        let run = tessera(np, &["bfs", "--scale", "5", "--device", "gpu"], &dir);
+        let line = one_clear_error(&run, &["device = \"gpu\" was requested, but"]);
+        assert!(line.starts_with("tessera: error: "), "{line}");
+        let run = tessera(np, &["run", &deck], &dir);
+        one_clear_error(&run, &["device = \"gpu\" was requested, but"]);
+        let run = tessera(np, &["bfs", "--scale", "5", "--construction", "gpu"], &dir);
+        one_clear_error(&run, &["construction = \"gpu\" needs a run on GPUs"]);
+    }
+    assert!(files_ending(&dir, ".h5").is_empty());
+}
+
+#[test]
+fn graph_too_large_for_host_memory_is_refused_clearly() {
+    let dir = test_dir("host_memory");
+    for np in NPS {
+        // SCALE 36 needs terabytes: refused before any edge is generated.
+        let run = tessera(np, &["bfs", "--scale", "36"], &dir);
+        one_clear_error(&run, &["does not fit in host memory", "largest SCALE"]);
+    }
+    assert!(files_ending(&dir, ".h5").is_empty());
 }

@@ -318,6 +318,13 @@ pub fn test_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Write `text` as `dir/name` and return its path as a string.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 /// A file of the repository (e.g. `inputs/tests/components.edges`), absolute.
 pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
