@@ -5,10 +5,11 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod analyze;
 mod bfs2d;
 mod components;
 mod euler;
-mod graphs;
+mod generate;
 mod langford;
 mod mpirun;
 mod percolation;
