@@ -151,7 +151,7 @@ impl Workload for Analyze {
 fn replica_need() -> Need {
     let threads = rayon::current_num_threads() as u64;
     Need {
-        what: "analyze's copy of the whole graph on every rank (for the triangle count; run fewer ranks per node: their threads share one copy)",
+        what: "the graph with its copy on every rank for the triangle count (fewer ranks per node need fewer copies)",
         every_rank: (44 + 4 * threads, 20),
         ..Need::CSR
     }

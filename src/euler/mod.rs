@@ -412,7 +412,9 @@ impl Euler {
         r.count("num_vertices", f.n).stored_only();
         r.count("num_edges", m);
         r.count("input_edges", f.input_edges).stored_only();
-        r.count("added_edges", m - f.input_edges).stored_only();
+        // Rank 0 holds the edges (the report it prints and writes is rank 0's).
+        r.count("added_edges", m.saturating_sub(f.input_edges))
+            .stored_only();
         r.flag("directed", f.directed, "no").stored_only();
         r.text("pairing", pairing_name(self.pairing)).stored_only();
         r.flag("trail", f.trail.is_some(), "no").stored_only();
@@ -440,7 +442,6 @@ impl Euler {
                 .collect();
             r.data_2d("added_edge_tuples", added.len() / 2, added);
         }
-        // Rank 0 holds the circuit (the report it prints and writes is rank 0's).
         match &f.circuit {
             Some(c) if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) => {
                 r.data("circuit_edges", c.edges.as_slice());
