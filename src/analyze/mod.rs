@@ -11,14 +11,11 @@ pub mod triangles;
 pub mod triangles_gpu;
 
 use crate::bfs::search::{self, Mode, Params};
-use crate::comm::World;
 use crate::device::Selected;
-use crate::error::{Error, Result};
-use crate::graph::build::host_memory_available;
+use crate::error::Result;
+use crate::graph::build::{self, Need};
 use crate::graph::source::GraphConfig;
-use crate::graph::DistGraph;
 use crate::harness::{Harness, Workload};
-use crate::output::ResultFile;
 use crate::report::Report;
 use degrees::{bin_start, DegreeStats};
 use paths::PathStats;
@@ -73,21 +70,23 @@ impl Workload for Analyze {
         })
     }
 
-    fn execute(&self, h: &Harness) -> Result<Report> {
-        self.execute_unreported(h)?;
-        Ok(Report::new())
+    /// The graph and the copy of it every rank holds for the triangle count, against host
+    /// memory before the graph is made (a file's once its header is read: see `execute`).
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        build::check_before_making(h.world, &self.graph, &replica_need())
     }
-}
 
-impl Analyze {
-    fn execute_unreported(&self, h: &Harness) -> Result<()> {
+    fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let mut built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
         // For the sampled searches, which run on it; the triangles run on their own form.
         let device_csr = built.take_device_csr();
         let g = &built.graph;
         let degrees = h.timed("degrees", || degrees::dist_degree_stats(world, g))?;
-        check_replica_fits(world, g)?;
+        if self.graph.spec.size().is_none() {
+            let size = (g.n(), g.num_entries / 2);
+            build::check_host(world, &self.graph, size, &replica_need())?;
+        }
         let csr = h.timed("replicate", || triangles::replicate(world, g))?;
         let started = std::time::Instant::now();
         let (triangles, kernel) = h.timed("triangles", || match &h.device {
@@ -138,114 +137,78 @@ impl Analyze {
             vertex_clustering,
             paths,
         };
-        h.summary(&summary_rows(&findings));
-        h.write_results(|file| {
-            built.write(file, &self.graph, h.run.seed)?;
-            self.write(file, &findings)
-        })
+        let mut report = Report::new();
+        built.report(&mut report, &self.graph, h.run.seed);
+        report_findings(&mut report, &findings);
+        Ok(report)
     }
 }
 
-/// Fail with one line (on every rank alike) when the node cannot hold a copy of the whole
-/// graph per rank for the triangle count (`replicate = full`): per rank about 10 bytes per
-/// CSR entry (the copy, 8, and its oriented half in 32 bits, 2) and 44 bytes per vertex plus
-/// 4 per vertex per worker thread (offsets, order, counts, slot arrays).
-fn check_replica_fits(world: &World, g: &DistGraph) -> Result<()> {
+/// Host memory for the graph and, on every rank, the copy of it the triangle count takes
+/// (`replicate = full`): about 10 bytes per CSR entry (the copy, 8, and its oriented half
+/// in 32 bits, 2), two entries per tuple, and 44 bytes per vertex plus 4 per vertex per
+/// worker thread (offsets, order, counts, slot arrays).
+fn replica_need() -> Need {
     let threads = rayon::current_num_threads() as u64;
-    let per_rank = 10 * g.num_entries + (44 + 4 * threads) * g.n();
-    let needed = per_rank.saturating_mul(world.local_size() as u64);
-    let available = host_memory_available(world);
-    if needed <= available {
-        return Ok(());
+    Need {
+        what: "the graph with its copy on every rank for the triangle count (fewer ranks per node need fewer copies)",
+        every_rank: (44 + 4 * threads, 20),
+        ..Need::CSR
     }
-    Err(Error::Unavailable(format!(
-        "analyze copies the whole graph to every rank to count triangles: the {} rank(s) on a node need about {needed} bytes but {available} are available (MemAvailable, /proc/meminfo); run fewer ranks per node (their threads share one copy)",
-        world.local_size()
-    )))
 }
 
-fn summary_rows(f: &Findings) -> Vec<(&'static str, String)> {
+/// `/analyze`: the figures, the histograms and the per-source rows.
+fn report_findings(report: &mut Report, f: &Findings) {
+    let mut r = report.group("analyze");
     let d = &f.degrees;
+    r.shown_only("vertices", d.vertices.to_string());
+    r.shown_only("csr_entries", d.total.to_string());
+    r.fixed("degree_mean", d.mean, 6, "");
+    r.fixed("degree_variance", d.variance, 6, "");
+    r.fixed("degree_skewness", d.skewness, 6, "").stored_only();
+    r.fixed("degree_excess_kurtosis", d.excess_kurtosis, 6, "")
+        .stored_only();
+    r.count("degree_max", d.max);
+    r.count("isolated_vertices", d.isolated);
+    // The histogram up to its last non-empty bin, with each bin's smallest degree.
+    let bins = d
+        .histogram
+        .iter()
+        .rposition(|&c| c > 0)
+        .map_or(0, |b| b + 1);
+    r.data("degree_histogram", &d.histogram[..bins]);
+    r.data(
+        "degree_bin_start",
+        (0..bins).map(bin_start).collect::<Vec<u64>>(),
+    );
     let t = &f.triangles;
-    let mut rows = vec![
-        ("vertices", d.vertices.to_string()),
-        ("csr_entries", d.total.to_string()),
-        ("degree_mean", format!("{:.6}", d.mean)),
-        ("degree_variance", format!("{:.6}", d.variance)),
-        ("degree_max", d.max.to_string()),
-        ("isolated_vertices", d.isolated.to_string()),
-        ("triangles", t.triangles.to_string()),
-        ("transitivity", format!("{:.6}", t.transitivity)),
-        (
-            "mean_local_clustering",
-            format!("{:.6}", t.mean_local_clustering),
-        ),
-        ("triangle_seconds", format!("{:.6}", f.triangle_seconds)),
-        ("clustering_seconds", format!("{:.6}", f.clustering_seconds)),
-        (
-            "triangle_edges_per_second",
-            format!("{:.4e}", f.triangle_rate),
-        ),
-    ];
+    r.count("triangles", t.triangles);
+    r.number("wedges", t.wedges as f64, "").stored_only();
+    r.fixed("transitivity", t.transitivity, 6, "");
+    r.fixed("mean_local_clustering", t.mean_local_clustering, 6, "");
+    r.seconds("triangle_seconds", f.triangle_seconds);
+    r.seconds("clustering_seconds", f.clustering_seconds);
+    r.rate("triangle_edges_per_second", f.triangle_rate, "edges/s");
+    r.data("clustering_histogram", t.clustering_histogram.as_slice());
+    if let Some(clustering) = &f.vertex_clustering {
+        r.data("vertex_triangles", t.per_vertex.as_slice());
+        r.data("vertex_clustering", clustering.as_slice());
+    }
     if let Some(p) = &f.paths {
-        rows.push(("sources", p.sources.len().to_string()));
-        rows.push(("mean_distance", format!("{:.6}", p.mean_distance)));
-        rows.push(("diameter_lower_bound", p.diameter_lower_bound.to_string()));
-    }
-    rows
-}
-
-impl Analyze {
-    /// `/analyze`: the figures as attributes, the histograms and per-source rows as datasets.
-    fn write(&self, file: &ResultFile, f: &Findings) -> Result<()> {
-        let group = file.group("analyze")?;
-        let w = group.writer();
-        let d = &f.degrees;
-        w.attr("degree_mean", d.mean)?;
-        w.attr("degree_variance", d.variance)?;
-        w.attr("degree_skewness", d.skewness)?;
-        w.attr("degree_excess_kurtosis", d.excess_kurtosis)?;
-        w.attr("degree_max", d.max)?;
-        w.attr("isolated_vertices", d.isolated)?;
-        // The histogram up to its last non-empty bin, with each bin's smallest degree.
-        let bins = d
-            .histogram
-            .iter()
-            .rposition(|&c| c > 0)
-            .map_or(0, |b| b + 1);
-        group.dataset("degree_histogram", &d.histogram[..bins])?;
-        let starts: Vec<u64> = (0..bins).map(bin_start).collect();
-        group.dataset("degree_bin_start", &starts)?;
-        let t = &f.triangles;
-        w.attr("triangles", t.triangles)?;
-        w.attr("wedges", t.wedges as f64)?;
-        w.attr("transitivity", t.transitivity)?;
-        w.attr("mean_local_clustering", t.mean_local_clustering)?;
-        w.attr("triangle_seconds", f.triangle_seconds)?;
-        w.attr("clustering_seconds", f.clustering_seconds)?;
-        w.attr("triangle_edges_per_second", f.triangle_rate)?;
-        group.dataset("clustering_histogram", &t.clustering_histogram)?;
-        if let Some(clustering) = &f.vertex_clustering {
-            group.dataset("vertex_triangles", &t.per_vertex)?;
-            group.dataset("vertex_clustering", clustering)?;
-        }
-        if let Some(p) = &f.paths {
-            write_paths(&group, p)?;
-        }
-        Ok(())
+        report_paths(&mut r, p);
     }
 }
 
-fn write_paths(group: &crate::output::GroupWriter, p: &PathStats) -> Result<()> {
-    let w = group.writer();
-    w.attr("mean_distance", p.mean_distance)?;
-    w.attr("diameter_lower_bound", p.diameter_lower_bound)?;
-    w.attr("distance_pairs", p.pairs)?;
-    group.dataset("distance_histogram", &p.distance_histogram)?;
-    let rows = group.subgroup("sources")?;
+fn report_paths(r: &mut crate::report::Section, p: &PathStats) {
+    r.shown_only("sources", p.sources.len().to_string());
+    r.fixed("mean_distance", p.mean_distance, 6, "");
+    r.count("diameter_lower_bound", p.diameter_lower_bound);
+    r.count("distance_pairs", p.pairs).stored_only();
+    r.data("distance_histogram", p.distance_histogram.as_slice());
+    let mut rows = r.subgroup("sources");
     let col = |f: fn(&paths::SourceRow) -> u64| p.sources.iter().map(f).collect::<Vec<u64>>();
-    rows.dataset("source", &col(|r| r.source))?;
-    rows.dataset("reached", &col(|r| r.reached))?;
-    rows.dataset("eccentricity", &col(|r| r.eccentricity))?;
-    rows.dataset("distance_sum", &col(|r| r.distance_sum))
+    rows.data("source", col(|r| r.source));
+    rows.data("reached", col(|r| r.reached));
+    rows.data("eccentricity", col(|r| r.eccentricity));
+    rows.data("distance_sum", col(|r| r.distance_sum));
 }

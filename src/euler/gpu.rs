@@ -11,14 +11,14 @@
 
 use super::gpu_ends::DeviceEnds;
 use super::jump::{self, NIL};
-use super::Solved;
+use super::{Phases, Solved};
 use crate::comm::Triple;
+use crate::device::memory::{self, largest_fitting, Place};
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::time::Instant;
 
 /// The run's choices, as the kernels take them.
 pub struct Setup {
@@ -97,6 +97,27 @@ pub(super) struct Paired {
     /// Own vertices.
     pub n: u32,
     pub slots: u64,
+}
+
+/// Refuse, with one line, before the graph is made, a graph of `n` vertices and `m` edges
+/// that the GPU path cannot take on `ranks` ranks: the kernels' 32-bit slots and ids, and
+/// each rank's share against its GPU's free memory (bytes needed, free, the most edges that
+/// fit).
+pub(super) fn check_device(gpu: &Gpu, (n, m): (u64, u64), ranks: u64) -> Result<()> {
+    check_fits(n, m)?;
+    let own = n.div_ceil(ranks);
+    let bytes = |m: u64| BYTES_PER_SLOT * 2 * m.div_ceil(ranks) + BYTES_PER_VERTEX * own;
+    memory::check(
+        "the GPU Euler path",
+        bytes(m),
+        Place::Gpu(gpu),
+        |free| match largest_fitting(0, m, free, bytes) {
+            Some(e) => {
+                format!("the most edges that fit with these vertices on {ranks} GPU(s) is {e}")
+            }
+            None => format!("its {n} vertices alone do not fit on {ranks} GPU(s)"),
+        },
+    )
 }
 
 /// Fail unless `slots` edge-ends of `n` own vertices fit the free device memory.
@@ -289,59 +310,94 @@ pub(super) fn splice(
 }
 
 /// Run phases 1-5 on the one rank's graph `g` (its memory was checked at its upload),
-/// calling `phase(name, started)` as each ends.
-pub fn solve(
-    gpu: &Gpu,
-    g: DeviceEnds,
-    s: &Setup,
-    phase: &mut dyn FnMut(&'static str, Instant),
-) -> Result<Solved> {
+/// each through `phases`.
+pub fn solve(gpu: &Gpu, g: DeviceEnds, s: &Setup, phases: &mut Phases) -> Result<Solved> {
     let slots = g.darts();
     let k = Kernels::load(gpu)?;
 
     // Phase 1: the darts' slots, sorted and paired per vertex, and each slot's mate.
-    let t = Instant::now();
-    let mut slot_of = gpu.zeros::<u32>("dart slots", slots as usize)?;
-    let mut p = pair(
-        gpu,
-        &k,
-        (&g.ends, None),
-        (slots, s.n),
-        s,
-        Some(&mut slot_of),
-    )?;
-    drop(g);
-    let mut mate = gpu.zeros::<u32>("mates", slots as usize)?;
-    gpu.launch(k.get("euler_mate"), grid(slots), |b| {
-        b.arg(&p.dart).arg(&slot_of).arg(&slots).arg(&mut mate);
+    let (mut p, mate, head, tail) = phases.run("pair", || {
+        let mut slot_of = gpu.zeros::<u32>("dart slots", slots as usize)?;
+        let p = pair(
+            gpu,
+            &k,
+            (&g.ends, None),
+            (slots, s.n),
+            s,
+            Some(&mut slot_of),
+        )?;
+        drop(g);
+        let mut mate = gpu.zeros::<u32>("mates", slots as usize)?;
+        gpu.launch(k.get("euler_mate"), grid(slots), |b| {
+            b.arg(&p.dart).arg(&slot_of).arg(&slots).arg(&mut mate);
+        })?;
+        // The circuit is cut after edge `start` travelled forwards (see `order_circuit`).
+        let at = |i: u64| read_one(gpu, &slot_of, i);
+        let (head, tail) = (at(2 * s.start + 1)?, at(2 * s.start)?);
+        drop(slot_of);
+        gpu.sync("pair")?;
+        Ok((p, mate, head, tail))
     })?;
-    // The circuit is cut after edge `start` travelled forwards (see `order_circuit`).
-    let at = |i: u64| read_one(gpu, &slot_of, i);
-    let (head, tail) = (at(2 * s.start + 1)?, at(2 * s.start)?);
-    drop(slot_of);
-    gpu.sync("pair")?;
-    phase("pair", t);
 
     // Phase 2: each slot labelled with the smallest edge of its cycle.
-    let t = Instant::now();
-    let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
-    gpu.launch(k.get("euler_next"), grid(slots), |b| {
-        b.arg(&mate)
-            .arg(&p.partner)
-            .arg(&slots)
-            .arg(&NIL32)
-            .arg(&NIL32)
-            .arg(&mut next);
+    let (label, label_rounds, initial_trails) = phases.run("label", || {
+        let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
+        gpu.launch(k.get("euler_next"), grid(slots), |b| {
+            b.arg(&mate)
+                .arg(&p.partner)
+                .arg(&slots)
+                .arg(&NIL32)
+                .arg(&NIL32)
+                .arg(&mut next);
+        })?;
+        let (label, label_rounds) = cycle_min(gpu, &k, &next, &p.dart, slots)?;
+        drop(next);
+        let initial_trails = trail_starts(gpu, &k, &p, &label)? / 2;
+        Ok((label, label_rounds, initial_trails))
     })?;
-    let (label, label_rounds) = cycle_min(gpu, &k, &next, &p.dart, slots)?;
-    drop(next);
-    let initial_trails = trail_starts(gpu, &k, &p, &label)? / 2;
-    phase("label", t);
 
     // Phase 3: a spanning forest of the trail graph; `joined` marks its links.
-    let t = Instant::now();
-    let (offers, offer_count) = offers(gpu, &k, &p, &label)?;
-    let nodes = s.m;
+    let (joined, tree_rounds) = phases.run("tree", || forest(gpu, &k, &p, &label, s.m))?;
+
+    // Phase 4: the splice, at every vertex at once.
+    phases.run("splice", || {
+        splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
+        drop((joined, label));
+        Ok(())
+    })?;
+
+    // Phase 5: cut after edge `start` and rank the list.
+    let (code, arrive) = phases.run("rank", || rank(gpu, &k, p, mate, (head, tail), s))?;
+
+    // Untimed: the circuit to the host, as the CPU path leaves it.
+    let code = gpu.download("circuit", &code, s.m as usize)?;
+    let arrive = gpu.download("circuit vertices", &arrive, s.m as usize)?;
+    let placed = code
+        .into_par_iter()
+        .zip(arrive)
+        .enumerate()
+        .map(|(p, (c, v))| Triple(p as u64, c, u64::from(v)))
+        .collect();
+    Ok(Solved {
+        placed,
+        initial_trails,
+        label_rounds,
+        tree_rounds,
+    })
+}
+
+/// Phase 3: a spanning forest of the trail graph (`m` trail nodes at most), by min-label
+/// hooking; returns the slots that link it and the rounds.
+fn forest(
+    gpu: &Gpu,
+    k: &Kernels,
+    p: &Paired,
+    label: &CudaSlice<u32>,
+    m: u64,
+) -> Result<(CudaSlice<u8>, usize)> {
+    let slots = p.slots;
+    let (offers, offer_count) = offers(gpu, k, p, label)?;
+    let nodes = m;
     let mut root = gpu.zeros::<u32>("trail roots", nodes as usize)?;
     let mut best = gpu.zeros::<u64>("trail offers", nodes as usize)?;
     let mut joined = gpu.zeros::<u8>("tree links", slots as usize)?;
@@ -378,16 +434,20 @@ pub fn solve(
     }
     drop((offers, root, best));
     gpu.sync("tree")?;
-    phase("tree", t);
+    Ok((joined, tree_rounds))
+}
 
-    // Phase 4: the splice, at every vertex at once.
-    let t = Instant::now();
-    splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
-    drop((joined, label));
-    phase("splice", t);
-
-    // Phase 5: cut after edge `start` and rank the list.
-    let t = Instant::now();
+/// Phase 5: cut the closed trail after edge `start` (its darts' slots `head` and `tail`) and
+/// rank it; the circuit's edge codes and arrival vertices, on the device.
+fn rank(
+    gpu: &Gpu,
+    k: &Kernels,
+    p: Paired,
+    mate: CudaSlice<u32>,
+    (head, tail): (u32, u32),
+    s: &Setup,
+) -> Result<(CudaSlice<u64>, CudaSlice<u32>)> {
+    let slots = p.slots;
     // The list's last slot is the one whose successor was `head`: next = mate ∘ partner,
     // both involutions, so it is partner[mate[head]].
     let last = read_one(
@@ -413,8 +473,8 @@ pub fn solve(
         ..
     } = p;
     drop(partner);
-    let runs = rank_lists(gpu, &k, &next, slots, [head, tail])?;
-    let vertex = slot_vertices(gpu, &k, &vertex_start, n, slots)?;
+    let runs = rank_lists(gpu, k, &next, slots, [head, tail])?;
+    let vertex = slot_vertices(gpu, k, &vertex_start, n, slots)?;
     drop(vertex_start);
     let mut code = gpu.zeros::<u64>("circuit", s.m as usize)?;
     let mut arrive = gpu.zeros::<u32>("circuit vertices", s.m as usize)?;
@@ -440,23 +500,7 @@ pub fn solve(
             s.m
         )));
     }
-    phase("rank", t);
-
-    // Untimed: the circuit to the host, as the CPU path leaves it.
-    let code = gpu.download("circuit", &code, s.m as usize)?;
-    let arrive = gpu.download("circuit vertices", &arrive, s.m as usize)?;
-    let placed = code
-        .into_par_iter()
-        .zip(arrive)
-        .enumerate()
-        .map(|(p, (c, v))| Triple(p as u64, c, u64::from(v)))
-        .collect();
-    Ok(Solved {
-        placed,
-        initial_trails,
-        label_rounds,
-        tree_rounds,
-    })
+    Ok((code, arrive))
 }
 
 /// Fail when `m` edges or `n` vertices do not fit the kernels' 32-bit slots and ids.

@@ -9,7 +9,7 @@
 use super::darts::{Darts, Sorted};
 use super::gpu::{self, Kernels, Paired, Setup};
 use super::jump::{self, NIL};
-use super::Solved;
+use super::{Phases, Solved};
 use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Triple, World};
 use crate::device::{grid, Gpu};
@@ -17,19 +17,18 @@ use crate::error::Result;
 use crate::graph::Block1D;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
-use std::time::Instant;
 
 const NIL32: u32 = NIL as u32;
 
 /// Run phases 1-5 on this rank's `ends` (Triple(vertex, dart, other end) of its own
-/// vertices; collective), calling `phase(name, started)` as each ends.
+/// vertices; collective), each through `phases`.
 pub fn solve(
     world: &World,
     gpu: &Gpu,
     part: &Block1D,
     ends: Vec<Triple>,
     s: &Setup,
-    phase: &mut dyn FnMut(&'static str, Instant),
+    phases: &mut Phases,
 ) -> Result<Solved> {
     let slots = ends.len() as u64;
     let n = part.local_n() as u64;
@@ -37,54 +36,58 @@ pub fn solve(
     world.agree(gpu::check_memory(gpu, slots, n, s.m))?;
     let k = Kernels::load(gpu)?;
 
-    let t = Instant::now();
-    let first_vertex = part.first();
-    let local: Vec<u32> = ends
-        .par_iter()
-        .map(|e| (e.0 - first_vertex) as u32)
-        .collect();
-    let end_vertex = gpu.upload("edge-ends", &local)?;
-    let dart: Vec<u32> = ends.par_iter().map(|e| e.1 as u32).collect();
-    let end_dart = gpu.upload("edge-ends", &dart)?;
-    drop((local, dart));
-    let mut p = gpu::pair(gpu, &k, (&end_vertex, Some(&end_dart)), (slots, n), s, None)?;
-    drop((end_vertex, end_dart));
-    let sorted = sorted_on_host(gpu, &k, &p, ends, part.first())?;
-    let mut darts = Darts::with_mates(world, part, sorted, s.directed)?;
-    phase("pair", t);
-
-    let t = Instant::now();
-    let (label, label_rounds) = cycle_min(world, gpu, &k, &darts.slots, &darts.next(), &p.dart)?;
-    // Two cycles per trail, one per direction of travel.
-    let initial_trails = world.allreduce(gpu::trail_starts(gpu, &k, &p, &label)?, Op::Sum) / 2;
-    phase("label", t);
-
-    let t = Instant::now();
-    let (offers, count) = gpu::offers(gpu, &k, &p, &label)?;
-    let first = darts.slots.first();
-    let offers: Vec<Triple> = gpu
-        .download("trail offers", &offers, 3 * count as usize)?
-        .chunks(3)
-        .map(|o| Triple(o[0].into(), o[1].into(), first + u64::from(o[2])))
-        .collect();
-    let trails = Ranges::even(s.m, world.size(), world.rank());
-    let (joined, tree_rounds) = super::splice::join(world, &darts.slots, &offers, &trails)?;
-    phase("tree", t);
-
-    let t = Instant::now();
-    let joined: Vec<u8> = joined.into_par_iter().map(u8::from).collect();
-    let joined = gpu.upload("tree links", &joined)?;
-    gpu::splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
-    drop((joined, label));
-    let partner = gpu.download("partners", &p.partner, slots as usize)?;
-    darts.partner = partner.into_par_iter().map(|q| q as usize).collect();
-    phase("splice", t);
-
-    let t = Instant::now();
-    let placed = super::order_circuit(world, &darts, s.m, s.start, |next| {
-        rank_lists(world, gpu, &k, &darts.slots, next)
+    let (mut p, mut darts) = phases.run("pair", || {
+        let first_vertex = part.first();
+        let local: Vec<u32> = ends
+            .par_iter()
+            .map(|e| (e.0 - first_vertex) as u32)
+            .collect();
+        let end_vertex = gpu.upload("edge-ends", &local)?;
+        let dart: Vec<u32> = ends.par_iter().map(|e| e.1 as u32).collect();
+        let end_dart = gpu.upload("edge-ends", &dart)?;
+        drop((local, dart));
+        let p = gpu::pair(gpu, &k, (&end_vertex, Some(&end_dart)), (slots, n), s, None)?;
+        drop((end_vertex, end_dart));
+        let sorted = sorted_on_host(gpu, &k, &p, ends, part.first())?;
+        let darts = Darts::with_mates(world, part, sorted, s.directed)?;
+        Ok((p, darts))
     })?;
-    phase("rank", t);
+
+    let (label, label_rounds, initial_trails) = phases.run("label", || {
+        let (label, label_rounds) =
+            cycle_min(world, gpu, &k, &darts.slots, &darts.next(), &p.dart)?;
+        // Two cycles per trail, one per direction of travel.
+        let starts = gpu::trail_starts(gpu, &k, &p, &label)?;
+        Ok((label, label_rounds, world.allreduce(starts, Op::Sum) / 2))
+    })?;
+
+    let (joined, tree_rounds) = phases.run("tree", || {
+        let (offers, count) = gpu::offers(gpu, &k, &p, &label)?;
+        let first = darts.slots.first();
+        let offers: Vec<Triple> = gpu
+            .download("trail offers", &offers, 3 * count as usize)?
+            .chunks(3)
+            .map(|o| Triple(o[0].into(), o[1].into(), first + u64::from(o[2])))
+            .collect();
+        let trails = Ranges::even(s.m, world.size(), world.rank());
+        super::splice::join(world, &darts.slots, &offers, &trails)
+    })?;
+
+    phases.run("splice", || {
+        let joined: Vec<u8> = joined.into_par_iter().map(u8::from).collect();
+        let joined = gpu.upload("tree links", &joined)?;
+        gpu::splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
+        drop((joined, label));
+        let partner = gpu.download("partners", &p.partner, slots as usize)?;
+        darts.partner = partner.into_par_iter().map(|q| q as usize).collect();
+        Ok(())
+    })?;
+
+    let placed = phases.run("rank", || {
+        super::order_circuit(world, &darts, s.m, s.start, |next| {
+            rank_lists(world, gpu, &k, &darts.slots, next)
+        })
+    })?;
     Ok(Solved {
         placed,
         initial_trails,

@@ -30,10 +30,10 @@ use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Triple, World};
 use crate::device::{Gpu, Selected};
 use crate::error::{Error, Result};
+use crate::graph::build::{self, EdgeList, Need};
 use crate::graph::source::{GraphConfig, GraphSpec};
 use crate::graph::{Block1D, Edge};
 use crate::harness::{Harness, Workload};
-use crate::output::ResultFile;
 use crate::report::Report;
 use crate::rng::{draw, stream_key};
 use darts::Darts;
@@ -169,17 +169,51 @@ impl Workload for Euler {
         })
     }
 
+    /// The edge tuples and the solver's slots against host memory (and, on one GPU, the
+    /// device's), before the graph is made.
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        build::check_before_making(h.world, &self.graph, &HOST_NEED)?;
+        match (&h.device, self.graph.spec.size()) {
+            (Selected::Gpu(gpu), Some(size)) => {
+                let ranks = h.world.size() as u64;
+                h.world.agree(gpu::check_device(gpu, size, ranks))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn execute(&self, h: &Harness) -> Result<Report> {
-        self.execute_unreported(h)?;
-        Ok(Report::new())
+        let f = self.solve(h)?;
+        let mut report = Report::new();
+        self.report(&mut report, h.run.seed, &f);
+        Ok(report)
     }
 }
 
-impl Euler {
-    fn execute_unreported(&self, h: &Harness) -> Result<()> {
-        let f = self.solve(h)?;
-        h.summary(&summary_rows(&f));
-        h.write_results(|file| self.write(file, h, &f))
+/// Host bytes per edge tuple: the tuples (16), their two ends at the owners (2 x 24), the
+/// darts' slots with their vertex, partner, successor, label and tree marks (2 x 56), and on
+/// rank 0 the gathered tuples, circuit and placed slots (16 + 17 + 24); per vertex about 48.
+const HOST_NEED: Need = Need {
+    what: "the Euler circuit's edge-ends",
+    shared: (48, 16 + 48 + 112),
+    every_rank: (0, 0),
+    one_rank: 57,
+};
+
+/// The solver's phases, each run through the harness (`Harness::timed`: between barriers,
+/// recorded in `/phases`), their seconds also kept for `/euler`'s `NAME_seconds`.
+pub struct Phases<'a, 'w> {
+    h: &'a Harness<'w>,
+    seconds: Vec<(&'static str, f64)>,
+}
+
+impl Phases<'_, '_> {
+    /// Run phase `name` (collective).
+    pub fn run<T>(&mut self, name: &'static str, body: impl FnOnce() -> Result<T>) -> Result<T> {
+        let t = Instant::now();
+        let out = self.h.timed(name, body)?;
+        self.seconds.push((name, t.elapsed().as_secs_f64()));
+        Ok(out)
     }
 }
 
@@ -198,37 +232,23 @@ fn lattice_axes(spec: &GraphSpec) -> Option<u64> {
 impl Euler {
     fn solve(&self, h: &Harness) -> Result<Findings> {
         let (world, seed) = (h.world, h.run.seed);
-        let mut seconds = Vec::new();
-        let mut phase = |name: &'static str, t: Instant| {
-            world.barrier();
-            let s = t.elapsed().as_secs_f64();
-            log::info!("euler: {name} took {s:.3} s");
-            seconds.push((name, s));
+        let mut phases = Phases {
+            h,
+            seconds: Vec::new(),
         };
         // The graph: this rank's tuples with their global ids, and their ends at the owners.
-        let t = Instant::now();
-        let source = self.graph.spec.open(world, seed)?;
-        let directed = self.directed.unwrap_or(source.is_directed());
-        let n = source.num_vertices();
-        let mut local = Vec::new();
-        source.local_chunk(0, source.local_len(), &mut local);
-        drop(source);
+        let (list, mut ends) = phases.run("graph", || {
+            let list = build::edge_list(world, &self.graph, seed, &HOST_NEED)?;
+            let ends = self.place_ends(h, &list)?;
+            Ok((list, ends))
+        })?;
+        let directed = self.directed.unwrap_or(list.directed);
+        let (n, local) = (list.n, list.local);
         let input = Ranges::of_lengths(world, local.len() as u64);
         let m_input = input.total();
-        if m_input == 0 {
-            return Err(Error::NotEulerian("the graph has no edges".into()));
-        }
         let part = Block1D::new(n, world.size(), world.rank());
         let vertices = Ranges::of_lengths(world, part.local_n() as u64);
-        let mut ends = match &h.device {
-            Selected::Gpu(gpu) if world.size() == 1 => {
-                Ends::Device(gpu, DeviceEnds::upload(gpu, n, &local, m_input)?)
-            }
-            _ => Ends::Host(darts::distribute(world, &part, &[(input.first(), &local)])?),
-        };
-        phase("graph", t);
 
-        let t = Instant::now();
         let links = |extra: &[Edge], first: u64| -> Vec<Triple> {
             let own = local
                 .iter()
@@ -242,13 +262,14 @@ impl Euler {
         };
         // Added edges (eulerize; the trail's virtual edge) are known to every rank; each
         // rank takes its block of them.
-        let mut added: Vec<Edge> = Vec::new();
-        if self.eulerize {
-            let deg = ends.degrees(&part, false)?;
-            added = check::eulerize(world, &part, &vertices, &deg, &links(&[], 0))?;
-            phase("eulerize", t);
-        }
-        let t = Instant::now();
+        let added: Vec<Edge> = if self.eulerize {
+            phases.run("eulerize", || {
+                let deg = ends.degrees(&part, false)?;
+                check::eulerize(world, &part, &vertices, &deg, &links(&[], 0))
+            })?
+        } else {
+            Vec::new()
+        };
         let share = |list: &[Edge], first: u64| -> (u64, Vec<Edge>) {
             let r = crate::graph::block_range(list.len() as u64, world.size(), world.rank());
             (
@@ -256,20 +277,22 @@ impl Euler {
                 list[r.start as usize..r.end as usize].to_vec(),
             )
         };
-        let (added_first, added_mine) = share(&added, m_input);
-        ends.extend(world, &part, added_first, &added_mine)?;
-        let trail = ends.degrees_ok(world, &part, directed, self.trail)?;
-        let m_graph = m_input + added.len() as u64;
-        // The CPU check names the components where the GPU finds more than one.
-        if !ends.connected()? {
-            check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
-        }
-        // The trail's virtual edge end -> start, the last edge: the circuit is cut after it.
-        let virtual_edge: Vec<Edge> = trail.map(|(a, b)| (b, a)).into_iter().collect();
-        let (v_first, v_mine) = share(&virtual_edge, m_graph);
-        ends.extend(world, &part, v_first, &v_mine)?;
-        let m = m_graph + virtual_edge.len() as u64;
-        phase("check", t);
+        let (trail, m) = phases.run("check", || {
+            let (added_first, added_mine) = share(&added, m_input);
+            ends.extend(world, &part, added_first, &added_mine)?;
+            let trail = ends.degrees_ok(world, &part, directed, self.trail)?;
+            let m_graph = m_input + added.len() as u64;
+            // The CPU check names the components where the GPU finds more than one.
+            if !ends.connected()? {
+                check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
+            }
+            // The trail's virtual edge end -> start, the last edge: the circuit is cut
+            // after it.
+            let virtual_edge: Vec<Edge> = trail.map(|(a, b)| (b, a)).into_iter().collect();
+            let (v_first, v_mine) = share(&virtual_edge, m_graph);
+            ends.extend(world, &part, v_first, &v_mine)?;
+            Ok((trail, m_graph + virtual_edge.len() as u64))
+        })?;
 
         let key = stream_key(seed, PAIRING_STREAM);
         let axes = lattice_axes(&self.graph.spec).unwrap_or(1);
@@ -284,9 +307,9 @@ impl Euler {
             start,
         };
         let solved = match (ends, &h.device) {
-            (Ends::Device(gpu, g), _) => gpu::solve(gpu, g, &setup, &mut phase)?,
+            (Ends::Device(gpu, g), _) => gpu::solve(gpu, g, &setup, &mut phases)?,
             (Ends::Host(ends), Selected::Gpu(gpu)) => {
-                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phase)?
+                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phases)?
             }
             (Ends::Host(ends), Selected::Cpu) => {
                 let pairing = self.pairing;
@@ -295,7 +318,7 @@ impl Euler {
                     Pairing::Random => draw(key, dart) >> 1,
                     Pairing::Straight => (dart / 2) % axes,
                 };
-                solve_on_cpu(world, &part, ends, directed, order, (m, start), &mut phase)?
+                solve_on_cpu(world, &part, ends, directed, order, (m, start), &mut phases)?
             }
         };
         let Solved {
@@ -335,16 +358,16 @@ impl Euler {
             f.checksum = verify::checksum(&c.edges, &c.forward);
             f.circuit = Some(c);
         }
-        let t = Instant::now();
         if self.verify {
-            let outcome = match &f.circuit {
-                Some(c) => verify::check(n, &f.edges, directed, trail, c).map_err(Error::Check),
-                None => Ok(()),
-            };
-            world.agree(outcome)?;
+            phases.run("validate", || {
+                let outcome = match &f.circuit {
+                    Some(c) => verify::check(n, &f.edges, directed, trail, c).map_err(Error::Check),
+                    None => Ok(()),
+                };
+                world.agree(outcome)
+            })?;
             f.valid = Some(true);
         }
-        phase("validate", t);
         if self.hierholzer && world.is_root() {
             let t = Instant::now();
             let found = hierholzer::circuit(n, &f.edges, directed);
@@ -353,57 +376,81 @@ impl Euler {
                 return Err(Error::Check("Hierholzer found no circuit".into()));
             }
         }
-        f.seconds = seconds;
+        f.seconds = phases.seconds;
         Ok(f)
     }
 
-    /// `/graph` parameters and `/euler`.
-    fn write(&self, file: &ResultFile, h: &Harness, f: &Findings) -> Result<()> {
-        let g = file.group("graph")?;
-        let w = g.writer();
-        w.attr_str("generator", self.graph.spec.kind())?;
-        w.attr_str("parameters", &self.graph.spec.parameters())?;
-        w.attr("seed", h.run.seed)?;
-        let group = file.group("euler")?;
-        let w = group.writer();
-        let m = f.edges.len() as u64;
-        w.attr("num_vertices", f.n)?;
-        w.attr("num_edges", m)?;
-        w.attr("input_edges", f.input_edges)?;
-        w.attr("added_edges", m - f.input_edges)?;
-        w.attr("directed", u8::from(f.directed))?;
-        w.attr_str("pairing", pairing_name(self.pairing))?;
-        w.attr("trail", u8::from(f.trail.is_some()))?;
-        w.attr("initial_trails", f.initial_trails)?;
-        w.attr("label_rounds", f.label_rounds as u64)?;
-        w.attr("tree_rounds", f.tree_rounds as u64)?;
-        w.attr("valid", u8::from(f.valid == Some(true)))?;
-        w.attr("verified", u8::from(f.valid.is_some()))?;
-        for (name, s) in &f.seconds {
-            if PHASES.contains(name) || *name == "eulerize" || *name == "graph" {
-                w.attr(&format!("{name}_seconds"), *s)?;
+    /// This rank's edge-ends where the solver takes them: on one rank's GPU, or at their
+    /// vertices' owners on the host. A graph without edges is refused.
+    fn place_ends<'h>(&self, h: &'h Harness, list: &EdgeList) -> Result<Ends<'h>> {
+        let world = h.world;
+        let m = world.allreduce(list.local.len() as u64, Op::Sum);
+        if m == 0 {
+            return Err(Error::NotEulerian("the graph has no edges".into()));
+        }
+        let part = Block1D::new(list.n, world.size(), world.rank());
+        Ok(match &h.device {
+            Selected::Gpu(gpu) if world.size() == 1 => {
+                Ends::Device(gpu, DeviceEnds::upload(gpu, list.n, &list.local, m)?)
             }
+            _ => {
+                let first = Ranges::of_lengths(world, list.local.len() as u64).first();
+                Ends::Host(darts::distribute(world, &part, &[(first, &list.local)])?)
+            }
+        })
+    }
+
+    /// `/graph` parameters and `/euler`: the figures, each phase's seconds, the added
+    /// edges and the circuit.
+    fn report(&self, report: &mut Report, seed: u64, f: &Findings) {
+        let mut g = report.group("graph");
+        g.text("generator", self.graph.spec.kind()).stored_only();
+        g.text("parameters", self.graph.spec.parameters())
+            .stored_only();
+        g.count("seed", seed).stored_only();
+        let mut r = report.group("euler");
+        let m = f.edges.len() as u64;
+        r.count("num_vertices", f.n).stored_only();
+        r.count("num_edges", m);
+        r.count("input_edges", f.input_edges).stored_only();
+        // Rank 0 holds the edges (the report it prints and writes is rank 0's).
+        r.count("added_edges", m.saturating_sub(f.input_edges))
+            .stored_only();
+        r.flag("directed", f.directed, "no").stored_only();
+        r.text("pairing", pairing_name(self.pairing)).stored_only();
+        r.flag("trail", f.trail.is_some(), "no").stored_only();
+        r.count("initial_trails", f.initial_trails);
+        r.count("label_rounds", f.label_rounds as u64);
+        r.count("tree_rounds", f.tree_rounds as u64);
+        for (name, s) in &f.seconds {
+            r.seconds(&format!("{name}_seconds"), *s);
         }
-        w.attr("solve_seconds", solve_seconds(f))?;
-        w.attr("edges_per_second", m as f64 / solve_seconds(f))?;
-        w.attr("checksum", f.checksum)?;
+        let solve = solve_seconds(f);
+        r.seconds("solve_seconds", solve);
+        r.rate("edges_per_second", m as f64 / solve, "edges/s");
         if let Some(s) = f.hierholzer_seconds {
-            w.attr("hierholzer_seconds", s)?;
+            r.seconds("hierholzer_seconds", s)
+                .shown_as(format!("{s:.6} s ({:.2}x)", s / solve));
         }
+        r.count("checksum", f.checksum)
+            .shown_as(format!("{:016x}", f.checksum));
+        r.flag("valid", f.valid == Some(true), "no").stored_only();
+        r.flag("verified", f.valid.is_some(), "skipped");
         if m > f.input_edges {
             let added: Vec<u64> = f.edges[f.input_edges as usize..]
                 .iter()
                 .flat_map(|&(u, v)| [u, v])
                 .collect();
-            group.dataset_2d("added_edge_tuples", added.len() / 2, &added)?;
+            r.data_2d("added_edge_tuples", added.len() / 2, added);
         }
-        let c = f.circuit.as_ref().expect("rank 0 holds the circuit");
-        if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) {
-            group.dataset("circuit_edges", &c.edges)?;
-            group.dataset("circuit_forward", &c.forward)?;
-            group.dataset("circuit_vertices", &c.vertices)?;
+        match &f.circuit {
+            Some(c) if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) => {
+                r.data("circuit_edges", c.edges.as_slice());
+                r.data("circuit_forward", c.forward.as_slice());
+                r.data("circuit_vertices", c.vertices.as_slice());
+            }
+            _ => {}
         }
-        Ok(())
     }
 }
 
@@ -422,31 +469,6 @@ fn solve_seconds(f: &Findings) -> f64 {
         .filter(|(name, _)| PHASES[..6].contains(name))
         .map(|p| p.1)
         .sum()
-}
-
-fn summary_rows(f: &Findings) -> Vec<(&'static str, String)> {
-    let m = f.edges.len() as u64;
-    let mut rows = vec![
-        ("edges", m.to_string()),
-        ("initial_trails", f.initial_trails.to_string()),
-        ("label_rounds", f.label_rounds.to_string()),
-        ("tree_rounds", f.tree_rounds.to_string()),
-    ];
-    for (name, s) in &f.seconds {
-        rows.push((name, format!("{s:.6} s")));
-    }
-    let solve = solve_seconds(f);
-    rows.push(("edges_per_second", format!("{:.4e}", m as f64 / solve)));
-    if let Some(s) = f.hierholzer_seconds {
-        rows.push(("hierholzer", format!("{s:.6} s ({:.2}x)", s / solve)));
-    }
-    rows.push(("checksum", format!("{:016x}", f.checksum)));
-    let verified = match f.valid {
-        Some(true) => "yes",
-        _ => "skipped",
-    };
-    rows.push(("verified", verified.into()));
-    rows
 }
 
 /// Where the edge-ends live: at their vertices' owners on the host (the CPU, and GPUs on
@@ -503,7 +525,7 @@ impl Ends<'_> {
 }
 
 /// Phases 1-5 on the CPU, any rank count (collective): `order` is the pairing's sort key;
-/// `phase(name, started)` is called as each ends.
+/// each runs through `phases`.
 fn solve_on_cpu(
     world: &World,
     part: &Block1D,
@@ -511,39 +533,38 @@ fn solve_on_cpu(
     directed: bool,
     order: impl Fn(u64) -> u64 + Sync,
     (m, start): (u64, u64),
-    phase: &mut dyn FnMut(&'static str, Instant),
+    phases: &mut Phases,
 ) -> Result<Solved> {
-    let t = Instant::now();
-    let mut darts = Darts::pair(world, part, ends, directed, order)?;
-    phase("pair", t);
+    let mut darts = phases.run("pair", || Darts::pair(world, part, ends, directed, order))?;
 
-    let t = Instant::now();
-    let trails = Ranges::even(m, world.size(), world.rank());
-    let edge_of: Vec<u64> = darts.dart.par_iter().map(|d| d / 2).collect();
-    let (label, label_rounds) =
-        jump::cycle_min(world, &darts.slots, darts.next(), edge_of.clone())?;
-    // Two cycles per trail: count each trail at the slots of its smallest edge.
-    let starts = label
-        .par_iter()
-        .zip(&edge_of)
-        .filter(|(l, e)| l == e)
-        .count() as u64;
-    let initial_trails = world.allreduce(starts, Op::Sum) / 2;
-    phase("label", t);
-
-    let t = Instant::now();
-    let (joined, tree_rounds) = splice::spanning_tree(world, &darts, &label, &trails)?;
-    phase("tree", t);
-
-    let t = Instant::now();
-    splice::splice(&mut darts, &label, &joined);
-    phase("splice", t);
-
-    let t = Instant::now();
-    let placed = order_circuit(world, &darts, m, start, |next| {
-        jump::rank_lists(world, &darts.slots, next)
+    let (label, label_rounds, initial_trails) = phases.run("label", || {
+        let edge_of: Vec<u64> = darts.dart.par_iter().map(|d| d / 2).collect();
+        let (label, label_rounds) =
+            jump::cycle_min(world, &darts.slots, darts.next(), edge_of.clone())?;
+        // Two cycles per trail: count each trail at the slots of its smallest edge.
+        let starts = label
+            .par_iter()
+            .zip(&edge_of)
+            .filter(|(l, e)| l == e)
+            .count() as u64;
+        Ok((label, label_rounds, world.allreduce(starts, Op::Sum) / 2))
     })?;
-    phase("rank", t);
+
+    let (joined, tree_rounds) = phases.run("tree", || {
+        let trails = Ranges::even(m, world.size(), world.rank());
+        splice::spanning_tree(world, &darts, &label, &trails)
+    })?;
+
+    phases.run("splice", || {
+        splice::splice(&mut darts, &label, &joined);
+        Ok(())
+    })?;
+
+    let placed = phases.run("rank", || {
+        order_circuit(world, &darts, m, start, |next| {
+            jump::rank_lists(world, &darts.slots, next)
+        })
+    })?;
     Ok(Solved {
         placed,
         initial_trails,

@@ -4,8 +4,9 @@
 //! reference. Reading the file back gives the same `csr_checksum`.
 
 use crate::error::Result;
+use crate::graph::build::{self, Need};
 use crate::graph::source::GraphConfig;
-use crate::graph::writers::{write_graph, GraphFormat};
+use crate::graph::writers::{check_writable, write_graph, GraphFormat};
 use crate::harness::{Harness, Workload};
 use crate::report::Report;
 use serde::{Deserialize, Serialize};
@@ -39,71 +40,48 @@ impl Workload for Generate {
         })
     }
 
-    fn execute(&self, h: &Harness) -> Result<Report> {
-        self.execute_unreported(h)?;
-        Ok(Report::new())
-    }
-}
-
-impl Generate {
-    fn execute_unreported(&self, h: &Harness) -> Result<()> {
-        let built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
-        let written = match &self.write {
-            Some(path) => Some(h.timed("write", || self.write_file(h, path))?),
-            None => None,
-        };
-        let g = &built.graph;
-        let mut rows = vec![
-            ("generator", self.graph.spec.kind().to_string()),
-            ("parameters", self.graph.spec.parameters()),
-            ("vertices", g.n().to_string()),
-            ("input_edges", g.num_input_edges.to_string()),
-            ("csr_entries", g.num_entries.to_string()),
-            ("edge_checksum", built.edge_checksum.to_string()),
-            ("csr_checksum", built.csr_checksum.to_string()),
-            ("generate_time", format!("{:.6}", built.generation)),
-            ("generate_device", built.generated_on.to_string()),
-            (
-                "edges_per_second",
-                format!("{:.4e}", g.num_input_edges as f64 / built.generation),
-            ),
-            ("construction_time", format!("{:.6}", built.construction)),
-        ];
-        if let (Some(path), Some(bytes)) = (&self.write, written) {
-            rows.push(("written", format!("{} ({bytes} bytes)", path.display())));
+    /// The graph against host memory, and the file to write (its directory made) writable,
+    /// before anything is generated.
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        build::check_before_making(h.world, &self.graph, &Need::CSR)?;
+        match &self.write {
+            Some(path) => check_writable(h.world, path),
+            None => Ok(()),
         }
-        h.summary(&rows);
-        h.write_results(|file| {
-            built.write(file, &self.graph, h.run.seed)?;
-            if let (Some(path), Some(bytes)) = (&self.write, written) {
-                let w = file.root();
-                w.attr_str("written_file", &path.display().to_string())?;
-                w.attr("written_bytes", bytes)?;
-            }
-            Ok(())
-        })
     }
-}
 
-impl Generate {
-    /// The graph's edges to `path`, with the generator and seed in comment lines.
-    fn write_file(&self, h: &Harness, path: &std::path::Path) -> Result<u64> {
-        let source = self.graph.spec.open(h.world, h.run.seed)?;
-        let comments = vec![
-            format!(
-                "tessera {} graph: {} {}",
-                env!("CARGO_PKG_VERSION"),
-                self.graph.spec.kind(),
-                self.graph.spec.parameters()
-            ),
-            format!("seed {}", h.run.seed),
-        ];
-        write_graph(
-            h.world,
-            source.as_ref(),
-            path,
-            GraphFormat::from_path(path),
-            &comments,
-        )
+    fn execute(&self, h: &Harness) -> Result<Report> {
+        let (built, source) = h.timed("graph", || {
+            build::build_keeping_source(
+                h.world,
+                &self.graph,
+                h.run.seed,
+                (&h.device, h.run.gpu_transport),
+                &|_, _| Ok(()),
+            )
+        })?;
+        let mut report = Report::new();
+        built.report_shown(&mut report, &self.graph, h.run.seed);
+        if let Some(path) = &self.write {
+            let comments = vec![
+                format!(
+                    "tessera {} graph: {} {}",
+                    env!("CARGO_PKG_VERSION"),
+                    self.graph.spec.kind(),
+                    self.graph.spec.parameters()
+                ),
+                format!("seed {}", h.run.seed),
+            ];
+            let format = GraphFormat::from_path(path);
+            let bytes = h.timed("write", || {
+                write_graph(h.world, source.as_ref(), path, format, &comments)
+            })?;
+            let shown = path.display().to_string();
+            let mut r = report.group("");
+            r.text("written_file", shown.clone())
+                .shown_as(format!("{shown} ({bytes} bytes)"));
+            r.count("written_bytes", bytes).stored_only();
+        }
+        Ok(report)
     }
 }

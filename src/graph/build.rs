@@ -7,9 +7,10 @@
 use super::block2d::{Block2D, Layout2D};
 use super::block2d_gpu::{self, DeviceBlocks};
 use super::csr_gpu::DeviceCsr;
-use super::source::{Construction, GraphConfig};
-use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, EdgeSource};
+use super::source::{Construction, GraphConfig, GraphSpec, MAX_SCALE};
+use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, Edge, EdgeSource};
 use crate::comm::{GpuTransport, Op, PhaseTimes, World};
+use crate::device::memory::{self, largest_fitting, Place};
 use crate::device::{Gpu, Selected};
 use crate::error::{Error, Result};
 use crate::output::ResultFile;
@@ -51,35 +52,42 @@ impl Built {
         self.device_csr.take()
     }
 
-    /// The `/graph` group every graph workload's result file carries.
-    /// `/graph` in a report: the generator, its parameters and seed, sizes, checksums, times.
+    /// `/graph` in a report, every figure stored only: the generator, its parameters and
+    /// seed, sizes, checksums, times (every graph workload's result file carries it).
     pub fn report(&self, report: &mut Report, cfg: &GraphConfig, seed: u64) {
+        let from = report.figures.len();
+        self.report_shown(report, cfg, seed);
+        for f in &mut report.figures[from..] {
+            f.shown = None;
+        }
+    }
+
+    /// `/graph` in a report, its main figures also printed (`tessera generate`).
+    pub fn report_shown(&self, report: &mut Report, cfg: &GraphConfig, seed: u64) {
         let g = &self.graph;
         let mut r = report.group("graph");
-        r.text("generator", cfg.spec.kind()).stored_only();
-        r.text("parameters", cfg.spec.parameters()).stored_only();
+        r.text("generator", cfg.spec.kind());
+        r.text("parameters", cfg.spec.parameters());
         r.count("seed", seed).stored_only();
-        r.count("vertices", g.n()).stored_only();
-        r.count("edges", g.num_input_edges).stored_only();
-        r.count("csr_entries", g.num_entries).stored_only();
+        r.count("vertices", g.n());
+        r.count("edges", g.num_input_edges);
+        r.count("csr_entries", g.num_entries);
         // Each kept undirected edge is two CSR entries; the rest were loops or duplicates.
         r.count(
             "loops_and_duplicates_dropped",
             g.num_input_edges - g.num_entries / 2,
         )
         .stored_only();
-        r.count("edge_checksum", self.edge_checksum).stored_only();
-        r.count("csr_checksum", self.csr_checksum).stored_only();
-        r.seconds("generate_time", self.generation).stored_only();
-        r.text("generate_device", self.generated_on).stored_only();
+        r.count("edge_checksum", self.edge_checksum);
+        r.count("csr_checksum", self.csr_checksum);
+        r.seconds("generate_time", self.generation);
+        r.text("generate_device", self.generated_on);
         r.rate(
             "edges_per_second",
             g.num_input_edges as f64 / self.generation,
             "edges/s",
-        )
-        .stored_only();
-        r.seconds("construction_time", self.construction)
-            .stored_only();
+        );
+        r.seconds("construction_time", self.construction);
         r.text("construction_device", self.built_on).stored_only();
     }
 
@@ -124,20 +132,25 @@ pub fn build(
     transport: GpuTransport,
     fits: FitCheck,
 ) -> Result<Built> {
+    let (built, _) = build_keeping_source(world, cfg, seed, (device, transport), fits)?;
+    Ok(built)
+}
+
+/// `build`, handing back the opened source too (`tessera generate` writes its edges to a
+/// file from it, without opening the graph a second time).
+pub fn build_keeping_source(
+    world: &World,
+    cfg: &GraphConfig,
+    seed: u64,
+    (device, transport): (&Selected, GpuTransport),
+    fits: FitCheck,
+) -> Result<(Built, Box<dyn EdgeSource>)> {
     let started = Instant::now();
-    let source = cfg.spec.open(world, seed)?;
-    let source = source.as_ref();
-    let opened = started.elapsed().as_secs_f64();
-    if source.num_vertices() == 0 {
-        return Err(Error::Unavailable(format!(
-            "the graph ({} {}) has no vertices",
-            cfg.spec.kind(),
-            cfg.spec.parameters()
-        )));
-    }
+    let opened = open(world, cfg, seed, &Need::CSR)?;
+    let source = opened.as_ref();
+    let opened_seconds = started.elapsed().as_secs_f64();
     let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
     let entries = entries_per_rank_estimate(world, source);
-    check_host_memory(world, &part, entries, cfg.spec.scale().is_some())?;
     fits(&part, entries)?;
     let on_gpu = gpu_generator(world, device, cfg, source);
     let (edge_checksum, pass) = match &on_gpu {
@@ -147,7 +160,7 @@ pub fn build(
             (edge_checksum(world, source), t.elapsed().as_secs_f64())
         }
     };
-    let generation = opened + pass;
+    let generation = opened_seconds + pass;
     let generated_on = if on_gpu.is_some() { "gpu" } else { "cpu" };
     let mut timers = PhaseTimes::default();
     world.barrier();
@@ -179,7 +192,7 @@ pub fn build(
         graph.num_entries,
     );
     let csr_checksum = graph.checksum(world);
-    Ok(Built {
+    let built = Built {
         graph,
         generation,
         generated_on,
@@ -189,6 +202,52 @@ pub fn build(
         csr_checksum,
         phases: reduce_phases(world, &timers),
         device_csr,
+    };
+    Ok((built, opened))
+}
+
+/// Open the `[graph]` source (collective), refusing first, with one line on every rank, a
+/// graph whose `need` the hosts cannot hold: before it is generated where the spec names its
+/// size, else (a file) as soon as its header is read.
+fn open(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<Box<dyn EdgeSource>> {
+    check_before_making(world, cfg, need)?;
+    let source = cfg.spec.open(world, seed)?;
+    if source.num_vertices() == 0 {
+        return Err(Error::Unavailable(format!(
+            "the graph ({} {}) has no vertices",
+            cfg.spec.kind(),
+            cfg.spec.parameters()
+        )));
+    }
+    if cfg.spec.size().is_none() {
+        let size = (source.num_vertices(), source.num_edges());
+        check_host(world, cfg, size, need)?;
+    }
+    Ok(source)
+}
+
+/// A rank's share of the input edge tuples, in the order of the global list (an edge's id is
+/// its index there), as generated or read, without a CSR: for a workload that needs every
+/// tuple as it is, duplicates and self-loops kept (the Euler circuit).
+pub struct EdgeList {
+    /// Vertices of the graph.
+    pub n: u64,
+    /// True when each tuple (u, v) is an arc u -> v (`EdgeSource::is_directed`).
+    pub directed: bool,
+    /// This rank's contiguous range of the global list.
+    pub local: Vec<Edge>,
+}
+
+/// Make the graph `cfg` describes as this rank's edge tuples (collective), refused first
+/// with one line where the hosts cannot hold `need` (see `open`).
+pub fn edge_list(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<EdgeList> {
+    let source = open(world, cfg, seed, need)?;
+    let mut local = Vec::new();
+    source.local_chunk(0, source.local_len(), &mut local);
+    Ok(EdgeList {
+        n: source.num_vertices(),
+        directed: source.is_directed(),
+        local,
     })
 }
 
@@ -391,46 +450,93 @@ fn reduce_phases(world: &World, phases: &PhaseTimes) -> Phases {
     names.into_iter().zip(secs).collect()
 }
 
+/// Host bytes a workload needs for a graph of n vertices and m edge tuples: shares spread
+/// over the ranks, copies every rank holds, and what one rank (rank 0) gathers.
+#[derive(Clone, Copy, Debug)]
+pub struct Need {
+    /// What needs it, for the message ("the graph", "analyze's copy of the graph").
+    pub what: &'static str,
+    /// Bytes per vertex and per edge tuple, spread evenly over the ranks.
+    pub shared: (u64, u64),
+    /// Bytes per vertex and per edge tuple of the whole graph, on every rank.
+    pub every_rank: (u64, u64),
+    /// Bytes per edge tuple of the whole graph on one rank.
+    pub one_rank: u64,
+}
+
+impl Need {
+    /// The CSR and the searches: two 8-byte entries per tuple, and about 48 bytes per vertex
+    /// (row offsets, tuple endpoint counts, parents, the validator's levels and queues).
+    pub const CSR: Need = Need {
+        what: "the graph",
+        shared: (48, 16),
+        every_rank: (0, 0),
+        one_rank: 0,
+    };
+
+    /// Bytes on a node of `ranks` ranks, `local` of them there, per rank (rounded up).
+    fn per_rank(&self, (n, m): (u64, u64), ranks: u64, local: u64) -> u64 {
+        let mul = |a: u64, b: u64| a.saturating_mul(b);
+        let spread = mul(self.shared.0, n.div_ceil(ranks))
+            .saturating_add(mul(self.shared.1, m.div_ceil(ranks)));
+        let every = mul(self.every_rank.0, n).saturating_add(mul(self.every_rank.1, m));
+        let node = mul(spread.saturating_add(every), local).saturating_add(mul(self.one_rank, m));
+        node.div_ceil(local)
+    }
+}
+
+/// `check_host` before the graph is made, where the spec names its size (collective; a
+/// file's size is known once its header is read).
+pub fn check_before_making(world: &World, cfg: &GraphConfig, need: &Need) -> Result<()> {
+    match cfg.spec.size() {
+        Some(size) => check_host(world, cfg, size, need),
+        None => Ok(()),
+    }
+}
+
+/// Refuse, with one line on every rank, a graph of `size` (vertices, edge tuples) whose
+/// `need` the ranks of a node cannot hold in its memory: the bytes needed and available, and
+/// the largest SCALE (Kronecker, SSCA#2) or edge count that fits (collective).
+pub fn check_host(world: &World, cfg: &GraphConfig, size: (u64, u64), need: &Need) -> Result<()> {
+    let (ranks, local) = (world.size() as u64, world.local_size() as u64);
+    let bytes = |size: (u64, u64)| need.per_rank(size, ranks, local);
+    let (n, m) = size;
+    let what = format!(
+        "{} ({} {})",
+        need.what,
+        cfg.spec.kind(),
+        cfg.spec.parameters()
+    );
+    let fitting = |budget: u64| match cfg.spec.scale() {
+        Some(_) => {
+            let factor = m / n.max(1);
+            let scale = largest_fitting(1, MAX_SCALE as u64, budget, |s| {
+                bytes((1 << s, factor << s))
+            });
+            match scale {
+                Some(s) => format!("the largest SCALE that fits on {ranks} rank(s) is {s}"),
+                None => "not even SCALE 1 fits".into(),
+            }
+        }
+        None if matches!(cfg.spec, GraphSpec::File(_)) => format!(
+            "about {:.1} times the ranks' memory would hold it, or run fewer ranks per node",
+            bytes(size) as f64 / budget.max(1) as f64
+        ),
+        None => match largest_fitting(0, m, budget, |e| bytes((n, e))) {
+            Some(e) => {
+                format!("the most edges that fit with {n} vertices on {ranks} rank(s) is {e}")
+            }
+            None => format!("its {n} vertices alone do not fit on {ranks} rank(s)"),
+        },
+    };
+    let place = Place::Host {
+        ranks: local as usize,
+    };
+    world.agree(memory::check(&what, bytes(size), place, fitting))
+}
+
 /// The smallest `MemAvailable` of any rank's node, in bytes (collective; unlimited where
 /// /proc/meminfo cannot be read).
 pub fn host_memory_available(world: &World) -> u64 {
-    world.allreduce(crate::device::memory::host_available(), Op::Min)
-}
-
-/// Host bytes a rank needs for its part of the graph (`entries` adjacency entries) and the
-/// searches: 8 per entry, and about 48 per vertex (row offsets, tuple endpoint counts,
-/// parents, the validator's levels and queues).
-fn host_bytes_needed(part: &Block1D, entries: u64) -> u64 {
-    8 * entries + 48 * part.local_n() as u64
-}
-
-/// Fail early, with one line on every rank, when the ranks on a node clearly cannot hold
-/// their parts of the graph in its memory (instead of being killed for memory mid-build).
-/// `scaled`: the graph has a SCALE, so the line can name the largest one that fits.
-fn check_host_memory(world: &World, part: &Block1D, entries: u64, scaled: bool) -> Result<()> {
-    let available = host_memory_available(world);
-    let per_rank = world.allreduce(host_bytes_needed(part, entries), Op::Max);
-    let needed = per_rank.saturating_mul(world.local_size() as u64);
-    if needed <= available {
-        return Ok(());
-    }
-    let nodes = world.size() as f64 / world.local_size() as f64;
-    let fitting = if scaled {
-        let per_vertex = per_rank as f64 / part.block as f64;
-        let vertices =
-            available as f64 / per_vertex / world.local_size() as f64 * world.size() as f64;
-        format!(
-            "; at this edge factor the largest SCALE that fits on {nodes} such node(s) is about {}",
-            vertices.log2().floor()
-        )
-    } else {
-        format!(
-            "; this input needs about {:.1} such node(s), or fewer ranks per node",
-            needed as f64 * nodes / available as f64
-        )
-    };
-    Err(Error::Unavailable(format!(
-        "the graph does not fit in host memory: the {} rank(s) on a node need about {needed} bytes but {available} are available (MemAvailable, /proc/meminfo){fitting}",
-        world.local_size(),
-    )))
+    world.allreduce(memory::host_available(), Op::Min)
 }

@@ -407,6 +407,31 @@ impl GraphSpec {
         }
     }
 
+    /// (vertices, edge tuples) of a generated graph, known without making it (a file's are
+    /// known once its header is read: None). For the memory checks made before generating.
+    pub fn size(&self) -> Option<(u64, u64)> {
+        let of = |g: &dyn EdgeSource| (g.num_vertices(), g.num_edges());
+        Some(match self {
+            GraphSpec::Kronecker { scale, edgefactor } => (1 << scale, edgefactor << scale),
+            GraphSpec::Ssca2 { scale } => (1 << scale, 8 << scale),
+            GraphSpec::ErdosRenyi { n, m } => (*n, *m),
+            GraphSpec::BarabasiAlbert { n, d } => (*n, n.saturating_mul(*d)),
+            GraphSpec::WattsAlpha { n, k, .. } => (*n, n.saturating_mul(*k) / 2),
+            // The rest are cheap to open on one rank (no edge is made).
+            GraphSpec::WattsStrogatz { p, .. } | GraphSpec::WattsStrogatzLattice { p, .. } => of(
+                &watts_strogatz::WattsStrogatz::new(spec_base(self), *p, 0, 1, 0),
+            ),
+            GraphSpec::RewiredLattice { dims, p } => of(
+                &watts_strogatz::WattsStrogatz::keeping_colours(dims.clone(), *p, 0, 1, 0),
+            ),
+            GraphSpec::Lattice { dims, periodic } => {
+                of(&lattice::Lattice::new(dims.clone(), *periodic, 0, 1, 0))
+            }
+            GraphSpec::Eulerian(kind) => kind.size(),
+            GraphSpec::File(_) => return None,
+        })
+    }
+
     /// This rank's view of the edges (collective for files: every rank reads its share).
     pub fn open(&self, world: &World, seed: u64) -> Result<Box<dyn EdgeSource>> {
         let (ranks, rank) = (world.size(), world.rank());

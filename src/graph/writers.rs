@@ -95,6 +95,30 @@ pub fn write_graph(
     Ok(total)
 }
 
+/// Make sure `write_graph` can write `path` before anything is computed (collective): rank 0
+/// creates its directory if missing, then creates and removes `PATH.tmp`; a directory at
+/// `path` is refused. Every rank returns the same outcome.
+pub fn check_writable(world: &World, path: &Path) -> Result<()> {
+    let name = path.display().to_string();
+    let probe = || -> std::io::Result<()> {
+        if path.is_dir() {
+            return Err(std::io::Error::other("is a directory: name a file"));
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = tmp_path(path);
+        File::create(&tmp)?;
+        std::fs::remove_file(&tmp)
+    };
+    let outcome = if world.is_root() {
+        probe().map_err(|e| output_error(&name, e))
+    } else {
+        Ok(())
+    };
+    world.agree(outcome)
+}
+
 fn output_error(name: &str, e: std::io::Error) -> Error {
     Error::Output {
         path: name.to_string(),

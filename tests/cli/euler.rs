@@ -538,7 +538,7 @@ fn random_graphs_agree_with_hierholzer() {
         let file = write_edges(&dir, &format!("g{i}.el"), &edges);
         let truth = hierholzer(n, &edges);
         let all = [
-            "euler", "--device", "cpu", "--output", "r.h5", "--input", &file,
+            "euler", "--device", "cpu", "--output", "r.h5", "--force", "--input", &file,
         ];
         let run = tessera(np, &all, &dir);
         match truth {

@@ -5,11 +5,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod analyze;
 mod bfs;
 mod bfs_2d;
 mod cc;
 mod euler;
-mod graphs;
+mod generate;
 mod harness;
 mod langford;
 mod percolation;

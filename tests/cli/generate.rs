@@ -1,13 +1,13 @@
-//! Graph sources, `tessera generate` and `tessera analyze` under mpirun: every generator gives
-//! one graph for every rank count, exact properties of each, files written and read back to
-//! the same CSR, analysis equal to a brute-force count and across rank counts, and one clear
-//! error line for bad parameters.
+//! `tessera generate` and the graph sources under mpirun: every generator gives one graph
+//! for every rank count, exact sizes of each, files written and read back to the same CSR,
+//! one clear error line for bad parameters, and graphs too large for memory refused before
+//! anything is generated.
 
 use crate::common;
 
-use crate::common::{kronecker_edges, one_clear_error, tessera, test_dir, H5};
-use std::collections::BTreeSet;
+use crate::common::{one_clear_error, tessera, test_dir, H5};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 const NPS: [usize; 4] = [1, 2, 3, 4];
 
@@ -181,116 +181,6 @@ fn written_files_read_back_to_the_same_csr() {
     }
 }
 
-/// Triangles and transitivity by brute force over sorted adjacency sets.
-fn brute_force_triangles(n: u64, edges: &[(u64, u64)]) -> (u64, f64) {
-    let mut adj = vec![BTreeSet::new(); n as usize];
-    for &(u, v) in edges {
-        if u != v {
-            adj[u as usize].insert(v);
-            adj[v as usize].insert(u);
-        }
-    }
-    let mut triangles = 0;
-    for u in 0..n {
-        for &v in adj[u as usize].range(u + 1..) {
-            triangles += adj[v as usize]
-                .range(v + 1..)
-                .filter(|w| adj[u as usize].contains(w))
-                .count() as u64;
-        }
-    }
-    let wedges: u64 = adj
-        .iter()
-        .map(|a| (a.len() as u64) * (a.len() as u64).saturating_sub(1) / 2)
-        .sum();
-    (triangles, 3.0 * triangles as f64 / wedges as f64)
-}
-
-#[test]
-fn triangles_match_brute_force_at_every_rank_count() {
-    let dir = test_dir("analyze_triangles");
-    // K6 (20 triangles), a separate triangle, an isolated vertex (11), duplicates and a loop.
-    let mut text = String::from("# tessera vertices 12\n");
-    let mut edges = Vec::new();
-    for u in 0..6u64 {
-        for v in u + 1..6 {
-            edges.push((u, v));
-        }
-    }
-    edges.extend([(6, 7), (7, 8), (8, 6), (6, 7), (9, 9), (9, 10)]);
-    for (u, v) in &edges {
-        text.push_str(&format!("{u} {v}\n"));
-    }
-    let file = dir.join("hand.el");
-    std::fs::write(&file, text).unwrap();
-    let kron = kronecker_edges(8, 16, 1);
-    // (name, flags, vertices, edge list)
-    type Case<'a> = (&'a str, Vec<&'a str>, u64, &'a [(u64, u64)]);
-    let cases: [Case; 2] = [
-        ("hand", vec!["--input", file.to_str().unwrap()], 12, &edges),
-        ("kron", vec!["--scale", "8", "--sources", "2"], 256, &kron),
-    ];
-    for (name, args, n, edges) in cases {
-        let (triangles, transitivity) = brute_force_triangles(n, edges);
-        for np in NPS {
-            let h5 = run_ok(np, &dir, "analyze", &format!("{name}-np{np}"), &args);
-            assert_eq!(
-                h5.attr::<u64>("analyze", "triangles"),
-                triangles,
-                "{name} np {np}"
-            );
-            let t = h5.attr::<f64>("analyze", "transitivity");
-            assert!(
-                (t - transitivity).abs() < 1e-12,
-                "{name} np {np}: {t} vs {transitivity}"
-            );
-        }
-    }
-}
-
-#[test]
-fn torus_distances_and_clustering_are_exact() {
-    let dir = test_dir("analyze_torus");
-    // L x L torus, L even: no triangles, mean distance (L/2) L^2 / (L^2 - 1), diameter L.
-    let h5 = run_ok(
-        3,
-        &dir,
-        "analyze",
-        "torus",
-        &["--generator", "lattice", "--dims", "8,8", "--sources", "3"],
-    );
-    assert_eq!(h5.attr::<u64>("analyze", "triangles"), 0);
-    let mean = h5.attr::<f64>("analyze", "mean_distance");
-    assert!((mean - 4.0 * 64.0 / 63.0).abs() < 1e-12, "{mean}");
-    assert_eq!(h5.attr::<u64>("analyze", "diameter_lower_bound"), 8);
-    // The ring lattice's clustering: C(0) = 3(k-2) / (4(k-1)) for every vertex.
-    let h5 = run_ok(
-        2,
-        &dir,
-        "analyze",
-        "ring",
-        &[
-            "--generator",
-            "watts-strogatz",
-            "--vertices",
-            "500",
-            "--k",
-            "10",
-            "--p",
-            "0",
-            "--sources",
-            "1",
-        ],
-    );
-    let c0 = 3.0 * 8.0 / (4.0 * 9.0);
-    let t = h5.attr::<f64>("analyze", "transitivity");
-    let mean_c = h5.attr::<f64>("analyze", "mean_local_clustering");
-    assert!(
-        (t - c0).abs() < 1e-12 && (mean_c - c0).abs() < 1e-12,
-        "{t} {mean_c} vs {c0}"
-    );
-}
-
 /// Every case at one rank, and each at one more rank count in turn (2, 3, 4, 2, ...): every
 /// rank count sees three cases. The whole matrix is the ignored test below (scripts/test-long);
 /// 36 launches cost a minute of CI time.
@@ -357,6 +247,117 @@ fn check_generator_errors(name: &str, nps: impl Fn(usize) -> Vec<usize>) {
 }
 
 #[test]
+fn a_file_too_large_for_memory_is_refused_by_its_size() {
+    let dir = test_dir("file_host_memory");
+    let file = dir.join("huge.el");
+    std::fs::write(
+        &file,
+        "# tessera edge list: vertices 100000000000000 edges 1\n0 1\n",
+    )
+    .unwrap();
+    for np in [1, 3] {
+        let run = tessera(np, &["bfs", "--input", file.to_str().unwrap()], &dir);
+        let line = one_clear_error(
+            &run,
+            &["does not fit", "bytes of host memory", "would hold it"],
+        );
+        assert!(!line.contains("SCALE"), "{line}");
+    }
+}
+
+#[test]
+fn the_written_file_is_reported_and_its_directory_made() {
+    let dir = test_dir("generate_write_dir");
+    let h5 = generate(
+        3,
+        &dir,
+        "made",
+        &["--scale", "6", "--write", "out/deeper/k6.mtx"],
+    );
+    let path = dir.join("out/deeper/k6.mtx");
+    let bytes = std::fs::metadata(&path).expect("the file written").len();
+    assert_eq!(h5.attr::<u64>("", "written_bytes"), bytes);
+    assert_eq!(h5.attr_str("", "written_file"), "out/deeper/k6.mtx");
+    // A write path that cannot be written is refused before the graph is made.
+    for np in [1, 3] {
+        let args = [
+            "generate",
+            "--scale",
+            "6",
+            "--output",
+            "never.h5",
+            "--write",
+            "/proc/tessera/k6.el",
+        ];
+        let run = tessera(np, &args, &dir);
+        one_clear_error(&run, &["/proc/tessera/k6.el"]);
+        assert!(!run.stderr.contains("graph: "), "{}", run.stderr);
+    }
+}
+
+/// Sizes no host holds are refused before anything is generated (an Erdős–Rényi graph of
+/// 10^11 edges takes minutes to open, a complete graph on 2^24 - 1 vertices has 1.4·10^14
+/// edges): one line naming the bytes needed and available and the most that fits, exit
+/// status 1, within seconds, at one and three ranks.
+#[test]
+fn graphs_too_large_for_memory_are_refused_before_generating() {
+    let dir = test_dir("graph_too_large");
+    let er = [
+        "--generator",
+        "erdos-renyi",
+        "--vertices",
+        "1000000",
+        "--edges",
+        "100000000000",
+    ];
+    let er_line: &[&str] = &[
+        "does not fit",
+        "bytes of host memory",
+        "are available",
+        "the most edges that fit with 1000000 vertices",
+    ];
+    let complete = ["--generator", "complete", "--vertices", "16777215"];
+    let cases: [(&str, &[&str], &[&str]); 4] = [
+        ("generate", &er, er_line),
+        ("cc", &er, er_line),
+        ("analyze", &er, er_line),
+        (
+            "euler",
+            &complete,
+            &[
+                "the Euler circuit's edge-ends",
+                "does not fit",
+                "the most edges that fit",
+            ],
+        ),
+    ];
+    for np in [1, 3] {
+        for (workload, args, needles) in cases {
+            let mut all = vec![workload, "--device", "cpu", "--output", "never.h5"];
+            all.extend(args);
+            let started = Instant::now();
+            let run = tessera(np, &all, &dir);
+            let took = started.elapsed();
+            one_clear_error(&run, needles);
+            assert_eq!(
+                run.status.code(),
+                Some(1),
+                "{workload} np {np}: {}",
+                run.status
+            );
+            assert!(!run.stderr.contains("memory allocation"), "{}", run.stderr);
+            assert!(
+                took < Duration::from_secs(30),
+                "{workload} np {np}: refused after {took:?}"
+            );
+        }
+    }
+    assert!(common::files_ending(&dir, ".h5").is_empty());
+}
+
+// --- harness tests (to move to tests/cli/harness.rs)
+
+#[test]
 fn a_flag_of_another_workload_is_refused() {
     let dir = test_dir("foreign_flag");
     let deck = dir.join("langford.toml");
@@ -394,6 +395,32 @@ fn an_unwritable_output_is_refused_before_any_compute() {
 }
 
 #[test]
+fn a_table_another_workload_reads_is_refused_with_its_line() {
+    let dir = test_dir("foreign_table");
+    let deck = dir.join("langford.toml");
+    std::fs::write(
+        &deck,
+        "[run]\nseed = 2\n\n[graph]\nscale = 5\n\n[langford]\nn = 7\n",
+    )
+    .unwrap();
+    let deck = deck.to_str().unwrap();
+    for np in [1, 2] {
+        for args in [vec!["run", deck], vec!["langford", "--deck", deck]] {
+            let run = tessera(np, &args, &dir);
+            one_clear_error(
+                &run,
+                &[
+                    deck,
+                    "line 4: unknown table [graph]: a langford deck has [run], [langford]",
+                ],
+            );
+        }
+    }
+}
+
+// bfs's (to move to tests/cli/bfs.rs): a search with no edge, and a signal mid-search.
+
+#[test]
 fn a_graph_with_nothing_to_search_is_a_clear_error() {
     let dir = test_dir("nothing_to_search");
     let file = dir.join("loops.el");
@@ -411,99 +438,6 @@ fn a_graph_with_nothing_to_search_is_a_clear_error() {
             &dir,
         );
         one_clear_error(&run, &["nothing to search"]);
-    }
-}
-
-/// Mean distance and transitivity of a Watts-Strogatz ring with `sources` sampled sources.
-fn small_world(dir: &Path, name: &str, n: u64, k: u64, p: f64, sources: u32) -> (f64, f64) {
-    let (n, k, p, s) = (
-        n.to_string(),
-        k.to_string(),
-        p.to_string(),
-        sources.to_string(),
-    );
-    let args = [
-        "--generator",
-        "watts-strogatz",
-        "--vertices",
-        &n,
-        "--k",
-        &k,
-        "--p",
-        &p,
-        "--sources",
-        &s,
-    ];
-    let h5 = run_ok(2, dir, "analyze", name, &args);
-    let mean_distance = match sources {
-        0 => f64::NAN,
-        _ => h5.attr("analyze", "mean_distance"),
-    };
-    (h5.attr("analyze", "transitivity"), mean_distance)
-}
-
-/// The ring's exact mean distance Σ_{m<n} ⌈min(m, n-m) / (k/2)⌉ / (n-1), for any source.
-fn ring_mean_distance(n: u64, k: u64) -> f64 {
-    let sum: u64 = (1..n).map(|m| m.min(n - m).div_ceil(k / 2)).sum();
-    sum as f64 / (n - 1) as f64
-}
-
-/// The spec's figures (n = 2·10^4, k = 20): transitivity within 0.01 of C(0)(1-p)^3 for
-/// p ≤ 0.3, and the ring's exact L(0).
-#[test]
-fn watts_strogatz_follows_the_closed_forms() {
-    let dir = test_dir("small_world");
-    let (n, k) = (20_000, 20);
-    let c0 = 3.0 * (k - 2) as f64 / (4.0 * (k - 1) as f64);
-    for p in [0.01, 0.1, 0.3] {
-        let (c, _) = small_world(&dir, &format!("p{p}"), n, k, p, 0);
-        let want = c0 * (1.0 - p).powi(3);
-        assert!(
-            (c - want).abs() < 0.01,
-            "p = {p}: transitivity {c:.4}, closed form {want:.4}"
-        );
-    }
-    let (c, l) = small_world(&dir, "p0", 2000, k, 0.0, 2);
-    assert!((c - c0).abs() < 1e-12, "{c}");
-    assert!((l - ring_mean_distance(2000, k)).abs() < 1e-9, "{l}");
-}
-
-/// Figure 2.3 of Leist's PhD thesis (2011) (n = 10^5, k = 20): L(0) = 2500.5 (rounded), and sampled L near 30,
-/// 9.7 and 5.5 at p = 10^-3, 10^-2 and 0.1 (within 15%: the figure's values are read off a
-/// plot of single realisations).
-#[test]
-#[ignore = "large graphs: run by scripts/test-long"]
-fn watts_strogatz_path_lengths_follow_figure_2_3() {
-    let dir = test_dir("small_world_long");
-    // The closed form gives 2500.475..., which the spec rounds to 2500.5.
-    let (_, l0) = small_world(&dir, "p0", 100_000, 20, 0.0, 1);
-    assert!((l0 - ring_mean_distance(100_000, 20)).abs() < 1e-9, "{l0}");
-    assert!((l0 - 2500.5).abs() < 0.05, "{l0}");
-    for (p, want) in [(1e-3, 30.0), (1e-2, 9.7), (0.1, 5.5)] {
-        let (_, l) = small_world(&dir, &format!("p{p}"), 100_000, 20, p, 16);
-        assert!(
-            (l / want - 1.0).abs() < 0.15,
-            "p = {p}: L = {l:.2}, figure {want}"
-        );
-    }
-}
-
-#[test]
-fn a_file_too_large_for_memory_is_refused_by_its_size() {
-    let dir = test_dir("file_host_memory");
-    let file = dir.join("huge.el");
-    std::fs::write(
-        &file,
-        "# tessera edge list: vertices 100000000000000 edges 1\n0 1\n",
-    )
-    .unwrap();
-    for np in [1, 3] {
-        let run = tessera(np, &["bfs", "--input", file.to_str().unwrap()], &dir);
-        let line = one_clear_error(
-            &run,
-            &["does not fit in host memory", "this input needs about"],
-        );
-        assert!(!line.contains("SCALE"), "{line}");
     }
 }
 
@@ -552,28 +486,4 @@ fn a_signal_ends_the_searches_cleanly() {
         common::files_ending(&dir, ".h5").is_empty()
             && common::files_ending(&dir, ".tmp").is_empty()
     );
-}
-
-#[test]
-fn a_table_another_workload_reads_is_refused_with_its_line() {
-    let dir = test_dir("foreign_table");
-    let deck = dir.join("langford.toml");
-    std::fs::write(
-        &deck,
-        "[run]\nseed = 2\n\n[graph]\nscale = 5\n\n[langford]\nn = 7\n",
-    )
-    .unwrap();
-    let deck = deck.to_str().unwrap();
-    for np in [1, 2] {
-        for args in [vec!["run", deck], vec!["langford", "--deck", deck]] {
-            let run = tessera(np, &args, &dir);
-            one_clear_error(
-                &run,
-                &[
-                    deck,
-                    "line 4: unknown table [graph]: a langford deck has [run], [langford]",
-                ],
-            );
-        }
-    }
 }
