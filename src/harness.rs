@@ -242,11 +242,6 @@ impl<'w> Harness<'w> {
     fn run_workload<W: Workload>(&self, w: &W) -> Result<()> {
         self.world.agree(w.check_sizes(self))?;
         let report = w.execute(self)?;
-        // TODO(issue 30): every workload reports; until then an empty report was written by
-        // the workload itself.
-        if report.figures.is_empty() && report.datasets.is_empty() && !report.kept_in_checkpoint {
-            return Ok(());
-        }
         self.publish(&report)
     }
 
@@ -352,7 +347,7 @@ impl<'w> Harness<'w> {
     /// Write the result file (collective): rank 0 creates it under a temporary name, writes
     /// the provenance, the phase times and what `write` adds, and renames it; every rank
     /// returns the same outcome.
-    pub fn write_results(&self, write: impl FnOnce(&ResultFile) -> Result<()>) -> Result<()> {
+    fn write_results(&self, write: impl FnOnce(&ResultFile) -> Result<()>) -> Result<()> {
         let provenance = self.provenance()?;
         let phases = self.phases.borrow().clone();
         let written = if self.world.is_root() {
@@ -364,17 +359,6 @@ impl<'w> Harness<'w> {
             println!("results: {}", path.display());
         }
         Ok(())
-    }
-
-    /// Print `name: value` lines on rank 0, values aligned (the statistics block).
-    pub fn summary(&self, rows: &[(&str, String)]) {
-        if !self.world.is_root() {
-            return;
-        }
-        let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
-        for (name, value) in rows {
-            println!("{:<width$}{value}", format!("{name}:"));
-        }
     }
 }
 

@@ -78,7 +78,10 @@ fn main() {
         Err(e) => {
             // A usage error: one line from rank 0, the exit status of every other error.
             if world.is_root() {
-                eprintln!("tessera: error: command line: {}", usage_message(&e));
+                eprintln!(
+                    "tessera: error: command line: {}",
+                    usage_message(&e, called_workload())
+                );
             }
             drop(world);
             std::process::exit(1);
@@ -182,7 +185,7 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
                 "command line",
                 &format!(
                     "{} (the deck runs {name}: see `tessera {name} --help`)",
-                    usage_message(&e)
+                    usage_message(&e, Some(name))
                 ),
             ));
         }
@@ -198,7 +201,8 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
 
 /// One line for a usage error: a negative number as a range error, a flag of another
 /// workload naming that workload, types in words; otherwise clap's own first line and tip.
-fn usage_message(e: &clap::Error) -> String {
+/// `workload`: the one the command runs, if known.
+fn usage_message(e: &clap::Error, workload: Option<&str>) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let context = |kind| match e.get(kind) {
         Some(ContextValue::String(s)) => Some(s.clone()),
@@ -227,7 +231,7 @@ fn usage_message(e: &clap::Error) -> String {
         (ErrorKind::UnknownArgument, Some(flag), _) => match flag_owners(&flag) {
             Some(owners) => format!(
                 "{flag} is not a flag of {}: it belongs to {owners} (see `tessera {} --help`)",
-                called_workload().unwrap_or("this command"),
+                workload.unwrap_or("this command"),
                 owners.split(", ").next().unwrap_or_default()
             ),
             None => first_line_and_tip(e),

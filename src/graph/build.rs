@@ -13,7 +13,6 @@ use crate::comm::{GpuTransport, Op, PhaseTimes, World};
 use crate::device::memory::{self, largest_fitting, Place};
 use crate::device::{Gpu, Selected};
 use crate::error::{Error, Result};
-use crate::output::ResultFile;
 use crate::report::Report;
 use crate::rng::mix64;
 use log::info;
@@ -89,33 +88,6 @@ impl Built {
         );
         r.seconds("construction_time", self.construction);
         r.text("construction_device", self.built_on).stored_only();
-    }
-
-    pub fn write(&self, file: &ResultFile, cfg: &GraphConfig, seed: u64) -> Result<()> {
-        let g = &self.graph;
-        let group = file.group("graph")?;
-        let w = group.writer();
-        w.attr_str("generator", cfg.spec.kind())?;
-        w.attr_str("parameters", &cfg.spec.parameters())?;
-        w.attr("seed", seed)?;
-        w.attr("vertices", g.n())?;
-        w.attr("edges", g.num_input_edges)?;
-        w.attr("csr_entries", g.num_entries)?;
-        // Each kept undirected edge is two CSR entries; the rest were loops or duplicates.
-        w.attr(
-            "loops_and_duplicates_dropped",
-            g.num_input_edges - g.num_entries / 2,
-        )?;
-        w.attr("edge_checksum", self.edge_checksum)?;
-        w.attr("csr_checksum", self.csr_checksum)?;
-        w.attr("generate_time", self.generation)?;
-        w.attr_str("generate_device", self.generated_on)?;
-        w.attr(
-            "edges_per_second",
-            g.num_input_edges as f64 / self.generation,
-        )?;
-        w.attr("construction_time", self.construction)?;
-        w.attr_str("construction_device", self.built_on)
     }
 }
 

@@ -754,3 +754,68 @@ fn hdf5_result_file_without_validation_and_default_name() {
     let out = Outcome::read(&path);
     out.check_against_sequential(&kronecker_edges(8, 16, 1), "SCALE 8, default seed");
 }
+
+#[test]
+fn a_graph_with_nothing_to_search_is_a_clear_error() {
+    let dir = test_dir("nothing_to_search");
+    let file = dir.join("loops.el");
+    std::fs::write(&file, "0 0\n1 1\n2 2\n").unwrap();
+    for np in NPS {
+        let run = tessera(
+            np,
+            &[
+                "bfs",
+                "--input",
+                file.to_str().unwrap(),
+                "--output",
+                "never.h5",
+            ],
+            &dir,
+        );
+        one_clear_error(&run, &["nothing to search"]);
+    }
+}
+
+/// SIGTERM during the searches (as a preemptible queue sends it): the search in flight ends,
+/// every rank stops, one line says so, the ranks exit with 143 and leave no result file.
+#[test]
+fn a_signal_ends_the_searches_cleanly() {
+    use std::io::{BufRead, BufReader};
+    let dir = test_dir("bfs_signal");
+    let mut child = mpirun_command()
+        .args(["-np", "2", "--oversubscribe"])
+        .arg(tessera_bin())
+        .args([
+            "bfs", "--scale", "15", "--roots", "4096", "--device", "cpu", "--output", "never.h5",
+        ])
+        .current_dir(&dir)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let first_search = line.contains("root 1/4096");
+        seen.push(line);
+        if first_search {
+            break;
+        }
+    }
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    seen.extend(lines.map(|l| l.unwrap()));
+    let status = child.wait().unwrap();
+    let stderr = seen.join("\n");
+    // Each rank exits with 143; mpirun, signalled itself, reports its own non-zero status.
+    assert!(!status.success(), "{stderr}");
+    let errors: Vec<&String> = seen.iter().filter(|l| l.starts_with("tessera:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("interrupted by a signal"), "{stderr}");
+    assert!(files_ending(&dir, ".h5").is_empty() && files_ending(&dir, ".tmp").is_empty());
+}

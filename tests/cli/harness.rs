@@ -485,3 +485,65 @@ fn graph_too_large_for_host_memory_is_refused_clearly() {
     }
     assert!(files_ending(&dir, ".h5").is_empty());
 }
+
+#[test]
+fn a_flag_of_another_workload_is_refused() {
+    let dir = test_dir("foreign_flag");
+    let deck = dir.join("langford.toml");
+    std::fs::write(&deck, "[langford]\nn = 7\n").unwrap();
+    for np in [1, 3] {
+        let run = tessera(np, &["run", deck.to_str().unwrap(), "--scale", "5"], &dir);
+        one_clear_error(&run, &["--scale", "tessera langford --help"]);
+        one_clear_error(
+            &run,
+            &["--scale is not a flag of langford", "it belongs to bfs"],
+        );
+        let run = tessera(np, &["langford", "--n", "7", "--scale", "5"], &dir);
+        one_clear_error(
+            &run,
+            &["--scale is not a flag of langford", "it belongs to bfs"],
+        );
+    }
+}
+
+#[test]
+fn an_unwritable_output_is_refused_before_any_compute() {
+    let dir = test_dir("unwritable_output");
+    for np in [1, 2] {
+        let run = tessera(
+            np,
+            &["bfs", "--scale", "12", "--output", "/proc/tessera/x.h5"],
+            &dir,
+        );
+        one_clear_error(&run, &["/proc/tessera/x.h5"]);
+        assert!(
+            !run.stderr.contains(" took "),
+            "the graph was built first:\n{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_table_another_workload_reads_is_refused_with_its_line() {
+    let dir = test_dir("foreign_table");
+    let deck = dir.join("langford.toml");
+    std::fs::write(
+        &deck,
+        "[run]\nseed = 2\n\n[graph]\nscale = 5\n\n[langford]\nn = 7\n",
+    )
+    .unwrap();
+    let deck = deck.to_str().unwrap();
+    for np in [1, 2] {
+        for args in [vec!["run", deck], vec!["langford", "--deck", deck]] {
+            let run = tessera(np, &args, &dir);
+            one_clear_error(
+                &run,
+                &[
+                    deck,
+                    "line 4: unknown table [graph]: a langford deck has [run], [langford]",
+                ],
+            );
+        }
+    }
+}
