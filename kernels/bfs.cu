@@ -1,5 +1,5 @@
-// Graph500 BFS on one rank's rows of the 1D-partitioned CSR (see src/bfs/search.rs for the
-// algorithm and src/bfs/gpu.rs for the host side). Compiled at start by NVRTC.
+// Graph500 BFS on one rank's rows of the 1D-partitioned CSR (see src/workloads/bfs/search.rs for the
+// algorithm and src/workloads/bfs/gpu.rs for the host side). Compiled at start by NVRTC.
 //
 // Layout: offsets[local_n + 1] (u64) index adj (u32 global neighbour ids: the GPU path needs
 // N <= 2^32); parent[local_n] (i64, -1 = unvisited); frontier bitmaps as u64 words, bit l of
@@ -208,7 +208,7 @@ extern "C" __global__ void bfs_narrow_parents(const i64 *parent, u64 local_n, u3
     if (i < local_n) out[i] = (u32)parent[i];
 }
 
-// ---- 2D partition (src/bfs/gpu2d.rs; graph::block2d for the layout) -----------------
+// ---- 2D partition (src/workloads/bfs/gpu2d.rs; graph::block2d for the layout) -----------------
 //
 // The block A(i, j) twice: by column index of u (out_offsets, out_adj: row indices of v) and
 // by row index of v (in_offsets, in_adj: column indices of u). Found vertices travel as pairs

@@ -1,5 +1,5 @@
-// Euler circuits on GPUs (host side: src/euler/gpu.rs, one rank; gpu_ranks.rs, several; the
-// CPU path, whose results these kernels reproduce exactly: src/euler/darts.rs, jump.rs,
+// Euler circuits on GPUs (host side: src/workloads/euler/gpu.rs, one rank; gpu_ranks.rs, several; the
+// CPU path, whose results these kernels reproduce exactly: src/workloads/euler/darts.rs, jump.rs,
 // forest.rs, splice.rs).
 //
 // Slots are a rank's darts sorted by (vertex, class | order, dart) with u32 indices

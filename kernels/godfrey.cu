@@ -1,4 +1,4 @@
-// Godfrey's sum for Langford pairings, L(2,n): the GPU twin of src/langford/godfrey.rs (read
+// Godfrey's sum for Langford pairings, L(2,n): the GPU twin of src/workloads/langford/godfrey.rs (read
 // its module comment first). One launch walks one task: the outer positions are fixed, thread
 // t fixes the other free positions to the bits of t (the LOW lowest bits to FIRST..Q, the
 // rest above Q+WALK) and walks the WALK positions from Q in Gray-code order. The host compiles this file for each run with the defines below

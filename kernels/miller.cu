@@ -1,4 +1,4 @@
-// Miller's tree search for Langford pairings L(2,n) (see src/langford/miller.rs for the
+// Miller's tree search for Langford pairings L(2,n) (see src/workloads/langford/miller.rs for the
 // algorithm and the host side). Compiled at start by NVRTC.
 //
 // A placement state is a u64 mask of the occupied positions 0..2n-1. Placing number k at

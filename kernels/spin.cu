@@ -1,4 +1,4 @@
-// Spin models (host side: src/spin/gpu.rs; the CPU twins in src/spin/cpu.rs and model.rs
+// Spin models (host side: src/workloads/spin/gpu.rs; the CPU twins in src/workloads/spin/cpu.rs and model.rs
 // take the same decisions bit for bit).
 //
 // A slab's spins are bytes (Potts states 0..q; Ising q = 2) in a field with a ghost plane on
@@ -107,7 +107,7 @@ extern "C" __global__ void spin_tally(const u8 *field, u64 n, u32 dim, u64 l, u6
         if (sums[k]) atomicAdd(&counts[k], sums[k]);
 }
 
-// ---- Multi-spin coded Ising Metropolis (host side: src/spin/msc.rs) ------------------------
+// ---- Multi-spin coded Ising Metropolis (host side: src/workloads/spin/msc.rs) ------------------------
 //
 // One bit per Ising spin (the byte state 0 or 1), 32 spins of one colour per word. Row ρ of
 // the slab (L sites along the fast axis; ρ counts the slow coordinates, axis 0 slowest) keeps
@@ -274,12 +274,12 @@ extern "C" __global__ void spin_msc_tally_3d(const u32 *words, MSC_SLAB, u64 *co
     msc_tally<3>(words, MSC_GEOMETRY, counts);
 }
 
-// ---- Wolff cluster growth (host side: src/spin/wolff_gpu.rs) -------------------------------
+// ---- Wolff cluster growth (host side: src/workloads/spin/wolff_gpu.rs) -------------------------------
 //
 // The cluster is the seed's component of the active bonds between sites in the old state; a
 // bond (b, a) (site b to its neighbour up along axis a) is active when draw(key, b·d + a)
 // passes `threshold`, a pure function of the bond, so the cluster does not depend on the
-// order of growth (the CPU's src/spin/cpu.rs grows it a level at a time too). A level: a
+// order of growth (the CPU's src/workloads/spin/cpu.rs grows it a level at a time too). A level: a
 // thread per frontier site tries its 2d bonds; a neighbour in the slab that is still in the
 // old state is claimed (old -> new, by compare-and-swap: one thread wins it) and joins the
 // next frontier; a neighbour beyond the slab's faces goes to the outbox of the rank below

@@ -1,5 +1,5 @@
 // Triangle counting on the degree-oriented graph (host side and the algorithm's outline:
-// src/analyze/triangles_gpu.rs). Each undirected edge is kept once, from its lower end to its
+// src/workloads/analyze/triangles_gpu.rs). Each undirected edge is kept once, from its lower end to its
 // higher end in the order (degree, id), so every triangle a < b < c is found exactly once:
 // at its edge (a, b), as the vertex c common to the out-rows N+(a) and N+(b). Out-rows are
 // sorted by id and at most sqrt(2m) long.
@@ -68,7 +68,7 @@ __device__ __forceinline__ void edge_done(u64 *t, u32 v, u64 found) {
 // is N+(u), by binary search in global memory when it is N+(v)). The lanes take the probes
 // of all of u's out-neighbours together, 32 at a time (a warp prefix sum of the costs tells
 // each lane which v its probe belongs to), so no lane idles on a short row.
-#define SHORT_ROW 128 // = BLOCK_DEGREE in src/analyze/triangles_gpu.rs
+#define SHORT_ROW 128 // = BLOCK_DEGREE in src/workloads/analyze/triangles_gpu.rs
 #define WARPS_PER_BLOCK 8 // THREADS / WARP (src/device/kernel.rs)
 extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
                                           const u32 *vertices, u64 count, u64 *t,

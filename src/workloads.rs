@@ -1,17 +1,28 @@
-//! The one list of workloads: a new workload is one line here (and its module).
+//! The one list of workloads. A workload is its folder `src/workloads/NAME/` (its deck table,
+//! procedure, report and verifier), its kernel file `kernels/NAME.cu` (found by build.rs) and
+//! one line here: the macro declares its module and registers its type as a subcommand.
 
 use crate::harness::{Entry, Registered};
 
-pub static WORKLOADS: &[&dyn Entry] = &[
-    &Registered::<crate::bfs::Bfs>::ENTRY,
-    &Registered::<crate::langford::Langford>::ENTRY,
-    &Registered::<crate::generate::Generate>::ENTRY,
-    &Registered::<crate::analyze::Analyze>::ENTRY,
-    &Registered::<crate::cc::Cc>::ENTRY,
-    &Registered::<crate::percolation::Percolation>::ENTRY,
-    &Registered::<crate::spin::Spin>::ENTRY,
-    &Registered::<crate::euler::Euler>::ENTRY,
-];
+macro_rules! workloads {
+    ($($module:ident :: $workload:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every workload, in the order `--help` lists them.
+        pub static WORKLOADS: &[&dyn Entry] = &[$(&Registered::<$module::$workload>::ENTRY),*];
+    };
+}
+
+workloads! {
+    bfs::Bfs,
+    langford::Langford,
+    generate::Generate,
+    analyze::Analyze,
+    cc::Cc,
+    percolation::Percolation,
+    spin::Spin,
+    euler::Euler,
+}
 
 /// The workload of that name.
 pub fn find(name: &str) -> Option<&'static dyn Entry> {

@@ -1,7 +1,7 @@
 //! The updates on a GPU (kernels/spin.cu): the spins, their ghost planes, the bond masks and
 //! the cluster labels stay in GPU memory; the ghost planes go GPU to GPU through the exchange
 //! layer (`halo::exchange_gpu`: NCCL, or staged through MPI). Only the tallies (q + 1 words)
-//! and checkpoints come to the host. The decisions are the CPU's (src/spin/cpu.rs) bit for
+//! and checkpoints come to the host. The decisions are the CPU's (src/workloads/spin/cpu.rs) bit for
 //! bit. Ising Metropolis on sides of whole words runs multi-spin coded (`msc`), Wolff grows
 //! its clusters in the byte field (`wolff_gpu`).
 

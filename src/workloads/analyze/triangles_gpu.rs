@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn the_warp_kernel_stages_rows_as_short_as_the_block_degree() {
-        let source = include_str!("../../kernels/triangles.cu");
+        let source = include_str!("../../../kernels/triangles.cu");
         assert!(source.contains(&format!("#define SHORT_ROW {BLOCK_DEGREE} ")));
         let warps = crate::device::THREADS / 32;
         assert!(source.contains(&format!("#define WARPS_PER_BLOCK {warps} ")));
