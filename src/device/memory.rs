@@ -25,6 +25,24 @@ pub fn peak_rss() -> u64 {
     proc_kb("/proc/self/status", "VmHWM:").map_or(0, |kb| kb * 1024)
 }
 
+/// Bytes free on `gpu` now.
+pub fn gpu_free(gpu: &Gpu) -> Result<u64> {
+    Ok(gpu.memory()?.0 as u64)
+}
+
+/// The one-line refusal: `what` needs `needed` bytes of `place` but `available` are there;
+/// `advice` (what would fit, or what to do) follows when given.
+pub fn refusal(what: &str, needed: u64, available: u64, place: &str, advice: &str) -> Error {
+    let advice = if advice.is_empty() {
+        String::new()
+    } else {
+        format!("; {advice}")
+    };
+    Error::Unavailable(format!(
+        "{what} does not fit: it needs about {needed} bytes of {place} but {available} are available{advice}"
+    ))
+}
+
 /// Where a need must fit.
 pub enum Place<'a> {
     /// The host memory of a node, shared by its `ranks` ranks (each needing the same).
@@ -72,14 +90,7 @@ pub fn check(
         return Ok(());
     }
     let advice = fitting(available / place.ranks());
-    let advice = if advice.is_empty() {
-        String::new()
-    } else {
-        format!("; {advice}")
-    };
-    Err(Error::Unavailable(format!(
-        "{what} does not fit: it needs about {needed} bytes of {name} but {available} are available{advice}"
-    )))
+    Err(refusal(what, needed, available, &name, &advice))
 }
 
 /// The largest `x` in [lo, hi] with `bytes(x) <= budget` (`bytes` growing with `x`); `None`

@@ -328,7 +328,7 @@ fn builds_on_gpu(
     needed: u64,
 ) -> Result<bool> {
     let needed = world.allreduce(needed, Op::Max);
-    let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
+    let free = world.allreduce(crate::device::memory::gpu_free(gpu)?, Op::Min);
     let why = if source.num_vertices() > 1 << 32 {
         Some(format!(
             "the GPU build packs vertex ids in 32 bits, and this graph has {} vertices",

@@ -357,7 +357,7 @@ fn too_large_sizes_are_refused_within_seconds() {
         // SCALE 40: some 2^40 vertices and 2^44 edges (the graph builder's check).
         (
             &["--scale", "40"],
-            &["does not fit in host memory", "largest SCALE"],
+            &["does not fit", "of host memory", "largest SCALE"],
         ),
         // The depth matrix of 65536 searches over 2^24 vertices: 4 TiB on rank 0.
         (

@@ -5,8 +5,8 @@
 use super::Labeller;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, Op, World};
-use crate::device::{grid, Gpu, Kernel};
-use crate::error::{Error, Result};
+use crate::device::{grid, memory, Gpu, Kernel};
+use crate::error::Result;
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::ghosts::LocalRows;
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -69,11 +69,15 @@ impl<'a> GpuLabeller<'a> {
         local: Option<DeviceCsr>,
     ) -> Result<Self> {
         let needed = world.allreduce(bytes_needed(rows, local.is_none()), Op::Max);
-        let free = world.allreduce(gpu.memory()?.0 as u64, Op::Min);
+        let free = world.allreduce(memory::gpu_free(gpu)?, Op::Min);
         if needed > free {
-            return Err(Error::Unavailable(format!(
-                "the components labelling needs about {needed} bytes of GPU memory per rank, but only {free} are free: run on more GPUs, or on the CPU"
-            )));
+            return Err(memory::refusal(
+                "the components labelling",
+                needed,
+                free,
+                "GPU memory per rank (the least free over ranks)",
+                "run on more GPUs, or on the CPU",
+            ));
         }
         let n = rows.local_n();
         let mut kernels = HashMap::new();

@@ -18,6 +18,7 @@ use super::triangles::{
     orient, rank_vertices, sum_over_ranks, triangle_stats, HostCsr, Oriented, TriangleStats,
 };
 use crate::comm::{Op, World};
+use crate::device::memory::{self, Place};
 use crate::device::{blocks, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
@@ -149,15 +150,15 @@ fn bins(oriented: &Oriented, range: Range<u64>) -> (Vec<u32>, Vec<u32>) {
 fn check_fits(gpu: &Gpu, oriented: &Oriented, binned: usize) -> Result<()> {
     let n = oriented.n();
     let needed = DeviceCsr::bytes(n, oriented.adj.len() as u64) + 8 * n + 4 * binned as u64 + 8;
-    let free = gpu.memory()?.0 as u64;
-    if needed > free {
-        return Err(Error::Unavailable(format!(
-            "GPU triangle counting needs {needed} bytes for the oriented graph ({n} vertices, {} edges) but only {free} are free ({}): count on the CPU (--device cpu)",
-            oriented.adj.len(),
-            gpu.describe()
-        )));
-    }
-    Ok(())
+    memory::check(
+        &format!(
+            "GPU triangle counting of the oriented graph ({n} vertices, {} edges)",
+            oriented.adj.len()
+        ),
+        needed,
+        Place::Gpu(gpu),
+        |_| "count on the CPU (--device cpu)".into(),
+    )
 }
 
 /// One bin of vertices on the GPU, with its kernel: `triangles_warp` takes a warp per

@@ -8,7 +8,7 @@ use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Op, World};
-use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
+use crate::device::{blocks, gpu_error, grid, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{Block1D, DistGraph, Vid};
@@ -198,11 +198,13 @@ pub fn check_fit(
             fitting.log2().floor()
         );
     }
-    Err(Error::Unavailable(format!(
-        "the graph does not fit on the GPU: a rank needs {}{needed} bytes but only {free} are free ({}): {advice}",
-        if estimated { "about " } else { "" },
-        gpu.describe(),
-    )))
+    Err(memory::refusal(
+        "the graph",
+        needed,
+        free,
+        &format!("GPU memory per rank (the least free over ranks; {})", gpu.describe()),
+        &advice,
+    ))
 }
 
 impl Frontiers for GpuFrontiers<'_> {

@@ -123,18 +123,16 @@ pub(super) fn check_device(gpu: &Gpu, (n, m): (u64, u64), ranks: u64) -> Result<
 /// Fail unless `slots` edge-ends of `n` own vertices fit the free device memory.
 pub(super) fn check_memory(gpu: &Gpu, slots: u64, n: u64, m: u64) -> Result<()> {
     let needed = BYTES_PER_SLOT * slots + BYTES_PER_VERTEX * n;
-    let free = gpu.memory()?.0 as u64;
-    if needed <= free {
-        return Ok(());
-    }
-    Err(Error::Unavailable(format!(
-        "the GPU Euler path needs about {:.1} GB for {} edge-ends of {m} edges ({} bytes per edge), but {:.1} GB are free on {}: use fewer edges, more ranks or a GPU with more memory",
-        needed as f64 / 1e9,
-        slots,
-        2 * BYTES_PER_SLOT,
-        free as f64 / 1e9,
-        gpu.describe()
-    )))
+    let place = Place::Gpu(gpu);
+    memory::check(
+        &format!("the GPU Euler path ({slots} edge-ends of {m} edges)"),
+        needed,
+        place,
+        |free| {
+            let edges = free.saturating_sub(BYTES_PER_VERTEX * n) / (2 * BYTES_PER_SLOT);
+            format!("about {edges} edges fit; use more ranks or a GPU with more memory")
+        },
+    )
 }
 
 /// Phase 1's local part: sort the `slots` edge-ends at own vertices `end_vertex` (local ids,
