@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     U64(u64),
-    I64(i64),
     F64(f64),
     Text(String),
     U64s(Vec<u64>),
@@ -117,11 +116,6 @@ impl Report {
         self.headlines.push(line.into());
     }
 
-    /// The figure at `path`, if any (tests and callers that read a figure back).
-    pub fn figure(&self, path: &str) -> Option<&Figure> {
-        self.figures.iter().find(|f| f.path == path)
-    }
-
     /// The headlines, then the statistics block: `name: value unit`, values aligned.
     pub fn render(&self) -> String {
         let rows: Vec<(&str, String)> = self
@@ -205,7 +199,6 @@ fn open_group<'f, 'm>(
 fn write_value(w: &Writer, name: &str, value: &Value) -> Result<()> {
     match value {
         Value::U64(v) => w.attr(name, *v),
-        Value::I64(v) => w.attr(name, *v),
         Value::F64(v) => w.attr(name, *v),
         Value::Text(s) => w.attr_str(name, s),
         Value::U64s(v) => w.attr_array(name, v),
@@ -231,6 +224,12 @@ fn write_column(g: &GroupWriter, name: &str, column: &Column, rows: Option<usize
         Column::F64(v) => put!(v),
         Column::Text(v) => g.string_dataset(name, v),
     }
+}
+
+/// `values` as the statistics block prints a list: "1,2,3".
+fn comma_separated<T: ToString>(values: &[T]) -> String {
+    let texts: Vec<String> = values.iter().map(T::to_string).collect();
+    texts.join(",")
 }
 
 /// Figures and datasets under one group of a report.
@@ -263,11 +262,6 @@ impl Section<'_> {
     pub fn count(&mut self, name: &str, value: impl Into<u64>) -> &mut Self {
         let v = value.into();
         self.push(name, Value::U64(v), "", v.to_string())
-    }
-
-    /// A signed integer.
-    pub fn integer(&mut self, name: &str, value: i64) -> &mut Self {
-        self.push(name, Value::I64(value), "", value.to_string())
     }
 
     /// Seconds, printed to the microsecond.
@@ -321,22 +315,22 @@ impl Section<'_> {
 
     /// A list of numbers stored as one attribute, printed comma-separated.
     pub fn list(&mut self, name: &str, values: &[f64], unit: &'static str) -> &mut Self {
-        let shown = values
-            .iter()
-            .map(f64::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
-        self.push(name, Value::F64s(values.to_vec()), unit, shown)
+        self.push(
+            name,
+            Value::F64s(values.to_vec()),
+            unit,
+            comma_separated(values),
+        )
     }
 
     /// A list of counts stored as one attribute, printed comma-separated.
     pub fn counts(&mut self, name: &str, values: &[u64]) -> &mut Self {
-        let shown = values
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
-        self.push(name, Value::U64s(values.to_vec()), "", shown)
+        self.push(
+            name,
+            Value::U64s(values.to_vec()),
+            "",
+            comma_separated(values),
+        )
     }
 
     /// Print the last figure as `text` instead (its stored value unchanged).
@@ -397,5 +391,64 @@ impl Section<'_> {
             report: self.report,
             group,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdf5_metno as hdf5;
+
+    fn sample() -> Report {
+        let mut report = Report::new();
+        report.headline("L(2,3) = 1");
+        let mut r = report.group("cc");
+        r.count("components", 3u64);
+        r.seconds("cc_seconds", 0.25);
+        r.rate("edges_per_second", 1234.5, "edges/s");
+        r.flag("verified", false, "skipped");
+        r.count("trials", 2u64).stored_only();
+        r.shown_only("largest_component", "5 (label 0)");
+        r.data("labels", vec![0u64, 0, 2]);
+        r.subgroup("rounds")
+            .data_2d("bytes", 2, vec![1.0f64, 2.0, 3.0, 4.0]);
+        report
+    }
+
+    #[test]
+    fn the_block_prints_shown_figures_aligned_with_units() {
+        let text = sample().render();
+        assert_eq!(
+            text,
+            "L(2,3) = 1\n\
+             components:        3\n\
+             cc_seconds:        0.250000 s\n\
+             edges_per_second:  1.2345e3 edges/s\n\
+             verified:          skipped\n\
+             largest_component: 5 (label 0)\n"
+        );
+    }
+
+    #[test]
+    fn the_file_holds_stored_figures_and_datasets() {
+        let dir = std::env::temp_dir().join(format!("tessera-report-{}", std::process::id()));
+        let path = dir.join("r.h5");
+        let file = ResultFile::create(&path).unwrap();
+        sample().write(&file).unwrap();
+        file.finish().unwrap();
+        let f = hdf5::File::open(&path).unwrap();
+        let cc = f.group("cc").unwrap();
+        let attr = |name: &str| cc.attr(name).unwrap();
+        assert_eq!(attr("components").read_scalar::<u64>().unwrap(), 3);
+        assert_eq!(attr("trials").read_scalar::<u64>().unwrap(), 2);
+        assert_eq!(attr("verified").read_scalar::<u64>().unwrap(), 0);
+        assert_eq!(attr("cc_seconds").read_scalar::<f64>().unwrap(), 0.25);
+        assert!(cc.attr("largest_component").is_err(), "printed only");
+        let labels = f.dataset("cc/labels").unwrap().read_raw::<u64>().unwrap();
+        assert_eq!(labels, [0, 0, 2]);
+        let bytes = f.dataset("cc/rounds/bytes").unwrap();
+        assert_eq!(bytes.shape(), [2, 2]);
+        drop(f);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
