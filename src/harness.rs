@@ -449,9 +449,7 @@ impl OutputLock {
                     let held = std::fs::read_to_string(&path).unwrap_or_default();
                     let mut words = held.split_whitespace();
                     let (by_host, pid) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-                    let gone = by_host == host
-                        && !pid.is_empty()
-                        && !Path::new("/proc").join(pid).exists();
+                    let gone = by_host == host && !pid.is_empty() && !running(pid);
                     if !gone {
                         return Err(err(format!(
                             "another run is writing it (process {pid} on {by_host}, per {}); if that run is gone, remove the lock",
@@ -475,6 +473,16 @@ impl Drop for OutputLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// Whether process `pid` of this host is still running (a zombie, killed but not yet
+/// reaped, is not).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(Path::new("/proc").join(pid).join("stat")).is_ok_and(|stat| {
+        // "PID (COMM) STATE ...": the state follows the last ')'.
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        !state.starts_with(['Z', 'X'])
+    })
 }
 
 /// This node's name, as the lock records it.

@@ -8,7 +8,6 @@ use crate::common::outcome::*;
 use crate::common::*;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::Instant;
 
 /// Rank counts every multi-rank test covers.
 const NPS: [usize; 4] = [1, 2, 3, 4];
@@ -349,7 +348,7 @@ fn missing_graph_file_is_reported() {
 }
 
 /// Sizes a flag can name that cannot fit are refused before any edge or search buffer exists:
-/// one line and exit status 1, within seconds, at one rank and at an odd count.
+/// one line and exit status 1, before any phase, at one rank and at an odd count.
 #[test]
 fn too_large_sizes_are_refused_within_seconds() {
     let dir = test_dir("bfs_too_large");
@@ -376,12 +375,17 @@ fn too_large_sizes_are_refused_within_seconds() {
         for (flags, needles) in cases {
             let mut args = vec!["bfs", "--output", "never.h5"];
             args.extend_from_slice(flags);
-            let started = Instant::now();
             let run = tessera(np, &args, &dir);
-            let secs = started.elapsed().as_secs_f64();
             one_clear_error(&run, needles);
             assert_eq!(run.status.code(), Some(1), "{}: exit status", run.what);
-            assert!(secs < 30.0, "{}: refused after {secs:.1} s", run.what);
+            // Refused before any phase ended (the harness logs "PHASE took S s"); no timing
+            // is asserted, as the machine may be loaded.
+            assert!(
+                !run.stderr.contains(" took "),
+                "{}: {}",
+                run.what,
+                run.stderr
+            );
         }
     }
     assert!(files_ending(&dir, ".h5").is_empty() && files_ending(&dir, ".tmp").is_empty());
