@@ -81,7 +81,10 @@ impl<W: Workload> Entry for Registered<W> {
             .long("deck")
             .value_parser(clap::value_parser!(PathBuf))
             .help("Deck to start from (flags override it)");
-        let cmd = clap::Command::new(W::NAME).arg(deck);
+        // Negative numbers parse as values, so that they reach the range checks.
+        let cmd = clap::Command::new(W::NAME)
+            .arg(deck)
+            .allow_negative_numbers(true);
         let cmd = <RunArgs as clap::Args>::augment_args(cmd);
         let cmd = if W::GRAPH {
             <GraphArgs as clap::Args>::augment_args(cmd)

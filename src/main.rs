@@ -51,11 +51,7 @@ fn cli() -> Command {
         )
         .subcommand_required(true)
         .subcommand(run)
-        .subcommands(
-            WORKLOADS
-                .iter()
-                .map(|w| w.command().allow_negative_numbers(true)),
-        )
+        .subcommands(WORKLOADS.iter().map(|w| w.command()))
         .subcommand(Command::new("info").about("Version, build and machine information"))
         .subcommand(kernels)
 }
@@ -167,10 +163,7 @@ fn run_deck(world: &World, sub: &ArgMatches) -> Result<()> {
     let entry = workloads::find(name).expect("named from the list");
     let flags = sub.get_many::<String>("flags").into_iter().flatten();
     let args = std::iter::once(name.to_string()).chain(flags.cloned());
-    let command = entry
-        .command()
-        .allow_negative_numbers(true)
-        .bin_name(format!("tessera {name}"));
+    let command = entry.command().bin_name(format!("tessera {name}"));
     let matches = match command.try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {

@@ -12,7 +12,7 @@
 
 use super::boundary::{self, Faces, Solution};
 use super::clusters::{Cluster, ClusterStats};
-use super::Slab;
+use super::{Lattice, Slab};
 use crate::comm::World;
 use crate::error::{Error, Result};
 
@@ -51,14 +51,25 @@ pub struct Labeller<D: SlabDevice> {
     faces: Faces,
 }
 
+/// Sites of the thickest slab of `lattice` over `ranks` ranks.
+fn thickest_slab_sites(lattice: Lattice, ranks: usize) -> u64 {
+    let thickest = lattice.l.div_ceil(ranks as u64);
+    thickest.saturating_mul(lattice.plane())
+}
+
+/// Whether the labelling can take every slab of `lattice` over `ranks` ranks (fewer than
+/// 2^31 sites each): for naming the largest side that fits.
+pub fn slabs_fit(lattice: Lattice, ranks: usize) -> bool {
+    thickest_slab_sites(lattice, ranks) < u64::from(ROOT_FLAG)
+}
+
 /// Fail alike on every rank when the largest slab has 2^31 sites or more.
 pub fn check_slab_fits(slab: &Slab) -> Result<()> {
     let lattice = slab.lattice;
-    let thickest = lattice.l.div_ceil(slab.ranks as u64);
-    let sites = thickest * lattice.plane();
-    if sites < u64::from(ROOT_FLAG) {
+    if slabs_fit(lattice, slab.ranks) {
         return Ok(());
     }
+    let sites = thickest_slab_sites(lattice, slab.ranks);
     let least = (lattice.sites()).div_ceil(u64::from(ROOT_FLAG) - 1);
     Err(Error::Unavailable(format!(
         "a slab of {sites} sites is too large for the labelling (at most 2^31 - 1 per rank): use at least {least} ranks"

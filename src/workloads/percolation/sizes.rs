@@ -10,8 +10,8 @@ use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::harness::Harness;
 use crate::lattice::clusters::SIZE_BINS;
-use crate::lattice::engine::check_slab_fits;
-use crate::lattice::{GpuSlab, Slab};
+use crate::lattice::engine::{check_slab_fits, slabs_fit};
+use crate::lattice::{GpuSlab, Lattice, Slab};
 
 /// Host bytes per slab site on the CPU: labels (8), the occupation mask and the next one
 /// drawn while it is alive (2), the parents, the union-find's atomic parents and their
@@ -80,7 +80,8 @@ impl Need<'_> {
 
     /// Whether side `l` is too thick a slab for the labelling (2^31 sites per rank).
     fn too_thick(&self, l: u64) -> bool {
-        self.slab(l).0 >= 1 << 31
+        let lattice = Lattice { l, ..self.cfg.lattice };
+        !slabs_fit(lattice, self.ranks as usize)
     }
 
     /// What fits in `budget` host bytes per rank: the most samples at this L, or the largest

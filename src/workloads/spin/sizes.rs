@@ -11,7 +11,7 @@ use crate::device::memory::{check, largest_fitting, Place};
 use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::harness::Harness;
-use crate::lattice::engine::check_slab_fits;
+use crate::lattice::engine::{check_slab_fits, slabs_fit};
 use crate::lattice::{Lattice, Slab};
 
 /// Host bytes per slab site on the CPU: the spins and the field a Metropolis half-sweep
@@ -124,7 +124,7 @@ impl Need<'_> {
 
     /// Whether side `l` gives a slab too thick for the labelling (2^31 sites per rank).
     fn too_thick(&self, l: u64) -> bool {
-        self.clusters() && self.slab(l).is_none_or(|s| check_slab_fits(&s).is_err())
+        self.clusters() && self.slab(l).is_none_or(|s| !slabs_fit(s.lattice, s.ranks))
     }
 
     /// The largest side below the run's with `bytes(side)` within `budget`, as advice.
