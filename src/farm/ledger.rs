@@ -204,8 +204,19 @@ impl<J: Job> Ledger<J> {
     }
 }
 
-fn read_entries<J: Job>(path: &Path, want: &J) -> Result<Vec<Entry<J::Work>>> {
+/// The job of the ledger at `path`, or None when there is no file (a run that resumes takes
+/// what it left unsaid, such as a default task depth, from there).
+pub fn stored_job<J: Job>(path: &Path) -> Result<Option<J>> {
+    if !path.exists() {
+        return Ok(None);
+    }
     let file = hdf5::File::open(path).map_err(|e| read_error(path, e))?;
+    let (_, job) = job_group::<J>(path, &file)?;
+    Ok(Some(job))
+}
+
+/// The job's group in `file` and the job it names.
+fn job_group<J: Job>(path: &Path, file: &hdf5::File) -> Result<(hdf5::Group, J)> {
     let group = file.group(J::GROUP).map_err(|_| {
         read_error(
             path,
@@ -216,7 +227,13 @@ fn read_entries<J: Job>(path: &Path, want: &J) -> Result<Vec<Entry<J::Work>>> {
             ),
         )
     })?;
-    let found = J::read(&group).map_err(|e| read_error(path, e))?;
+    let job = J::read(&group).map_err(|e| read_error(path, e))?;
+    Ok((group, job))
+}
+
+fn read_entries<J: Job>(path: &Path, want: &J) -> Result<Vec<Entry<J::Work>>> {
+    let file = hdf5::File::open(path).map_err(|e| read_error(path, e))?;
+    let (group, found) = job_group::<J>(path, &file)?;
     if &found != want {
         return Err(read_error(
             path,

@@ -11,7 +11,8 @@ use crate::config::out_of_range;
 use crate::device::memory::{check, host_available, Place};
 use crate::device::Selected;
 use crate::error::{Error, Result};
-use crate::farm::ledger::{Entry, Job, Ledger};
+use crate::comm::Op;
+use crate::farm::ledger::{stored_job, Entry, Job, Ledger};
 use crate::farm::{self, Solver};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
@@ -62,6 +63,13 @@ pub enum LangfordMethod {
     Miller,
 }
 
+impl LangfordMethod {
+    /// The name a ledger stores.
+    fn name(self) -> String {
+        format!("{self:?}").to_lowercase()
+    }
+}
+
 /// Largest Langford n: 2n positions in one 64-bit mask.
 pub const MAX_N: u32 = 32;
 
@@ -70,7 +78,8 @@ pub const MAX_N: u32 = 32;
 pub struct Langford {
     pub n: u32,
     pub method: LangfordMethod,
-    pub depth: u32,
+    /// The task depth given (checked against n), or None for the default (`task_depth`).
+    pub depth: Option<u32>,
     pub farm: FarmMode,
     pub prune: bool,
     pub resume: bool,
@@ -94,7 +103,9 @@ impl Workload for Langford {
             .filter(|n| (1..=MAX_N).contains(n))
             .ok_or_else(|| out_of_range(source, "[langford] n", n, &expected_n))?;
         let method = t.method.unwrap_or(LangfordMethod::Godfrey);
-        let depth = task_depth(source, n, method, t.depth)?;
+        if let Some(depth) = t.depth {
+            check_depth(source, n, method, depth)?;
+        }
         if t.stop_after == Some(0) {
             return Err(out_of_range(
                 source,
@@ -106,7 +117,7 @@ impl Workload for Langford {
         Ok(Langford {
             n,
             method,
-            depth,
+            depth: t.depth,
             farm: t.farm.unwrap_or(FarmMode::Dynamic),
             prune: t.prune.unwrap_or(false),
             resume: t.resume.unwrap_or(false),
@@ -115,7 +126,7 @@ impl Workload for Langford {
     }
 
     fn check_sizes(&self, h: &Harness) -> Result<()> {
-        check_tasks(self, h.world.local_size())
+        check_tasks(self, task_depth(self, h)?, h.world.local_size())
     }
 
     /// An existing output is this run's ledger to continue with `--resume` (without it, the
@@ -136,8 +147,7 @@ const TASK_BYTES: u64 = 16 + 256;
 /// Tasks of Godfrey's method at `depth` (an upper bound: the 2^depth outer signatures in
 /// orbits of mostly 8, the symmetric ones fewer).
 fn godfrey_tasks(n: u32, depth: u32) -> u64 {
-    let solvable = n.is_multiple_of(4) || n % 4 == 3;
-    if solvable {
+    if solvable(n) {
         (1u64 << depth.min(63)) / 4 + 1
     } else {
         0
@@ -169,21 +179,21 @@ fn miller_tasks(n: u32, depth: u32) -> Vec<u64> {
 
 /// Refuse a depth whose tasks cannot fit in the host memory of a node of `ranks` ranks,
 /// naming the largest depth that fits.
-fn check_tasks(cfg: &Langford, ranks: usize) -> Result<()> {
+fn check_tasks(cfg: &Langford, depth: u32, ranks: usize) -> Result<()> {
     let budget = host_available() / ranks.max(1) as u64;
     let cap = budget / TASK_BYTES;
     let what = format!(
-        "L(2,{}) by {:?}'s method at depth {}",
-        cfg.n, cfg.method, cfg.depth
+        "L(2,{}) by {:?}'s method at depth {depth}",
+        cfg.n, cfg.method
     );
     // (depth, tasks) for each depth up to the one asked for.
     let tasks: Vec<(u32, u64)> = match cfg.method {
-        LangfordMethod::Godfrey => (4..=cfg.depth.max(4))
+        LangfordMethod::Godfrey => (4..=depth.max(4))
             .step_by(2)
             .map(|d| (d, godfrey_tasks(cfg.n, d)))
             .collect(),
-        LangfordMethod::Miller => (1..=cfg.depth)
-            .zip(miller_tasks(cfg.n, cfg.depth))
+        LangfordMethod::Miller => (1..=depth)
+            .zip(miller_tasks(cfg.n, depth))
             .collect(),
     };
     let asked = tasks.last().map_or(0, |t| t.1);
@@ -195,32 +205,96 @@ fn check_tasks(cfg: &Langford, ranks: usize) -> Result<()> {
     check(&what, bytes, Place::Host { ranks }, |_| fitting())
 }
 
-/// The task depth given, or the method's default, checked against n.
-fn task_depth(source: &str, n: u32, method: LangfordMethod, depth: Option<u32>) -> Result<u32> {
-    match method {
-        LangfordMethod::Godfrey => {
-            // Default: tasks of about 2^38 points, a few seconds each on a GPU.
-            let depth = depth.unwrap_or((2 * n).saturating_sub(38).max(4).min(2 * n));
-            // n = 1, 2 (mod 4) need no tasks (the sum is zero by symmetry): any depth will do.
-            let solvable = n.is_multiple_of(4) || n % 4 == 3;
-            if !solvable || (depth.is_multiple_of(2) && (4..=2 * n).contains(&depth)) {
-                return Ok(depth);
-            }
-            let expected = format!(
-                "an even integer from 4 to 2n = {} for Godfrey's method",
-                2 * n
-            );
-            Err(out_of_range(source, "[langford] depth", depth, &expected))
+/// A task depth given for `n`, checked: Godfrey's even in 4..=2n (any depth for the n whose
+/// sum is zero by symmetry: they need no tasks), Miller's in 1..=n.
+fn check_depth(source: &str, n: u32, method: LangfordMethod, depth: u32) -> Result<()> {
+    let expected = match method {
+        LangfordMethod::Godfrey if !solvable(n) => return Ok(()),
+        LangfordMethod::Godfrey if depth.is_multiple_of(2) && (4..=2 * n).contains(&depth) => {
+            return Ok(())
         }
-        LangfordMethod::Miller => {
-            let depth = depth.unwrap_or(n.min(3));
-            if (1..=n).contains(&depth) {
-                return Ok(depth);
-            }
-            let expected = format!("an integer from 1 to n = {n} for Miller's method");
-            Err(out_of_range(source, "[langford] depth", depth, &expected))
+        LangfordMethod::Godfrey => format!(
+            "an even integer from 4 to 2n = {} for Godfrey's method",
+            2 * n
+        ),
+        LangfordMethod::Miller if (1..=n).contains(&depth) => return Ok(()),
+        LangfordMethod::Miller => format!("an integer from 1 to n = {n} for Miller's method"),
+    };
+    Err(out_of_range(source, "[langford] depth", depth, &expected))
+}
+
+/// Whether L(2,n) can be non-zero (n ≡ 0, 3 mod 4).
+fn solvable(n: u32) -> bool {
+    n.is_multiple_of(4) || n % 4 == 3
+}
+
+/// The run's task depth (collective): the one given; else, when resuming, the ledger's for
+/// the same n and method (the
+/// default depends on the ranks and devices, which may differ from the interrupted run's);
+/// else the default for the slowest rank's device (`default_godfrey_depth`; Miller: 3 levels).
+fn task_depth(cfg: &Langford, h: &Harness) -> Result<u32> {
+    if let Some(depth) = cfg.depth {
+        return Ok(depth);
+    }
+    if cfg.resume {
+        let stored = h
+            .world
+            .is_root()
+            .then(|| stored_job::<Header>(&h.run.output))
+            .transpose();
+        // A ledger of another n or method is refused when the farm opens it.
+        let stored = h
+            .world
+            .agree(stored)?
+            .flatten()
+            .filter(|job| job.n == cfg.n && job.method == cfg.method.name())
+            .map_or(0, |job| job.depth);
+        let stored = h.world.allreduce(stored, Op::Max);
+        if stored > 0 {
+            return Ok(stored);
         }
     }
+    Ok(match cfg.method {
+        LangfordMethod::Godfrey => {
+            let rate = h.world.allreduce(points_per_second(&h.device), Op::Min);
+            default_godfrey_depth(cfg.n, h.world.size() as u64, rate)
+        }
+        LangfordMethod::Miller => cfg.n.min(3),
+    })
+}
+
+/// Tasks the default depth gives each rank at least: enough for the dynamic farm to balance
+/// the last tasks and for a killed run to lose little.
+const TASKS_PER_RANK: u64 = 32;
+/// Longest a task may take by default on the slowest rank, in seconds: a killed run loses
+/// at most this much per rank, and progress moves at least this often.
+const TASK_SECONDS: f64 = 60.0;
+/// Most tasks the default makes: rank 0 keeps each in its ledger and rewrites it.
+const MAX_DEFAULT_TASKS: u64 = 1 << 22;
+
+/// Godfrey points a rank walks per second, for the default depth only (measured, unpruned:
+/// 4.4e7 per thread on the 2-core CI host, 2.3e11 on one H100; docs/benchmarks.md).
+fn points_per_second(device: &Selected) -> f64 {
+    match device {
+        Selected::Cpu => 4.4e7 * rayon::current_num_threads() as f64,
+        Selected::Gpu(_) => 2.3e11,
+    }
+}
+
+/// Godfrey's default depth: the smallest even depth giving TASKS_PER_RANK tasks per rank
+/// whose tasks take at most TASK_SECONDS at `rate` points/s, within MAX_DEFAULT_TASKS.
+/// (A depth d makes about 2^d / 8 tasks of 2^(2n-d) points.)
+pub fn default_godfrey_depth(n: u32, ranks: u64, rate: f64) -> u32 {
+    let tasks = |d: u32| (1u64 << d) / 8;
+    let seconds = |d: u32| (2.0f64).powi((2 * n - d) as i32) / rate;
+    let mut depth = 4;
+    while depth + 2 <= 2 * n
+        && tasks(depth + 2) <= MAX_DEFAULT_TASKS
+        && (tasks(depth) < TASKS_PER_RANK * ranks || seconds(depth) > TASK_SECONDS)
+    {
+        depth += 2;
+    }
+    depth
 }
 
 struct GodfreyCpu<'a>(&'a Godfrey);
@@ -328,18 +402,19 @@ impl Method {
 /// ranks' holds the job's figures).
 fn count(h: &Harness, cfg: &Langford) -> Result<Report> {
     let world = h.world;
+    let depth = task_depth(cfg, h)?;
     let method = h.timed("tasks", || {
         Ok(match cfg.method {
             LangfordMethod::Godfrey => {
-                Method::Godfrey(Godfrey::new(cfg.n, cfg.depth).with_prune(cfg.prune))
+                Method::Godfrey(Godfrey::new(cfg.n, depth).with_prune(cfg.prune))
             }
-            LangfordMethod::Miller => Method::Miller(MillerTasks::new(cfg.n, cfg.depth)),
+            LangfordMethod::Miller => Method::Miller(MillerTasks::new(cfg.n, depth)),
         })
     })?;
     let header = Header {
         n: cfg.n,
-        method: format!("{:?}", cfg.method).to_lowercase(),
-        depth: cfg.depth,
+        method: cfg.method.name(),
+        depth,
         words: method.words(),
         tasks: method.tasks(),
         prune: cfg.prune && cfg.method == LangfordMethod::Godfrey,
@@ -600,4 +675,36 @@ fn rank_stats(devices: &[String], fresh: &[Entry<Work>]) -> Vec<RankStats> {
         r.tasks += 1;
     }
     ranks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default depth gives every rank many tasks for every solvable n from 12 to 32, on
+    /// 1 to 4 ranks of CPUs (1 to 64 threads) or GPUs, and tasks of at most TASK_SECONDS
+    /// unless that would pass MAX_DEFAULT_TASKS. Task counts are Godfrey's own where the
+    /// enumeration is quick, else 2^depth / 8 (orbits have at most 8 members: a lower bound).
+    #[test]
+    fn default_depth_gives_many_tasks_per_rank() {
+        let rates = [4.4e7, 8.8e7, 64.0 * 4.4e7, 2.3e11];
+        for n in (12..=32).filter(|&n| solvable(n)) {
+            for ranks in 1..=4u64 {
+                for &rate in &rates {
+                    let depth = default_godfrey_depth(n, ranks, rate);
+                    assert!(depth.is_multiple_of(2) && (4..=2 * n).contains(&depth));
+                    let tasks = if depth <= 16 {
+                        Godfrey::new(n, depth).tasks().len() as u64
+                    } else {
+                        (1u64 << depth) / 8
+                    };
+                    let what = format!("n {n}, {ranks} ranks at {rate:e} points/s: depth {depth}");
+                    assert!(tasks >= TASKS_PER_RANK * ranks, "{what}: {tasks} tasks");
+                    let seconds = 2f64.powi((2 * n - depth) as i32) / rate;
+                    let capped = (1u64 << (depth + 2)) / 8 > MAX_DEFAULT_TASKS;
+                    assert!(seconds <= TASK_SECONDS || capped, "{what}: {seconds} s a task");
+                }
+            }
+        }
+    }
 }
