@@ -2,8 +2,9 @@
 # Euler circuits for scripts/gpu-check (sourced there; it defines $bin, $out and status).
 # check_euler: `tessera euler` on the CPU (one rank, the reference) and on GPUs for every
 # Eulerian generator and pairing, small: on one rank (everything on the device) and on
-# $GPU_CHECK_EULER_RANKS ranks ("2 3": the several-rank path, host-staged exchanges; ranks
-# share the GPU where the host has one), the circuit's checksum (order-dependent: edges,
+# $GPU_CHECK_EULER_RANKS ranks (the several-rank path, host-staged exchanges; by default one
+# rank per GPU, 2 up to the GPUs present, or 2 and 3 ranks sharing the GPU of a one-GPU host:
+# tessera refuses more ranks than GPUs on a host of several), the circuit's checksum (order-dependent: edges,
 # directions), its initial trail count and the checker's verdict must equal the CPU run's.
 # A graph in two pieces must stop with the CPU check's line on 1 and 2 ranks. Then one timing row on one GPU: the union of two Hamiltonian cycles with
 # $GPU_CHECK_EULER_TIMING_VERTICES (2^25) vertices, 2^26 edges, adjacency and random pairing,
@@ -11,7 +12,9 @@
 check_euler() {
     local timing=${GPU_CHECK_EULER_TIMING_VERTICES:-33554432}
     local -a ranks
-    read -r -a ranks <<<"${GPU_CHECK_EULER_RANKS:-2 3}"
+    local default_ranks="2 3"
+    ((gpus > 1)) && default_ranks=$(seq -s ' ' 2 "$gpus")
+    read -r -a ranks <<<"${GPU_CHECK_EULER_RANKS:-$default_ranks}"
     local pairs=() name args np
     # Exactly two odd vertices (1 and 3), and a digraph unbalanced at 0 (+1) and 3 (-1): --trail.
     printf '0 1\n1 2\n2 0\n2 3\n3 4\n4 2\n4 4\n1 3\n' >"$out/euler-trail.el"
