@@ -5,7 +5,7 @@
 // either side: the spin of local site i (row-major, axis 0 slowest; global index offset + i)
 // sits at field[plane + i]. The lattice is periodic: along axis 0 the neighbours are the
 // ghost planes' (src/lattice/halo.rs fills them), along the other axes the plane wraps. Every
-// random decision compares a counter-based draw's top 53 bits with an integer threshold the
+// random decision compares a 53-bit uniform from counter-based draws with an integer threshold the
 // host computed: no floating point here.
 
 // A state uniform in 0..q from a draw's top 32 bits (model.rs uniform_state).
@@ -14,6 +14,37 @@ __device__ __forceinline__ u32 spin_uniform(u64 r, u32 q) { return (u32)(((r >> 
 // One of the q - 1 states other than s (model.rs proposal).
 __device__ __forceinline__ u32 spin_proposal(u32 s, u64 r, u32 q) {
     return (u32)((s + 1 + (((r >> 32) * (q - 1)) >> 32)) % q);
+}
+
+// ---- Bit-sliced Metropolis uniforms (model.rs metropolis_accept, bit for bit) ----------------
+//
+// The 32 sites of one row at positions x = 2j + o (one parity), j in 32w..32w+31, share an
+// acceptance word, numbered (row·2 + o)·⌈L/64⌉ + x/64 (the packed kernel's word); site j's
+// 53-bit uniform is bit j of the word's planes 0..53, most significant first, planes 2m and
+// 2m + 1 the low and high halves of draw(key, 2(32·word + m)).
+
+#define SPIN_PLANES 53
+
+__device__ __forceinline__ u64 spin_planes(u64 key, u64 word, u32 m) {
+    return draw(key, 2 * (32 * word + m));
+}
+
+// Whether site g (lattice side l) takes its proposal: its uniform is below `threshold`
+// (2^53 accepts every site), decided at the first bit that differs from the threshold's.
+__device__ bool spin_accept(u64 key, u64 g, u64 l, u64 threshold) {
+    if (threshold >> SPIN_PLANES) return true;
+    u64 x = g % l;
+    u64 word = (g / l * 2 + (x & 1)) * ((l + 63) / 64) + x / 64;
+    u32 lane = (u32)(x >> 1) & 31;
+    for (u32 m = 0; 2 * m < SPIN_PLANES; m++) {
+        u64 r = spin_planes(key, word, m);
+        for (u32 h = 0; h < 2 && 2 * m + h < SPIN_PLANES; h++) {
+            u32 bit = (u32)(r >> (32 * h + lane)) & 1;
+            u32 wanted = (u32)(threshold >> (SPIN_PLANES - 1 - (2 * m + h))) & 1;
+            if (bit != wanted) return bit < wanted;
+        }
+    }
+    return false;
 }
 
 // Field index of the neighbour of local site i one step up (dir 1) or down (dir 0) along
@@ -35,8 +66,8 @@ extern "C" __global__ void spin_start(u8 *field, u64 n, u64 plane, u64 offset, u
 
 // One checkerboard half-sweep: a thread per site of colour `colour` (L even, so each row of
 // L sites holds L/2 of each colour, at every other position from the row's first). The site
-// proposes a new state (1 - s for Ising; else drawn at 2g + 1) and takes it when the draw at
-// 2g passes table[ΔE + z], ΔE = neighbours equal to the old state - equal to the new one.
+// proposes a new state (1 - s for Ising; else drawn at 2g + 1) and takes it when its uniform
+// passes table[ΔE + z] (spin_accept), ΔE = neighbours equal to the old state - to the new one.
 extern "C" __global__ void spin_metropolis(u8 *field, u64 half, u32 dim, u64 l, u64 plane,
                                            u64 first, u32 colour, u64 key, const u64 *table,
                                            u32 q) {
@@ -58,9 +89,7 @@ extern "C" __global__ void spin_metropolis(u8 *field, u64 half, u32 dim, u64 l, 
             de += (int)(v == s) - (int)(v == fresh);
         }
     }
-    // A threshold of 2^53 accepts every draw: no need to make it.
-    u64 threshold = table[de + 2 * (int)dim];
-    if (threshold >> 53 || (draw(key, 2 * g) >> 11) < threshold) field[plane + i] = (u8)fresh;
+    if (spin_accept(key, g, l, table[de + 2 * (int)dim])) field[plane + i] = (u8)fresh;
 }
 
 // Swendsen-Wang bonds: bit a of mask[i] is set when the bond up along a joins equal spins
@@ -120,8 +149,10 @@ extern "C" __global__ void spin_tally(const u8 *field, u64 n, u32 dim, u64 l, u6
 // other colour's row, a one-bit shift with the carry from the next word.
 //
 // The decisions are the byte kernel's bit for bit: with e of the z = 2d neighbours equal to
-// the spin, ΔE = 2e - z; a site with ΔE <= 0 flips, any other flips when its draw at 2g under
-// the colour's key passes table[2e] (the same thresholds). Only those sites make their draw.
+// the spin, ΔE = 2e - z; a site with ΔE <= 0 flips, any other flips when its uniform under
+// the colour's key passes table[2e] (the same thresholds). The word is its sites' acceptance
+// word: the lanes that draw compare their uniforms with their thresholds one plane at a time,
+// all together, until every lane is decided (about 6 planes, 3 draws, for 32 sites).
 
 __device__ __forceinline__ u64 msc_word(u32 frow, u32 colour, u32 wr, u32 w) {
     return ((u64)frow * 2 + colour) * wr + w;
@@ -180,18 +211,22 @@ __device__ void msc_metropolis(u32 *words, MscSlab g, u32 colour, u64 key, const
     u32 s = msc_neighbours<DIM>(words, g, rho, w, colour, n, o);
     u32 eq[2 * DIM];
     for (int i = 0; i < 2 * DIM; i++) eq[i] = ~(s ^ n[i]);
-    u32 a, ka, e0, e1, e2, need;
+    u32 a, ka, e0, e1, e2;
     full_add(eq[0], eq[1], eq[2], a, ka);
-    u64 lo, mid = 0, hi;  // thresholds of the sites that draw, by e
+    u32 lanes[3];  // the lanes that draw, by threshold
+    u64 thresholds[3];
     if (DIM == 2) {
         // e = a + eq3 + 2 ka; draws at e = 3 (table[6]) and e = 4 (table[8]).
         e0 = a ^ eq[3];
         u32 kb = a & eq[3];
         e1 = ka ^ kb;
         e2 = ka & kb;
-        need = e2 | (e1 & e0);
-        lo = table[6];
-        hi = table[8];
+        lanes[0] = e1 & e0 & ~e2;
+        lanes[1] = e2;
+        lanes[2] = 0;
+        thresholds[0] = table[6];
+        thresholds[1] = table[8];
+        thresholds[2] = 0;
     } else {
         u32 b, kb, kc;
         full_add(eq[3], eq[4], eq[5], b, kb);
@@ -199,23 +234,27 @@ __device__ void msc_metropolis(u32 *words, MscSlab g, u32 colour, u64 key, const
         kc = a & b;
         full_add(ka, kb, kc, e1, e2);
         // Draws at e = 4, 5, 6 (e2 set; e1 e0 = 00, 01, 10): table[8], [10], [12].
-        need = e2;
-        lo = table[8];
-        mid = table[10];
-        hi = table[12];
+        lanes[0] = e2 & ~e1 & ~e0;
+        lanes[1] = e2 & ~e1 & e0;
+        lanes[2] = e2 & e1;
+        thresholds[0] = table[8];
+        thresholds[1] = table[10];
+        thresholds[2] = table[12];
     }
-    u32 flip = ~need;
-    // The draw of bit k (j = 32w + k) is draw(key, 2g), g = offset + ρL + 2j + o: with
-    // 2g = base + 4k its Weyl input key + (2g + 1)·golden is z0 + k·4·golden, a constant
-    // step once the loop is unrolled. A warp skips a k that none of its lanes needs.
-    u64 base = 2 * (g.offset + (u64)rho * g.l + 64ull * w + o);
-    u64 z0 = key + (base + 1) * RNG_GOLDEN;
+    u32 undecided = lanes[0] | lanes[1] | lanes[2];
+    u32 flip = ~undecided;
+    u64 word = ((u64)(g.offset / g.l + rho) * 2 + o) * g.wr + w;
+    for (u32 m = 0; undecided && 2 * m < SPIN_PLANES; m++) {
+        u64 r = spin_planes(key, word, m);
+        for (u32 h = 0; h < 2 && 2 * m + h < SPIN_PLANES; h++) {
+            u32 bit = SPIN_PLANES - 1 - (2 * m + h);
+            u32 wanted = 0;
 #pragma unroll
-    for (u32 k = 0; k < 32; k++) {
-        if (!((need >> k) & 1)) continue;
-        u64 threshold = DIM == 2 ? ((e2 >> k) & 1 ? hi : lo)
-                                 : ((e1 >> k) & 1 ? hi : ((e0 >> k) & 1 ? mid : lo));
-        if ((mix64(z0 + k * (4 * RNG_GOLDEN)) >> 11) < threshold) flip |= 1u << k;
+            for (int c = 0; c < 3; c++) wanted |= (thresholds[c] >> bit) & 1 ? lanes[c] : 0;
+            u32 differ = ((u32)(r >> (32 * h)) ^ wanted) & undecided;
+            flip |= differ & wanted;
+            undecided &= ~differ;
+        }
     }
     words[msc_word(rho + g.rpp, colour, g.wr, w)] = s ^ flip;
 }

@@ -1,8 +1,8 @@
 // The multi-spin coded Metropolis, tally and Wolff kernels of kernels/spin.cu, compiled as
 // host C++ (shim.h stands in for the CUDA constructs, one thread at a time; a half-sweep's
 // threads touch disjoint words, so any order is a valid schedule) and run on 1 to 4 slabs
-// with their halo exchange, against site-by-site references: the CPU's Metropolis rule (draw
-// at 2g, thresholds table[2e]) over 4 sweeps from a hot start in 2D and 3D, the satisfied
+// with their halo exchange, against site-by-site references: the CPU's Metropolis rule (the
+// site's bit-sliced uniform assembled whole against table[2e]) over 4 sweeps from a hot start in 2D and 3D, the satisfied
 // bonds and state counts, and Wolff clusters as the component of the active bonds (draw at
 // b·d + a) between old-state sites, across slabs. Run by scripts/emulate-spin-kernels (needs
 // g++); not part of CI.
@@ -58,6 +58,16 @@ u8 get_bit(const Lat &L, const Slab &s, u64 i) {
 int fails = 0;
 #define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL: " __VA_ARGS__); printf("\n"); } } while (0)
 
+// Site g's 53-bit Metropolis uniform, assembled whole (model.rs metropolis_accept): bit j of
+// planes 0..53 of its acceptance word, most significant first.
+u64 site_uniform(u64 key, u64 g, u64 l) {
+    u64 x = g % l, word = (g / l * 2 + (x & 1)) * ((l + 63) / 64) + x / 64;
+    u32 lane = (u32)(x >> 1) & 31;
+    u64 u = 0;
+    for (u32 k = 0; k < 53; k++) u = u << 1 | ((draw(key, 2 * (32 * word + k / 2)) >> (32 * (k & 1) + lane)) & 1);
+    return u;
+}
+
 void metropolis_case(u32 dim, u64 l, int P, double beta) {
     Lat L{dim, l, 1, 1}; for (u32 a = 0; a < dim; a++) L.sites *= l; L.plane = L.sites / l;
     std::vector<Slab> S; for (int r = 0; r < P; r++) S.push_back(make(L, P, r));
@@ -74,7 +84,7 @@ void metropolis_case(u32 dim, u64 l, int P, double beta) {
             for (u64 g = 0; g < L.sites; g++) {
                 if (colour_of(L, g) != c) continue;
                 u32 e = 0; for (u32 a = 0; a < dim; a++) for (int d : {-1, 1}) e += before[step(L, g, a, d)] == before[g];
-                if (2 * e <= z || (draw(key, 2 * g) >> 11) < table[2 * e]) ref[g] ^= 1;
+                if (2 * e <= z || site_uniform(key, g, L.l) < table[2 * e]) ref[g] ^= 1;
             }
             exchange_words(S);
             for (auto &s : S) for (emu_thread = 0; emu_thread < (u64)s.rows * s.wr; emu_thread++) {

@@ -11,7 +11,7 @@
 //!   the activated satisfied bonds whatever the order of growth or the rank count.
 
 use super::model::{
-    accept, bond_active, lattice_bond, proposal, start_state, uniform_state, wolff_seed,
+    bond_active, lattice_bond, metropolis_accept, proposal, start_state, uniform_state, wolff_seed,
     wolff_state, wolff_sweep, Model,
 };
 use crate::comm::{Op, World};
@@ -144,7 +144,7 @@ impl CpuSpins {
                         .map(|&n| i32::from(n == s) - i32::from(n == new))
                         .sum();
                     let threshold = table[(de + z) as usize];
-                    if threshold >> 53 != 0 || accept(draw(key, 2 * g), threshold) {
+                    if metropolis_accept(key, g, l as u64, threshold) {
                         out[x] = new;
                     }
                 }

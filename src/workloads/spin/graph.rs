@@ -19,7 +19,7 @@
 //!   active satisfied edges, whatever the order of growth or the rank count.
 
 use super::model::{
-    accept, bond_active, graph_bond, proposal, start_state, uniform_state, wolff_seed, wolff_sweep,
+    bond_active, graph_bond, metropolis_accept, proposal, start_state, uniform_state, wolff_seed, wolff_sweep,
     Model,
 };
 use crate::comm::{GpuTransport, Op, World};
@@ -50,6 +50,8 @@ pub struct GraphSpins {
     max_degree: u32,
     /// Edges of the graph.
     bonds: u64,
+    /// The lattice's side (a site's Metropolis draws are the lattice's).
+    side: u64,
 }
 
 /// A neighbour of an own vertex: its global id and its spin.
@@ -107,6 +109,7 @@ impl GraphSpins {
             ghost_spins: vec![0; rows.ghosts.ids.len()],
             max_degree,
             bonds: graph.num_entries / 2,
+            side: lattice.l,
             part,
             rows,
             cut_offsets,
@@ -189,7 +192,7 @@ impl GraphSpins {
                         .map(|(_, n)| i32::from(n == s) - i32::from(n == new))
                         .sum();
                     let threshold = table[(de + z) as usize];
-                    if threshold >> 53 != 0 || accept(draw(key, 2 * g), threshold) {
+                    if metropolis_accept(key, g, this.side, threshold) {
                         new
                     } else {
                         s

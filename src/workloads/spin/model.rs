@@ -4,9 +4,21 @@
 //! Ising's exp(β Σ s_i s_j) is that with K = 2β (up to a constant), Potts' exp(-βH) with
 //! K = β. Energies and order parameters are reported in each model's own convention.
 //!
-//! Every random decision compares the top 53 bits of a counter-based draw (`rng::draw`) with
-//! an integer threshold computed once on the host, so the CPU and the GPU take the same
+//! Every random decision compares a 53-bit uniform from the counter-based draws (`rng::draw`)
+//! with an integer threshold computed once on the host, so the CPU and the GPU take the same
 //! decisions without any floating-point arithmetic on the device.
+//!
+//! Metropolis acceptance is bit-sliced (`metropolis_accept`): the 32 sites of one colour that
+//! the multi-spin coded kernel keeps in one word (`acceptance_lane`) share their random bits,
+//! site j's uniform being bit j of the word's planes 0..53, most significant first, two
+//! planes per 64-bit draw (`acceptance_plane`). A site compares its uniform with its threshold
+//! from the top bit down and is decided at the first bit where they differ: after 2 bits on
+//! average, so the CPU and the byte kernel draw about one number per site, and the packed
+//! kernel, deciding its 32 lanes together, about 3 per word where it drew one per site (the
+//! price that bound it, docs/benchmarks.md). The statistics are those of a uniform drawn per
+//! site: the draws are SplitMix64's outputs (a Weyl sequence through its finaliser, which
+//! passes BigCrush on all 64 bits), every bit of each used once, by one site, and a site's
+//! decision is u < t with u its 53 bits: P = t / 2^53 exactly, as before.
 
 use crate::lattice::occupation::threshold;
 use crate::rng::{draw, mix64, stream_key};
@@ -81,6 +93,48 @@ impl Model {
 #[inline]
 pub fn accept(draw: u64, threshold: u64) -> bool {
     draw >> 11 < threshold
+}
+
+/// Bits of a Metropolis uniform: planes per acceptance word.
+pub const PLANES: u32 = 53;
+
+/// The acceptance word of global site `g` on a lattice of side `l` and its lane: the sites of
+/// one row at positions of one parity, x = 2j + o, 32 consecutive j to a word (the packed
+/// kernel's words of one colour), numbered (row·2 + o)·⌈l/64⌉ + x/64.
+#[inline]
+pub fn acceptance_lane(g: u64, l: u64) -> (u64, u32) {
+    let (row, x) = (g / l, g % l);
+    let word = (row * 2 + (x & 1)) * l.div_ceil(64) + x / 64;
+    (word, ((x >> 1) & 31) as u32)
+}
+
+/// Planes 2m and 2m + 1 of acceptance word `word` under `key`: the low and high halves of
+/// the draw at the even counter 2(32·word + m) (the odd counters 2g + 1 are the Potts
+/// proposals').
+#[inline]
+pub fn acceptance_planes(key: u64, word: u64, m: u32) -> (u32, u32) {
+    let r = draw(key, 2 * (32 * word + u64::from(m)));
+    (r as u32, (r >> 32) as u32)
+}
+
+/// Whether site `g` (lattice side `l`) takes its Metropolis proposal at `threshold`: its
+/// 53-bit uniform, bit k from plane k of its word, is below the threshold (2^53 accepts
+/// all). Decided at the first bit that differs from the threshold's.
+pub fn metropolis_accept(key: u64, g: u64, l: u64, threshold: u64) -> bool {
+    if threshold >> PLANES != 0 {
+        return true;
+    }
+    let (word, lane) = acceptance_lane(g, l);
+    for k in 0..PLANES {
+        let (low, high) = acceptance_planes(key, word, k / 2);
+        let plane = if k % 2 == 0 { low } else { high };
+        let bit = plane >> lane & 1;
+        let wanted = (threshold >> (PLANES - 1 - k) & 1) as u32;
+        if bit != wanted {
+            return bit < wanted;
+        }
+    }
+    false
 }
 
 /// The one bond decision of the cluster updates (Swendsen-Wang and Wolff; on the CPU and
@@ -216,6 +270,35 @@ mod tests {
         );
         assert_eq!(graph_bond(7, 3, 10), graph_bond(3, 7, 10));
         assert_eq!(ising.order(&[4, 12], 16), 0.5);
+    }
+
+    /// A site's bit-sliced uniform, assembled from its 53 planes, decides as `accept` would
+    /// with it; thresholds 0 and 2^53 never and always accept; acceptance runs near t / 2^53.
+    #[test]
+    fn bit_sliced_acceptance_compares_the_sites_uniform_with_the_threshold() {
+        let l = 200;
+        let thresholds = [0, 1, threshold(0.1353), threshold(0.5), (1 << 53) - 1, 1 << 53];
+        let mut accepted = [0u32; 6];
+        for g in 0..4000u64 {
+            let (word, lane) = acceptance_lane(g, l);
+            let u = (0..PLANES).fold(0u64, |u, k| {
+                let (low, high) = acceptance_planes(5, word, k / 2);
+                let plane = if k % 2 == 0 { low } else { high };
+                u << 1 | u64::from(plane >> lane & 1)
+            });
+            for (i, &t) in thresholds.iter().enumerate() {
+                let got = metropolis_accept(5, g, l, t);
+                assert_eq!(got, t >> 53 != 0 || accept(u << 11, t), "site {g}, t {t}");
+                accepted[i] += u32::from(got);
+            }
+        }
+        assert_eq!((accepted[0], accepted[5]), (0, 4000));
+        assert!((accepted[3] as i32 - 2000).abs() < 200, "{accepted:?}");
+        // Two sites of one word use different bits; sites of the two parities other words.
+        assert_eq!(acceptance_lane(2, l), (0, 1));
+        assert_eq!(acceptance_lane(3, l), (4, 1));
+        assert_eq!(acceptance_lane(64, l), (1, 0));
+        assert_eq!(acceptance_lane(l, l), (8, 0));
     }
 
     #[test]

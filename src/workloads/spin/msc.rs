@@ -1,9 +1,10 @@
 //! Multi-spin coded Ising Metropolis on a GPU (kernels/spin.cu, "Multi-spin coded"): one bit
 //! per spin, 32 spins of one colour per word, so a half-sweep reads and writes an eighth of
 //! the byte field's memory and sums the neighbours of 32 sites with a few bitwise operations.
-//! The sweeps take the byte kernel's decisions bit for bit (the same draw at 2g per site and
-//! the same integer thresholds), so the trajectory, checkpoints and measurements are the
-//! CPU's. Used for every Ising Metropolis run on a GPU whose side L is a multiple of 64 (whole
+//! The sweeps take the byte kernel's decisions bit for bit (the same uniform per site,
+//! `model::metropolis_accept`, and the same integer thresholds), so the trajectory,
+//! checkpoints and measurements are the CPU's; a word's 32 lanes share their random planes
+//! (the acceptance word is the packed word), decided together a plane at a time. Used for every Ising Metropolis run on a GPU whose side L is a multiple of 64 (whole
 //! words per row); other sides take the byte kernel.
 //!
 //! `Layout` is the packing (host side, tested on the CPU): row ρ of the slab keeps its sites
@@ -259,8 +260,8 @@ mod tests {
     use super::*;
     use crate::lattice::checkerboard;
     use crate::lattice::Lattice;
-    use crate::rng::{draw, mix64, GOLDEN};
-    use crate::spin::model::accept;
+    use crate::rng::draw;
+    use crate::spin::model::{acceptance_planes, metropolis_accept, PLANES};
 
     /// a + b + c of one-bit lanes (kernels/spin.cu full_add).
     fn full_add(a: u32, b: u32, c: u32) -> (u32, u32) {
@@ -268,9 +269,10 @@ mod tests {
         (t ^ c, (a & b) | (t & c))
     }
 
-    /// kernels/spin.cu msc_metropolis step for step (neighbour words, bit-sliced count,
-    /// the draws of the sites that need one, from the word's Weyl input) on a host copy of a one-slab packed field, its
-    /// ghost planes filled by the periodic wrap first.
+    /// kernels/spin.cu msc_metropolis step for step (neighbour words, bit-sliced count, the
+    /// drawing lanes' uniforms compared with their thresholds a plane at a time until every
+    /// lane is decided) on a host copy of a one-slab packed field, its ghost planes filled by
+    /// the periodic wrap first.
     fn kernel_half_sweep(
         layout: &Layout,
         field: &mut [u32],
@@ -305,37 +307,43 @@ mod tests {
                 let s = before[word(frow, colour, w)];
                 let eq: Vec<u32> = n.iter().map(|&n| !(s ^ n)).collect();
                 let (a, ka) = full_add(eq[0], eq[1], eq[2]);
-                let (e0, e1, e2, mut need, thresholds) = if layout.dim == 2 {
+                // The lanes that draw, by threshold (kernels/spin.cu msc_classes).
+                let classes: [(u32, u64); 3] = if layout.dim == 2 {
                     let (e0, kb) = (a ^ eq[3], a & eq[3]);
                     let (e1, e2) = (ka ^ kb, ka & kb);
-                    (e0, e1, e2, e2 | (e1 & e0), [table[6], 0, table[8]])
+                    let need = e2 | (e1 & e0);
+                    [(need & !e2, table[6]), (e2, table[8]), (0, 0)]
                 } else {
                     let (b, kb) = full_add(eq[3], eq[4], eq[5]);
                     let (e0, kc) = (a ^ b, a & b);
                     let (e1, e2) = full_add(ka, kb, kc);
-                    (e0, e1, e2, e2, [table[8], table[10], table[12]])
+                    [
+                        (e2 & !e1 & !e0, table[8]),
+                        (e2 & !e1 & e0, table[10]),
+                        (e2 & e1, table[12]),
+                    ]
                 };
+                let need = classes.iter().fold(0, |m, c| m | c.0);
+                let global_row = layout.offset / l as u64 + rho as u64;
+                let acceptance_word = (global_row * 2 + o as u64) * wr as u64 + w as u64;
                 let mut flip = !need;
-                let base = 2 * (layout.offset + (rho * l + 64 * w + o) as u64);
-                let z0 = key.wrapping_add((base + 1).wrapping_mul(GOLDEN));
-                while need != 0 {
-                    let k = need.trailing_zeros();
-                    need &= need - 1;
-                    let bit = |m: u32| m >> k & 1 == 1;
-                    let threshold = if layout.dim == 2 {
-                        thresholds[if bit(e2) { 2 } else { 0 }]
-                    } else {
-                        thresholds[if bit(e1) {
-                            2
-                        } else if bit(e0) {
-                            1
-                        } else {
-                            0
-                        }]
-                    };
-                    let step = u64::from(k).wrapping_mul(4u64.wrapping_mul(GOLDEN));
-                    if mix64(z0.wrapping_add(step)) >> 11 < threshold {
-                        flip |= 1 << k;
+                let mut undecided = need;
+                let mut k = 0;
+                while undecided != 0 && k < PLANES {
+                    let (low, high) = acceptance_planes(key, acceptance_word, k / 2);
+                    for plane in [low, high] {
+                        let bit = PLANES - 1 - k;
+                        let wanted = classes
+                            .iter()
+                            .filter(|c| c.1 >> bit & 1 == 1)
+                            .fold(0, |m, c| m | c.0);
+                        let differ = (plane ^ wanted) & undecided;
+                        flip |= differ & wanted;
+                        undecided &= !differ;
+                        k += 1;
+                        if k == PLANES {
+                            break;
+                        }
                     }
                 }
                 field[word(frow, colour, w)] = s ^ flip;
@@ -344,7 +352,7 @@ mod tests {
     }
 
     /// The CPU's half-sweep for q = 2 (cpu.rs), site by site: ΔE = 2e - z from the e equal
-    /// neighbours, flip when ΔE <= 0 or the draw at 2g passes table[ΔE + z].
+    /// neighbours, flip when ΔE <= 0 or the site's uniform passes table[ΔE + z].
     fn site_half_sweep(lattice: &Lattice, spins: &mut [u8], colour: u8, key: u64, table: &[u64]) {
         let before = spins.to_vec();
         let z = 2 * lattice.dim;
@@ -357,8 +365,7 @@ mod tests {
                 .flat_map(|a| [lattice.up(g, a).unwrap(), lattice.down(g, a).unwrap()])
                 .filter(|&n| before[n as usize] == s)
                 .count();
-            let threshold = table[2 * e];
-            if 2 * e <= z || accept(draw(key, 2 * g), threshold) {
+            if 2 * e <= z || metropolis_accept(key, g, lattice.l, table[2 * e]) {
                 spins[g as usize] = 1 - s;
             }
         }
