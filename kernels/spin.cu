@@ -243,7 +243,10 @@ __device__ void msc_metropolis(u32 *words, MscSlab g, u32 colour, u64 key, const
     }
     u32 undecided = lanes[0] | lanes[1] | lanes[2];
     u32 flip = ~undecided;
-    u64 word = ((u64)(g.offset / g.l + rho) * 2 + o) * g.wr + w;
+    // The acceptance word ((offset/L + ρ)·2 + o)·wr + w, with 2·wr = L/32 (L a multiple of 64):
+    // the slab's first row contributes offset/32, a shift where a 64-bit division would cost
+    // as much as the rest of the word's update.
+    u64 word = (g.offset >> 5) + ((u64)rho * 2 + o) * g.wr + w;
     for (u32 m = 0; undecided && 2 * m < SPIN_PLANES; m++) {
         u64 r = spin_planes(key, word, m);
         for (u32 h = 0; h < 2 && 2 * m + h < SPIN_PLANES; h++) {

@@ -324,8 +324,7 @@ mod tests {
                     ]
                 };
                 let need = classes.iter().fold(0, |m, c| m | c.0);
-                let global_row = layout.offset / l as u64 + rho as u64;
-                let acceptance_word = (global_row * 2 + o as u64) * wr as u64 + w as u64;
+                let acceptance_word = (layout.offset >> 5) + ((rho * 2 + o) * wr + w) as u64;
                 let mut flip = !need;
                 let mut undecided = need;
                 let mut k = 0;
