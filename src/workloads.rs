@@ -22,6 +22,7 @@ workloads! {
     percolation::Percolation,
     spin::Spin,
     euler::Euler,
+    bc::Bc,
 }
 
 /// The workload of that name.

@@ -4,6 +4,7 @@
 //! edge function, else on the CPU), build the 1D CSR on the GPU (where it stays, for the GPU
 //! workload) or the CPU (kernel 1), and checksum the result. Every graph workload takes its graph from here.
 
+use super::arcs::{ArcGraph, ArcOptions};
 use super::block2d::{Block2D, Layout2D};
 use super::block2d_gpu::{self, DeviceBlocks};
 use super::csr_gpu::DeviceCsr;
@@ -196,6 +197,32 @@ fn open(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<Box<
         check_host(world, cfg, size, need)?;
     }
     Ok(source)
+}
+
+/// The arc graph (`arcs`: out- and in-rows, weights, parallel arcs kept or merged) of the
+/// `[graph]` source (collective), refused first with one line where the hosts cannot hold
+/// `need` (see `open`); `options` chooses how tuples become arcs, knowing the source.
+pub fn build_arcs(
+    world: &World,
+    cfg: &GraphConfig,
+    seed: u64,
+    need: &Need,
+    options: impl FnOnce(&dyn EdgeSource) -> Result<ArcOptions>,
+) -> Result<ArcGraph> {
+    let source = open(world, cfg, seed, need)?;
+    let options = options(source.as_ref())?;
+    let g = ArcGraph::build(world, source.as_ref(), options)?;
+    info!(
+        "graph: {} {}: {} vertices, {} input edges, {} arcs ({}, parallel arcs {})",
+        cfg.spec.kind(),
+        cfg.spec.parameters(),
+        g.n(),
+        g.num_input_edges,
+        g.num_arcs,
+        if options.directed { "directed" } else { "both ways" },
+        if options.merge_parallel { "merged" } else { "kept" },
+    );
+    Ok(g)
 }
 
 /// A rank's share of the input edge tuples, in the order of the global list (an edge's id is
