@@ -23,6 +23,7 @@ workloads! {
     spin::Spin,
     euler::Euler,
     bc::Bc,
+    ssca2::Ssca2,
 }
 
 /// The workload of that name.

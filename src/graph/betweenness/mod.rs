@@ -37,6 +37,24 @@ pub const MAX_LANES: usize = 64;
 /// Bytes per vertex (and ghost) per lane: distance, σ, δ.
 pub const BYTES_PER_LANE: u64 = 4 + 8 + 8;
 
+/// A deck key of `table` outside its range: one line naming the deck, the table and the key.
+pub fn bad_key(source: &str, table: &str, key: &str, msg: &str) -> Error {
+    crate::error::config_error(source, &format!("[{table}] {key}: {msg}"))
+}
+
+/// `batch` of `table` checked: 1 to `MAX_LANES`.
+pub fn check_batch(source: &str, table: &str, batch: Option<u64>) -> Result<Option<usize>> {
+    match batch {
+        Some(b) if !(1..=MAX_LANES as u64).contains(&b) => Err(bad_key(
+            source,
+            table,
+            "batch",
+            &format!("batch = {b} must be between 1 and {MAX_LANES}"),
+        )),
+        b => Ok(b.map(|b| b as usize)),
+    }
+}
+
 /// Where the graph lives while the sweeps run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Distribution {

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::graph::arcs::ArcOptions;
-use crate::graph::betweenness::{self, Distribution, Replicate, MAX_LANES};
+use crate::graph::betweenness::{self, bad_key, Distribution, Replicate};
 use crate::graph::build::{self, Need};
 use crate::graph::roots::pick_vertices;
 use crate::graph::source::GraphConfig;
@@ -61,23 +61,6 @@ pub struct Bc {
     write_vertex_values: bool,
 }
 
-/// A `[bc]`/`[ssca2]` key outside its range: one line naming the deck and the key.
-pub fn bad_key(source: &str, key: &str, msg: &str) -> Error {
-    crate::config::config_error(source, &format!("{key}: {msg}"))
-}
-
-/// `batch` checked: 1 to 64.
-pub fn check_batch(source: &str, batch: Option<u64>) -> Result<Option<usize>> {
-    match batch {
-        Some(b) if !(1..=MAX_LANES as u64).contains(&b) => Err(bad_key(
-            source,
-            "batch",
-            &format!("batch = {b} must be between 1 and {MAX_LANES}"),
-        )),
-        b => Ok(b.map(|b| b as usize)),
-    }
-}
-
 impl Workload for Bc {
     const NAME: &'static str = "bc";
     const ABOUT: &'static str =
@@ -90,13 +73,14 @@ impl Workload for Bc {
             (true, Some(_)) => {
                 return Err(bad_key(
                     source,
+                    "bc",
                     "sources",
                     "exact = true takes every vertex as a source: give one or the other",
                 ))
             }
             (true, None) => Sources::All,
             (false, Some(0)) => {
-                return Err(bad_key(source, "sources", "sources = 0: give at least 1"))
+                return Err(bad_key(source, "bc", "sources", "sources = 0: give at least 1"))
             }
             (false, k) => Sources::Sampled(k.unwrap_or(64)),
         };
@@ -106,19 +90,19 @@ impl Workload for Bc {
             directed: t.directed,
             parallel_paths: t.parallel_paths.unwrap_or(false),
             replicate: t.replicate.unwrap_or(Replicate::Auto),
-            batch: check_batch(source, t.batch)?,
+            batch: betweenness::check_batch(source, "bc", t.batch)?,
             write_vertex_values: t.write_vertex_values.unwrap_or(false),
         })
     }
 
     fn check_sizes(&self, h: &Harness) -> Result<()> {
-        build::check_before_making(h.world, &self.graph, &arc_need())
+        build::check_before_making(h.world, &self.graph, &Need::ARCS)
     }
 
     fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let g = h.timed("graph", || {
-            build::build_arcs(world, &self.graph, h.run.seed, &arc_need(), |s| {
+            build::build_arcs(world, &self.graph, h.run.seed, &Need::ARCS, |s| {
                 Ok(ArcOptions {
                     directed: self.directed.unwrap_or(s.is_directed()),
                     merge_parallel: !self.parallel_paths,
@@ -170,15 +154,5 @@ impl Workload for Bc {
         );
         betweenness::report(&mut r, &c, &sources, self.write_vertex_values);
         Ok(report)
-    }
-}
-
-/// Host memory for the arcs: the build's triples (24 bytes an arc, two arcs a tuple) and
-/// the rows, spread over the ranks.
-pub fn arc_need() -> Need {
-    Need {
-        what: "the graph's arcs",
-        shared: (48, 80),
-        ..Need::CSR
     }
 }
