@@ -219,8 +219,16 @@ pub fn build_arcs(
         g.n(),
         g.num_input_edges,
         g.num_arcs,
-        if options.directed { "directed" } else { "both ways" },
-        if options.merge_parallel { "merged" } else { "kept" },
+        if options.directed {
+            "directed"
+        } else {
+            "both ways"
+        },
+        if options.merge_parallel {
+            "merged"
+        } else {
+            "kept"
+        },
     );
     Ok(g)
 }

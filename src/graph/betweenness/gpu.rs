@@ -12,7 +12,10 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 pub fn bytes_needed(view: &View, lanes: usize) -> u64 {
     let rows = |r: &LocalRows| 8 * r.offsets.len() as u64 + 4 * r.adj.len() as u64;
     let n = view.local_n as u64;
-    rows(&view.out) + view.inc.as_ref().map_or(0, rows) + n * lanes as u64 * super::BYTES_PER_LANE + 16 * n
+    rows(&view.out)
+        + view.inc.as_ref().map_or(0, rows)
+        + n * lanes as u64 * super::BYTES_PER_LANE
+        + 16 * n
 }
 
 struct DeviceRows {
@@ -80,13 +83,21 @@ pub fn batches(gpu: &Gpu, view: &View, sources: &[Vid], lanes: usize) -> Result<
             a.arg(&len64).arg(&mut dist).arg(&mut sigma).arg(&mut delta);
         })?;
         gpu.launch(&k.sources, grid(kb as u64), |a| {
-            a.arg(&on_gpu).arg(&kb).arg(&lanes32).arg(&mut dist).arg(&mut sigma);
+            a.arg(&on_gpu)
+                .arg(&kb)
+                .arg(&lanes32)
+                .arg(&mut dist)
+                .arg(&mut sigma);
         })?;
         let mut level = 0u32;
         loop {
             gpu.clear("betweenness flag", &mut found)?;
             gpu.launch(&k.forward, grid(len as u64), |a| {
-                a.arg(&inc.offsets).arg(&inc.adj).arg(&n32).arg(&lanes32).arg(&kb);
+                a.arg(&inc.offsets)
+                    .arg(&inc.adj)
+                    .arg(&n32)
+                    .arg(&lanes32)
+                    .arg(&kb);
                 a.arg(&level).arg(&mut dist).arg(&mut sigma).arg(&mut found);
             })?;
             if gpu.download("betweenness flag", &found, 1)?[0] == 0 {
@@ -96,7 +107,11 @@ pub fn batches(gpu: &Gpu, view: &View, sources: &[Vid], lanes: usize) -> Result<
         }
         for at in (0..level).rev() {
             gpu.launch(&k.backward, grid(len as u64), |a| {
-                a.arg(&out.offsets).arg(&out.adj).arg(&n32).arg(&lanes32).arg(&kb);
+                a.arg(&out.offsets)
+                    .arg(&out.adj)
+                    .arg(&n32)
+                    .arg(&lanes32)
+                    .arg(&kb);
                 a.arg(&at).arg(&dist).arg(&sigma).arg(&mut delta);
             })?;
         }

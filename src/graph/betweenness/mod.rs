@@ -20,14 +20,14 @@ pub mod sweep;
 pub mod view;
 
 use crate::comm::{Op, World};
-use crate::graph::block_range;
 use crate::device::{memory, Selected};
 use crate::error::{Error, Result};
+use crate::graph::arcs::ArcGraph;
+use crate::graph::block_range;
+use crate::graph::Vid;
 use crate::report::Section;
 use crate::rng::mix64;
 use serde::{Deserialize, Serialize};
-use crate::graph::arcs::ArcGraph;
-use crate::graph::Vid;
 use sweep::Lanes;
 use view::View;
 
@@ -224,13 +224,9 @@ pub fn report(r: &mut Section, c: &Centrality, sources: &[Vid], every_vertex: bo
     let mut order: Vec<usize> = (0..c.fixed.len()).collect();
     order.sort_by(|&a, &b| c.fixed[b].cmp(&c.fixed[a]).then(a.cmp(&b)));
     order.truncate(TOP);
-    let checksum = c
-        .fixed
-        .iter()
-        .enumerate()
-        .fold(0u64, |h, (v, &x)| {
-            h.wrapping_add(mix64(v as u64 ^ mix64(x as u64 ^ mix64((x >> 64) as u64))))
-        });
+    let checksum = c.fixed.iter().enumerate().fold(0u64, |h, (v, &x)| {
+        h.wrapping_add(mix64(v as u64 ^ mix64(x as u64 ^ mix64((x >> 64) as u64))))
+    });
     r.count("sources", sources.len() as u64);
     r.count("lanes", c.lanes as u64).stored_only();
     r.count("deepest_level", c.deepest_level);
@@ -240,8 +236,14 @@ pub fn report(r: &mut Section, c: &Centrality, sources: &[Vid], every_vertex: bo
     }
     r.count("bc_checksum", checksum);
     r.data("bc_sources", sources);
-    r.data("bc_top_vertex", order.iter().map(|&v| v as u64).collect::<Vec<u64>>());
-    r.data("bc_top", order.iter().map(|&v| values[v]).collect::<Vec<f64>>());
+    r.data(
+        "bc_top_vertex",
+        order.iter().map(|&v| v as u64).collect::<Vec<u64>>(),
+    );
+    r.data(
+        "bc_top",
+        order.iter().map(|&v| values[v]).collect::<Vec<f64>>(),
+    );
     if every_vertex {
         r.data("bc", values);
     }

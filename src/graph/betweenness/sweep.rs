@@ -39,7 +39,9 @@ impl Lanes {
     }
 
     fn reset(&self) {
-        self.dist.par_iter().for_each(|d| d.store(UNREACHED, Relaxed));
+        self.dist
+            .par_iter()
+            .for_each(|d| d.store(UNREACHED, Relaxed));
         self.sigma.par_iter().for_each(|s| s.store(0, Relaxed));
         self.delta.par_iter().for_each(|d| d.store(0, Relaxed));
     }

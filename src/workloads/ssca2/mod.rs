@@ -147,7 +147,9 @@ impl Workload for Ssca2 {
         r.count("max_weight", heavy.first().map_or(0, |t| t.2));
         r.count("max_weight_edges", heavy.len() as u64);
         r.seconds("kernel2_time", k2);
-        r.counts("subgraph_vertices", &sizes);
+        let listed: Vec<String> = sizes.iter().map(u64::to_string).collect();
+        r.shown_only("subgraph_vertices", listed.join(","));
+        r.data("subgraph_vertices", sizes);
         r.seconds("kernel3_time", k3);
         r.count("k4approx", self.k4approx);
         r.count("kernel4_edges", arcs);
