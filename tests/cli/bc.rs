@@ -87,14 +87,15 @@ fn hand_made() -> (usize, Vec<(usize, usize)>, [usize; 4]) {
             ));
         }
     }
-    // A square 51-52-53-54 with a chord 51-53 doubled, a loop at 52, and 55 isolated.
+    // A square 51-52-53-54 with 51-52 three times (so 51 reaches 53 by 3 paths counted
+    // apart, 2 merged), a loop at 52, and 55 isolated.
     edges.extend([
         (51, 52),
         (52, 53),
         (53, 54),
         (54, 51),
-        (51, 53),
-        (53, 51),
+        (51, 52),
+        (52, 51),
         (52, 52),
     ]);
     (56, edges, [path, star, karate, rest])
@@ -158,6 +159,8 @@ fn bc_equals_sequential_brandes_and_closed_forms_at_every_rank_count() {
         }
     }
     // Parallel edges as distinct paths, and arcs as the tuples give them.
+    let parallel = brandes(n, &arcs_of(&edges, false, true), &all);
+    assert_ne!(parallel[52], want[52], "the parallel edges count");
     let variants: [(&str, &[&str], bool, bool, usize, &str); 2] = [
         (
             "parallel",
