@@ -34,8 +34,8 @@ use view::View;
 /// Most sources in one batch.
 pub const MAX_LANES: usize = 64;
 
-/// Bytes per vertex (and ghost) per lane: distance, σ, δ.
-pub const BYTES_PER_LANE: u64 = 4 + 8 + 8;
+/// Bytes per vertex (and ghost) per lane: σ, δ.
+pub const BYTES_PER_LANE: u64 = 8 + 8;
 
 /// A deck key of `table` outside its range: one line naming the deck, the table and the key.
 pub fn bad_key(source: &str, table: &str, key: &str, msg: &str) -> Error {
