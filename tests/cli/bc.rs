@@ -161,7 +161,9 @@ fn bc_equals_sequential_brandes_and_closed_forms_at_every_rank_count() {
     // Parallel edges as distinct paths, and arcs as the tuples give them.
     let parallel = brandes(n, &arcs_of(&edges, false, true), &all);
     assert_ne!(parallel[52], want[52], "the parallel edges count");
-    let variants: [(&str, &[&str], bool, bool, usize, &str); 2] = [
+    // (name, flags, directed, parallel, np, replicate)
+    type Variant<'a> = (&'a str, &'a [&'a str], bool, bool, usize, &'a str);
+    let variants: [Variant; 2] = [
         (
             "parallel",
             &["--parallel-paths"],
@@ -408,5 +410,49 @@ fn bad_parameters_give_one_clear_line() {
         all.extend(args);
         let run = common::tessera(1 + i % 2, &all, &dir);
         one_clear_error(&run, &needles);
+    }
+}
+
+/// Long (scripts/test-long): exact BC of a Kronecker SCALE 10 graph against the sequential
+/// Brandes, and the same bits at np 1..4 in both distributions and every batch size tried.
+#[test]
+#[ignore]
+fn exact_bc_of_a_kronecker_graph_at_every_rank_count_and_batch() {
+    let dir = test_dir("bc_exact_kron");
+    let edges: Vec<(usize, usize)> = common::kronecker_edges(10, 16, 2)
+        .into_iter()
+        .map(|(u, v)| (u as usize, v as usize))
+        .collect();
+    let all: Vec<usize> = (0..1024).collect();
+    let want = brandes(1024, &arcs_of(&edges, false, false), &all);
+    let mut first: Option<Vec<f64>> = None;
+    for np in 1..=4 {
+        for (replicate, batch) in [("full", "64"), ("distributed", "13"), ("distributed", "1")] {
+            let args = [
+                "--scale",
+                "10",
+                "--seed",
+                "2",
+                "--exact",
+                "--write-vertex-values",
+                "--replicate",
+                replicate,
+                "--batch",
+                batch,
+            ];
+            let h5 = run(
+                np,
+                &dir,
+                "bc",
+                &format!("np{np}-{replicate}-{batch}"),
+                &args,
+            );
+            let got = h5.ds::<f64>("bc/bc");
+            assert_close(&got, &want, &format!("np {np} {replicate} batch {batch}"));
+            match &first {
+                None => first = Some(got),
+                Some(f) => assert!(f.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits())),
+            }
+        }
     }
 }

@@ -104,7 +104,8 @@ impl State {
     /// Level `d`'s masks, cleared (allocated the first time a batch goes that deep).
     fn level(&mut self, gpu: &Gpu, d: usize, n: usize) -> Result<()> {
         if self.levels.len() <= d {
-            self.levels.push(gpu.zeros::<u64>("betweenness level masks", n)?);
+            self.levels
+                .push(gpu.zeros::<u64>("betweenness level masks", n)?);
         } else {
             gpu.clear("betweenness level masks", &mut self.levels[d])?;
         }
@@ -140,7 +141,11 @@ fn run_batch(
         gpu.clear("betweenness flag", &mut st.found)?;
         let (done, rest) = st.levels.split_at_mut(level + 1);
         gpu.launch(&k.forward, grid(threads), |a| {
-            a.arg(&inc.offsets).arg(&inc.adj).arg(&n32).arg(&lanes32).arg(&kb);
+            a.arg(&inc.offsets)
+                .arg(&inc.adj)
+                .arg(&n32)
+                .arg(&lanes32)
+                .arg(&kb);
             a.arg(&done[level]).arg(&mut rest[0]).arg(&mut st.reached);
             a.arg(&mut st.sigma).arg(&mut st.found);
         })?;
@@ -151,13 +156,20 @@ fn run_batch(
     }
     for at in (0..level).rev() {
         gpu.launch(&k.backward, grid(threads), |a| {
-            a.arg(&out.offsets).arg(&out.adj).arg(&n32).arg(&lanes32).arg(&kb);
+            a.arg(&out.offsets)
+                .arg(&out.adj)
+                .arg(&n32)
+                .arg(&lanes32)
+                .arg(&kb);
             a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
             a.arg(&st.sigma).arg(&mut st.delta);
         })?;
     }
     gpu.launch(&k.accumulate, grid(n as u64), |a| {
-        a.arg(&n32).arg(&lanes32).arg(&st.reached).arg(&st.levels[0]);
+        a.arg(&n32)
+            .arg(&lanes32)
+            .arg(&st.reached)
+            .arg(&st.levels[0]);
         a.arg(&st.delta).arg(&mut st.lo).arg(&mut st.hi);
     })?;
     Ok(level as u32)

@@ -51,7 +51,7 @@ pub struct Ssca2 {
 
 /// Kernel 4 counts arcs whose weight is not divisible by 8 (the reference's filter).
 fn kernel4_arc(weight: u64) -> bool {
-    weight % 8 != 0
+    !weight.is_multiple_of(8)
 }
 
 impl Workload for Ssca2 {
