@@ -141,6 +141,8 @@ impl Workload for Bc {
         let seconds = started.elapsed().as_secs_f64();
         let mut report = Report::new();
         let mut r = report.group("bc");
+        r.text("generator", self.graph.spec.kind()).stored_only();
+        r.text("parameters", self.graph.spec.parameters()).stored_only();
         r.count("vertices", g.n());
         r.count("arcs", g.num_arcs);
         r.flag("directed", g.options.directed, "no");
