@@ -10,7 +10,7 @@ use crate::config::{config_error, merge, DeckText, RunArgs, RunConfig};
 use crate::device::{self, Selected};
 use crate::error::{Error, Result};
 use crate::graph::build::{self, Built, FitCheck};
-use crate::graph::source::{GraphArgs, GraphConfig};
+use crate::graph::source::{Generator, GraphArgs, GraphConfig};
 use crate::output::{timestamp, Invocation, Provenance, ResultFile};
 use crate::progress::Progress;
 use crate::report::Report;
@@ -35,6 +35,8 @@ pub trait Workload: Sized {
     const ABOUT: &'static str;
     /// True when the workload takes its graph from the `[graph]` table (and its flags).
     const GRAPH: bool = false;
+    /// The generator when `[graph]` names neither a generator nor a file.
+    const GENERATOR: Generator = Generator::Kronecker;
     /// The deck table as written (every key optional, unknown keys refused); also the
     /// subcommand's own flags.
     type Table: clap::Args + Serialize + DeserializeOwned + Default;
@@ -102,7 +104,7 @@ impl<W: Workload> Entry for Registered<W> {
         let run = merge(parsed.run, from_flags::<RunArgs>(flags)?).resolve(source)?;
         let graph = if W::GRAPH {
             let table = merge(parsed.graph.unwrap_or_default(), from_flags(flags)?);
-            Some(table.resolve(source)?)
+            Some(table.resolve_defaulting(source, W::GENERATOR)?)
         } else {
             None
         };

@@ -22,6 +22,8 @@ workloads! {
     percolation::Percolation,
     spin::Spin,
     euler::Euler,
+    bc::Bc,
+    ssca2::Ssca2,
 }
 
 /// The workload of that name.

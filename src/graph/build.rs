@@ -4,6 +4,7 @@
 //! edge function, else on the CPU), build the 1D CSR on the GPU (where it stays, for the GPU
 //! workload) or the CPU (kernel 1), and checksum the result. Every graph workload takes its graph from here.
 
+use super::arcs::{ArcGraph, ArcOptions};
 use super::block2d::{Block2D, Layout2D};
 use super::block2d_gpu::{self, DeviceBlocks};
 use super::csr_gpu::DeviceCsr;
@@ -198,6 +199,40 @@ fn open(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<Box<
     Ok(source)
 }
 
+/// The arc graph (`arcs`: out- and in-rows, weights, parallel arcs kept or merged) of the
+/// `[graph]` source (collective), refused first with one line where the hosts cannot hold
+/// `need` (see `open`); `options` chooses how tuples become arcs, knowing the source.
+pub fn build_arcs(
+    world: &World,
+    cfg: &GraphConfig,
+    seed: u64,
+    need: &Need,
+    options: impl FnOnce(&dyn EdgeSource) -> Result<ArcOptions>,
+) -> Result<ArcGraph> {
+    let source = open(world, cfg, seed, need)?;
+    let options = options(source.as_ref())?;
+    let g = ArcGraph::build(world, source.as_ref(), options)?;
+    info!(
+        "graph: {} {}: {} vertices, {} input edges, {} arcs ({}, parallel arcs {})",
+        cfg.spec.kind(),
+        cfg.spec.parameters(),
+        g.n(),
+        g.num_input_edges,
+        g.num_arcs,
+        if options.directed {
+            "directed"
+        } else {
+            "both ways"
+        },
+        if options.merge_parallel {
+            "merged"
+        } else {
+            "kept"
+        },
+    );
+    Ok(g)
+}
+
 /// A rank's share of the input edge tuples, in the order of the global list (an edge's id is
 /// its index there), as generated or read, without a CSR: for a workload that needs every
 /// tuple as it is, duplicates and self-loops kept (the Euler circuit).
@@ -208,18 +243,55 @@ pub struct EdgeList {
     pub directed: bool,
     /// This rank's contiguous range of the global list.
     pub local: Vec<Edge>,
+    /// Edge tuples over all ranks.
+    pub m: u64,
+    /// True when the source has weights: then `weights` has one for each of `local`.
+    pub weighted: bool,
+    pub weights: Vec<u64>,
+}
+
+/// The tuples as a source again (kernel 1 of SSCA#2 builds from generated tuples, so that
+/// it times the build alone).
+impl EdgeSource for EdgeList {
+    fn num_vertices(&self) -> u64 {
+        self.n
+    }
+    fn num_edges(&self) -> u64 {
+        self.m
+    }
+    fn local_len(&self) -> u64 {
+        self.local.len() as u64
+    }
+    fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
+        out.extend_from_slice(&self.local[start as usize..(start + len) as usize]);
+    }
+    fn is_directed(&self) -> bool {
+        self.directed
+    }
+    fn is_weighted(&self) -> bool {
+        self.weighted
+    }
+    fn local_weights(&self, start: u64, len: u64, out: &mut Vec<u64>) {
+        if self.weighted {
+            out.extend_from_slice(&self.weights[start as usize..(start + len) as usize]);
+        }
+    }
 }
 
 /// Make the graph `cfg` describes as this rank's edge tuples (collective), refused first
 /// with one line where the hosts cannot hold `need` (see `open`).
 pub fn edge_list(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<EdgeList> {
     let source = open(world, cfg, seed, need)?;
-    let mut local = Vec::new();
+    let (mut local, mut weights) = (Vec::new(), Vec::new());
     source.local_chunk(0, source.local_len(), &mut local);
+    source.local_weights(0, source.local_len(), &mut weights);
     Ok(EdgeList {
         n: source.num_vertices(),
         directed: source.is_directed(),
         local,
+        m: source.num_edges(),
+        weighted: source.is_weighted(),
+        weights,
     })
 }
 
@@ -442,6 +514,15 @@ impl Need {
     pub const CSR: Need = Need {
         what: "the graph",
         shared: (48, 16),
+        every_rank: (0, 0),
+        one_rank: 0,
+    };
+
+    /// The arc graph (`build_arcs`): the build's triples (24 bytes an arc, two arcs a
+    /// tuple, sent and received) and the rows.
+    pub const ARCS: Need = Need {
+        what: "the graph's arcs",
+        shared: (48, 80),
         every_rank: (0, 0),
         one_rank: 0,
     };

@@ -9,7 +9,7 @@
 //! than by sorting the remote entries: a rank of a 2^26-vertex Kronecker graph holds about
 //! 10^9 of them, and marking bits is one pass where a sort is several.
 
-use super::{DistGraph, Vid};
+use super::{Block1D, DistGraph, Vid};
 use crate::comm::World;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -91,7 +91,7 @@ impl LocalRows {
                     }
                 }
             });
-        let ghosts = Ghosts::plan(world, g, ids)?;
+        let ghosts = Ghosts::plan(world, &g.part, ids)?;
         Ok(LocalRows {
             offsets,
             adj,
@@ -161,14 +161,15 @@ impl Numbering {
 }
 
 impl Ghosts {
-    /// Tell each owner which of its vertices this rank holds as ghosts (collective).
-    fn plan(world: &World, g: &DistGraph, ids: Vec<Vid>) -> Result<Self> {
+    /// Tell each owner which of its vertices this rank holds as ghosts, `ids` (ascending
+    /// global ids of other ranks' vertices) (collective).
+    pub fn plan(world: &World, part: &Block1D, ids: Vec<Vid>) -> Result<Self> {
         let mut recv_counts = vec![0usize; world.size()];
         for &v in &ids {
-            recv_counts[g.part.owner(v)] += 1;
+            recv_counts[part.owner(v)] += 1;
         }
         let (asked, send_counts) = world.alltoallv_counted(&ids, &recv_counts)?;
-        let send_local = asked.iter().map(|&v| g.part.local(v) as u32).collect();
+        let send_local = asked.iter().map(|&v| part.local(v) as u32).collect();
         Ok(Ghosts {
             ids,
             recv_counts,

@@ -1,6 +1,8 @@
 //! Graphs: where edges come from (generators, file readers), how vertices are split
 //! between ranks, and the distributed CSR built from them.
 
+pub mod arcs;
+pub mod betweenness;
 pub mod block2d;
 pub mod block2d_gpu;
 pub mod build;

@@ -3,7 +3,7 @@
 
 use crate::comm::{Op, World};
 use crate::error::Result;
-use crate::graph::{DistGraph, Vid};
+use crate::graph::{Block1D, DistGraph, Vid};
 use crate::rng::{draw, stream_key};
 
 /// Candidates examined per collective round while sampling.
@@ -13,14 +13,25 @@ const BATCH: usize = 256;
 /// are returned (in a seeded random order); the caller reports the shortfall. When eligible
 /// vertices are too rare for sampling to find them quickly, they are listed and shuffled.
 pub fn pick_roots(world: &World, g: &DistGraph, seed: u64, count: usize) -> Result<Vec<Vid>> {
-    let part = g.part;
-    let eligible = |v: Vid| part.is_local(v) && g.degree(part.local(v)) > 0;
-    let local_eligible = (0..part.local_n()).filter(|&l| g.degree(l) > 0).count() as u64;
+    pick_vertices(world, &g.part, &|l| g.degree(l) > 0, seed, count)
+}
+
+/// Up to `count` distinct vertices that `has_edges` (of a local index) accepts, drawn as
+/// `pick_roots` draws roots: the same for every rank count.
+pub fn pick_vertices(
+    world: &World,
+    part: &Block1D,
+    has_edges: &dyn Fn(usize) -> bool,
+    seed: u64,
+    count: usize,
+) -> Result<Vec<Vid>> {
+    let eligible = |v: Vid| part.is_local(v) && has_edges(part.local(v));
+    let local_eligible = (0..part.local_n()).filter(|&l| has_edges(l)).count() as u64;
     let total = world.allreduce(local_eligible, Op::Sum);
     let key = stream_key(seed, 3);
-    if total <= count as u64 || total.saturating_mul(4096) < g.n() {
+    if total <= count as u64 || total.saturating_mul(4096) < part.n {
         let mine: Vec<u64> = (0..part.local_n())
-            .filter(|&l| g.degree(l) > 0)
+            .filter(|&l| has_edges(l))
             .map(|l| part.global(l))
             .collect();
         let mut all = world.allgatherv(&mine)?;
@@ -33,7 +44,7 @@ pub fn pick_roots(world: &World, g: &DistGraph, seed: u64, count: usize) -> Resu
     let mut next = 0u64;
     while roots.len() < count {
         let candidates: Vec<Vid> = (next..next + BATCH as u64)
-            .map(|i| draw(key, i) % g.n())
+            .map(|i| draw(key, i) % part.n)
             .collect();
         next += BATCH as u64;
         let mut flags: Vec<u8> = candidates.iter().map(|&v| eligible(v) as u8).collect();

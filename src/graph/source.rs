@@ -135,6 +135,12 @@ impl GraphArgs {
     /// Check the table against its generator and fill the defaults (Kronecker SCALE 16,
     /// edgefactor 16 when nothing is given).
     pub fn resolve(self, source: &str) -> Result<GraphConfig> {
+        self.resolve_defaulting(source, Generator::Kronecker)
+    }
+
+    /// `resolve`, with `default` the generator when neither a generator nor a file is named
+    /// (`tessera ssca2` makes SSCA#2 graphs).
+    pub fn resolve_defaulting(self, source: &str, default: Generator) -> Result<GraphConfig> {
         let construction = self.construction.unwrap_or(Construction::Auto);
         let spec = match (&self.input, self.generator) {
             (Some(_), Some(_)) => {
@@ -147,9 +153,7 @@ impl GraphArgs {
                 self.only(source, "a graph file (input)", &["input", "construction"])?;
                 GraphSpec::File(path.clone())
             }
-            (None, generator) => {
-                self.generated(source, generator.unwrap_or(Generator::Kronecker))?
-            }
+            (None, generator) => self.generated(source, generator.unwrap_or(default))?,
         };
         Ok(GraphConfig { spec, construction })
     }

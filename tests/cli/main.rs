@@ -6,6 +6,7 @@
 mod common;
 
 mod analyze;
+mod bc;
 mod bfs;
 mod bfs_2d;
 mod cc;

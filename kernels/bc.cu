@@ -1,0 +1,99 @@
+// Betweenness centrality sweeps for a batch of sources (host side:
+// src/graph/betweenness/gpu.rs; the CPU twin, step for step: src/graph/betweenness/sweep.rs).
+// Compiled at start by NVRTC.
+//
+// σ and δ are per (vertex, lane), lane = source of the batch, at vertex * lanes + lane, so a
+// warp's threads are lanes of one vertex: they read its row once between them (the same
+// addresses) and their own lanes' values side by side. Per vertex and level a 64-bit mask
+// says which lanes have it at that level (`reached`: at any level so far), so a neighbour
+// costs one broadcast load unless it matters to the lane. Each thread pulls over its
+// vertex's row in row order; every f64 operation is written as its round-to-nearest
+// intrinsic so that none is fused into an FMA: the results are the CPU's, bit for bit.
+
+// Source s of the batch at level 0 with σ = 1 in lane s.
+extern "C" __global__ void bc_sources(const u64 *sources, u32 k, u32 lanes, double *sigma,
+                                      u64 *level0, u64 *reached) {
+    u64 s = thread_index();
+    if (s >= k) return;
+    u64 v = sources[s];
+    sigma[v * lanes + s] = 1.0;
+    atomicOr(&level0[v], 1ull << s);
+    atomicOr(&reached[v], 1ull << s);
+}
+
+// The next level: an unreached (vertex, lane) sums σ over its predecessors (in-rows) in the
+// current level's mask; `found` is set when any is reached.
+extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, u32 n, u32 lanes,
+                                      u32 k, const u64 *current, u64 *next, u64 *reached,
+                                      double *sigma, u32 *found) {
+    u64 t = thread_index();
+    u64 v = t / lanes;
+    u32 s = (u32)(t % lanes);
+    if (v >= n || s >= k) return;
+    u64 bit = 1ull << s;
+    if (reached[v] & bit) return;
+    double sum = 0.0;
+    bool hit = false;
+    for (u64 e = offsets[v]; e < offsets[v + 1]; e++) {
+        u32 w = adj[e];
+        if (current[w] & bit) {
+            sum = __dadd_rn(sum, sigma[(u64)w * lanes + s]);
+            hit = true;
+        }
+    }
+    if (hit) {
+        sigma[v * lanes + s] = sum;
+        atomicOr(&next[v], bit);
+        atomicOr(&reached[v], bit);
+        *found = 1;
+    }
+}
+
+// δ of a (vertex, lane) in this level's mask (`here`): the sum over its successors in the
+// next level's mask (`deeper`, out-rows) of σ(v)/σ(w)·(1 + δ(w)).
+extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, u32 n, u32 lanes,
+                                       u32 k, const u64 *here, const u64 *deeper,
+                                       const double *sigma, double *delta) {
+    u64 t = thread_index();
+    u64 v = t / lanes;
+    u32 s = (u32)(t % lanes);
+    if (v >= n || s >= k) return;
+    u64 bit = 1ull << s;
+    if (!(here[v] & bit)) return;
+    u64 i = v * lanes + s;
+    double sv = sigma[i];
+    double sum = 0.0;
+    for (u64 e = offsets[v]; e < offsets[v + 1]; e++) {
+        u32 w = adj[e];
+        if (deeper[w] & bit) {
+            u64 j = (u64)w * lanes + s;
+            double ratio = __ddiv_rn(sv, sigma[j]);
+            sum = __dadd_rn(sum, __dmul_rn(ratio, __dadd_rn(1.0, delta[j])));
+        }
+    }
+    delta[i] = sum;
+}
+
+// Each vertex's δ over its lanes where it is reached and not the source (level 0), added to
+// its 128-bit fixed-point sum (hi, lo): the integer part and the fraction · 2^64, both
+// truncated, as src/graph/betweenness/mod.rs `to_fixed`.
+extern "C" __global__ void bc_accumulate(u32 n, u32 lanes, const u64 *reached,
+                                         const u64 *level0, const double *delta, u64 *lo,
+                                         u64 *hi) {
+    u64 v = thread_index();
+    if (v >= n) return;
+    u64 l = lo[v], h = hi[v];
+    u64 counted = reached[v] & ~level0[v];
+    while (counted) {
+        u32 s = __ffsll((long long)counted) - 1;
+        counted &= counted - 1;
+        double x = delta[v * lanes + s];
+        u64 whole = __double2ull_rz(x);
+        double fraction = __dsub_rn(x, __ull2double_rn(whole));
+        u64 bits = __double2ull_rz(__dmul_rn(fraction, 18446744073709551616.0));
+        l += bits;
+        h += whole + (l < bits ? 1 : 0);
+    }
+    lo[v] = l;
+    hi[v] = h;
+}

@@ -1,0 +1,247 @@
+//! Arc graphs: the 1D-partitioned CSR of a directed multigraph, out-rows and in-rows, with
+//! an integer weight per arc where the source has them (SSCA#2's kernel 1). An undirected
+//! source gives both arcs of each tuple, and then the in-rows are the out-rows (kept once).
+//! Self-loops are dropped; parallel arcs are kept as distinct arcs (SSCA#2 counts them as
+//! distinct paths) or merged into one. Rows are sorted by (neighbour, weight), so every rank
+//! count gives the same rows and every scan in row order the same result.
+//!
+//! `DistGraph` (`csr`) is the simple undirected graph of BFS and the analyses; this is the
+//! form of the centrality and the SSCA#2 kernels.
+
+use super::csr::CHUNK;
+use super::{Block1D, Edge, EdgeSource, Vid};
+use crate::comm::{bucket_by_rank, Op, Triple, World};
+use crate::error::Result;
+use rayon::prelude::*;
+
+/// One direction's rows of the rank's vertices.
+#[derive(Clone, Debug, Default)]
+pub struct Rows {
+    /// `local_n + 1` offsets into `adj`.
+    pub offsets: Vec<u64>,
+    /// Neighbours (global ids), each row sorted by (neighbour, weight).
+    pub adj: Vec<Vid>,
+    /// The weight of each entry of `adj` (empty for an unweighted graph).
+    pub weights: Vec<u64>,
+}
+
+impl Rows {
+    #[inline]
+    pub fn row(&self, local: usize) -> &[Vid] {
+        &self.adj[self.offsets[local] as usize..self.offsets[local + 1] as usize]
+    }
+
+    #[inline]
+    pub fn row_weights(&self, local: usize) -> &[u64] {
+        &self.weights[self.offsets[local] as usize..self.offsets[local + 1] as usize]
+    }
+
+    #[inline]
+    pub fn degree(&self, local: usize) -> u64 {
+        self.offsets[local + 1] - self.offsets[local]
+    }
+
+    /// Rows from (row, neighbour, weight) triples of this rank's vertices, in any order.
+    fn from_triples(part: &Block1D, mut arcs: Vec<Triple>, merge: bool, weighted: bool) -> Rows {
+        arcs.par_sort_unstable_by_key(|t| (t.0, t.1, t.2));
+        if merge {
+            arcs.dedup_by_key(|t| (t.0, t.1));
+        }
+        let mut lengths = vec![0u64; part.local_n()];
+        for t in &arcs {
+            lengths[part.local(t.0)] += 1;
+        }
+        Rows {
+            offsets: super::csr::row_offsets(&lengths),
+            adj: arcs.par_iter().map(|t| t.1).collect(),
+            weights: if weighted {
+                arcs.par_iter().map(|t| t.2).collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// Only the entries whose weight `keep` accepts, without weights.
+    fn filtered(&self, keep: &(impl Fn(u64) -> bool + Sync)) -> Rows {
+        let rows = self.offsets.len() - 1;
+        let lengths: Vec<u64> = (0..rows)
+            .into_par_iter()
+            .map(|l| self.row_weights(l).iter().filter(|&&w| keep(w)).count() as u64)
+            .collect();
+        let adj = (0..rows)
+            .into_par_iter()
+            .flat_map_iter(|l| {
+                self.row(l)
+                    .iter()
+                    .zip(self.row_weights(l))
+                    .filter(|(_, &w)| keep(w))
+                    .map(|(&v, _)| v)
+            })
+            .collect();
+        Rows {
+            offsets: super::csr::row_offsets(&lengths),
+            adj,
+            weights: Vec::new(),
+        }
+    }
+
+    /// Every rank's rows, concatenated in rank (that is vertex) order (collective).
+    fn gathered(&self, world: &World) -> Result<Rows> {
+        let lengths: Vec<u64> = self.offsets.windows(2).map(|w| w[1] - w[0]).collect();
+        Ok(Rows {
+            offsets: super::csr::row_offsets(&world.allgatherv(&lengths)?),
+            adj: world.allgatherv(&self.adj)?,
+            weights: world.allgatherv(&self.weights)?,
+        })
+    }
+}
+
+/// How tuples become arcs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArcOptions {
+    /// Each tuple (u, v) is the one arc u -> v; else both arcs.
+    pub directed: bool,
+    /// Parallel arcs merged into one (the lowest weight kept); else each kept.
+    pub merge_parallel: bool,
+}
+
+/// The rank's part of an arc graph.
+pub struct ArcGraph {
+    pub part: Block1D,
+    pub out: Rows,
+    /// In-rows; None where they equal the out-rows (an undirected source).
+    inc: Option<Rows>,
+    pub options: ArcOptions,
+    /// True when each arc has a weight (`Rows::weights`).
+    pub weighted: bool,
+    /// Input edge tuples over all ranks.
+    pub num_input_edges: u64,
+    /// Arcs over all ranks.
+    pub num_arcs: u64,
+    /// Self-loops dropped over all ranks.
+    pub loops_dropped: u64,
+}
+
+impl ArcGraph {
+    pub fn n(&self) -> u64 {
+        self.part.n
+    }
+
+    pub fn local_n(&self) -> usize {
+        self.part.local_n()
+    }
+
+    /// The in-rows (the out-rows of an undirected graph).
+    pub fn inc(&self) -> &Rows {
+        self.inc.as_ref().unwrap_or(&self.out)
+    }
+
+    /// True when the in-rows are the out-rows.
+    pub fn symmetric(&self) -> bool {
+        self.inc.is_none()
+    }
+
+    /// Build the arc graph of `source` (collective): tuples streamed in bounded chunks,
+    /// each arc sent with its weight to the owner of its tail (out-rows) and of its head
+    /// (in-rows), then the rows sorted.
+    pub fn build(world: &World, source: &dyn EdgeSource, options: ArcOptions) -> Result<Self> {
+        let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+        let weighted = source.is_weighted();
+        let rounds = world.allreduce(source.local_len().div_ceil(CHUNK), Op::Max);
+        let (mut out, mut inc) = (Vec::new(), Vec::new());
+        let (mut edges, mut weights) = (Vec::new(), Vec::new());
+        let mut loops = 0u64;
+        for round in 0..rounds {
+            let start = (round * CHUNK).min(source.local_len());
+            let len = CHUNK.min(source.local_len() - start);
+            edges.clear();
+            weights.clear();
+            source.local_chunk(start, len, &mut edges);
+            source.local_weights(start, len, &mut weights);
+            loops += edges.iter().filter(|(u, v)| u == v).count() as u64;
+            let arcs = tuple_arcs(&edges, &weights);
+            let reversed: Vec<Triple> = arcs.par_iter().map(|t| Triple(t.1, t.0, t.2)).collect();
+            out.extend(exchange(world, &part, arcs)?);
+            let backward = if options.directed { &mut inc } else { &mut out };
+            backward.extend(exchange(world, &part, reversed)?);
+        }
+        let merge = options.merge_parallel;
+        let out = Rows::from_triples(&part, out, merge, weighted);
+        let inc = options
+            .directed
+            .then(|| Rows::from_triples(&part, inc, merge, weighted));
+        let num_arcs = world.allreduce(out.adj.len() as u64, Op::Sum);
+        Ok(ArcGraph {
+            part,
+            out,
+            inc,
+            options,
+            weighted,
+            num_input_edges: source.num_edges(),
+            num_arcs,
+            loops_dropped: world.allreduce(loops, Op::Sum),
+        })
+    }
+
+    /// The whole graph on every rank, as a one-rank partition (collective): the spec's
+    /// `replicate = full`.
+    pub fn replicate(&self, world: &World) -> Result<ArcGraph> {
+        let inc = match &self.inc {
+            Some(rows) => Some(rows.gathered(world)?),
+            None => None,
+        };
+        Ok(ArcGraph {
+            part: Block1D::new(self.n(), 1, 0),
+            out: self.out.gathered(world)?,
+            inc,
+            options: self.options,
+            weighted: self.weighted,
+            num_input_edges: self.num_input_edges,
+            num_arcs: self.num_arcs,
+            loops_dropped: self.loops_dropped,
+        })
+    }
+
+    /// The arcs whose weight `keep` accepts, unweighted (collective: the arc count).
+    pub fn filtered(&self, world: &World, keep: impl Fn(u64) -> bool + Sync) -> ArcGraph {
+        let out = self.out.filtered(&keep);
+        let inc = self.inc.as_ref().map(|rows| rows.filtered(&keep));
+        ArcGraph {
+            part: self.part,
+            num_arcs: world.allreduce(out.adj.len() as u64, Op::Sum),
+            out,
+            inc,
+            options: self.options,
+            weighted: false,
+            num_input_edges: self.num_input_edges,
+            loops_dropped: self.loops_dropped,
+        }
+    }
+
+    /// Bytes of this rank's rows.
+    pub fn bytes(&self) -> u64 {
+        let rows = |r: &Rows| 8 * (r.offsets.len() + r.adj.len() + r.weights.len()) as u64;
+        rows(&self.out) + self.inc.as_ref().map_or(0, rows)
+    }
+}
+
+/// The arcs u -> v of the tuples, self-loops dropped, with their weights (0 where none).
+fn tuple_arcs(edges: &[Edge], weights: &[u64]) -> Vec<Triple> {
+    edges
+        .par_iter()
+        .enumerate()
+        .filter(|(_, (u, v))| u != v)
+        .map(|(i, &(u, v))| Triple(u, v, weights.get(i).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// Each arc to the owner of its first id (collective).
+fn exchange(world: &World, part: &Block1D, arcs: Vec<Triple>) -> Result<Vec<Triple>> {
+    if world.size() == 1 {
+        return Ok(arcs);
+    }
+    let (send, counts) = bucket_by_rank(world.size(), &arcs, |t| part.owner(t.0));
+    drop(arcs);
+    world.alltoallv(&send, &counts)
+}

@@ -1,0 +1,307 @@
+//! Betweenness centrality (Brandes, "A faster algorithm for betweenness centrality", 2001)
+//! over the hop counts of an arc graph, from a list of sources: `tessera bc` and SSCA#2's
+//! kernel 4.
+//!
+//! Sources go in batches of up to 64 lanes that share every row read (`sweep`; on a GPU
+//! kernels/bc.cu). No value is summed in an order that depends on threads, ranks or the
+//! device: each vertex pulls over its row in row order, and the per-source dependencies
+//! δ_s(v), each an f64, are added over sources in 128-bit fixed point (64 fraction bits),
+//! where addition is associative. So BC is bit-identical for every rank count, batch size,
+//! distribution and device.
+//!
+//! Two distributions, as McGuinness's MSc thesis (UMass Amherst, 2011, §2.3.6) has them:
+//! `Full`, the whole graph on every rank with the sources split between ranks and one final
+//! reduction; `Partitioned`, the 1D partition, every rank running every batch over its own
+//! vertices, with each level's new σ (forward) and δ (backward) sent to the ranks that hold
+//! them as ghosts.
+
+pub mod gpu;
+pub mod sweep;
+pub mod view;
+
+use crate::comm::{Op, World};
+use crate::device::{memory, Selected};
+use crate::error::{Error, Result};
+use crate::graph::arcs::ArcGraph;
+use crate::graph::block_range;
+use crate::graph::Vid;
+use crate::report::Section;
+use crate::rng::mix64;
+use serde::{Deserialize, Serialize};
+use sweep::Lanes;
+use view::View;
+
+/// Most sources in one batch.
+pub const MAX_LANES: usize = 64;
+
+/// Bytes per vertex (and ghost) per lane: σ, δ.
+pub const BYTES_PER_LANE: u64 = 8 + 8;
+
+/// A deck key of `table` outside its range: one line naming the deck, the table and the key.
+pub fn bad_key(source: &str, table: &str, key: &str, msg: &str) -> Error {
+    crate::error::config_error(source, &format!("[{table}] {key}: {msg}"))
+}
+
+/// `batch` of `table` checked: 1 to `MAX_LANES`.
+pub fn check_batch(source: &str, table: &str, batch: Option<u64>) -> Result<Option<usize>> {
+    match batch {
+        Some(b) if !(1..=MAX_LANES as u64).contains(&b) => Err(bad_key(
+            source,
+            table,
+            "batch",
+            &format!("batch = {b} must be between 1 and {MAX_LANES}"),
+        )),
+        b => Ok(b.map(|b| b as usize)),
+    }
+}
+
+/// Where the graph lives while the sweeps run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Distribution {
+    /// Every rank holds the whole graph (`ArcGraph::replicate`); sources are split.
+    Full,
+    /// Every rank holds its part; every rank runs every source.
+    Partitioned,
+}
+
+/// `replicate` as a deck says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Replicate {
+    /// Full where the whole graph fits in half of each rank's memory (the GPU's on a GPU
+    /// run), else distributed.
+    Auto,
+    Full,
+    Distributed,
+}
+
+impl Replicate {
+    /// The distribution for `g` (collective, for `Auto`: every rank's memory).
+    pub fn resolve(self, world: &World, device: &Selected, g: &ArcGraph) -> Result<Distribution> {
+        let whole = world.allreduce(g.bytes(), Op::Sum);
+        let budget = memory_left(world, device)?;
+        let fits = world.allreduce(u8::from(whole <= budget / 2), Op::Min) == 1;
+        Ok(match self {
+            Replicate::Full => Distribution::Full,
+            Replicate::Distributed => Distribution::Partitioned,
+            Replicate::Auto if fits => Distribution::Full,
+            Replicate::Auto => Distribution::Partitioned,
+        })
+    }
+}
+
+impl Distribution {
+    pub fn name(self) -> &'static str {
+        match self {
+            Distribution::Full => "full",
+            Distribution::Partitioned => "distributed",
+        }
+    }
+}
+
+/// Betweenness from a run: the fixed-point sums of every vertex on rank 0.
+pub struct Centrality {
+    /// Σ_s δ_s(v) · 2^64, per vertex, on rank 0 (empty elsewhere).
+    pub fixed: Vec<u128>,
+    /// Deepest BFS level of any source.
+    pub deepest_level: u32,
+    /// Sources per batch.
+    pub lanes: usize,
+}
+
+impl Centrality {
+    /// BC of each vertex (rank 0).
+    pub fn values(&self) -> Vec<f64> {
+        self.fixed.iter().map(|&x| from_fixed(x)).collect()
+    }
+}
+
+/// δ in fixed point with 64 fraction bits, truncated: the integer part and the fraction
+/// converted apart (both exact in f64), as kernels/bc.cu `to_fixed` does.
+#[inline]
+pub fn to_fixed(x: f64) -> u128 {
+    let whole = x as u64;
+    let fraction = x - whole as f64;
+    ((whole as u128) << 64) | (fraction * 18446744073709551616.0) as u64 as u128
+}
+
+/// A fixed-point sum as f64 (correctly rounded).
+pub fn from_fixed(x: u128) -> f64 {
+    x as f64 / 18446744073709551616.0
+}
+
+/// The most lanes (a power of two, at most `MAX_LANES`, at least 1) whose values for
+/// `slots` vertices fit in `budget` bytes.
+pub fn lanes_fitting(slots: u64, budget: u64) -> usize {
+    let mut lanes = MAX_LANES;
+    while lanes > 1 && slots * lanes as u64 * BYTES_PER_LANE > budget {
+        lanes /= 2;
+    }
+    lanes
+}
+
+/// BC of `g` from `sources` (collective). `g` is the replicated graph for `Full`, the
+/// rank's part for `Partitioned`; `lanes` sources go in a batch (None: the most, up to
+/// `MAX_LANES`, whose values fit in half the memory left; the same on every rank).
+pub fn betweenness(
+    world: &World,
+    device: &Selected,
+    g: &ArcGraph,
+    sources: &[Vid],
+    distribution: Distribution,
+    lanes: Option<usize>,
+) -> Result<Centrality> {
+    if let (Distribution::Partitioned, Selected::Gpu(_)) = (distribution, device) {
+        return Err(Error::Unavailable(
+            "betweenness with replicate = \"distributed\" runs on the CPU (--device cpu); on GPUs use replicate = \"full\"".into(),
+        ));
+    }
+    let view = match distribution {
+        Distribution::Full => View::replicated(g)?,
+        Distribution::Partitioned => View::partitioned(world, g)?,
+    };
+    let lanes = match lanes {
+        Some(l) => l.clamp(1, MAX_LANES),
+        None => lanes_fitting(view.slots() as u64, memory_left(world, device)? / 2),
+    };
+    let lanes = world.allreduce(lanes as u64, Op::Min) as usize;
+    let (fixed, deepest) = match distribution {
+        Distribution::Full => {
+            let share = block_range(sources.len() as u64, world.size(), world.rank());
+            let mine = &sources[share.start as usize..share.end as usize];
+            let (sums, deepest) = match device {
+                Selected::Cpu => batches(&view, mine, lanes, None)?,
+                Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes)?,
+            };
+            (sum_over_ranks(world, &sums), deepest)
+        }
+        Distribution::Partitioned => {
+            let (sums, deepest) = batches(&view, sources, lanes, Some(world))?;
+            (gather_at_root(world, &sums)?, deepest)
+        }
+    };
+    Ok(Centrality {
+        fixed,
+        deepest_level: world.allreduce(deepest, Op::Max),
+        lanes,
+    })
+}
+
+/// Bytes this rank may still use: its share of the node's available memory on the CPU, the
+/// GPU's free memory on a GPU.
+fn memory_left(world: &World, device: &Selected) -> Result<u64> {
+    Ok(match device {
+        Selected::Cpu => memory::host_available() / world.local_size() as u64,
+        Selected::Gpu(gpu) => memory::gpu_free(gpu)?,
+    })
+}
+
+/// Every batch of `sources` on the CPU: the sums of the view's own vertices and the
+/// deepest level.
+fn batches(
+    view: &View,
+    sources: &[Vid],
+    lanes: usize,
+    world: Option<&World>,
+) -> Result<(Vec<u128>, u32)> {
+    let state = Lanes::new(view.slots(), lanes);
+    let mut fixed = vec![0u128; view.local_n];
+    let mut deepest = 0;
+    for batch in sources.chunks(lanes) {
+        deepest = deepest.max(sweep::run_batch(view, &state, batch, world, &mut fixed)?);
+    }
+    Ok((fixed, deepest))
+}
+
+/// Vertices listed with the largest values.
+pub const TOP: usize = 100;
+
+/// The figures and datasets of a run (rank 0's `c`): sources, the deepest level, the 100
+/// largest values with their vertices (ties by id), a checksum of every vertex's fixed-point
+/// sum (equal sums, equal checksum), and every value where `every_vertex`.
+pub fn report(r: &mut Section, c: &Centrality, sources: &[Vid], every_vertex: bool) {
+    let values = c.values();
+    let mut order: Vec<usize> = (0..c.fixed.len()).collect();
+    order.sort_by(|&a, &b| c.fixed[b].cmp(&c.fixed[a]).then(a.cmp(&b)));
+    order.truncate(TOP);
+    let checksum = c.fixed.iter().enumerate().fold(0u64, |h, (v, &x)| {
+        h.wrapping_add(mix64(v as u64 ^ mix64(x as u64 ^ mix64((x >> 64) as u64))))
+    });
+    r.count("sources", sources.len() as u64);
+    r.count("lanes", c.lanes as u64).stored_only();
+    r.count("deepest_level", c.deepest_level);
+    if let Some(&top) = order.first() {
+        r.fixed("bc_max", values[top], 6, "");
+        r.count("bc_max_vertex", top as u64);
+    }
+    r.count("bc_checksum", checksum);
+    r.data("bc_sources", sources);
+    r.data(
+        "bc_top_vertex",
+        order.iter().map(|&v| v as u64).collect::<Vec<u64>>(),
+    );
+    r.data(
+        "bc_top",
+        order.iter().map(|&v| values[v]).collect::<Vec<f64>>(),
+    );
+    if every_vertex {
+        r.data("bc", values);
+    }
+}
+
+/// Limbs of 32 bits, one per u64, so that an MPI sum of up to 2^32 ranks cannot carry out.
+const LIMBS: usize = 4;
+
+/// The sums of every rank's copy, on rank 0 (collective; exact).
+fn sum_over_ranks(world: &World, sums: &[u128]) -> Vec<u128> {
+    let mut limbs: Vec<u64> = sums
+        .iter()
+        .flat_map(|&x| (0..LIMBS).map(move |i| (x >> (32 * i)) as u32 as u64))
+        .collect();
+    world.allreduce_slice(&mut limbs, Op::Sum);
+    if !world.is_root() {
+        return Vec::new();
+    }
+    limbs
+        .chunks(LIMBS)
+        .map(|l| (0..LIMBS).fold(0u128, |acc, i| acc.wrapping_add((l[i] as u128) << (32 * i))))
+        .collect()
+}
+
+/// Each rank's own vertices' sums, in vertex order, on rank 0 (collective).
+fn gather_at_root(world: &World, sums: &[u128]) -> Result<Vec<u128>> {
+    let words: Vec<u64> = sums
+        .iter()
+        .flat_map(|&x| [x as u64, (x >> 64) as u64])
+        .collect();
+    let all = world.gatherv_root(&words)?;
+    Ok(all
+        .chunks(2)
+        .map(|w| w[0] as u128 | (w[1] as u128) << 64)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_point_round_trips_and_truncates() {
+        assert_eq!(to_fixed(0.0), 0);
+        assert_eq!(to_fixed(1.0), 1u128 << 64);
+        assert_eq!(to_fixed(2.5), 5u128 << 63);
+        assert_eq!(from_fixed(to_fixed(1234.75)), 1234.75);
+        let third = to_fixed(1.0 / 3.0);
+        assert_eq!(third >> 64, 0);
+        assert!((from_fixed(third) - 1.0 / 3.0).abs() < 1e-16);
+        // Large values: integers, no fraction.
+        assert_eq!(to_fixed(2f64.powi(60)), 1u128 << 124);
+    }
+
+    #[test]
+    fn lanes_halve_until_they_fit() {
+        assert_eq!(lanes_fitting(10, u64::MAX), MAX_LANES);
+        assert_eq!(lanes_fitting(1000, 1000 * 16 * BYTES_PER_LANE), 16);
+        assert_eq!(lanes_fitting(1000, 0), 1);
+    }
+}
