@@ -22,6 +22,7 @@ workloads! {
     percolation::Percolation,
     spin::Spin,
     euler::Euler,
+    cortex::Cortex,
 }
 
 /// The workload of that name.

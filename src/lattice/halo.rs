@@ -39,6 +39,42 @@ pub fn exchange<T: Equivalence + Copy + Default>(world: &World, slab: &Slab, fie
     }
 }
 
+/// Items of a field with `depth` ghost planes on either side.
+pub fn deep_field_len(slab: &Slab, depth: usize) -> usize {
+    slab.sites() + 2 * depth * slab.plane()
+}
+
+/// `exchange` for `depth` ghost planes on either side, `[depth ghosts | the slab's planes |
+/// depth ghosts]`, overlapped with `work`, which runs while the planes travel and may read the
+/// field's own planes (not its ghosts, filled once it returns) (collective). The slab must be
+/// at least `depth` planes thick, so that the ghosts come from the neighbouring slabs only;
+/// a periodic lattice's.
+pub fn exchange_deep_overlapped<T: Equivalence + Copy + Default, R>(
+    world: &World,
+    slab: &Slab,
+    depth: usize,
+    field: &mut [T],
+    work: impl FnOnce(&[T]) -> R,
+) -> R {
+    let span = depth * slab.plane();
+    let own = slab.sites();
+    assert!(slab.thickness as usize >= depth, "a slab thinner than its halo");
+    assert_eq!(field.len(), deep_field_len(slab, depth), "a deep halo field's length");
+    let up = field[own..own + span].to_vec();
+    let down = field[span..2 * span].to_vec();
+    let (mut below, mut above) = (vec![T::default(); span], vec![T::default(); span]);
+    let shared: &[T] = field;
+    let out = world.shift_both_ways(
+        (&up, &down),
+        (&mut below, &mut above),
+        (slab.below(), slab.above()),
+        || work(shared),
+    );
+    field[..span].copy_from_slice(&below);
+    field[own + span..].copy_from_slice(&above);
+    out
+}
+
 /// The bottom plane of the slab above (the periodic wrap for the top slab), given this
 /// slab's bottom plane (collective). The labelling's one exchange.
 pub fn from_above<T: Equivalence + Copy + Default>(

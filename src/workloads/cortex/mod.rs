@@ -1,0 +1,262 @@
+//! `tessera cortex`: the cortical spiking network of Leist's thesis (2011), chapter 8 (with
+//! appendix D): Izhikevich neurons (IEEE TNN 2003) on a periodic L×L lattice, each pulling k
+//! delayed inputs from a Gaussian neighbourhood of radius r, driven by noisy currents that a
+//! timed schedule changes mid-run (drugs: the λ factors), read out as a pseudo-EEG (the mean
+//! excitatory potential) and its Welch spectrum with the qEEG figures.
+//!
+//! - `model`: one neuron, the three integration schemes, the software normal deviate.
+//! - `network`: neuron draws and sources, a pure function of (seed, neuron, j).
+//! - `slab`: a rank's rows, the step's inputs and sums, the `exp` and `table` synapses.
+//! - `cpu`: the two phases on the CPU, the border exchange overlapped with the inner core.
+//! - `schedule`: the settings, `[[cortex.schedule]]` and the seed's schedule files.
+//! - `run`: the steps, their per-512-step reduction, the raster.
+//! - `spectrum`: Welch's periodograms and the qEEG figures.
+//! - `record`: the report (`/cortex`).
+//!
+//! Every random number is a counter-based draw keyed by the seed, the step and the global
+//! neuron id, normals from one software routine (`model::normal_pair`), and the sums are
+//! integers: the raster and the pseudo-EEG are the same bits on any number of ranks.
+
+mod cpu;
+mod model;
+mod network;
+mod record;
+mod run;
+mod schedule;
+mod slab;
+mod spectrum;
+
+use crate::config::{config_error, out_of_range};
+use crate::error::Result;
+use crate::graph::source::GraphConfig;
+use crate::harness::{Harness, Workload};
+use crate::report::Report;
+use model::Scheme;
+use schedule::Setting;
+use serde::{Deserialize, Serialize};
+use spectrum::Window;
+use std::path::{Path, PathBuf};
+
+/// `[cortex]`. Also the `tessera cortex` flags.
+#[derive(Debug, Default, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct CortexTable {
+    /// Side L of the periodic lattice: L² neurons (default 64)
+    #[arg(long, allow_negative_numbers = true)]
+    pub l: Option<i64>,
+    /// Inputs per neuron, 1 to 65535 (default 100)
+    #[arg(long, allow_negative_numbers = true)]
+    pub k: Option<i64>,
+    /// Largest distance of an input, 1 to 127 and at most L/2 (σ = r/3) (default 16)
+    #[arg(long, allow_negative_numbers = true)]
+    pub r: Option<i64>,
+    /// Fraction of excitatory neurons (default 0.8)
+    #[arg(long, allow_negative_numbers = true)]
+    pub ratio: Option<f64>,
+    /// Steps of 1 ms (default 10000)
+    #[arg(long, allow_negative_numbers = true)]
+    pub steps: Option<i64>,
+    /// Synapses: exp (a trace per type) or table (the seed's washout table) (default exp)
+    #[arg(long, value_enum)]
+    pub synapses: Option<SynapseScheme>,
+    /// Integration: seed (one 1 ms Euler step), half-step (Izhikevich's two 0.5 ms steps of v)
+    /// or substeps (default seed)
+    #[arg(long, value_enum)]
+    pub integration: Option<Integration>,
+    /// Euler steps per ms of integration = "substeps", 2 to 1000 (default 10)
+    #[arg(long, allow_negative_numbers = true)]
+    pub substeps: Option<i64>,
+    /// Clamp the external current at 0 (default true)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub clamp: Option<bool>,
+    /// Window of the spectrum: blackman, hann, welch or rectangular (default blackman)
+    #[arg(long, value_enum)]
+    pub window: Option<Window>,
+    /// Store the raster (step, neuron id) of every spike (at most 2^22 neurons)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub raster: Option<bool>,
+    /// A schedule in the seed's `STEP KEY VALUE` lines (relative to the deck's folder)
+    #[arg(long)]
+    pub schedule_file: Option<PathBuf>,
+    /// Timed settings: [[cortex.schedule]] entries {step, set, value} (deck only)
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Vec<schedule::Entry>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SynapseScheme {
+    Exp,
+    Table,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Integration {
+    Seed,
+    HalfStep,
+    Substeps,
+}
+
+/// Most neurons whose raster a run stores.
+const MAX_RASTER_NEURONS: u64 = 1 << 22;
+
+/// A cortex run, configured.
+#[derive(Debug, Clone)]
+pub struct Cortex {
+    pub l: u64,
+    pub k: u32,
+    pub r: u32,
+    pub ratio: f64,
+    pub steps: u64,
+    pub table: bool,
+    pub scheme: Scheme,
+    pub clamp: bool,
+    pub window: Window,
+    pub raster: bool,
+    pub schedule: Vec<Setting>,
+}
+
+impl Cortex {
+    pub fn neurons(&self) -> u64 {
+        self.l * self.l
+    }
+}
+
+/// An integer key in `lo..=hi`.
+fn int(source: &str, key: &str, value: Option<i64>, default: i64, (lo, hi): (i64, i64), expected: &str) -> Result<i64> {
+    let v = value.unwrap_or(default);
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(out_of_range(source, &format!("[cortex] {key}"), v, expected))
+    }
+}
+
+fn scheme_of(source: &str, t: &CortexTable) -> Result<Scheme> {
+    let integration = t.integration.unwrap_or(Integration::Seed);
+    if t.substeps.is_some() && integration != Integration::Substeps {
+        return Err(config_error(source, "[cortex] substeps applies to integration = \"substeps\""));
+    }
+    Ok(match integration {
+        Integration::Seed => Scheme::Seed,
+        Integration::HalfStep => Scheme::HalfStep,
+        Integration::Substeps => {
+            let n = int(source, "substeps", t.substeps, 10, (2, 1000), "an integer from 2 to 1000")?;
+            Scheme::Substeps(n as u32)
+        }
+    })
+}
+
+/// The schedule: the deck's entries or the file's lines (not both), checked whole.
+fn schedule_of(source: &str, t: &CortexTable, steps: u64) -> Result<Vec<Setting>> {
+    match (&t.schedule, &t.schedule_file) {
+        (Some(_), Some(_)) => Err(config_error(
+            source,
+            "[cortex] give [[cortex.schedule]] entries or schedule_file, not both",
+        )),
+        (Some(entries), None) => schedule::from_entries(entries, steps).map_err(|(at, msg)| {
+            let line = entry_line(source, &at).map_or(String::new(), |l| format!("line {l}: "));
+            config_error(source, &format!("{line}[[cortex.schedule]] {at}: {msg}"))
+        }),
+        (None, Some(file)) => {
+            let path = beside_deck(source, file);
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| config_error(&name, &format!("cannot read the schedule file: {e}")))?;
+            schedule::from_file_text(&text, steps).map_err(|(at, msg)| config_error(&name, &format!("{at}: {msg}")))
+        }
+        (None, None) => Ok(Vec::new()),
+    }
+}
+
+/// A relative path from a deck taken from the deck's folder (from the working directory for
+/// a flag).
+fn beside_deck(source: &str, file: &Path) -> PathBuf {
+    let deck = Path::new(source);
+    match deck.parent() {
+        Some(dir) if file.is_relative() && deck.is_file() => dir.join(file),
+        _ => file.to_path_buf(),
+    }
+}
+
+/// The deck line of schedule entry "entry N", where the deck is a file.
+fn entry_line(source: &str, at: &str) -> Option<usize> {
+    let n: usize = at.strip_prefix("entry ")?.parse().ok()?;
+    let text = std::fs::read_to_string(source).ok()?;
+    let mut seen = 0;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().starts_with("[[cortex.schedule]]") {
+            seen += 1;
+            if seen == n {
+                return Some(i + 1);
+            }
+        }
+    }
+    None
+}
+
+impl Workload for Cortex {
+    const NAME: &'static str = "cortex";
+    const ABOUT: &'static str =
+        "Cortical spiking network (Izhikevich neurons on lattice slabs): pseudo-EEG, its spectrum, timed drug schedules";
+    type Table = CortexTable;
+
+    fn configure(source: &str, t: CortexTable, _: Option<GraphConfig>) -> Result<Self> {
+        let l = int(source, "l", t.l, 64, (2, 1 << 20), "an integer from 2 to 2^20")? as u64;
+        let r = int(source, "r", t.r, 16, (1, 127), "an integer from 1 to 127")? as u32;
+        if u64::from(r) > l / 2 {
+            return Err(out_of_range(source, "[cortex] r", r, &format!("at most L/2 = {}", l / 2)));
+        }
+        let k = int(source, "k", t.k, 100, (1, 65535), "an integer from 1 to 65535")? as u32;
+        let ratio = t.ratio.unwrap_or(0.8);
+        if !(0.0..=1.0).contains(&ratio) {
+            return Err(out_of_range(source, "[cortex] ratio", ratio, "a fraction from 0 to 1"));
+        }
+        let steps = int(source, "steps", t.steps, 10_000, (1, 1 << 40), "an integer from 1 to 2^40")? as u64;
+        let raster = t.raster.unwrap_or(false);
+        if raster && l * l > MAX_RASTER_NEURONS {
+            return Err(config_error(
+                source,
+                &format!("[cortex] raster stores every spike: {} neurons is more than the {MAX_RASTER_NEURONS} it allows", l * l),
+            ));
+        }
+        Ok(Cortex {
+            l,
+            k,
+            r,
+            ratio,
+            steps,
+            table: t.synapses == Some(SynapseScheme::Table),
+            scheme: scheme_of(source, &t)?,
+            clamp: t.clamp.unwrap_or(true),
+            window: t.window.unwrap_or(Window::Blackman),
+            raster,
+            schedule: schedule_of(source, &t, steps)?,
+        })
+    }
+
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        let ranks = h.world.size() as u64;
+        let thinnest = self.l / ranks;
+        if thinnest < u64::from(self.r) {
+            return Err(crate::error::Error::Unavailable(format!(
+                "cortex: every rank holds whole rows, at least r = {} of them (its border reaches only the neighbouring slabs): L = {} over {ranks} ranks leaves {thinnest}; use at most {} ranks or a smaller r",
+                self.r,
+                self.l,
+                self.l / u64::from(self.r)
+            )));
+        }
+        Ok(())
+    }
+
+    fn execute(&self, h: &Harness) -> Result<Report> {
+        let outcome = run::run(h, self)?;
+        let mut report = Report::new();
+        if h.world.is_root() {
+            record::report(&mut report, self, h.run.seed, &outcome);
+        }
+        Ok(report)
+    }
+}
