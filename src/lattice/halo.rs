@@ -172,6 +172,32 @@ pub fn exchange_gpu_planes<T: Item>(
     Ok(())
 }
 
+/// `exchange_deep_overlapped`'s exchange for a field in GPU memory whose `depth` ghost planes
+/// on either side are buffers of their own (`below`, `above`: `depth` planes each), apart
+/// from the slab's `own` planes, so that a kernel reading `own` on another stream runs while
+/// they are filled (collective). A periodic lattice; the slab at least `depth` planes thick.
+pub fn exchange_gpu_deep<T: Item>(
+    ex: &GpuExchange,
+    slab: &Slab,
+    depth: usize,
+    own: &CudaSlice<T>,
+    (below, above): (&mut CudaSlice<T>, &mut CudaSlice<T>),
+    gpu: &Gpu,
+) -> Result<()> {
+    let span = depth * slab.plane();
+    let len = slab.sites();
+    assert!(slab.thickness as usize >= depth, "a slab thinner than its halo");
+    let (top, bottom) = (own.slice(len - span..len), own.slice(0..span));
+    let (mut below, mut above) = (below.slice_mut(0..span), above.slice_mut(0..span));
+    if slab.ranks == 1 {
+        let copy_error = |e| gpu_error("copy a ghost plane", e);
+        gpu.stream.memcpy_dtod(&top, &mut below).map_err(copy_error)?;
+        return gpu.stream.memcpy_dtod(&bottom, &mut above).map_err(copy_error);
+    }
+    ex.sendrecv(&top, slab.above(), &mut below, slab.below())?;
+    ex.sendrecv(&bottom, slab.below(), &mut above, slab.above())
+}
+
 /// The ghost planes of the one slab of a lattice: the periodic wraps copied on the GPU (or
 /// cleared on an open lattice), without the host round trip of a shift to itself.
 fn wrap_gpu<T: Item>(slab: &Slab, plane: usize, field: &mut CudaSlice<T>, gpu: &Gpu) -> Result<()> {

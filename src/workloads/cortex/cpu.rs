@@ -7,6 +7,7 @@
 use super::model::{normal_pair, step, unit, Cell};
 use super::network::{cell, unpack, Neuron, INHIBITORY};
 use super::slab::{Layout, StepInput, Sums, Synapses};
+use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use crate::comm::World;
 use crate::lattice::halo;
 use rayon::prelude::*;
@@ -68,6 +69,40 @@ impl CpuCortex {
         }
         synapses.deposit(input, &counts, delay);
         sums
+    }
+
+    /// The neurons' dynamic state.
+    pub fn snapshot(&self) -> Snapshot {
+        let (n, ghost) = (self.layout.n(), self.layout.ghost_items());
+        let mut snap = Snapshot {
+            v: self.v.clone(),
+            u: self.u.clone(),
+            state: self.state[ghost..ghost + n].to_vec(),
+            ..Snapshot::default()
+        };
+        match &self.synapses {
+            Synapses::Exp { ring, trace } => {
+                snap.ring = neuron_major(ring, n);
+                snap.trace = trace.iter().flatten().copied().collect();
+            }
+            Synapses::Table { ring } => snap.table = neuron_major(ring, n),
+        }
+        snap
+    }
+
+    /// Continue from a snapshot.
+    pub fn restore(&mut self, snap: Snapshot) {
+        let (n, ghost) = (self.layout.n(), self.layout.ghost_items());
+        self.v = snap.v;
+        self.u = snap.u;
+        self.state[ghost..ghost + n].copy_from_slice(&snap.state);
+        self.synapses = match &self.synapses {
+            Synapses::Exp { .. } => Synapses::Exp {
+                ring: slot_major(&snap.ring, n),
+                trace: snap.trace.chunks(2).map(|t| [t[0], t[1]]).collect(),
+            },
+            Synapses::Table { .. } => Synapses::Table { ring: slot_major(&snap.table, n) },
+        };
     }
 
     /// Global ids of the neurons that fired in the last step.

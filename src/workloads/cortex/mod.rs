@@ -7,17 +7,20 @@
 //! - `model`: one neuron, the three integration schemes, the software normal deviate.
 //! - `network`: neuron draws and sources, a pure function of (seed, neuron, j).
 //! - `slab`: a rank's rows, the step's inputs and sums, the `exp` and `table` synapses.
-//! - `cpu`: the two phases on the CPU, the border exchange overlapped with the inner core.
+//! - `cpu`, `gpu`: the two phases on each device, the border exchange overlapped with the
+//!   inner core (kernels/cortex.cu on the GPU).
 //! - `schedule`: the settings, `[[cortex.schedule]]` and the seed's schedule files.
 //! - `run`: the steps, their per-512-step reduction, the raster.
 //! - `spectrum`: Welch's periodograms and the qEEG figures.
-//! - `record`: the report (`/cortex`).
+//! - `record`: the report (`/cortex`); `checkpoint`: checkpoint and restart.
 //!
 //! Every random number is a counter-based draw keyed by the seed, the step and the global
 //! neuron id, normals from one software routine (`model::normal_pair`), and the sums are
 //! integers: the raster and the pseudo-EEG are the same bits on any number of ranks.
 
+mod checkpoint;
 mod cpu;
+mod gpu;
 mod model;
 mod network;
 mod record;
@@ -27,7 +30,10 @@ mod slab;
 mod spectrum;
 
 use crate::config::{config_error, out_of_range};
+use crate::device::memory::{self, Place};
+use crate::device::Selected;
 use crate::error::Result;
+use gpu::GpuCortex;
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::report::Report;
@@ -78,6 +84,16 @@ pub struct CortexTable {
     /// A schedule in the seed's `STEP KEY VALUE` lines (relative to the deck's folder)
     #[arg(long)]
     pub schedule_file: Option<PathBuf>,
+    /// Write a checkpoint when this many seconds passed since the last (default 600)
+    #[arg(long, allow_negative_numbers = true)]
+    pub checkpoint_seconds: Option<f64>,
+    /// Continue from the checkpoint in the output file
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub resume: Option<bool>,
+    /// Run at most this many steps in this job (rounded up to whole blocks of 512), then
+    /// write a checkpoint and stop (continue with --resume)
+    #[arg(long, allow_negative_numbers = true)]
+    pub stop_after: Option<i64>,
     /// Timed settings: [[cortex.schedule]] entries {step, set, value} (deck only)
     #[arg(skip)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,11 +132,36 @@ pub struct Cortex {
     pub window: Window,
     pub raster: bool,
     pub schedule: Vec<Setting>,
+    pub checkpoint_seconds: f64,
+    pub resume: bool,
+    pub stop_after: Option<u64>,
 }
 
 impl Cortex {
     pub fn neurons(&self) -> u64 {
         self.l * self.l
+    }
+
+    /// What a checkpoint must agree on to be resumed (the schedule: its settings).
+    pub fn job(&self, seed: u64) -> String {
+        let schedule: Vec<String> = self
+            .schedule
+            .iter()
+            .map(|s| format!("{} {} {}", s.step, s.key.name(), s.value))
+            .collect();
+        format!(
+            "L={} k={} r={} ratio={} steps={} synapses={} integration={} clamp={} raster={} seed={seed} schedule=[{}]",
+            self.l,
+            self.k,
+            self.r,
+            self.ratio,
+            self.steps,
+            if self.table { "table" } else { "exp" },
+            self.scheme.name(),
+            self.clamp,
+            self.raster,
+            schedule.join(", ")
+        )
     }
 }
 
@@ -147,6 +188,15 @@ fn scheme_of(source: &str, t: &CortexTable) -> Result<Scheme> {
             Scheme::Substeps(n as u32)
         }
     })
+}
+
+fn seconds_of(source: &str, value: Option<f64>) -> Result<f64> {
+    let secs = value.unwrap_or(600.0);
+    if secs.is_finite() && secs > 0.0 {
+        Ok(secs)
+    } else {
+        Err(out_of_range(source, "[cortex] checkpoint_seconds", secs, "a finite number > 0"))
+    }
 }
 
 /// The schedule: the deck's entries or the file's lines (not both), checked whole.
@@ -234,6 +284,13 @@ impl Workload for Cortex {
             window: t.window.unwrap_or(Window::Blackman),
             raster,
             schedule: schedule_of(source, &t, steps)?,
+            checkpoint_seconds: seconds_of(source, t.checkpoint_seconds)?,
+            resume: t.resume.unwrap_or(false),
+            stop_after: t
+                .stop_after
+                .map(|s| int(source, "stop_after", Some(s), 0, (1, 1 << 40), "an integer from 1 to 2^40"))
+                .transpose()?
+                .map(|s| s as u64),
         })
     }
 
@@ -248,11 +305,33 @@ impl Workload for Cortex {
                 self.l / u64::from(self.r)
             )));
         }
-        Ok(())
+        let rows = self.l.div_ceil(ranks);
+        let neurons = rows * self.l;
+        let (k, table) = (self.k, self.table);
+        match &h.device {
+            Selected::Cpu => {
+                // The CPU's arrays are the GPU's, with the synapse rings and a per-step copy
+                // of the arrivals and counts (16 bytes) beside them.
+                let bytes = neurons * (GpuCortex::bytes_per_neuron(k, table) + 16);
+                memory::check("cortex: the slab", bytes, Place::Host { ranks: h.world.local_size() }, |_| String::new())
+            }
+            Selected::Gpu(gpu) => {
+                let bytes = neurons * GpuCortex::bytes_per_neuron(k, table);
+                memory::check("cortex: the slab", bytes, Place::Gpu(gpu), |_| String::new())
+            }
+        }
+    }
+
+    /// `--resume` continues the checkpoint in the output file.
+    fn resumes_output(&self) -> bool {
+        self.resume
     }
 
     fn execute(&self, h: &Harness) -> Result<Report> {
-        let outcome = run::run(h, self)?;
+        // A run stopped at `stop_after` leaves its checkpoint as the output.
+        let Some(outcome) = run::run(h, self)? else {
+            return Ok(Report::checkpointed());
+        };
         let mut report = Report::new();
         if h.world.is_root() {
             record::report(&mut report, self, h.run.seed, &outcome);

@@ -20,7 +20,7 @@ pub enum Scheme {
     /// the start of the next step.
     Seed,
     /// Izhikevich's code: two 0.5 ms steps of v, then u from the new v (the overshoot
-    /// enters u), the reset at the start of the next step.
+    /// enters u); the spike and its reset at the start of the next step.
     HalfStep,
     /// n Euler steps of 1/n ms, each resetting at once.
     Substeps(u32),
@@ -72,12 +72,16 @@ pub fn step(scheme: Scheme, cell: &Cell, v: &mut f64, u: &mut f64, fired: bool, 
             }
             let dv = dv(*v, *u, i);
             let du = cell.a * (cell.b * *v - *u);
-            *v = (*v + dv + syn).min(PEAK);
+            let next = *v + dv + syn;
+            *v = if next > PEAK { PEAK } else { next };
             *u += du;
             *v >= PEAK
         }
         Scheme::HalfStep => {
-            if fired {
+            // As Izhikevich's code: a neuron fires in the step whose start finds v >= 30
+            // (the previous step's overshoot), and resets at once.
+            let spike = *v >= PEAK;
+            if spike {
                 *v = cell.c;
                 *u += cell.d;
             }
@@ -85,9 +89,10 @@ pub fn step(scheme: Scheme, cell: &Cell, v: &mut f64, u: &mut f64, fired: bool, 
             *v += 0.5 * dv(*v, *u, i);
             *v += 0.5 * dv(*v, *u, i);
             *u += cell.a * (cell.b * *v - *u);
-            let spike = *v >= PEAK;
             // Capped after u took the overshoot: the stored v (the pseudo-EEG's) stays finite.
-            *v = v.min(PEAK);
+            if *v > PEAK {
+                *v = PEAK;
+            }
             spike
         }
         Scheme::Substeps(n) => {

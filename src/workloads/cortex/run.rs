@@ -1,14 +1,18 @@
-//! The run: the network built, then the steps in blocks of 512 (the harness's trials: a
-//! progress line and a signal check per block), each block's per-step sums kept on the
-//! slab's device and reduced over the ranks once at its end, with the raster gathered on
-//! rank 0; the schedule's settings applied before their steps.
+//! The run: the network built (or a checkpoint's state restored), then the steps in blocks
+//! of 512, each block's per-step sums kept on the slab's device and reduced over the ranks
+//! once at its end, with the raster gathered on rank 0 and a progress line per tenth; the
+//! schedule's settings applied before their steps; after a block, a checkpoint when one is
+//! due (seconds), on SIGTERM/SIGINT (then the run ends, exit status 143) and at `stop_after`.
 
+use super::checkpoint::{self, Snapshot};
 use super::cpu::CpuCortex;
+use super::gpu::GpuCortex;
 use super::network::{BOOST, NOISE};
 use super::schedule::{Setting, Settings};
 use super::slab::{washout, Layout, StepInput, Sums, V_SCALE};
 use super::Cortex;
 use crate::comm::{Op, World};
+use crate::device::Selected;
 use crate::error::{Error, Result};
 use crate::harness::Harness;
 use crate::lattice::{Lattice, Slab};
@@ -87,6 +91,16 @@ impl<'c> Inputs<'c> {
         i.washout = table;
     }
 
+    /// The settings of the steps before `first` applied (a resumed run).
+    fn skip_to(&mut self, first: u64) {
+        while self.cfg.schedule.get(self.next).is_some_and(|s| s.step < first) {
+            let s = self.cfg.schedule[self.next];
+            self.settings.set(s.key, s.value);
+            self.next += 1;
+        }
+        self.refresh();
+    }
+
     /// The inputs of step `t`, the settings due before it applied (returned for the record).
     fn at(&mut self, t: u64) -> (&StepInput, Vec<Setting>) {
         let mut applied = Vec::new();
@@ -105,21 +119,104 @@ impl<'c> Inputs<'c> {
     }
 }
 
-pub fn run(h: &Harness, cfg: &Cortex) -> Result<Outcome> {
+/// The slab on this rank's device.
+enum Neurons<'h> {
+    Cpu(Box<CpuCortex>, Vec<Sums>),
+    Gpu(Box<GpuCortex<'h>>),
+}
+
+impl<'h> Neurons<'h> {
+    /// The slab's network, drawn on the run's device (collective).
+    fn new(h: &'h Harness, layout: Layout, cfg: &Cortex) -> Result<Self> {
+        let seed = h.run.seed;
+        match &h.device {
+            Selected::Cpu => Ok(Neurons::Cpu(Box::new(CpuCortex::new(layout, seed, cfg.ratio, cfg.table)), Vec::new())),
+            Selected::Gpu(gpu) => {
+                let made = GpuCortex::new(h.world, gpu, h.run.gpu_transport, layout, seed, cfg.ratio, cfg.table);
+                h.world.agree(made).map(|g| Neurons::Gpu(Box::new(g)))
+            }
+        }
+    }
+
+    fn excitatory(&self) -> Result<u64> {
+        match self {
+            Neurons::Cpu(c, _) => Ok(c.inhibitory.iter().filter(|&&i| !i).count() as u64),
+            Neurons::Gpu(g) => g.excitatory(),
+        }
+    }
+
+    /// One step (collective); `changed` when the settings changed before it.
+    fn step(&mut self, world: &World, input: &StepInput, changed: bool) -> Result<()> {
+        match self {
+            Neurons::Cpu(c, sums) => {
+                sums.push(c.step(world, input));
+                Ok(())
+            }
+            Neurons::Gpu(g) => {
+                if changed || input.step == 0 {
+                    g.set_washout(&input.washout)?;
+                }
+                g.step(input)
+            }
+        }
+    }
+
+    /// This slab's sums of the block's `steps` steps.
+    fn take_sums(&mut self, steps: usize) -> Result<Vec<Sums>> {
+        match self {
+            Neurons::Cpu(_, sums) => Ok(std::mem::take(sums)),
+            Neurons::Gpu(g) => g.take_sums(steps),
+        }
+    }
+
+    fn snapshot(&self) -> Result<Snapshot> {
+        match self {
+            Neurons::Cpu(c, _) => Ok(c.snapshot()),
+            Neurons::Gpu(g) => g.snapshot(),
+        }
+    }
+
+    fn restore(&mut self, snap: Snapshot) -> Result<()> {
+        match self {
+            Neurons::Cpu(c, _) => {
+                c.restore(snap);
+                Ok(())
+            }
+            Neurons::Gpu(g) => g.restore(&snap),
+        }
+    }
+
+    fn fired(&self) -> Result<Vec<u64>> {
+        match self {
+            Neurons::Cpu(c, _) => Ok(c.fired().collect()),
+            Neurons::Gpu(g) => g.fired(),
+        }
+    }
+}
+
+/// Run the steps (or what a checkpoint left of them) (collective): the outcome, or `None`
+/// when the run stopped at `stop_after` (its checkpoint is then the output).
+pub fn run(h: &Harness, cfg: &Cortex) -> Result<Option<Outcome>> {
     let world = h.world;
     let lattice = Lattice::new(2, cfg.l, true).map_err(Error::Unavailable)?;
     let slab = Slab::new(lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
+    let owns = slab.offset()..slab.offset() + slab.sites() as u64;
     let layout = Layout { slab, l: cfg.l, r: cfg.r, k: cfg.k };
-    let mut cortex = h.timed("network", || Ok(CpuCortex::new(layout, h.run.seed, cfg.ratio, cfg.table)))?;
-    let mine = cortex.inhibitory.iter().filter(|&&i| !i).count() as u64;
-    let excitatory = world.allreduce(mine, Op::Sum);
-    let mut out = Outcome {
-        excitatory,
-        inhibitory: cfg.neurons() - excitatory,
-        ..Outcome::default()
+    let resumed = if cfg.resume { checkpoint::read(h, cfg, owns.clone())? } else { None };
+    let mut cortex = h.timed("network", || Neurons::new(h, layout, cfg))?;
+    let (mut out, first) = match resumed {
+        Some((out, step, snap)) => {
+            world.agree(cortex.restore(snap))?;
+            (out, step)
+        }
+        None => {
+            let excitatory = world.allreduce(world.agree(cortex.excitatory())?, Op::Sum);
+            let out = Outcome { excitatory, inhibitory: cfg.neurons() - excitatory, ..Outcome::default() };
+            (out, 0)
+        }
     };
     log::info!(
-        "cortex: {} neurons ({} excitatory), k = {}, r = {}, {} synapses, {} integration, {} steps",
+        "cortex: {} neurons ({} excitatory), k = {}, r = {}, {} synapses, {} integration, steps {first} to {}",
         cfg.neurons(),
         out.excitatory,
         cfg.k,
@@ -129,31 +226,102 @@ pub fn run(h: &Harness, cfg: &Cortex) -> Result<Outcome> {
         cfg.steps
     );
     let mut inputs = Inputs::new(cfg, h.run.seed);
-    let blocks = cfg.steps.div_ceil(BLOCK) as usize;
+    inputs.skip_to(first);
+    let before = out.seconds;
     let started = Instant::now();
-    h.timed("steps", || {
-        h.trials("cortex", blocks, |b| {
-            let steps = b as u64 * BLOCK..((b as u64 + 1) * BLOCK).min(cfg.steps);
-            let mut sums = Vec::with_capacity(BLOCK as usize);
-            let mut spikes = Vec::new();
-            for t in steps {
-                let (input, applied) = inputs.at(t);
-                out.applied.extend(applied);
-                sums.push(cortex.step(world, input));
-                if cfg.raster {
-                    spikes.extend(cortex.fired().map(|gid| [t, gid]));
+    let mut control = Control { done: 0, last: Instant::now() };
+    let stopped = h.timed("steps", || {
+        for block in first / BLOCK..cfg.steps.div_ceil(BLOCK) {
+            let steps = block * BLOCK..((block + 1) * BLOCK).min(cfg.steps);
+            run_block(world, cfg, &mut cortex, &mut inputs, steps.clone(), &mut out, first)?;
+            progress(cfg, &out);
+            control.done += steps.end - steps.start;
+            let due = control.poll(h, cfg);
+            if steps.end == cfg.steps || !(due.checkpoint || due.interrupted || due.stop) {
+                continue;
+            }
+            out.seconds = before + started.elapsed().as_secs_f64();
+            checkpoint::write(h, cfg, &out, steps.end, &cortex.snapshot()?, owns.clone())?;
+            control.last = Instant::now();
+            if due.interrupted {
+                return Err(Error::Interrupted(format!(
+                    "cortex: interrupted by a signal at step {}: checkpoint in {}; rerun with --resume to continue",
+                    steps.end,
+                    h.run.output.display()
+                )));
+            }
+            if due.stop {
+                if world.is_root() {
+                    println!(
+                        "cortex: stopped after {} steps (at step {}): checkpoint in {}; continue with --resume",
+                        control.done,
+                        steps.end,
+                        h.run.output.display()
+                    );
                 }
+                return Ok(true);
             }
-            reduce(world, &sums, &mut out)?;
-            if cfg.raster {
-                gather_raster(world, &spikes, &mut out.raster)?;
-            }
-            progress(cfg, &out, b, blocks);
-            Ok(())
-        })
+        }
+        Ok(false)
     })?;
-    out.seconds = started.elapsed().as_secs_f64();
-    Ok(out)
+    out.seconds = before + started.elapsed().as_secs_f64();
+    Ok((!stopped).then_some(out))
+}
+
+/// The steps of one block, their sums reduced over the ranks and the raster gathered.
+fn run_block(
+    world: &World,
+    cfg: &Cortex,
+    cortex: &mut Neurons,
+    inputs: &mut Inputs,
+    steps: std::ops::Range<u64>,
+    out: &mut Outcome,
+    first: u64,
+) -> Result<()> {
+    let count = (steps.end - steps.start) as usize;
+    let mut spikes = Vec::new();
+    for t in steps {
+        let (input, applied) = inputs.at(t);
+        let changed = !applied.is_empty() || t == first;
+        out.applied.extend(applied);
+        cortex.step(world, input, changed)?;
+        if cfg.raster {
+            spikes.extend(cortex.fired()?.into_iter().map(|gid| [t, gid]));
+        }
+    }
+    let sums = cortex.take_sums(count)?;
+    reduce(world, &sums, out)?;
+    if cfg.raster {
+        gather_raster(world, &spikes, &mut out.raster)?;
+    }
+    Ok(())
+}
+
+/// What the ranks agreed to do after a block.
+struct Due {
+    interrupted: bool,
+    checkpoint: bool,
+    stop: bool,
+}
+
+/// Steps run in this job and the last checkpoint's time.
+struct Control {
+    done: u64,
+    last: Instant,
+}
+
+impl Control {
+    /// After a block (collective: one reduction of the signal and rank 0's clock).
+    fn poll(&mut self, h: &Harness, cfg: &Cortex) -> Due {
+        let timed_out = h.world.is_root() && self.last.elapsed().as_secs_f64() >= cfg.checkpoint_seconds;
+        let flags = u8::from(h.interrupt().raised()) | (u8::from(timed_out) << 1);
+        let flags = h.world.allreduce(flags, Op::BitOr);
+        Due {
+            interrupted: flags & 1 != 0,
+            checkpoint: flags & 2 != 0,
+            stop: cfg.stop_after.is_some_and(|s| self.done >= s),
+        }
+    }
 }
 
 /// One reduction of a block's per-step sums over the ranks; rank 0 appends the series.
@@ -183,16 +351,16 @@ fn gather_raster(world: &World, spikes: &[[u64; 2]], raster: &mut Vec<[u64; 2]>)
 }
 
 /// A progress line per tenth of the run (rank 0).
-fn progress(cfg: &Cortex, out: &Outcome, b: usize, blocks: usize) {
-    let tenth = blocks.div_ceil(10);
-    if (b + 1) % tenth != 0 && b + 1 != blocks {
+fn progress(cfg: &Cortex, out: &Outcome) {
+    let done = out.eeg.len() as u64;
+    let tenth = cfg.steps.div_ceil(10).next_multiple_of(BLOCK);
+    if !done.is_multiple_of(tenth) && done != cfg.steps {
         return;
     }
     let last = out.eeg.len().saturating_sub(BLOCK as usize);
     let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len().max(1) as f64;
     log::info!(
-        "cortex: step {} of {}: last 512 steps: EEG {:.3} mV, excitatory {:.2} Hz, inhibitory {:.2} Hz",
-        out.eeg.len(),
+        "cortex: step {done} of {}: last 512 steps: EEG {:.3} mV, excitatory {:.2} Hz, inhibitory {:.2} Hz",
         cfg.steps,
         mean(&out.eeg[last..]),
         mean(&out.rate_exc[last..]),
