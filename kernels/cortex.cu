@@ -74,13 +74,13 @@ __device__ bool izhikevich(u32 scheme, double a, double b, double c, double d, d
         return v >= PEAK;
     }
     if (scheme == 1) {
-        bool spike = v >= PEAK;
-        if (spike) { v = c; u = add(u, d); }
+        if (fired) { v = c; u = add(u, d); }
         double it = add(i, syn);
         v = add(v, mul(0.5, dv(v, u, it)));
         v = add(v, mul(0.5, dv(v, u, it)));
         u = add(u, mul(a, sub(mul(b, v), u)));
-        v = v > PEAK ? PEAK : v;
+        bool spike = v >= PEAK;
+        if (spike) v = PEAK;
         return spike;
     }
     double h = __ddiv_rn(1.0, (double)scheme);
@@ -205,12 +205,19 @@ __device__ void normal_pair(u64 key, u64 counter, double &zx, double &zy) {
 
 #define SOURCE_TRIES 16
 
-// network.rs source, for every (j, i) of the slab: offsets[j * n + i].
-extern "C" __global__ void sources(u64 key, u64 n, u64 gid0, u32 k, u32 r, u16 *offsets) {
+// network.rs source (or all_source when `all`), for every (j, i) of the slab:
+// offsets[j * n + i].
+extern "C" __global__ void sources(u64 key, u64 n, u64 gid0, u32 k, u32 r, u64 l, u32 all, u16 *offsets) {
     double sigma = __ddiv_rn((double)r, 3.0);
     i64 r2 = (i64)r * (i64)r;
     for (u64 q = thread_index(); q < n * k; q += grid_threads()) {
         u64 j = q / n, i = q % n;
+        if (all) {
+            i64 h = (i64)(l / 2);
+            u64 centre = (u64)(h * (i64)l + h), w = j < centre ? j : j + 1;
+            offsets[q] = (u16)((u8)(signed char)((i64)(w % l) - h)) | ((u16)((u8)(signed char)((i64)(w / l) - h)) << 8);
+            continue;
+        }
         u64 base = ((gid0 + i) * k + j) * SOURCE_TRIES;
         u16 packed = 1;
         for (u64 t = 0; t < SOURCE_TRIES; t++) {
@@ -227,8 +234,9 @@ extern "C" __global__ void sources(u64 key, u64 n, u64 gid0, u32 k, u32 r, u16 *
 }
 
 // network.rs Neuron::draw for the slab's neurons: type bits, varying constants, v and u at
-// the start, delays.
-extern "C" __global__ void neurons(u64 key, u64 n, u64 gid0, double ratio, u8 *state, double *c_or_a,
+// the start, delays (from delay_min, delay_span values).
+extern "C" __global__ void neurons(u64 key, u64 n, u64 gid0, double ratio, u32 delay_min, double delay_span,
+                                   u8 *state, double *c_or_a,
                                    double *d_or_b, double *v, double *u, u8 *delay) {
     for (u64 i = thread_index(); i < n; i += grid_threads()) {
         u64 gid = gid0 + i;
@@ -249,6 +257,6 @@ extern "C" __global__ void neurons(u64 key, u64 n, u64 gid0, double ratio, u8 *s
         d_or_b[i] = p1;
         v[i] = v0;
         u[i] = mul(b, v0);
-        delay[i] = (u8)(5 + (u32)mul(unit(draw(key, gid * 4 + 3)), 11.0));
+        delay[i] = (u8)(delay_min + (u32)mul(unit(draw(key, gid * 4 + 3)), delay_span));
     }
 }

@@ -7,9 +7,10 @@
 # the seed's integration over 10^4 steps at N = 2^14 (L = 128, k = 100, r = 16), and for the
 # table synapses with Izhikevich's half steps and a drug schedule over 2000 steps. Then the
 # benchmark rows: neuron updates/s and synapse visits/s on one GPU for both synapse schemes
-# at N = 2^20 and 2^24 (k = 100, r = 64; $GPU_CHECK_CORTEX_BENCH_STEPS steps, default 1000).
+# at N = 2^20 and 2^24 (k = 100, r = 64; $GPU_CHECK_CORTEX_BENCH_STEPS steps at 2^20,
+# default 2048, half of them at 2^24).
 check_cortex() {
-    local bench_steps=${GPU_CHECK_CORTEX_BENCH_STEPS:-1000}
+    local bench_steps=${GPU_CHECK_CORTEX_BENCH_STEPS:-2048}
     local pairs=() np name
     printf '0 SET_E.BASE_I 3.0\n50 SET_BOOST_I 0.1\n100 SET_BOOST_I 0.0\n800 SET_E.LAMBDA_TAU 3.0\n1400 SET_E.LAMBDA_TAU 1.0\n' \
         >"$out/cortex-drug.txt"
@@ -29,10 +30,12 @@ check_cortex() {
     done
     local bench=()
     for l in 1024 4096; do
+        local steps=$bench_steps
+        ((l > 1024)) && steps=$((bench_steps / 2))
         for syn in exp table; do
             name="cortex-bench-$syn-l$l"
             run_tessera "$name" 1 cortex --device gpu --l "$l" --k 100 --r 64 --synapses "$syn" \
-                --steps "$bench_steps" && bench+=("$name")
+                --steps "$steps" && bench+=("$name")
         done
     done
     echo
@@ -70,6 +73,9 @@ PY
 # Run alone: the set-up scripts/gpu-check makes, then this section.
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
     set -uo pipefail
+    # shellcheck source=scripts/lib.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+    ensure_nccl_visible
     bin=${TESSERA_BIN:-target/release/tessera}
     out=${GPU_CHECK_OUT:-out/gpu-check}
     mkdir -p "$out"

@@ -5,7 +5,7 @@
 //! neighbouring slabs (`lattice::halo::exchange_deep_overlapped`), then on the border rows.
 
 use super::model::{normal_pair, step, unit, Cell};
-use super::network::{cell, unpack, Neuron, INHIBITORY};
+use super::network::{cell, unpack, Neuron, Wiring, INHIBITORY};
 use super::slab::{Layout, StepInput, Sums, Synapses};
 use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use crate::comm::World;
@@ -30,11 +30,11 @@ pub struct CpuCortex {
 
 impl CpuCortex {
     /// The slab's neurons as drawn, at rest between their first steps.
-    pub fn new(layout: Layout, seed: u64, ratio: f64, table: bool) -> CpuCortex {
+    pub fn new(layout: Layout, seed: u64, wiring: &Wiring, table: bool) -> CpuCortex {
         let n = layout.n();
         let neurons: Vec<Neuron> = (0..n)
             .into_par_iter()
-            .map(|i| Neuron::draw(seed, layout.gid(i), ratio))
+            .map(|i| Neuron::draw(seed, layout.gid(i), wiring))
             .collect();
         let ghost = layout.ghost_items();
         let mut state = vec![0u8; n + 2 * ghost];

@@ -5,7 +5,7 @@
 //! staged through MPI, into ghost-row buffers of their own), then phase 2 on the border. The
 //! per-step sums stay on the GPU, 512 steps of them, copied to the host once per block.
 
-use super::network::{CELLS, SOURCES};
+use super::network::{Wiring, CELLS, SOURCES};
 use super::run::BLOCK;
 use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use super::slab::{Layout, StepInput, Sums, EXP_SLOTS, MAX_WASHOUT, TABLE_SLOTS};
@@ -75,7 +75,7 @@ impl<'h> GpuCortex<'h> {
     }
 
     /// The slab's neurons and sources drawn on the GPU (collective: the exchange is opened).
-    pub fn new(world: &'h World, gpu: &'h Gpu, transport: GpuTransport, layout: Layout, seed: u64, ratio: f64, table: bool) -> Result<Self> {
+    pub fn new(world: &'h World, gpu: &'h Gpu, transport: GpuTransport, layout: Layout, seed: u64, wiring: &Wiring, table: bool) -> Result<Self> {
         let n = layout.n();
         let ghost = layout.ghost_items();
         let f = |name: &str| gpu.function(FILE, name);
@@ -103,18 +103,20 @@ impl<'h> GpuCortex<'h> {
             washout: gpu.zeros("washout table", 2 * MAX_WASHOUT)?,
             sums: gpu.zeros("step sums", 3 * BLOCK as usize)?,
         };
-        me.draw(seed, ratio)?;
+        me.draw(seed, wiring)?;
         Ok(me)
     }
 
-    fn draw(&mut self, seed: u64, ratio: f64) -> Result<()> {
+    fn draw(&mut self, seed: u64, wiring: &Wiring) -> Result<()> {
         let (n, gid0) = (self.layout.n() as u64, self.layout.gid(0));
         let (k, r) = (self.layout.k, self.layout.r);
-        let key = stream_key(seed, SOURCES);
+        let (key, l, all) = (stream_key(seed, SOURCES), self.layout.l, u32::from(wiring.all_to_all));
         let sources = self.gpu.function(FILE, "sources")?;
         self.gpu.launch(&sources, grid(n * u64::from(k)), |a| {
-            a.arg(&key).arg(&n).arg(&gid0).arg(&k).arg(&r).arg(&mut self.offsets);
+            a.arg(&key).arg(&n).arg(&gid0).arg(&k).arg(&r).arg(&l).arg(&all).arg(&mut self.offsets);
         })?;
+        let (ratio, delay_min) = (wiring.ratio, u32::from(wiring.delays[0]));
+        let delay_span = f64::from(wiring.delays[1] - wiring.delays[0] + 1);
         let key = stream_key(seed, CELLS);
         let neurons = self.gpu.function(FILE, "neurons")?;
         self.gpu.launch(&neurons, grid(n), |a| {
@@ -122,6 +124,8 @@ impl<'h> GpuCortex<'h> {
                 .arg(&n)
                 .arg(&gid0)
                 .arg(&ratio)
+                .arg(&delay_min)
+                .arg(&delay_span)
                 .arg(&mut self.state)
                 .arg(&mut self.c_or_a)
                 .arg(&mut self.d_or_b)

@@ -34,6 +34,7 @@ use crate::device::memory::{self, Place};
 use crate::device::Selected;
 use crate::error::Result;
 use gpu::GpuCortex;
+use network::{Wiring, DELAY_MAX, DELAY_MIN};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::report::Report;
@@ -62,6 +63,16 @@ pub struct CortexTable {
     /// Steps of 1 ms (default 10000)
     #[arg(long, allow_negative_numbers = true)]
     pub steps: Option<i64>,
+    /// Sources: gaussian (k draws within r) or all (every other neuron: Izhikevich's
+    /// all-to-all network; k = L² − 1, r = L/2, L at most 254) (default gaussian)
+    #[arg(long, value_enum)]
+    pub sources: Option<Sources>,
+    /// Shortest delay of a neuron's inputs, ms, 0 to 15 (default 5)
+    #[arg(long, allow_negative_numbers = true)]
+    pub delay_min: Option<i64>,
+    /// Longest delay, ms, delay_min to 15 (default 15)
+    #[arg(long, allow_negative_numbers = true)]
+    pub delay_max: Option<i64>,
     /// Synapses: exp (a trace per type) or table (the seed's washout table) (default exp)
     #[arg(long, value_enum)]
     pub synapses: Option<SynapseScheme>,
@@ -108,6 +119,13 @@ pub enum SynapseScheme {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Sources {
+    Gaussian,
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Integration {
     Seed,
@@ -124,7 +142,7 @@ pub struct Cortex {
     pub l: u64,
     pub k: u32,
     pub r: u32,
-    pub ratio: f64,
+    pub wiring: Wiring,
     pub steps: u64,
     pub table: bool,
     pub scheme: Scheme,
@@ -150,11 +168,13 @@ impl Cortex {
             .map(|s| format!("{} {} {}", s.step, s.key.name(), s.value))
             .collect();
         format!(
-            "L={} k={} r={} ratio={} steps={} synapses={} integration={} clamp={} raster={} seed={seed} schedule=[{}]",
+            "L={} k={} r={} ratio={} delays={:?} all_to_all={} steps={} synapses={} integration={} clamp={} raster={} seed={seed} schedule=[{}]",
             self.l,
             self.k,
             self.r,
-            self.ratio,
+            self.wiring.ratio,
+            self.wiring.delays,
+            self.wiring.all_to_all,
             self.steps,
             if self.table { "table" } else { "exp" },
             self.scheme.name(),
@@ -188,6 +208,41 @@ fn scheme_of(source: &str, t: &CortexTable) -> Result<Scheme> {
             Scheme::Substeps(n as u32)
         }
     })
+}
+
+/// The excitatory fraction, the delays and the kind of sources.
+fn wiring_of(source: &str, t: &CortexTable) -> Result<Wiring> {
+    let ratio = t.ratio.unwrap_or(0.8);
+    if !(0.0..=1.0).contains(&ratio) {
+        return Err(out_of_range(source, "[cortex] ratio", ratio, "a fraction from 0 to 1"));
+    }
+    let most = i64::from(DELAY_MAX);
+    let lo = int(source, "delay_min", t.delay_min, i64::from(DELAY_MIN), (0, most), "an integer from 0 to 15")?;
+    let hi = int(source, "delay_max", t.delay_max, most.max(lo), (lo, most), &format!("an integer from delay_min = {lo} to 15"))?;
+    Ok(Wiring {
+        ratio,
+        delays: [lo as u8, hi as u8],
+        all_to_all: t.sources == Some(Sources::All),
+    })
+}
+
+/// k and r: given (Gaussian sources), or L² − 1 and L/2 (all-to-all).
+fn sources_of(source: &str, t: &CortexTable, l: u64, all: bool) -> Result<(u32, u32)> {
+    if all {
+        if l > 254 || t.k.is_some_and(|k| k as u64 != l * l - 1) || t.r.is_some_and(|r| r as u64 != l / 2) {
+            return Err(config_error(
+                source,
+                &format!("[cortex] sources = \"all\" takes every other neuron: L at most 254, k = L² − 1 = {} and r = L/2 = {} (or leave k and r out)", (l * l).saturating_sub(1), l / 2),
+            ));
+        }
+        return Ok(((l * l - 1) as u32, (l / 2) as u32));
+    }
+    let r = int(source, "r", t.r, 16, (1, 127), "an integer from 1 to 127")? as u32;
+    if u64::from(r) > l / 2 {
+        return Err(out_of_range(source, "[cortex] r", r, &format!("at most L/2 = {}", l / 2)));
+    }
+    let k = int(source, "k", t.k, 100, (1, 65535), "an integer from 1 to 65535")? as u32;
+    Ok((k, r))
 }
 
 fn seconds_of(source: &str, value: Option<f64>) -> Result<f64> {
@@ -255,15 +310,8 @@ impl Workload for Cortex {
 
     fn configure(source: &str, t: CortexTable, _: Option<GraphConfig>) -> Result<Self> {
         let l = int(source, "l", t.l, 64, (2, 1 << 20), "an integer from 2 to 2^20")? as u64;
-        let r = int(source, "r", t.r, 16, (1, 127), "an integer from 1 to 127")? as u32;
-        if u64::from(r) > l / 2 {
-            return Err(out_of_range(source, "[cortex] r", r, &format!("at most L/2 = {}", l / 2)));
-        }
-        let k = int(source, "k", t.k, 100, (1, 65535), "an integer from 1 to 65535")? as u32;
-        let ratio = t.ratio.unwrap_or(0.8);
-        if !(0.0..=1.0).contains(&ratio) {
-            return Err(out_of_range(source, "[cortex] ratio", ratio, "a fraction from 0 to 1"));
-        }
+        let wiring = wiring_of(source, &t)?;
+        let (k, r) = sources_of(source, &t, l, wiring.all_to_all)?;
         let steps = int(source, "steps", t.steps, 10_000, (1, 1 << 40), "an integer from 1 to 2^40")? as u64;
         let raster = t.raster.unwrap_or(false);
         if raster && l * l > MAX_RASTER_NEURONS {
@@ -276,7 +324,7 @@ impl Workload for Cortex {
             l,
             k,
             r,
-            ratio,
+            wiring,
             steps,
             table: t.synapses == Some(SynapseScheme::Table),
             scheme: scheme_of(source, &t)?,

@@ -20,7 +20,8 @@ pub enum Scheme {
     /// the start of the next step.
     Seed,
     /// Izhikevich's code: two 0.5 ms steps of v, then u from the new v (the overshoot
-    /// enters u); the spike and its reset at the start of the next step.
+    /// enters u), the reset at the start of the next step (where his code records the spike:
+    /// here it belongs to the step that crossed 30, as in the seed's scheme).
     HalfStep,
     /// n Euler steps of 1/n ms, each resetting at once.
     Substeps(u32),
@@ -78,10 +79,7 @@ pub fn step(scheme: Scheme, cell: &Cell, v: &mut f64, u: &mut f64, fired: bool, 
             *v >= PEAK
         }
         Scheme::HalfStep => {
-            // As Izhikevich's code: a neuron fires in the step whose start finds v >= 30
-            // (the previous step's overshoot), and resets at once.
-            let spike = *v >= PEAK;
-            if spike {
+            if fired {
                 *v = cell.c;
                 *u += cell.d;
             }
@@ -89,8 +87,9 @@ pub fn step(scheme: Scheme, cell: &Cell, v: &mut f64, u: &mut f64, fired: bool, 
             *v += 0.5 * dv(*v, *u, i);
             *v += 0.5 * dv(*v, *u, i);
             *u += cell.a * (cell.b * *v - *u);
+            let spike = *v >= PEAK;
             // Capped after u took the overshoot: the stored v (the pseudo-EEG's) stays finite.
-            if *v > PEAK {
+            if spike {
                 *v = PEAK;
             }
             spike
@@ -182,11 +181,14 @@ mod tests {
         (0.02, 0.25, -65.0, 2.0),
     ];
 
-    /// Spikes of one neuron at I = 10 from v = −65, u = bv over 1000 ms.
+    /// Spikes of one neuron at I = 10 from v = −65, u = bv over 1000 ms. Izhikevich's code
+    /// records a spike at the start of the ms after the crossing: over 1000 ms it records
+    /// the crossings of the first 999 steps.
     fn spikes(scheme: Scheme, (a, b, c, d): (f64, f64, f64, f64)) -> u32 {
         let cell = Cell { a, b, c, d };
         let (mut v, mut u, mut fired, mut n) = (-65.0, b * -65.0, false, 0);
-        for _ in 0..1000 {
+        let steps = if scheme == Scheme::HalfStep { 999 } else { 1000 };
+        for _ in 0..steps {
             fired = step(scheme, &cell, &mut v, &mut u, fired, 10.0, 0.0);
             n += u32::from(fired);
         }

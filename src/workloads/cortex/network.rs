@@ -15,8 +15,19 @@ pub const SOURCES: u64 = 0xc0_0002;
 pub const NOISE: u64 = 0xc0_0003;
 pub const BOOST: u64 = 0xc0_0004;
 
+/// The seed's delays, ms, and the longest any ring holds.
 pub const DELAY_MIN: u8 = 5;
 pub const DELAY_MAX: u8 = 15;
+
+/// How a network is drawn: the excitatory fraction, the range of the delays, and whether
+/// each neuron's sources are every other neuron (Izhikevich's all-to-all network) instead of
+/// Gaussian draws.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wiring {
+    pub ratio: f64,
+    pub delays: [u8; 2],
+    pub all_to_all: bool,
+}
 
 /// Redraws of a source before the fallback (each fails with about 1.1%).
 const SOURCE_TRIES: u64 = 16;
@@ -36,22 +47,23 @@ pub struct Neuron {
 
 impl Neuron {
     /// Neuron `gid` of the run with `seed`.
-    pub fn draw(seed: u64, gid: u64, ratio: f64) -> Neuron {
+    pub fn draw(seed: u64, gid: u64, wiring: &Wiring) -> Neuron {
         let key = stream_key(seed, CELLS);
         let u = |k: u64| unit(draw(key, gid * 4 + k));
-        let inhibitory = u(0) >= ratio;
+        let inhibitory = u(0) >= wiring.ratio;
         let r = u(1);
         let varying = if inhibitory {
             [0.02 + 0.08 * r, 0.25 - 0.05 * r]
         } else {
             [-65.0 + 15.0 * (r * r), 8.0 - 6.0 * (r * r)]
         };
-        let span = f64::from(DELAY_MAX - DELAY_MIN + 1);
+        let [lo, hi] = wiring.delays;
+        let span = f64::from(hi - lo + 1);
         Neuron {
             inhibitory,
             varying,
             v0: 30.0 - u(2) * 95.0,
-            delay: DELAY_MIN + (u(3) * span) as u8,
+            delay: lo + (u(3) * span) as u8,
         }
     }
 
@@ -97,6 +109,15 @@ pub fn source(seed: u64, gid: u64, k: u32, j: u32, r: u32) -> u16 {
     pack(1, 0)
 }
 
+/// Source j of a neuron of the all-to-all network on an L×L torus: the j-th of the other
+/// neurons of the window [−L/2, L/2)² around it, row by row.
+pub fn all_source(l: u64, j: u32) -> u16 {
+    let h = (l / 2) as i64;
+    let centre = (h * l as i64 + h) as u64;
+    let q = if u64::from(j) < centre { u64::from(j) } else { u64::from(j) + 1 };
+    pack(((q % l) as i64 - h) as i8, ((q / l) as i64 - h) as i8)
+}
+
 pub fn pack(dx: i8, dy: i8) -> u16 {
     u16::from(dx as u8) | (u16::from(dy as u8) << 8)
 }
@@ -130,7 +151,8 @@ mod tests {
 
     #[test]
     fn types_delays_and_constants_follow_their_draws() {
-        let all: Vec<Neuron> = (0..20_000).map(|g| Neuron::draw(9, g, 0.8)).collect();
+        let wiring = Wiring { ratio: 0.8, delays: [DELAY_MIN, DELAY_MAX], all_to_all: false };
+        let all: Vec<Neuron> = (0..20_000).map(|g| Neuron::draw(9, g, &wiring)).collect();
         let inh = all.iter().filter(|n| n.inhibitory).count() as f64 / all.len() as f64;
         assert!((inh - 0.2).abs() < 0.015, "inhibitory fraction {inh}");
         for d in DELAY_MIN..=DELAY_MAX {
@@ -143,5 +165,15 @@ mod tests {
             assert!((0.02..=0.1).contains(&c.a) && (0.2..=0.25).contains(&c.b));
             assert!(n.v0 > -65.0 && n.v0 <= 30.0);
         }
+    }
+
+    #[test]
+    fn all_to_all_sources_are_every_other_neuron_once() {
+        let l = 6u64;
+        let mut seen: Vec<(i64, i64)> = (0..l * l - 1).map(|j| unpack(all_source(l, j as u32))).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len() as u64, l * l - 1);
+        assert!(seen.iter().all(|&(dx, dy)| (dx, dy) != (0, 0) && (-3..3).contains(&dx) && (-3..3).contains(&dy)));
     }
 }

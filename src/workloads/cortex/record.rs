@@ -47,7 +47,9 @@ fn settings(g: &mut Section, cfg: &Cortex, seed: u64, out: &Outcome) {
     g.count("excitatory", out.excitatory).stored_only();
     g.count("k", cfg.k).stored_only();
     g.count("r", cfg.r).stored_only();
-    g.number("ratio", cfg.ratio, "").stored_only();
+    g.number("ratio", cfg.wiring.ratio, "").stored_only();
+    g.counts("delays", &cfg.wiring.delays.map(u64::from)).stored_only();
+    g.flag("all_to_all", cfg.wiring.all_to_all, "no").stored_only();
     g.count("steps", cfg.steps);
     g.count("seed", seed).stored_only();
     g.text("synapses", if cfg.table { "table" } else { "exp" });

@@ -130,9 +130,9 @@ impl<'h> Neurons<'h> {
     fn new(h: &'h Harness, layout: Layout, cfg: &Cortex) -> Result<Self> {
         let seed = h.run.seed;
         match &h.device {
-            Selected::Cpu => Ok(Neurons::Cpu(Box::new(CpuCortex::new(layout, seed, cfg.ratio, cfg.table)), Vec::new())),
+            Selected::Cpu => Ok(Neurons::Cpu(Box::new(CpuCortex::new(layout, seed, &cfg.wiring, cfg.table)), Vec::new())),
             Selected::Gpu(gpu) => {
-                let made = GpuCortex::new(h.world, gpu, h.run.gpu_transport, layout, seed, cfg.ratio, cfg.table);
+                let made = GpuCortex::new(h.world, gpu, h.run.gpu_transport, layout, seed, &cfg.wiring, cfg.table);
                 h.world.agree(made).map(|g| Neurons::Gpu(Box::new(g)))
             }
         }
@@ -201,7 +201,7 @@ pub fn run(h: &Harness, cfg: &Cortex) -> Result<Option<Outcome>> {
     let lattice = Lattice::new(2, cfg.l, true).map_err(Error::Unavailable)?;
     let slab = Slab::new(lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
     let owns = slab.offset()..slab.offset() + slab.sites() as u64;
-    let layout = Layout { slab, l: cfg.l, r: cfg.r, k: cfg.k };
+    let layout = Layout { slab, l: cfg.l, r: cfg.r, k: cfg.k, all_to_all: cfg.wiring.all_to_all };
     let resumed = if cfg.resume { checkpoint::read(h, cfg, owns.clone())? } else { None };
     let mut cortex = h.timed("network", || Neurons::new(h, layout, cfg))?;
     let (mut out, first) = match resumed {

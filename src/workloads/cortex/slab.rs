@@ -10,7 +10,7 @@
 //!   the slot of its delay and clears it. Old deposits keep their decay when τ changes.
 
 use super::model::Scheme;
-use super::network::source;
+use super::network::{all_source, source};
 use crate::lattice::Slab;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -30,6 +30,8 @@ pub struct Layout {
     pub l: u64,
     pub r: u32,
     pub k: u32,
+    /// Every other neuron a source (`network::all_source`) instead of Gaussian draws.
+    pub all_to_all: bool,
 }
 
 impl Layout {
@@ -68,7 +70,11 @@ impl Layout {
         let mut out = vec![0u16; self.k as usize * n];
         out.par_chunks_mut(n).enumerate().for_each(|(j, row)| {
             for (i, o) in row.iter_mut().enumerate() {
-                *o = source(seed, self.gid(i), self.k, j as u32, self.r);
+                *o = if self.all_to_all {
+                    all_source(self.l, j as u32)
+                } else {
+                    source(seed, self.gid(i), self.k, j as u32, self.r)
+                };
             }
         });
         out
