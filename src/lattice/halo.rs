@@ -58,8 +58,15 @@ pub fn exchange_deep_overlapped<T: Equivalence + Copy + Default, R>(
 ) -> R {
     let span = depth * slab.plane();
     let own = slab.sites();
-    assert!(slab.thickness as usize >= depth, "a slab thinner than its halo");
-    assert_eq!(field.len(), deep_field_len(slab, depth), "a deep halo field's length");
+    assert!(
+        slab.thickness as usize >= depth,
+        "a slab thinner than its halo"
+    );
+    assert_eq!(
+        field.len(),
+        deep_field_len(slab, depth),
+        "a deep halo field's length"
+    );
     let up = field[own..own + span].to_vec();
     let down = field[span..2 * span].to_vec();
     let (mut below, mut above) = (vec![T::default(); span], vec![T::default(); span]);
@@ -186,13 +193,21 @@ pub fn exchange_gpu_deep<T: Item>(
 ) -> Result<()> {
     let span = depth * slab.plane();
     let len = slab.sites();
-    assert!(slab.thickness as usize >= depth, "a slab thinner than its halo");
+    assert!(
+        slab.thickness as usize >= depth,
+        "a slab thinner than its halo"
+    );
     let (top, bottom) = (own.slice(len - span..len), own.slice(0..span));
     let (mut below, mut above) = (below.slice_mut(0..span), above.slice_mut(0..span));
     if slab.ranks == 1 {
         let copy_error = |e| gpu_error("copy a ghost plane", e);
-        gpu.stream.memcpy_dtod(&top, &mut below).map_err(copy_error)?;
-        return gpu.stream.memcpy_dtod(&bottom, &mut above).map_err(copy_error);
+        gpu.stream
+            .memcpy_dtod(&top, &mut below)
+            .map_err(copy_error)?;
+        return gpu
+            .stream
+            .memcpy_dtod(&bottom, &mut above)
+            .map_err(copy_error);
     }
     ex.sendrecv(&top, slab.above(), &mut below, slab.below())?;
     ex.sendrecv(&bottom, slab.below(), &mut above, slab.above())

@@ -4,9 +4,9 @@
 //! give one error line naming the file and line.
 
 use crate::common::{self, one_clear_error, tessera, tessera_bin, test_dir, write_file, H5};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use std::path::Path;
 
 fn run_ok(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
     common::run_cpu(np, dir, "cortex", name, 1, args)
@@ -34,11 +34,35 @@ const SCHEDULE: &str = "# the seed's format\n0 SET_E.BASE_I 3.0\n0 SET_I.NOISE 3
 fn every_rank_count_gives_the_same_raster_and_eeg() {
     let dir = test_dir("cortex_ranks");
     write_file(&dir, "drug.txt", SCHEDULE);
-    let base = ["--l", "16", "--r", "4", "--k", "30", "--steps", "520", "--raster"];
+    let base = [
+        "--l", "16", "--r", "4", "--k", "30", "--steps", "520", "--raster",
+    ];
     let cases: [(&str, &[&str], &[usize]); 3] = [
         ("exp-seed", &[], &[1, 2, 3, 4]),
-        ("table-half", &["--synapses", "table", "--integration", "half-step", "--schedule-file", "drug.txt"], &[1, 3]),
-        ("exp-substeps", &["--integration", "substeps", "--substeps", "4", "--schedule-file", "drug.txt"], &[1, 2]),
+        (
+            "table-half",
+            &[
+                "--synapses",
+                "table",
+                "--integration",
+                "half-step",
+                "--schedule-file",
+                "drug.txt",
+            ],
+            &[1, 3],
+        ),
+        (
+            "exp-substeps",
+            &[
+                "--integration",
+                "substeps",
+                "--substeps",
+                "4",
+                "--schedule-file",
+                "drug.txt",
+            ],
+            &[1, 2],
+        ),
     ];
     for (name, args, ranks) in cases {
         let all: Vec<&str> = base.iter().chain(args.iter()).copied().collect();
@@ -64,7 +88,14 @@ fn every_rank_count_gives_the_same_raster_and_eeg() {
                 .iter()
                 .map(|k| k.as_str().to_string())
                 .collect();
-            let want = ["e.base_i", "i.noise", "boost_i", "boost_i", "e.lambda_tau", "e.lambda_tau"];
+            let want = [
+                "e.base_i",
+                "i.noise",
+                "boost_i",
+                "boost_i",
+                "e.lambda_tau",
+                "e.lambda_tau",
+            ];
             assert_eq!(keys, want, "{name}");
         }
     }
@@ -73,7 +104,11 @@ fn every_rank_count_gives_the_same_raster_and_eeg() {
 #[test]
 fn bad_decks_and_schedules_give_one_error_line() {
     let dir = test_dir("cortex_errors");
-    write_file(&dir, "unordered.txt", "0 SET_E.NOISE 4\n30 SET_I.NOISE 2\n10 SET_E.TAU 5\n");
+    write_file(
+        &dir,
+        "unordered.txt",
+        "0 SET_E.NOISE 4\n30 SET_I.NOISE 2\n10 SET_E.TAU 5\n",
+    );
     write_file(&dir, "unknown.txt", "0 SET_E.LAMDA_TAU 2\n");
     write_file(&dir, "late.txt", "# after the end\n\n500 SET_BOOST_I 0.1\n");
     write_file(
@@ -82,28 +117,65 @@ fn bad_decks_and_schedules_give_one_error_line() {
         "[cortex]\nl = 16\nr = 4\nsteps = 100\n\n[[cortex.schedule]]\nstep = 0\nset = \"e.noise\"\nvalue = 2.0\n\n[[cortex.schedule]]\nstep = 10\nset = \"e.volume\"\nvalue = 1.0\n",
     );
     let cases: [(&[&str], &[&str]); 6] = [
-        (&["--schedule-file", "unordered.txt"], &["unordered.txt", "line 3", "in order"]),
-        (&["--schedule-file", "unknown.txt"], &["unknown.txt", "line 1", "unknown setting", "e.lambda_tau"]),
-        (&["--schedule-file", "late.txt"], &["late.txt", "line 3", "past the run"]),
-        (&["--schedule-file", "missing.txt"], &["missing.txt", "cannot read"]),
-        (&["--deck", "deck.toml"], &["deck.toml", "line 11", "entry 2", "unknown setting \"e.volume\""]),
-        (&["--delay-min", "9", "--delay-max", "7"], &["[cortex] delay_max = 7", "from delay_min = 9 to 15"]),
+        (
+            &["--schedule-file", "unordered.txt"],
+            &["unordered.txt", "line 3", "in order"],
+        ),
+        (
+            &["--schedule-file", "unknown.txt"],
+            &["unknown.txt", "line 1", "unknown setting", "e.lambda_tau"],
+        ),
+        (
+            &["--schedule-file", "late.txt"],
+            &["late.txt", "line 3", "past the run"],
+        ),
+        (
+            &["--schedule-file", "missing.txt"],
+            &["missing.txt", "cannot read"],
+        ),
+        (
+            &["--deck", "deck.toml"],
+            &[
+                "deck.toml",
+                "line 11",
+                "entry 2",
+                "unknown setting \"e.volume\"",
+            ],
+        ),
+        (
+            &["--delay-min", "9", "--delay-max", "7"],
+            &["[cortex] delay_max = 7", "from delay_min = 9 to 15"],
+        ),
     ];
     for (args, needles) in cases {
-        let mut all = vec!["cortex", "--l", "16", "--r", "4", "--steps", "100", "--output", "x.h5"];
+        let mut all = vec![
+            "cortex", "--l", "16", "--r", "4", "--steps", "100", "--output", "x.h5",
+        ];
         all.extend_from_slice(args);
         one_clear_error(&tessera(1, &all, &dir), needles);
     }
     for (args, needles) in [
-        (["--l", "16", "--r", "9"], &["[cortex] r = 9", "at most L/2 = 8"][..]),
-        (["--l", "300", "--sources", "all"], &["sources = \"all\"", "L at most 254"][..]),
+        (
+            ["--l", "16", "--r", "9"],
+            &["[cortex] r = 9", "at most L/2 = 8"][..],
+        ),
+        (
+            ["--l", "300", "--sources", "all"],
+            &["sources = \"all\"", "L at most 254"][..],
+        ),
     ] {
         let mut all = vec!["cortex", "--steps", "100", "--output", "x.h5"];
         all.extend_from_slice(&args);
         one_clear_error(&tessera(1, &all, &dir), needles);
     }
     // Five ranks would hold 3 rows each of a lattice whose inputs reach 4 rows.
-    let run = tessera(5, &["cortex", "--l", "16", "--r", "4", "--steps", "10", "--output", "y.h5"], &dir);
+    let run = tessera(
+        5,
+        &[
+            "cortex", "--l", "16", "--r", "4", "--steps", "10", "--output", "y.h5",
+        ],
+        &dir,
+    );
     one_clear_error(&run, &["at least r = 4", "use at most 4 ranks"]);
 }
 
@@ -112,26 +184,69 @@ fn a_stopped_run_resumes_to_the_same_series_on_other_ranks() {
     let dir = test_dir("cortex_resume");
     write_file(&dir, "drug.txt", SCHEDULE);
     let args = [
-        "--l", "16", "--r", "4", "--k", "30", "--steps", "700", "--raster", "--synapses", "table", "--schedule-file", "drug.txt",
+        "--l",
+        "16",
+        "--r",
+        "4",
+        "--k",
+        "30",
+        "--steps",
+        "700",
+        "--raster",
+        "--synapses",
+        "table",
+        "--schedule-file",
+        "drug.txt",
     ];
     let whole = run_ok(1, &dir, "whole", &args);
     let mut first: Vec<&str> = args.to_vec();
     first.extend(["--stop-after", "300"]);
-    let stopped = tessera(2, &[&["cortex", "--device", "cpu", "--threads", "1", "--output", "split.h5"], &first[..]].concat(), &dir);
+    let stopped = tessera(
+        2,
+        &[
+            &[
+                "cortex",
+                "--device",
+                "cpu",
+                "--threads",
+                "1",
+                "--output",
+                "split.h5",
+            ],
+            &first[..],
+        ]
+        .concat(),
+        &dir,
+    );
     stopped.assert_ok();
-    assert!(stopped.stdout.contains("stopped after 512 steps"), "{}", stopped.stdout);
+    assert!(
+        stopped.stdout.contains("stopped after 512 steps"),
+        "{}",
+        stopped.stdout
+    );
     let mut second: Vec<&str> = args.to_vec();
     second.push("--resume");
     let resumed = run_ok(3, &dir, "split", &second);
     for name in ["cortex/eeg", "cortex/rate_exc", "cortex/rate_inh"] {
         let (a, b): (Vec<f64>, Vec<f64>) = (whole.ds(name), resumed.ds(name));
         assert_eq!(a.len(), 700, "{name}");
-        assert_eq!(a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "{name}");
+        assert_eq!(
+            a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            b.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            "{name}"
+        );
     }
-    for name in ["cortex/raster/step", "cortex/raster/id", "cortex/schedule/step"] {
+    for name in [
+        "cortex/raster/step",
+        "cortex/raster/id",
+        "cortex/schedule/step",
+    ] {
         assert_eq!(whole.ds::<u64>(name), resumed.ds::<u64>(name), "{name}");
     }
-    assert!(!resumed.has("cortex/checkpoint"), "the finished file keeps no checkpoint");
+    assert!(
+        !resumed.has("cortex/checkpoint"),
+        "the finished file keeps no checkpoint"
+    );
 }
 
 /// Mean of `xs[range]`.
@@ -156,7 +271,14 @@ fn the_seeds_test_deck_reproduces_the_regression_figures() {
     let deck = common::repo_file("inputs/cortex.toml");
     for l in ["64", "128"] {
         let name = format!("seed-deck-l{l}");
-        let args = ["--deck", deck.to_str().unwrap(), "--l", l, "--raster", "false"];
+        let args = [
+            "--deck",
+            deck.to_str().unwrap(),
+            "--l",
+            l,
+            "--raster",
+            "false",
+        ];
         let h5 = run_ok(2, &dir, &name, &args);
         let (rate, eeg): (Vec<f64>, Vec<f64>) = (h5.ds("cortex/rate_exc"), h5.ds("cortex/eeg"));
         let (before, drug, after) = (1000..4000, 4300..5000, 5500..6000);
@@ -175,10 +297,25 @@ fn the_seeds_test_deck_reproduces_the_regression_figures() {
         assert!(near(mean(&eeg, before.clone()), -66.0, -66.0), "{figures}");
         assert!(near(mean(&eeg, drug.clone()), -66.8, -66.8), "{figures}");
         assert!(mean(&eeg, drug) < mean(&eeg, before), "{figures}");
-        let (at, peak, alpha): (Vec<u64>, Vec<f64>, Vec<f64>) = (h5.ds("cortex/psd/step"), h5.ds("cortex/psd/peak"), h5.ds("cortex/psd/alpha"));
-        let row = at.iter().position(|&s| s == 3584).expect("a spectrum at step 3584");
-        println!("L = {l}: alpha peak {} Hz, alpha power {:.3}", peak[row], alpha[row]);
-        assert!(near(peak[row], 8.8, 9.8) && near(alpha[row], 0.75, 0.98), "L = {l}: peak {} alpha {}", peak[row], alpha[row]);
+        let (at, peak, alpha): (Vec<u64>, Vec<f64>, Vec<f64>) = (
+            h5.ds("cortex/psd/step"),
+            h5.ds("cortex/psd/peak"),
+            h5.ds("cortex/psd/alpha"),
+        );
+        let row = at
+            .iter()
+            .position(|&s| s == 3584)
+            .expect("a spectrum at step 3584");
+        println!(
+            "L = {l}: alpha peak {} Hz, alpha power {:.3}",
+            peak[row], alpha[row]
+        );
+        assert!(
+            near(peak[row], 8.8, 9.8) && near(alpha[row], 0.75, 0.98),
+            "L = {l}: peak {} alpha {}",
+            peak[row],
+            alpha[row]
+        );
     }
 }
 
@@ -194,16 +331,39 @@ fn izhikevichs_2003_network_shows_alpha_and_gamma_rhythms() {
     write_file(&dir, "izhikevich.txt", "0 SET_E.BASE_I 0\n0 SET_I.BASE_I 0\n0 SET_E.NOISE 5\n0 SET_I.NOISE 2\n0 SET_E.TAU 0.001\n0 SET_I.TAU 0.001\n");
     for (integration, rate_lo, rate_hi) in [("half-step", 7.1, 7.1), ("seed", 8.7, 8.8)] {
         let args = [
-            "--l", "32", "--sources", "all", "--delay-min", "0", "--delay-max", "0", "--clamp", "false", "--integration", integration,
-            "--schedule-file", "izhikevich.txt", "--steps", "20000", "--window", "hann",
+            "--l",
+            "32",
+            "--sources",
+            "all",
+            "--delay-min",
+            "0",
+            "--delay-max",
+            "0",
+            "--clamp",
+            "false",
+            "--integration",
+            integration,
+            "--schedule-file",
+            "izhikevich.txt",
+            "--steps",
+            "20000",
+            "--window",
+            "hann",
         ];
         let h5 = run_ok(2, &dir, integration, &args);
         let (eeg, rate): (Vec<f64>, Vec<f64>) = (h5.ds("cortex/eeg"), h5.ds("cortex/rate_exc"));
         let p = welch_mean(&eeg[1000..]);
         let f = |k: usize| k as f64 * 1000.0 / 1024.0;
-        let mut peaks: Vec<usize> = (1..=66).filter(|&k| p[k] > p[k - 1] && p[k] >= p[k + 1]).collect();
+        let mut peaks: Vec<usize> = (1..=66)
+            .filter(|&k| p[k] > p[k - 1] && p[k] >= p[k + 1])
+            .collect();
         peaks.sort_by(|&a, &b| p[b].total_cmp(&p[a]));
-        let band = |lo: f64, hi: f64| (0..=66).filter(|&k| f(k) >= lo && f(k) < hi).map(|k| p[k]).sum::<f64>();
+        let band = |lo: f64, hi: f64| {
+            (0..=66)
+                .filter(|&k| f(k) >= lo && f(k) < hi)
+                .map(|k| p[k])
+                .sum::<f64>()
+        };
         let total = band(0.5, 65.1);
         let (alpha, gamma) = (band(7.0, 13.0) / total, band(30.0, 65.1) / total);
         let rate = mean(&rate, 1000..rate.len());
@@ -213,8 +373,14 @@ fn izhikevichs_2003_network_shows_alpha_and_gamma_rhythms() {
         );
         println!("{figures}");
         assert!(near(f(peaks[0]), 7.8, 8.8), "{figures}");
-        assert!(peaks[1..3].iter().any(|&k| near(f(k), 30.0, 35.0)), "{figures}");
-        assert!(near(gamma, 0.43, 0.51) && near(alpha, 0.15, 0.23), "{figures}");
+        assert!(
+            peaks[1..3].iter().any(|&k| near(f(k), 30.0, 35.0)),
+            "{figures}"
+        );
+        assert!(
+            near(gamma, 0.43, 0.51) && near(alpha, 0.15, 0.23),
+            "{figures}"
+        );
         assert!(near(rate, rate_lo, rate_hi), "{figures}");
     }
 }
@@ -224,16 +390,26 @@ fn izhikevichs_2003_network_shows_alpha_and_gamma_rhythms() {
 fn welch_mean(x: &[f64]) -> Vec<f64> {
     use std::f64::consts::PI;
     let n = 1024;
-    let w: Vec<f64> = (0..n).map(|k| 0.5 - 0.5 * (2.0 * PI * k as f64 / n as f64).cos()).collect();
+    let w: Vec<f64> = (0..n)
+        .map(|k| 0.5 - 0.5 * (2.0 * PI * k as f64 / n as f64).cos())
+        .collect();
     let mut acc = vec![0.0; 68];
     let mut count = 0.0;
     for start in (0..=x.len() - n).step_by(n / 2) {
         let s = &x[start..start + n];
         let tm = (n as f64 - 1.0) / 2.0;
         let xm = s.iter().sum::<f64>() / n as f64;
-        let slope = s.iter().enumerate().map(|(t, v)| (t as f64 - tm) * (v - xm)).sum::<f64>()
+        let slope = s
+            .iter()
+            .enumerate()
+            .map(|(t, v)| (t as f64 - tm) * (v - xm))
+            .sum::<f64>()
             / (0..n).map(|t| (t as f64 - tm).powi(2)).sum::<f64>();
-        let y: Vec<f64> = s.iter().enumerate().map(|(t, v)| (v - xm - slope * (t as f64 - tm)) * w[t]).collect();
+        let y: Vec<f64> = s
+            .iter()
+            .enumerate()
+            .map(|(t, v)| (v - xm - slope * (t as f64 - tm)) * w[t])
+            .collect();
         for (k, a) in acc.iter_mut().enumerate() {
             let (mut re, mut im) = (0.0, 0.0);
             for (j, v) in y.iter().enumerate() {
@@ -254,13 +430,23 @@ fn welch_mean(x: &[f64]) -> Vec<f64> {
 #[ignore = "long: scripts/test-long"]
 fn sigterm_writes_a_checkpoint_that_resumes_to_the_same_series() {
     let dir = test_dir("cortex_sigterm");
-    let args = ["--l", "16", "--r", "4", "--k", "30", "--steps", "20000", "--raster"];
+    let args = [
+        "--l", "16", "--r", "4", "--k", "30", "--steps", "20000", "--raster",
+    ];
     let out = dir.join("killed.h5");
     let _ = std::fs::remove_file(&out);
     let child = common::mpirun_command()
         .args(["-np", "2", "--oversubscribe"])
         .arg(tessera_bin())
-        .args(["cortex", "--device", "cpu", "--threads", "1", "--checkpoint-seconds", "0.001"])
+        .args([
+            "cortex",
+            "--device",
+            "cpu",
+            "--threads",
+            "1",
+            "--checkpoint-seconds",
+            "0.001",
+        ])
         .args(args)
         .arg("--output")
         .arg(&out)
@@ -272,13 +458,22 @@ fn sigterm_writes_a_checkpoint_that_resumes_to_the_same_series() {
         .expect("start mpirun");
     let started = Instant::now();
     while !out.exists() {
-        assert!(started.elapsed() < Duration::from_secs(120), "no checkpoint appeared");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no checkpoint appeared"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "a killed run must not exit 0\n{stderr}");
+    assert!(
+        !output.status.success(),
+        "a killed run must not exit 0\n{stderr}"
+    );
     assert!(stderr.contains("rerun with --resume"), "{stderr}");
     let mut resume = args.to_vec();
     resume.push("--resume");
@@ -286,7 +481,14 @@ fn sigterm_writes_a_checkpoint_that_resumes_to_the_same_series() {
     let whole = run_ok(1, &dir, "whole", &args);
     for name in ["cortex/eeg", "cortex/rate_exc", "cortex/rate_inh"] {
         let (a, b): (Vec<f64>, Vec<f64>) = (whole.ds(name), resumed.ds(name));
-        assert_eq!(a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "{name}");
+        assert_eq!(
+            a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            b.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            "{name}"
+        );
     }
-    assert_eq!(whole.ds::<u64>("cortex/raster/id"), resumed.ds::<u64>("cortex/raster/id"));
+    assert_eq!(
+        whole.ds::<u64>("cortex/raster/id"),
+        resumed.ds::<u64>("cortex/raster/id")
+    );
 }

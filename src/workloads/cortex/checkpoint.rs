@@ -33,35 +33,47 @@ pub struct Snapshot {
 /// Slot-major (slot·n + i) to neuron-major (i·slots + slot), and back.
 pub fn neuron_major<T: Copy>(slot_major: &[T], n: usize) -> Vec<T> {
     let slots = slot_major.len() / n.max(1);
-    (0..n * slots).map(|q| slot_major[(q % slots) * n + q / slots]).collect()
+    (0..n * slots)
+        .map(|q| slot_major[(q % slots) * n + q / slots])
+        .collect()
 }
 
 pub fn slot_major<T: Copy>(neuron_major: &[T], n: usize) -> Vec<T> {
     let slots = neuron_major.len() / n.max(1);
-    (0..n * slots).map(|q| neuron_major[(q % n) * slots + q / n]).collect()
+    (0..n * slots)
+        .map(|q| neuron_major[(q % n) * slots + q / n])
+        .collect()
 }
 
 const GROUP: &str = "cortex/checkpoint";
 
 /// Write the output as it stands after `step` steps, with this rank's `snap` of the neurons
 /// `owns` (collective).
-pub fn write(h: &Harness, cfg: &Cortex, out: &Outcome, step: u64, snap: &Snapshot, owns: Range<u64>) -> Result<()> {
+pub fn write(
+    h: &Harness,
+    cfg: &Cortex,
+    out: &Outcome,
+    step: u64,
+    snap: &Snapshot,
+    owns: Range<u64>,
+) -> Result<()> {
     let world = h.world;
     let provenance = h.provenance()?;
     let path = &h.run.output;
     let n = cfg.neurons() as usize;
-    let parts = |snap: &Snapshot, each: &mut dyn FnMut(&str, usize, Part) -> Result<()>| -> Result<()> {
-        let at = owns.start as usize;
-        each("v", n, Part::F64(&snap.v, at))?;
-        each("u", n, Part::F64(&snap.u, at))?;
-        each("state", n, Part::U8(&snap.state, at))?;
-        if cfg.table {
-            each("table", n * 75, Part::F32(&snap.table, at * 75))
-        } else {
-            each("ring", n * 16, Part::U32(&snap.ring, at * 16))?;
-            each("trace", n * 2, Part::F64(&snap.trace, at * 2))
-        }
-    };
+    let parts =
+        |snap: &Snapshot, each: &mut dyn FnMut(&str, usize, Part) -> Result<()>| -> Result<()> {
+            let at = owns.start as usize;
+            each("v", n, Part::F64(&snap.v, at))?;
+            each("u", n, Part::F64(&snap.u, at))?;
+            each("state", n, Part::U8(&snap.state, at))?;
+            if cfg.table {
+                each("table", n * 75, Part::F32(&snap.table, at * 75))
+            } else {
+                each("ring", n * 16, Part::U32(&snap.ring, at * 16))?;
+                each("trace", n * 2, Part::F64(&snap.trace, at * 2))
+            }
+        };
     let started = if world.is_root() {
         let mut so_far = Report::new();
         record::report(&mut so_far, cfg, h.run.seed, out);
@@ -124,21 +136,30 @@ fn resume_error(path: &Path, msg: impl std::fmt::Display) -> Error {
 
 /// The series so far, the step and this rank's snapshot of the neurons `owns`, from the
 /// checkpoint in the output (collective); none when there is no file (start from step 0).
-pub fn read(h: &Harness, cfg: &Cortex, owns: Range<u64>) -> Result<Option<(Outcome, u64, Snapshot)>> {
+pub fn read(
+    h: &Harness,
+    cfg: &Cortex,
+    owns: Range<u64>,
+) -> Result<Option<(Outcome, u64, Snapshot)>> {
     let world = h.world;
     let path = &h.run.output;
     let head = if world.is_root() {
         if path.exists() {
             read_series(path, cfg, h.run.seed).map(Some)
         } else {
-            log::info!("no checkpoint at {}: starting from the first step", path.display());
+            log::info!(
+                "no checkpoint at {}: starting from the first step",
+                path.display()
+            );
             Ok(None)
         }
     } else {
         Ok(None)
     };
     let head = world.agree(head)?;
-    let mut word = head.as_ref().map_or(Vec::new(), |(_, step)| step.to_le_bytes().to_vec());
+    let mut word = head
+        .as_ref()
+        .map_or(Vec::new(), |(_, step)| step.to_le_bytes().to_vec());
     world.broadcast_bytes(&mut word);
     if word.is_empty() {
         return Ok(None);
@@ -157,18 +178,33 @@ fn read_slab(path: &Path, cfg: &Cortex, owns: Range<u64>) -> Result<Snapshot> {
     let g = file.group(GROUP).map_err(bad)?;
     let (a, b) = (owns.start as usize, owns.end as usize);
     let f64s = |name: &str, per: usize| -> Result<Vec<f64>> {
-        Ok(g.dataset(name).and_then(|d| d.read_slice_1d::<f64, _>(a * per..b * per)).map_err(bad)?.to_vec())
+        Ok(g.dataset(name)
+            .and_then(|d| d.read_slice_1d::<f64, _>(a * per..b * per))
+            .map_err(bad)?
+            .to_vec())
     };
     let mut snap = Snapshot {
         v: f64s("v", 1)?,
         u: f64s("u", 1)?,
-        state: g.dataset("state").and_then(|d| d.read_slice_1d::<u8, _>(a..b)).map_err(bad)?.to_vec(),
+        state: g
+            .dataset("state")
+            .and_then(|d| d.read_slice_1d::<u8, _>(a..b))
+            .map_err(bad)?
+            .to_vec(),
         ..Snapshot::default()
     };
     if cfg.table {
-        snap.table = g.dataset("table").and_then(|d| d.read_slice_1d::<f32, _>(a * 75..b * 75)).map_err(bad)?.to_vec();
+        snap.table = g
+            .dataset("table")
+            .and_then(|d| d.read_slice_1d::<f32, _>(a * 75..b * 75))
+            .map_err(bad)?
+            .to_vec();
     } else {
-        snap.ring = g.dataset("ring").and_then(|d| d.read_slice_1d::<u32, _>(a * 16..b * 16)).map_err(bad)?.to_vec();
+        snap.ring = g
+            .dataset("ring")
+            .and_then(|d| d.read_slice_1d::<u32, _>(a * 16..b * 16))
+            .map_err(bad)?
+            .to_vec();
         snap.trace = f64s("trace", 2)?;
     }
     Ok(snap)
@@ -184,30 +220,52 @@ fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
     let job: VarLenUnicode = g.attr("job").and_then(|a| a.read_scalar()).map_err(bad)?;
     let want = cfg.job(seed);
     if job.as_str() != want {
-        return Err(resume_error(path, format!("it holds {job}, but this run is {want}")));
+        return Err(resume_error(
+            path,
+            format!("it holds {job}, but this run is {want}"),
+        ));
     }
     let step: u64 = g.attr("step").and_then(|a| a.read_scalar()).map_err(bad)?;
     let c = file.group("cortex").map_err(bad)?;
-    let f64s = |name: &str| -> Result<Vec<f64>> { c.dataset(name).and_then(|d| d.read_raw()).map_err(bad) };
-    let u64s = |name: &str| -> Result<Vec<u64>> { c.dataset(name).and_then(|d| d.read_raw()).map_err(bad) };
-    let keys: Vec<VarLenUnicode> = c.dataset("schedule/key").and_then(|d| d.read_raw()).map_err(bad)?;
+    let f64s = |name: &str| -> Result<Vec<f64>> {
+        c.dataset(name).and_then(|d| d.read_raw()).map_err(bad)
+    };
+    let u64s = |name: &str| -> Result<Vec<u64>> {
+        c.dataset(name).and_then(|d| d.read_raw()).map_err(bad)
+    };
+    let keys: Vec<VarLenUnicode> = c
+        .dataset("schedule/key")
+        .and_then(|d| d.read_raw())
+        .map_err(bad)?;
     let applied = u64s("schedule/step")?
         .into_iter()
         .zip(keys)
         .zip(f64s("schedule/value")?)
         .map(|((step, key), value)| {
-            let key = Key::parse(key.as_str()).ok_or_else(|| resume_error(path, format!("unknown setting {key}")))?;
+            let key = Key::parse(key.as_str())
+                .ok_or_else(|| resume_error(path, format!("unknown setting {key}")))?;
             Ok(Setting { step, key, value })
         })
         .collect::<Result<Vec<Setting>>>()?;
     let raster = if cfg.raster {
-        u64s("raster/step")?.into_iter().zip(u64s("raster/id")?).map(|(s, i)| [s, i]).collect()
+        u64s("raster/step")?
+            .into_iter()
+            .zip(u64s("raster/id")?)
+            .map(|(s, i)| [s, i])
+            .collect()
     } else {
         Vec::new()
     };
-    let attr = |name: &str| c.attr(name).and_then(|a| a.read_scalar::<u64>()).map_err(bad);
+    let attr = |name: &str| {
+        c.attr(name)
+            .and_then(|a| a.read_scalar::<u64>())
+            .map_err(bad)
+    };
     let excitatory = attr("excitatory")?;
-    let seconds = c.attr("step_seconds").and_then(|a| a.read_scalar::<f64>()).map_err(bad)?;
+    let seconds = c
+        .attr("step_seconds")
+        .and_then(|a| a.read_scalar::<f64>())
+        .map_err(bad)?;
     let out = Outcome {
         eeg: f64s("eeg")?,
         rate_exc: f64s("rate_exc")?,
@@ -219,7 +277,10 @@ fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
         seconds,
     };
     if out.eeg.len() as u64 != step {
-        return Err(resume_error(path, format!("its series hold {} steps, not {step}", out.eeg.len())));
+        return Err(resume_error(
+            path,
+            format!("its series hold {} steps, not {step}", out.eeg.len()),
+        ));
     }
     Ok((out, step))
 }

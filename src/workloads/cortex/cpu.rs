@@ -4,10 +4,10 @@
 //! edges, which read no ghost) while the r border rows of fired bits travel to both
 //! neighbouring slabs (`lattice::halo::exchange_deep_overlapped`), then on the border rows.
 
+use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use super::model::{normal_pair, step, unit, Cell};
 use super::network::{cell, unpack, Neuron, Wiring, INHIBITORY};
 use super::slab::{Layout, StepInput, Sums, Synapses};
-use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use crate::comm::World;
 use crate::lattice::halo;
 use rayon::prelude::*;
@@ -58,7 +58,14 @@ impl CpuCortex {
     /// sums of the step.
     pub fn step(&mut self, world: &World, input: &StepInput) -> Sums {
         let sums = self.update(input);
-        let CpuCortex { layout, state, offsets, synapses, delay, .. } = self;
+        let CpuCortex {
+            layout,
+            state,
+            offsets,
+            synapses,
+            delay,
+            ..
+        } = self;
         let (inner, border) = layout.inner_and_border();
         let mut counts = vec![0u32; layout.n()];
         halo::exchange_deep_overlapped(world, &layout.slab, layout.r as usize, state, |field| {
@@ -101,7 +108,9 @@ impl CpuCortex {
                 ring: slot_major(&snap.ring, n),
                 trace: snap.trace.chunks(2).map(|t| [t[0], t[1]]).collect(),
             },
-            Synapses::Table { .. } => Synapses::Table { ring: slot_major(&snap.table, n) },
+            Synapses::Table { .. } => Synapses::Table {
+                ring: slot_major(&snap.table, n),
+            },
         };
     }
 
@@ -141,7 +150,13 @@ impl CpuCortex {
 
 /// Phase 2 on `rows` of the slab: the firing excitatory and inhibitory sources of each
 /// neuron, packed as `e | i << 16`.
-fn count_rows(layout: &Layout, field: &[u8], offsets: &[u16], counts: &mut [u32], rows: Range<usize>) {
+fn count_rows(
+    layout: &Layout,
+    field: &[u8],
+    offsets: &[u16],
+    counts: &mut [u32],
+    rows: Range<usize>,
+) {
     let (l, n, k) = (layout.l as usize, layout.n(), layout.k as usize);
     let r = layout.r as i64;
     counts[rows.start * l..rows.end * l]
@@ -173,7 +188,9 @@ impl StepInput {
         let t = usize::from(inhibitory);
         let (z, _) = normal_pair(self.noise_key, gid);
         let mut i = self.base_i[t] + self.noise[t] * z;
-        if self.boost_fraction > 0.0 && unit(crate::rng::draw(self.boost_key, gid)) < self.boost_fraction {
+        if self.boost_fraction > 0.0
+            && unit(crate::rng::draw(self.boost_key, gid)) < self.boost_fraction
+        {
             i += super::schedule::BOOST_CURRENT;
         }
         if self.clamp && i < 0.0 {

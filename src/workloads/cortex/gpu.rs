@@ -5,9 +5,9 @@
 //! staged through MPI, into ghost-row buffers of their own), then phase 2 on the border. The
 //! per-step sums stay on the GPU, 512 steps of them, copied to the host once per block.
 
+use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use super::network::{Wiring, CELLS, SOURCES};
 use super::run::BLOCK;
-use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use super::slab::{Layout, StepInput, Sums, EXP_SLOTS, MAX_WASHOUT, TABLE_SLOTS};
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, World};
@@ -75,11 +75,22 @@ impl<'h> GpuCortex<'h> {
     }
 
     /// The slab's neurons and sources drawn on the GPU (collective: the exchange is opened).
-    pub fn new(world: &'h World, gpu: &'h Gpu, transport: GpuTransport, layout: Layout, seed: u64, wiring: &Wiring, table: bool) -> Result<Self> {
+    pub fn new(
+        world: &'h World,
+        gpu: &'h Gpu,
+        transport: GpuTransport,
+        layout: Layout,
+        seed: u64,
+        wiring: &Wiring,
+        table: bool,
+    ) -> Result<Self> {
         let n = layout.n();
         let ghost = layout.ghost_items();
         let f = |name: &str| gpu.function(FILE, name);
-        let side = gpu.ctx.new_stream().map_err(|e| gpu_error("create a stream", e))?;
+        let side = gpu
+            .ctx
+            .new_stream()
+            .map_err(|e| gpu_error("create a stream", e))?;
         let mut me = GpuCortex {
             gpu,
             side,
@@ -110,10 +121,21 @@ impl<'h> GpuCortex<'h> {
     fn draw(&mut self, seed: u64, wiring: &Wiring) -> Result<()> {
         let (n, gid0) = (self.layout.n() as u64, self.layout.gid(0));
         let (k, r) = (self.layout.k, self.layout.r);
-        let (key, l, all) = (stream_key(seed, SOURCES), self.layout.l, u32::from(wiring.all_to_all));
+        let (key, l, all) = (
+            stream_key(seed, SOURCES),
+            self.layout.l,
+            u32::from(wiring.all_to_all),
+        );
         let sources = self.gpu.function(FILE, "sources")?;
         self.gpu.launch(&sources, grid(n * u64::from(k)), |a| {
-            a.arg(&key).arg(&n).arg(&gid0).arg(&k).arg(&r).arg(&l).arg(&all).arg(&mut self.offsets);
+            a.arg(&key)
+                .arg(&n)
+                .arg(&gid0)
+                .arg(&k)
+                .arg(&r)
+                .arg(&l)
+                .arg(&all)
+                .arg(&mut self.offsets);
         })?;
         let (ratio, delay_min) = (wiring.ratio, u32::from(wiring.delays[0]));
         let delay_span = f64::from(wiring.delays[1] - wiring.delays[0] + 1);
@@ -138,8 +160,13 @@ impl<'h> GpuCortex<'h> {
 
     /// Excitatory neurons of the slab.
     pub fn excitatory(&self) -> Result<u64> {
-        let state = self.gpu.download("state bytes", &self.state, self.layout.n())?;
-        Ok(state.iter().filter(|&&s| s & super::network::INHIBITORY == 0).count() as u64)
+        let state = self
+            .gpu
+            .download("state bytes", &self.state, self.layout.n())?;
+        Ok(state
+            .iter()
+            .filter(|&&s| s & super::network::INHIBITORY == 0)
+            .count() as u64)
     }
 
     fn args(&self, input: &StepInput) -> StepArgs {
@@ -171,7 +198,7 @@ impl<'h> GpuCortex<'h> {
     /// One step (collective); its sums stay on the GPU until `take_sums`.
     pub fn step(&mut self, input: &StepInput) -> Result<()> {
         let s = self.args(input);
-        if input.step % BLOCK == 0 {
+        if input.step.is_multiple_of(BLOCK) {
             self.gpu.clear("step sums", &mut self.sums)?;
         }
         let (n, gid0) = (self.layout.n() as u64, self.layout.gid(0));
@@ -191,7 +218,9 @@ impl<'h> GpuCortex<'h> {
                 .arg(&mut self.sums);
         })?;
         let (inner, border) = self.layout.inner_and_border();
-        self.side.join(&self.gpu.stream).map_err(|e| gpu_error("order the streams", e))?;
+        self.side
+            .join(&self.gpu.stream)
+            .map_err(|e| gpu_error("order the streams", e))?;
         self.phase2_on(&s, inner, true)?;
         halo::exchange_gpu_deep(
             &self.exchange,
@@ -204,7 +233,10 @@ impl<'h> GpuCortex<'h> {
         for rows in border {
             self.phase2_on(&s, rows, false)?;
         }
-        self.gpu.stream.join(&self.side).map_err(|e| gpu_error("order the streams", e))
+        self.gpu
+            .stream
+            .join(&self.side)
+            .map_err(|e| gpu_error("order the streams", e))
     }
 
     /// Phase 2 on local rows `rows`, on the side stream (the inner core) or the run's.
@@ -213,10 +245,26 @@ impl<'h> GpuCortex<'h> {
             return Ok(());
         }
         let l = self.layout.l;
-        let (n, r, k) = (self.layout.n() as u64, u64::from(self.layout.r), self.layout.k);
+        let (n, r, k) = (
+            self.layout.n() as u64,
+            u64::from(self.layout.r),
+            self.layout.k,
+        );
         let (row0, row1) = (rows.start as u64, rows.end as u64);
         let stream = if side { &self.side } else { &self.gpu.stream };
-        let GpuCortex { gpu, phase2, offsets, state, below, above, delay, ring, ring_table, washout, .. } = self;
+        let GpuCortex {
+            gpu,
+            phase2,
+            offsets,
+            state,
+            below,
+            above,
+            delay,
+            ring,
+            ring_table,
+            washout,
+            ..
+        } = self;
         gpu.launch_on(stream, phase2, grid((row1 - row0) * l), |a| {
             a.arg(s)
                 .arg(&n)
@@ -258,9 +306,17 @@ impl<'h> GpuCortex<'h> {
             ..Snapshot::default()
         };
         if self.table {
-            snap.table = neuron_major(&self.gpu.download("washout ring", &self.ring_table, TABLE_SLOTS * n)?, n);
+            snap.table = neuron_major(
+                &self
+                    .gpu
+                    .download("washout ring", &self.ring_table, TABLE_SLOTS * n)?,
+                n,
+            );
         } else {
-            snap.ring = neuron_major(&self.gpu.download("spike ring", &self.ring, EXP_SLOTS * n)?, n);
+            snap.ring = neuron_major(
+                &self.gpu.download("spike ring", &self.ring, EXP_SLOTS * n)?,
+                n,
+            );
             snap.trace = self.gpu.download("traces", &self.trace, 2 * n)?;
         }
         Ok(snap)
@@ -270,18 +326,29 @@ impl<'h> GpuCortex<'h> {
     pub fn restore(&mut self, snap: &Snapshot) -> Result<()> {
         let n = self.layout.n();
         let put = |host: &[f64], dev: &mut CudaSlice<f64>, gpu: &Gpu| {
-            gpu.stream.memcpy_htod(host, &mut dev.slice_mut(0..host.len())).map_err(|e| gpu_error("upload a checkpoint", e))
+            gpu.stream
+                .memcpy_htod(host, &mut dev.slice_mut(0..host.len()))
+                .map_err(|e| gpu_error("upload a checkpoint", e))
         };
         put(&snap.v, &mut self.v, self.gpu)?;
         put(&snap.u, &mut self.u, self.gpu)?;
         let err = |e| gpu_error("upload a checkpoint", e);
-        self.gpu.stream.memcpy_htod(&snap.state, &mut self.state.slice_mut(0..n)).map_err(err)?;
+        self.gpu
+            .stream
+            .memcpy_htod(&snap.state, &mut self.state.slice_mut(0..n))
+            .map_err(err)?;
         if self.table {
             let ring = slot_major(&snap.table, n);
-            self.gpu.stream.memcpy_htod(&ring, &mut self.ring_table.slice_mut(0..ring.len())).map_err(err)?;
+            self.gpu
+                .stream
+                .memcpy_htod(&ring, &mut self.ring_table.slice_mut(0..ring.len()))
+                .map_err(err)?;
         } else {
             let ring = slot_major(&snap.ring, n);
-            self.gpu.stream.memcpy_htod(&ring, &mut self.ring.slice_mut(0..ring.len())).map_err(err)?;
+            self.gpu
+                .stream
+                .memcpy_htod(&ring, &mut self.ring.slice_mut(0..ring.len()))
+                .map_err(err)?;
             put(&snap.trace, &mut self.trace, self.gpu)?;
         }
         self.gpu.sync("upload a checkpoint")
@@ -289,7 +356,9 @@ impl<'h> GpuCortex<'h> {
 
     /// Global ids of the neurons that fired in the last step.
     pub fn fired(&self) -> Result<Vec<u64>> {
-        let state = self.gpu.download("state bytes", &self.state, self.layout.n())?;
+        let state = self
+            .gpu
+            .download("state bytes", &self.state, self.layout.n())?;
         Ok(state
             .iter()
             .enumerate()

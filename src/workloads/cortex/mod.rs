@@ -33,12 +33,12 @@ use crate::config::{config_error, out_of_range};
 use crate::device::memory::{self, Place};
 use crate::device::Selected;
 use crate::error::Result;
-use gpu::GpuCortex;
-use network::{Wiring, DELAY_MAX, DELAY_MIN};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::report::Report;
+use gpu::GpuCortex;
 use model::Scheme;
+use network::{Wiring, DELAY_MAX, DELAY_MIN};
 use schedule::Setting;
 use serde::{Deserialize, Serialize};
 use spectrum::Window;
@@ -186,25 +186,47 @@ impl Cortex {
 }
 
 /// An integer key in `lo..=hi`.
-fn int(source: &str, key: &str, value: Option<i64>, default: i64, (lo, hi): (i64, i64), expected: &str) -> Result<i64> {
+fn int(
+    source: &str,
+    key: &str,
+    value: Option<i64>,
+    default: i64,
+    (lo, hi): (i64, i64),
+    expected: &str,
+) -> Result<i64> {
     let v = value.unwrap_or(default);
     if (lo..=hi).contains(&v) {
         Ok(v)
     } else {
-        Err(out_of_range(source, &format!("[cortex] {key}"), v, expected))
+        Err(out_of_range(
+            source,
+            &format!("[cortex] {key}"),
+            v,
+            expected,
+        ))
     }
 }
 
 fn scheme_of(source: &str, t: &CortexTable) -> Result<Scheme> {
     let integration = t.integration.unwrap_or(Integration::Seed);
     if t.substeps.is_some() && integration != Integration::Substeps {
-        return Err(config_error(source, "[cortex] substeps applies to integration = \"substeps\""));
+        return Err(config_error(
+            source,
+            "[cortex] substeps applies to integration = \"substeps\"",
+        ));
     }
     Ok(match integration {
         Integration::Seed => Scheme::Seed,
         Integration::HalfStep => Scheme::HalfStep,
         Integration::Substeps => {
-            let n = int(source, "substeps", t.substeps, 10, (2, 1000), "an integer from 2 to 1000")?;
+            let n = int(
+                source,
+                "substeps",
+                t.substeps,
+                10,
+                (2, 1000),
+                "an integer from 2 to 1000",
+            )?;
             Scheme::Substeps(n as u32)
         }
     })
@@ -214,11 +236,30 @@ fn scheme_of(source: &str, t: &CortexTable) -> Result<Scheme> {
 fn wiring_of(source: &str, t: &CortexTable) -> Result<Wiring> {
     let ratio = t.ratio.unwrap_or(0.8);
     if !(0.0..=1.0).contains(&ratio) {
-        return Err(out_of_range(source, "[cortex] ratio", ratio, "a fraction from 0 to 1"));
+        return Err(out_of_range(
+            source,
+            "[cortex] ratio",
+            ratio,
+            "a fraction from 0 to 1",
+        ));
     }
     let most = i64::from(DELAY_MAX);
-    let lo = int(source, "delay_min", t.delay_min, i64::from(DELAY_MIN), (0, most), "an integer from 0 to 15")?;
-    let hi = int(source, "delay_max", t.delay_max, most.max(lo), (lo, most), &format!("an integer from delay_min = {lo} to 15"))?;
+    let lo = int(
+        source,
+        "delay_min",
+        t.delay_min,
+        i64::from(DELAY_MIN),
+        (0, most),
+        "an integer from 0 to 15",
+    )?;
+    let hi = int(
+        source,
+        "delay_max",
+        t.delay_max,
+        most.max(lo),
+        (lo, most),
+        &format!("an integer from delay_min = {lo} to 15"),
+    )?;
     Ok(Wiring {
         ratio,
         delays: [lo as u8, hi as u8],
@@ -229,7 +270,10 @@ fn wiring_of(source: &str, t: &CortexTable) -> Result<Wiring> {
 /// k and r: given (Gaussian sources), or L² − 1 and L/2 (all-to-all).
 fn sources_of(source: &str, t: &CortexTable, l: u64, all: bool) -> Result<(u32, u32)> {
     if all {
-        if l > 254 || t.k.is_some_and(|k| k as u64 != l * l - 1) || t.r.is_some_and(|r| r as u64 != l / 2) {
+        if l > 254
+            || t.k.is_some_and(|k| k as u64 != l * l - 1)
+            || t.r.is_some_and(|r| r as u64 != l / 2)
+        {
             return Err(config_error(
                 source,
                 &format!("[cortex] sources = \"all\" takes every other neuron: L at most 254, k = L² − 1 = {} and r = L/2 = {} (or leave k and r out)", (l * l).saturating_sub(1), l / 2),
@@ -239,9 +283,21 @@ fn sources_of(source: &str, t: &CortexTable, l: u64, all: bool) -> Result<(u32, 
     }
     let r = int(source, "r", t.r, 16, (1, 127), "an integer from 1 to 127")? as u32;
     if u64::from(r) > l / 2 {
-        return Err(out_of_range(source, "[cortex] r", r, &format!("at most L/2 = {}", l / 2)));
+        return Err(out_of_range(
+            source,
+            "[cortex] r",
+            r,
+            &format!("at most L/2 = {}", l / 2),
+        ));
     }
-    let k = int(source, "k", t.k, 100, (1, 65535), "an integer from 1 to 65535")? as u32;
+    let k = int(
+        source,
+        "k",
+        t.k,
+        100,
+        (1, 65535),
+        "an integer from 1 to 65535",
+    )? as u32;
     Ok((k, r))
 }
 
@@ -250,7 +306,12 @@ fn seconds_of(source: &str, value: Option<f64>) -> Result<f64> {
     if secs.is_finite() && secs > 0.0 {
         Ok(secs)
     } else {
-        Err(out_of_range(source, "[cortex] checkpoint_seconds", secs, "a finite number > 0"))
+        Err(out_of_range(
+            source,
+            "[cortex] checkpoint_seconds",
+            secs,
+            "a finite number > 0",
+        ))
     }
 }
 
@@ -270,7 +331,8 @@ fn schedule_of(source: &str, t: &CortexTable, steps: u64) -> Result<Vec<Setting>
             let name = path.display().to_string();
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| config_error(&name, &format!("cannot read the schedule file: {e}")))?;
-            schedule::from_file_text(&text, steps).map_err(|(at, msg)| config_error(&name, &format!("{at}: {msg}")))
+            schedule::from_file_text(&text, steps)
+                .map_err(|(at, msg)| config_error(&name, &format!("{at}: {msg}")))
         }
         (None, None) => Ok(Vec::new()),
     }
@@ -309,10 +371,24 @@ impl Workload for Cortex {
     type Table = CortexTable;
 
     fn configure(source: &str, t: CortexTable, _: Option<GraphConfig>) -> Result<Self> {
-        let l = int(source, "l", t.l, 64, (2, 1 << 20), "an integer from 2 to 2^20")? as u64;
+        let l = int(
+            source,
+            "l",
+            t.l,
+            64,
+            (2, 1 << 20),
+            "an integer from 2 to 2^20",
+        )? as u64;
         let wiring = wiring_of(source, &t)?;
         let (k, r) = sources_of(source, &t, l, wiring.all_to_all)?;
-        let steps = int(source, "steps", t.steps, 10_000, (1, 1 << 40), "an integer from 1 to 2^40")? as u64;
+        let steps = int(
+            source,
+            "steps",
+            t.steps,
+            10_000,
+            (1, 1 << 40),
+            "an integer from 1 to 2^40",
+        )? as u64;
         let raster = t.raster.unwrap_or(false);
         if raster && l * l > MAX_RASTER_NEURONS {
             return Err(config_error(
@@ -336,7 +412,16 @@ impl Workload for Cortex {
             resume: t.resume.unwrap_or(false),
             stop_after: t
                 .stop_after
-                .map(|s| int(source, "stop_after", Some(s), 0, (1, 1 << 40), "an integer from 1 to 2^40"))
+                .map(|s| {
+                    int(
+                        source,
+                        "stop_after",
+                        Some(s),
+                        0,
+                        (1, 1 << 40),
+                        "an integer from 1 to 2^40",
+                    )
+                })
                 .transpose()?
                 .map(|s| s as u64),
         })
@@ -361,11 +446,20 @@ impl Workload for Cortex {
                 // The CPU's arrays are the GPU's, with the synapse rings and a per-step copy
                 // of the arrivals and counts (16 bytes) beside them.
                 let bytes = neurons * (GpuCortex::bytes_per_neuron(k, table) + 16);
-                memory::check("cortex: the slab", bytes, Place::Host { ranks: h.world.local_size() }, |_| String::new())
+                memory::check(
+                    "cortex: the slab",
+                    bytes,
+                    Place::Host {
+                        ranks: h.world.local_size(),
+                    },
+                    |_| String::new(),
+                )
             }
             Selected::Gpu(gpu) => {
                 let bytes = neurons * GpuCortex::bytes_per_neuron(k, table);
-                memory::check("cortex: the slab", bytes, Place::Gpu(gpu), |_| String::new())
+                memory::check("cortex: the slab", bytes, Place::Gpu(gpu), |_| {
+                    String::new()
+                })
             }
         }
     }

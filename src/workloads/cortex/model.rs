@@ -64,7 +64,15 @@ fn dv(v: f64, u: f64, i: f64) -> f64 {
 /// One 1 ms step of a neuron (v, u) that `fired` in the previous step, with external current
 /// `i` and synaptic input `syn` (mV, added to v over the step). Returns whether it fires.
 #[inline]
-pub fn step(scheme: Scheme, cell: &Cell, v: &mut f64, u: &mut f64, fired: bool, i: f64, syn: f64) -> bool {
+pub fn step(
+    scheme: Scheme,
+    cell: &Cell,
+    v: &mut f64,
+    u: &mut f64,
+    fired: bool,
+    i: f64,
+    syn: f64,
+) -> bool {
     match scheme {
         Scheme::Seed => {
             if fired {
@@ -114,8 +122,8 @@ pub fn step(scheme: Scheme, cell: &Cell, v: &mut f64, u: &mut f64, fired: bool, 
     }
 }
 
-const LN2: f64 = 0.693_147_180_559_945_3;
-const SQRT2: f64 = 1.414_213_562_373_095_1;
+// The kernel writes these as the literals 0.6931471805599453 and 1.4142135623730951.
+use std::f64::consts::{LN_2 as LN2, SQRT_2 as SQRT2};
 
 /// ln x for a normal positive x, from + − × ÷ only: x = m·2^e with m in [√2/2, √2), then
 /// ln m = 2 atanh t, t = (m − 1)/(m + 1) (|t| < 0.172), by its series to t^23 (error below
@@ -187,7 +195,11 @@ mod tests {
     fn spikes(scheme: Scheme, (a, b, c, d): (f64, f64, f64, f64)) -> u32 {
         let cell = Cell { a, b, c, d };
         let (mut v, mut u, mut fired, mut n) = (-65.0, b * -65.0, false, 0);
-        let steps = if scheme == Scheme::HalfStep { 999 } else { 1000 };
+        let steps = if scheme == Scheme::HalfStep {
+            999
+        } else {
+            1000
+        };
         for _ in 0..steps {
             fired = step(scheme, &cell, &mut v, &mut u, fired, 10.0, 0.0);
             n += u32::from(fired);
@@ -210,9 +222,14 @@ mod tests {
 
     #[test]
     fn soft_ln_agrees_with_the_library_logarithm() {
-        for &x in &[1e-300, 2.3e-19, 0.001, 0.3, 0.5, 0.70710678, 0.9999999, 1.0, 1.5, 7.0] {
+        for &x in &[
+            1e-300, 2.3e-19, 0.001, 0.3, 0.5, 0.6, 0.7, 0.9999999, 1.0, 1.5, 7.0,
+        ] {
             let (got, want) = (soft_ln(x), f64::ln(x));
-            assert!((got - want).abs() <= 4e-16 * want.abs().max(1.0), "{x}: {got} vs {want}");
+            assert!(
+                (got - want).abs() <= 4e-16 * want.abs().max(1.0),
+                "{x}: {got} vs {want}"
+            );
         }
     }
 

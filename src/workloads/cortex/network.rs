@@ -114,7 +114,11 @@ pub fn source(seed: u64, gid: u64, k: u32, j: u32, r: u32) -> u16 {
 pub fn all_source(l: u64, j: u32) -> u16 {
     let h = (l / 2) as i64;
     let centre = (h * l as i64 + h) as u64;
-    let q = if u64::from(j) < centre { u64::from(j) } else { u64::from(j) + 1 };
+    let q = if u64::from(j) < centre {
+        u64::from(j)
+    } else {
+        u64::from(j) + 1
+    };
     pack(((q % l) as i64 - h) as i8, ((q / l) as i64 - h) as i8)
 }
 
@@ -123,7 +127,10 @@ pub fn pack(dx: i8, dy: i8) -> u16 {
 }
 
 pub fn unpack(offset: u16) -> (i64, i64) {
-    (i64::from(offset as u8 as i8), i64::from((offset >> 8) as u8 as i8))
+    (
+        i64::from(offset as u8 as i8),
+        i64::from((offset >> 8) as u8 as i8),
+    )
 }
 
 #[cfg(test)]
@@ -151,7 +158,11 @@ mod tests {
 
     #[test]
     fn types_delays_and_constants_follow_their_draws() {
-        let wiring = Wiring { ratio: 0.8, delays: [DELAY_MIN, DELAY_MAX], all_to_all: false };
+        let wiring = Wiring {
+            ratio: 0.8,
+            delays: [DELAY_MIN, DELAY_MAX],
+            all_to_all: false,
+        };
         let all: Vec<Neuron> = (0..20_000).map(|g| Neuron::draw(9, g, &wiring)).collect();
         let inh = all.iter().filter(|n| n.inhibitory).count() as f64 / all.len() as f64;
         assert!((inh - 0.2).abs() < 0.015, "inhibitory fraction {inh}");
@@ -170,10 +181,14 @@ mod tests {
     #[test]
     fn all_to_all_sources_are_every_other_neuron_once() {
         let l = 6u64;
-        let mut seen: Vec<(i64, i64)> = (0..l * l - 1).map(|j| unpack(all_source(l, j as u32))).collect();
+        let mut seen: Vec<(i64, i64)> = (0..l * l - 1)
+            .map(|j| unpack(all_source(l, j as u32)))
+            .collect();
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len() as u64, l * l - 1);
-        assert!(seen.iter().all(|&(dx, dy)| (dx, dy) != (0, 0) && (-3..3).contains(&dx) && (-3..3).contains(&dy)));
+        assert!(seen
+            .iter()
+            .all(|&(dx, dy)| (dx, dy) != (0, 0) && (-3..3).contains(&dx) && (-3..3).contains(&dy)));
     }
 }

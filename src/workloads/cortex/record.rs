@@ -19,8 +19,17 @@ pub fn report(report: &mut Report, cfg: &Cortex, seed: u64, out: &Outcome) {
     let n = cfg.neurons() as f64;
     g.seconds("step_seconds", out.seconds);
     g.rate("neuron_updates_per_s", n * steps / out.seconds, "1/s");
-    g.rate("synapse_visits_per_s", n * f64::from(cfg.k) * steps / out.seconds, "1/s");
-    g.fixed("wall_per_biological_s", out.seconds / (steps / 1000.0), 4, "s");
+    g.rate(
+        "synapse_visits_per_s",
+        n * f64::from(cfg.k) * steps / out.seconds,
+        "1/s",
+    );
+    g.fixed(
+        "wall_per_biological_s",
+        out.seconds / (steps / 1000.0),
+        4,
+        "s",
+    );
     g.data("eeg", out.eeg.as_slice());
     g.data("rate_exc", out.rate_exc.as_slice());
     g.data("rate_inh", out.rate_inh.as_slice());
@@ -29,7 +38,10 @@ pub fn report(report: &mut Report, cfg: &Cortex, seed: u64, out: &Outcome) {
     if cfg.raster {
         let mut r = g.subgroup("raster");
         r.count("spikes", out.raster.len() as u64);
-        r.data("step", out.raster.iter().map(|p| p[0]).collect::<Vec<u64>>());
+        r.data(
+            "step",
+            out.raster.iter().map(|p| p[0]).collect::<Vec<u64>>(),
+        );
         r.data("id", out.raster.iter().map(|p| p[1]).collect::<Vec<u64>>());
     }
 }
@@ -48,21 +60,38 @@ fn settings(g: &mut Section, cfg: &Cortex, seed: u64, out: &Outcome) {
     g.count("k", cfg.k).stored_only();
     g.count("r", cfg.r).stored_only();
     g.number("ratio", cfg.wiring.ratio, "").stored_only();
-    g.counts("delays", &cfg.wiring.delays.map(u64::from)).stored_only();
-    g.flag("all_to_all", cfg.wiring.all_to_all, "no").stored_only();
+    g.counts("delays", &cfg.wiring.delays.map(u64::from))
+        .stored_only();
+    g.flag("all_to_all", cfg.wiring.all_to_all, "no")
+        .stored_only();
     g.count("steps", cfg.steps);
     g.count("seed", seed).stored_only();
     g.text("synapses", if cfg.table { "table" } else { "exp" });
     g.text("integration", cfg.scheme.name());
     g.flag("clamp", cfg.clamp, "no").stored_only();
     g.text("window", cfg.window.name()).stored_only();
-    g.shown_only("inputs", format!("k = {}, r = {} (sigma = r/3)", cfg.k, cfg.r));
+    g.shown_only(
+        "inputs",
+        format!("k = {}, r = {} (sigma = r/3)", cfg.k, cfg.r),
+    );
 }
 
 fn schedule(s: &mut Section, out: &Outcome) {
-    s.data("step", out.applied.iter().map(|a| a.step).collect::<Vec<u64>>());
-    s.data("key", out.applied.iter().map(|a| a.key.name()).collect::<Vec<String>>());
-    s.data("value", out.applied.iter().map(|a| a.value).collect::<Vec<f64>>());
+    s.data(
+        "step",
+        out.applied.iter().map(|a| a.step).collect::<Vec<u64>>(),
+    );
+    s.data(
+        "key",
+        out.applied
+            .iter()
+            .map(|a| a.key.name())
+            .collect::<Vec<String>>(),
+    );
+    s.data(
+        "value",
+        out.applied.iter().map(|a| a.value).collect::<Vec<f64>>(),
+    );
 }
 
 /// The spectra (one row per 512 steps from step 1024 on) and their figures; the last row's
@@ -70,7 +99,10 @@ fn schedule(s: &mut Section, out: &Outcome) {
 fn spectra(s: &mut Section, cfg: &Cortex, eeg: &[f64]) {
     let (at, rows) = welch_rows(eeg, cfg.window);
     let figs: Vec<Figures> = rows.iter().map(|p| figures(p)).collect();
-    s.data("frequency", (0..=SEGMENT / 2).map(frequency).collect::<Vec<f64>>());
+    s.data(
+        "frequency",
+        (0..=SEGMENT / 2).map(frequency).collect::<Vec<f64>>(),
+    );
     s.data("step", at);
     s.data_2d("psd", rows.len(), rows.concat());
     let col = |f: &dyn Fn(&Figures) -> f64| figs.iter().map(f).collect::<Vec<f64>>();
@@ -78,7 +110,10 @@ fn spectra(s: &mut Section, cfg: &Cortex, eeg: &[f64]) {
     s.data("peak", col(&|f| f.peak));
     s.data("median", col(&|f| f.median));
     for (e, frac) in spectrum::EDGES.iter().enumerate() {
-        s.data(&format!("sef{}", (frac * 100.0).round()), col(&|f| f.edge[e]));
+        s.data(
+            &format!("sef{}", (frac * 100.0).round()),
+            col(&|f| f.edge[e]),
+        );
     }
     for (b, (name, _, _)) in BANDS.iter().enumerate() {
         s.data(name, col(&|f| f.bands[b]));

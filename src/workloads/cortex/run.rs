@@ -93,7 +93,12 @@ impl<'c> Inputs<'c> {
 
     /// The settings of the steps before `first` applied (a resumed run).
     fn skip_to(&mut self, first: u64) {
-        while self.cfg.schedule.get(self.next).is_some_and(|s| s.step < first) {
+        while self
+            .cfg
+            .schedule
+            .get(self.next)
+            .is_some_and(|s| s.step < first)
+        {
             let s = self.cfg.schedule[self.next];
             self.settings.set(s.key, s.value);
             self.next += 1;
@@ -130,9 +135,20 @@ impl<'h> Neurons<'h> {
     fn new(h: &'h Harness, layout: Layout, cfg: &Cortex) -> Result<Self> {
         let seed = h.run.seed;
         match &h.device {
-            Selected::Cpu => Ok(Neurons::Cpu(Box::new(CpuCortex::new(layout, seed, &cfg.wiring, cfg.table)), Vec::new())),
+            Selected::Cpu => Ok(Neurons::Cpu(
+                Box::new(CpuCortex::new(layout, seed, &cfg.wiring, cfg.table)),
+                Vec::new(),
+            )),
             Selected::Gpu(gpu) => {
-                let made = GpuCortex::new(h.world, gpu, h.run.gpu_transport, layout, seed, &cfg.wiring, cfg.table);
+                let made = GpuCortex::new(
+                    h.world,
+                    gpu,
+                    h.run.gpu_transport,
+                    layout,
+                    seed,
+                    &cfg.wiring,
+                    cfg.table,
+                );
                 h.world.agree(made).map(|g| Neurons::Gpu(Box::new(g)))
             }
         }
@@ -201,8 +217,18 @@ pub fn run(h: &Harness, cfg: &Cortex) -> Result<Option<Outcome>> {
     let lattice = Lattice::new(2, cfg.l, true).map_err(Error::Unavailable)?;
     let slab = Slab::new(lattice, world.size(), world.rank()).map_err(Error::Unavailable)?;
     let owns = slab.offset()..slab.offset() + slab.sites() as u64;
-    let layout = Layout { slab, l: cfg.l, r: cfg.r, k: cfg.k, all_to_all: cfg.wiring.all_to_all };
-    let resumed = if cfg.resume { checkpoint::read(h, cfg, owns.clone())? } else { None };
+    let layout = Layout {
+        slab,
+        l: cfg.l,
+        r: cfg.r,
+        k: cfg.k,
+        all_to_all: cfg.wiring.all_to_all,
+    };
+    let resumed = if cfg.resume {
+        checkpoint::read(h, cfg, owns.clone())?
+    } else {
+        None
+    };
     let mut cortex = h.timed("network", || Neurons::new(h, layout, cfg))?;
     let (mut out, first) = match resumed {
         Some((out, step, snap)) => {
@@ -211,7 +237,11 @@ pub fn run(h: &Harness, cfg: &Cortex) -> Result<Option<Outcome>> {
         }
         None => {
             let excitatory = world.allreduce(world.agree(cortex.excitatory())?, Op::Sum);
-            let out = Outcome { excitatory, inhibitory: cfg.neurons() - excitatory, ..Outcome::default() };
+            let out = Outcome {
+                excitatory,
+                inhibitory: cfg.neurons() - excitatory,
+                ..Outcome::default()
+            };
             (out, 0)
         }
     };
@@ -229,7 +259,10 @@ pub fn run(h: &Harness, cfg: &Cortex) -> Result<Option<Outcome>> {
     inputs.skip_to(first);
     let before = out.seconds;
     let started = Instant::now();
-    let mut control = Control { done: 0, last: Instant::now() };
+    let mut control = Control {
+        done: 0,
+        last: Instant::now(),
+    };
     let stopped = h.timed("steps", || {
         for block in first / BLOCK..cfg.steps.div_ceil(BLOCK) {
             let steps = block * BLOCK..((block + 1) * BLOCK).min(cfg.steps);
@@ -313,7 +346,8 @@ struct Control {
 impl Control {
     /// After a block (collective: one reduction of the signal and rank 0's clock).
     fn poll(&mut self, h: &Harness, cfg: &Cortex) -> Due {
-        let timed_out = h.world.is_root() && self.last.elapsed().as_secs_f64() >= cfg.checkpoint_seconds;
+        let timed_out =
+            h.world.is_root() && self.last.elapsed().as_secs_f64() >= cfg.checkpoint_seconds;
         let flags = u8::from(h.interrupt().raised()) | (u8::from(timed_out) << 1);
         let flags = h.world.allreduce(flags, Op::BitOr);
         Due {
@@ -334,8 +368,10 @@ fn reduce(world: &World, sums: &[Sums], out: &mut Outcome) -> Result<()> {
         let exc = out.excitatory.max(1) as f64;
         let inh = out.inhibitory.max(1) as f64;
         out.eeg.extend(v.iter().map(|&x| x as f64 / V_SCALE / exc));
-        out.rate_exc.extend(fired.chunks(2).map(|f| f[0] as f64 / exc * 1000.0));
-        out.rate_inh.extend(fired.chunks(2).map(|f| f[1] as f64 / inh * 1000.0));
+        out.rate_exc
+            .extend(fired.chunks(2).map(|f| f[0] as f64 / exc * 1000.0));
+        out.rate_inh
+            .extend(fired.chunks(2).map(|f| f[1] as f64 / inh * 1000.0));
     }
     Ok(())
 }

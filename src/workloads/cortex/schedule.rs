@@ -31,7 +31,15 @@ pub enum Key {
 
 /// The names a deck uses (`e.` / `i.` before each per-type one); a schedule file writes them
 /// as `SET_` and upper case.
-const PER_TYPE: [&str; 7] = ["base_i", "noise", "a", "tau", "lambda_a", "lambda_tau", "lambda_i"];
+const PER_TYPE: [&str; 7] = [
+    "base_i",
+    "noise",
+    "a",
+    "tau",
+    "lambda_a",
+    "lambda_tau",
+    "lambda_i",
+];
 const BOOST: &str = "boost_i";
 
 impl Key {
@@ -44,7 +52,15 @@ impl Key {
         }
         let (kind, what) = plain.split_once('.')?;
         let t = ["e", "i"].iter().position(|k| *k == kind)?;
-        let keys = [Key::BaseI, Key::Noise, Key::Amplitude, Key::Tau, Key::LambdaA, Key::LambdaTau, Key::LambdaI];
+        let keys = [
+            Key::BaseI,
+            Key::Noise,
+            Key::Amplitude,
+            Key::Tau,
+            Key::LambdaA,
+            Key::LambdaTau,
+            Key::LambdaI,
+        ];
         let at = PER_TYPE.iter().position(|k| *k == what)?;
         Some(keys[at](t))
     }
@@ -153,7 +169,10 @@ impl Settings {
                 self.amplitude[0] / self.lambda_a[0],
                 self.amplitude[1] * self.lambda_a[1],
             ],
-            tau: [self.tau[0] / self.lambda_tau[0], self.tau[1] * self.lambda_tau[1]],
+            tau: [
+                self.tau[0] / self.lambda_tau[0],
+                self.tau[1] * self.lambda_tau[1],
+            ],
             boost_fraction: self.boost_fraction,
         }
     }
@@ -195,10 +214,15 @@ fn setting(step: i64, name: &str, value: f64, steps: u64, last: u64) -> Result<S
     key.check(value)
         .map_err(|e| format!("{} = {value} is out of range: expected {e}", key.name()))?;
     if step < last {
-        return Err(format!("step {step} comes after step {last}: the steps must be in order"));
+        return Err(format!(
+            "step {step} comes after step {last}: the steps must be in order"
+        ));
     }
     if step >= steps {
-        return Err(format!("step {step} is past the run's last step {}", steps.saturating_sub(1)));
+        return Err(format!(
+            "step {step} is past the run's last step {}",
+            steps.saturating_sub(1)
+        ));
     }
     Ok(Setting { step, key, value })
 }
@@ -208,7 +232,8 @@ pub fn from_entries(entries: &[Entry], steps: u64) -> Result<Vec<Setting>, Probl
     let mut out: Vec<Setting> = Vec::with_capacity(entries.len());
     for (n, e) in entries.iter().enumerate() {
         let last = out.last().map_or(0, |s| s.step);
-        let s = setting(e.step, &e.set, e.value, steps, last).map_err(|m| (format!("entry {}", n + 1), m))?;
+        let s = setting(e.step, &e.set, e.value, steps, last)
+            .map_err(|m| (format!("entry {}", n + 1), m))?;
         out.push(s);
     }
     Ok(out)
@@ -226,10 +251,17 @@ pub fn from_file_text(text: &str, steps: u64) -> Result<Vec<Setting>, Problem> {
         }
         let words: Vec<&str> = body.split_whitespace().collect();
         let [step, key, value] = words[..] else {
-            return Err((at(), "expected STEP KEY VALUE (e.g. 4000 SET_E.LAMBDA_TAU 3.0)".into()));
+            return Err((
+                at(),
+                "expected STEP KEY VALUE (e.g. 4000 SET_E.LAMBDA_TAU 3.0)".into(),
+            ));
         };
-        let step: i64 = step.parse().map_err(|_| (at(), format!("step {step:?} is not an integer")))?;
-        let value: f64 = value.parse().map_err(|_| (at(), format!("value {value:?} is not a number")))?;
+        let step: i64 = step
+            .parse()
+            .map_err(|_| (at(), format!("step {step:?} is not an integer")))?;
+        let value: f64 = value
+            .parse()
+            .map_err(|_| (at(), format!("value {value:?} is not a number")))?;
         let last = out.last().map_or(0, |s| s.step);
         out.push(setting(step, key, value, steps, last).map_err(|m| (at(), m))?);
     }
@@ -247,7 +279,14 @@ mod tests {
     fn the_seeds_schedule_file_reads_as_its_settings() {
         let s = from_file_text(SEED_DECK, 10_000).unwrap();
         assert_eq!(s.len(), 8);
-        assert_eq!(s[6], Setting { step: 4000, key: Key::LambdaTau(0), value: 3.0 });
+        assert_eq!(
+            s[6],
+            Setting {
+                step: 4000,
+                key: Key::LambdaTau(0),
+                value: 3.0
+            }
+        );
         assert_eq!(s[4].key, Key::BoostFraction);
         let mut set = Settings::default();
         set.set(s[6].key, s[6].value);
@@ -258,16 +297,29 @@ mod tests {
     fn bad_schedules_name_the_line_and_the_problem() {
         let err = |text: &str| from_file_text(text, 1000).unwrap_err();
         let (at, msg) = err("0 SET_E.NOISE 1\n5 SET_E.LAMDA_TAU 2\n");
-        assert!(at.starts_with("line 2") && msg.contains("unknown setting"), "{at}: {msg}");
+        assert!(
+            at.starts_with("line 2") && msg.contains("unknown setting"),
+            "{at}: {msg}"
+        );
         let (at, msg) = err("9 SET_E.NOISE 1\n5 SET_I.NOISE 2\n");
-        assert!(at.starts_with("line 2") && msg.contains("in order"), "{at}: {msg}");
+        assert!(
+            at.starts_with("line 2") && msg.contains("in order"),
+            "{at}: {msg}"
+        );
         let (at, msg) = err("# drug\n1000 SET_E.NOISE 1\n");
-        assert!(at.starts_with("line 2") && msg.contains("past the run"), "{at}: {msg}");
+        assert!(
+            at.starts_with("line 2") && msg.contains("past the run"),
+            "{at}: {msg}"
+        );
         let (_, msg) = err("3 SET_E.TAU 0\n");
         assert!(msg.contains("e.tau = 0 is out of range"), "{msg}");
         let (_, msg) = err("3 SET_E.TAU\n");
         assert!(msg.contains("STEP KEY VALUE"), "{msg}");
-        let entries = [Entry { step: 4, set: "x.noise".into(), value: 1.0 }];
+        let entries = [Entry {
+            step: 4,
+            set: "x.noise".into(),
+            value: 1.0,
+        }];
         let (at, _) = from_entries(&entries, 10).unwrap_err();
         assert_eq!(at, "entry 1");
     }

@@ -129,16 +129,26 @@ impl Sums {
 
 /// The synapses of a slab on the host.
 pub enum Synapses {
-    Exp { ring: Vec<u32>, trace: Vec<[f64; 2]> },
-    Table { ring: Vec<f32> },
+    Exp {
+        ring: Vec<u32>,
+        trace: Vec<[f64; 2]>,
+    },
+    Table {
+        ring: Vec<f32>,
+    },
 }
 
 impl Synapses {
     pub fn new(n: usize, table: bool) -> Synapses {
         if table {
-            Synapses::Table { ring: vec![0.0; TABLE_SLOTS * n] }
+            Synapses::Table {
+                ring: vec![0.0; TABLE_SLOTS * n],
+            }
         } else {
-            Synapses::Exp { ring: vec![0; EXP_SLOTS * n], trace: vec![[0.0; 2]; n] }
+            Synapses::Exp {
+                ring: vec![0; EXP_SLOTS * n],
+                trace: vec![[0.0; 2]; n],
+            }
         }
     }
 
@@ -187,11 +197,13 @@ impl Synapses {
             Synapses::Table { ring } => {
                 for (m, w) in input.washout.iter().enumerate() {
                     let slot = &mut ring[((t + 1 + m) % TABLE_SLOTS) * n..][..n];
-                    slot.par_iter_mut().zip(counts.par_iter()).for_each(|(ev, &c)| {
-                        if c != 0 {
-                            *ev = *ev + (c & 0xffff) as f32 * w[0] + (c >> 16) as f32 * w[1];
-                        }
-                    });
+                    slot.par_iter_mut()
+                        .zip(counts.par_iter())
+                        .for_each(|(ev, &c)| {
+                            if c != 0 {
+                                *ev = *ev + (c & 0xffff) as f32 * w[0] + (c >> 16) as f32 * w[1];
+                            }
+                        });
                 }
             }
         }
@@ -250,8 +262,16 @@ mod tests {
                 syn.deposit(&inp, &[c], &[7]);
             }
             for (t, &x) in got.iter().enumerate() {
-                let want = if t >= 11 { -0.75 * (-((t - 11) as f64) / 10.0).exp() } else { 0.0 };
-                let want = if matches!(syn, Synapses::Table { .. }) && t >= 41 { 0.0 } else { want };
+                let want = if t >= 11 {
+                    -0.75 * (-((t - 11) as f64) / 10.0).exp()
+                } else {
+                    0.0
+                };
+                let want = if matches!(syn, Synapses::Table { .. }) && t >= 41 {
+                    0.0
+                } else {
+                    want
+                };
                 assert!((x - want).abs() < 1e-6, "step {t}: {x} vs {want}");
             }
         }

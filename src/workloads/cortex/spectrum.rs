@@ -109,13 +109,20 @@ pub fn detrend(x: &[f64]) -> Vec<f64> {
         sxx += dt * dt;
     }
     let slope = sxy / sxx;
-    x.iter().enumerate().map(|(t, v)| v - xm - slope * (t as f64 - tm)).collect()
+    x.iter()
+        .enumerate()
+        .map(|(t, v)| v - xm - slope * (t as f64 - tm))
+        .collect()
 }
 
 /// One-sided periodogram of one segment: |C_k|²/(Σw)², doubled but at 0 and N/2 (eq. 8.6).
 pub fn periodogram(segment: &[f64], window: &[f64]) -> Vec<f64> {
     let n = segment.len();
-    let mut re: Vec<f64> = detrend(segment).iter().zip(window).map(|(x, w)| x * w).collect();
+    let mut re: Vec<f64> = detrend(segment)
+        .iter()
+        .zip(window)
+        .map(|(x, w)| x * w)
+        .collect();
     let mut im = vec![0.0; n];
     fft(&mut re, &mut im);
     let norm = window.iter().sum::<f64>().powi(2);
@@ -191,7 +198,11 @@ pub fn figures(p: &[f64]) -> Figures {
     let peak = (1..=top).fold(1, |best, k| if p[k] > p[best] { k } else { best });
     let mut bands = [0.0; 5];
     for (b, &(_, lo, hi)) in BANDS.iter().enumerate() {
-        let end = if b == BANDS.len() - 1 { bin(hi) + 1 } else { bin(hi) };
+        let end = if b == BANDS.len() - 1 {
+            bin(hi) + 1
+        } else {
+            bin(hi)
+        };
         bands[b] = p[bin(lo)..end.min(top + 1)].iter().sum::<f64>() / total;
     }
     Figures {
@@ -222,11 +233,24 @@ mod tests {
     /// separate least-squares solve (normal equations in t = 0..N−1).
     fn direct(segment: &[f64], w: &[f64]) -> Vec<f64> {
         let n = segment.len();
-        let (s0, s1, s2) = (n as f64, (0..n).map(|t| t as f64).sum::<f64>(), (0..n).map(|t| (t * t) as f64).sum::<f64>());
-        let (y0, y1) = (segment.iter().sum::<f64>(), segment.iter().enumerate().map(|(t, y)| t as f64 * y).sum::<f64>());
+        let (s0, s1, s2) = (
+            n as f64,
+            (0..n).map(|t| t as f64).sum::<f64>(),
+            (0..n).map(|t| (t * t) as f64).sum::<f64>(),
+        );
+        let (y0, y1) = (
+            segment.iter().sum::<f64>(),
+            segment
+                .iter()
+                .enumerate()
+                .map(|(t, y)| t as f64 * y)
+                .sum::<f64>(),
+        );
         let slope = (s0 * y1 - s1 * y0) / (s0 * s2 - s1 * s1);
         let icpt = (y0 - slope * s1) / s0;
-        let x: Vec<f64> = (0..n).map(|t| (segment[t] - icpt - slope * t as f64) * w[t]).collect();
+        let x: Vec<f64> = (0..n)
+            .map(|t| (segment[t] - icpt - slope * t as f64) * w[t])
+            .collect();
         let norm = w.iter().sum::<f64>().powi(2);
         let c = |k: usize| {
             let (mut re, mut im) = (0.0, 0.0);
@@ -238,7 +262,13 @@ mod tests {
             re * re + im * im
         };
         (0..=n / 2)
-            .map(|k| if k == 0 || k == n / 2 { c(k) / norm } else { (c(k) + c(n - k)) / norm })
+            .map(|k| {
+                if k == 0 || k == n / 2 {
+                    c(k) / norm
+                } else {
+                    (c(k) + c(n - k)) / norm
+                }
+            })
             .collect()
     }
 
@@ -248,7 +278,11 @@ mod tests {
             .map(|t| {
                 let s = t as f64 / RATE;
                 let (z, _) = super::super::model::normal_pair(11, t as u64);
-                -66.0 + 0.001 * t as f64 + (2.0 * PI * 10.0 * s).sin() + 0.5 * (2.0 * PI * 40.0 * s).sin() + 0.3 * z
+                -66.0
+                    + 0.001 * t as f64
+                    + (2.0 * PI * 10.0 * s).sin()
+                    + 0.5 * (2.0 * PI * 40.0 * s).sin()
+                    + 0.3 * z
             })
             .collect()
     }
@@ -256,15 +290,26 @@ mod tests {
     #[test]
     fn welch_equals_the_mean_of_direct_dft_periodograms() {
         let x = signal(4 * SEGMENT);
-        for window in [Window::Hann, Window::Blackman, Window::Welch, Window::Rectangular] {
+        for window in [
+            Window::Hann,
+            Window::Blackman,
+            Window::Welch,
+            Window::Rectangular,
+        ] {
             let (at, rows) = welch_rows(&x, window);
             assert_eq!(at, [1024, 1536, 2048, 2560, 3072, 3584, 4096]);
             let w = window.values(SEGMENT);
-            let grams: Vec<Vec<f64>> = at.iter().map(|&e| direct(&x[e as usize - SEGMENT..e as usize], &w)).collect();
+            let grams: Vec<Vec<f64>> = at
+                .iter()
+                .map(|&e| direct(&x[e as usize - SEGMENT..e as usize], &w))
+                .collect();
             for k in 0..=SEGMENT / 2 {
                 let want = grams.iter().map(|g| g[k]).sum::<f64>() / grams.len() as f64;
                 let got = rows.last().unwrap()[k];
-                assert!((got - want).abs() <= 1e-9 * want.abs().max(1e-6), "{window:?} bin {k}: {got} vs {want}");
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1e-6),
+                    "{window:?} bin {k}: {got} vs {want}"
+                );
             }
         }
     }
@@ -283,11 +328,19 @@ mod tests {
         let p = rows.last().unwrap();
         let f = figures(p);
         assert_eq!(f.peak, frequency(bin(10.0)));
-        let second = (bin(20.0)..=bin(60.0)).fold(bin(20.0), |b, k| if p[k] > p[b] { k } else { b });
+        let second =
+            (bin(20.0)..=bin(60.0)).fold(bin(20.0), |b, k| if p[k] > p[b] { k } else { b });
         assert_eq!(second, bin(40.0));
         // 10 Hz is α, 40 Hz γ, with a quarter of its power.
-        assert!(f.bands[2] > 0.7 && f.bands[4] > 0.15 && f.bands[4] < 0.3, "{:?}", f.bands);
-        assert!(f.median > 9.0 && f.median < 11.0 && f.edge[2] > 39.0 && f.edge[2] < 41.0, "{f:?}");
+        assert!(
+            f.bands[2] > 0.7 && f.bands[4] > 0.15 && f.bands[4] < 0.3,
+            "{:?}",
+            f.bands
+        );
+        assert!(
+            f.median > 9.0 && f.median < 11.0 && f.edge[2] > 39.0 && f.edge[2] < 41.0,
+            "{f:?}"
+        );
         assert!(f.entropy > 0.0 && f.entropy < 0.6, "{}", f.entropy);
     }
 }
