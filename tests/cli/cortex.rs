@@ -101,6 +101,10 @@ fn every_rank_count_gives_the_same_raster_and_eeg() {
     }
 }
 
+/// The schedule file and deck errors through the whole program (one line naming the file and
+/// line, no panic), and the rank count refused before any work. (Every other bad value and
+/// schedule is checked by the unit tests of `cortex::schedule` and `cortex`: a failing
+/// mpirun costs 2 s here.)
 #[test]
 fn bad_decks_and_schedules_give_one_error_line() {
     let dir = test_dir("cortex_errors");
@@ -109,29 +113,15 @@ fn bad_decks_and_schedules_give_one_error_line() {
         "unordered.txt",
         "0 SET_E.NOISE 4\n30 SET_I.NOISE 2\n10 SET_E.TAU 5\n",
     );
-    write_file(&dir, "unknown.txt", "0 SET_E.LAMDA_TAU 2\n");
-    write_file(&dir, "late.txt", "# after the end\n\n500 SET_BOOST_I 0.1\n");
     write_file(
         &dir,
         "deck.toml",
         "[cortex]\nl = 16\nr = 4\nsteps = 100\n\n[[cortex.schedule]]\nstep = 0\nset = \"e.noise\"\nvalue = 2.0\n\n[[cortex.schedule]]\nstep = 10\nset = \"e.volume\"\nvalue = 1.0\n",
     );
-    let cases: [(&[&str], &[&str]); 6] = [
+    let cases: [(&[&str], &[&str]); 2] = [
         (
             &["--schedule-file", "unordered.txt"],
             &["unordered.txt", "line 3", "in order"],
-        ),
-        (
-            &["--schedule-file", "unknown.txt"],
-            &["unknown.txt", "line 1", "unknown setting", "e.lambda_tau"],
-        ),
-        (
-            &["--schedule-file", "late.txt"],
-            &["late.txt", "line 3", "past the run"],
-        ),
-        (
-            &["--schedule-file", "missing.txt"],
-            &["missing.txt", "cannot read"],
         ),
         (
             &["--deck", "deck.toml"],
@@ -142,30 +132,12 @@ fn bad_decks_and_schedules_give_one_error_line() {
                 "unknown setting \"e.volume\"",
             ],
         ),
-        (
-            &["--delay-min", "9", "--delay-max", "7"],
-            &["[cortex] delay_max = 7", "from delay_min = 9 to 15"],
-        ),
     ];
     for (args, needles) in cases {
         let mut all = vec![
             "cortex", "--l", "16", "--r", "4", "--steps", "100", "--output", "x.h5",
         ];
         all.extend_from_slice(args);
-        one_clear_error(&tessera(1, &all, &dir), needles);
-    }
-    for (args, needles) in [
-        (
-            ["--l", "16", "--r", "9"],
-            &["[cortex] r = 9", "at most L/2 = 8"][..],
-        ),
-        (
-            ["--l", "300", "--sources", "all"],
-            &["sources = \"all\"", "L at most 254"][..],
-        ),
-    ] {
-        let mut all = vec!["cortex", "--steps", "100", "--output", "x.h5"];
-        all.extend_from_slice(&args);
         one_clear_error(&tessera(1, &all, &dir), needles);
     }
     // Five ranks would hold 3 rows each of a lattice whose inputs reach 4 rows.

@@ -481,3 +481,72 @@ impl Workload for Cortex {
         Ok(report)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(t: CortexTable) -> String {
+        Cortex::configure("d.toml", t, None)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_key_and_the_expected_form() {
+        let t = |f: fn(&mut CortexTable)| {
+            let mut t = CortexTable {
+                l: Some(16),
+                r: Some(4),
+                steps: Some(100),
+                ..Default::default()
+            };
+            f(&mut t);
+            t
+        };
+        let cases: [(CortexTable, &str); 7] = [
+            (
+                t(|t| t.r = Some(9)),
+                "[cortex] r = 9 is out of range: expected at most L/2 = 8",
+            ),
+            (t(|t| t.k = Some(0)), "[cortex] k = 0 is out of range"),
+            (
+                t(|t| t.ratio = Some(1.5)),
+                "[cortex] ratio = 1.5 is out of range",
+            ),
+            (
+                t(|t| (t.delay_min, t.delay_max) = (Some(9), Some(7))),
+                "delay_max = 7 is out of range: expected an integer from delay_min = 9 to 15",
+            ),
+            (
+                t(|t| t.substeps = Some(4)),
+                "substeps applies to integration = \"substeps\"",
+            ),
+            (
+                t(|t| (t.l, t.sources) = (Some(300), Some(Sources::All))),
+                "L at most 254",
+            ),
+            (
+                t(|t| t.checkpoint_seconds = Some(0.0)),
+                "checkpoint_seconds = 0 is out of range",
+            ),
+        ];
+        for (table, want) in cases {
+            let got = refused(table);
+            assert!(got.contains("d.toml") && got.contains(want), "{got}");
+        }
+        let missing = t(|t| t.schedule_file = Some("no-such-file.txt".into()));
+        let got = refused(missing);
+        assert!(
+            got.contains("no-such-file.txt") && got.contains("cannot read"),
+            "{got}"
+        );
+        let all = Cortex::configure(
+            "d.toml",
+            t(|t| (t.r, t.sources) = (None, Some(Sources::All))),
+            None,
+        )
+        .unwrap();
+        assert_eq!((all.k, all.r), (255, 8));
+    }
+}
