@@ -13,9 +13,16 @@ fn run_ok(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
 }
 
 fn assert_same(a: &H5, b: &H5, what: &str) {
-    for name in ["cortex/eeg", "cortex/rate_exc", "cortex/rate_inh"] {
+    for name in [
+        "cortex/eeg",
+        "cortex/rate_exc",
+        "cortex/rate_inh",
+        "cortex/probe/v",
+        "cortex/probe/u",
+    ] {
         let (x, y): (Vec<f64>, Vec<f64>) = (a.ds(name), b.ds(name));
-        assert_eq!(x.len(), 520, "{what}: {name}");
+        let len = if name.contains("probe") { 3 * 520 } else { 520 };
+        assert_eq!(x.len(), len, "{what}: {name}");
         let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<u64>>();
         assert_eq!(bits(&x), bits(&y), "{what}: {name} differs");
     }
@@ -35,7 +42,17 @@ fn every_rank_count_gives_the_same_raster_and_eeg() {
     let dir = test_dir("cortex_ranks");
     write_file(&dir, "drug.txt", SCHEDULE);
     let base = [
-        "--l", "16", "--r", "4", "--k", "30", "--steps", "520", "--raster",
+        "--probe",
+        "0,100,255",
+        "--l",
+        "16",
+        "--r",
+        "4",
+        "--k",
+        "30",
+        "--steps",
+        "520",
+        "--raster",
     ];
     let cases: [(&str, &[&str], &[usize]); 3] = [
         ("exp-seed", &[], &[1, 2, 3, 4]),
@@ -156,6 +173,8 @@ fn a_stopped_run_resumes_to_the_same_series_on_other_ranks() {
     let dir = test_dir("cortex_resume");
     write_file(&dir, "drug.txt", SCHEDULE);
     let args = [
+        "--probe",
+        "7,200",
         "--l",
         "16",
         "--r",
@@ -199,9 +218,18 @@ fn a_stopped_run_resumes_to_the_same_series_on_other_ranks() {
     let mut second: Vec<&str> = args.to_vec();
     second.push("--resume");
     let resumed = run_ok(3, &dir, "split", &second);
-    for name in ["cortex/eeg", "cortex/rate_exc", "cortex/rate_inh"] {
+    for name in [
+        "cortex/eeg",
+        "cortex/rate_exc",
+        "cortex/rate_inh",
+        "cortex/probe/v",
+    ] {
         let (a, b): (Vec<f64>, Vec<f64>) = (whole.ds(name), resumed.ds(name));
-        assert_eq!(a.len(), 700, "{name}");
+        assert_eq!(
+            a.len(),
+            if name.contains("probe") { 1400 } else { 700 },
+            "{name}"
+        );
         assert_eq!(
             a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
             b.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),

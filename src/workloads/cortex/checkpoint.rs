@@ -256,6 +256,11 @@ fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
     } else {
         Vec::new()
     };
+    let (probe_v, probe_u) = if cfg.probes.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        (f64s("probe/v")?, f64s("probe/u")?)
+    };
     let attr = |name: &str| {
         c.attr(name)
             .and_then(|a| a.read_scalar::<u64>())
@@ -271,6 +276,8 @@ fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
         rate_exc: f64s("rate_exc")?,
         rate_inh: f64s("rate_inh")?,
         raster,
+        probe_v,
+        probe_u,
         applied,
         excitatory,
         inhibitory: cfg.neurons() - excitatory,

@@ -354,6 +354,17 @@ impl<'h> GpuCortex<'h> {
         self.gpu.sync("upload a checkpoint")
     }
 
+    /// (v, u) of local neuron `i`.
+    pub fn probe(&self, i: usize) -> Result<[f64; 2]> {
+        let get = |x: &CudaSlice<f64>| {
+            self.gpu
+                .stream
+                .clone_dtoh(&x.slice(i..i + 1))
+                .map_err(|e| gpu_error("copy a probe to the host", e))
+        };
+        Ok([get(&self.v)?[0], get(&self.u)?[0]])
+    }
+
     /// Global ids of the neurons that fired in the last step.
     pub fn fired(&self) -> Result<Vec<u64>> {
         let state = self

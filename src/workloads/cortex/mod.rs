@@ -92,6 +92,9 @@ pub struct CortexTable {
     /// Store the raster (step, neuron id) of every spike (at most 2^22 neurons)
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub raster: Option<bool>,
+    /// Record v and u of these neuron ids every step (comma-separated; at most 64)
+    #[arg(long, value_delimiter = ',')]
+    pub probe: Option<Vec<u64>>,
     /// A schedule in the seed's `STEP KEY VALUE` lines (relative to the deck's folder)
     #[arg(long)]
     pub schedule_file: Option<PathBuf>,
@@ -133,6 +136,9 @@ pub enum Integration {
     Substeps,
 }
 
+/// Most neurons a run probes.
+const MAX_PROBES: usize = 64;
+
 /// Most neurons whose raster a run stores.
 const MAX_RASTER_NEURONS: u64 = 1 << 22;
 
@@ -149,6 +155,8 @@ pub struct Cortex {
     pub clamp: bool,
     pub window: Window,
     pub raster: bool,
+    /// Neuron ids whose v and u are recorded every step.
+    pub probes: Vec<u64>,
     pub schedule: Vec<Setting>,
     pub checkpoint_seconds: f64,
     pub resume: bool,
@@ -168,7 +176,7 @@ impl Cortex {
             .map(|s| format!("{} {} {}", s.step, s.key.name(), s.value))
             .collect();
         format!(
-            "L={} k={} r={} ratio={} delays={:?} all_to_all={} steps={} synapses={} integration={} clamp={} raster={} seed={seed} schedule=[{}]",
+            "L={} k={} r={} ratio={} delays={:?} all_to_all={} steps={} synapses={} integration={} clamp={} raster={} probes={:?} seed={seed} schedule=[{}]",
             self.l,
             self.k,
             self.r,
@@ -180,6 +188,7 @@ impl Cortex {
             self.scheme.name(),
             self.clamp,
             self.raster,
+            self.probes,
             schedule.join(", ")
         )
     }
@@ -230,6 +239,37 @@ fn scheme_of(source: &str, t: &CortexTable) -> Result<Scheme> {
             Scheme::Substeps(n as u32)
         }
     })
+}
+
+/// The raster switch and the probed ids, checked against the lattice.
+fn outputs_of(source: &str, t: &CortexTable, l: u64) -> Result<(bool, Vec<u64>)> {
+    let raster = t.raster.unwrap_or(false);
+    let probes = t.probe.clone().unwrap_or_default();
+    if let Some(bad) = probes.iter().find(|&&id| id >= l * l) {
+        return Err(out_of_range(
+            source,
+            "[cortex] probe",
+            bad,
+            &format!("neuron ids below L² = {}", l * l),
+        ));
+    }
+    if probes.len() > MAX_PROBES {
+        return Err(config_error(
+            source,
+            &format!(
+                "[cortex] probe lists {} ids: at most {MAX_PROBES}",
+                probes.len()
+            ),
+        ));
+    }
+    if raster && l * l > MAX_RASTER_NEURONS {
+        let n = l * l;
+        return Err(config_error(
+            source,
+            &format!("[cortex] raster stores every spike: {n} neurons is more than the {MAX_RASTER_NEURONS} it allows"),
+        ));
+    }
+    Ok((raster, probes))
 }
 
 /// The excitatory fraction, the delays and the kind of sources.
@@ -389,13 +429,7 @@ impl Workload for Cortex {
             (1, 1 << 40),
             "an integer from 1 to 2^40",
         )? as u64;
-        let raster = t.raster.unwrap_or(false);
-        if raster && l * l > MAX_RASTER_NEURONS {
-            return Err(config_error(
-                source,
-                &format!("[cortex] raster stores every spike: {} neurons is more than the {MAX_RASTER_NEURONS} it allows", l * l),
-            ));
-        }
+        let (raster, probes) = outputs_of(source, &t, l)?;
         Ok(Cortex {
             l,
             k,
@@ -407,6 +441,7 @@ impl Workload for Cortex {
             clamp: t.clamp.unwrap_or(true),
             window: t.window.unwrap_or(Window::Blackman),
             raster,
+            probes,
             schedule: schedule_of(source, &t, steps)?,
             checkpoint_seconds: seconds_of(source, t.checkpoint_seconds)?,
             resume: t.resume.unwrap_or(false),
@@ -535,6 +570,11 @@ mod tests {
             let got = refused(table);
             assert!(got.contains("d.toml") && got.contains(want), "{got}");
         }
+        let probe = refused(t(|t| t.probe = Some(vec![3, 256])));
+        assert!(
+            probe.contains("[cortex] probe = 256 is out of range"),
+            "{probe}"
+        );
         let missing = t(|t| t.schedule_file = Some("no-such-file.txt".into()));
         let got = refused(missing);
         assert!(

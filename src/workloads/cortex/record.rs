@@ -1,7 +1,7 @@
 //! The report of a run, `/cortex`: the settings; per step the pseudo-EEG and the firing
 //! rates; the schedule as applied; the Welch spectra every 512 steps with their qEEG figures;
-//! the raster; the rates of the run (neuron updates/s, synapse visits/s, wall seconds per
-//! biological second).
+//! the raster and the probes; the rates of the run (neuron updates/s, synapse visits/s, wall
+//! seconds per biological second).
 
 use super::run::Outcome;
 use super::spectrum::{self, figures, frequency, welch_rows, Figures, BANDS, SEGMENT};
@@ -35,6 +35,13 @@ pub fn report(report: &mut Report, cfg: &Cortex, seed: u64, out: &Outcome) {
     g.data("rate_inh", out.rate_inh.as_slice());
     schedule(&mut g.subgroup("schedule"), out);
     spectra(&mut g.subgroup("psd"), cfg, &out.eeg);
+    if !cfg.probes.is_empty() {
+        let mut p = g.subgroup("probe");
+        let width = cfg.probes.len();
+        p.data("id", cfg.probes.clone());
+        p.data_2d("v", out.probe_v.len() / width, out.probe_v.as_slice());
+        p.data_2d("u", out.probe_u.len() / width, out.probe_u.as_slice());
+    }
     if cfg.raster {
         let mut r = g.subgroup("raster");
         r.count("spikes", out.raster.len() as u64);

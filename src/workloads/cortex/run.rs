@@ -30,6 +30,9 @@ pub struct Outcome {
     pub rate_inh: Vec<f64>,
     /// (step, neuron id) of every spike, by step then id (with `raster`).
     pub raster: Vec<[u64; 2]>,
+    /// v and u of the probed neurons, step by step (steps × probes).
+    pub probe_v: Vec<f64>,
+    pub probe_u: Vec<f64>,
     pub applied: Vec<Setting>,
     pub excitatory: u64,
     pub inhibitory: u64,
@@ -202,6 +205,21 @@ impl<'h> Neurons<'h> {
         }
     }
 
+    /// (v, u) of neuron `gid` where this slab holds it, else zeros.
+    fn probe(&self, gid: u64) -> Result<[f64; 2]> {
+        let layout = match self {
+            Neurons::Cpu(c, _) => c.layout,
+            Neurons::Gpu(g) => g.layout,
+        };
+        let Some(i) = layout.slab.local(gid) else {
+            return Ok([0.0; 2]);
+        };
+        match self {
+            Neurons::Cpu(c, _) => Ok([c.v[i], c.u[i]]),
+            Neurons::Gpu(g) => g.probe(i),
+        }
+    }
+
     fn fired(&self) -> Result<Vec<u64>> {
         match self {
             Neurons::Cpu(c, _) => Ok(c.fired().collect()),
@@ -224,37 +242,7 @@ pub fn run(h: &Harness, cfg: &Cortex) -> Result<Option<Outcome>> {
         k: cfg.k,
         all_to_all: cfg.wiring.all_to_all,
     };
-    let resumed = if cfg.resume {
-        checkpoint::read(h, cfg, owns.clone())?
-    } else {
-        None
-    };
-    let mut cortex = h.timed("network", || Neurons::new(h, layout, cfg))?;
-    let (mut out, first) = match resumed {
-        Some((out, step, snap)) => {
-            world.agree(cortex.restore(snap))?;
-            (out, step)
-        }
-        None => {
-            let excitatory = world.allreduce(world.agree(cortex.excitatory())?, Op::Sum);
-            let out = Outcome {
-                excitatory,
-                inhibitory: cfg.neurons() - excitatory,
-                ..Outcome::default()
-            };
-            (out, 0)
-        }
-    };
-    log::info!(
-        "cortex: {} neurons ({} excitatory), k = {}, r = {}, {} synapses, {} integration, steps {first} to {}",
-        cfg.neurons(),
-        out.excitatory,
-        cfg.k,
-        cfg.r,
-        if cfg.table { "table" } else { "exp" },
-        cfg.scheme.name(),
-        cfg.steps
-    );
+    let (mut cortex, mut out, first) = start(h, cfg, layout, owns.clone())?;
     let mut inputs = Inputs::new(cfg, h.run.seed);
     inputs.skip_to(first);
     let before = out.seconds;
@@ -301,6 +289,49 @@ pub fn run(h: &Harness, cfg: &Cortex) -> Result<Option<Outcome>> {
     Ok((!stopped).then_some(out))
 }
 
+/// The slab's network on the run's device, and where the run starts: a checkpoint's step,
+/// series and neuron state (`resume`), or step 0 (collective).
+fn start<'h>(
+    h: &'h Harness,
+    cfg: &Cortex,
+    layout: Layout,
+    owns: std::ops::Range<u64>,
+) -> Result<(Neurons<'h>, Outcome, u64)> {
+    let world = h.world;
+    let resumed = if cfg.resume {
+        checkpoint::read(h, cfg, owns)?
+    } else {
+        None
+    };
+    let mut cortex = h.timed("network", || Neurons::new(h, layout, cfg))?;
+    let (out, first) = match resumed {
+        Some((out, step, snap)) => {
+            world.agree(cortex.restore(snap))?;
+            (out, step)
+        }
+        None => {
+            let excitatory = world.allreduce(world.agree(cortex.excitatory())?, Op::Sum);
+            let out = Outcome {
+                excitatory,
+                inhibitory: cfg.neurons() - excitatory,
+                ..Outcome::default()
+            };
+            (out, 0)
+        }
+    };
+    log::info!(
+        "cortex: {} neurons ({} excitatory), k = {}, r = {}, {} synapses, {} integration, steps {first} to {}",
+        cfg.neurons(),
+        out.excitatory,
+        cfg.k,
+        cfg.r,
+        if cfg.table { "table" } else { "exp" },
+        cfg.scheme.name(),
+        cfg.steps
+    );
+    Ok((cortex, out, first))
+}
+
 /// The steps of one block, their sums reduced over the ranks and the raster gathered.
 fn run_block(
     world: &World,
@@ -313,6 +344,7 @@ fn run_block(
 ) -> Result<()> {
     let count = (steps.end - steps.start) as usize;
     let mut spikes = Vec::new();
+    let mut probed = Vec::with_capacity(2 * count * cfg.probes.len());
     for t in steps {
         let (input, applied) = inputs.at(t);
         let changed = !applied.is_empty() || t == first;
@@ -321,6 +353,15 @@ fn run_block(
         if cfg.raster {
             spikes.extend(cortex.fired()?.into_iter().map(|gid| [t, gid]));
         }
+        for &id in &cfg.probes {
+            probed.extend(cortex.probe(id)?);
+        }
+    }
+    if !cfg.probes.is_empty() {
+        // Each value is one rank's, the others add zeros: the sum is exact.
+        world.allreduce_slice(&mut probed, Op::Sum);
+        out.probe_v.extend(probed.iter().step_by(2));
+        out.probe_u.extend(probed.iter().skip(1).step_by(2));
     }
     let sums = cortex.take_sums(count)?;
     reduce(world, &sums, out)?;
