@@ -24,6 +24,7 @@ workloads! {
     euler::Euler,
     bc::Bc,
     ssca2::Ssca2,
+    cortex::Cortex,
 }
 
 /// The workload of that name.

@@ -448,6 +448,36 @@ impl Comm {
         );
     }
 
+    /// Both shifts of a halo exchange at once, overlapped with `work`: `up` goes to rank
+    /// `above` and `down` to rank `below` while `from_below` and `from_above` are filled from
+    /// them (non-blocking sends and receives, a tag per direction so that two ranks that are
+    /// each other's both neighbours, or one rank alone, keep the directions apart); `work`
+    /// runs while the messages travel, and the call returns once they have arrived.
+    pub fn shift_both_ways<T: Equivalence, R>(
+        &self,
+        (up, down): (&[T], &[T]),
+        (from_below, from_above): (&mut [T], &mut [T]),
+        (below, above): (usize, usize),
+        work: impl FnOnce() -> R,
+    ) -> R {
+        let (below, above) = (
+            self.comm.process_at_rank(below as i32),
+            self.comm.process_at_rank(above as i32),
+        );
+        mpi::request::scope(|scope| {
+            let got_below = below.immediate_receive_into_with_tag(scope, from_below, HALO_TAG);
+            let got_above = above.immediate_receive_into_with_tag(scope, from_above, HALO_TAG + 1);
+            let sent_up = above.immediate_send_with_tag(scope, up, HALO_TAG);
+            let sent_down = below.immediate_send_with_tag(scope, down, HALO_TAG + 1);
+            let out = work();
+            got_below.wait();
+            got_above.wait();
+            sent_up.wait();
+            sent_down.wait();
+            out
+        })
+    }
+
     /// Receive words with `tag` from rank `source`, waiting for them.
     pub fn receive_words(&self, source: usize, tag: i32) -> Vec<u64> {
         self.comm

@@ -10,7 +10,8 @@ use super::{gpu_error, Gpu};
 use crate::error::{Error, Result};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchArgs, LaunchConfig, ValidAsZeroBits,
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig,
+    ValidAsZeroBits,
 };
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::sync::Arc;
@@ -157,7 +158,19 @@ impl Gpu {
         cfg: LaunchConfig,
         args: impl FnOnce(&mut LaunchArgs<'a>),
     ) -> Result<()> {
-        let mut builder = self.stream.launch_builder(&kernel.func);
+        self.launch_on(&self.stream, kernel, cfg, args)
+    }
+
+    /// `launch` on another stream of this GPU's context (work overlapped with the run's
+    /// stream; the buffers' events order the two where they share a buffer).
+    pub fn launch_on<'a>(
+        &'a self,
+        stream: &'a CudaStream,
+        kernel: &'a Kernel,
+        cfg: LaunchConfig,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
+        let mut builder = stream.launch_builder(&kernel.func);
         args(&mut builder);
         // SAFETY: the argument list matches the kernel's parameters (the duty stated above).
         unsafe { builder.launch(cfg) }

@@ -39,6 +39,49 @@ pub fn exchange<T: Equivalence + Copy + Default>(world: &World, slab: &Slab, fie
     }
 }
 
+/// Items of a field with `depth` ghost planes on either side.
+pub fn deep_field_len(slab: &Slab, depth: usize) -> usize {
+    slab.sites() + 2 * depth * slab.plane()
+}
+
+/// `exchange` for `depth` ghost planes on either side, `[depth ghosts | the slab's planes |
+/// depth ghosts]`, overlapped with `work`, which runs while the planes travel and may read the
+/// field's own planes (not its ghosts, filled once it returns) (collective). The slab must be
+/// at least `depth` planes thick, so that the ghosts come from the neighbouring slabs only;
+/// a periodic lattice's.
+pub fn exchange_deep_overlapped<T: Equivalence + Copy + Default, R>(
+    world: &World,
+    slab: &Slab,
+    depth: usize,
+    field: &mut [T],
+    work: impl FnOnce(&[T]) -> R,
+) -> R {
+    let span = depth * slab.plane();
+    let own = slab.sites();
+    assert!(
+        slab.thickness as usize >= depth,
+        "a slab thinner than its halo"
+    );
+    assert_eq!(
+        field.len(),
+        deep_field_len(slab, depth),
+        "a deep halo field's length"
+    );
+    let up = field[own..own + span].to_vec();
+    let down = field[span..2 * span].to_vec();
+    let (mut below, mut above) = (vec![T::default(); span], vec![T::default(); span]);
+    let shared: &[T] = field;
+    let out = world.shift_both_ways(
+        (&up, &down),
+        (&mut below, &mut above),
+        (slab.below(), slab.above()),
+        || work(shared),
+    );
+    field[..span].copy_from_slice(&below);
+    field[own + span..].copy_from_slice(&above);
+    out
+}
+
 /// The bottom plane of the slab above (the periodic wrap for the top slab), given this
 /// slab's bottom plane (collective). The labelling's one exchange.
 pub fn from_above<T: Equivalence + Copy + Default>(
@@ -134,6 +177,40 @@ pub fn exchange_gpu_planes<T: Item>(
         }
     }
     Ok(())
+}
+
+/// `exchange_deep_overlapped`'s exchange for a field in GPU memory whose `depth` ghost planes
+/// on either side are buffers of their own (`below`, `above`: `depth` planes each), apart
+/// from the slab's `own` planes, so that a kernel reading `own` on another stream runs while
+/// they are filled (collective). A periodic lattice; the slab at least `depth` planes thick.
+pub fn exchange_gpu_deep<T: Item>(
+    ex: &GpuExchange,
+    slab: &Slab,
+    depth: usize,
+    own: &CudaSlice<T>,
+    (below, above): (&mut CudaSlice<T>, &mut CudaSlice<T>),
+    gpu: &Gpu,
+) -> Result<()> {
+    let span = depth * slab.plane();
+    let len = slab.sites();
+    assert!(
+        slab.thickness as usize >= depth,
+        "a slab thinner than its halo"
+    );
+    let (top, bottom) = (own.slice(len - span..len), own.slice(0..span));
+    let (mut below, mut above) = (below.slice_mut(0..span), above.slice_mut(0..span));
+    if slab.ranks == 1 {
+        let copy_error = |e| gpu_error("copy a ghost plane", e);
+        gpu.stream
+            .memcpy_dtod(&top, &mut below)
+            .map_err(copy_error)?;
+        return gpu
+            .stream
+            .memcpy_dtod(&bottom, &mut above)
+            .map_err(copy_error);
+    }
+    ex.sendrecv(&top, slab.above(), &mut below, slab.below())?;
+    ex.sendrecv(&bottom, slab.below(), &mut above, slab.above())
 }
 
 /// The ghost planes of the one slab of a lattice: the periodic wraps copied on the GPU (or

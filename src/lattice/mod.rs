@@ -2,8 +2,9 @@
 //! percolation and the spin models' cluster updates share; it knows no workload.
 //!
 //! - `geometry`: 2D/3D lattices, periodic or open, slabs along axis 0, index mapping.
-//! - `halo`: ghost planes filled from the neighbouring slabs (host or GPU fields), and the
-//!   neighbours of a row of sites in such a field.
+//! - `halo`: ghost planes filled from the neighbouring slabs (host or GPU fields; one plane,
+//!   or `depth` of them while other work runs), and the neighbours of a row of sites in such
+//!   a field.
 //! - `checkerboard`: the two-colouring that lets all sites of a colour update at once.
 //! - `occupation`: bond masks (the labelling's input) for site and bond percolation.
 //! - `engine`: the labelling, one driver over a device's local phases (`cpu` with

@@ -10,6 +10,7 @@ mod bc;
 mod bfs;
 mod bfs_2d;
 mod cc;
+mod cortex;
 mod euler;
 mod generate;
 mod harness;

@@ -1,0 +1,105 @@
+# shellcheck shell=bash
+# Cortex for scripts/gpu-check (sourced there; it defines $bin, $out, counts and status), or
+# run alone: `TESSERA_BIN=... GPU_CHECK_OUT=... bash scripts/gpu-check-cortex.sh`.
+# check_cortex: `tessera cortex` on the CPU (one rank, the reference) and on one GPU and on
+# every GPU present (on a host of one GPU, also 2 ranks sharing it through MPI): the raster,
+# the pseudo-EEG and both rates must be the same bits as the CPU's, for the exp synapses with
+# the seed's integration over 10^4 steps at N = 2^14 (L = 128, k = 100, r = 16), and for the
+# table synapses with Izhikevich's half steps and a drug schedule over 2000 steps. Then the
+# benchmark rows: neuron updates/s and synapse visits/s on one GPU for both synapse schemes
+# at N = 2^20 and 2^24 (k = 100, r = 64; $GPU_CHECK_CORTEX_BENCH_STEPS steps at 2^20,
+# default 2048, half of them at 2^24).
+check_cortex() {
+    local bench_steps=${GPU_CHECK_CORTEX_BENCH_STEPS:-2048}
+    local pairs=() np name
+    printf '0 SET_E.BASE_I 3.0\n50 SET_BOOST_I 0.1\n100 SET_BOOST_I 0.0\n800 SET_E.LAMBDA_TAU 3.0\n1400 SET_E.LAMBDA_TAU 1.0\n' \
+        >"$out/cortex-drug.txt"
+    local exp_args=(--l 128 --k 100 --r 16 --steps 10000 --raster)
+    local table_args=(--l 128 --k 100 --r 16 --steps 2000 --raster --synapses table
+        --integration half-step --schedule-file "$out/cortex-drug.txt")
+    for case in exp table; do
+        local -n args="${case}_args"
+        run_tessera "cortex-$case-cpu" 1 cortex --device cpu "${args[@]}" || continue
+        for np in "${counts[@]}" "${shared[@]}"; do
+            local transport=()
+            ((np > ${gpus:-1})) && transport=(--gpu-transport mpi)
+            name="cortex-$case-gpu-np$np"
+            run_tessera "$name" "$np" cortex --device gpu "${transport[@]}" "${args[@]}" &&
+                pairs+=("cortex-$case-cpu:$name")
+        done
+    done
+    local bench=()
+    for l in 1024 4096; do
+        local steps=$bench_steps
+        ((l > 1024)) && steps=$((bench_steps / 2))
+        for syn in exp table; do
+            name="cortex-bench-$syn-l$l"
+            run_tessera "$name" 1 cortex --device gpu --l "$l" --k 100 --r 64 --synapses "$syn" \
+                --steps "$steps" && bench+=("$name")
+        done
+    done
+    echo
+    python3 - "$out" "${#pairs[@]}" "${pairs[@]}" "${bench[@]}" <<'PY' || status=1
+import sys, h5py, numpy as np
+out, npairs = sys.argv[1], int(sys.argv[2])
+pairs, bench = sys.argv[3:3 + npairs], sys.argv[3 + npairs:]
+series = ["eeg", "rate_exc", "rate_inh", "raster/step", "raster/id"]
+bad = 0
+print(f"{'run':<26} {'ranks':>5} {'steps':>6} {'spikes':>9} {'exc Hz':>7} {'EEG mV':>8} {'raster':>6} {'eeg':>5}  result")
+for pair in pairs:
+    ref_name, name = pair.split(":")
+    with h5py.File(f"{out}/{ref_name}.h5") as rf, h5py.File(f"{out}/{name}.h5") as gf:
+        r, g = rf["cortex"], gf["cortex"]
+        same = {k: np.array_equal(r[k][:], g[k][:]) for k in series}
+        raster = same["raster/step"] and same["raster/id"]
+        eeg = same["eeg"] and same["rate_exc"] and same["rate_inh"]
+        ok = raster and eeg
+        bad += not ok
+        print(f"{name:<26} {int(gf.attrs['ranks']):>5} {len(g['eeg']):>6} {len(g['raster/id']):>9} "
+              f"{g['rate_exc'][:].mean():>7.3f} {g['eeg'][:].mean():>8.3f} {'same' if raster else 'DIFF':>6} "
+              f"{'same' if eeg else 'DIFF':>5}  {'ok' if ok else 'FAIL'}")
+print()
+print(f"{'benchmark':<26} {'neurons':>9} {'synapses':>8} {'updates/s':>10} {'visits/s':>10} {'s per bio s':>11} {'exc Hz':>7}")
+for name in bench:
+    with h5py.File(f"{out}/{name}.h5") as f:
+        g = f["cortex"]
+        print(f"{name:<26} {int(g.attrs['neurons']):>9} {g.attrs['synapses'].decode() if isinstance(g.attrs['synapses'], bytes) else g.attrs['synapses']:>8} "
+              f"{g.attrs['neuron_updates_per_s']:>10.3e} {g.attrs['synapse_visits_per_s']:>10.3e} "
+              f"{g.attrs['wall_per_biological_s']:>11.4f} {g['rate_exc'][:].mean():>7.2f}  ({f.attrs['device']})")
+sys.exit(1 if bad else 0)
+PY
+}
+
+# Run alone: the set-up scripts/gpu-check makes, then this section.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+    set -uo pipefail
+    # shellcheck source=scripts/lib.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+    ensure_nccl_visible
+    bin=${TESSERA_BIN:-target/release/tessera}
+    out=${GPU_CHECK_OUT:-out/gpu-check}
+    mkdir -p "$out"
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+    ((gpus > 0)) || { echo "error: nvidia-smi lists no GPU" >&2; exit 1; }
+    counts=(1)
+    ((gpus > 1)) && counts+=("$gpus")
+    shared=()
+    ((gpus == 1)) && shared=(2)
+    status=0
+    run_tessera() {
+        local name=$1 np=$2
+        shift 2
+        rm -f "$out/$name.h5"
+        if mpirun --oversubscribe --bind-to none -np "$np" "$bin" "$@" --output "$out/$name.h5" \
+            >"$out/$name.log" 2>&1; then
+            return 0
+        fi
+        echo "FAILED: $name (log: $out/$name.log)"
+        tail -5 "$out/$name.log"
+        status=1
+        return 1
+    }
+    check_cortex
+    if ((status)); then echo "gpu-check cortex: FAIL"; else echo "gpu-check cortex: PASS"; fi
+    exit "$status"
+fi

@@ -1,0 +1,307 @@
+//! Checkpoint and restart: at a block's end (512 steps), when `checkpoint_seconds` passed,
+//! at `stop_after`, or on SIGTERM/SIGINT, the result file is written as it stands (the report
+//! of the steps so far) with `/cortex/checkpoint`: the step, the run's identity, and every
+//! neuron's dynamic state (v, u, state byte, synapse ring and traces) neuron-major, so that a
+//! run resumed on any number of ranks, on either device, continues bit for bit. Rank 0 writes
+//! the report and its slab; each other rank then adds its slab (no rank gathers the lattice).
+
+use super::record;
+use super::run::Outcome;
+use super::schedule::{Key, Setting};
+use super::Cortex;
+use crate::error::{Error, Result};
+use crate::harness::Harness;
+use crate::output::{add_part, ResultFile};
+use crate::report::Report;
+use hdf5::types::VarLenUnicode;
+use hdf5_metno as hdf5;
+use std::ops::Range;
+use std::path::Path;
+
+/// A slab's dynamic state, neuron-major: `ring` holds the `exp` ring's 16 slots of each
+/// neuron (or nothing), `trace` its two traces, `table` the `table` ring's 75 slots.
+#[derive(Default, Debug, PartialEq)]
+pub struct Snapshot {
+    pub v: Vec<f64>,
+    pub u: Vec<f64>,
+    pub state: Vec<u8>,
+    pub ring: Vec<u32>,
+    pub trace: Vec<f64>,
+    pub table: Vec<f32>,
+}
+
+/// Slot-major (slot·n + i) to neuron-major (i·slots + slot), and back.
+pub fn neuron_major<T: Copy>(slot_major: &[T], n: usize) -> Vec<T> {
+    let slots = slot_major.len() / n.max(1);
+    (0..n * slots)
+        .map(|q| slot_major[(q % slots) * n + q / slots])
+        .collect()
+}
+
+pub fn slot_major<T: Copy>(neuron_major: &[T], n: usize) -> Vec<T> {
+    let slots = neuron_major.len() / n.max(1);
+    (0..n * slots)
+        .map(|q| neuron_major[(q % n) * slots + q / n])
+        .collect()
+}
+
+const GROUP: &str = "cortex/checkpoint";
+
+/// Write the output as it stands after `step` steps, with this rank's `snap` of the neurons
+/// `owns` (collective).
+pub fn write(
+    h: &Harness,
+    cfg: &Cortex,
+    out: &Outcome,
+    step: u64,
+    snap: &Snapshot,
+    owns: Range<u64>,
+) -> Result<()> {
+    let world = h.world;
+    let provenance = h.provenance()?;
+    let path = &h.run.output;
+    let n = cfg.neurons() as usize;
+    let parts =
+        |snap: &Snapshot, each: &mut dyn FnMut(&str, usize, Part) -> Result<()>| -> Result<()> {
+            let at = owns.start as usize;
+            each("v", n, Part::F64(&snap.v, at))?;
+            each("u", n, Part::F64(&snap.u, at))?;
+            each("state", n, Part::U8(&snap.state, at))?;
+            if cfg.table {
+                each("table", n * 75, Part::F32(&snap.table, at * 75))
+            } else {
+                each("ring", n * 16, Part::U32(&snap.ring, at * 16))?;
+                each("trace", n * 2, Part::F64(&snap.trace, at * 2))
+            }
+        };
+    let started = if world.is_root() {
+        let mut so_far = Report::new();
+        record::report(&mut so_far, cfg, h.run.seed, out);
+        ResultFile::create(path)
+            .and_then(|file| {
+                provenance.write(&file.root())?;
+                so_far.write(&file)?;
+                let c = file.group(GROUP)?;
+                c.writer().attr("step", step)?;
+                c.writer().attr_str("job", &cfg.job(h.run.seed))?;
+                parts(snap, &mut |name, len, part| match part {
+                    Part::F64(d, at) => c.dataset_part(name, len, at, d),
+                    Part::F32(d, at) => c.dataset_part(name, len, at, d),
+                    Part::U32(d, at) => c.dataset_part(name, len, at, d),
+                    Part::U8(d, at) => c.dataset_part(name, len, at, d),
+                })?;
+                file.close_unfinished()
+            })
+            .map(Some)
+    } else {
+        Ok(None)
+    };
+    let unfinished = world.agree(started)?;
+    let mut added = Ok(());
+    for rank in 1..world.size() {
+        world.barrier();
+        if rank == world.rank() {
+            added = parts(snap, &mut |name, _, part| {
+                let name = format!("{GROUP}/{name}");
+                match part {
+                    Part::F64(d, at) => add_part(path, &name, at, d),
+                    Part::F32(d, at) => add_part(path, &name, at, d),
+                    Part::U32(d, at) => add_part(path, &name, at, d),
+                    Part::U8(d, at) => add_part(path, &name, at, d),
+                }
+            });
+        }
+    }
+    world.agree(added)?;
+    let finished = unfinished.map_or(Ok(None), |u| u.finish().map(Some));
+    world.agree(finished)?;
+    log::info!("cortex: checkpoint at step {step} in {}", path.display());
+    Ok(())
+}
+
+/// A slab's part of one checkpoint dataset: the items and the first neuron's position.
+enum Part<'a> {
+    F64(&'a [f64], usize),
+    F32(&'a [f32], usize),
+    U32(&'a [u32], usize),
+    U8(&'a [u8], usize),
+}
+
+fn resume_error(path: &Path, msg: impl std::fmt::Display) -> Error {
+    Error::Config {
+        file: path.display().to_string(),
+        msg: format!("cannot resume from this checkpoint: {msg}"),
+    }
+}
+
+/// The series so far, the step and this rank's snapshot of the neurons `owns`, from the
+/// checkpoint in the output (collective); none when there is no file (start from step 0).
+pub fn read(
+    h: &Harness,
+    cfg: &Cortex,
+    owns: Range<u64>,
+) -> Result<Option<(Outcome, u64, Snapshot)>> {
+    let world = h.world;
+    let path = &h.run.output;
+    let head = if world.is_root() {
+        if path.exists() {
+            read_series(path, cfg, h.run.seed).map(Some)
+        } else {
+            log::info!(
+                "no checkpoint at {}: starting from the first step",
+                path.display()
+            );
+            Ok(None)
+        }
+    } else {
+        Ok(None)
+    };
+    let head = world.agree(head)?;
+    let mut word = head
+        .as_ref()
+        .map_or(Vec::new(), |(_, step)| step.to_le_bytes().to_vec());
+    world.broadcast_bytes(&mut word);
+    if word.is_empty() {
+        return Ok(None);
+    }
+    let step = u64::from_le_bytes(word[..8].try_into().expect("8 bytes"));
+    let snap = world.agree(read_slab(path, cfg, owns))?;
+    log::info!("cortex: resuming at step {step}");
+    let out = head.map_or_else(Outcome::default, |(out, _)| out);
+    Ok(Some((out, step, snap)))
+}
+
+/// The checkpoint's neurons `owns`.
+fn read_slab(path: &Path, cfg: &Cortex, owns: Range<u64>) -> Result<Snapshot> {
+    let bad = |e: hdf5::Error| resume_error(path, e);
+    let file = hdf5::File::open(path).map_err(bad)?;
+    let g = file.group(GROUP).map_err(bad)?;
+    let (a, b) = (owns.start as usize, owns.end as usize);
+    let f64s = |name: &str, per: usize| -> Result<Vec<f64>> {
+        Ok(g.dataset(name)
+            .and_then(|d| d.read_slice_1d::<f64, _>(a * per..b * per))
+            .map_err(bad)?
+            .to_vec())
+    };
+    let mut snap = Snapshot {
+        v: f64s("v", 1)?,
+        u: f64s("u", 1)?,
+        state: g
+            .dataset("state")
+            .and_then(|d| d.read_slice_1d::<u8, _>(a..b))
+            .map_err(bad)?
+            .to_vec(),
+        ..Snapshot::default()
+    };
+    if cfg.table {
+        snap.table = g
+            .dataset("table")
+            .and_then(|d| d.read_slice_1d::<f32, _>(a * 75..b * 75))
+            .map_err(bad)?
+            .to_vec();
+    } else {
+        snap.ring = g
+            .dataset("ring")
+            .and_then(|d| d.read_slice_1d::<u32, _>(a * 16..b * 16))
+            .map_err(bad)?
+            .to_vec();
+        snap.trace = f64s("trace", 2)?;
+    }
+    Ok(snap)
+}
+
+/// The series and the step of a checkpoint (rank 0), checked against this run.
+fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
+    let bad = |e: hdf5::Error| resume_error(path, e);
+    let file = hdf5::File::open(path).map_err(bad)?;
+    let g = file
+        .group(GROUP)
+        .map_err(|_| resume_error(path, "it holds no cortex checkpoint (no /cortex/checkpoint): drop --resume to start over, or give another output"))?;
+    let job: VarLenUnicode = g.attr("job").and_then(|a| a.read_scalar()).map_err(bad)?;
+    let want = cfg.job(seed);
+    if job.as_str() != want {
+        return Err(resume_error(
+            path,
+            format!("it holds {job}, but this run is {want}"),
+        ));
+    }
+    let step: u64 = g.attr("step").and_then(|a| a.read_scalar()).map_err(bad)?;
+    let c = file.group("cortex").map_err(bad)?;
+    let f64s = |name: &str| -> Result<Vec<f64>> {
+        c.dataset(name).and_then(|d| d.read_raw()).map_err(bad)
+    };
+    let u64s = |name: &str| -> Result<Vec<u64>> {
+        c.dataset(name).and_then(|d| d.read_raw()).map_err(bad)
+    };
+    let keys: Vec<VarLenUnicode> = c
+        .dataset("schedule/key")
+        .and_then(|d| d.read_raw())
+        .map_err(bad)?;
+    let applied = u64s("schedule/step")?
+        .into_iter()
+        .zip(keys)
+        .zip(f64s("schedule/value")?)
+        .map(|((step, key), value)| {
+            let key = Key::parse(key.as_str())
+                .ok_or_else(|| resume_error(path, format!("unknown setting {key}")))?;
+            Ok(Setting { step, key, value })
+        })
+        .collect::<Result<Vec<Setting>>>()?;
+    let raster = if cfg.raster {
+        u64s("raster/step")?
+            .into_iter()
+            .zip(u64s("raster/id")?)
+            .map(|(s, i)| [s, i])
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let (probe_v, probe_u) = if cfg.probes.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        (f64s("probe/v")?, f64s("probe/u")?)
+    };
+    let attr = |name: &str| {
+        c.attr(name)
+            .and_then(|a| a.read_scalar::<u64>())
+            .map_err(bad)
+    };
+    let excitatory = attr("excitatory")?;
+    let seconds = c
+        .attr("step_seconds")
+        .and_then(|a| a.read_scalar::<f64>())
+        .map_err(bad)?;
+    let out = Outcome {
+        eeg: f64s("eeg")?,
+        rate_exc: f64s("rate_exc")?,
+        rate_inh: f64s("rate_inh")?,
+        raster,
+        probe_v,
+        probe_u,
+        applied,
+        excitatory,
+        inhibitory: cfg.neurons() - excitatory,
+        seconds,
+    };
+    if out.eeg.len() as u64 != step {
+        return Err(resume_error(
+            path,
+            format!("its series hold {} steps, not {step}", out.eeg.len()),
+        ));
+    }
+    Ok((out, step))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rings_go_neuron_major_and_back() {
+        let n = 5;
+        let slots: Vec<u32> = (0..3 * n as u32).collect();
+        let by_neuron = neuron_major(&slots, n);
+        assert_eq!(&by_neuron[..6], &[0, 5, 10, 1, 6, 11]);
+        assert_eq!(slot_major(&by_neuron, n), slots);
+    }
+}
