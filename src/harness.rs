@@ -515,6 +515,67 @@ fn start_threads(world: &World, threads: Option<usize>) -> Result<()> {
     Ok(())
 }
 
+/// What the ranks agreed to do after a step of a long run (`Checkpoints::poll`).
+pub struct Due {
+    /// A signal came (SIGTERM, SIGINT): save and end the job.
+    pub interrupted: bool,
+    /// A checkpoint is due by the clock or the workload's step count.
+    pub checkpoint: bool,
+    /// The job ran the steps it was asked to (`stop_after`): save and stop.
+    pub stop: bool,
+}
+
+impl Due {
+    /// Whether anything is to be saved.
+    pub fn any(&self) -> bool {
+        self.interrupted || self.checkpoint || self.stop
+    }
+}
+
+/// A long run's checkpoint cadence: the steps done in this job, and a checkpoint due every
+/// `seconds` by rank 0's clock (the ranks' clocks differ, so one decides for all).
+pub struct Checkpoints {
+    pub done: u64,
+    seconds: f64,
+    last: Instant,
+}
+
+impl Checkpoints {
+    pub fn new(seconds: f64) -> Self {
+        Checkpoints {
+            done: 0,
+            seconds,
+            last: Instant::now(),
+        }
+    }
+
+    /// After `steps` more steps (collective: one reduction of the signal and rank 0's clock).
+    /// A checkpoint is also due where `every` divides the steps done; the job stops once it
+    /// has done `stop_after`.
+    pub fn poll(
+        &mut self,
+        h: &Harness,
+        steps: u64,
+        every: Option<u64>,
+        stop_after: Option<u64>,
+    ) -> Due {
+        self.done += steps;
+        let timed_out = h.world.is_root() && self.last.elapsed().as_secs_f64() >= self.seconds;
+        let flags = u8::from(h.interrupt().raised()) | (u8::from(timed_out) << 1);
+        let flags = h.world.allreduce(flags, crate::comm::Op::BitOr);
+        Due {
+            interrupted: flags & 1 != 0,
+            checkpoint: flags & 2 != 0 || every.is_some_and(|k| self.done.is_multiple_of(k)),
+            stop: stop_after.is_some_and(|s| self.done >= s),
+        }
+    }
+
+    /// A checkpoint was written: the clock starts again.
+    pub fn saved(&mut self) {
+        self.last = Instant::now();
+    }
+}
+
 /// Cores online on this node (from /sys, e.g. "0-63" or "0-3,8-11"), if known.
 pub fn online_cores() -> Option<usize> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;

@@ -14,7 +14,7 @@ use super::Cortex;
 use crate::comm::{Op, World};
 use crate::device::Selected;
 use crate::error::{Error, Result};
-use crate::harness::Harness;
+use crate::harness::{Checkpoints, Harness};
 use crate::lattice::{Lattice, Slab};
 use crate::rng::{draw, stream_key};
 use std::time::Instant;
@@ -247,23 +247,19 @@ pub fn run(h: &Harness, cfg: &Cortex) -> Result<Option<Outcome>> {
     inputs.skip_to(first);
     let before = out.seconds;
     let started = Instant::now();
-    let mut control = Control {
-        done: 0,
-        last: Instant::now(),
-    };
+    let mut control = Checkpoints::new(cfg.checkpoint_seconds);
     let stopped = h.timed("steps", || {
         for block in first / BLOCK..cfg.steps.div_ceil(BLOCK) {
             let steps = block * BLOCK..((block + 1) * BLOCK).min(cfg.steps);
             run_block(world, cfg, &mut cortex, &mut inputs, steps.clone(), &mut out, first)?;
             progress(cfg, &out);
-            control.done += steps.end - steps.start;
-            let due = control.poll(h, cfg);
-            if steps.end == cfg.steps || !(due.checkpoint || due.interrupted || due.stop) {
+            let due = control.poll(h, steps.end - steps.start, None, cfg.stop_after);
+            if steps.end == cfg.steps || !due.any() {
                 continue;
             }
             out.seconds = before + started.elapsed().as_secs_f64();
             checkpoint::write(h, cfg, &out, steps.end, &cortex.snapshot()?, owns.clone())?;
-            control.last = Instant::now();
+            control.saved();
             if due.interrupted {
                 return Err(Error::Interrupted(format!(
                     "cortex: interrupted by a signal at step {}: checkpoint in {}; rerun with --resume to continue",
@@ -369,34 +365,6 @@ fn run_block(
         gather_raster(world, &spikes, &mut out.raster)?;
     }
     Ok(())
-}
-
-/// What the ranks agreed to do after a block.
-struct Due {
-    interrupted: bool,
-    checkpoint: bool,
-    stop: bool,
-}
-
-/// Steps run in this job and the last checkpoint's time.
-struct Control {
-    done: u64,
-    last: Instant,
-}
-
-impl Control {
-    /// After a block (collective: one reduction of the signal and rank 0's clock).
-    fn poll(&mut self, h: &Harness, cfg: &Cortex) -> Due {
-        let timed_out =
-            h.world.is_root() && self.last.elapsed().as_secs_f64() >= cfg.checkpoint_seconds;
-        let flags = u8::from(h.interrupt().raised()) | (u8::from(timed_out) << 1);
-        let flags = h.world.allreduce(flags, Op::BitOr);
-        Due {
-            interrupted: flags & 1 != 0,
-            checkpoint: flags & 2 != 0,
-            stop: cfg.stop_after.is_some_and(|s| self.done >= s),
-        }
-    }
 }
 
 /// One reduction of a block's per-step sums over the ranks; rank 0 appends the series.

@@ -12,7 +12,7 @@ use super::{Spin, Update};
 use crate::comm::{Op, World};
 use crate::device::Selected;
 use crate::error::{Error, Result};
-use crate::harness::Harness;
+use crate::harness::{Checkpoints, Harness};
 use crate::lattice::Slab;
 use std::ops::Range;
 use std::time::Instant;
@@ -253,38 +253,6 @@ impl<'h> Spins<'h> {
     }
 }
 
-/// What the ranks agreed to do after a sweep.
-struct Due {
-    interrupted: bool,
-    checkpoint: bool,
-    stop: bool,
-}
-
-/// Sweeps run in this job and the last checkpoint's time.
-struct Control {
-    done: u64,
-    last_checkpoint: Instant,
-}
-
-impl Control {
-    /// After a sweep (collective: one reduction of the signal and rank 0's clock).
-    fn poll(&mut self, h: &Harness, cfg: &Spin) -> Due {
-        self.done += 1;
-        let timed_out = h.world.is_root()
-            && self.last_checkpoint.elapsed().as_secs_f64() >= cfg.checkpoint_seconds;
-        let flags = u8::from(h.interrupt().raised()) | u8::from(timed_out) << 1;
-        let flags = h.world.allreduce(flags, Op::BitOr);
-        Due {
-            interrupted: flags & 1 != 0,
-            checkpoint: flags & 2 != 0
-                || cfg
-                    .checkpoint_sweeps
-                    .is_some_and(|c| self.done.is_multiple_of(c)),
-            stop: cfg.stop_after == Some(self.done),
-        }
-    }
-}
-
 /// The global sites whose spins this rank holds: its slab, or its part of the rewired
 /// lattice's vertices.
 pub fn owned_sites(cfg: &Spin, world: &World) -> Result<Range<u64>> {
@@ -314,10 +282,7 @@ pub fn run(h: &Harness, cfg: &Spin) -> Result<Option<Record>> {
     if let Some(local) = &at.spins {
         spins.set_local(local)?;
     }
-    let mut control = Control {
-        done: 0,
-        last_checkpoint: Instant::now(),
-    };
+    let mut control = Checkpoints::new(cfg.checkpoint_seconds);
     for b in at.beta..cfg.betas.len() {
         let (first, fresh) = if b == at.beta && at.spins.is_some() {
             (at.sweep, false)
@@ -350,7 +315,7 @@ fn chain(
     spins: &mut Spins,
     record: &mut Record,
     (b, first, fresh): (usize, u64, bool),
-    control: &mut Control,
+    control: &mut Checkpoints,
 ) -> Result<bool> {
     let (world, model, seed) = (h.world, cfg.model, h.run.seed);
     let beta = cfg.betas[b];
@@ -373,9 +338,9 @@ fn chain(
         let done = sweep + 1;
         let measuring = done > cfg.equilibration
             && (done - cfg.equilibration).is_multiple_of(cfg.measure_every);
-        let due = control.poll(h, cfg);
+        let due = control.poll(h, 1, cfg.checkpoint_sweeps, cfg.stop_after);
         let report = done.is_multiple_of(block) || done == total;
-        let pause = measuring || report || due.checkpoint || due.interrupted || due.stop;
+        let pause = measuring || report || due.any();
         if !pause {
             continue;
         }
@@ -391,9 +356,9 @@ fn chain(
         if report {
             record.progress(cfg, b, done);
         }
-        if due.checkpoint || due.interrupted || due.stop {
+        if due.any() {
             record::checkpoint(h, cfg, record, b, done, spins)?;
-            control.last_checkpoint = Instant::now();
+            control.saved();
         }
         if due.interrupted {
             return Err(Error::Interrupted(format!(
