@@ -22,6 +22,7 @@ workloads! {
     percolation::Percolation,
     spin::Spin,
     euler::Euler,
+    mesh::MeshWorkload,
 }
 
 /// The workload of that name.
