@@ -116,3 +116,6 @@ pub fn smooth(
     }
     records
 }
+
+#[cfg(test)]
+mod tests;
