@@ -136,3 +136,6 @@ pub fn input_error(file: &str, line: u64, msg: impl Into<String>) -> Error {
         msg: msg.into(),
     }
 }
+
+#[cfg(test)]
+mod tests;
