@@ -31,7 +31,13 @@ impl Patch {
 
     pub fn new(mesh: Mesh, global: Vec<u64>, owned: Vec<bool>, counted: Vec<bool>) -> Patch {
         let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
-        let graph = adjacency::node_graph(&mesh, &n2c);
+        let mut graph = adjacency::node_graph(&mesh, &n2c);
+        // Rows in global id order, so sums over neighbours (laplace's centroid) add in the
+        // same order on every rank count.
+        for i in 0..graph.rows() {
+            let (a, b) = (graph.offsets[i], graph.offsets[i + 1]);
+            graph.items[a..b].sort_unstable_by_key(|&j| global[j as usize]);
+        }
         Patch { mesh, global, owned, counted, n2c, graph }
     }
 

@@ -15,3 +15,4 @@ mod harness;
 mod langford;
 mod percolation;
 mod spin;
+mod mesh;

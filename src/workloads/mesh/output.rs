@@ -60,7 +60,7 @@ pub fn report(w: &MeshWorkload, h: &Harness, mesh: &Mesh, out: &Outcome, write_m
         (Some(b), Some(a)) => {
             quality_section(&mut report.group("mesh/quality/before"), b, "_before");
             quality_section(&mut report.group("mesh/quality/after"), a, "_after");
-            history(&mut report, w, out, h.world.size());
+            history(&mut report, w, out, h.world.size(), mesh);
         }
         _ => quality_section(&mut report.group("mesh/quality"), &quality::summarize(mesh, |_| true), ""),
     }
@@ -100,14 +100,18 @@ fn quality_section(g: &mut Section, s: &Summary, label: &str) {
     g.data("histogram", s.histogram.to_vec());
 }
 
-fn history(report: &mut Report, w: &MeshWorkload, out: &Outcome, ranks: usize) {
+fn history(report: &mut Report, w: &MeshWorkload, out: &Outcome, ranks: usize, mesh: &Mesh) {
     let r = &out.records;
     let col = |f: fn(&Record) -> f64| r.iter().map(f).collect::<Vec<f64>>();
+    // Node updates: every free node once per iteration.
+    let free = mesh.fixed.iter().filter(|&&f| !f).count();
+    let updates = free * r.len();
     let mut g = report.group("mesh/history");
     g.text("method", format!("{:?}", w.method).to_lowercase())
         .count("iterations", r.len() as u64)
         .seconds("seconds", out.smooth_seconds)
         .count("ranks", ranks as u64)
+        .rate("node_updates_per_second", updates as f64 / out.smooth_seconds.max(1e-12), "updates/s")
         .data("deformation", col(|x| x.deformation))
         .data("min_eta", col(|x| x.min_eta))
         .data("mean_eta", col(|x| x.mean_eta))
