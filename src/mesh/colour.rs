@@ -46,5 +46,8 @@ fn smallest_free(graph: &Csr, colour: &[u32], i: usize) -> u32 {
         .collect();
     used.sort_unstable();
     used.dedup();
-    used.iter().enumerate().find(|&(k, &c)| c != k as u32).map_or(used.len() as u32, |(k, _)| k as u32)
+    used.iter()
+        .enumerate()
+        .find(|&(k, &c)| c != k as u32)
+        .map_or(used.len() as u32, |(k, _)| k as u32)
 }

@@ -27,8 +27,12 @@ impl<'w> MpiExchange<'w> {
         for (local, &g) in patch.global.iter().enumerate() {
             if patch.owned[local] {
                 // Owned nodes some other rank's patch holds: they neighbour its owned nodes.
-                let mut to: Vec<u32> =
-                    graph.row(g as usize).iter().map(|&j| owner[j as usize]).filter(|&q| q != me).collect();
+                let mut to: Vec<u32> = graph
+                    .row(g as usize)
+                    .iter()
+                    .map(|&j| owner[j as usize])
+                    .filter(|&q| q != me)
+                    .collect();
                 to.sort_unstable();
                 to.dedup();
                 for q in to {
@@ -54,17 +58,17 @@ impl<'w> MpiExchange<'w> {
 
     /// Neighbour ranks and the ghost count received from each.
     pub fn halo(&self) -> Vec<(usize, usize)> {
-        self.neighbours.iter().map(|(q, _, r)| (*q, r.len())).collect()
+        self.neighbours
+            .iter()
+            .map(|(q, _, r)| (*q, r.len()))
+            .collect()
     }
 }
 
 impl Exchange for MpiExchange<'_> {
     fn ghosts(&self, mesh: &mut Mesh) {
         for (q, send, recv) in &self.neighbours {
-            let out: Vec<f64> = send
-                .iter()
-                .flat_map(|&l| mesh.point(l as usize))
-                .collect();
+            let out: Vec<f64> = send.iter().flat_map(|&l| mesh.point(l as usize)).collect();
             let mut back = vec![0.0; 3 * recv.len()];
             self.world.sendrecv(&out, *q, &mut back, *q);
             for (k, &l) in recv.iter().enumerate() {

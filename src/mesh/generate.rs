@@ -13,9 +13,18 @@ pub fn kuhn_box(n: [usize; 3], extent: [f64; 3]) -> Mesh {
     let (px, py) = (nx + 1, ny + 1);
     let nodes = px * py * (nz + 1);
     let coord = |i: usize, m: usize, l: f64| l * i as f64 / m as f64;
-    let x: Vec<f64> = (0..nodes).into_par_iter().map(|v| coord(v % px, nx, extent[0])).collect();
-    let y: Vec<f64> = (0..nodes).into_par_iter().map(|v| coord(v / px % py, ny, extent[1])).collect();
-    let z: Vec<f64> = (0..nodes).into_par_iter().map(|v| coord(v / (px * py), nz, extent[2])).collect();
+    let x: Vec<f64> = (0..nodes)
+        .into_par_iter()
+        .map(|v| coord(v % px, nx, extent[0]))
+        .collect();
+    let y: Vec<f64> = (0..nodes)
+        .into_par_iter()
+        .map(|v| coord(v / px % py, ny, extent[1]))
+        .collect();
+    let z: Vec<f64> = (0..nodes)
+        .into_par_iter()
+        .map(|v| coord(v / (px * py), nz, extent[2]))
+        .collect();
     let fixed = (0..nodes)
         .into_par_iter()
         .map(|v| {
@@ -34,16 +43,36 @@ pub fn kuhn_box(n: [usize; 3], extent: [f64; 3]) -> Mesh {
             pattern.into_iter().flatten().map(corner)
         })
         .collect();
-    Mesh { dim: 3, x, y, z, cells, fixed }
+    Mesh {
+        dim: 3,
+        x,
+        y,
+        z,
+        cells,
+        fixed,
+    }
 }
 
 /// The 6 tets of the unit cube as corner bit patterns (bit 0: x, 1: y, 2: z): for each order
 /// of the axes, the path 0 → e_a → e_a + e_b → 7, positively oriented.
 fn kuhn_pattern() -> [[usize; 4]; 6] {
-    let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+    let orders = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
     orders.map(|[a, b, _]| {
         let mut t = [0, 1 << a, (1 << a) | (1 << b), 7];
-        let p = t.map(|bits| [(bits & 1) as f64, (bits >> 1 & 1) as f64, (bits >> 2 & 1) as f64]);
+        let p = t.map(|bits| {
+            [
+                (bits & 1) as f64,
+                (bits >> 1 & 1) as f64,
+                (bits >> 2 & 1) as f64,
+            ]
+        });
         if geometry::volume(&[p[0], p[1], p[2], p[3]], 4) < 0.0 {
             t.swap(1, 2);
         }
@@ -54,7 +83,9 @@ fn kuhn_pattern() -> [[usize; 4]; 6] {
 /// The seed's perturbed bars. With u, v ∈ [-1, 1] across the bar and w ∈ [-1, 1] along it:
 /// bar1 pulls nodes towards the axis in y and pushes them away in x; bar2 pulls in x and y;
 /// bar3 is bar2 with a moderate push away from the centre along the bar, bar4 a strong one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Perturbation {
     Bar1,
@@ -120,11 +151,19 @@ mod tests {
 
     #[test]
     fn perturbed_bars_stay_valid() {
-        for kind in [Perturbation::Bar1, Perturbation::Bar2, Perturbation::Bar3, Perturbation::Bar4] {
+        for kind in [
+            Perturbation::Bar1,
+            Perturbation::Bar2,
+            Perturbation::Bar3,
+            Perturbation::Bar4,
+        ] {
             let mut m = kuhn_box([4, 4, 40], [1.0, 1.0, 10.0]);
             perturb(&mut m, kind);
             for c in 0..m.num_cells() {
-                assert!(geometry::volume(&m.cell_points(c), 4) > 0.0, "{kind:?} cell {c}");
+                assert!(
+                    geometry::volume(&m.cell_points(c), 4) > 0.0,
+                    "{kind:?} cell {c}"
+                );
             }
         }
     }

@@ -107,7 +107,10 @@ pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<
     let mut iterations = 0;
     for it in 0..MAX_ITERATIONS {
         iterations = it + 1;
-        labels = points[mine.clone()].par_iter().map(|p| nearest(p, &seeds, &weights)).collect();
+        labels = points[mine.clone()]
+            .par_iter()
+            .map(|p| nearest(p, &seeds, &weights))
+            .collect();
         let mut sums = vec![0i64; 4 * k];
         for (p, &j) in points[mine.clone()].iter().zip(&labels) {
             let s = &mut sums[4 * j as usize..4 * j as usize + 4];
@@ -300,7 +303,11 @@ mod tests {
                 assert_eq!(parts.len(), mesh.num_nodes());
                 assert!(parts.iter().all(|&p| (p as usize) < k));
                 assert_eq!(m.sizes.iter().sum::<u64>(), mesh.num_nodes() as u64);
-                assert!(m.imbalance <= 1.02 + 1e-12, "k={k} imbalance {}", m.imbalance);
+                assert!(
+                    m.imbalance <= 1.02 + 1e-12,
+                    "k={k} imbalance {}",
+                    m.imbalance
+                );
             }
             assert!(after.edge_cut <= before.edge_cut);
         }

@@ -26,7 +26,12 @@ impl Patch {
     pub fn whole(mesh: Mesh) -> Patch {
         let n = mesh.num_nodes();
         let cells = mesh.num_cells();
-        Patch::new(mesh, (0..n as u64).collect(), vec![true; n], vec![true; cells])
+        Patch::new(
+            mesh,
+            (0..n as u64).collect(),
+            vec![true; n],
+            vec![true; cells],
+        )
     }
 
     pub fn new(mesh: Mesh, global: Vec<u64>, owned: Vec<bool>, counted: Vec<bool>) -> Patch {
@@ -38,7 +43,14 @@ impl Patch {
             let (a, b) = (graph.offsets[i], graph.offsets[i + 1]);
             graph.items[a..b].sort_unstable_by_key(|&j| global[j as usize]);
         }
-        Patch { mesh, global, owned, counted, n2c, graph }
+        Patch {
+            mesh,
+            global,
+            owned,
+            counted,
+            n2c,
+            graph,
+        }
     }
 
     /// The patch of the nodes with `owner[i] == rank`: the cells touching them, and the

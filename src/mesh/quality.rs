@@ -68,7 +68,11 @@ impl Summary {
             cells: 1,
             min_eta: eta,
             eta_sum: ExactSum::of(eta),
-            deformation: ExactSum::of(if v > 0.0 { s / (6.0 * v) } else { f64::INFINITY }),
+            deformation: ExactSum::of(if v > 0.0 {
+                s / (6.0 * v)
+            } else {
+                f64::INFINITY
+            }),
             min_volume: v,
             max_volume: v,
             inverted: u64::from(v <= 0.0),
@@ -109,7 +113,11 @@ impl Summary {
         w.extend(self.deformation.to_words());
         w.extend(self.histogram);
         w.extend(self.below);
-        w.extend([self.inverted, self.min_volume.to_bits(), self.max_volume.to_bits()]);
+        w.extend([
+            self.inverted,
+            self.min_volume.to_bits(),
+            self.max_volume.to_bits(),
+        ]);
         w
     }
 

@@ -13,6 +13,6 @@ mod euler;
 mod generate;
 mod harness;
 mod langford;
+mod mesh;
 mod percolation;
 mod spin;
-mod mesh;

@@ -63,7 +63,11 @@ pub fn unreadable(file: &str, e: std::io::Error) -> Error {
 pub fn finish(file: &str, raw: Raw, free: &[i64]) -> Result<Mesh> {
     let k = raw.dim + 1;
     if raw.cells.is_empty() {
-        let what = if raw.dim == 3 { "tetrahedra" } else { "triangles" };
+        let what = if raw.dim == 3 {
+            "tetrahedra"
+        } else {
+            "triangles"
+        };
         return Err(Error::InputFile {
             file: file.into(),
             msg: format!("no cells: expected {what}"),
@@ -91,7 +95,10 @@ pub fn finish(file: &str, raw: Raw, free: &[i64]) -> Result<Mesh> {
             return Err(Error::Input {
                 file: file.into(),
                 line: raw.lines[c],
-                msg: format!("cell {} is {bad}: expected positively oriented cells", c + 1),
+                msg: format!(
+                    "cell {} is {bad}: expected positively oriented cells",
+                    c + 1
+                ),
             });
         }
     }
@@ -121,7 +128,12 @@ pub fn data_lines(text: &str) -> impl Iterator<Item = (u64, Vec<&str>)> {
 }
 
 /// Parse `word` as T, or an error naming the line and what was expected.
-pub fn parse_word<T: std::str::FromStr>(file: &str, line: u64, word: &str, what: &str) -> Result<T> {
+pub fn parse_word<T: std::str::FromStr>(
+    file: &str,
+    line: u64,
+    word: &str,
+    what: &str,
+) -> Result<T> {
     word.parse().map_err(|_| Error::Input {
         file: file.into(),
         line,

@@ -15,10 +15,17 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<Raw> {
     let (points, index) = nodes(file, &msh)?;
     let physical = physical_groups(&msh);
     let Some(elements) = &msh.data.elements else {
-        return Err(Error::InputFile { file: file.into(), msg: "no $Elements section: expected tetrahedra or triangles".into() });
+        return Err(Error::InputFile {
+            file: file.into(),
+            msg: "no $Elements section: expected tetrahedra or triangles".into(),
+        });
     };
     let blocks = &elements.element_blocks;
-    let dim = if blocks.iter().any(|b| b.element_type == ElementType::Tet4) { 3 } else { 2 };
+    let dim = if blocks.iter().any(|b| b.element_type == ElementType::Tet4) {
+        3
+    } else {
+        2
+    };
     let (mut cells, mut tagged) = (Vec::new(), Vec::new());
     for (b, block) in blocks.iter().enumerate() {
         let corners = match block.element_type {
@@ -39,7 +46,11 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<Raw> {
             for n in &e.nodes {
                 let local = index(*n).ok_or_else(|| Error::InputFile {
                     file: file.into(),
-                    msg: format!("element block {}, element {}: node {n} out of range: not in $Nodes", b + 1, e.element_tag),
+                    msg: format!(
+                        "element block {}, element {}: node {n} out of range: not in $Nodes",
+                        b + 1,
+                        e.element_tag
+                    ),
                 })?;
                 if is_cell {
                     cells.push(local);
@@ -50,14 +61,24 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<Raw> {
         }
     }
     let lines = vec![0; cells.len() / (dim + 1)];
-    Ok(Raw { dim, points, cells, lines, tagged: Some(tagged), fixed: None })
+    Ok(Raw {
+        dim,
+        points,
+        cells,
+        lines,
+        tagged: Some(tagged),
+        fixed: None,
+    })
 }
 
 /// The nodes in file order and a map from node tag to local index.
 #[allow(clippy::type_complexity)]
 fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Option<u32>>)> {
     let Some(section) = &msh.data.nodes else {
-        return Err(Error::InputFile { file: file.into(), msg: "no $Nodes section".into() });
+        return Err(Error::InputFile {
+            file: file.into(),
+            msg: "no $Nodes section".into(),
+        });
     };
     let mut points = Vec::with_capacity(section.num_nodes as usize);
     let mut sparse: HashMap<u64, u32> = HashMap::new();
@@ -88,10 +109,18 @@ fn physical_groups(msh: &Msh) -> HashMap<(i32, i32), i64> {
                 out.insert((dim, tag), p as i64);
             }
         };
-        e.points.iter().for_each(|x| put(0, x.tag, &x.physical_tags));
-        e.curves.iter().for_each(|x| put(1, x.tag, &x.physical_tags));
-        e.surfaces.iter().for_each(|x| put(2, x.tag, &x.physical_tags));
-        e.volumes.iter().for_each(|x| put(3, x.tag, &x.physical_tags));
+        e.points
+            .iter()
+            .for_each(|x| put(0, x.tag, &x.physical_tags));
+        e.curves
+            .iter()
+            .for_each(|x| put(1, x.tag, &x.physical_tags));
+        e.surfaces
+            .iter()
+            .for_each(|x| put(2, x.tag, &x.physical_tags));
+        e.volumes
+            .iter()
+            .for_each(|x| put(3, x.tag, &x.physical_tags));
     }
     out
 }
@@ -100,14 +129,24 @@ fn physical_groups(msh: &Msh) -> HashMap<(i32, i32), i64> {
 fn parse_error(file: &str, bytes: &[u8], e: &mshio::MshParserError<&[u8]>) -> Error {
     let trace = e.filtered_backtrace();
     let Some((at, kind)) = trace.first() else {
-        return Error::InputFile { file: file.into(), msg: "not a Gmsh MSH 4.1 file".into() };
+        return Error::InputFile {
+            file: file.into(),
+            msg: "not a Gmsh MSH 4.1 file".into(),
+        };
     };
     let offset = bytes.len() - at.len();
-    let contexts: Vec<String> = trace[1..].iter().rev().map(|(_, k)| k.to_string()).collect();
+    let contexts: Vec<String> = trace[1..]
+        .iter()
+        .rev()
+        .map(|(_, k)| k.to_string())
+        .collect();
     let what = format!("{kind} (in {})", contexts.join(" / ")).replace(" (in )", "");
     let binary = bytes.windows(6).take(200).any(|w| w.starts_with(b"4.1 1"));
     if binary {
-        Error::InputFile { file: file.into(), msg: format!("byte {offset}: {what}") }
+        Error::InputFile {
+            file: file.into(),
+            msg: format!("byte {offset}: {what}"),
+        }
     } else {
         let line = bytes[..offset].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
         input_error(file, line, what)

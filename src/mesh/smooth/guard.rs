@@ -47,14 +47,20 @@ pub fn apply(
         }
     }
     Clock::time(&mut clock.exchange, || ex.ghosts(&mut patch.mesh));
+    let ghosts: Vec<usize> = (0..moves.len()).filter(|&i| !patch.owned[i]).collect();
+    // The first round checks every cell; later rounds the cells of nodes that went back.
+    let mut cells: Option<Vec<usize>> = None;
     loop {
-        let undo = Clock::time(&mut clock.cell, || bad_nodes(patch, &moved, floor));
+        let undo = Clock::time(&mut clock.cell, || {
+            bad_nodes(patch, &moved, floor, cells.as_deref())
+        });
         for &i in &undo {
             moved[i] = false;
             patch.mesh.x[i] = old.0[i];
             patch.mesh.y[i] = old.1[i];
             patch.mesh.z[i] = old.2[i];
         }
+        let before: Vec<[f64; 3]> = ghosts.iter().map(|&g| patch.mesh.point(g)).collect();
         let again = Clock::time(&mut clock.exchange, || {
             ex.ghosts(&mut patch.mesh);
             ex.any(!undo.is_empty())
@@ -62,6 +68,15 @@ pub fn apply(
         if !again {
             break;
         }
+        let mut changed = undo;
+        changed.extend(
+            ghosts
+                .iter()
+                .zip(&before)
+                .filter(|(&g, p)| patch.mesh.point(g) != **p)
+                .map(|(&g, _)| g),
+        );
+        cells = Some(cells_of(patch, &changed));
     }
     let largest = (0..moves.len())
         .filter(|&i| moved[i])
@@ -73,21 +88,48 @@ pub fn apply(
     Clock::time(&mut clock.exchange, || ex.max(largest))
 }
 
-/// The moved active nodes of cells that broke the rule, ascending.
-fn bad_nodes(patch: &Patch, moved: &[bool], floor: Option<f64>) -> Vec<usize> {
+/// The cells at `nodes`, ascending.
+fn cells_of(patch: &Patch, nodes: &[usize]) -> Vec<usize> {
+    let n = patch.mesh.corners();
+    let mut cells: Vec<usize> = nodes
+        .iter()
+        .flat_map(|&i| patch.n2c.row(i).iter().map(move |&slot| slot as usize / n))
+        .collect();
+    cells.sort_unstable();
+    cells.dedup();
+    cells
+}
+
+/// The moved active nodes of cells (all, or those listed) that broke the rule, ascending.
+fn bad_nodes(
+    patch: &Patch,
+    moved: &[bool],
+    floor: Option<f64>,
+    cells: Option<&[usize]>,
+) -> Vec<usize> {
     let m = &patch.mesh;
     let n = m.corners();
-    let mut nodes: Vec<usize> = (0..m.num_cells())
-        .into_par_iter()
-        .filter(|&c| m.cell(c).iter().any(|&i| moved[i as usize]))
-        .filter(|&c| {
-            let p = m.cell_points(c);
-            let v = geometry::volume(&p, n);
-            v <= 0.0 || floor.is_some_and(|f| geometry::mean_ratio(&p, n) < f)
-        })
-        .flat_map_iter(|c| m.cell(c).iter().map(|&i| i as usize))
-        .filter(|&i| moved[i])
-        .collect();
+    let breaks = |c: usize| {
+        let p = m.cell_points(c);
+        let v = geometry::volume(&p, n);
+        m.cell(c).iter().any(|&i| moved[i as usize])
+            && (v <= 0.0 || floor.is_some_and(|f| geometry::mean_ratio(&p, n) < f))
+    };
+    let corners = |c: usize| m.cell(c).iter().map(|&i| i as usize);
+    let mut nodes: Vec<usize> = match cells {
+        None => (0..m.num_cells())
+            .into_par_iter()
+            .filter(|&c| breaks(c))
+            .flat_map_iter(corners)
+            .collect(),
+        Some(list) => list
+            .par_iter()
+            .copied()
+            .filter(|&c| breaks(c))
+            .flat_map_iter(corners)
+            .collect(),
+    };
+    nodes.retain(|&i| moved[i]);
     nodes.sort_unstable();
     nodes.dedup();
     nodes
@@ -110,4 +152,18 @@ pub fn worst_around(patch: &Patch, i: usize, at: [f64; 3]) -> Option<f64> {
         worst = worst.min(geometry::mean_ratio_of(v, geometry::edge_sum(&p, n), n));
     }
     Some(worst)
+}
+
+/// Whether node i at `at` keeps every one of its cells valid with η ≥ `floor` (stops at the
+/// first cell that fails).
+pub fn keeps(patch: &Patch, i: usize, at: [f64; 3], floor: f64) -> bool {
+    let m = &patch.mesh;
+    let n = m.corners();
+    patch.n2c.row(i).iter().all(|&slot| {
+        let (c, k) = (slot as usize / n, slot as usize % n);
+        let mut p = m.cell_points(c);
+        p[k] = at;
+        let v = geometry::volume(&p, n);
+        v > 0.0 && geometry::mean_ratio_of(v, geometry::edge_sum(&p, n), n) >= floor
+    })
 }

@@ -8,7 +8,7 @@
 use super::super::geometry::{self, CornerTerms};
 use super::super::patch::{Exchange, Patch};
 use super::super::quality::Summary;
-use super::guard::{self, worst_around};
+use super::guard::{self, keeps, worst_around};
 use super::{global_summary, Clock, Preconditioner};
 use rayon::prelude::*;
 
@@ -65,7 +65,7 @@ fn safeguarded(patch: &Patch, i: usize, step: [f64; 3]) -> [f64; 3] {
     let mut d = step;
     for _ in 0..=NODE_HALVINGS {
         let at = std::array::from_fn(|k| here[k] + d[k]);
-        if worst_around(patch, i, at).is_some_and(|w| w >= worst) {
+        if keeps(patch, i, at, worst) {
             return d;
         }
         d = d.map(|v| 0.5 * v);
@@ -73,16 +73,11 @@ fn safeguarded(patch: &Patch, i: usize, step: [f64; 3]) -> [f64; 3] {
     [0.0; 3]
 }
 
-/// One l2v iteration; returns the new global summary and the largest move.
-pub fn iteration(
-    patch: &mut Patch,
-    ex: &dyn Exchange,
-    pre: Preconditioner,
-    before: &Summary,
-    clock: &mut Clock,
-) -> (Summary, f64) {
+/// The proposed moves of one l2v iteration (cell kernel, then node kernel with the
+/// safeguard).
+pub fn moves(patch: &Patch, pre: Preconditioner, clock: &mut Clock) -> Vec<[f64; 3]> {
     let terms = Clock::time(&mut clock.cell, || cell_kernel(patch));
-    let moves: Vec<[f64; 3]> = Clock::time(&mut clock.node, || {
+    Clock::time(&mut clock.node, || {
         (0..patch.mesh.num_nodes())
             .into_par_iter()
             .map(|i| {
@@ -93,11 +88,22 @@ pub fn iteration(
                 }
             })
             .collect()
-    });
+    })
+}
+
+/// Apply the moves through the guard, halving the whole step until F does not rise; returns
+/// the new global summary and the largest move.
+pub fn apply(
+    patch: &mut Patch,
+    ex: &dyn Exchange,
+    moves: &[[f64; 3]],
+    before: &Summary,
+    clock: &mut Clock,
+) -> (Summary, f64) {
     let old = guard::save(patch);
     let mut scale = 1.0;
     for _ in 0..=GLOBAL_HALVINGS {
-        let largest = guard::apply(patch, ex, &old, &moves, scale, Some(before.min_eta), clock);
+        let largest = guard::apply(patch, ex, &old, moves, scale, Some(before.min_eta), clock);
         let after = Clock::time(&mut clock.cell, || global_summary(patch, ex));
         if after.deformation <= before.deformation {
             return (after, largest);
@@ -105,5 +111,6 @@ pub fn iteration(
         scale *= 0.5;
     }
     guard::restore(patch, &old);
+    Clock::time(&mut clock.exchange, || ex.ghosts(&mut patch.mesh));
     (before.clone(), 0.0)
 }

@@ -34,32 +34,36 @@ pub fn improves(patch: &Patch, i: usize, d: [f64; 3]) -> bool {
     }
 }
 
-pub fn iteration(
+/// Every active node's proposed move (zero where smart declines).
+pub fn moves(patch: &Patch, smart: bool) -> Vec<[f64; 3]> {
+    (0..patch.mesh.num_nodes())
+        .into_par_iter()
+        .map(|i| {
+            if !patch.active(i) {
+                return [0.0; 3];
+            }
+            let d = centroid_move(patch, i);
+            if !smart || improves(patch, i, d) {
+                d
+            } else {
+                [0.0; 3]
+            }
+        })
+        .collect()
+}
+
+/// Apply the moves through the guard (smart: keeping the minimum η).
+pub fn apply(
     patch: &mut Patch,
     ex: &dyn Exchange,
+    moves: &[[f64; 3]],
     smart: bool,
     before: &Summary,
     clock: &mut Clock,
 ) -> (Summary, f64) {
-    let moves: Vec<[f64; 3]> = Clock::time(&mut clock.node, || {
-        (0..patch.mesh.num_nodes())
-            .into_par_iter()
-            .map(|i| {
-                if !patch.active(i) {
-                    return [0.0; 3];
-                }
-                let d = centroid_move(patch, i);
-                if !smart || improves(patch, i, d) {
-                    d
-                } else {
-                    [0.0; 3]
-                }
-            })
-            .collect()
-    });
     let old = guard::save(patch);
     let floor = smart.then_some(before.min_eta);
-    let largest = guard::apply(patch, ex, &old, &moves, 1.0, floor, clock);
+    let largest = guard::apply(patch, ex, &old, moves, 1.0, floor, clock);
     let after = Clock::time(&mut clock.cell, || global_summary(patch, ex));
     (after, largest)
 }

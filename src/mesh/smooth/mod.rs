@@ -6,6 +6,7 @@
 //! run over the node-to-cell CSR in ascending cell order and global sums are exact, so the
 //! result is the same for any thread or rank count.
 
+pub mod gpu;
 pub mod guard;
 pub mod l2v;
 pub mod laplace;
@@ -13,9 +14,12 @@ pub mod optimise;
 
 use super::patch::{Exchange, Patch};
 use super::quality::{summarize, Summary};
+use crate::error::Result;
 use std::time::Instant;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     L2v,
@@ -23,7 +27,9 @@ pub enum Method {
     OptColour,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Preconditioner {
     /// Half the trace of each node's Hessian block (the seed's eq. 13)
@@ -75,26 +81,64 @@ impl Clock {
     }
 }
 
+/// Where the node steps are computed: `CpuKernels` (rayon) or `gpu::GpuKernels`. Each
+/// returns a proposed move per local node (zero for inactive nodes).
+pub trait Kernels {
+    fn l2v(
+        &mut self,
+        patch: &Patch,
+        pre: Preconditioner,
+        clock: &mut Clock,
+    ) -> Result<Vec<[f64; 3]>>;
+    fn laplace(&mut self, patch: &Patch, smart: bool, clock: &mut Clock) -> Result<Vec<[f64; 3]>>;
+}
+
+pub struct CpuKernels;
+
+impl Kernels for CpuKernels {
+    fn l2v(
+        &mut self,
+        patch: &Patch,
+        pre: Preconditioner,
+        clock: &mut Clock,
+    ) -> Result<Vec<[f64; 3]>> {
+        Ok(l2v::moves(patch, pre, clock))
+    }
+
+    fn laplace(&mut self, patch: &Patch, smart: bool, clock: &mut Clock) -> Result<Vec<[f64; 3]>> {
+        Ok(Clock::time(&mut clock.node, || {
+            laplace::moves(patch, smart)
+        }))
+    }
+}
+
 /// The global quality summary of the patch as it stands.
 pub fn global_summary(patch: &Patch, ex: &dyn Exchange) -> Summary {
     ex.summary(summarize(&patch.mesh, |c| patch.counted[c]))
 }
 
-/// Smooth `patch` for up to `s.iterations` iterations; `each` sees every record as it is
-/// made (progress). Returns the records.
+/// Smooth `patch` for up to `s.iterations` iterations, the node steps by `kernels`; `each`
+/// sees every record as it is made (progress). Returns the records.
 pub fn smooth(
     patch: &mut Patch,
     ex: &dyn Exchange,
     s: &Settings,
+    kernels: &mut dyn Kernels,
     mut each: impl FnMut(usize, &Record),
-) -> Vec<Record> {
+) -> Result<Vec<Record>> {
     let mut before = global_summary(patch, ex);
     let mut records = Vec::with_capacity(s.iterations);
     for it in 0..s.iterations {
         let mut clock = Clock::default();
         let (after, max_move) = match s.method {
-            Method::L2v => l2v::iteration(patch, ex, s.preconditioner, &before, &mut clock),
-            Method::Laplace => laplace::iteration(patch, ex, s.smart, &before, &mut clock),
+            Method::L2v => {
+                let moves = kernels.l2v(patch, s.preconditioner, &mut clock)?;
+                l2v::apply(patch, ex, &moves, &before, &mut clock)
+            }
+            Method::Laplace => {
+                let moves = kernels.laplace(patch, s.smart, &mut clock)?;
+                laplace::apply(patch, ex, &moves, s.smart, &before, &mut clock)
+            }
             Method::OptColour => optimise::iteration(patch, ex, &s.colours, &mut clock),
         };
         let record = Record {
@@ -114,7 +158,7 @@ pub fn smooth(
             break;
         }
     }
-    records
+    Ok(records)
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@ use super::laplace::centroid_move;
 use super::{global_summary, Clock};
 use rayon::prelude::*;
 
-const ASCENT_STEPS: usize = 6;
-const HALVINGS: usize = 10;
+const ASCENT_STEPS: usize = 4;
+const HALVINGS: usize = 5;
 
 /// The incident cell (slot) with the worst η with node i at `at`.
 fn worst_slot(patch: &Patch, i: usize, at: [f64; 3]) -> (usize, geometry::Corners) {
@@ -81,7 +81,11 @@ pub fn iteration(
     colours: &[u32],
     clock: &mut Clock,
 ) -> (Summary, f64) {
-    let local_max = colours.iter().filter(|&&c| c != u32::MAX).max().map_or(-1.0, |&c| c as f64);
+    let local_max = colours
+        .iter()
+        .filter(|&&c| c != u32::MAX)
+        .max()
+        .map_or(-1.0, |&c| c as f64);
     let classes = (ex.max(local_max) + 1.0) as u32;
     let mut largest: f64 = 0.0;
     for class in 0..classes {

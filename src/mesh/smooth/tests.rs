@@ -27,7 +27,9 @@ fn jittered_box(n: usize) -> Mesh {
     let h = 1.0 / n as f64;
     for i in 0..m.num_nodes() {
         if !m.fixed[i] {
-            let r = |k: u64| (crate::rng::draw(7, 3 * i as u64 + k) >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let r = |k: u64| {
+                (crate::rng::draw(7, 3 * i as u64 + k) >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+            };
             m.x[i] += 0.45 * h * r(0);
             m.y[i] += 0.45 * h * r(1);
             m.z[i] += 0.45 * h * r(2);
@@ -49,22 +51,37 @@ fn check_rules(method: Method, pre: Preconditioner, smart: bool) {
     }
     let mut patch = Patch::whole(mesh.clone());
     let before = global_summary(&patch, &Alone);
-    let records = smooth(&mut patch, &Alone, &s, |_, _| {});
+    let records = smooth(&mut patch, &Alone, &s, &mut CpuKernels, |_, _| {}).unwrap();
     let m = &patch.mesh;
     for i in (0..m.num_nodes()).filter(|&i| mesh.fixed[i]) {
-        assert_eq!(m.point(i).map(f64::to_bits), mesh.point(i).map(f64::to_bits), "fixed node {i} moved");
+        assert_eq!(
+            m.point(i).map(f64::to_bits),
+            mesh.point(i).map(f64::to_bits),
+            "fixed node {i} moved"
+        );
     }
     let mut min = before.min_eta;
     let mut f = before.deformation.value();
     for r in &records {
         assert_eq!(r.inverted, 0, "{method:?}");
-        assert!(r.min_eta >= min, "{method:?}: min eta fell {min} -> {}", r.min_eta);
+        assert!(
+            r.min_eta >= min,
+            "{method:?}: min eta fell {min} -> {}",
+            r.min_eta
+        );
         if method == Method::L2v {
-            assert!(r.deformation <= f, "{method:?}: F rose {f} -> {}", r.deformation);
+            assert!(
+                r.deformation <= f,
+                "{method:?}: F rose {f} -> {}",
+                r.deformation
+            );
         }
         (min, f) = (r.min_eta, r.deformation);
     }
-    assert!(records.last().unwrap().mean_eta > before.mean_eta(), "{method:?} did not improve");
+    assert!(
+        records.last().unwrap().mean_eta > before.mean_eta(),
+        "{method:?} did not improve"
+    );
 }
 
 #[test]
@@ -99,7 +116,7 @@ fn plain_laplace_converges_to_the_harmonic_solution() {
     let mut s = settings(Method::Laplace);
     s.iterations = 3000;
     let mut patch = Patch::whole(mesh.clone());
-    smooth(&mut patch, &Alone, &s, |_, _| {});
+    smooth(&mut patch, &Alone, &s, &mut CpuKernels, |_, _| {}).unwrap();
     let graph = patch.graph.clone();
     let interior: Vec<usize> = (0..mesh.num_nodes()).filter(|&i| !mesh.fixed[i]).collect();
     let mut slot = vec![usize::MAX; mesh.num_nodes()];
@@ -110,22 +127,41 @@ fn plain_laplace_converges_to_the_harmonic_solution() {
         // b = sum of fixed neighbours' coordinates; A = degree I - interior adjacency.
         let b: Vec<f64> = interior
             .iter()
-            .map(|&i| graph.row(i).iter().filter(|&&j| mesh.fixed[j as usize]).map(|&j| axis[j as usize]).sum())
+            .map(|&i| {
+                graph
+                    .row(i)
+                    .iter()
+                    .filter(|&&j| mesh.fixed[j as usize])
+                    .map(|&j| axis[j as usize])
+                    .sum()
+            })
             .collect();
         let apply = |x: &[f64]| -> Vec<f64> {
             interior
                 .iter()
                 .map(|&i| {
                     let row = graph.row(i);
-                    let off: f64 = row.iter().filter(|&&j| !mesh.fixed[j as usize]).map(|&j| x[slot[j as usize]]).sum();
+                    let off: f64 = row
+                        .iter()
+                        .filter(|&&j| !mesh.fixed[j as usize])
+                        .map(|&j| x[slot[j as usize]])
+                        .sum();
                     row.len() as f64 * x[slot[i]] - off
                 })
                 .collect()
         };
         let exact = conjugate_gradients(apply, &b);
-        let smoothed = [&patch.mesh.x, &patch.mesh.y, &patch.mesh.z][[&mesh.x, &mesh.y, &mesh.z].iter().position(|a| std::ptr::eq(*a, axis)).unwrap()];
+        let smoothed = [&patch.mesh.x, &patch.mesh.y, &patch.mesh.z][[&mesh.x, &mesh.y, &mesh.z]
+            .iter()
+            .position(|a| std::ptr::eq(*a, axis))
+            .unwrap()];
         for (k, &i) in interior.iter().enumerate() {
-            assert!((smoothed[i] - exact[k]).abs() < 1e-8, "node {i}: {} vs {}", smoothed[i], exact[k]);
+            assert!(
+                (smoothed[i] - exact[k]).abs() < 1e-8,
+                "node {i}: {} vs {}",
+                smoothed[i],
+                exact[k]
+            );
         }
     }
 }
@@ -155,23 +191,27 @@ fn conjugate_gradients(apply: impl Fn(&[f64]) -> Vec<f64>, b: &[f64]) -> Vec<f64
     x
 }
 
-/// The seed's four perturbed bars smooth (l2v, block preconditioner) to one mesh: every node
-/// within 1% of the mean edge length of its position in the first bar's result.
-#[test]
-fn the_four_bars_smooth_to_one_mesh() {
+/// The seed's four perturbed bars (`cubes` a side across, 10 x along) smoothed by l2v with the
+/// block preconditioner: every node within 1% of the mean edge length of the first bar's.
+fn bars_smooth_to_one_mesh(cubes: usize, iterations: usize) {
     let mut s = settings(Method::L2v);
     s.preconditioner = Preconditioner::Block;
-    s.iterations = 200;
-    let results: Vec<Mesh> = [Perturbation::Bar1, Perturbation::Bar2, Perturbation::Bar3, Perturbation::Bar4]
-        .into_iter()
-        .map(|kind| {
-            let mut m = kuhn_box([3, 3, 30], [1.0, 1.0, 10.0]);
-            perturb(&mut m, kind);
-            let mut patch = Patch::whole(m);
-            smooth(&mut patch, &Alone, &s, |_, _| {});
-            patch.mesh
-        })
-        .collect();
+    s.iterations = iterations;
+    let results: Vec<Mesh> = [
+        Perturbation::Bar1,
+        Perturbation::Bar2,
+        Perturbation::Bar3,
+        Perturbation::Bar4,
+    ]
+    .into_iter()
+    .map(|kind| {
+        let mut m = kuhn_box([cubes, cubes, 10 * cubes], [1.0, 1.0, 10.0]);
+        perturb(&mut m, kind);
+        let mut patch = Patch::whole(m);
+        smooth(&mut patch, &Alone, &s, &mut CpuKernels, |_, _| {}).unwrap();
+        patch.mesh
+    })
+    .collect();
     let h = results[0].mean_edge_length();
     for m in &results[1..] {
         for i in 0..m.num_nodes() {
@@ -179,4 +219,16 @@ fn the_four_bars_smooth_to_one_mesh() {
             assert!(d < 0.01 * h, "node {i} differs by {d} (h = {h})");
         }
     }
+}
+
+#[test]
+fn the_four_bars_smooth_to_one_mesh() {
+    bars_smooth_to_one_mesh(3, 200);
+}
+
+/// The same at the resolution of inputs/mesh.toml (2,000+ interior nodes): scripts/test-long.
+#[test]
+#[ignore]
+fn the_four_bars_smooth_to_one_mesh_fine() {
+    bars_smooth_to_one_mesh(6, 1000);
 }

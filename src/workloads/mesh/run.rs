@@ -8,7 +8,9 @@ use crate::harness::Harness;
 use crate::mesh::adjacency::{self, Csr};
 use crate::mesh::distributed::{MpiExchange, MpiRanks};
 use crate::mesh::patch::Patch;
-use crate::mesh::smooth::{self, Settings};
+use crate::device::Selected;
+use crate::mesh::smooth::gpu::GpuKernels;
+use crate::mesh::smooth::{self, CpuKernels, Kernels, Settings};
 use crate::mesh::{colour, generate, partition, readers, Mesh};
 use crate::report::Report;
 use std::time::Instant;
@@ -77,14 +79,15 @@ fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mu
     };
     out.before = Some(smooth::global_summary(&patch, &exchange));
     let start = Instant::now();
+    let mut kernels = kernels_for(h, &patch, w.method)?;
     let records = h.timed("smooth", || {
-        Ok(smooth::smooth(&mut patch, &exchange, &settings, |it, r| {
+        smooth::smooth(&mut patch, &exchange, &settings, kernels.as_mut(), |it, r| {
             log::info!(
                 "mesh: iteration {}: F {:.9e}, min eta {:.6}, mean eta {:.6}, inverted {}, max move {:.3e}, {:.3} s",
                 it + 1, r.deformation, r.min_eta, r.mean_eta, r.inverted, r.max_move,
                 r.seconds_cell + r.seconds_node + r.seconds_exchange
             );
-        }))
+        })
     })?;
     out.smooth_seconds = start.elapsed().as_secs_f64();
     out.after = Some(smooth::global_summary(&patch, &exchange));
@@ -93,6 +96,18 @@ fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mu
     out.owner = owner;
     out.records = records;
     Ok(())
+}
+
+/// The node-step kernels of this rank's device (opt-colour runs on the CPU).
+fn kernels_for<'h>(h: &'h Harness, patch: &Patch, method: smooth::Method) -> Result<Box<dyn Kernels + 'h>> {
+    match &h.device {
+        Selected::Gpu(gpu) if method != smooth::Method::OptColour => Ok(Box::new(GpuKernels::new(gpu, patch)?)),
+        Selected::Gpu(_) => {
+            log::info!("mesh: opt-colour has no GPU kernels yet: its node steps run on the CPU");
+            Ok(Box::new(CpuKernels))
+        }
+        Selected::Cpu => Ok(Box::new(CpuKernels)),
+    }
 }
 
 /// Every node's smoothed position on rank 0 (others: empty), from its owner.
