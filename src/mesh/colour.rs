@@ -8,7 +8,7 @@ use crate::rng::{draw, stream_key};
 use rayon::prelude::*;
 
 /// Stream tag of the colouring priorities.
-const PRIORITY_STREAM: u64 = 0x6d65_7368_01;
+const PRIORITY_STREAM: u64 = 0x006d_6573_6801;
 
 pub const UNCOLOURED: u32 = u32::MAX;
 

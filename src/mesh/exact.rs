@@ -13,7 +13,7 @@ impl ExactSum {
         ExactSum((value * SCALE).round() as i128)
     }
 
-    pub fn add(self, other: ExactSum) -> ExactSum {
+    pub fn plus(self, other: ExactSum) -> ExactSum {
         ExactSum(self.0.saturating_add(other.0))
     }
 
@@ -33,7 +33,7 @@ impl ExactSum {
 
 impl std::iter::Sum for ExactSum {
     fn sum<I: Iterator<Item = ExactSum>>(iter: I) -> ExactSum {
-        iter.fold(ExactSum::default(), ExactSum::add)
+        iter.fold(ExactSum::default(), ExactSum::plus)
     }
 }
 

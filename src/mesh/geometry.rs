@@ -52,9 +52,7 @@ pub fn volume_and_gradient(p: &Corners, n: usize) -> (f64, [[f64; 3]; 4]) {
         a[2] = [-0.5 * e1[1], 0.5 * e1[0], 0.0];
         0.5 * (e1[0] * e2[1] - e1[1] * e2[0])
     };
-    for d in 0..3 {
-        a[0][d] = -(a[1][d] + a[2][d] + a[3][d]);
-    }
+    a[0] = std::array::from_fn(|d| -(a[1][d] + a[2][d] + a[3][d]));
     (v, a)
 }
 

@@ -88,8 +88,8 @@ impl Summary {
     pub fn merge(mut self, o: &Summary) -> Summary {
         self.cells += o.cells;
         self.min_eta = self.min_eta.min(o.min_eta);
-        self.eta_sum = self.eta_sum.add(o.eta_sum);
-        self.deformation = self.deformation.add(o.deformation);
+        self.eta_sum = self.eta_sum.plus(o.eta_sum);
+        self.deformation = self.deformation.plus(o.deformation);
         for (a, b) in self.histogram.iter_mut().zip(&o.histogram) {
             *a += b;
         }

@@ -60,10 +60,10 @@ fn count_line(file: &str, rest: &[(u64, Vec<&str>)], what: &str) -> Result<(u64,
     Ok((*l, parse_word(file, *l, w[0], &format!("a {what} count"))?))
 }
 
-fn parse_nodes(
-    file: &str,
-    rest: &[(u64, Vec<&str>)],
-) -> Result<(Vec<[f64; 3]>, HashMap<u64, u32>)> {
+/// The nodes in file order and each node id's index.
+type Nodes = (Vec<[f64; 3]>, HashMap<u64, u32>);
+
+fn parse_nodes(file: &str, rest: &[(u64, Vec<&str>)]) -> Result<Nodes> {
     let (cl, count) = count_line(file, rest, "node")?;
     let mut points = Vec::with_capacity(count);
     let mut index = HashMap::with_capacity(count);

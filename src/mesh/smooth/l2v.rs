@@ -34,11 +34,11 @@ pub fn node_step(patch: &Patch, terms: &[CornerTerms], i: usize, pre: Preconditi
     let (mut g, mut h) = ([0.0; 3], [0.0; 6]);
     for &slot in patch.n2c.row(i) {
         let t = &terms[slot as usize];
-        for d in 0..3 {
-            g[d] += t.grad[d];
+        for (gd, td) in g.iter_mut().zip(&t.grad) {
+            *gd += td;
         }
-        for d in 0..6 {
-            h[d] += t.hess[d];
+        for (hd, td) in h.iter_mut().zip(&t.hess) {
+            *hd += td;
         }
     }
     let minus_g = g.map(|v| -v);
