@@ -9,7 +9,7 @@ use crate::harness::Harness;
 use crate::mesh::partition::Measures;
 use crate::mesh::quality::{self, Summary};
 use crate::mesh::readers::vtkhdf::{VTK_TETRA, VTK_TRIANGLE};
-use crate::mesh::smooth::Record;
+use crate::mesh::smooth::{Method, Record};
 use crate::mesh::{geometry, Mesh};
 use crate::report::{Report, Section};
 
@@ -107,7 +107,14 @@ fn history(report: &mut Report, w: &MeshWorkload, out: &Outcome, ranks: usize, m
     let free = mesh.fixed.iter().filter(|&&f| !f).count();
     let updates = free * r.len();
     let mut g = report.group("mesh/history");
-    g.text("method", format!("{:?}", w.method).to_lowercase())
+    g.text(
+        "method",
+        match w.method {
+            Method::L2v => "l2v",
+            Method::Laplace => "laplace",
+            Method::OptColour => "opt-colour",
+        },
+    )
         .count("iterations", r.len() as u64)
         .seconds("seconds", out.smooth_seconds)
         .count("ranks", ranks as u64)
