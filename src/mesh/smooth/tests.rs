@@ -225,10 +225,3 @@ fn bars_smooth_to_one_mesh(cubes: usize, iterations: usize) {
 fn the_four_bars_smooth_to_one_mesh() {
     bars_smooth_to_one_mesh(3, 200);
 }
-
-/// The same at the resolution of inputs/mesh.toml (2,000+ interior nodes): scripts/test-long.
-#[test]
-#[ignore]
-fn the_four_bars_smooth_to_one_mesh_fine() {
-    bars_smooth_to_one_mesh(6, 1000);
-}
