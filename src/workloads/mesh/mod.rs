@@ -17,6 +17,7 @@ mod run;
 
 use crate::config::{config_error, out_of_range};
 use crate::error::Result;
+use crate::device::memory::{self, Place};
 use crate::harness::{Harness, Workload};
 use crate::mesh::generate::Perturbation;
 use crate::mesh::smooth::{Method, Preconditioner};
@@ -140,8 +141,37 @@ impl Workload for MeshWorkload {
         })
     }
 
+    /// A generated box against host memory, before it is made (every rank holds the mesh;
+    /// a file's size is known only once read).
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        let Source::Box { cubes: [nx, ny, nz], .. } = self.source else {
+            return Ok(());
+        };
+        let nodes = ((nx + 1) * (ny + 1) * (nz + 1)) as u64;
+        let cells = 6 * (nx * ny * nz) as u64;
+        let bytes = nodes.saturating_mul(HOST_BYTES_PER_NODE)
+            .saturating_add(cells.saturating_mul(self.host_bytes_per_cell()));
+        let place = Place::Host { ranks: h.world.local_size() };
+        memory::check(&format!("a box of {nx} x {ny} x {nz} cubes"), bytes, place, |_| {
+            "fewer cubes, or ranks on more nodes".into()
+        })
+    }
+
     fn execute(&self, h: &Harness) -> Result<Report> {
         run::execute(self, h)
+    }
+}
+
+/// Host bytes per node: coordinates and flags of the mesh and of the rank's patch, the node
+/// graphs (about 14 neighbours), positions saved by the guard and the moves.
+const HOST_BYTES_PER_NODE: u64 = 2 * 25 + 2 * 14 * 4 + 3 * 8 + 3 * 8 + 2 * 8;
+
+impl MeshWorkload {
+    /// Host bytes per cell: corners and node-to-cell slots of the mesh and the patch (4 x 4
+    /// bytes each), and l2v's corner terms (4 x 72 bytes).
+    fn host_bytes_per_cell(&self) -> u64 {
+        let terms = if self.action == Action::Smooth && self.method == Method::L2v { 288 } else { 0 };
+        4 * 16 + terms
     }
 }
 
