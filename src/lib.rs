@@ -9,6 +9,7 @@ pub mod farm;
 pub mod graph;
 pub mod harness;
 pub mod lattice;
+pub mod mesh;
 pub mod output;
 pub mod progress;
 pub mod report;

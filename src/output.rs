@@ -209,6 +209,25 @@ impl Writer<'_> {
             .map_err(h5err(self.path))
     }
 
+    /// A fixed-length ASCII string attribute exactly as long as `value` (up to 32 bytes):
+    /// the form readers such as VTK's need for names like VTKHDF's `Type`.
+    pub fn attr_ascii(&self, name: &str, value: &str) -> Result<()> {
+        use hdf5::types::FixedAscii;
+        macro_rules! fixed {
+            ($($n:literal)*) => {
+                match value.len() {
+                    $($n => self.attr(name, FixedAscii::<$n>::from_ascii(value.as_bytes())
+                        .map_err(|e| Error::Output { path: self.path.display().to_string(), msg: e.to_string() })?),)*
+                    _ => Err(Error::Output {
+                        path: self.path.display().to_string(),
+                        msg: format!("attribute {name}: an ASCII name of 1 to 32 bytes expected"),
+                    }),
+                }
+            };
+        }
+        fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
+    }
+
     pub fn attr_str(&self, name: &str, value: &str) -> Result<()> {
         // HDF5 strings cannot hold NUL; decks and command lines never should either.
         let clean: String = value.chars().filter(|&c| c != '\0').collect();

@@ -14,6 +14,8 @@ pub enum Value {
     U64(u64),
     F64(f64),
     Text(String),
+    /// A short ASCII name, stored as a fixed-length string (VTKHDF's `Type`).
+    Ascii(String),
     U64s(Vec<u64>),
     F64s(Vec<f64>),
 }
@@ -201,6 +203,7 @@ fn write_value(w: &Writer, name: &str, value: &Value) -> Result<()> {
         Value::U64(v) => w.attr(name, *v),
         Value::F64(v) => w.attr(name, *v),
         Value::Text(s) => w.attr_str(name, s),
+        Value::Ascii(s) => w.attr_ascii(name, s),
         Value::U64s(v) => w.attr_array(name, v),
         Value::F64s(v) => w.attr_array(name, v),
     }
@@ -305,6 +308,12 @@ impl Section<'_> {
     pub fn text(&mut self, name: &str, value: impl Into<String>) -> &mut Self {
         let v = value.into();
         self.push(name, Value::Text(v.clone()), "", v)
+    }
+
+    /// A short ASCII name stored as a fixed-length string attribute, not printed.
+    pub fn ascii(&mut self, name: &str, value: &str) -> &mut Self {
+        self.push(name, Value::Ascii(value.into()), "", String::new())
+            .stored_only()
     }
 
     /// A yes/no figure: stored as 0 or 1, printed as `yes` or `no_text` ("no", "skipped").

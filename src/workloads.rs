@@ -25,6 +25,7 @@ workloads! {
     bc::Bc,
     ssca2::Ssca2,
     cortex::Cortex,
+    mesh::MeshWorkload,
 }
 
 /// The workload of that name.

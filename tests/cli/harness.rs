@@ -16,7 +16,7 @@ fn np_for(case: usize, i: usize) -> usize {
 }
 
 /// A small, valid run of each workload (without `--output`).
-const WORKLOADS: [(&str, &[&str]); 8] = [
+const WORKLOADS: [(&str, &[&str]); 9] = [
     ("bfs", &["bfs", "--scale", "8", "--roots", "4"]),
     ("langford", &["langford", "--n", "8"]),
     (
@@ -72,6 +72,7 @@ const WORKLOADS: [(&str, &[&str]); 8] = [
             "2",
         ],
     ),
+    ("mesh", &["mesh", "generate", "box", "2", "2", "2"]),
 ];
 
 /// `args` with `--output OUTPUT` at `np` ranks in `dir`.
@@ -190,7 +191,7 @@ fn a_lock_left_by_a_dead_process_of_this_host_is_taken_over() {
 }
 
 /// A size each workload cannot hold, and a word of its one-line refusal.
-const TOO_LARGE: [(&str, &[&str], &str); 8] = [
+const TOO_LARGE: [(&str, &[&str], &str); 9] = [
     ("bfs", &["bfs", "--scale", "40"], "does not fit"),
     ("langford", &["langford", "--n", "1000"], "out of range"),
     (
@@ -249,6 +250,11 @@ const TOO_LARGE: [(&str, &[&str], &str); 8] = [
             "--k",
             "2",
         ],
+        "does not fit",
+    ),
+    (
+        "mesh",
+        &["mesh", "generate", "box", "800", "800", "800"],
         "does not fit",
     ),
 ];

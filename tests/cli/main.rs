@@ -15,5 +15,6 @@ mod euler;
 mod generate;
 mod harness;
 mod langford;
+mod mesh;
 mod percolation;
 mod spin;

@@ -1,0 +1,115 @@
+//! The MPI side of the mesh layer: the ghost exchange of a rank's patch with its neighbour
+//! ranks only (one MPI_Sendrecv per neighbour, neighbours in ascending order, which cannot
+//! deadlock: the smallest pending pair always has both ends waiting on each other), the
+//! exact global reductions, and the partitioner's sums and label gathering.
+
+use super::adjacency::Csr;
+use super::partition::Ranks;
+use super::patch::{Exchange, Patch};
+use super::quality::Summary;
+use super::Mesh;
+use crate::comm::{ranges::block_range, Op, World};
+use std::ops::Range;
+
+/// Per neighbour rank: the local nodes sent to it and the local ghosts filled from it, both
+/// in ascending global id (so both ends agree on the order without telling each other).
+pub struct MpiExchange<'w> {
+    world: &'w World,
+    neighbours: Vec<(usize, Vec<u32>, Vec<u32>)>,
+}
+
+impl<'w> MpiExchange<'w> {
+    /// The exchange lists of `patch`, from the global node graph and owners every rank holds.
+    pub fn new(world: &'w World, patch: &Patch, graph: &Csr, owner: &[u32]) -> MpiExchange<'w> {
+        let me = world.rank() as u32;
+        let mut send: Vec<Vec<(u64, u32)>> = vec![Vec::new(); world.size()];
+        let mut recv: Vec<Vec<(u64, u32)>> = vec![Vec::new(); world.size()];
+        for (local, &g) in patch.global.iter().enumerate() {
+            if patch.owned[local] {
+                // Owned nodes some other rank's patch holds: they neighbour its owned nodes.
+                let mut to: Vec<u32> = graph
+                    .row(g as usize)
+                    .iter()
+                    .map(|&j| owner[j as usize])
+                    .filter(|&q| q != me)
+                    .collect();
+                to.sort_unstable();
+                to.dedup();
+                for q in to {
+                    send[q as usize].push((g, local as u32));
+                }
+            } else {
+                recv[owner[g as usize] as usize].push((g, local as u32));
+            }
+        }
+        let sorted = |mut v: Vec<(u64, u32)>| {
+            v.sort_unstable();
+            v.into_iter().map(|(_, l)| l).collect::<Vec<u32>>()
+        };
+        let neighbours = send
+            .into_iter()
+            .zip(recv)
+            .enumerate()
+            .filter(|(_, (s, r))| !s.is_empty() || !r.is_empty())
+            .map(|(q, (s, r))| (q, sorted(s), sorted(r)))
+            .collect();
+        MpiExchange { world, neighbours }
+    }
+
+    /// Neighbour ranks and the ghost count received from each.
+    pub fn halo(&self) -> Vec<(usize, usize)> {
+        self.neighbours
+            .iter()
+            .map(|(q, _, r)| (*q, r.len()))
+            .collect()
+    }
+}
+
+impl Exchange for MpiExchange<'_> {
+    fn ghosts(&self, mesh: &mut Mesh) {
+        for (q, send, recv) in &self.neighbours {
+            let out: Vec<f64> = send.iter().flat_map(|&l| mesh.point(l as usize)).collect();
+            let mut back = vec![0.0; 3 * recv.len()];
+            self.world.sendrecv(&out, *q, &mut back, *q);
+            for (k, &l) in recv.iter().enumerate() {
+                let l = l as usize;
+                (mesh.x[l], mesh.y[l], mesh.z[l]) = (back[3 * k], back[3 * k + 1], back[3 * k + 2]);
+            }
+        }
+    }
+
+    fn summary(&self, mine: Summary) -> Summary {
+        let words = mine.to_words();
+        let mut all = vec![0u64; words.len() * self.world.size()];
+        self.world.allgather_into(&words, &mut all);
+        all.chunks(Summary::WORDS)
+            .map(Summary::from_words)
+            .fold(Summary::default(), |a, b| a.merge(&b))
+    }
+
+    fn max(&self, mine: f64) -> f64 {
+        self.world.allreduce(mine, Op::Max)
+    }
+
+    fn any(&self, mine: bool) -> bool {
+        self.world.allreduce(u8::from(mine), Op::Max) > 0
+    }
+}
+
+/// The partitioner's ranks: node blocks, sums by MPI_Allreduce (integers, so exact).
+pub struct MpiRanks<'w>(pub &'w World);
+
+impl Ranks for MpiRanks<'_> {
+    fn range(&self, n: usize) -> Range<usize> {
+        let r = block_range(n as u64, self.0.size(), self.0.rank());
+        r.start as usize..r.end as usize
+    }
+
+    fn sum(&self, values: &mut [i64]) {
+        self.0.allreduce_slice(values, Op::Sum);
+    }
+
+    fn gather(&self, mine: &[u32]) -> Vec<u32> {
+        self.0.allgatherv(mine).expect("labels fit one MPI call")
+    }
+}

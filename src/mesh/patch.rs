@@ -1,0 +1,121 @@
+//! The part of a mesh one rank smooths: every cell that touches a node it owns (so its owned
+//! nodes see all their cells), the nodes of those cells (owned ones and one ghost layer), and
+//! their local numbering. A single rank's patch is the whole mesh. What crosses patches goes
+//! through an `Exchange`: ghost positions from their owners, and global reductions that do
+//! not depend on the rank count.
+
+use super::adjacency::{self, Csr};
+use super::quality::Summary;
+use super::{Index, Mesh};
+
+pub struct Patch {
+    /// The patch's own mesh, local numbering (cells keep their corner order).
+    pub mesh: Mesh,
+    /// Global id of each local node.
+    pub global: Vec<u64>,
+    /// The nodes this rank owns (and moves, unless fixed).
+    pub owned: Vec<bool>,
+    /// The cells this rank counts in global sums (each cell counted by exactly one rank).
+    pub counted: Vec<bool>,
+    pub n2c: Csr,
+    pub graph: Csr,
+}
+
+impl Patch {
+    /// The whole mesh as one rank's patch.
+    pub fn whole(mesh: Mesh) -> Patch {
+        let n = mesh.num_nodes();
+        let cells = mesh.num_cells();
+        Patch::new(
+            mesh,
+            (0..n as u64).collect(),
+            vec![true; n],
+            vec![true; cells],
+        )
+    }
+
+    pub fn new(mesh: Mesh, global: Vec<u64>, owned: Vec<bool>, counted: Vec<bool>) -> Patch {
+        let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
+        let mut graph = adjacency::node_graph(&mesh, &n2c);
+        // Rows in global id order, so sums over neighbours (laplace's centroid) add in the
+        // same order on every rank count.
+        for i in 0..graph.rows() {
+            let (a, b) = (graph.offsets[i], graph.offsets[i + 1]);
+            graph.items[a..b].sort_unstable_by_key(|&j| global[j as usize]);
+        }
+        Patch {
+            mesh,
+            global,
+            owned,
+            counted,
+            n2c,
+            graph,
+        }
+    }
+
+    /// The patch of the nodes with `owner[i] == rank`: the cells touching them, and the
+    /// ghost nodes those cells add. A cell is counted by the owner of its smallest node id.
+    pub fn of_rank(mesh: &Mesh, owner: &[u32], rank: u32) -> Patch {
+        let mut local = vec![Index::MAX; mesh.num_nodes()];
+        let mut global = Vec::new();
+        let mut cells = Vec::new();
+        let mut counted = Vec::new();
+        for c in 0..mesh.num_cells() {
+            let corners = mesh.cell(c);
+            if !corners.iter().any(|&n| owner[n as usize] == rank) {
+                continue;
+            }
+            let first = *corners.iter().min().unwrap();
+            counted.push(owner[first as usize] == rank);
+            for &n in corners {
+                if local[n as usize] == Index::MAX {
+                    local[n as usize] = global.len() as Index;
+                    global.push(n as u64);
+                }
+                cells.push(local[n as usize]);
+            }
+        }
+        let pick = |a: &[f64]| global.iter().map(|&g| a[g as usize]).collect::<Vec<_>>();
+        let part = Mesh {
+            dim: mesh.dim,
+            x: pick(&mesh.x),
+            y: pick(&mesh.y),
+            z: pick(&mesh.z),
+            cells,
+            fixed: global.iter().map(|&g| mesh.fixed[g as usize]).collect(),
+        };
+        let owned = global.iter().map(|&g| owner[g as usize] == rank).collect();
+        Patch::new(part, global, owned, counted)
+    }
+
+    /// True for the nodes this rank moves.
+    pub fn active(&self, i: usize) -> bool {
+        self.owned[i] && !self.mesh.fixed[i]
+    }
+}
+
+/// What crosses patches: ghost positions and global reductions.
+pub trait Exchange {
+    /// Refresh the ghost nodes' positions from their owners.
+    fn ghosts(&self, mesh: &mut Mesh);
+    /// The summary over all ranks.
+    fn summary(&self, mine: Summary) -> Summary;
+    fn max(&self, mine: f64) -> f64;
+    fn any(&self, mine: bool) -> bool;
+}
+
+/// The exchange of a patch that is the whole mesh.
+pub struct Alone;
+
+impl Exchange for Alone {
+    fn ghosts(&self, _mesh: &mut Mesh) {}
+    fn summary(&self, mine: Summary) -> Summary {
+        mine
+    }
+    fn max(&self, mine: f64) -> f64 {
+        mine
+    }
+    fn any(&self, mine: bool) -> bool {
+        mine
+    }
+}

@@ -1,0 +1,153 @@
+//! Mesh readers: TetGen/Triangle `.node` + `.ele`, Gmsh MSH 2.2 ASCII (our own reader), Gmsh
+//! MSH 4.1 ASCII and binary (through `mshio`), and a `/VTKHDF` group tessera wrote. Each
+//! reader yields the points, the cells with where each came from (line or element tag), and
+//! the boundary patches if the file tags them; `finish` then checks every cell (degenerate
+//! or inverted cells are refused with their line) and marks the fixed nodes: those of tagged
+//! boundary patches not freed, or, without tags, those on faces of one cell.
+
+pub mod msh2;
+pub mod msh4;
+pub mod node_ele;
+pub mod vtkhdf;
+
+use super::{boundary, geometry, Index, Mesh};
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// What a reader found, before the checks.
+pub struct Raw {
+    pub dim: usize,
+    pub points: Vec<[f64; 3]>,
+    pub cells: Vec<Index>,
+    /// Where each cell was read (a line number, or 0 where the format has none).
+    pub lines: Vec<u64>,
+    /// Boundary nodes with their patch (physical tag), when the file tags them.
+    pub tagged: Option<Vec<(Index, i64)>>,
+    /// Fixed flags carried by the file itself (a VTKHDF mesh tessera wrote).
+    pub fixed: Option<Vec<bool>>,
+}
+
+/// Read a mesh; `free` lists the boundary patches (physical tags) whose nodes may move.
+pub fn read(path: &Path, free: &[i64]) -> Result<Mesh> {
+    let file = path.display().to_string();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let raw = match ext {
+        "node" | "ele" => node_ele::read(path)?,
+        "msh" => {
+            let bytes = std::fs::read(path).map_err(|e| unreadable(&file, e))?;
+            if msh2::is_version_2(&bytes) {
+                msh2::parse(&file, &String::from_utf8_lossy(&bytes))?
+            } else {
+                msh4::parse(&file, &bytes)?
+            }
+        }
+        "h5" | "hdf" | "hdf5" | "vtkhdf" => vtkhdf::read(path)?,
+        _ => {
+            return Err(Error::InputFile {
+                file,
+                msg: "unknown mesh format: expected .node/.ele (TetGen, Triangle), .msh (Gmsh 2.2 or 4.1) or .h5/.vtkhdf (a tessera mesh)".into(),
+            })
+        }
+    };
+    finish(&file, raw, free)
+}
+
+pub fn unreadable(file: &str, e: std::io::Error) -> Error {
+    Error::InputFile {
+        file: file.to_string(),
+        msg: format!("cannot read: {e}"),
+    }
+}
+
+/// Check the cells and mark the fixed nodes.
+pub fn finish(file: &str, raw: Raw, free: &[i64]) -> Result<Mesh> {
+    let k = raw.dim + 1;
+    if raw.cells.is_empty() {
+        let what = if raw.dim == 3 {
+            "tetrahedra"
+        } else {
+            "triangles"
+        };
+        return Err(Error::InputFile {
+            file: file.into(),
+            msg: format!("no cells: expected {what}"),
+        });
+    }
+    let mesh = Mesh {
+        dim: raw.dim,
+        x: raw.points.iter().map(|p| p[0]).collect(),
+        y: raw.points.iter().map(|p| p[1]).collect(),
+        z: raw.points.iter().map(|p| p[2]).collect(),
+        cells: raw.cells,
+        fixed: vec![false; raw.points.len()],
+    };
+    let scale = mesh.mean_edge_length().powi(raw.dim as i32);
+    for c in 0..mesh.num_cells() {
+        let v = geometry::volume(&mesh.cell_points(c), k);
+        let bad = if v.abs() <= 1e-12 * scale {
+            Some("degenerate (zero volume)")
+        } else if v < 0.0 {
+            Some("inverted (negative volume)")
+        } else {
+            None
+        };
+        if let Some(bad) = bad {
+            return Err(Error::Input {
+                file: file.into(),
+                line: raw.lines[c],
+                msg: format!(
+                    "cell {} is {bad}: expected positively oriented cells",
+                    c + 1
+                ),
+            });
+        }
+    }
+    let fixed = match (raw.fixed, raw.tagged) {
+        (Some(fixed), _) => fixed,
+        (None, Some(tagged)) if !tagged.is_empty() => {
+            let mut f = vec![false; mesh.num_nodes()];
+            for (n, tag) in tagged {
+                if !free.contains(&tag) {
+                    f[n as usize] = true;
+                }
+            }
+            f
+        }
+        _ => boundary::boundary_nodes(&mesh),
+    };
+    Ok(Mesh { fixed, ..mesh })
+}
+
+/// Splits text into lines with their numbers, skipping blank lines and `#` comments.
+pub fn data_lines(text: &str) -> impl Iterator<Item = (u64, Vec<&str>)> {
+    text.lines().enumerate().filter_map(|(i, l)| {
+        let l = l.split('#').next().unwrap_or("");
+        let words: Vec<&str> = l.split_whitespace().collect();
+        (!words.is_empty()).then_some((i as u64 + 1, words))
+    })
+}
+
+/// Parse `word` as T, or an error naming the line and what was expected.
+pub fn parse_word<T: std::str::FromStr>(
+    file: &str,
+    line: u64,
+    word: &str,
+    what: &str,
+) -> Result<T> {
+    word.parse().map_err(|_| Error::Input {
+        file: file.into(),
+        line,
+        msg: format!("'{word}' is not {what}"),
+    })
+}
+
+pub fn input_error(file: &str, line: u64, msg: impl Into<String>) -> Error {
+    Error::Input {
+        file: file.into(),
+        line,
+        msg: msg.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

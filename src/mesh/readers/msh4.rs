@@ -1,0 +1,154 @@
+//! Gmsh MSH 4.1, ASCII or binary, parsed by `mshio`. Tetrahedra (type 4) make a 3D mesh;
+//! without them, triangles (2) a 2D one; element blocks of lower dimension whose entity has
+//! a physical group mark boundary patches. Other element types are refused with their block.
+//! A parse error names the line (ASCII) or byte offset (binary) and what was expected.
+
+use super::{input_error, Raw};
+use crate::error::{Error, Result};
+use mshio::{ElementType, MshFile};
+use std::collections::HashMap;
+
+type Msh = MshFile<u64, i32, f64>;
+
+pub fn parse(file: &str, bytes: &[u8]) -> Result<Raw> {
+    let msh = mshio::parse_msh_bytes(bytes).map_err(|e| parse_error(file, bytes, &e))?;
+    let (points, index) = nodes(file, &msh)?;
+    let physical = physical_groups(&msh);
+    let Some(elements) = &msh.data.elements else {
+        return Err(Error::InputFile {
+            file: file.into(),
+            msg: "no $Elements section: expected tetrahedra or triangles".into(),
+        });
+    };
+    let blocks = &elements.element_blocks;
+    let dim = if blocks.iter().any(|b| b.element_type == ElementType::Tet4) {
+        3
+    } else {
+        2
+    };
+    let (mut cells, mut tagged) = (Vec::new(), Vec::new());
+    for (b, block) in blocks.iter().enumerate() {
+        let corners = match block.element_type {
+            ElementType::Pnt => 1,
+            ElementType::Lin2 => 2,
+            ElementType::Tri3 => 3,
+            ElementType::Tet4 => 4,
+            other => {
+                return Err(Error::InputFile {
+                    file: file.into(),
+                    msg: format!("element block {} (entity {} of dimension {}): unsupported element type {:?}: expected Tet4, Tri3, Lin2 or Pnt", b + 1, block.entity_tag, block.entity_dim, other),
+                })
+            }
+        };
+        let is_cell = corners == dim + 1;
+        let tag = physical.get(&(block.entity_dim, block.entity_tag)).copied();
+        for e in &block.elements {
+            for n in &e.nodes {
+                let local = index(*n).ok_or_else(|| Error::InputFile {
+                    file: file.into(),
+                    msg: format!(
+                        "element block {}, element {}: node {n} out of range: not in $Nodes",
+                        b + 1,
+                        e.element_tag
+                    ),
+                })?;
+                if is_cell {
+                    cells.push(local);
+                } else if let Some(t) = tag.filter(|_| corners <= dim) {
+                    tagged.push((local, t));
+                }
+            }
+        }
+    }
+    let lines = vec![0; cells.len() / (dim + 1)];
+    Ok(Raw {
+        dim,
+        points,
+        cells,
+        lines,
+        tagged: Some(tagged),
+        fixed: None,
+    })
+}
+
+/// The nodes in file order and a map from node tag to local index.
+#[allow(clippy::type_complexity)]
+fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Option<u32>>)> {
+    let Some(section) = &msh.data.nodes else {
+        return Err(Error::InputFile {
+            file: file.into(),
+            msg: "no $Nodes section".into(),
+        });
+    };
+    let mut points = Vec::with_capacity(section.num_nodes as usize);
+    let mut sparse: HashMap<u64, u32> = HashMap::new();
+    let mut any_sparse = false;
+    for block in &section.node_blocks {
+        if let Some(tags) = &block.node_tags {
+            any_sparse = true;
+            let base = points.len() as u32;
+            sparse.extend(tags.iter().map(|(&t, &i)| (t, base + i as u32)));
+        }
+        points.extend(block.nodes.iter().map(|n| [n.x, n.y, n.z]));
+    }
+    let (min, count) = (section.min_node_tag, points.len() as u64);
+    let index: Box<dyn Fn(u64) -> Option<u32>> = if any_sparse {
+        Box::new(move |t| sparse.get(&t).copied())
+    } else {
+        Box::new(move |t| (t >= min && t - min < count).then(|| (t - min) as u32))
+    };
+    Ok((points, index))
+}
+
+/// The first physical tag of each (dimension, entity) that has one.
+fn physical_groups(msh: &Msh) -> HashMap<(i32, i32), i64> {
+    let mut out = HashMap::new();
+    if let Some(e) = &msh.data.entities {
+        let mut put = |dim: i32, tag: i32, phys: &[i32]| {
+            if let Some(&p) = phys.first() {
+                out.insert((dim, tag), p as i64);
+            }
+        };
+        e.points
+            .iter()
+            .for_each(|x| put(0, x.tag, &x.physical_tags));
+        e.curves
+            .iter()
+            .for_each(|x| put(1, x.tag, &x.physical_tags));
+        e.surfaces
+            .iter()
+            .for_each(|x| put(2, x.tag, &x.physical_tags));
+        e.volumes
+            .iter()
+            .for_each(|x| put(3, x.tag, &x.physical_tags));
+    }
+    out
+}
+
+/// One line from mshio's error: where (line for ASCII, byte offset for binary) and what.
+fn parse_error(file: &str, bytes: &[u8], e: &mshio::MshParserError<&[u8]>) -> Error {
+    let trace = e.filtered_backtrace();
+    let Some((at, kind)) = trace.first() else {
+        return Error::InputFile {
+            file: file.into(),
+            msg: "not a Gmsh MSH 4.1 file".into(),
+        };
+    };
+    let offset = bytes.len() - at.len();
+    let contexts: Vec<String> = trace[1..]
+        .iter()
+        .rev()
+        .map(|(_, k)| k.to_string())
+        .collect();
+    let what = format!("{kind} (in {})", contexts.join(" / ")).replace(" (in )", "");
+    let binary = bytes.windows(6).take(200).any(|w| w.starts_with(b"4.1 1"));
+    if binary {
+        Error::InputFile {
+            file: file.into(),
+            msg: format!("byte {offset}: {what}"),
+        }
+    } else {
+        let line = bytes[..offset].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        input_error(file, line, what)
+    }
+}

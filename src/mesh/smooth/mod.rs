@@ -1,0 +1,165 @@
+//! Node-moving smoothers on a patch (spec: mesh.md, Smoothing): `l2v` (the seed's
+//! preconditioned simultaneous moves minimising F = Σ S/(6V)), `laplace` (plain or smart) and
+//! `opt-colour` (worst-cell optimisation one colour class at a time). Every iteration ends
+//! with the guard (`guard`): no cell inverts, and, except for plain laplace, the global
+//! minimum η does not fall; l2v also halves the whole step until F does not rise. Node sums
+//! run over the node-to-cell CSR in ascending cell order and global sums are exact, so the
+//! result is the same for any thread or rank count.
+
+pub mod gpu;
+pub mod guard;
+pub mod l2v;
+pub mod laplace;
+pub mod optimise;
+
+use super::patch::{Exchange, Patch};
+use super::quality::{summarize, Summary};
+use crate::error::Result;
+use std::time::Instant;
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    L2v,
+    Laplace,
+    OptColour,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Preconditioner {
+    /// Half the trace of each node's Hessian block (the seed's eq. 13)
+    Scalar,
+    /// The 3x3 Hessian block (the seed's eq. 12), scalar where it is not positive definite
+    Block,
+}
+
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub method: Method,
+    pub iterations: usize,
+    pub preconditioner: Preconditioner,
+    /// Laplace: move only where the local worst η rises.
+    pub smart: bool,
+    /// Stop when the largest move is below this (absolute length).
+    pub tolerance: f64,
+    /// opt-colour: the colour of each local node (u32::MAX for fixed nodes).
+    pub colours: Vec<u32>,
+}
+
+/// One iteration's statistics.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Record {
+    pub deformation: f64,
+    pub min_eta: f64,
+    pub mean_eta: f64,
+    pub inverted: u64,
+    pub max_move: f64,
+    pub seconds_cell: f64,
+    pub seconds_node: f64,
+    pub seconds_exchange: f64,
+}
+
+/// Time spent in each kind of step of one iteration.
+#[derive(Default)]
+pub struct Clock {
+    pub cell: f64,
+    pub node: f64,
+    pub exchange: f64,
+}
+
+impl Clock {
+    pub fn time<T>(slot: &mut f64, body: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = body();
+        *slot += t.elapsed().as_secs_f64();
+        out
+    }
+}
+
+/// Where the node steps are computed: `CpuKernels` (rayon) or `gpu::GpuKernels`. Each
+/// returns a proposed move per local node (zero for inactive nodes).
+pub trait Kernels {
+    fn l2v(
+        &mut self,
+        patch: &Patch,
+        pre: Preconditioner,
+        clock: &mut Clock,
+    ) -> Result<Vec<[f64; 3]>>;
+    fn laplace(&mut self, patch: &Patch, smart: bool, clock: &mut Clock) -> Result<Vec<[f64; 3]>>;
+}
+
+pub struct CpuKernels;
+
+impl Kernels for CpuKernels {
+    fn l2v(
+        &mut self,
+        patch: &Patch,
+        pre: Preconditioner,
+        clock: &mut Clock,
+    ) -> Result<Vec<[f64; 3]>> {
+        Ok(l2v::moves(patch, pre, clock))
+    }
+
+    fn laplace(&mut self, patch: &Patch, smart: bool, clock: &mut Clock) -> Result<Vec<[f64; 3]>> {
+        Ok(Clock::time(&mut clock.node, || {
+            laplace::moves(patch, smart)
+        }))
+    }
+}
+
+/// The global quality summary of the patch as it stands.
+pub fn global_summary(patch: &Patch, ex: &dyn Exchange) -> Summary {
+    ex.summary(summarize(&patch.mesh, |c| patch.counted[c]))
+}
+
+/// Smooth `patch` for up to `s.iterations` iterations, the node steps by `kernels`; `each`
+/// sees every record as it is made (progress). Returns the records.
+pub fn smooth(
+    patch: &mut Patch,
+    ex: &dyn Exchange,
+    s: &Settings,
+    kernels: &mut dyn Kernels,
+    mut each: impl FnMut(usize, &Record),
+) -> Result<Vec<Record>> {
+    let mut before = global_summary(patch, ex);
+    let mut records = Vec::with_capacity(s.iterations);
+    for it in 0..s.iterations {
+        let mut clock = Clock::default();
+        let (after, max_move) = match s.method {
+            Method::L2v => {
+                let moves = kernels.l2v(patch, s.preconditioner, &mut clock)?;
+                l2v::apply(patch, ex, &moves, &before, &mut clock)
+            }
+            Method::Laplace => {
+                let moves = kernels.laplace(patch, s.smart, &mut clock)?;
+                laplace::apply(patch, ex, &moves, s.smart, &before, &mut clock)
+            }
+            Method::OptColour => optimise::iteration(patch, ex, &s.colours, &mut clock),
+        };
+        let record = Record {
+            deformation: after.deformation.value(),
+            min_eta: after.min_eta,
+            mean_eta: after.mean_eta(),
+            inverted: after.inverted,
+            max_move,
+            seconds_cell: clock.cell,
+            seconds_node: clock.node,
+            seconds_exchange: clock.exchange,
+        };
+        each(it, &record);
+        records.push(record);
+        before = after;
+        if max_move <= s.tolerance {
+            break;
+        }
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests;

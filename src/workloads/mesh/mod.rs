@@ -1,0 +1,206 @@
+//! `tessera mesh generate|smooth|partition`: tetrahedral (and triangle) meshes — the seed's
+//! smoothing and partitioning (spec: mesh.md; seed 001 §2.1-2.2).
+//!
+//! One workload with an action: `generate box NX NY NZ [--extent ..] [--perturb barK]` makes a
+//! Kuhn-split box (6 tets per cube) or one of the seed's perturbed bars; `smooth MESH` runs
+//! `l2v`, `laplace` or `opt-colour` (mesh::smooth); `partition MESH --parts K [--refine]` runs
+//! the geometric partitioner (mesh::partition). MESH is a file (`.node`/`.ele`, `.msh` 2.2 or
+//! 4.1, or a tessera result `.h5`) or `box NX NY NZ`. Every rank holds the input mesh; for
+//! smoothing on several ranks the partition into one part per rank decides which rank owns
+//! which nodes, each rank keeps its cells and one ghost layer (mesh::patch) and swaps ghost
+//! positions with its neighbour ranks only (mesh::distributed). Results: the mesh as a
+//! `/VTKHDF` UnstructuredGrid beside `/mesh` (history, quality before and after, partition
+//! measures), see `output`.
+
+mod output;
+mod run;
+
+use crate::config::{config_error, out_of_range};
+use crate::error::Result;
+use crate::device::memory::{self, Place};
+use crate::harness::{Harness, Workload};
+use crate::mesh::generate::Perturbation;
+use crate::mesh::smooth::{Method, Preconditioner};
+use crate::report::Report;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Make a mesh (box or perturbed bar) and write it
+    Generate,
+    /// Smooth a mesh
+    Smooth,
+    /// Partition a mesh's nodes
+    Partition,
+}
+
+/// `[mesh]`. Also the `tessera mesh` arguments and flags.
+#[derive(Debug, Default, Clone, Deserialize, Serialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct MeshTable {
+    /// generate, smooth or partition
+    #[arg(value_enum)]
+    pub action: Option<Action>,
+    /// The mesh: a file (.node/.ele, .msh, tessera .h5) or `box NX NY NZ`
+    #[arg(num_args = 0..)]
+    pub mesh: Option<Vec<String>>,
+    /// Box extent, comma-separated (default 1,1,1; the seed's bar is 1,1,10)
+    #[arg(long, value_delimiter = ',')]
+    pub extent: Option<Vec<f64>>,
+    /// Perturb the interior nodes as one of the seed's bars
+    #[arg(long, value_enum)]
+    pub perturb: Option<Perturbation>,
+    /// Smoother (default l2v)
+    #[arg(long, value_enum)]
+    pub method: Option<Method>,
+    /// Smoothing iterations (default 100)
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// l2v preconditioner (default scalar)
+    #[arg(long, value_enum)]
+    pub preconditioner: Option<Preconditioner>,
+    /// laplace: move a node only where its worst cell improves
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub smart: Option<bool>,
+    /// Stop when no node moves more than this fraction of the mean edge length (default 1e-9)
+    #[arg(long)]
+    pub tolerance: Option<f64>,
+    /// Physical tags (or .node markers) of boundary patches whose nodes may move
+    #[arg(long, value_delimiter = ',')]
+    pub free: Option<Vec<i64>>,
+    /// partition: number of parts
+    #[arg(long)]
+    pub parts: Option<usize>,
+    /// partition: refine by label propagation within the balance bound
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub refine: Option<bool>,
+    /// Store the mesh (VTKHDF) in the result file (default: up to 2^24 nodes)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub write_mesh: Option<bool>,
+}
+
+/// Where the mesh comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Box { cubes: [usize; 3], extent: [f64; 3], perturb: Option<Perturbation> },
+    File { path: PathBuf, free: Vec<i64> },
+}
+
+pub struct MeshWorkload {
+    action: Action,
+    source: Source,
+    method: Method,
+    iterations: usize,
+    preconditioner: Preconditioner,
+    smart: bool,
+    tolerance: f64,
+    parts: usize,
+    refine: bool,
+    write_mesh: Option<bool>,
+}
+
+impl Workload for MeshWorkload {
+    const NAME: &'static str = "mesh";
+    const ABOUT: &'static str =
+        "Tetrahedral meshes: generate (Kuhn box, perturbed bars), smooth (l2v, laplace, opt-colour), partition";
+    type Table = MeshTable;
+
+    fn configure(source: &str, t: MeshTable, _: Option<crate::graph::source::GraphConfig>) -> Result<Self> {
+        let err = |msg: &str| config_error(source, &format!("[mesh] {msg}"));
+        let action = t.action.ok_or_else(|| err("action: expected generate, smooth or partition"))?;
+        let words = t.mesh.clone().unwrap_or_default();
+        let mesh = parse_source(source, &words, &t)?;
+        if action == Action::Generate && !matches!(mesh, Source::Box { .. }) {
+            return Err(err("generate makes `box NX NY NZ` meshes (a file is read by smooth or partition)"));
+        }
+        let iterations = t.iterations.unwrap_or(100);
+        if iterations > 1_000_000 {
+            return Err(out_of_range(source, "[mesh] iterations", iterations, "0..=1000000"));
+        }
+        let parts = t.parts.unwrap_or(0);
+        if action == Action::Partition && !(1..=1 << 20).contains(&parts) {
+            return Err(err("partition needs parts = K, 1 <= K <= 2^20 (--parts K)"));
+        }
+        let tolerance = t.tolerance.unwrap_or(1e-9);
+        if !(tolerance >= 0.0 && tolerance.is_finite()) {
+            return Err(out_of_range(source, "[mesh] tolerance", tolerance, "a number >= 0"));
+        }
+        Ok(MeshWorkload {
+            action,
+            source: mesh,
+            method: t.method.unwrap_or(Method::L2v),
+            iterations,
+            preconditioner: t.preconditioner.unwrap_or(Preconditioner::Scalar),
+            smart: t.smart.unwrap_or(false),
+            tolerance,
+            parts,
+            refine: t.refine.unwrap_or(false),
+            write_mesh: t.write_mesh,
+        })
+    }
+
+    /// A generated box against host memory, before it is made (every rank holds the mesh;
+    /// a file's size is known only once read).
+    fn check_sizes(&self, h: &Harness) -> Result<()> {
+        let Source::Box { cubes: [nx, ny, nz], .. } = self.source else {
+            return Ok(());
+        };
+        let nodes = ((nx + 1) * (ny + 1) * (nz + 1)) as u64;
+        let cells = 6 * (nx * ny * nz) as u64;
+        let bytes = nodes.saturating_mul(HOST_BYTES_PER_NODE)
+            .saturating_add(cells.saturating_mul(self.host_bytes_per_cell()));
+        let place = Place::Host { ranks: h.world.local_size() };
+        memory::check(&format!("a box of {nx} x {ny} x {nz} cubes"), bytes, place, |_| {
+            "fewer cubes, or ranks on more nodes".into()
+        })
+    }
+
+    fn execute(&self, h: &Harness) -> Result<Report> {
+        run::execute(self, h)
+    }
+}
+
+/// Host bytes per node: coordinates and flags of the mesh and of the rank's patch, the node
+/// graphs (about 14 neighbours), positions saved by the guard and the moves.
+const HOST_BYTES_PER_NODE: u64 = 2 * 25 + 2 * 14 * 4 + 3 * 8 + 3 * 8 + 2 * 8;
+
+impl MeshWorkload {
+    /// Host bytes per cell: corners and node-to-cell slots of the mesh and the patch (4 x 4
+    /// bytes each), and l2v's corner terms (4 x 72 bytes).
+    fn host_bytes_per_cell(&self) -> u64 {
+        let terms = if self.action == Action::Smooth && self.method == Method::L2v { 288 } else { 0 };
+        4 * 16 + terms
+    }
+}
+
+/// `box NX NY NZ` or a file name.
+fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
+    let err = |msg: &str| config_error(deck, &format!("[mesh] mesh: {msg}"));
+    match words {
+        [] => Err(err("expected a file or `box NX NY NZ`")),
+        [b, rest @ ..] if b == "box" => {
+            let cubes: Vec<usize> = rest.iter().map(|w| w.parse().unwrap_or(0)).collect();
+            let [nx, ny, nz] = cubes[..] else {
+                return Err(err("box takes three cube counts: box NX NY NZ"));
+            };
+            let nodes = (nx as u128 + 1) * (ny as u128 + 1) * (nz as u128 + 1);
+            let cells = 6 * nx as u128 * ny as u128 * nz as u128;
+            if nx == 0 || ny == 0 || nz == 0 || nodes >= u32::MAX as u128 || cells >= u32::MAX as u128 {
+                return Err(err("box NX NY NZ: positive counts with fewer than 2^32 nodes and cells"));
+            }
+            let extent = t.extent.clone().unwrap_or(vec![1.0; 3]);
+            let [lx, ly, lz] = extent[..] else {
+                return Err(config_error(deck, "[mesh] extent: expected three lengths LX,LY,LZ"));
+            };
+            if !(lx > 0.0 && ly > 0.0 && lz > 0.0) {
+                return Err(config_error(deck, "[mesh] extent: expected three positive lengths"));
+            }
+            Ok(Source::Box { cubes: [nx, ny, nz], extent: [lx, ly, lz], perturb: t.perturb })
+        }
+        [_] if t.perturb.is_some() => Err(err("--perturb applies to `box NX NY NZ` meshes")),
+        [file] => Ok(Source::File { path: PathBuf::from(file), free: t.free.clone().unwrap_or_default() }),
+        _ => Err(err("expected one file or `box NX NY NZ`")),
+    }
+}

@@ -1,0 +1,226 @@
+//! `tessera mesh` under mpirun: a generated mesh written as VTKHDF and read back unchanged;
+//! smoothing identical at np = 1..4 with the rules kept (fixed nodes bitwise still, no
+//! inverted cell, the minimum η never falls, F never rises for l2v); partitions identical
+//! for every rank count, each node in one part within 1.02 N/k, the edge cut recounted here;
+//! malformed input as one error line.
+
+use crate::common::{self, one_clear_error, tessera, test_dir, write_file, H5};
+use hdf5_metno::types::FixedAscii;
+use std::path::Path;
+
+fn mesh_run(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
+    common::run_cpu(np, dir, "mesh", name, 1, args)
+}
+
+fn signed_volume(p: &[f64], c: &[i64]) -> f64 {
+    let at = |k: usize, d: usize| p[3 * c[k] as usize + d];
+    let e: Vec<[f64; 3]> = (1..4)
+        .map(|k| [0, 1, 2].map(|d| at(k, d) - at(0, d)))
+        .collect();
+    (e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1])
+        - e[0][1] * (e[1][0] * e[2][2] - e[1][2] * e[2][0])
+        + e[0][2] * (e[1][0] * e[2][1] - e[1][1] * e[2][0]))
+        / 6.0
+}
+
+#[test]
+fn mesh_generate_writes_vtkhdf_and_reads_back() {
+    let dir = test_dir("mesh_generate");
+    let g = mesh_run(
+        1,
+        &dir,
+        "g",
+        &["generate", "box", "3", "2", "4", "--perturb", "bar2"],
+    );
+    let ty: FixedAscii<16> = g.attr("VTKHDF", "Type");
+    assert_eq!(ty.as_str(), "UnstructuredGrid");
+    let points: Vec<f64> = g.ds("VTKHDF/Points");
+    let conn: Vec<i64> = g.ds("VTKHDF/Connectivity");
+    assert_eq!(g.ds::<i64>("VTKHDF/NumberOfPoints"), vec![4 * 3 * 5]);
+    assert_eq!(g.ds::<i64>("VTKHDF/NumberOfCells"), vec![6 * 24]);
+    assert_eq!(g.ds::<i64>("VTKHDF/Offsets").last(), Some(&(4 * 6 * 24)));
+    let volume: Vec<f64> = g.ds("VTKHDF/CellData/volume");
+    let mut total = 0.0;
+    for (c, cell) in conn.chunks(4).enumerate() {
+        let v = signed_volume(&points, cell);
+        assert!(
+            v > 0.0 && (v - volume[c]).abs() < 1e-14,
+            "cell {c}: {v} vs {}",
+            volume[c]
+        );
+        total += v;
+    }
+    assert!(
+        (total - 1.0).abs() < 1e-12,
+        "the bar keeps the box's volume: {total}"
+    );
+    // Reading the written mesh back gives the same mesh (no iteration moves nothing).
+    let r = mesh_run(1, &dir, "r", &["smooth", "g.h5", "--iterations", "0"]);
+    assert_eq!(
+        r.ds::<f64>("VTKHDF/Points")
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>(),
+        points.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    assert_eq!(r.ds::<i64>("VTKHDF/Connectivity"), conn);
+    assert_eq!(
+        r.ds::<u8>("VTKHDF/PointData/fixed"),
+        g.ds::<u8>("VTKHDF/PointData/fixed")
+    );
+    // Malformed input: one line naming the file, the line and what was expected.
+    write_file(
+        &dir,
+        "bad.node",
+        "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n",
+    );
+    write_file(&dir, "bad.ele", "1 4 0\n1 1 2 3 7\n");
+    let run = tessera(
+        1,
+        &["mesh", "smooth", "bad.ele", "--output", "bad.h5"],
+        &dir,
+    );
+    one_clear_error(&run, &["bad.ele:2", "node 7 out of range", "expected 1..4"]);
+}
+
+/// History columns and final points of a smoothing run.
+fn smoothed(h5: &H5) -> (Vec<u64>, Vec<f64>, Vec<f64>, Vec<u64>) {
+    let bits = h5
+        .ds::<f64>("VTKHDF/Points")
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    (
+        bits,
+        h5.ds("mesh/history/deformation"),
+        h5.ds("mesh/history/min_eta"),
+        h5.ds("mesh/history/inverted"),
+    )
+}
+
+fn check_rules(h5: &H5, l2v: bool) {
+    let (_, f, min_eta, inverted) = smoothed(h5);
+    let f0: f64 = h5.attr("mesh/quality/before", "deformation");
+    let eta0: f64 = h5.attr("mesh/quality/before", "min_eta");
+    assert!(inverted.iter().all(|&i| i == 0));
+    let (mut fp, mut ep) = (f0, eta0);
+    for (&fi, &ei) in f.iter().zip(&min_eta) {
+        assert!(ei >= ep, "min eta fell {ep} -> {ei}");
+        assert!(!l2v || fi <= fp, "F rose {fp} -> {fi}");
+        (fp, ep) = (fi, ei);
+    }
+    let fixed: Vec<u8> = h5.ds("VTKHDF/PointData/fixed");
+    let moved: Vec<f64> = h5.ds("VTKHDF/PointData/displacement");
+    for (i, _) in fixed.iter().enumerate().filter(|(_, &f)| f == 1) {
+        assert!(
+            moved[3 * i..3 * i + 3].iter().all(|&d| d.to_bits() == 0),
+            "fixed node {i} moved"
+        );
+    }
+}
+
+#[test]
+fn mesh_smooth_same_at_every_rank_count() {
+    let dir = test_dir("mesh_smooth");
+    let bar = [
+        "box",
+        "3",
+        "3",
+        "8",
+        "--extent",
+        "1,1,3",
+        "--perturb",
+        "bar3",
+    ];
+    let cases: [(&str, &[&str], &[usize]); 3] = [
+        (
+            "l2v",
+            &[
+                "--method",
+                "l2v",
+                "--preconditioner",
+                "block",
+                "--iterations",
+                "12",
+            ],
+            &[1, 2, 3, 4],
+        ),
+        (
+            "opt",
+            &["--method", "opt-colour", "--iterations", "3"],
+            &[1, 3],
+        ),
+        (
+            "smart",
+            &["--method", "laplace", "--smart", "--iterations", "8"],
+            &[1, 2],
+        ),
+    ];
+    for (name, flags, nps) in cases {
+        let mut first = None;
+        for &np in nps {
+            let mut args = vec!["smooth"];
+            args.extend(bar);
+            args.extend(flags);
+            let h5 = mesh_run(np, &dir, &format!("{name}{np}"), &args);
+            check_rules(&h5, name == "l2v");
+            let result = smoothed(&h5);
+            match &first {
+                None => first = Some(result),
+                Some(one) => assert!(*one == result, "{name}: np {np} differs from np 1"),
+            }
+        }
+    }
+}
+
+#[test]
+fn mesh_partition_same_at_every_rank_count() {
+    let dir = test_dir("mesh_partition");
+    let k = 6;
+    let mut first: Option<Vec<u32>> = None;
+    for np in [1, 3] {
+        let h5 = mesh_run(
+            np,
+            &dir,
+            &format!("p{np}"),
+            &[
+                "partition",
+                "box",
+                "7",
+                "5",
+                "4",
+                "--parts",
+                "6",
+                "--refine",
+            ],
+        );
+        let part: Vec<u32> = h5.ds("VTKHDF/PointData/part");
+        let n = part.len();
+        let mut sizes = vec![0usize; k];
+        for &p in &part {
+            sizes[p as usize] += 1;
+        }
+        assert_eq!(sizes.iter().sum::<usize>(), n);
+        let largest = *sizes.iter().max().unwrap() as f64;
+        assert!(largest <= 1.02 * n as f64 / k as f64, "sizes {sizes:?}");
+        // The edge cut, recounted from the cells.
+        let conn: Vec<i64> = h5.ds("VTKHDF/Connectivity");
+        let mut edges = std::collections::BTreeSet::new();
+        for c in conn.chunks(4) {
+            for a in 0..4 {
+                for b in a + 1..4 {
+                    edges.insert((c[a].min(c[b]), c[a].max(c[b])));
+                }
+            }
+        }
+        let cut = edges
+            .iter()
+            .filter(|(a, b)| part[*a as usize] != part[*b as usize])
+            .count() as u64;
+        assert_eq!(h5.attr::<u64>("mesh/partition", "edge_cut"), cut);
+        match &first {
+            None => first = Some(part),
+            Some(one) => assert_eq!(one, &part, "np {np} differs from np 1"),
+        }
+    }
+}
