@@ -3,10 +3,8 @@
 //! applied mid-run); the schedule as applied is stored; bad decks, schedules and rank counts
 //! give one error line naming the file and line.
 
-use crate::common::{self, one_clear_error, tessera, tessera_bin, test_dir, write_file, H5};
+use crate::common::{self, one_clear_error, tessera, test_dir, write_file, H5};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn run_ok(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
     common::run_cpu(np, dir, "cortex", name, 1, args)
@@ -435,46 +433,20 @@ fn sigterm_writes_a_checkpoint_that_resumes_to_the_same_series() {
     ];
     let out = dir.join("killed.h5");
     let _ = std::fs::remove_file(&out);
-    let child = common::mpirun_command()
-        .args(["-np", "2", "--oversubscribe"])
-        .arg(tessera_bin())
-        .args([
-            "cortex",
-            "--device",
-            "cpu",
-            "--threads",
-            "1",
-            "--checkpoint-seconds",
-            "0.001",
-        ])
-        .args(args)
-        .arg("--output")
-        .arg(&out)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mpirun");
-    let started = Instant::now();
-    while !out.exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "no checkpoint appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !output.status.success(),
-        "a killed run must not exit 0\n{stderr}"
-    );
-    assert!(stderr.contains("rerun with --resume"), "{stderr}");
+    let out_arg = out.to_str().unwrap();
+    let mut killed = vec![
+        "cortex",
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--checkpoint-seconds",
+        "0.001",
+        "--output",
+        out_arg,
+    ];
+    killed.extend_from_slice(&args);
+    common::terminate_once_written(2, &killed, &out);
     let mut resume = args.to_vec();
     resume.push("--resume");
     let resumed = run_ok(3, &dir, "killed", &resume);

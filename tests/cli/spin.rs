@@ -11,9 +11,8 @@
 //! 3-state Potts model near ln(1+√3); those of the rewired 3D lattice at p = 0.01 within 1%
 //! of Leist's (PhD thesis, 2011) T_c(p).
 
-use crate::common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
+use crate::common::{one_clear_error, terminate_once_written, tessera, test_dir, H5};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Run `tessera spin --device cpu --threads 1 --output NAME.h5 ARGS...` and open the file.
@@ -183,37 +182,10 @@ fn sigterm_writes_a_checkpoint_that_resumes_to_the_same_chain() {
         "--output",
     ];
     let out = dir.join("killed.h5");
-    let child = crate::common::mpirun_command()
-        .args(["-np", "2", "--oversubscribe"])
-        .arg(tessera_bin())
-        .args(args)
-        .arg(&out)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mpirun");
-    let started = Instant::now();
-    while !out.exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "no checkpoint appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SIGTERM, as a preemptible SLURM queue sends it; mpirun passes it on.
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !output.status.success(),
-        "a killed run must not exit 0\n{stderr}"
-    );
-    assert!(stderr.contains("rerun with --resume"), "{stderr}");
+    let out_arg = out.to_str().unwrap();
+    let mut killed = args.to_vec();
+    killed.push(out_arg);
+    terminate_once_written(2, &killed, &out);
     let h5 = H5::open(&out);
     assert_eq!(h5.attr::<u8>("spin", "complete"), 0, "the run ended early");
     drop(h5);

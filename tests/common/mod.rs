@@ -306,6 +306,43 @@ impl Collected {
     }
 }
 
+/// Start `tessera ARGS` (its `--output` among them, `out`) on `np` ranks, send SIGTERM as a
+/// preemptible SLURM queue would once `out` exists (a checkpoint), and return the run's
+/// stderr, after checking that it ended with a non-zero status and said how to resume.
+pub fn terminate_once_written(np: usize, args: &[&str], out: &Path) -> String {
+    let child = mpirun_command()
+        .args(["-np", &np.to_string(), "--oversubscribe"])
+        .arg(tessera_bin())
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    let started = Instant::now();
+    while !out.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no checkpoint appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // mpirun passes SIGTERM on to the ranks.
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        !output.status.success(),
+        "a killed run must not exit 0\n{stderr}"
+    );
+    assert!(stderr.contains("rerun with --resume"), "{stderr}");
+    stderr
+}
+
 /// A fresh, empty directory for one test's files (under cargo's per-target scratch space).
 pub fn test_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
