@@ -576,6 +576,26 @@ impl Checkpoints {
     }
 }
 
+/// Rank 0's reading of the checkpoint in the run's output (collective: the outcome is
+/// agreed; the other ranks get None). A missing file is no checkpoint: the run starts from
+/// `start`, which the log names.
+pub fn read_checkpoint_on_root<T>(
+    h: &Harness,
+    start: &str,
+    read: impl FnOnce(&Path) -> Result<T>,
+) -> Result<Option<T>> {
+    let path = &h.run.output;
+    let head = match (h.world.is_root(), path.exists()) {
+        (true, true) => read(path).map(Some),
+        (true, false) => {
+            log::info!("no checkpoint at {}: starting from {start}", path.display());
+            Ok(None)
+        }
+        (false, _) => Ok(None),
+    };
+    h.world.agree(head)
+}
+
 /// Cores online on this node (from /sys, e.g. "0-63" or "0-3,8-11"), if known.
 pub fn online_cores() -> Option<usize> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;

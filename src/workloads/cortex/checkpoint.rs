@@ -10,7 +10,7 @@ use super::run::Outcome;
 use super::schedule::{Key, Setting};
 use super::Cortex;
 use crate::error::{Error, Result};
-use crate::harness::Harness;
+use crate::harness::{read_checkpoint_on_root, Harness};
 use crate::output::{add_part, ResultFile};
 use crate::report::Report;
 use hdf5::types::VarLenUnicode;
@@ -143,20 +143,9 @@ pub fn read(
 ) -> Result<Option<(Outcome, u64, Snapshot)>> {
     let world = h.world;
     let path = &h.run.output;
-    let head = if world.is_root() {
-        if path.exists() {
-            read_series(path, cfg, h.run.seed).map(Some)
-        } else {
-            log::info!(
-                "no checkpoint at {}: starting from the first step",
-                path.display()
-            );
-            Ok(None)
-        }
-    } else {
-        Ok(None)
-    };
-    let head = world.agree(head)?;
+    let head = read_checkpoint_on_root(h, "the first step", |path| {
+        read_series(path, cfg, h.run.seed)
+    })?;
     let mut word = head
         .as_ref()
         .map_or(Vec::new(), |(_, step)| step.to_le_bytes().to_vec());

@@ -9,7 +9,7 @@
 use super::chain::{owned_sites, Spins};
 use super::{Spin, Update};
 use crate::error::{Error, Result};
-use crate::harness::Harness;
+use crate::harness::{read_checkpoint_on_root, Harness};
 use crate::output::{add_part, ResultFile};
 use crate::report::{Report, Section};
 use crate::stats::{binder, jackknife, tau_int};
@@ -365,20 +365,9 @@ fn resume_error(path: &Path, msg: impl std::fmt::Display) -> Error {
 pub fn resume(h: &Harness, cfg: &Spin, owns: Range<u64>) -> Result<(Record, Position)> {
     let world = h.world;
     let path = &h.run.output;
-    let read = if world.is_root() {
-        if path.exists() {
-            read_checkpoint(path, cfg, h.run.seed).map(Some)
-        } else {
-            log::info!(
-                "no checkpoint at {}: starting from the first sweep",
-                path.display()
-            );
-            Ok(None)
-        }
-    } else {
-        Ok(None)
-    };
-    let read = world.agree(read)?;
+    let read = read_checkpoint_on_root(h, "the first sweep", |path| {
+        read_checkpoint(path, cfg, h.run.seed)
+    })?;
     let mut head = match &read {
         Some((_, at)) => [at.beta as u64, at.sweep, u64::from(at.spins.is_some())]
             .iter()
