@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Cortex for scripts/gpu-check (sourced there; it defines $bin, $out, counts and status), or
-# run alone: `TESSERA_BIN=... GPU_CHECK_OUT=... bash scripts/gpu-check-cortex.sh`.
+# Cortex for scripts/gpu-check (sourced there; it defines $bin, $out, counts and status; on
+# its own: `GPU_CHECK_PARTS=cortex scripts/gpu-check`).
 # check_cortex: `tessera cortex` on the CPU (one rank, the reference) and on one GPU and on
 # every GPU present (on a host of one GPU, also 2 ranks sharing it through MPI): the raster,
 # the pseudo-EEG and both rates must be the same bits as the CPU's, for the exp synapses with
@@ -69,37 +69,3 @@ for name in bench:
 sys.exit(1 if bad else 0)
 PY
 }
-
-# Run alone: the set-up scripts/gpu-check makes, then this section.
-if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
-    set -uo pipefail
-    # shellcheck source=scripts/lib.sh
-    source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-    ensure_nccl_visible
-    bin=${TESSERA_BIN:-target/release/tessera}
-    out=${GPU_CHECK_OUT:-out/gpu-check}
-    mkdir -p "$out"
-    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-    ((gpus > 0)) || { echo "error: nvidia-smi lists no GPU" >&2; exit 1; }
-    counts=(1)
-    ((gpus > 1)) && counts+=("$gpus")
-    shared=()
-    ((gpus == 1)) && shared=(2)
-    status=0
-    run_tessera() {
-        local name=$1 np=$2
-        shift 2
-        rm -f "$out/$name.h5"
-        if mpirun --oversubscribe --bind-to none -np "$np" "$bin" "$@" --output "$out/$name.h5" \
-            >"$out/$name.log" 2>&1; then
-            return 0
-        fi
-        echo "FAILED: $name (log: $out/$name.log)"
-        tail -5 "$out/$name.log"
-        status=1
-        return 1
-    }
-    check_cortex
-    if ((status)); then echo "gpu-check cortex: FAIL"; else echo "gpu-check cortex: PASS"; fi
-    exit "$status"
-fi

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Mesh smoothing for scripts/gpu-check (sourced there; it defines $bin, $out, status and
-# run_tessera), or run alone: `TESSERA_BIN=... GPU_CHECK_OUT=... bash scripts/gpu-check-mesh.sh`.
+# run_tessera; on its own: `GPU_CHECK_PARTS=mesh scripts/gpu-check`).
 # check_mesh: `tessera mesh smooth` of a jittered Kuhn box (the seed's bar2 perturbation, 16^3
 # cubes, 20 iterations) on the CPU (the reference) and on one GPU (kernels/mesh.cu: the l2v
 # cell and node kernels, the laplace node kernel) for l2v scalar and block, plain and smart
@@ -65,29 +65,3 @@ for m in ("l2v", "laplace"):
 sys.exit(1 if bad else 0)
 PY
 }
-
-if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
-    set -euo pipefail
-    # shellcheck source=scripts/lib.sh
-    source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # mpirun as root where needed, NCCL paths
-    bin=${TESSERA_BIN:-target/release/tessera}
-    out=${GPU_CHECK_OUT:-out/gpu-check}
-    mkdir -p "$out"
-    status=0
-    run_tessera() {
-        local name=$1 np=$2
-        shift 2
-        rm -f "$out/$name.h5"
-        if mpirun --oversubscribe --bind-to none -np "$np" "$bin" "$@" --output "$out/$name.h5" \
-            >"$out/$name.log" 2>&1; then
-            return 0
-        fi
-        echo "FAILED: $name (log: $out/$name.log)"
-        tail -5 "$out/$name.log"
-        status=1
-        return 1
-    }
-    check_mesh
-    if ((status)); then echo "gpu-check-mesh: FAIL"; else echo "gpu-check-mesh: PASS"; fi
-    exit "$status"
-fi
