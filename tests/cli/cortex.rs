@@ -1,6 +1,6 @@
 //! `tessera cortex` under mpirun: the raster, the pseudo-EEG and the rates are the same bits at
 //! 1, 2, 3 and 4 ranks (both synapse schemes, all three integration schemes, a schedule file
-//! applied mid-run); the schedule as applied is stored; bad decks, schedules and rank counts
+//! applied mid-run); the schedule as applied and the phases' timing are stored; bad decks, schedules and rank counts
 //! give one error line naming the file and line.
 
 use crate::common::{self, one_clear_error, tessera, test_dir, write_file, H5};
@@ -31,6 +31,29 @@ fn assert_same(a: &H5, b: &H5, what: &str) {
     }
 }
 
+/// `--timing`: a row per block, every phase within the step (the CPU's exchange being the
+/// wait after the inner core, the four run one after another).
+fn phases_add_up(h5: &H5) {
+    let blocks: Vec<u64> = h5.ds("cortex/timing/block_step");
+    assert_eq!(blocks, [0, 512]);
+    let phase = |n: &str| h5.ds::<f64>(&format!("cortex/timing/{n}"));
+    let (step, exchange, exposed) = (phase("step"), phase("exchange"), phase("exposed"));
+    for b in 0..2 {
+        let parts: f64 = ["neurons", "inner", "border"]
+            .iter()
+            .map(|n| phase(n)[b])
+            .sum::<f64>()
+            + exchange[b];
+        assert!(phase("neurons")[b] > 0.0 && phase("inner")[b] > 0.0);
+        assert!(
+            parts <= step[b] * (1.0 + 1e-9),
+            "block {b}: {parts} > {}",
+            step[b]
+        );
+        assert_eq!(exchange[b], exposed[b], "block {b}");
+    }
+}
+
 /// A drug (λ_τ of the excitatory cells) and a boost in the seed's schedule-file format.
 const SCHEDULE: &str = "# the seed's format\n0 SET_E.BASE_I 3.0\n0 SET_I.NOISE 3.0\n\
     20 SET_BOOST_I 0.1\n40 SET_BOOST_I 0.0\n200 SET_E.LAMBDA_TAU 3.0\n350 SET_E.LAMBDA_TAU 1.0\n";
@@ -53,7 +76,7 @@ fn every_rank_count_gives_the_same_raster_and_eeg() {
         "--raster",
     ];
     let cases: [(&str, &[&str], &[usize]); 3] = [
-        ("exp-seed", &[], &[1, 2, 3, 4]),
+        ("exp-seed", &["--timing"], &[1, 2, 3, 4]),
         (
             "table-half",
             &[
@@ -93,7 +116,9 @@ fn every_rank_count_gives_the_same_raster_and_eeg() {
         let sum = |n: &str| one.ds::<f64>(n).iter().sum::<f64>() / 1000.0;
         let counted = sum("cortex/rate_exc") * exc + sum("cortex/rate_inh") * inh;
         assert_eq!(spikes.len() as f64, counted.round(), "{name}");
-        if name != "exp-seed" {
+        if name == "exp-seed" {
+            phases_add_up(&one);
+        } else {
             let steps: Vec<u64> = one.ds("cortex/schedule/step");
             let values: Vec<f64> = one.ds("cortex/schedule/value");
             assert_eq!(steps, [0, 0, 20, 40, 200, 350], "{name}");

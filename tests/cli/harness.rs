@@ -16,7 +16,7 @@ fn np_for(case: usize, i: usize) -> usize {
 }
 
 /// A small, valid run of each workload (without `--output`).
-const WORKLOADS: [(&str, &[&str]); 9] = [
+const WORKLOADS: [(&str, &[&str]); 12] = [
     ("bfs", &["bfs", "--scale", "8", "--roots", "4"]),
     ("langford", &["langford", "--n", "8"]),
     (
@@ -73,6 +73,12 @@ const WORKLOADS: [(&str, &[&str]); 9] = [
         ],
     ),
     ("mesh", &["mesh", "generate", "box", "2", "2", "2"]),
+    (
+        "cortex",
+        &["cortex", "--l", "16", "--r", "4", "--steps", "20"],
+    ),
+    ("bc", &["bc", "--scale", "6"]),
+    ("ssca2", &["ssca2", "--scale", "6"]),
 ];
 
 /// `args` with `--output OUTPUT` at `np` ranks in `dir`.

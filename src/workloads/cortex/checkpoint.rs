@@ -271,6 +271,9 @@ fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
         excitatory,
         inhibitory: cfg.neurons() - excitatory,
         seconds,
+        // Timing is of this job's blocks only (the wall clock of another job says nothing
+        // about this one's phases).
+        timing: Vec::new(),
     };
     if out.eeg.len() as u64 != step {
         return Err(resume_error(

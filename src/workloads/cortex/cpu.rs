@@ -8,10 +8,12 @@ use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use super::model::{normal_pair, step, unit, Cell};
 use super::network::{cell, unpack, Neuron, Wiring, INHIBITORY};
 use super::slab::{Layout, StepInput, Sums, Synapses};
+use super::timing::PhaseTimes;
 use crate::comm::World;
 use crate::lattice::halo;
 use rayon::prelude::*;
 use std::ops::Range;
+use std::time::Instant;
 
 /// A slab of neurons in host memory.
 pub struct CpuCortex {
@@ -26,6 +28,8 @@ pub struct CpuCortex {
     /// Source j of local neuron i at `j·n + i`.
     pub offsets: Vec<u16>,
     pub synapses: Synapses,
+    /// The phases' seconds since they were last taken (`timing`).
+    pub times: PhaseTimes,
 }
 
 impl CpuCortex {
@@ -51,30 +55,53 @@ impl CpuCortex {
             offsets: layout.offsets(seed),
             synapses: Synapses::new(n, table),
             layout,
+            times: PhaseTimes::default(),
         }
     }
 
     /// One step (collective): phase 1, then phase 2 with the exchange; returns this slab's
     /// sums of the step.
     pub fn step(&mut self, world: &World, input: &StepInput) -> Sums {
+        let started = Instant::now();
         let sums = self.update(input);
+        let neurons = started.elapsed().as_secs_f64();
         let CpuCortex {
             layout,
             state,
             offsets,
             synapses,
             delay,
+            times,
             ..
         } = self;
         let (inner, border) = layout.inner_and_border();
         let mut counts = vec![0u32; layout.n()];
-        halo::exchange_deep_overlapped(world, &layout.slab, layout.r as usize, state, |field| {
-            count_rows(layout, field, offsets, &mut counts, inner.clone());
-        });
+        let overlapped = Instant::now();
+        let inner_seconds = halo::exchange_deep_overlapped(
+            world,
+            &layout.slab,
+            layout.r as usize,
+            state,
+            |field| {
+                let at = Instant::now();
+                count_rows(layout, field, offsets, &mut counts, inner.clone());
+                at.elapsed().as_secs_f64()
+            },
+        );
+        let wait = (overlapped.elapsed().as_secs_f64() - inner_seconds).max(0.0);
+        let at = Instant::now();
         for rows in border {
             count_rows(layout, state, offsets, &mut counts, rows);
         }
         synapses.deposit(input, &counts, delay);
+        times.add(&PhaseTimes {
+            neurons,
+            inner: inner_seconds,
+            exchange: wait,
+            exposed: wait,
+            border: at.elapsed().as_secs_f64(),
+            step: started.elapsed().as_secs_f64(),
+        });
         sums
     }
 

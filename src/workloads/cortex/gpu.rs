@@ -9,6 +9,7 @@ use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use super::network::{Wiring, CELLS, SOURCES};
 use super::run::BLOCK;
 use super::slab::{Layout, StepInput, Sums, EXP_SLOTS, MAX_WASHOUT, TABLE_SLOTS};
+use super::timing::{PhaseTimes, StepEvents};
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, World};
 use crate::device::{gpu_error, grid, Gpu, Kernel};
@@ -65,6 +66,8 @@ pub struct GpuCortex<'h> {
     washout: CudaSlice<f32>,
     /// Three words per step of the block (`phase1`).
     sums: CudaSlice<u64>,
+    /// The steps' timing events, where the run times its phases.
+    events: Option<StepEvents>,
 }
 
 impl<'h> GpuCortex<'h> {
@@ -83,6 +86,7 @@ impl<'h> GpuCortex<'h> {
         seed: u64,
         wiring: &Wiring,
         table: bool,
+        timing: bool,
     ) -> Result<Self> {
         let n = layout.n();
         let ghost = layout.ghost_items();
@@ -113,6 +117,7 @@ impl<'h> GpuCortex<'h> {
             ring_table: gpu.zeros("washout ring", if table { TABLE_SLOTS * n } else { 1 })?,
             washout: gpu.zeros("washout table", 2 * MAX_WASHOUT)?,
             sums: gpu.zeros("step sums", 3 * BLOCK as usize)?,
+            events: timing.then(StepEvents::default),
         };
         me.draw(seed, wiring)?;
         Ok(me)
@@ -202,6 +207,7 @@ impl<'h> GpuCortex<'h> {
             self.gpu.clear("step sums", &mut self.sums)?;
         }
         let (n, gid0) = (self.layout.n() as u64, self.layout.gid(0));
+        self.mark(false, true)?;
         self.gpu.launch(&self.phase1, grid(n), |a| {
             a.arg(&s)
                 .arg(&n)
@@ -217,11 +223,13 @@ impl<'h> GpuCortex<'h> {
                 .arg(&mut self.ring_table)
                 .arg(&mut self.sums);
         })?;
+        self.mark(false, false)?;
         let (inner, border) = self.layout.inner_and_border();
         self.side
             .join(&self.gpu.stream)
             .map_err(|e| gpu_error("order the streams", e))?;
         self.phase2_on(&s, inner, true)?;
+        self.mark(true, false)?;
         halo::exchange_gpu_deep(
             &self.exchange,
             &self.layout.slab,
@@ -230,13 +238,36 @@ impl<'h> GpuCortex<'h> {
             (&mut self.below, &mut self.above),
             self.gpu,
         )?;
+        self.mark(false, false)?;
         for rows in border {
             self.phase2_on(&s, rows, false)?;
         }
+        self.mark(false, false)?;
         self.gpu
             .stream
             .join(&self.side)
-            .map_err(|e| gpu_error("order the streams", e))
+            .map_err(|e| gpu_error("order the streams", e))?;
+        self.mark(false, false)
+    }
+
+    /// A timing mark on the side stream or the run's (`timing`); `first` opens a step.
+    fn mark(&mut self, side: bool, first: bool) -> Result<()> {
+        let stream = if side { &self.side } else { &self.gpu.stream };
+        match &mut self.events {
+            Some(events) => events.mark(stream, first),
+            None => Ok(()),
+        }
+    }
+
+    /// The phases' seconds since they were last taken (zeros unless timed); waits for them.
+    pub fn take_times(&mut self) -> Result<PhaseTimes> {
+        match &mut self.events {
+            Some(events) => {
+                self.gpu.sync("the timed steps")?;
+                events.take()
+            }
+            None => Ok(PhaseTimes::default()),
+        }
     }
 
     /// Phase 2 on local rows `rows`, on the side stream (the inner core) or the run's.

@@ -28,6 +28,7 @@ mod run;
 mod schedule;
 mod slab;
 mod spectrum;
+mod timing;
 
 use crate::config::{config_error, out_of_range};
 use crate::device::memory::{self, Place};
@@ -89,6 +90,13 @@ pub struct CortexTable {
     /// Window of the spectrum: blackman, hann, welch or rectangular (default blackman)
     #[arg(long, value_enum)]
     pub window: Option<Window>,
+    /// Also store the spectra under these windows, each in /cortex/welch/<window>
+    /// (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub welch: Option<Vec<Window>>,
+    /// Time each phase of the steps (the GPU's by CUDA events), per block in /cortex/timing
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub timing: Option<bool>,
     /// Store the raster (step, neuron id) of every spike (at most 2^22 neurons)
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub raster: Option<bool>,
@@ -154,6 +162,10 @@ pub struct Cortex {
     pub scheme: Scheme,
     pub clamp: bool,
     pub window: Window,
+    /// Further windows whose spectra are stored beside the main one's.
+    pub welch: Vec<Window>,
+    /// Time the phases of every block.
+    pub timing: bool,
     pub raster: bool,
     /// Neuron ids whose v and u are recorded every step.
     pub probes: Vec<u64>,
@@ -440,6 +452,8 @@ impl Workload for Cortex {
             scheme: scheme_of(source, &t)?,
             clamp: t.clamp.unwrap_or(true),
             window: t.window.unwrap_or(Window::Blackman),
+            welch: t.welch.clone().unwrap_or_default(),
+            timing: t.timing.unwrap_or(false),
             raster,
             probes,
             schedule: schedule_of(source, &t, steps)?,

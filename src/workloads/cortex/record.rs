@@ -5,6 +5,7 @@
 
 use super::run::Outcome;
 use super::spectrum::{self, figures, frequency, welch_rows, Figures, BANDS, SEGMENT};
+use super::timing::{PhaseTimes, PHASES};
 use super::Cortex;
 use crate::report::{Report, Section};
 
@@ -35,6 +36,18 @@ pub fn report(report: &mut Report, cfg: &Cortex, seed: u64, out: &Outcome) {
     g.data("rate_inh", out.rate_inh.as_slice());
     schedule(&mut g.subgroup("schedule"), out);
     spectra(&mut g.subgroup("psd"), cfg, &out.eeg);
+    if !cfg.welch.is_empty() {
+        let mut w = g.subgroup("welch");
+        for &window in &cfg.welch {
+            let (at, rows) = welch_rows(&out.eeg, window);
+            let mut one = w.subgroup(window.name());
+            one.data("step", at);
+            one.data_2d("psd", rows.len(), rows.concat());
+        }
+    }
+    if cfg.timing {
+        timing(&mut g.subgroup("timing"), out);
+    }
     if !cfg.probes.is_empty() {
         let mut p = g.subgroup("probe");
         let width = cfg.probes.len();
@@ -80,6 +93,41 @@ fn settings(g: &mut Section, cfg: &Cortex, seed: u64, out: &Outcome) {
     g.shown_only(
         "inputs",
         format!("k = {}, r = {} (sigma = r/3)", cfg.k, cfg.r),
+    );
+}
+
+/// Each block's phase seconds (the slowest rank's), and the run's shares.
+fn timing(s: &mut Section, out: &Outcome) {
+    s.data(
+        "block_step",
+        out.timing.iter().map(|t| t.0).collect::<Vec<u64>>(),
+    );
+    let mut total = PhaseTimes::default();
+    for (_, t) in &out.timing {
+        total.add(t);
+    }
+    for (i, name) in PHASES.iter().enumerate() {
+        s.data(
+            name,
+            out.timing
+                .iter()
+                .map(|t| t.1.as_array()[i])
+                .collect::<Vec<f64>>(),
+        );
+    }
+    let share = |x: f64| 100.0 * x / total.step.max(f64::MIN_POSITIVE);
+    s.shown_only(
+        "phases",
+        format!(
+            "neurons {:.1}%, inner core {:.1}%, border {:.1}% of the steps' {:.3} s; exchange {:.3} s, {:.3} s of it not hidden ({:.1}% of the steps)",
+            share(total.neurons),
+            share(total.inner),
+            share(total.border),
+            total.step,
+            total.exchange,
+            total.exposed,
+            share(total.exposed)
+        ),
     );
 }
 

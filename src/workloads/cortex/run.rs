@@ -10,6 +10,7 @@ use super::gpu::GpuCortex;
 use super::network::{BOOST, NOISE};
 use super::schedule::{Setting, Settings};
 use super::slab::{washout, Layout, StepInput, Sums, V_SCALE};
+use super::timing::PhaseTimes;
 use super::Cortex;
 use crate::comm::{Op, World};
 use crate::device::Selected;
@@ -38,6 +39,8 @@ pub struct Outcome {
     pub inhibitory: u64,
     /// Seconds of the steps (the network's build excluded).
     pub seconds: f64,
+    /// With `timing`: each block's first step and its phases' seconds (the slowest rank's).
+    pub timing: Vec<(u64, PhaseTimes)>,
 }
 
 /// The settings in force at a step and the inputs they give.
@@ -151,6 +154,7 @@ impl<'h> Neurons<'h> {
                     seed,
                     &cfg.wiring,
                     cfg.table,
+                    cfg.timing,
                 );
                 h.world.agree(made).map(|g| Neurons::Gpu(Box::new(g)))
             }
@@ -185,6 +189,14 @@ impl<'h> Neurons<'h> {
         match self {
             Neurons::Cpu(_, sums) => Ok(std::mem::take(sums)),
             Neurons::Gpu(g) => g.take_sums(steps),
+        }
+    }
+
+    /// The phases' seconds since they were last taken.
+    fn take_times(&mut self) -> Result<PhaseTimes> {
+        match self {
+            Neurons::Cpu(c, _) => Ok(std::mem::take(&mut c.times)),
+            Neurons::Gpu(g) => g.take_times(),
         }
     }
 
@@ -339,6 +351,7 @@ fn run_block(
     first: u64,
 ) -> Result<()> {
     let count = (steps.end - steps.start) as usize;
+    let block_start = steps.start;
     let mut spikes = Vec::new();
     let mut probed = Vec::with_capacity(2 * count * cfg.probes.len());
     for t in steps {
@@ -361,6 +374,11 @@ fn run_block(
     }
     let sums = cortex.take_sums(count)?;
     reduce(world, &sums, out)?;
+    if cfg.timing {
+        let mut times = cortex.take_times()?.as_array();
+        world.allreduce_slice(&mut times, Op::Max);
+        out.timing.push((block_start, PhaseTimes::from_array(times)));
+    }
     if cfg.raster {
         gather_raster(world, &spikes, &mut out.raster)?;
     }
