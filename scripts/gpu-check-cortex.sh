@@ -8,7 +8,9 @@
 # table synapses with Izhikevich's half steps and a drug schedule over 2000 steps. Then the
 # benchmark rows: neuron updates/s and synapse visits/s on one GPU for both synapse schemes
 # at N = 2^20 and 2^24 (k = 100, r = 64; $GPU_CHECK_CORTEX_BENCH_STEPS steps at 2^20,
-# default 2048, half of them at 2^24).
+# default 2048, half of them at 2^24). On a host of several GPUs, weak scaling: 2^24 neurons
+# per GPU (L = 4096·sqrt(P), exp synapses, 1024 steps, phases timed) on 1, 2, 4, ... GPUs up
+# to those present, with the halo exchange's time and the part of it not hidden.
 check_cortex() {
     local bench_steps=${GPU_CHECK_CORTEX_BENCH_STEPS:-2048}
     local pairs=() np name
@@ -38,6 +40,38 @@ check_cortex() {
                 --steps "$steps" && bench+=("$name")
         done
     done
+    local weak=()
+    for ((np = 2; np <= ${gpus:-1}; np *= 2)); do
+        ((${#weak[@]})) || weak=(1)
+        weak+=("$np")
+    done
+    local weak_runs=()
+    for np in "${weak[@]}"; do
+        local l
+        l=$(python3 -c "import math; print(2 * round(2048 * math.sqrt($np)))")
+        name="cortex-weak-np$np"
+        run_tessera "$name" "$np" cortex --device gpu --l "$l" --k 100 --r 64 --steps 1024 \
+            --timing && weak_runs+=("$name")
+    done
+    echo
+    python3 - "$out" "${weak_runs[@]}" <<'PY' || status=1
+import sys, h5py
+out, runs = sys.argv[1], sys.argv[2:]
+if runs:
+    print(f"{'weak scaling':<22} {'GPUs':>4} {'neurons/GPU':>11} {'updates/s':>10} {'per GPU':>10} {'eff':>5} "
+          f"{'neurons s':>9} {'inner s':>8} {'exch s':>7} {'exposed':>8} {'border s':>8} {'step s':>7}")
+base = None
+for name in runs:
+    with h5py.File(f"{out}/{name}.h5") as f:
+        g, t = f["cortex"], f["cortex/timing"]
+        p = int(f.attrs["ranks"])
+        rate = g.attrs["neuron_updates_per_s"]
+        base = base or rate
+        s = {k: t[k][:].sum() for k in ["neurons", "inner", "exchange", "exposed", "border", "step"]}
+        print(f"{name:<22} {p:>4} {int(g.attrs['neurons']) // p:>11} {rate:>10.3e} {rate / p:>10.3e} "
+              f"{rate / p / base:>5.2f} {s['neurons']:>9.3f} {s['inner']:>8.3f} {s['exchange']:>7.3f} "
+              f"{s['exposed']:>8.3f} {s['border']:>8.3f} {s['step']:>7.3f}")
+PY
     echo
     python3 - "$out" "${#pairs[@]}" "${pairs[@]}" "${bench[@]}" <<'PY' || status=1
 import sys, h5py, numpy as np
