@@ -149,10 +149,35 @@ extern "C" __global__ void phase1(Step s, u64 n, u64 gid0, const double *c_or_a,
     block_add<3>(sums, index, acc);
 }
 
-// Phase 2 on local rows [row0, row1): the firing sources of each neuron (from the slab's
-// state bytes and the r ghost rows below and above it, apart so that the inner core's pass
-// reads no buffer the exchange writes), deposited into its ring: the `exp` slot of its
-// arrival step, or the next w `table` slots times the washout table (pairs e, i).
+// Neuron i's firing sources of this step (e excitatory, inh inhibitory) deposited into its
+// ring: the `exp` slot of its arrival step, or the next w `table` slots times the washout
+// table (pairs e, i).
+__device__ __forceinline__ void deposit(const Step &s, u64 n, u64 i, u32 e, u32 inh, const u8 *delay,
+                                        u32 *ring, float *table, const float *washout) {
+    u32 c = e | (inh << 16);
+    if (!s.table) {
+        ring[((s.step + 1 + delay[i]) % EXP_SLOTS) * n + i] = c;
+    } else if (c) {
+        float fe = (float)e, fi = (float)inh;
+        for (u32 m = 0; m < s.w; m++) {
+            u64 at = ((s.step + 1 + m) % TABLE_SLOTS) * n + i;
+            table[at] = __fadd_rn(__fadd_rn(table[at], __fmul_rn(fe, washout[2 * m])), __fmul_rn(fi, washout[2 * m + 1]));
+        }
+    }
+}
+
+// The state byte of row yy (-r <= yy < rows + r: ghost rows below and above the slab's) and
+// column sx.
+__device__ __forceinline__ u8 state_at(i64 yy, u64 sx, u64 l, u64 r, i64 rows, const u8 *state,
+                                       const u8 *below, const u8 *above) {
+    return yy < 0 ? below[(u64)(yy + (i64)r) * l + sx]
+                  : (yy >= rows ? above[(u64)(yy - rows) * l + sx] : state[(u64)yy * l + sx]);
+}
+
+// Phase 2 on local rows [row0, row1), a thread per neuron: the firing sources of each neuron
+// (from the slab's state bytes and the r ghost rows below and above it, apart so that the
+// inner core's pass reads no buffer the exchange writes), deposited. For radii whose window
+// does not fit phase2_tiled's shared memory.
 extern "C" __global__ void phase2(Step s, u64 n, u64 l, u64 r, u32 k, u64 row0, u64 row1, const u16 *offsets,
                                   const u8 *state, const u8 *below, const u8 *above, const u8 *delay, u32 *ring,
                                   float *table, const float *washout) {
@@ -166,22 +191,62 @@ extern "C" __global__ void phase2(Step s, u64 n, u64 l, u64 r, u32 k, u64 row0, 
             u16 o = offsets[(u64)j * n + i];
             i64 dx = (signed char)(o & 0xff), dy = (signed char)(o >> 8);
             u64 sx = (u64)((x + dx + (i64)l) % (i64)l);
-            i64 yy = y + dy;
-            u8 st = yy < 0 ? below[(u64)(yy + (i64)r) * l + sx]
-                           : (yy >= rows ? above[(u64)(yy - rows) * l + sx] : state[(u64)yy * l + sx]);
+            u8 st = state_at(y + dy, sx, l, r, rows, state, below, above);
             u32 f = st & 1;
             if (st & INHIBITORY) inh += f; else e += f;
         }
-        u32 c = e | (inh << 16);
-        if (!s.table) {
-            ring[((s.step + 1 + delay[i]) % EXP_SLOTS) * n + i] = c;
-        } else if (c) {
-            float fe = (float)e, fi = (float)inh;
-            for (u32 m = 0; m < s.w; m++) {
-                u64 at = ((s.step + 1 + m) % TABLE_SLOTS) * n + i;
-                table[at] = __fadd_rn(__fadd_rn(table[at], __fmul_rn(fe, washout[2 * m])), __fmul_rn(fi, washout[2 * m + 1]));
-            }
+        deposit(s, n, i, e, inh, delay, ring, table, washout);
+    }
+}
+
+// Phase 2 by tiles of TILE x TILE neurons of rows [row0, row1), a block each (blockIdx.x the
+// tile's column, blockIdx.y its row): the block copies the (TILE + 2r)^2 state bytes that its
+// neurons' sources can lie in into shared memory (wrapped along the lattice's x; rows beyond
+// the slab from the ghost rows; only rows within r of the launch's rows, so the inner core's
+// pass still reads no ghost row), then each neuron gathers its k sources from the copy: a
+// global read per window byte (from L2: the slab's state bytes are a byte per neuron) instead
+// of a 32-byte sector per source. The same counts as phase2, and integer sums, so the same
+// deposits. Dynamic shared memory: (TILE + 2r)^2 bytes.
+#define TILE 32
+extern "C" __global__ void phase2_tiled(Step s, u64 n, u64 l, u64 r, u32 k, u64 row0, u64 row1,
+                                        const u16 *offsets, const u8 *state, const u8 *below,
+                                        const u8 *above, const u8 *delay, u32 *ring, float *table,
+                                        const float *washout) {
+    extern __shared__ u8 window[];
+    const u32 width = TILE + 2 * (u32)r;
+    const i64 rows = (i64)(n / l);
+    const u64 x0 = (u64)blockIdx.x * TILE;
+    const i64 y0 = (i64)row0 + (i64)blockIdx.y * TILE;
+    const i64 y_end = min(y0 + TILE, (i64)row1);
+    // Column of the window's first byte, in [0, l).
+    const u64 xs = (u64)((((i64)x0 - (i64)r) % (i64)l + (i64)l) % (i64)l);
+    const u32 lane = threadIdx.x % WARP, warps = blockDim.x / WARP;
+    for (u32 wy = threadIdx.x / WARP; wy < width; wy += warps) {
+        i64 yy = y0 - (i64)r + wy;
+        if (yy >= y_end + (i64)r) break;  // no neuron of the launch reaches it
+        for (u32 wx = lane; wx < width; wx += WARP) {
+            u64 sx = xs + wx;
+            while (sx >= l) sx -= l;
+            window[wy * width + wx] = state_at(yy, sx, l, r, rows, state, below, above);
         }
+    }
+    __syncthreads();
+    const u32 tx = threadIdx.x % TILE;
+    const u64 x = x0 + tx;
+    for (u32 ty = threadIdx.x / TILE; ty < TILE; ty += blockDim.x / TILE) {
+        i64 y = y0 + ty;
+        if (x >= l || y >= y_end) continue;
+        u64 i = (u64)y * l + x;
+        const u8 *centre = window + (ty + (u32)r) * width + (tx + (u32)r);
+        u32 e = 0, inh = 0;
+        for (u32 j = 0; j < k; j++) {
+            u16 o = offsets[(u64)j * n + i];
+            int dx = (signed char)(o & 0xff), dy = (signed char)(o >> 8);
+            u8 st = centre[dy * (int)width + dx];
+            u32 f = st & 1;
+            if (st & INHIBITORY) inh += f; else e += f;
+        }
+        deposit(s, n, i, e, inh, delay, ring, table, washout);
     }
 }
 

@@ -4,11 +4,11 @@
 // with their halo exchange, against site-by-site references: the CPU's Metropolis rule (the
 // site's bit-sliced uniform assembled whole against table[2e]) over 4 sweeps from a hot start in 2D and 3D, the satisfied
 // bonds and state counts, and Wolff clusters as the component of the active bonds (draw at
-// b·d + a) between old-state sites, across slabs. Run by scripts/emulate-spin-kernels (needs
+// b·d + a) between old-state sites, across slabs. Run by scripts/emulate-kernels (needs
 // g++); not part of CI.
 #include "shim.h"
 #include <cmath>
-#include "spin_sections.h"  // written by scripts/emulate-spin-kernels
+#include "spin_sections.h"  // written by scripts/emulate-kernels
 
 struct Lat { u32 dim; u64 l, sites, plane; };
 u64 coord(const Lat &L, u64 g, u32 a) { u64 st = 1; for (u32 i = a + 1; i < L.dim; i++) st *= L.l; return g / st % L.l; }

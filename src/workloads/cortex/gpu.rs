@@ -4,6 +4,8 @@
 //! bytes travel to both neighbouring slabs (`lattice::halo::exchange_gpu_deep`: NCCL or
 //! staged through MPI, into ghost-row buffers of their own), then phase 2 on the border. The
 //! per-step sums stay on the GPU, 512 steps of them, copied to the host once per block.
+//! Phase 2 gathers from a shared-memory copy of each tile's window of state bytes
+//! (`phase2_tiled`) where the radius lets the window fit.
 
 use super::checkpoint::{neuron_major, slot_major, Snapshot};
 use super::network::{Wiring, CELLS, SOURCES};
@@ -12,11 +14,11 @@ use super::slab::{Layout, StepInput, Sums, EXP_SLOTS, MAX_WASHOUT, TABLE_SLOTS};
 use super::timing::{PhaseTimes, StepEvents};
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, World};
-use crate::device::{gpu_error, grid, Gpu, Kernel};
+use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::Result;
 use crate::lattice::halo;
 use crate::rng::stream_key;
-use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
 const FILE: &str = "cortex.cu";
@@ -41,6 +43,19 @@ struct StepArgs {
 
 // SAFETY: a plain #[repr(C)] struct of numbers, laid out as the kernels' `Step`.
 unsafe impl DeviceRepr for StepArgs {}
+
+/// Side of phase2_tiled's square tiles of neurons (kernels/cortex.cu's TILE).
+const TILE: u64 = 32;
+
+/// Shared memory a block takes without asking for more.
+const SHARED_BYTES: u64 = 48 * 1024;
+
+/// The bytes of phase2_tiled's window of state bytes at radius `r`, where they fit a block's
+/// shared memory (radii up to 94); phase 2 reads the state from global memory beyond.
+fn tile_window(r: u64) -> Option<u32> {
+    let bytes = (TILE + 2 * r).pow(2);
+    (bytes <= SHARED_BYTES).then_some(bytes as u32)
+}
 
 /// A slab of neurons in GPU memory.
 pub struct GpuCortex<'h> {
@@ -102,7 +117,11 @@ impl<'h> GpuCortex<'h> {
             layout,
             table,
             phase1: f("phase1")?,
-            phase2: f("phase2")?,
+            phase2: f(if tile_window(u64::from(layout.r)).is_some() {
+                "phase2_tiled"
+            } else {
+                "phase2"
+            })?,
             c_or_a: gpu.zeros("constants", n)?,
             d_or_b: gpu.zeros("constants", n)?,
             delay: gpu.zeros("delays", n)?,
@@ -296,7 +315,19 @@ impl<'h> GpuCortex<'h> {
             washout,
             ..
         } = self;
-        gpu.launch_on(stream, phase2, grid((row1 - row0) * l), |a| {
+        let config = match tile_window(r) {
+            Some(bytes) => LaunchConfig {
+                grid_dim: (
+                    l.div_ceil(TILE) as u32,
+                    (row1 - row0).div_ceil(TILE) as u32,
+                    1,
+                ),
+                block_dim: (THREADS, 1, 1),
+                shared_mem_bytes: bytes,
+            },
+            None => grid((row1 - row0) * l),
+        };
+        gpu.launch_on(stream, phase2, config, |a| {
             a.arg(s)
                 .arg(&n)
                 .arg(&l)
