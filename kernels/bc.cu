@@ -6,9 +6,11 @@
 // warp's threads are lanes of one vertex: they read its row once between them (the same
 // addresses) and their own lanes' values side by side. Per vertex and level a 64-bit mask
 // says which lanes have it at that level (`reached`: at any level so far), so a neighbour
-// costs one broadcast load unless it matters to the lane. Each thread pulls over its
-// vertex's row in row order; every f64 operation is written as its round-to-nearest
-// intrinsic so that none is fused into an FMA: the results are the CPU's, bit for bit.
+// costs one broadcast load unless it matters to the lane. Each level also keeps the list of
+// its vertices, so the sweeps touch only the vertices of the level at hand (the work of a
+// frontier-driven BFS, not the whole graph per level). Each thread pulls over its vertex's
+// row in row order; every f64 operation is written as its round-to-nearest intrinsic so that
+// none is fused into an FMA: the results are the CPU's, bit for bit.
 
 // Source s of the batch at level 0 with σ = 1 in lane s.
 extern "C" __global__ void bc_sources(const u64 *sources, u32 k, u32 lanes, double *sigma,
@@ -21,43 +23,60 @@ extern "C" __global__ void bc_sources(const u64 *sources, u32 k, u32 lanes, doub
     atomicOr(&reached[v], 1ull << s);
 }
 
-// The next level: an unreached (vertex, lane) sums σ over its predecessors (in-rows) in the
-// current level's mask; `found` is set when any is reached.
-extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, u32 n, u32 lanes,
-                                      u32 k, const u64 *current, u64 *next, u64 *reached,
-                                      double *sigma, u32 *found) {
+// Level d's frontier (list[count]: the vertices with a lane in `current`) pushed along the
+// out-rows, WARP threads per frontier vertex striding over its row: each unreached (w, lane)
+// that a frontier vertex reaches in that lane joins the next level's mask, and w joins the
+// next level's list the first time it gains a lane. Integer atomics only: the masks do not
+// depend on the order, and the list's order changes nothing (each vertex pulls its own σ).
+extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
+                                     const u64 *current, const u64 *reached, u64 *next,
+                                     u32 *next_list, u32 *next_count) {
     u64 t = thread_index();
-    u64 v = t / lanes;
-    u32 s = (u32)(t % lanes);
-    if (v >= n || s >= k) return;
-    u64 bit = 1ull << s;
-    if (reached[v] & bit) return;
-    double sum = 0.0;
-    bool hit = false;
-    for (u64 e = offsets[v]; e < offsets[v + 1]; e++) {
+    u64 f = t / WARP;
+    if (f >= count) return;
+    u32 v = list[f];
+    u64 lanes = current[v];
+    for (u64 e = offsets[v] + t % WARP; e < offsets[v + 1]; e += WARP) {
         u32 w = adj[e];
-        if (current[w] & bit) {
-            sum = __dadd_rn(sum, sigma[(u64)w * lanes + s]);
-            hit = true;
-        }
-    }
-    if (hit) {
-        sigma[v * lanes + s] = sum;
-        atomicOr(&next[v], bit);
-        atomicOr(&reached[v], bit);
-        *found = 1;
+        u64 fresh = lanes & ~reached[w];
+        if (fresh && atomicOr(&next[w], fresh) == 0) next_list[atomicAdd(next_count, 1u)] = w;
     }
 }
 
-// δ of a (vertex, lane) in this level's mask (`here`): the sum over its successors in the
-// next level's mask (`deeper`, out-rows) of σ(v)/σ(w)·(1 + δ(w)).
-extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, u32 n, u32 lanes,
-                                       u32 k, const u64 *here, const u64 *deeper,
+// The next level's σ: each (vertex, lane) of its list whose lane is in its `next` mask sums σ
+// over its predecessors (in-rows, in row order) in the current level's mask; `reached` gains
+// the vertex's new lanes. The same sums as a pull over every unreached vertex: exactly these
+// pairs have a predecessor in the current level.
+extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
+                                      u32 lanes, const u64 *current, const u64 *next, u64 *reached,
+                                      double *sigma) {
+    u64 t = thread_index();
+    u64 f = t / lanes;
+    u32 s = (u32)(t % lanes);
+    if (f >= count) return;
+    u64 v = list[f];
+    u64 bit = 1ull << s;
+    if (s == 0) reached[v] |= next[v];  // one writer per vertex; no thread here reads it
+    if (!(next[v] & bit)) return;
+    double sum = 0.0;
+    for (u64 e = offsets[v]; e < offsets[v + 1]; e++) {
+        u32 w = adj[e];
+        if (current[w] & bit) sum = __dadd_rn(sum, sigma[(u64)w * lanes + s]);
+    }
+    sigma[v * lanes + s] = sum;
+}
+
+// δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): the sum over
+// its successors in the next level's mask (`deeper`, out-rows, in row order) of
+// σ(v)/σ(w)·(1 + δ(w)).
+extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
+                                       u32 lanes, const u64 *here, const u64 *deeper,
                                        const double *sigma, double *delta) {
     u64 t = thread_index();
-    u64 v = t / lanes;
+    u64 f = t / lanes;
     u32 s = (u32)(t % lanes);
-    if (v >= n || s >= k) return;
+    if (f >= count) return;
+    u64 v = list[f];
     u64 bit = 1ull << s;
     if (!(here[v] & bit)) return;
     u64 i = v * lanes + s;

@@ -1,12 +1,16 @@
 //! The sweeps on the rank's GPU (kernels/bc.cu) over the whole graph (`Distribution::Full`):
-//! the rows uploaded once, each batch's distances, σ and δ kept on the device, one flag
-//! read back per forward level, and the fixed-point sums downloaded at the end.
+//! the rows uploaded once, each batch's levels (lane masks and vertex lists), σ and δ kept on
+//! the device, the next level's size read back per forward level, and the fixed-point sums
+//! downloaded at the end.
 
 use super::view::{LocalRows, View};
-use crate::device::{grid, memory, Gpu, Kernel};
+use crate::device::{gpu_error, grid, memory, Gpu, Kernel};
 use crate::error::Result;
 use crate::graph::Vid;
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+/// Threads per frontier vertex in `bc_expand` (kernels/bc.cu's WARP).
+const WARP: u32 = 32;
 
 /// Device bytes for the view's rows and `lanes` lanes of values.
 pub fn bytes_needed(view: &View, lanes: usize) -> u64 {
@@ -32,6 +36,7 @@ fn upload_rows(gpu: &Gpu, rows: &LocalRows) -> Result<DeviceRows> {
 
 struct Kernels {
     sources: Kernel,
+    expand: Kernel,
     forward: Kernel,
     backward: Kernel,
     accumulate: Kernel,
@@ -53,6 +58,7 @@ pub fn batches(gpu: &Gpu, view: &View, sources: &[Vid], lanes: usize) -> Result<
     let f = |name| gpu.function("bc.cu", name);
     let k = Kernels {
         sources: f("bc_sources")?,
+        expand: f("bc_expand")?,
         forward: f("bc_forward")?,
         backward: f("bc_backward")?,
         accumulate: f("bc_accumulate")?,
@@ -69,9 +75,11 @@ pub fn batches(gpu: &Gpu, view: &View, sources: &[Vid], lanes: usize) -> Result<
         delta: gpu.zeros::<f64>("betweenness delta", n * lanes)?,
         reached: gpu.zeros::<u64>("betweenness masks", n)?,
         levels: Vec::new(),
+        lists: Vec::new(),
+        counts: Vec::new(),
         lo: gpu.zeros::<u64>("betweenness sums", n)?,
         hi: gpu.zeros::<u64>("betweenness sums", n)?,
-        found: gpu.zeros::<u32>("betweenness flag", 1)?,
+        count: gpu.zeros::<u32>("betweenness level size", 1)?,
     };
     let mut deepest = 0;
     for batch in sources.chunks(lanes) {
@@ -89,28 +97,39 @@ pub fn batches(gpu: &Gpu, view: &View, sources: &[Vid], lanes: usize) -> Result<
 }
 
 /// The device values of the batches: σ, δ, lane masks (reached, and per level, kept
-/// between batches and cleared), the sums and the flag.
+/// between batches and cleared), per level the list of its vertices (level 0's: the batch's
+/// sources) and its length, the sums, and the next level's length as the GPU counts it.
 struct State {
     sigma: CudaSlice<f64>,
     delta: CudaSlice<f64>,
     reached: CudaSlice<u64>,
     levels: Vec<CudaSlice<u64>>,
+    lists: Vec<CudaSlice<u32>>,
+    counts: Vec<u32>,
     lo: CudaSlice<u64>,
     hi: CudaSlice<u64>,
-    found: CudaSlice<u32>,
+    count: CudaSlice<u32>,
 }
 
 impl State {
-    /// Level `d`'s masks, cleared (allocated the first time a batch goes that deep).
+    /// Level `d`'s masks, cleared, and room for its list (allocated the first time a batch
+    /// goes that deep).
     fn level(&mut self, gpu: &Gpu, d: usize, n: usize) -> Result<()> {
         if self.levels.len() <= d {
             self.levels
                 .push(gpu.zeros::<u64>("betweenness level masks", n)?);
+            self.lists
+                .push(gpu.zeros::<u32>("betweenness level lists", n)?);
         } else {
             gpu.clear("betweenness level masks", &mut self.levels[d])?;
         }
         Ok(())
     }
+}
+
+/// Threads for `count` items of `per` threads each.
+fn spread(count: u32, per: u32) -> LaunchConfig {
+    grid(u64::from(count) * u64::from(per))
 }
 
 /// One batch: forward levels until none is reached, backward from the deepest, then the
@@ -125,7 +144,6 @@ fn run_batch(
     st: &mut State,
 ) -> Result<u32> {
     let (n32, lanes32, kb) = (n as u32, lanes as u32, batch.len() as u32);
-    let threads = (n * lanes) as u64;
     gpu.clear("betweenness sigma", &mut st.sigma)?;
     gpu.clear("betweenness delta", &mut st.delta)?;
     gpu.clear("betweenness masks", &mut st.reached)?;
@@ -135,32 +153,53 @@ fn run_batch(
         a.arg(&on_gpu).arg(&kb).arg(&lanes32).arg(&mut st.sigma);
         a.arg(&mut st.levels[0]).arg(&mut st.reached);
     })?;
+    let mut first: Vec<u32> = batch.iter().map(|&v| v as u32).collect();
+    first.sort_unstable();
+    first.dedup();
+    gpu.stream
+        .memcpy_htod(&first, &mut st.lists[0].slice_mut(0..first.len()))
+        .map_err(|e| gpu_error("upload the betweenness sources' list", e))?;
+    st.counts.clear();
+    st.counts.push(first.len() as u32);
     let mut level = 0;
     loop {
         st.level(gpu, level + 1, n)?;
-        gpu.clear("betweenness flag", &mut st.found)?;
+        gpu.clear("betweenness level size", &mut st.count)?;
+        let count = st.counts[level];
         let (done, rest) = st.levels.split_at_mut(level + 1);
-        gpu.launch(&k.forward, grid(threads), |a| {
-            a.arg(&inc.offsets)
-                .arg(&inc.adj)
-                .arg(&n32)
-                .arg(&lanes32)
-                .arg(&kb);
-            a.arg(&done[level]).arg(&mut rest[0]).arg(&mut st.reached);
-            a.arg(&mut st.sigma).arg(&mut st.found);
+        let (lists, next_list) = st.lists.split_at_mut(level + 1);
+        gpu.launch(&k.expand, spread(count, WARP), |a| {
+            a.arg(&out.offsets)
+                .arg(&out.adj)
+                .arg(&lists[level])
+                .arg(&count);
+            a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
+            a.arg(&mut next_list[0]).arg(&mut st.count);
         })?;
-        if gpu.download("betweenness flag", &st.found, 1)?[0] == 0 {
+        let next = gpu.download("betweenness level size", &st.count, 1)?[0];
+        if next == 0 {
             break;
         }
+        gpu.launch(&k.forward, spread(next, lanes32), |a| {
+            a.arg(&inc.offsets)
+                .arg(&inc.adj)
+                .arg(&next_list[0])
+                .arg(&next)
+                .arg(&lanes32);
+            a.arg(&done[level]).arg(&rest[0]).arg(&mut st.reached);
+            a.arg(&mut st.sigma);
+        })?;
+        st.counts.push(next);
         level += 1;
     }
     for at in (0..level).rev() {
-        gpu.launch(&k.backward, grid(threads), |a| {
+        let count = st.counts[at];
+        gpu.launch(&k.backward, spread(count, lanes32), |a| {
             a.arg(&out.offsets)
                 .arg(&out.adj)
-                .arg(&n32)
-                .arg(&lanes32)
-                .arg(&kb);
+                .arg(&st.lists[at])
+                .arg(&count)
+                .arg(&lanes32);
             a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
             a.arg(&st.sigma).arg(&mut st.delta);
         })?;
