@@ -102,7 +102,7 @@ impl Workload for Cc {
                     gpu,
                     h.run.gpu_transport,
                     &rows,
-                    g.part.first(),
+                    &g.part,
                     device_csr,
                 )?) as Box<dyn Labeller>)
             })?,
