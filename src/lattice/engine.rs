@@ -44,6 +44,9 @@ pub struct Labelled {
     roots: Vec<u32>,
     /// Each node's cluster label and percolation bits.
     finals: Vec<Final>,
+    /// Seconds of the boundary merge, and the bytes this rank received in it.
+    pub merge_seconds: f64,
+    pub merge_bytes: u64,
 }
 
 /// Labels the clusters of a slab's occupations, again and again with the same buffers.
@@ -93,12 +96,16 @@ impl<D: SlabDevice> Labeller<D> {
         self.device.label_box(mask)?;
         let (roots, masks) = self.device.face_roots(mask, &self.faces)?;
         let part = boundary::slab_boundary(&self.slab, &self.faces, &roots, &masks);
-        let finals = merge::solve(world, &self.slab, &part);
+        let started = std::time::Instant::now();
+        let (finals, words) = merge::solve(world, &self.slab, &part);
+        let merge_seconds = started.elapsed().as_secs_f64();
         let labels: Vec<u64> = finals.iter().map(|f| f.0).collect();
         self.device.relabel(mask, &part.roots, &labels)?;
         Ok(Labelled {
             roots: part.roots,
             finals,
+            merge_seconds,
+            merge_bytes: 8 * words,
         })
     }
 

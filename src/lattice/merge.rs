@@ -325,14 +325,15 @@ fn resolve(fates: &[Fate], open_finals: &[Final]) -> Vec<Final> {
 }
 
 /// Each node's final label and percolation bits, in the order of `part.roots`, through the
-/// tree of ranks (collective over `link`'s ranks).
-pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> Vec<Final> {
+/// tree of ranks (collective over `link`'s ranks); and the words this rank received.
+pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, u64) {
     let (rank, ranks, lattice) = (slab.rank, slab.ranks, slab.lattice);
     let (mut range, leaf_fates) = leaf(slab, part);
     // (partner, fates of this side's and the partner's clusters, this side's count).
     let mut merges: Vec<(usize, Vec<Fate>, usize)> = Vec::new();
     let mut step = 1;
     let mut parent = None;
+    let mut received = 0;
     while step < ranks {
         if rank % (2 * step) != 0 {
             link.send(rank - step, TAG_UP, &encode(&range));
@@ -340,7 +341,9 @@ pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> Vec<Final> {
             break;
         }
         if rank + step < ranks {
-            let b = decode(&link.receive(rank + step, TAG_UP));
+            let words = link.receive(rank + step, TAG_UP);
+            received += words.len() as u64;
+            let b = decode(&words);
             let (joined, fates) = merge(lattice, &range, Some(b));
             merges.push((rank + step, fates, range.open.len()));
             range = joined.expect("a merge keeps the faces");
@@ -348,7 +351,11 @@ pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> Vec<Final> {
         step *= 2;
     }
     let mut finals = match parent {
-        Some(p) => decode_finals(&link.receive(p, TAG_DOWN)),
+        Some(p) => {
+            let words = link.receive(p, TAG_DOWN);
+            received += words.len() as u64;
+            decode_finals(&words)
+        }
         None => resolve(&merge(lattice, &range, None).1, &[]),
     };
     for (partner, fates, mine) in merges.into_iter().rev() {
@@ -356,7 +363,7 @@ pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> Vec<Final> {
         link.send(partner, TAG_DOWN, &encode_finals(&both[mine..]));
         finals = both[..mine].to_vec();
     }
-    resolve(&leaf_fates, &finals)
+    (resolve(&leaf_fates, &finals), received)
 }
 
 /// A range as words: [open, plane, dim], each open cluster as (label, touches | wraps << 8),

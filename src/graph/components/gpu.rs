@@ -232,8 +232,7 @@ impl<'a> GpuLabeller<'a> {
     fn list_boundary(&mut self) -> Result<()> {
         let cuts = self.rows.cut_own.len() as u64;
         let (gpu, n) = (self.gpu, self.n);
-        let b = &mut self.boundary;
-        b.count = 0;
+        self.boundary.count = 0;
         if cuts == 0 {
             return Ok(());
         }
@@ -244,16 +243,19 @@ impl<'a> GpuLabeller<'a> {
                 .arg(&self.parent)
                 .arg(&mut flags);
         })?;
-        gpu.clear("the counter", &mut self.counter)?;
         gpu.launch(&self.kernels["cc_list_flagged"], grid(n.into()), |a| {
-            a.arg(&flags).arg(&n).arg(&mut b.roots).arg(&mut self.counter);
+            a.arg(&flags)
+                .arg(&n)
+                .arg(&mut self.boundary.roots)
+                .arg(&mut self.counter);
         })?;
-        b.count = gpu.download("boundary count", &self.counter, 1)?[0];
-        let count = b.count as usize;
-        b.before = gpu.zeros("boundary labels", count)?;
-        b.items = gpu.zeros("boundary messages", count)?;
-        b.bucketed = gpu.zeros("boundary messages", count)?;
-        b.replies = gpu.zeros("boundary replies", count)?;
+        let count = self.take_counter()?;
+        let b = &mut self.boundary;
+        b.count = count;
+        b.before = gpu.zeros("boundary labels", count as usize)?;
+        b.items = gpu.zeros("boundary messages", count as usize)?;
+        b.bucketed = gpu.zeros("boundary messages", count as usize)?;
+        b.replies = gpu.zeros("boundary replies", count as usize)?;
         Ok(())
     }
 
@@ -267,7 +269,7 @@ impl<'a> GpuLabeller<'a> {
             .alltoallv_runs(&b.bucketed, (&at, &counts), &mut b.received)
     }
 
-    /// The counter, then reset.
+    /// The counter, which is then reset (every use starts from zero).
     fn take_counter(&mut self) -> Result<u64> {
         let value = self.gpu.download("counter", &self.counter, 1)?[0];
         self.gpu.clear("the counter", &mut self.counter)?;
@@ -460,7 +462,6 @@ impl Labeller for GpuLabeller<'_> {
             return Ok(0);
         }
         let (gpu, n) = (self.gpu, self.n);
-        gpu.clear("the change count", &mut self.counter)?;
         gpu.launch(&self.kernels["cc_relabel"], grid(n.into()), |b| {
             b.arg(&n)
                 .arg(&self.parent)
@@ -468,7 +469,7 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.labels)
                 .arg(&mut self.counter);
         })?;
-        Ok(gpu.download("change count", &self.counter, 1)?[0])
+        self.take_counter()
     }
 
     fn labels(&self) -> Result<Vec<u64>> {

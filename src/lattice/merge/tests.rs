@@ -72,7 +72,7 @@ fn by_merge(lattice: Lattice, ranks: usize, whole: &[u8]) -> (Vec<u64>, HashMap<
                     device.label_box(mask).unwrap();
                     let (roots, masks) = device.face_roots(mask, &faces).unwrap();
                     let part = slab_boundary(&slab, &faces, &roots, &masks);
-                    let finals = solve(&link, &slab, &part);
+                    let (finals, _) = solve(&link, &slab, &part);
                     let labels: Vec<u64> = finals.iter().map(|f| f.0).collect();
                     device.relabel(mask, &part.roots, &labels).unwrap();
                     (device.labels, finals)
