@@ -44,11 +44,12 @@ extern "C" __global__ void cc_compress(u32 n, u32 *parent) {
     if (v < n) parent[v] = uf_root(parent, (u32)v);
 }
 
-// The roots of `count` vertices spread over 0..n (Knuth's multiplicative hash of the
-// sample number), from which the host takes the most frequent.
-extern "C" __global__ void cc_sample_roots(const u32 *parent, u32 n, u32 count, u32 *out) {
+// The roots of `count` own vertices (for the giant component's sample, and its probes across
+// ranks).
+extern "C" __global__ void cc_roots_of(const u32 *vertices, u64 count, const u32 *parent,
+                                       u32 *out) {
     u64 i = thread_index();
-    if (i < count) out[i] = parent[(u32)((i * 2654435761ull) % n)];
+    if (i < count) out[i] = uf_root(parent, vertices[i]);
 }
 
 // Labels from the compressed forest: the global id of each vertex's root (`first` is the

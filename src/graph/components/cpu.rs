@@ -4,7 +4,7 @@
 //! of the driver in `super`. The same steps as kernels/cc.cu, so both give the same labels.
 //! With an `EdgeMask` only the edges it marks count (the spin models' Swendsen-Wang bonds).
 
-use super::{remote, Labeller};
+use super::{most_frequent, remote, Labeller, SAMPLE_VERTICES};
 use crate::comm::{Pair, World};
 use crate::graph::Block1D;
 use crate::error::Result;
@@ -276,5 +276,29 @@ impl Labeller for CpuLabeller<'_> {
 
     fn labels(&self) -> Result<Vec<u64>> {
         Ok(self.labels.clone())
+    }
+
+    fn rows(&self) -> &LocalRows {
+        self.rows
+    }
+
+    fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>> {
+        Ok(vertices
+            .iter()
+            .map(|&v| self.parent[v as usize].load(Relaxed))
+            .collect())
+    }
+
+    fn giant(&mut self) -> Result<Option<u32>> {
+        let n = self.rows.local_n() as u64;
+        let sample: Vec<u32> = (0..SAMPLE_VERTICES.min(n))
+            .map(|i| (i * 2_654_435_761 % n) as u32)
+            .collect();
+        Ok(most_frequent(self.roots_of(&sample)?))
+    }
+
+    fn lower_component(&mut self, root: u32, label: u64) -> Result<()> {
+        self.comp_min[root as usize].fetch_min(label, Relaxed);
+        Ok(())
     }
 }

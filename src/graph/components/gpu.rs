@@ -4,7 +4,7 @@
 //! shortcut queries put into runs by owner (`OwnerBuckets`), and all of them travel GPU to GPU
 //! through the exchange layer (NCCL, or staged through MPI); the host sees only counts.
 
-use super::Labeller;
+use super::{most_frequent, Labeller, SAMPLE_VERTICES};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::{run_starts, GpuTransport, Op, World};
 use crate::device::{grid, memory, Gpu, Kernel};
@@ -17,8 +17,6 @@ use std::collections::HashMap;
 
 /// Neighbours per vertex linked before the giant component is sampled (Afforest's 2).
 const SAMPLE_NEIGHBOURS: u32 = 2;
-/// Vertices whose roots are sampled to find the giant component.
-const SAMPLE_VERTICES: u32 = 1024;
 
 /// The ghost plan on the device: which own labels go to whom, as what.
 struct SendPlan {
@@ -91,7 +89,7 @@ const KERNELS: [&str; 18] = [
     "cc_link_nth",
     "cc_link_rest",
     "cc_compress",
-    "cc_sample_roots",
+    "cc_roots_of",
     "cc_label",
     "cc_send_changed",
     "cc_receive_labels",
@@ -205,27 +203,11 @@ impl<'a> GpuLabeller<'a> {
     /// The root most sampled vertices have (the giant component's, on the graphs CC is
     /// run on; any root is correct, only slower).
     fn giant_root(&mut self) -> Result<u32> {
-        let (gpu, n) = (self.gpu, self.n);
-        let mut sample = gpu.zeros::<u32>("root sample", SAMPLE_VERTICES as usize)?;
-        gpu.launch(
-            &self.kernels["cc_sample_roots"],
-            grid(SAMPLE_VERTICES.into()),
-            |b| {
-                b.arg(&self.parent)
-                    .arg(&n)
-                    .arg(&SAMPLE_VERTICES)
-                    .arg(&mut sample);
-            },
-        )?;
-        let roots = gpu.download("root sample", &sample, SAMPLE_VERTICES as usize)?;
-        let mut counts: HashMap<u32, u32> = HashMap::new();
-        for r in roots {
-            *counts.entry(r).or_default() += 1;
-        }
-        Ok(counts
-            .into_iter()
-            .max_by_key(|&(root, count)| (count, std::cmp::Reverse(root)))
-            .map_or(0, |(root, _)| root))
+        let n = u64::from(self.n);
+        let sample: Vec<u32> = (0..SAMPLE_VERTICES.min(n))
+            .map(|i| (i * 2_654_435_761 % n) as u32)
+            .collect();
+        Ok(most_frequent(self.roots_of(&sample)?).unwrap_or(0))
     }
 
     /// List the boundary components on the device and size their buffers.
@@ -474,5 +456,38 @@ impl Labeller for GpuLabeller<'_> {
 
     fn labels(&self) -> Result<Vec<u64>> {
         self.gpu.download("labels", &self.labels, self.n as usize)
+    }
+
+    fn rows(&self) -> &LocalRows {
+        self.rows
+    }
+
+    fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>> {
+        if vertices.is_empty() {
+            return Ok(Vec::new());
+        }
+        let gpu = self.gpu;
+        let count = vertices.len() as u64;
+        let asked = gpu.upload("vertices", vertices)?;
+        let mut out = gpu.zeros::<u32>("roots", vertices.len())?;
+        gpu.launch(&self.kernels["cc_roots_of"], grid(count), |a| {
+            a.arg(&asked).arg(&count).arg(&self.parent).arg(&mut out);
+        })?;
+        gpu.download("roots", &out, vertices.len())
+    }
+
+    fn giant(&mut self) -> Result<Option<u32>> {
+        match self.n {
+            0 => Ok(None),
+            _ => self.giant_root().map(Some),
+        }
+    }
+
+    fn lower_component(&mut self, root: u32, label: u64) -> Result<()> {
+        let at = root as usize;
+        self.gpu
+            .stream
+            .memcpy_htod(&[label], &mut self.comp_min.slice_mut(at..at + 1))
+            .map_err(|e| crate::device::gpu_error("lower a component label", e))
     }
 }

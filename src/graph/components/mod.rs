@@ -9,8 +9,11 @@
 //! Afforest's neighbour sampling, kernels/cc.cu), each local component labelled with its
 //! smallest id. Across ranks, Shiloach-Vishkin on the graph of local components, a label
 //! being a pointer to the vertex of that id (label(x) <= x always, so the pointers form a
-//! forest whose roots label themselves). Each round, every step on the device that holds the
-//! labels (the GPU's exchanges go GPU to GPU through `comm::gpu`, NCCL or staged MPI):
+//! forest whose roots label themselves). First, Afforest's giant-component skip across ranks
+//! (`join_giants`): each rank's giant local component takes the smallest label of the giants
+//! found joined to it, so its many boundary vertices send one label, not one per round. Then
+//! rounds, every step of them on the device that holds the labels (the GPU's exchanges go GPU
+//! to GPU through `comm::gpu`, NCCL or staged MPI):
 //! - refresh: each owner sends the labels of its vertices that other ranks hold as ghosts,
 //!   only those that changed since it last sent them, as (ghost, label);
 //! - hooking on edges: each local component takes the smallest label over its cut edges to
@@ -32,6 +35,7 @@ pub mod gpu;
 
 use crate::comm::{Op, World};
 use crate::error::Result;
+use crate::graph::ghosts::LocalRows;
 use crate::graph::Block1D;
 use std::time::Instant;
 
@@ -58,6 +62,103 @@ pub trait Labeller {
     fn relabel(&mut self) -> Result<u64>;
     /// The own vertices' labels, on the host.
     fn labels(&self) -> Result<Vec<u64>>;
+    /// The rank's rows (local edges, cut edges, ghosts).
+    fn rows(&self) -> &LocalRows;
+    /// The roots of own vertices' local components (after `link_local`).
+    fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>>;
+    /// The root of the local component most of a sample of vertices fall in (the giant
+    /// component's, on the graphs labelled here), if the rank has vertices.
+    fn giant(&mut self) -> Result<Option<u32>>;
+    /// Lower the label of the local component rooted at `root` to `label` (not yet handed to
+    /// its vertices: `relabel` does that).
+    fn lower_component(&mut self, root: u32, label: u64) -> Result<()>;
+}
+
+/// Vertices whose roots are sampled to find the giant component.
+pub const SAMPLE_VERTICES: u64 = 1024;
+
+/// The value most frequent in `values` (ties: the smallest), if any.
+pub fn most_frequent(values: Vec<u32>) -> Option<u32> {
+    let mut counts: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for v in values {
+        *counts.entry(v).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(v, count)| (count, std::cmp::Reverse(v)))
+        .map(|(v, _)| v)
+}
+
+/// Cut edges probed per rank for the ghosts of its giant component.
+const GIANT_PROBES: usize = 64;
+
+/// Afforest's giant-component skip across ranks: before the rounds, each rank's giant local
+/// component takes the smallest label of the giants joined to it. Giants found joined (a
+/// probed cut edge from one to a vertex of another, asked of its owner) are in one component,
+/// so the label is a valid pointer; the giant's many boundary vertices then send their label
+/// once, already the one it ends with on the graphs that have a giant, instead of once per
+/// round it falls. Collective; returns how many ranks' giants took a smaller label.
+fn join_giants(world: &World, part: &Block1D, labeller: &mut dyn Labeller) -> Result<u64> {
+    let ranks = world.size();
+    let giant = labeller.giant()?;
+    let none = u64::MAX;
+    let giants = world.allgather(giant.map_or(none, |g| part.global(g as usize)));
+    let rows = labeller.rows();
+    let cuts = rows.cut_own.len();
+    let probes = GIANT_PROBES.min(cuts);
+    let picks: Vec<usize> = (0..probes).map(|k| k * cuts / probes).collect();
+    let own: Vec<u32> = picks.iter().map(|&i| rows.cut_own[i]).collect();
+    let ghosts: Vec<u64> = picks
+        .iter()
+        .map(|&i| rows.ghosts.ids[rows.cut_ghost[i] as usize])
+        .collect();
+    let roots = labeller.roots_of(&own)?;
+    let asked: Vec<u64> = ghosts
+        .iter()
+        .zip(&roots)
+        .filter(|&(_, &r)| Some(r) == giant)
+        .map(|(&v, _)| v)
+        .collect();
+    let answers = world.query_batch(&asked, |v| part.owner(v), |keys| {
+        let local: Vec<u32> = keys.iter().map(|&v| part.local(v) as u32).collect();
+        let roots = labeller.roots_of(&local)?;
+        Ok(roots.iter().map(|&r| part.global(r as usize)).collect())
+    })?;
+    let me = world.rank();
+    let mut pairs: Vec<u64> = asked
+        .iter()
+        .zip(&answers)
+        .filter(|&(&v, &root)| root == giants[part.owner(v)])
+        .map(|(&v, _)| (me * ranks + part.owner(v)) as u64)
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut class: Vec<usize> = (0..ranks).collect();
+    fn find(class: &mut [usize], mut r: usize) -> usize {
+        while class[r] != r {
+            class[r] = class[class[r]];
+            r = class[r];
+        }
+        r
+    }
+    for pair in world.allgatherv(&pairs)? {
+        let (a, b) = (find(&mut class, pair as usize / ranks), find(&mut class, pair as usize % ranks));
+        class[a.max(b)] = a.min(b);
+    }
+    let smallest = (0..ranks)
+        .filter(|&r| find(&mut class, r) == find(&mut class, me))
+        .map(|r| giants[r])
+        .min()
+        .unwrap_or(none);
+    let lowered = match giant {
+        Some(g) if smallest < giants[me] => {
+            labeller.lower_component(g, smallest)?;
+            1
+        }
+        _ => 0,
+    };
+    labeller.relabel()?;
+    Ok(world.allreduce(lowered, Op::Sum))
 }
 
 /// One round of the label exchange, over all ranks.
@@ -106,6 +207,10 @@ pub fn label_components(
     world.barrier();
     let started = Instant::now();
     labeller.link_local()?;
+    if world.size() > 1 {
+        let joined = join_giants(world, part, labeller)?;
+        log::debug!("cc: {joined} ranks' giant components joined before the rounds");
+    }
     world.barrier();
     let local_seconds = started.elapsed().as_secs_f64();
     let mut rounds: Vec<Round> = Vec::new();
