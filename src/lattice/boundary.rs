@@ -96,7 +96,14 @@ pub fn slab_boundary(slab: &Slab, faces: &Faces, roots: &[u32], masks: &[u8]) ->
         touch(slot, if slab.is_bottom() { touches_low(0) } else { 0 });
     }
     for slot in faces.top() {
-        touch(slot, if slab.is_top() { touches_low(0) << 1 } else { 0 });
+        touch(
+            slot,
+            if slab.is_top() {
+                touches_low(0) << 1
+            } else {
+                0
+            },
+        );
     }
     for axis in 1..lattice.dim {
         for slot in faces.low(axis) {
@@ -116,7 +123,9 @@ pub fn slab_boundary(slab: &Slab, faces: &Faces, roots: &[u32], masks: &[u8]) ->
     }
     let node = |slot: usize| match roots[slot] {
         NO_ROOT => NO_NODE,
-        r => nodes.binary_search(&r).expect("a face site's root is a node") as u32,
+        r => nodes
+            .binary_search(&r)
+            .expect("a face site's root is a node") as u32,
     };
     let mut wraps = Vec::new();
     if lattice.periodic {
@@ -136,7 +145,10 @@ pub fn slab_boundary(slab: &Slab, faces: &Faces, roots: &[u32], masks: &[u8]) ->
     SlabBoundary {
         bottom: faces.bottom().map(node).collect(),
         top: faces.top().map(node).collect(),
-        up: faces.top().map(|slot| bonds_up && masks[slot] & 1 != 0).collect(),
+        up: faces
+            .top()
+            .map(|slot| bonds_up && masks[slot] & 1 != 0)
+            .collect(),
         roots: nodes,
         touches,
         wraps,

@@ -375,9 +375,7 @@ fn encode(r: &Range) -> Vec<u64> {
     for c in &r.open {
         words.extend([c.label, u64::from(c.touches) | u64::from(c.wraps) << 8]);
     }
-    let ups = std::iter::repeat(&false)
-        .take(r.bottom.len())
-        .chain(&r.up);
+    let ups = std::iter::repeat_n(&false, r.bottom.len()).chain(&r.up);
     let mut moved = Vec::new();
     for (s, &up) in r.bottom.iter().chain(&r.top).zip(ups) {
         let shifted = s.offset != [0; 3];

@@ -6,9 +6,9 @@
 
 use super::{most_frequent, remote, Labeller, SAMPLE_VERTICES};
 use crate::comm::{Pair, World};
-use crate::graph::Block1D;
 use crate::error::Result;
 use crate::graph::ghosts::LocalRows;
+use crate::graph::Block1D;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -239,7 +239,7 @@ impl Labeller for CpuLabeller<'_> {
     }
 
     fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(u64, u64)> {
-        let (pointing, asked): (Vec<u32>, Vec<u64>) = self
+        let (pointing, labels): (Vec<u32>, Vec<u64>) = self
             .boundary
             .par_iter()
             .filter_map(|&root| {
@@ -247,13 +247,22 @@ impl Labeller for CpuLabeller<'_> {
                 (label != part.global(root as usize)).then_some((root, label))
             })
             .unzip();
-        let answers = world.query(&asked, |l| part.owner(l), |l| {
-            self.component_label(part.local(l) as u32)
-        })?;
+        // Many components point at one label (a giant's): each label is asked once.
+        let mut asked = labels.clone();
+        asked.par_sort_unstable();
+        asked.dedup();
+        let answers = world.query(
+            &asked,
+            |l| part.owner(l),
+            |l| self.component_label(part.local(l) as u32),
+        )?;
         let lowered = pointing
             .par_iter()
-            .zip(&answers)
-            .filter(|&(&root, &answer)| self.lower(root, answer))
+            .zip(&labels)
+            .filter(|&(&root, label)| {
+                let answer = answers[asked.binary_search(label).expect("asked")];
+                self.lower(root, answer)
+            })
             .count() as u64;
         Ok((lowered, 16 * remote(part, asked.iter().copied())))
     }

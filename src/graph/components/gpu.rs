@@ -245,7 +245,9 @@ impl<'a> GpuLabeller<'a> {
     /// how many came from each rank (in `boundary.received`).
     fn route_items(&mut self, count: u64) -> Result<Vec<usize>> {
         let b = &mut self.boundary;
-        let counts = self.owners.bucket(self.gpu, &b.items, count, &mut b.bucketed)?;
+        let counts = self
+            .owners
+            .bucket(self.gpu, &b.items, count, &mut b.bucketed)?;
         let at = run_starts(&counts);
         self.exchange
             .alltoallv_runs(&b.bucketed, (&at, &counts), &mut b.received)

@@ -119,11 +119,15 @@ fn join_giants(world: &World, part: &Block1D, labeller: &mut dyn Labeller) -> Re
         .filter(|&(_, &r)| Some(r) == giant)
         .map(|(&v, _)| v)
         .collect();
-    let answers = world.query_batch(&asked, |v| part.owner(v), |keys| {
-        let local: Vec<u32> = keys.iter().map(|&v| part.local(v) as u32).collect();
-        let roots = labeller.roots_of(&local)?;
-        Ok(roots.iter().map(|&r| part.global(r as usize)).collect())
-    })?;
+    let answers = world.query_batch(
+        &asked,
+        |v| part.owner(v),
+        |keys| {
+            let local: Vec<u32> = keys.iter().map(|&v| part.local(v) as u32).collect();
+            let roots = labeller.roots_of(&local)?;
+            Ok(roots.iter().map(|&r| part.global(r as usize)).collect())
+        },
+    )?;
     let me = world.rank();
     let mut pairs: Vec<u64> = asked
         .iter()
@@ -142,7 +146,10 @@ fn join_giants(world: &World, part: &Block1D, labeller: &mut dyn Labeller) -> Re
         r
     }
     for pair in world.allgatherv(&pairs)? {
-        let (a, b) = (find(&mut class, pair as usize / ranks), find(&mut class, pair as usize % ranks));
+        let (a, b) = (
+            find(&mut class, pair as usize / ranks),
+            find(&mut class, pair as usize % ranks),
+        );
         class[a.max(b)] = a.min(b);
     }
     let smallest = (0..ranks)

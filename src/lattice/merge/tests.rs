@@ -86,7 +86,11 @@ fn by_merge(lattice: Lattice, ranks: usize, whole: &[u8]) -> (Vec<u64>, HashMap<
     for (slab_labels, finals) in parts {
         labels.extend(slab_labels);
         for (label, b) in finals {
-            assert_eq!(*bits.entry(label).or_insert(b), b, "one cluster, one answer");
+            assert_eq!(
+                *bits.entry(label).or_insert(b),
+                b,
+                "one cluster, one answer"
+            );
         }
     }
     (labels, bits)
@@ -152,7 +156,11 @@ fn check(lattice: Lattice, occupied: &[bool], most: usize, what: &str) -> HashMa
             assert_eq!(bits[label], *b, "{what}: cluster {label} on {ranks} slabs");
         }
         for (label, b) in bits.iter().filter(|(_, &b)| b != 0) {
-            assert_eq!(got_bits.get(label), Some(b), "{what}: {label} on {ranks} slabs");
+            assert_eq!(
+                got_bits.get(label),
+                Some(b),
+                "{what}: {label} on {ranks} slabs"
+            );
         }
     }
     bits
@@ -235,7 +243,16 @@ fn a_range_survives_its_encoding_and_the_model_bounds_it() {
 
 #[test]
 fn a_loop_wraps_only_the_axes_its_winding_moves() {
-    let open = |n| vec![Open { label: 0, touches: 0, wraps: 0 }; n];
+    let open = |n| {
+        vec![
+            Open {
+                label: 0,
+                touches: 0,
+                wraps: 0
+            };
+            n
+        ]
+    };
     // Four nodes in a ring with windings (1, 0) and (0, 2) on the way round and back: none.
     let mut w = Windings::new(&open(4));
     w.unite(3, 2, [0, 1, 0]);
