@@ -12,10 +12,14 @@
 # the boundary merge's seconds and the most bytes one rank received in it, the cost model's bound
 # (lattice::merge::merge_cost: 2 ceil(log2 P) steps, ceil(log2 P) (3 + 10 L^(d-1)) words at
 # rank 0 in 2D), and the efficiency. Graph build and split are outside the timed labelling.
-# Runs with --verify false; `scripts/gpu-check` checks the labels. About 100 s on 4 H100s.
+# Runs with --verify false; `scripts/gpu-check` checks the labels. The runs go percolation,
+# Kronecker, G(n, m), each on 1, 2, 4 GPUs, within a time budget of $WS_BUDGET (115) seconds:
+# a run that would pass it is stopped and the rest skipped, said so in the table (graph build
+# and the host split take most of a cc run's wall time: about 20 s at SCALE 26 on one GPU).
 #
 # Environment: TESSERA_BIN (target/release/tessera), WS_OUT (out/weak-scaling-labels),
-# WS_COUNTS, WS_SCALE, WS_L, WS_TRIALS, WS_SAMPLES, WS_PARTS ("kron gnm percolation").
+# WS_COUNTS, WS_SCALE, WS_L, WS_TRIALS, WS_SAMPLES, WS_PARTS ("percolation kron gnm"),
+# WS_BUDGET.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -26,7 +30,8 @@ scale=${WS_SCALE:-26}
 side=${WS_L:-32768}
 trials=${WS_TRIALS:-3}
 samples=${WS_SAMPLES:-5}
-read -r -a parts <<<"${WS_PARTS:-kron gnm percolation}"
+budget=${WS_BUDGET:-115}
+read -r -a parts <<<"${WS_PARTS:-percolation kron gnm}"
 [[ -x $bin ]] || { echo "error: no binary at $bin (build with cargo build --release)" >&2; exit 1; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 ((gpus > 0)) || { echo "error: nvidia-smi lists no GPU" >&2; exit 1; }
@@ -40,14 +45,21 @@ fi
 mkdir -p "$out"
 status=0
 runs=()
-# run NAME NP ARGS...: tessera ARGS on NP ranks, the result in $out/NAME.h5.
+# run NAME NP ARGS...: tessera ARGS on NP ranks, the result in $out/NAME.h5, stopped at the
+# time budget.
 run() {
-    local name=$1 np=$2
+    local name=$1 np=$2 left=$((budget - SECONDS))
     shift 2
     rm -f "$out/$name.h5"
-    if mpirun --oversubscribe --bind-to none -np "$np" "$bin" "$@" --device gpu \
+    if ((left < 5)); then
+        echo "skipped: $name (time budget of $budget s spent)"
+        return
+    fi
+    if timeout "$left" mpirun --oversubscribe --bind-to none -np "$np" "$bin" "$@" --device gpu \
         --output "$out/$name.h5" >"$out/$name.log" 2>&1; then
         runs+=("$name:$np")
+    elif (($? == 124)); then
+        echo "stopped: $name (time budget of $budget s)"
     else
         echo "FAILED: $name (log: $out/$name.log)"
         tail -3 "$out/$name.log"
@@ -55,16 +67,23 @@ run() {
     fi
 }
 log2() { local n=$1 k=0; while ((n > 1)); do n=$((n / 2)); k=$((k + 1)); done; echo $k; }
-for np in "${counts[@]}"; do
-    s=$((scale + $(log2 "$np")))
-    cc_args=(--trials "$trials" --verify false --write-labels false)
-    [[ " ${parts[*]} " == *" kron "* ]] && run "kron-np$np" "$np" cc --scale "$s" "${cc_args[@]}"
-    n=$(((1 << scale) * np))
-    [[ " ${parts[*]} " == *" gnm "* ]] && run "gnm-np$np" "$np" cc --generator erdos-renyi \
-        --vertices "$n" --edges $((2 * n)) "${cc_args[@]}"
-    l=$(python3 -c "import math; print(round($side * math.sqrt($np)))")
-    [[ " ${parts[*]} " == *" percolation "* ]] && run "percolation-np$np" "$np" percolation \
-        --lattice 2d --kind site --l "$l" --p 0.5927 --samples "$samples"
+cc_args=(--trials "$trials" --verify false --write-labels false)
+for part in "${parts[@]}"; do
+    for np in "${counts[@]}"; do
+        n=$(((1 << scale) * np))
+        case $part in
+        percolation)
+            l=$(python3 -c "import math; print(round($side * math.sqrt($np)))")
+            run "percolation-np$np" "$np" percolation --lattice 2d --kind site --l "$l" \
+                --p 0.5927 --samples "$samples"
+            ;;
+        kron) run "kron-np$np" "$np" cc --scale $((scale + $(log2 "$np"))) "${cc_args[@]}" ;;
+        gnm)
+            run "gnm-np$np" "$np" cc --generator erdos-renyi --vertices "$n" --edges $((2 * n)) \
+                "${cc_args[@]}"
+            ;;
+        esac
+    done
 done
 python3 - "$out" "${runs[@]}" <<'PY' || status=1
 import math, sys, h5py, numpy as np
