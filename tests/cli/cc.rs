@@ -1,5 +1,6 @@
 //! `tessera cc` under mpirun: labels equal a sequential union-find on the same edges at every
-//! rank count (generated graphs with many components, a hand-made file of known pieces),
+//! rank count (generated graphs with many components, a hand-made file of known pieces, graphs
+//! that defeat label propagation with their ids shuffled across ranks, in few rounds),
 //! statistics that follow from the labels, and one clear error for a bad value.
 
 use crate::common;
