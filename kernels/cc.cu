@@ -10,8 +10,10 @@
 // and another vertex is still linked, from that vertex's side, since every edge is in both
 // rows.
 //
-// Rounds across ranks: `cut_min` gives each local component (by its root) the smallest
-// ghost label over its cut edges, `relabel` hands that to its vertices and counts changes.
+// Rounds across ranks: only changed labels travel (`send_changed`, `receive_labels`);
+// `cut_min` gives each local component (by its root) the smallest label of a ghost that came
+// in over its cut edges; tree hooking and shortcutting below; `relabel` hands the
+// components' labels to their vertices and counts changes.
 
 extern "C" __global__ void cc_init(u32 n, u32 *parent) {
     u64 v = thread_index();
@@ -42,11 +44,12 @@ extern "C" __global__ void cc_compress(u32 n, u32 *parent) {
     if (v < n) parent[v] = uf_root(parent, (u32)v);
 }
 
-// The roots of `count` vertices spread over 0..n (Knuth's multiplicative hash of the
-// sample number), from which the host takes the most frequent.
-extern "C" __global__ void cc_sample_roots(const u32 *parent, u32 n, u32 count, u32 *out) {
+// The roots of `count` own vertices (for the giant component's sample, and its probes across
+// ranks).
+extern "C" __global__ void cc_roots_of(const u32 *vertices, u64 count, const u32 *parent,
+                                       u32 *out) {
     u64 i = thread_index();
-    if (i < count) out[i] = parent[(u32)((i * 2654435761ull) % n)];
+    if (i < count) out[i] = uf_root(parent, vertices[i]);
 }
 
 // Labels from the compressed forest: the global id of each vertex's root (`first` is the
@@ -60,22 +63,36 @@ extern "C" __global__ void cc_label(u32 n, u64 first, const u32 *parent, u64 *la
     comp_min[v] = label;
 }
 
-// The labels of the own vertices other ranks hold as ghosts, in the order they ask.
-extern "C" __global__ void cc_gather(const u32 *send_local, u64 count, const u64 *labels,
-                                     u64 *send) {
-    u64 i = thread_index();
-    if (i < count) send[i] = labels[send_local[i]];
+// Labels travel across ranks packed in one u64: (target << 32) | label (graphs of fewer than
+// 2^32 vertices on the GPU path across ranks).
+#define LOW32 0xffffffffull
+
+// The own labels in the ghost plan's run [from, to) for rank `dest` that changed since last
+// sent (`sent`: that label plus one, 0 for none yet), as (the receiver's ghost index << 32 |
+// label), compacted at out[from + slot] with the slots counted in tails[dest].
+extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *targets, u64 from,
+                                           u64 to, u32 dest, const u64 *labels, u64 *sent,
+                                           u64 *out, u64 *tails) {
+    u64 i = from + thread_index();
+    bool take = false;
+    u64 label = 0;
+    if (i < to) {
+        label = labels[send_local[i]];
+        take = label + 1 != sent[i];
+        if (take) sent[i] = label + 1;
+    }
+    u64 at = warp_slot(take, &tails[dest]);
+    if (take) out[from + at] = ((u64)targets[i] << 32) | label;
 }
 
-// Marks the ghosts whose label changed since it was last absorbed (`absorbed`: that label
-// plus one, 0 for none yet; it takes the new one): the others' cut edges have nothing new.
-extern "C" __global__ void cc_changed_ghosts(const u64 *ghost_labels, u64 ghosts, u64 *absorbed,
+// Received (ghost << 32 | label): the ghost's label, marked as come in this round.
+extern "C" __global__ void cc_receive_labels(const u64 *items, u64 count, u64 *ghost_labels,
                                              u8 *changed) {
-    u64 g = thread_index();
-    if (g >= ghosts) return;
-    bool differs = ghost_labels[g] + 1 != absorbed[g];
-    if (differs) absorbed[g] = ghost_labels[g] + 1;
-    changed[g] = differs;
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 g = (u32)(items[i] >> 32);
+    ghost_labels[g] = items[i] & LOW32;
+    changed[g] = 1;
 }
 
 // Each cut edge to a changed ghost lowers its own vertex's component label to the ghost's.
@@ -99,24 +116,103 @@ extern "C" __global__ void cc_relabel(u32 n, const u32 *parent, const u64 *comp_
     warp_add(changed, differs ? 1u : 0u);
 }
 
-// Shiloach-Vishkin steps across ranks (src/graph/components/mod.rs): the component labels of some own
-// vertices, and lowering them.
-extern "C" __global__ void cc_component_labels(const u32 *vertices, u64 count, const u32 *parent,
-                                               const u64 *comp_min, u64 *out) {
+// Shiloach-Vishkin steps across ranks (src/graph/components/mod.rs) over the boundary
+// components (`roots`: the local roots with a cut edge). Labels of own vertices are those in
+// first .. first + local_n; `parent` is compressed (every vertex points at its root).
+
+// The boundary components' labels.
+extern "C" __global__ void cc_boundary_labels(const u32 *roots, u64 count, const u64 *comp_min,
+                                              u64 *out) {
     u64 i = thread_index();
-    if (i < count) out[i] = comp_min[parent[vertices[i]]];
+    if (i < count) out[i] = comp_min[roots[i]];
 }
 
-extern "C" __global__ void cc_lower(const u32 *vertices, const u64 *labels, u64 count,
-                                    const u32 *parent, u64 *comp_min) {
+__device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
+    if (label < comp_min[root]) atomicMin(&comp_min[root], label);
+}
+
+// Tree hooking: a component whose label fell from b to a lowers the component of vertex b to
+// a: here if this rank owns b, else as (b << 32 | a) for b's owner.
+extern "C" __global__ void cc_hooks(const u32 *roots, u64 count, const u64 *before, u64 first,
+                                    u64 local_n, const u32 *parent, u64 *comp_min, u64 *out,
+                                    u64 *tail) {
+    u64 i = thread_index();
+    bool take = false;
+    u64 item = 0;
+    if (i < count) {
+        u64 a = comp_min[roots[i]], b = before[i];
+        if (a < b && b != first + roots[i]) {
+            if (b - first < local_n) {
+                lower_to(comp_min, parent[b - first], a);
+            } else {
+                take = true;
+                item = (b << 32) | a;
+            }
+        }
+    }
+    u64 at = warp_slot(take, tail);
+    if (take) out[at] = item;
+}
+
+// Hooks that arrived: (b << 32 | a) lowers the component of own vertex b to a.
+extern "C" __global__ void cc_apply_hooks(const u64 *items, u64 count, u64 first,
+                                          const u32 *parent, u64 *comp_min) {
+    u64 i = thread_index();
+    if (i < count) lower_to(comp_min, parent[(items[i] >> 32) - first], items[i] & LOW32);
+}
+
+// Shortcutting: a boundary component whose label l names another vertex takes l's label:
+// here if this rank owns l (counted in `lowered` when it falls), else it asks l's owner with
+// (l << 32 | boundary index).
+extern "C" __global__ void cc_queries(const u32 *roots, u64 count, u64 first, u64 local_n,
+                                      const u32 *parent, u64 *comp_min, u64 *out, u64 *tail,
+                                      u64 *lowered) {
+    u64 i = thread_index();
+    bool take = false, fell = false;
+    u64 item = 0;
+    if (i < count) {
+        u64 l = comp_min[roots[i]];
+        if (l != first + roots[i]) {
+            if (l - first < local_n) {
+                u64 jumped = comp_min[parent[l - first]];
+                fell = jumped < l;
+                if (fell) atomicMin(&comp_min[roots[i]], jumped);
+            } else {
+                take = true;
+                item = (l << 32) | i;
+            }
+        }
+    }
+    u64 at = warp_slot(take, tail);
+    if (take) out[at] = item;
+    warp_add(lowered, fell ? 1u : 0u);
+}
+
+// Queries that arrived, answered in place: (l << 32 | index) becomes (label of l << 32 | index).
+extern "C" __global__ void cc_answer(u64 *items, u64 count, u64 first, const u32 *parent,
+                                     const u64 *comp_min) {
     u64 i = thread_index();
     if (i >= count) return;
-    u32 root = parent[vertices[i]];
-    if (labels[i] < comp_min[root]) atomicMin(&comp_min[root], labels[i]);
+    u64 l = items[i] >> 32;
+    items[i] = (comp_min[parent[l - first]] << 32) | (items[i] & LOW32);
+}
+
+// Answers that came back: boundary component `index` takes the label where it is lower.
+extern "C" __global__ void cc_take_answers(const u64 *items, u64 count, const u32 *roots,
+                                           u64 *comp_min, u64 *lowered) {
+    u64 i = thread_index();
+    bool fell = false;
+    if (i < count) {
+        u32 root = roots[items[i] & LOW32];
+        u64 label = items[i] >> 32;
+        fell = label < comp_min[root];
+        if (fell) atomicMin(&comp_min[root], label);
+    }
+    warp_add(lowered, fell ? 1u : 0u);
 }
 
 // The roots of the local components with a cut edge: flagged, then listed (in no particular
-// order; the host sorts them).
+// order).
 extern "C" __global__ void cc_mark_boundary(const u32 *cut_own, u64 count, const u32 *parent,
                                             u32 *flags) {
     u64 i = thread_index();

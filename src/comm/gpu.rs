@@ -148,26 +148,66 @@ impl<'w> GpuExchange<'w> {
     ) -> Result<usize> {
         let recv_counts = self.world.alltoall_counts(send_counts);
         let total: usize = recv_counts.iter().sum();
-        if total == 0 && send_counts.iter().all(|&c| c == 0) {
-            // Nothing moves: no transfer to start or wait for (tiny BFS levels).
-            return Ok(0);
-        }
         if total > recv.len() {
             return Err(Error::Gpu(format!(
                 "{total} items to receive exceed the receive buffer of {}",
                 recv.len()
             )));
         }
+        let send_at = run_starts(send_counts);
+        self.exchange_runs(send, (&send_at, send_counts), &recv_counts, recv)?;
+        Ok(total)
+    }
+
+    /// `alltoallv` where the run for rank r starts at `send_at[r]` (runs may leave gaps, as
+    /// where each rank's items were compacted in place), and `recv` grows to what arrives.
+    /// Returns how many items came from each rank. Collective.
+    pub fn alltoallv_runs<T: Item>(
+        &self,
+        send: &CudaSlice<T>,
+        (send_at, send_counts): (&[usize], &[usize]),
+        recv: &mut CudaSlice<T>,
+    ) -> Result<Vec<usize>> {
+        let recv_counts = self.world.alltoall_counts(send_counts);
+        let total: usize = recv_counts.iter().sum();
+        if total > recv.len() {
+            *recv = self
+                .stream
+                .alloc_zeros(total.next_power_of_two())
+                .map_err(|e| gpu_error("grow the receive buffer", e))?;
+        }
+        self.exchange_runs(send, (send_at, send_counts), &recv_counts, recv)?;
+        Ok(recv_counts)
+    }
+
+    /// The transfers of an all-to-all whose counts every rank knows.
+    fn exchange_runs<T: Item>(
+        &self,
+        send: &CudaSlice<T>,
+        (send_at, send_counts): (&[usize], &[usize]),
+        recv_counts: &[usize],
+        recv: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        let total: usize = recv_counts.iter().sum();
+        if total == 0 && send_counts.iter().all(|&c| c == 0) {
+            // Nothing moves: no transfer to start or wait for (tiny BFS levels).
+            return Ok(());
+        }
+        let runs = transfers(send_counts, recv_counts);
+        let send_run = |t: &Transfer| send_at[t.peer]..send_at[t.peer] + t.send.len();
         match &self.channel {
             Channel::Mpi => {
-                let sent: usize = send_counts.iter().sum();
-                let host = self
-                    .stream
-                    .clone_dtoh(&send.slice(0..sent))
-                    .map_err(|e| gpu_error("copy items to send to the host", e))?;
+                let mut host = Vec::with_capacity(send_counts.iter().sum());
+                for t in runs.iter().filter(|t| !t.send.is_empty()) {
+                    let run = self
+                        .stream
+                        .clone_dtoh(&send.slice(send_run(t)))
+                        .map_err(|e| gpu_error("copy items to send to the host", e))?;
+                    host.extend(run);
+                }
                 let received = self
                     .world
-                    .alltoallv_known(&host, send_counts, &recv_counts)?;
+                    .alltoallv_known(&host, send_counts, recv_counts)?;
                 if !received.is_empty() {
                     self.stream
                         .memcpy_htod(&received, &mut recv.slice_mut(0..total))
@@ -176,9 +216,9 @@ impl<'w> GpuExchange<'w> {
             }
             Channel::Nccl(comm) => {
                 group_start().map_err(|e| nccl_error("group start", e))?;
-                for t in transfers(send_counts, &recv_counts) {
+                for t in runs {
                     if !t.send.is_empty() {
-                        comm.send(&send.slice(t.send), t.peer as i32)
+                        comm.send(&send.slice(send_run(&t)), t.peer as i32)
                             .map_err(|e| nccl_error("send", e))?;
                     }
                     if !t.recv.is_empty() {
@@ -189,8 +229,7 @@ impl<'w> GpuExchange<'w> {
                 group_end().map_err(|e| nccl_error("group end", e))?;
             }
         }
-        self.wait("exchange")?;
-        Ok(total)
+        self.wait("exchange")
     }
 
     /// Every rank's `send` (all the same length), concatenated in rank order into `recv`.

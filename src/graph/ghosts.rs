@@ -39,6 +39,9 @@ pub struct Ghosts {
     pub send_local: Vec<u32>,
     /// How many of `send_local` go to each rank.
     pub send_counts: Vec<usize>,
+    /// For each of `send_local`, its index among the asking rank's ghosts: a changed value
+    /// travels as (target, value), and only changed values travel.
+    pub targets: Vec<u32>,
 }
 
 /// A local index as the 32 bits the local form stores.
@@ -170,11 +173,22 @@ impl Ghosts {
         }
         let (asked, send_counts) = world.alltoallv_counted(&ids, &recv_counts)?;
         let send_local = asked.iter().map(|&v| part.local(v) as u32).collect();
+        // Each asking rank's first ghost from this rank: its targets follow on from there.
+        let starts: Vec<u64> = crate::comm::run_starts(&recv_counts)
+            .into_iter()
+            .map(|s| s as u64)
+            .collect();
+        let first_target = world.alltoallv(&starts, &vec![1; world.size()])?;
+        let mut targets = Vec::with_capacity(asked.len());
+        for (&count, &first) in send_counts.iter().zip(&first_target) {
+            targets.extend((0..count as u64).map(|j| (first + j) as u32));
+        }
         Ok(Ghosts {
             ids,
             recv_counts,
             send_local,
             send_counts,
+            targets,
         })
     }
 
@@ -190,10 +204,5 @@ impl Ghosts {
             .map(|&u| values[u as usize])
             .collect();
         world.alltoallv_known(&send, &self.send_counts, &self.recv_counts)
-    }
-
-    /// Bytes one refresh of `item_bytes`-sized values sends from this rank.
-    pub fn refresh_bytes(&self, item_bytes: usize) -> u64 {
-        (self.send_local.len() * item_bytes) as u64
     }
 }

@@ -1,7 +1,8 @@
 //! The labelling engine: one driver for both devices (as the seed's hierarchical scheme,
 //! with the slab as the tile): label each slab locally (`SlabDevice::label_box`), bring the
-//! roots of its face sites to the host, join the slabs and the periodic wraps in the boundary
-//! graph solved on rank 0 (`boundary`), and relabel each slab from the labels of its nodes.
+//! roots of its face sites to the host, join the slabs and the periodic wraps through their
+//! boundary graphs (`boundary`), merged pairwise up a tree of ranks (`merge`), and relabel
+//! each slab from the labels of its nodes.
 //! Labels are canonical: the smallest global site index in the cluster (`NO_LABEL` for a
 //! vacant site), so they are the same for every rank count and device.
 //!
@@ -10,8 +11,9 @@
 //! root's parent carries the flag takes entry k of the nodes' labels, any other site the
 //! global index of its root. Slabs therefore hold fewer than 2^31 sites.
 
-use super::boundary::{self, Faces, Solution};
-use super::clusters::{Cluster, ClusterStats};
+use super::boundary::{self, Faces};
+use super::clusters::ClusterStats;
+use super::merge::{self, Final};
 use super::{Lattice, Slab};
 use crate::comm::World;
 use crate::error::{Error, Result};
@@ -40,8 +42,11 @@ pub trait SlabDevice {
 pub struct Labelled {
     /// This rank's node roots (local indices, ascending).
     roots: Vec<u32>,
-    /// Rank 0: the solved graph.
-    solution: Option<Solution>,
+    /// Each node's cluster label and percolation bits.
+    finals: Vec<Final>,
+    /// Seconds of the boundary merge, and the bytes this rank received in it.
+    pub merge_seconds: f64,
+    pub merge_bytes: u64,
 }
 
 /// Labels the clusters of a slab's occupations, again and again with the same buffers.
@@ -90,12 +95,17 @@ impl<D: SlabDevice> Labeller<D> {
     pub fn label(&mut self, world: &World, mask: &D::Mask) -> Result<Labelled> {
         self.device.label_box(mask)?;
         let (roots, masks) = self.device.face_roots(mask, &self.faces)?;
-        let part = boundary::slab_boundary(world, &self.slab, &self.faces, &roots, &masks);
-        let (labels, solution) = boundary::solve(world, &self.slab, &part)?;
+        let part = boundary::slab_boundary(&self.slab, &self.faces, &roots, &masks);
+        let started = std::time::Instant::now();
+        let (finals, words) = merge::solve(world, &self.slab, &part);
+        let merge_seconds = started.elapsed().as_secs_f64();
+        let labels: Vec<u64> = finals.iter().map(|f| f.0).collect();
         self.device.relabel(mask, &part.roots, &labels)?;
         Ok(Labelled {
             roots: part.roots,
-            solution,
+            finals,
+            merge_seconds,
+            merge_bytes: 8 * words,
         })
     }
 
@@ -108,29 +118,12 @@ impl<D: SlabDevice> Labeller<D> {
         labelled: &Labelled,
     ) -> Result<ClusterStats> {
         let (mut stats, node_sizes) = self.device.tally(mask, &labelled.roots)?;
-        let node_sizes = world.gatherv_root(&node_sizes)?;
-        if let Some(solution) = &labelled.solution {
-            stats.merge(&boundary_clusters(solution, &node_sizes));
-        }
+        stats.merge(&merge::boundary_clusters(
+            world,
+            &self.slab,
+            &labelled.finals,
+            &node_sizes,
+        )?);
         Ok(stats.reduce(world))
     }
-}
-
-/// The clusters of the boundary graph, from the local sizes of its nodes.
-fn boundary_clusters(solution: &Solution, node_sizes: &[u64]) -> ClusterStats {
-    let mut sizes = vec![0u64; node_sizes.len()];
-    for (&cluster, &size) in solution.cluster.iter().zip(node_sizes) {
-        sizes[cluster as usize] += size;
-    }
-    let mut stats = ClusterStats::default();
-    for (node, &cluster) in solution.cluster.iter().enumerate() {
-        if cluster as usize == node {
-            stats.add(Cluster {
-                size: sizes[node],
-                label: solution.ids[node],
-                percolates: solution.percolates[node],
-            });
-        }
-    }
-    stats
 }

@@ -8,7 +8,8 @@
 //! - `checkerboard`: the two-colouring that lets all sites of a colour update at once.
 //! - `occupation`: bond masks (the labelling's input) for site and bond percolation.
 //! - `engine`: the labelling, one driver over a device's local phases (`cpu` with
-//!   `unionfind`; `gpu` with kernels/lattice.cu) and the slabs' `boundary` graph.
+//!   `unionfind`; `gpu` with kernels/lattice.cu), the slabs' `boundary` graphs and their
+//!   pairwise `merge` up a tree of ranks.
 //! - `clusters`: cluster statistics of a labelling.
 //!
 //! ```text
@@ -26,6 +27,7 @@ pub mod engine;
 pub mod geometry;
 pub mod gpu;
 pub mod halo;
+pub mod merge;
 pub mod occupation;
 pub mod unionfind;
 

@@ -1,5 +1,6 @@
 //! `tessera cc` under mpirun: labels equal a sequential union-find on the same edges at every
-//! rank count (generated graphs with many components, a hand-made file of known pieces),
+//! rank count (generated graphs with many components, a hand-made file of known pieces, graphs
+//! that defeat label propagation with their ids shuffled across ranks, in few rounds),
 //! statistics that follow from the labels, and one clear error for a bad value.
 
 use crate::common;
@@ -211,35 +212,91 @@ fn zero_trials_is_one_clear_error() {
     }
 }
 
+/// A small xorshift generator, so the shuffles are the same on every run.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Pieces that defeat min-label propagation, on disjoint vertex ranges of one graph whose ids
+/// are then shuffled (so neighbours mostly sit on different ranks): a path of 4096 vertices,
+/// a 40 x 40 grid, 300 triangles and pairs, and a giant component (600 vertices, 2400 random
+/// edges) with 200 isolated vertices as dust. Returns (n, edges).
+fn adversarial_graph() -> (u64, Vec<(u64, u64)>) {
+    let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15);
+    let mut edges = Vec::new();
+    let path = 0..4096u64;
+    edges.extend(path.clone().skip(1).map(|v| (v - 1, v)));
+    let grid = |r: u64, c: u64| path.end + r * 40 + c;
+    for r in 0..40 {
+        for c in 0..40 {
+            if c + 1 < 40 {
+                edges.push((grid(r, c), grid(r, c + 1)));
+            }
+            if r + 1 < 40 {
+                edges.push((grid(r, c), grid(r + 1, c)));
+            }
+        }
+    }
+    let small = grid(40, 0);
+    for k in 0..300 {
+        let v = small + 3 * k;
+        edges.push((v, v + 1));
+        if k % 2 == 0 {
+            edges.extend([(v + 1, v + 2), (v + 2, v)]);
+        }
+    }
+    let giant = small + 900;
+    edges.extend((1..600).map(|i| (giant + rng.below(i), giant + i)));
+    edges.extend((0..1800).map(|_| (giant + rng.below(600), giant + rng.below(600))));
+    let n = giant + 600 + 200;
+    // Fisher-Yates: vertex v becomes shuffle[v].
+    let mut shuffle: Vec<u64> = (0..n).collect();
+    for i in (1..n as usize).rev() {
+        shuffle.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let edges = edges
+        .into_iter()
+        .map(|(u, v)| (shuffle[u as usize], shuffle[v as usize]))
+        .collect();
+    (n, edges)
+}
+
 #[test]
-fn a_path_across_ranks_takes_few_rounds() {
-    let dir = test_dir("cc_long_path");
-    // One path through 4096 vertices in the order 1237 i mod 4096 (1237 is odd, so every
-    // vertex once): consecutive vertices mostly sit on different ranks, so a label moving one
-    // hop per round (min-label propagation) would need thousands of rounds. Hooking and
-    // shortcutting need about log2 of that.
-    const N: u64 = 4096;
-    let order: Vec<u64> = (0..N).map(|i| i * 1237 % N).collect();
-    let edges: Vec<(u64, u64)> = order.windows(2).map(|w| (w[0], w[1])).collect();
-    let mut text = format!("# tessera edge list: vertices {N} edges {}\n", edges.len());
+fn graphs_that_defeat_label_propagation_take_few_rounds() {
+    let dir = test_dir("cc_adversarial");
+    let (n, edges) = adversarial_graph();
+    let mut text = format!("# tessera edge list: vertices {n} edges {}\n", edges.len());
     for (u, v) in &edges {
         text.push_str(&format!("{u} {v}\n"));
     }
-    let file = dir.join("path.el");
+    let file = dir.join("pieces.el");
     std::fs::write(&file, text).unwrap();
-    let truth = union_find_labels(N, &edges);
-    for np in [2, 4] {
+    let truth = union_find_labels(n, &edges);
+    // One hop per round would take thousands of rounds on the path; hooking and
+    // shortcutting take about log2 of its length.
+    let bound = 2 * (64 - n.leading_zeros()) as usize;
+    for np in NPS {
         let h5 = cc(
             np,
             &dir,
-            &format!("path-np{np}"),
+            &format!("pieces-np{np}"),
             &["--input", file.to_str().unwrap()],
         );
-        check(&h5, &truth, &format!("path np {np}"));
+        check(&h5, &truth, &format!("adversarial np {np}"));
         let rounds = h5.ds::<u64>("cc/rounds/changed").len();
         assert!(
-            rounds <= 2 * 12,
-            "np {np}: {rounds} rounds for a path of {N} vertices (at most 2 log2 N expected)"
+            rounds <= bound,
+            "np {np}: {rounds} rounds for {n} vertices (at most {bound} expected)"
         );
+        if np == 1 {
+            assert_eq!(rounds, 1, "one rank has no cut edges");
+        }
     }
 }

@@ -4,10 +4,11 @@
 //! of the driver in `super`. The same steps as kernels/cc.cu, so both give the same labels.
 //! With an `EdgeMask` only the edges it marks count (the spin models' Swendsen-Wang bonds).
 
-use super::Labeller;
-use crate::comm::World;
+use super::{most_frequent, remote, Labeller, SAMPLE_VERTICES};
+use crate::comm::{Pair, World};
 use crate::error::Result;
 use crate::graph::ghosts::LocalRows;
+use crate::graph::Block1D;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -27,8 +28,14 @@ pub struct CpuLabeller<'a> {
     labels: Vec<u64>,
     comp_min: Vec<AtomicU64>,
     ghost_labels: Vec<u64>,
-    /// Each ghost's label as last absorbed (u64::MAX: not yet).
-    absorbed: Vec<u64>,
+    /// Per ghost, whether its label came in this round.
+    changed_ghosts: Vec<bool>,
+    /// Per entry of the ghost plan, the label last sent (u64::MAX: none yet).
+    sent: Vec<u64>,
+    /// The roots of the local components with a cut edge, and their labels before the
+    /// round's cut edges were absorbed.
+    boundary: Vec<u32>,
+    before: Vec<u64>,
 }
 
 impl<'a> CpuLabeller<'a> {
@@ -42,8 +49,11 @@ impl<'a> CpuLabeller<'a> {
             parent: (0..n as u32).map(AtomicU32::new).collect(),
             labels: vec![0; n],
             comp_min: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            ghost_labels: Vec::new(),
-            absorbed: Vec::new(),
+            ghost_labels: vec![u64::MAX; rows.ghosts.ids.len()],
+            changed_ghosts: vec![false; rows.ghosts.ids.len()],
+            sent: vec![u64::MAX; rows.ghosts.send_local.len()],
+            boundary: Vec::new(),
+            before: Vec::new(),
         }
     }
 
@@ -53,6 +63,32 @@ impl<'a> CpuLabeller<'a> {
             mask: Some(mask),
             ..CpuLabeller::new(rows, first)
         }
+    }
+
+    /// The component label of own vertex `v` (local index).
+    fn component_label(&self, v: u32) -> u64 {
+        let root = self.parent[v as usize].load(Relaxed);
+        self.comp_min[root as usize].load(Relaxed)
+    }
+
+    /// Lower the component label of own vertex `v` to `label`; whether it fell.
+    fn lower(&self, v: u32, label: u64) -> bool {
+        let root = self.parent[v as usize].load(Relaxed) as usize;
+        label < self.comp_min[root].fetch_min(label, Relaxed)
+    }
+
+    /// The roots of the local components with a cut edge (ascending).
+    fn boundary_roots(&self) -> Vec<u32> {
+        let parent = &self.parent;
+        let mut roots: Vec<u32> = self
+            .rows
+            .cut_own
+            .par_iter()
+            .map(|&u| parent[u as usize].load(Relaxed))
+            .collect();
+        roots.par_sort_unstable();
+        roots.dedup();
+        roots
     }
 }
 
@@ -119,39 +155,55 @@ impl Labeller for CpuLabeller<'_> {
                 *label = first + u64::from(root);
                 min.store(*label, Relaxed);
             });
-        self.absorbed = vec![u64::MAX; self.rows.ghosts.ids.len()];
+        self.sent.par_iter_mut().for_each(|s| *s = u64::MAX);
+        self.boundary = self.boundary_roots();
         Ok(())
     }
 
-    fn boundary_roots(&mut self) -> Result<Vec<u32>> {
-        let parent = &self.parent;
-        let mut roots: Vec<u32> = self
-            .rows
-            .cut_own
-            .par_iter()
-            .map(|&u| parent[u as usize].load(Relaxed))
-            .collect();
-        roots.par_sort_unstable();
-        roots.dedup();
-        Ok(roots)
-    }
-
     fn refresh_ghosts(&mut self, world: &World) -> Result<u64> {
-        self.ghost_labels = self.rows.ghosts.refresh(world, &self.labels)?;
-        Ok(self.rows.ghosts.refresh_bytes(8))
+        let plan = &self.rows.ghosts;
+        let labels = &self.labels;
+        // Only labels that changed since they were last sent, as (target ghost, label), run
+        // by run in the plan's rank order.
+        let mut send = Vec::new();
+        let mut counts = Vec::with_capacity(world.size());
+        let mut at = 0;
+        for &count in &plan.send_counts {
+            let run = at..at + count;
+            let before = send.len();
+            send.par_extend(
+                plan.send_local[run.clone()]
+                    .par_iter()
+                    .zip(&plan.targets[run.clone()])
+                    .zip(&mut self.sent[run])
+                    .filter_map(|((&u, &target), sent)| {
+                        let label = labels[u as usize];
+                        (std::mem::replace(sent, label) != label)
+                            .then_some(Pair(u64::from(target), label))
+                    }),
+            );
+            counts.push(send.len() - before);
+            at += count;
+        }
+        let received = world.alltoallv(&send, &counts)?;
+        self.changed_ghosts.par_iter_mut().for_each(|c| *c = false);
+        for p in received {
+            self.ghost_labels[p.0 as usize] = p.1;
+            self.changed_ghosts[p.0 as usize] = true;
+        }
+        Ok(16 * send.len() as u64)
     }
 
     fn absorb_cut_edges(&mut self) -> Result<()> {
+        self.before = self
+            .boundary
+            .par_iter()
+            .map(|&r| self.comp_min[r as usize].load(Relaxed))
+            .collect();
         let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
-        let (ghost_labels, mask) = (&self.ghost_labels, self.mask);
+        let (ghost_labels, changed, mask) = (&self.ghost_labels, &self.changed_ghosts, self.mask);
         // Only cut edges to ghosts whose label changed: what the others gave is already in
         // `comp_min`, which only falls.
-        let changed: Vec<bool> = self
-            .absorbed
-            .par_iter_mut()
-            .zip(ghost_labels.par_iter())
-            .map(|(seen, &label)| std::mem::replace(seen, label) != label)
-            .collect();
         rows.cut_own
             .par_iter()
             .zip(rows.cut_ghost.par_iter())
@@ -168,20 +220,51 @@ impl Labeller for CpuLabeller<'_> {
         Ok(())
     }
 
-    fn component_labels(&mut self, vertices: &[u32]) -> Result<Vec<u64>> {
-        let (parent, min) = (&self.parent, &self.comp_min);
-        Ok(vertices
+    fn hook_trees(&mut self, world: &World, part: &Block1D) -> Result<u64> {
+        let hooks: Vec<Pair> = self
+            .boundary
             .par_iter()
-            .map(|&v| min[parent[v as usize].load(Relaxed) as usize].load(Relaxed))
-            .collect())
+            .zip(&self.before)
+            .filter_map(|(&root, &before)| {
+                let after = self.comp_min[root as usize].load(Relaxed);
+                (after < before && before != part.global(root as usize))
+                    .then_some(Pair(before, after))
+            })
+            .collect();
+        let received = world.route(&hooks, |h| part.owner(h.0))?;
+        received.par_iter().for_each(|h| {
+            self.lower(part.local(h.0) as u32, h.1);
+        });
+        Ok(16 * remote(part, hooks.iter().map(|h| h.0)))
     }
 
-    fn lower(&mut self, vertices: &[u32], labels: &[u64]) -> Result<()> {
-        let (parent, min) = (&self.parent, &self.comp_min);
-        vertices.par_iter().zip(labels).for_each(|(&v, &label)| {
-            min[parent[v as usize].load(Relaxed) as usize].fetch_min(label, Relaxed);
-        });
-        Ok(())
+    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(u64, u64)> {
+        let (pointing, labels): (Vec<u32>, Vec<u64>) = self
+            .boundary
+            .par_iter()
+            .filter_map(|&root| {
+                let label = self.comp_min[root as usize].load(Relaxed);
+                (label != part.global(root as usize)).then_some((root, label))
+            })
+            .unzip();
+        // Many components point at one label (a giant's): each label is asked once.
+        let mut asked = labels.clone();
+        asked.par_sort_unstable();
+        asked.dedup();
+        let answers = world.query(
+            &asked,
+            |l| part.owner(l),
+            |l| self.component_label(part.local(l) as u32),
+        )?;
+        let lowered = pointing
+            .par_iter()
+            .zip(&labels)
+            .filter(|&(&root, label)| {
+                let answer = answers[asked.binary_search(label).expect("asked")];
+                self.lower(root, answer)
+            })
+            .count() as u64;
+        Ok((lowered, 16 * remote(part, asked.iter().copied())))
     }
 
     fn relabel(&mut self) -> Result<u64> {
@@ -202,5 +285,29 @@ impl Labeller for CpuLabeller<'_> {
 
     fn labels(&self) -> Result<Vec<u64>> {
         Ok(self.labels.clone())
+    }
+
+    fn rows(&self) -> &LocalRows {
+        self.rows
+    }
+
+    fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>> {
+        Ok(vertices
+            .iter()
+            .map(|&v| self.parent[v as usize].load(Relaxed))
+            .collect())
+    }
+
+    fn giant(&mut self) -> Result<Option<u32>> {
+        let n = self.rows.local_n() as u64;
+        let sample: Vec<u32> = (0..SAMPLE_VERTICES.min(n))
+            .map(|i| (i * 2_654_435_761 % n) as u32)
+            .collect();
+        Ok(most_frequent(self.roots_of(&sample)?))
+    }
+
+    fn lower_component(&mut self, root: u32, label: u64) -> Result<()> {
+        self.comp_min[root as usize].fetch_min(label, Relaxed);
+        Ok(())
     }
 }

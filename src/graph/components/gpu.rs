@@ -1,44 +1,69 @@
 //! The labelling's steps on the rank's GPU (kernels/cc.cu): the local rows, cut edges and
-//! ghost plan uploaded once; labels stay on the device between rounds, and ghost labels
-//! travel GPU to GPU through the exchange layer (NCCL, or staged through MPI).
+//! ghost plan uploaded once; labels stay on the device between rounds. Every step across
+//! ranks runs there too: changed labels are compacted per destination rank, hooks and
+//! shortcut queries put into runs by owner (`OwnerBuckets`), and all of them travel GPU to GPU
+//! through the exchange layer (NCCL, or staged through MPI); the host sees only counts.
 
-use super::Labeller;
-use crate::comm::gpu::GpuExchange;
-use crate::comm::{GpuTransport, Op, World};
+use super::{most_frequent, Labeller, SAMPLE_VERTICES};
+use crate::comm::gpu::{GpuExchange, OwnerBuckets};
+use crate::comm::{run_starts, GpuTransport, Op, World};
 use crate::device::{grid, memory, Gpu, Kernel};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::ghosts::LocalRows;
+use crate::graph::Block1D;
 use cudarc::driver::{CudaSlice, PushKernelArg};
-use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Neighbours per vertex linked before the giant component is sampled (Afforest's 2).
 const SAMPLE_NEIGHBOURS: u32 = 2;
-/// Vertices whose roots are sampled to find the giant component.
-const SAMPLE_VERTICES: u32 = 1024;
+
+/// The ghost plan on the device: which own labels go to whom, as what.
+struct SendPlan {
+    send_local: CudaSlice<u32>,
+    targets: CudaSlice<u32>,
+    /// Per entry, the label last sent plus one (0: none yet).
+    sent: CudaSlice<u64>,
+    /// Changed labels, compacted within each rank's run.
+    out: CudaSlice<u64>,
+    /// Per destination rank, how many of its run changed.
+    tails: CudaSlice<u64>,
+    incoming: CudaSlice<u64>,
+}
+
+/// The boundary components (local roots with a cut edge) and the buffers of their steps.
+struct Boundary {
+    roots: CudaSlice<u32>,
+    count: u64,
+    before: CudaSlice<u64>,
+    items: CudaSlice<u64>,
+    bucketed: CudaSlice<u64>,
+    received: CudaSlice<u64>,
+    replies: CudaSlice<u64>,
+}
 
 pub struct GpuLabeller<'a> {
     gpu: &'a Gpu,
     exchange: GpuExchange<'a>,
+    owners: OwnerBuckets,
     rows: &'a LocalRows,
+    ranks: usize,
     n: u32,
     first: u64,
     offsets: CudaSlice<u64>,
     adj: CudaSlice<u32>,
     cut_own: CudaSlice<u32>,
     cut_ghost: CudaSlice<u32>,
-    send_local: CudaSlice<u32>,
+    plan: SendPlan,
     parent: CudaSlice<u32>,
     labels: CudaSlice<u64>,
     comp_min: CudaSlice<u64>,
-    send: CudaSlice<u64>,
     ghost_labels: CudaSlice<u64>,
-    /// Per ghost, its label as last absorbed plus one (0: none yet).
-    absorbed: CudaSlice<u64>,
-    /// Per ghost, whether its label changed in this round.
+    /// Per ghost, whether its label came in this round.
     changed_ghosts: CudaSlice<u8>,
-    changed: CudaSlice<u64>,
+    boundary: Boundary,
+    /// A counter the kernels add to (changes, slots).
+    counter: CudaSlice<u64>,
     kernels: HashMap<&'static str, Kernel>,
 }
 
@@ -50,12 +75,35 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         true => DeviceCsr::bytes(n, rows.adj.len() as u64),
         false => 0,
     };
+    // Boundary components: at most one per vertex, with flags, roots and four u64 buffers.
     edges
         + 8 * rows.cut_own.len() as u64
         + (4 + 8 + 8) * n
-        + 12 * rows.ghosts.send_local.len() as u64
+        + (4 + 4 + 4 * 8) * n
+        + (4 + 4 + 8 + 8) * rows.ghosts.send_local.len() as u64
         + (8 + 8 + 1) * rows.ghosts.ids.len() as u64
 }
+
+const KERNELS: [&str; 18] = [
+    "cc_init",
+    "cc_link_nth",
+    "cc_link_rest",
+    "cc_compress",
+    "cc_roots_of",
+    "cc_label",
+    "cc_send_changed",
+    "cc_receive_labels",
+    "cc_cut_min",
+    "cc_relabel",
+    "cc_boundary_labels",
+    "cc_hooks",
+    "cc_apply_hooks",
+    "cc_queries",
+    "cc_answer",
+    "cc_take_answers",
+    "cc_mark_boundary",
+    "cc_list_flagged",
+];
 
 impl<'a> GpuLabeller<'a> {
     /// Upload `rows` (collective: opens the exchange and checks every rank's memory); their
@@ -65,9 +113,16 @@ impl<'a> GpuLabeller<'a> {
         gpu: &'a Gpu,
         transport: GpuTransport,
         rows: &'a LocalRows,
-        first: u64,
+        part: &Block1D,
         local: Option<DeviceCsr>,
     ) -> Result<Self> {
+        if world.size() > 1 && part.n > u64::from(u32::MAX) {
+            // Labels travel packed beside a 32-bit index in one u64.
+            return Err(Error::Unavailable(format!(
+                "components across ranks on GPUs take graphs of fewer than 2^32 vertices ({} here): run on the CPU",
+                part.n
+            )));
+        }
         let needed = world.allreduce(bytes_needed(rows, local.is_none()), Op::Max);
         let free = world.allreduce(memory::gpu_free(gpu)?, Op::Min);
         if needed > free {
@@ -81,22 +136,7 @@ impl<'a> GpuLabeller<'a> {
         }
         let n = rows.local_n();
         let mut kernels = HashMap::new();
-        for name in [
-            "cc_init",
-            "cc_link_nth",
-            "cc_link_rest",
-            "cc_compress",
-            "cc_sample_roots",
-            "cc_label",
-            "cc_gather",
-            "cc_changed_ghosts",
-            "cc_cut_min",
-            "cc_relabel",
-            "cc_component_labels",
-            "cc_lower",
-            "cc_mark_boundary",
-            "cc_list_flagged",
-        ] {
+        for name in KERNELS {
             kernels.insert(name, gpu.function("cc.cu", name)?);
         }
         let (offsets, adj) = match local {
@@ -109,25 +149,45 @@ impl<'a> GpuLabeller<'a> {
                 gpu.upload("local edges", &rows.adj)?,
             ),
         };
+        let ghosts = &rows.ghosts;
+        let plan = SendPlan {
+            send_local: gpu.upload("ghost plan", &ghosts.send_local)?,
+            targets: gpu.upload("ghost plan", &ghosts.targets)?,
+            sent: gpu.zeros("labels sent", ghosts.send_local.len())?,
+            out: gpu.zeros("labels to send", ghosts.send_local.len())?,
+            tails: gpu.zeros("send counts", world.size())?,
+            incoming: gpu.zeros("labels received", ghosts.ids.len())?,
+        };
+        let empty = || gpu.zeros::<u64>("boundary buffers", 1);
+        let boundary = Boundary {
+            roots: gpu.zeros("boundary roots", n)?,
+            count: 0,
+            before: empty()?,
+            items: empty()?,
+            bucketed: empty()?,
+            received: empty()?,
+            replies: empty()?,
+        };
         Ok(GpuLabeller {
             gpu,
             exchange: GpuExchange::open(world, gpu, transport)?,
+            owners: OwnerBuckets::new(gpu, world.size(), part.block)?,
             rows,
+            ranks: world.size(),
             n: n as u32,
-            first,
+            first: part.first(),
             offsets,
             adj,
             cut_own: gpu.upload("cut edges", &rows.cut_own)?,
             cut_ghost: gpu.upload("cut edges", &rows.cut_ghost)?,
-            send_local: gpu.upload("ghost plan", &rows.ghosts.send_local)?,
+            plan,
             parent: gpu.zeros("parents", n)?,
             labels: gpu.zeros("labels", n)?,
             comp_min: gpu.zeros("component labels", n)?,
-            send: gpu.zeros("labels to send", rows.ghosts.send_local.len())?,
-            ghost_labels: gpu.zeros("ghost labels", rows.ghosts.ids.len())?,
-            absorbed: gpu.zeros("absorbed ghost labels", rows.ghosts.ids.len())?,
-            changed_ghosts: gpu.zeros("changed ghosts", rows.ghosts.ids.len())?,
-            changed: gpu.zeros("change count", 1)?,
+            ghost_labels: gpu.zeros("ghost labels", ghosts.ids.len())?,
+            changed_ghosts: gpu.zeros("changed ghosts", ghosts.ids.len())?,
+            boundary,
+            counter: gpu.zeros("counter", 1)?,
             kernels,
         })
     }
@@ -143,27 +203,61 @@ impl<'a> GpuLabeller<'a> {
     /// The root most sampled vertices have (the giant component's, on the graphs CC is
     /// run on; any root is correct, only slower).
     fn giant_root(&mut self) -> Result<u32> {
+        let n = u64::from(self.n);
+        let sample: Vec<u32> = (0..SAMPLE_VERTICES.min(n))
+            .map(|i| (i * 2_654_435_761 % n) as u32)
+            .collect();
+        Ok(most_frequent(self.roots_of(&sample)?).unwrap_or(0))
+    }
+
+    /// List the boundary components on the device and size their buffers.
+    fn list_boundary(&mut self) -> Result<()> {
+        let cuts = self.rows.cut_own.len() as u64;
         let (gpu, n) = (self.gpu, self.n);
-        let mut sample = gpu.zeros::<u32>("root sample", SAMPLE_VERTICES as usize)?;
-        gpu.launch(
-            &self.kernels["cc_sample_roots"],
-            grid(SAMPLE_VERTICES.into()),
-            |b| {
-                b.arg(&self.parent)
-                    .arg(&n)
-                    .arg(&SAMPLE_VERTICES)
-                    .arg(&mut sample);
-            },
-        )?;
-        let roots = gpu.download("root sample", &sample, SAMPLE_VERTICES as usize)?;
-        let mut counts: HashMap<u32, u32> = HashMap::new();
-        for r in roots {
-            *counts.entry(r).or_default() += 1;
+        self.boundary.count = 0;
+        if cuts == 0 {
+            return Ok(());
         }
-        Ok(counts
-            .into_iter()
-            .max_by_key(|&(root, count)| (count, std::cmp::Reverse(root)))
-            .map_or(0, |(root, _)| root))
+        let mut flags = gpu.zeros::<u32>("boundary flags", n as usize)?;
+        gpu.launch(&self.kernels["cc_mark_boundary"], grid(cuts), |a| {
+            a.arg(&self.cut_own)
+                .arg(&cuts)
+                .arg(&self.parent)
+                .arg(&mut flags);
+        })?;
+        gpu.launch(&self.kernels["cc_list_flagged"], grid(n.into()), |a| {
+            a.arg(&flags)
+                .arg(&n)
+                .arg(&mut self.boundary.roots)
+                .arg(&mut self.counter);
+        })?;
+        let count = self.take_counter()?;
+        let b = &mut self.boundary;
+        b.count = count;
+        b.before = gpu.zeros("boundary labels", count as usize)?;
+        b.items = gpu.zeros("boundary messages", count as usize)?;
+        b.bucketed = gpu.zeros("boundary messages", count as usize)?;
+        b.replies = gpu.zeros("boundary replies", count as usize)?;
+        Ok(())
+    }
+
+    /// Put the first `count` of `boundary.items` into runs by owner and send them; returns
+    /// how many came from each rank (in `boundary.received`).
+    fn route_items(&mut self, count: u64) -> Result<Vec<usize>> {
+        let b = &mut self.boundary;
+        let counts = self
+            .owners
+            .bucket(self.gpu, &b.items, count, &mut b.bucketed)?;
+        let at = run_starts(&counts);
+        self.exchange
+            .alltoallv_runs(&b.bucketed, (&at, &counts), &mut b.received)
+    }
+
+    /// The counter, which is then reset (every use starts from zero).
+    fn take_counter(&mut self) -> Result<u64> {
+        let value = self.gpu.download("counter", &self.counter, 1)?[0];
+        self.gpu.clear("the counter", &mut self.counter)?;
+        Ok(value)
     }
 }
 
@@ -201,67 +295,70 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.labels)
                 .arg(&mut self.comp_min);
         })?;
-        gpu.clear("the absorbed ghost labels", &mut self.absorbed)?;
+        gpu.clear("the labels sent", &mut self.plan.sent)?;
+        self.list_boundary()?;
         gpu.sync("cc local labelling")
     }
 
-    fn boundary_roots(&mut self) -> Result<Vec<u32>> {
-        let cuts = self.rows.cut_own.len() as u64;
-        if cuts == 0 {
-            return Ok(Vec::new());
-        }
-        let (gpu, n) = (self.gpu, self.n);
-        let mut flags = gpu.zeros::<u32>("boundary flags", n as usize)?;
-        let mut roots = gpu.zeros::<u32>("boundary roots", n as usize)?;
-        let mut count = gpu.zeros::<u64>("boundary count", 1)?;
-        gpu.launch(&self.kernels["cc_mark_boundary"], grid(cuts), |b| {
-            b.arg(&self.cut_own)
-                .arg(&cuts)
-                .arg(&self.parent)
-                .arg(&mut flags);
-        })?;
-        gpu.launch(&self.kernels["cc_list_flagged"], grid(n.into()), |b| {
-            b.arg(&flags).arg(&n).arg(&mut roots).arg(&mut count);
-        })?;
-        let count = gpu.download("boundary count", &count, 1)?[0] as usize;
-        let mut roots = gpu.download("boundary roots", &roots, count)?;
-        roots.par_sort_unstable();
-        Ok(roots)
-    }
-
     fn refresh_ghosts(&mut self, _: &World) -> Result<u64> {
-        let gpu = self.gpu;
-        let plan = &self.rows.ghosts;
-        let count = plan.send_local.len() as u64;
-        if count > 0 {
-            gpu.launch(&self.kernels["cc_gather"], grid(count), |b| {
-                b.arg(&self.send_local)
-                    .arg(&count)
-                    .arg(&self.labels)
-                    .arg(&mut self.send);
-            })?;
+        if self.ranks == 1 {
+            return Ok(0);
         }
-        self.exchange
-            .alltoallv(&self.send, &plan.send_counts, &mut self.ghost_labels)?;
-        Ok(plan.refresh_bytes(8))
+        let gpu = self.gpu;
+        let ghosts = &self.rows.ghosts;
+        let p = &mut self.plan;
+        let at = run_starts(&ghosts.send_counts);
+        gpu.clear("the send counts", &mut p.tails)?;
+        for (dest, (&from, &count)) in at.iter().zip(&ghosts.send_counts).enumerate() {
+            let (from, to, dest) = (from as u64, (from + count) as u64, dest as u32);
+            if count > 0 {
+                gpu.launch(&self.kernels["cc_send_changed"], grid(count as u64), |a| {
+                    a.arg(&p.send_local)
+                        .arg(&p.targets)
+                        .arg(&from)
+                        .arg(&to)
+                        .arg(&dest)
+                        .arg(&self.labels)
+                        .arg(&mut p.sent)
+                        .arg(&mut p.out)
+                        .arg(&mut p.tails);
+                })?;
+            }
+        }
+        let counts: Vec<usize> = gpu
+            .download("send counts", &p.tails, self.ranks)?
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
+        let received = self
+            .exchange
+            .alltoallv_runs(&p.out, (&at, &counts), &mut p.incoming)?;
+        let total = received.iter().sum::<usize>() as u64;
+        gpu.clear("the changed ghosts", &mut self.changed_ghosts)?;
+        gpu.launch(&self.kernels["cc_receive_labels"], grid(total), |a| {
+            a.arg(&p.incoming)
+                .arg(&total)
+                .arg(&mut self.ghost_labels)
+                .arg(&mut self.changed_ghosts);
+        })?;
+        Ok(8 * counts.iter().sum::<usize>() as u64)
     }
 
     fn absorb_cut_edges(&mut self) -> Result<()> {
-        let (gpu, ghosts) = (self.gpu, self.rows.ghosts.ids.len() as u64);
+        let gpu = self.gpu;
         let cuts = self.rows.cut_own.len() as u64;
         if cuts == 0 {
             return Ok(());
         }
-        // Only cut edges to ghosts whose label changed: what the others gave is already in
-        // `comp_min`, which only falls.
-        gpu.launch(&self.kernels["cc_changed_ghosts"], grid(ghosts), |b| {
-            b.arg(&self.ghost_labels)
-                .arg(&ghosts)
-                .arg(&mut self.absorbed)
-                .arg(&mut self.changed_ghosts);
+        let b = &mut self.boundary;
+        gpu.launch(&self.kernels["cc_boundary_labels"], grid(b.count), |a| {
+            a.arg(&b.roots)
+                .arg(&b.count)
+                .arg(&self.comp_min)
+                .arg(&mut b.before);
         })?;
-        gpu.launch(&self.kernels["cc_cut_min"], grid(cuts), |b| {
-            b.arg(&self.cut_own)
+        gpu.launch(&self.kernels["cc_cut_min"], grid(cuts), |a| {
+            a.arg(&self.cut_own)
                 .arg(&self.cut_ghost)
                 .arg(&cuts)
                 .arg(&self.changed_ghosts)
@@ -271,43 +368,77 @@ impl Labeller for GpuLabeller<'_> {
         })
     }
 
-    fn component_labels(&mut self, vertices: &[u32]) -> Result<Vec<u64>> {
-        if vertices.is_empty() {
-            return Ok(Vec::new());
+    fn hook_trees(&mut self, _: &World, _: &Block1D) -> Result<u64> {
+        if self.ranks == 1 {
+            return Ok(0);
         }
-        let gpu = self.gpu;
-        let count = vertices.len() as u64;
-        let asked = gpu.upload("vertices", vertices)?;
-        let mut out = gpu.zeros::<u64>("component labels", vertices.len())?;
-        gpu.launch(&self.kernels["cc_component_labels"], grid(count), |b| {
-            b.arg(&asked)
-                .arg(&count)
+        let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
+        let b = &mut self.boundary;
+        gpu.launch(&self.kernels["cc_hooks"], grid(b.count), |a| {
+            a.arg(&b.roots)
+                .arg(&b.count)
+                .arg(&b.before)
+                .arg(&first)
+                .arg(&local_n)
                 .arg(&self.parent)
-                .arg(&self.comp_min)
-                .arg(&mut out);
+                .arg(&mut self.comp_min)
+                .arg(&mut b.items)
+                .arg(&mut self.counter);
         })?;
-        gpu.download("component labels", &out, vertices.len())
-    }
-
-    fn lower(&mut self, vertices: &[u32], labels: &[u64]) -> Result<()> {
-        if vertices.is_empty() {
-            return Ok(());
-        }
-        let gpu = self.gpu;
-        let count = vertices.len() as u64;
-        let (vertices, labels) = (
-            gpu.upload("vertices", vertices)?,
-            gpu.upload("labels", labels)?,
-        );
-        gpu.launch(&self.kernels["cc_lower"], grid(count), |b| {
-            b.arg(&vertices)
-                .arg(&labels)
-                .arg(&count)
+        let hooks = self.take_counter()?;
+        let total = self.route_items(hooks)?.iter().sum::<usize>() as u64;
+        let b = &self.boundary;
+        gpu.launch(&self.kernels["cc_apply_hooks"], grid(total), |a| {
+            a.arg(&b.received)
+                .arg(&total)
+                .arg(&first)
                 .arg(&self.parent)
                 .arg(&mut self.comp_min);
         })?;
-        // The uploads are freed on return: wait for the kernel that reads them.
-        gpu.sync("lower component labels")
+        Ok(8 * hooks)
+    }
+
+    fn shortcut(&mut self, _: &World, _: &Block1D) -> Result<(u64, u64)> {
+        if self.ranks == 1 {
+            return Ok((0, 0));
+        }
+        let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
+        let mut lowered = gpu.zeros::<u64>("lowered count", 1)?;
+        let b = &mut self.boundary;
+        gpu.launch(&self.kernels["cc_queries"], grid(b.count), |a| {
+            a.arg(&b.roots)
+                .arg(&b.count)
+                .arg(&first)
+                .arg(&local_n)
+                .arg(&self.parent)
+                .arg(&mut self.comp_min)
+                .arg(&mut b.items)
+                .arg(&mut self.counter)
+                .arg(&mut lowered);
+        })?;
+        let asked = self.take_counter()?;
+        let from = self.route_items(asked)?;
+        let total = from.iter().sum::<usize>() as u64;
+        let b = &mut self.boundary;
+        gpu.launch(&self.kernels["cc_answer"], grid(total), |a| {
+            a.arg(&mut b.received)
+                .arg(&total)
+                .arg(&first)
+                .arg(&self.parent)
+                .arg(&self.comp_min);
+        })?;
+        let at = run_starts(&from);
+        self.exchange
+            .alltoallv_runs(&b.received, (&at, &from), &mut b.replies)?;
+        gpu.launch(&self.kernels["cc_take_answers"], grid(asked), |a| {
+            a.arg(&b.replies)
+                .arg(&asked)
+                .arg(&b.roots)
+                .arg(&mut self.comp_min)
+                .arg(&mut lowered);
+        })?;
+        let lowered = gpu.download("lowered count", &lowered, 1)?[0];
+        Ok((lowered, 8 * (asked + total)))
     }
 
     fn relabel(&mut self) -> Result<u64> {
@@ -315,18 +446,50 @@ impl Labeller for GpuLabeller<'_> {
             return Ok(0);
         }
         let (gpu, n) = (self.gpu, self.n);
-        gpu.clear("the change count", &mut self.changed)?;
         gpu.launch(&self.kernels["cc_relabel"], grid(n.into()), |b| {
             b.arg(&n)
                 .arg(&self.parent)
                 .arg(&self.comp_min)
                 .arg(&mut self.labels)
-                .arg(&mut self.changed);
+                .arg(&mut self.counter);
         })?;
-        Ok(gpu.download("change count", &self.changed, 1)?[0])
+        self.take_counter()
     }
 
     fn labels(&self) -> Result<Vec<u64>> {
         self.gpu.download("labels", &self.labels, self.n as usize)
+    }
+
+    fn rows(&self) -> &LocalRows {
+        self.rows
+    }
+
+    fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>> {
+        if vertices.is_empty() {
+            return Ok(Vec::new());
+        }
+        let gpu = self.gpu;
+        let count = vertices.len() as u64;
+        let asked = gpu.upload("vertices", vertices)?;
+        let mut out = gpu.zeros::<u32>("roots", vertices.len())?;
+        gpu.launch(&self.kernels["cc_roots_of"], grid(count), |a| {
+            a.arg(&asked).arg(&count).arg(&self.parent).arg(&mut out);
+        })?;
+        gpu.download("roots", &out, vertices.len())
+    }
+
+    fn giant(&mut self) -> Result<Option<u32>> {
+        match self.n {
+            0 => Ok(None),
+            _ => self.giant_root().map(Some),
+        }
+    }
+
+    fn lower_component(&mut self, root: u32, label: u64) -> Result<()> {
+        let at = root as usize;
+        self.gpu
+            .stream
+            .memcpy_htod(&[label], &mut self.comp_min.slice_mut(at..at + 1))
+            .map_err(|e| crate::device::gpu_error("lower a component label", e))
     }
 }

@@ -9,9 +9,15 @@
 //! Afforest's neighbour sampling, kernels/cc.cu), each local component labelled with its
 //! smallest id. Across ranks, Shiloach-Vishkin on the graph of local components, a label
 //! being a pointer to the vertex of that id (label(x) <= x always, so the pointers form a
-//! forest whose roots label themselves). Each round:
-//! - ghosts' labels are refreshed from their owners (one all-to-all in a fixed order), and
-//!   each local component takes the smallest label over its cut edges (hooking on edges);
+//! forest whose roots label themselves). First, Afforest's giant-component skip across ranks
+//! (`join_giants`): each rank's giant local component takes the smallest label of the giants
+//! found joined to it, so its many boundary vertices send one label, not one per round. Then
+//! rounds, every step of them on the device that holds the labels (the GPU's exchanges go GPU
+//! to GPU through `comm::gpu`, NCCL or staged MPI):
+//! - refresh: each owner sends the labels of its vertices that other ranks hold as ghosts,
+//!   only those that changed since it last sent them, as (ghost, label);
+//! - hooking on edges: each local component takes the smallest label over its cut edges to
+//!   ghosts whose label came in;
 //! - tree hooking: a component whose label fell from L to m sends (L, m) to L's owner, which
 //!   lowers the label of the component holding vertex L to m, so whole trees join at once;
 //! - shortcutting: each component with a cut edge asks the owner of its label L for L's own
@@ -27,42 +33,160 @@
 pub mod cpu;
 pub mod gpu;
 
-use crate::comm::{Op, Pair, World};
+use crate::comm::{Op, World};
 use crate::error::Result;
+use crate::graph::ghosts::LocalRows;
 use crate::graph::Block1D;
-use rayon::prelude::*;
 use std::time::Instant;
 
 /// The device half of the labelling (`cpu` or `gpu`): the same steps on either. Local
 /// components are named by their roots (local indices); a vertex's component label is its
-/// root's.
+/// root's. Each collective step returns the bytes this rank sent to other ranks.
 pub trait Labeller {
-    /// Label each own vertex with the smallest global id of its component over local edges.
+    /// Label each own vertex with the smallest global id of its component over local edges;
+    /// list the components with a cut edge; forget what was sent before.
     fn link_local(&mut self) -> Result<()>;
-    /// The roots of the local components with a cut edge (after `link_local`).
-    fn boundary_roots(&mut self) -> Result<Vec<u32>>;
-    /// Refresh the ghosts' labels from their owners (collective); returns bytes sent.
+    /// Send the own labels that other ranks hold as ghosts and that changed since last sent;
+    /// take in the ghosts' (collective).
     fn refresh_ghosts(&mut self, world: &World) -> Result<u64>;
-    /// Lower each local component's label to the smallest ghost label over its cut edges.
+    /// Lower each local component's label to the smallest ghost label over its cut edges to
+    /// ghosts whose label came in (remembering the labels before, for `hook_trees`).
     fn absorb_cut_edges(&mut self) -> Result<()>;
-    /// The component labels of own vertices (local indices).
-    fn component_labels(&mut self, vertices: &[u32]) -> Result<Vec<u64>>;
-    /// Lower the component label of each `vertices[i]` to `labels[i]` where that is smaller.
-    fn lower(&mut self, vertices: &[u32], labels: &[u64]) -> Result<()>;
+    /// Tree hooking: each component whose label fell from L to m lowers the component of
+    /// vertex L, at its owner, to m (collective).
+    fn hook_trees(&mut self, world: &World, part: &Block1D) -> Result<u64>;
+    /// One shortcutting step: each component with a cut edge takes the label of the vertex
+    /// its label names (collective); returns how many labels fell here, and the bytes.
+    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(u64, u64)>;
     /// Hand each vertex its component's label; returns how many own vertices changed.
     fn relabel(&mut self) -> Result<u64>;
     /// The own vertices' labels, on the host.
     fn labels(&self) -> Result<Vec<u64>>;
+    /// The rank's rows (local edges, cut edges, ghosts).
+    fn rows(&self) -> &LocalRows;
+    /// The roots of own vertices' local components (after `link_local`).
+    fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>>;
+    /// The root of the local component most of a sample of vertices fall in (the giant
+    /// component's, on the graphs labelled here), if the rank has vertices.
+    fn giant(&mut self) -> Result<Option<u32>>;
+    /// Lower the label of the local component rooted at `root` to `label` (not yet handed to
+    /// its vertices: `relabel` does that).
+    fn lower_component(&mut self, root: u32, label: u64) -> Result<()>;
+}
+
+/// Vertices whose roots are sampled to find the giant component.
+pub const SAMPLE_VERTICES: u64 = 1024;
+
+/// The value most frequent in `values` (ties: the smallest), if any.
+pub fn most_frequent(values: Vec<u32>) -> Option<u32> {
+    let mut counts: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for v in values {
+        *counts.entry(v).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(v, count)| (count, std::cmp::Reverse(v)))
+        .map(|(v, _)| v)
+}
+
+/// Cut edges probed per rank for the ghosts of its giant component.
+const GIANT_PROBES: usize = 64;
+
+/// Afforest's giant-component skip across ranks: before the rounds, each rank's giant local
+/// component takes the smallest label of the giants joined to it. Giants found joined (a
+/// probed cut edge from one to a vertex of another, asked of its owner) are in one component,
+/// so the label is a valid pointer; the giant's many boundary vertices then send their label
+/// once, already the one it ends with on the graphs that have a giant, instead of once per
+/// round it falls. Collective; returns how many ranks' giants took a smaller label.
+fn join_giants(world: &World, part: &Block1D, labeller: &mut dyn Labeller) -> Result<u64> {
+    let ranks = world.size();
+    let giant = labeller.giant()?;
+    let none = u64::MAX;
+    let giants = world.allgather(giant.map_or(none, |g| part.global(g as usize)));
+    let rows = labeller.rows();
+    let cuts = rows.cut_own.len();
+    let probes = GIANT_PROBES.min(cuts);
+    let picks: Vec<usize> = (0..probes).map(|k| k * cuts / probes).collect();
+    let own: Vec<u32> = picks.iter().map(|&i| rows.cut_own[i]).collect();
+    let ghosts: Vec<u64> = picks
+        .iter()
+        .map(|&i| rows.ghosts.ids[rows.cut_ghost[i] as usize])
+        .collect();
+    let roots = labeller.roots_of(&own)?;
+    let asked: Vec<u64> = ghosts
+        .iter()
+        .zip(&roots)
+        .filter(|&(_, &r)| Some(r) == giant)
+        .map(|(&v, _)| v)
+        .collect();
+    let answers = world.query_batch(
+        &asked,
+        |v| part.owner(v),
+        |keys| {
+            let local: Vec<u32> = keys.iter().map(|&v| part.local(v) as u32).collect();
+            let roots = labeller.roots_of(&local)?;
+            Ok(roots.iter().map(|&r| part.global(r as usize)).collect())
+        },
+    )?;
+    let me = world.rank();
+    let mut pairs: Vec<u64> = asked
+        .iter()
+        .zip(&answers)
+        .filter(|&(&v, &root)| root == giants[part.owner(v)])
+        .map(|(&v, _)| (me * ranks + part.owner(v)) as u64)
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut class: Vec<usize> = (0..ranks).collect();
+    fn find(class: &mut [usize], mut r: usize) -> usize {
+        while class[r] != r {
+            class[r] = class[class[r]];
+            r = class[r];
+        }
+        r
+    }
+    for pair in world.allgatherv(&pairs)? {
+        let (a, b) = (
+            find(&mut class, pair as usize / ranks),
+            find(&mut class, pair as usize % ranks),
+        );
+        class[a.max(b)] = a.min(b);
+    }
+    let smallest = (0..ranks)
+        .filter(|&r| find(&mut class, r) == find(&mut class, me))
+        .map(|r| giants[r])
+        .min()
+        .unwrap_or(none);
+    let lowered = match giant {
+        Some(g) if smallest < giants[me] => {
+            labeller.lower_component(g, smallest)?;
+            1
+        }
+        _ => 0,
+    };
+    labeller.relabel()?;
+    Ok(world.allreduce(lowered, Op::Sum))
 }
 
 /// One round of the label exchange, over all ranks.
 #[derive(Clone, Copy, Default)]
 pub struct Round {
     pub changed: u64,
+    /// Bytes sent between ranks, summed over ranks.
     pub bytes: u64,
     /// Shortcutting steps (queries of the labels' own labels) in the round.
     pub shortcuts: u32,
     pub seconds: f64,
+}
+
+/// The phases of the rounds, their seconds summed over the rounds (on rank 0).
+#[derive(Clone, Copy, Default)]
+pub struct Phases {
+    pub refresh: f64,
+    pub absorb: f64,
+    pub hook: f64,
+    pub shortcut: f64,
+    pub relabel: f64,
 }
 
 /// One run of the labelling: its local step and rounds.
@@ -70,6 +194,15 @@ pub struct Labelling {
     pub local_seconds: f64,
     pub seconds: f64,
     pub rounds: Vec<Round>,
+    pub phases: Phases,
+}
+
+/// Seconds since `*mark`, which moves on to now.
+fn lap(mark: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let seconds = (now - *mark).as_secs_f64();
+    *mark = now;
+    seconds
 }
 
 /// Label the components (collective); `part` places the vertices (a label is a vertex id).
@@ -81,32 +214,34 @@ pub fn label_components(
     world.barrier();
     let started = Instant::now();
     labeller.link_local()?;
+    if world.size() > 1 {
+        let joined = join_giants(world, part, labeller)?;
+        log::debug!("cc: {joined} ranks' giant components joined before the rounds");
+    }
     world.barrier();
     let local_seconds = started.elapsed().as_secs_f64();
-    // The boundary components, listed on the first round that hooks and shortcuts.
-    let mut boundary: Option<Vec<u32>> = None;
     let mut rounds: Vec<Round> = Vec::new();
+    let mut p = Phases::default();
     loop {
         let t = Instant::now();
-        let hooking = slow_decay(&rounds);
-        if hooking && boundary.is_none() {
-            boundary = Some(labeller.boundary_roots()?);
-        }
-        let boundary = boundary.as_deref().filter(|_| hooking);
-        let before = match boundary {
-            Some(b) => labeller.component_labels(b)?,
-            None => Vec::new(),
-        };
+        let mut mark = t;
         let mut bytes = labeller.refresh_ghosts(world)?;
+        p.refresh += lap(&mut mark);
         labeller.absorb_cut_edges()?;
+        p.absorb += lap(&mut mark);
+        bytes += labeller.hook_trees(world, part)?;
+        p.hook += lap(&mut mark);
         let mut shortcuts = 0;
-        if let Some(boundary) = boundary {
-            let absorbed = labeller.component_labels(boundary)?;
-            bytes += hook_trees(world, part, labeller, boundary, &before, &absorbed)?;
-            let (steps, shortcut_bytes) = shortcut(world, part, labeller, boundary)?;
-            (shortcuts, bytes) = (steps, bytes + shortcut_bytes);
+        loop {
+            let (lowered, sent) = labeller.shortcut(world, part)?;
+            (shortcuts, bytes) = (shortcuts + 1, bytes + sent);
+            if world.allreduce(lowered, Op::Sum) == 0 {
+                break;
+            }
         }
+        p.shortcut += lap(&mut mark);
         let changed = world.allreduce(labeller.relabel()?, Op::Sum);
+        p.relabel += lap(&mut mark);
         rounds.push(Round {
             changed,
             bytes: world.allreduce(bytes, Op::Sum),
@@ -125,108 +260,11 @@ pub fn label_components(
         local_seconds,
         seconds: started.elapsed().as_secs_f64(),
         rounds,
+        phases: p,
     })
 }
 
-/// Whether the next round should hook and shortcut: after two rounds of plain propagation
-/// in which the labels changed did not fall at least fourfold (a long component graph).
-/// Where they do (a giant component and short paths, as in Kronecker graphs) propagation
-/// ends in a few rounds that stay on the device, while hooking and shortcutting pass over
-/// every boundary component on the host each round.
-fn slow_decay(rounds: &[Round]) -> bool {
-    match rounds {
-        [.., before, last] => last.shortcuts > 0 || last.changed * 4 > before.changed,
-        _ => false,
-    }
-}
-
-/// Tree hooking: each boundary component whose label fell from `before[i]` to `after[i]`
-/// lowers the component holding vertex `before[i]` (at its owner) to `after[i]`, unless that
-/// is the component itself (its own root's id: already lowered). Collective; returns the
-/// bytes this rank sent.
-fn hook_trees(
-    world: &World,
-    part: &Block1D,
-    labeller: &mut dyn Labeller,
-    boundary: &[u32],
-    before: &[u64],
-    after: &[u64],
-) -> Result<u64> {
-    let hooks: Vec<Pair> = boundary
-        .par_iter()
-        .zip(before)
-        .zip(after)
-        .filter(|&((&root, &b), &a)| a < b && b != part.global(root as usize))
-        .map(|((_, &b), &a)| Pair(b, a))
-        .collect();
-    let received = world.route(&hooks, |h| part.owner(h.0))?;
-    let vertices: Vec<u32> = received.iter().map(|h| part.local(h.0) as u32).collect();
-    let labels: Vec<u64> = received.iter().map(|h| h.1).collect();
-    labeller.lower(&vertices, &labels)?;
-    Ok(remote_bytes(world, part, hooks.iter().map(|h| h.0), 16))
-}
-
-/// Shortcutting: each boundary component takes the label of the vertex its label names,
-/// until no component anywhere changes. Collective; returns the steps and the bytes this
-/// rank sent.
-fn shortcut(
-    world: &World,
-    part: &Block1D,
-    labeller: &mut dyn Labeller,
-    boundary: &[u32],
-) -> Result<(u32, u64)> {
-    let (mut steps, mut bytes) = (0, 0);
-    loop {
-        let labels = labeller.component_labels(boundary)?;
-        let asked = distinct_pointers(part, boundary, &labels);
-        let answers = world.query_batch(
-            &asked,
-            |l| part.owner(l),
-            |keys| {
-                let local: Vec<u32> = keys.iter().map(|&l| part.local(l) as u32).collect();
-                labeller.component_labels(&local)
-            },
-        )?;
-        bytes += remote_bytes(world, part, asked.iter().copied(), 16);
-        let (vertices, lower): (Vec<u32>, Vec<u64>) = boundary
-            .iter()
-            .zip(&labels)
-            .filter_map(|(&v, l)| {
-                let jumped = answers[asked.binary_search(l).ok()?];
-                (jumped < *l).then_some((v, jumped))
-            })
-            .unzip();
-        steps += 1;
-        if world.allreduce(vertices.len() as u64, Op::Sum) == 0 {
-            return Ok((steps, bytes));
-        }
-        labeller.lower(&vertices, &lower)?;
-    }
-}
-
-/// The labels that point at another component (not their own root's id), each once, in
-/// order. Neighbouring components mostly share a label, so runs are dropped before the sort.
-fn distinct_pointers(part: &Block1D, boundary: &[u32], labels: &[u64]) -> Vec<u64> {
-    let points_away = |i: usize| labels[i] != part.global(boundary[i] as usize);
-    let mut asked: Vec<u64> = (0..labels.len())
-        .into_par_iter()
-        .filter(|&i| {
-            points_away(i) && (i == 0 || labels[i - 1] != labels[i] || !points_away(i - 1))
-        })
-        .map(|i| labels[i])
-        .collect();
-    asked.par_sort_unstable();
-    asked.dedup();
-    asked
-}
-
-/// Bytes of `per_item` each for the items whose vertex another rank owns.
-fn remote_bytes(
-    world: &World,
-    part: &Block1D,
-    vertices: impl Iterator<Item = u64>,
-    per_item: u64,
-) -> u64 {
-    let me = world.rank();
-    per_item * vertices.filter(|&v| part.owner(v) != me).count() as u64
+/// How many of `vertices` another rank owns.
+fn remote(part: &Block1D, vertices: impl Iterator<Item = u64>) -> u64 {
+    vertices.filter(|&v| part.owner(v) != part.rank).count() as u64
 }

@@ -102,7 +102,7 @@ impl Workload for Cc {
                     gpu,
                     h.run.gpu_transport,
                     &rows,
-                    g.part.first(),
+                    &g.part,
                     device_csr,
                 )?) as Box<dyn Labeller>)
             })?,
@@ -155,6 +155,16 @@ impl Cc {
         r.count("rounds", f.last.rounds.len() as u64);
         r.count("trials", self.trials).stored_only();
         r.seconds("local_seconds", f.last.local_seconds);
+        let phases = &f.last.phases;
+        for (name, seconds) in [
+            ("refresh_seconds", phases.refresh),
+            ("absorb_seconds", phases.absorb),
+            ("hook_seconds", phases.hook),
+            ("shortcut_seconds", phases.shortcut),
+            ("relabel_seconds", phases.relabel),
+        ] {
+            r.seconds(name, seconds).stored_only();
+        }
         r.seconds("cc_seconds", f.seconds);
         r.rate("edges_per_second", f.rate, "edges/s");
         r.flag("verified", f.verified, "skipped");

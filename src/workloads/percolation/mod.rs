@@ -165,7 +165,7 @@ impl Workload for Percolation {
             let found = h.timed(&phase, || {
                 h.trials("percolation", self.samples as usize, |s| {
                     let key = stream_key(h.run.seed, SAMPLE_STREAM + s as u64);
-                    let (stats, seconds) = sampler.sample(world, self.kind, key, p)?;
+                    let (stats, timing) = sampler.sample(world, self.kind, key, p)?;
                     percolating += u64::from(stats.percolates_any != 0);
                     let done = s as u64 + 1;
                     if done.is_multiple_of(block) || done == self.samples {
@@ -178,7 +178,7 @@ impl Workload for Percolation {
                         p_index: index,
                         sample: s as u64,
                         stats,
-                        seconds,
+                        timing,
                     })
                 })
             })?;

@@ -2,6 +2,7 @@
 //! error sqrt(R(1-R)/n); means with standard errors), rendered once into the run's report:
 //! the statistics block and the `/percolation` group of the result file.
 
+use super::sampler::Timing;
 use super::Percolation;
 use crate::lattice::clusters::SIZE_BINS;
 use crate::lattice::{ClusterStats, Occupation};
@@ -12,8 +13,8 @@ pub struct Row {
     pub p_index: usize,
     pub sample: u64,
     pub stats: ClusterStats,
-    /// Seconds of the labelling (slowest rank).
-    pub seconds: f64,
+    /// The labelling's seconds (slowest rank), its boundary merge's among them.
+    pub timing: Timing,
 }
 
 impl Row {
@@ -65,7 +66,7 @@ fn summarise(cfg: &Percolation, p_index: usize, rows: &[&Row]) -> Summary {
         .iter()
         .map(|r| r.stats.mean_size_without_largest())
         .collect();
-    let seconds = rows.iter().map(|r| r.seconds).sum::<f64>() / n;
+    let seconds = rows.iter().map(|r| r.timing.seconds).sum::<f64>() / n;
     Summary {
         p: cfg.p[p_index],
         probability,
@@ -172,7 +173,9 @@ fn samples(g: &mut Section, cfg: &Percolation, rows: &[Row]) {
     );
     g.data("percolates_any", bits(&|r| r.stats.percolates_any));
     g.data("percolates_largest", bits(&|r| r.stats.largest.percolates));
-    g.data("label_seconds", colf(&|r| r.seconds));
+    g.data("label_seconds", colf(&|r| r.timing.seconds));
+    g.data("merge_seconds", colf(&|r| r.timing.merge_seconds));
+    g.data("merge_bytes", col(&|r| r.timing.merge_bytes));
     debug_assert!(rows.iter().all(|r| r.stats.histogram.len() == SIZE_BINS));
     let histograms: Vec<u64> = rows
         .iter()

@@ -11,6 +11,15 @@ use crate::lattice::{ClusterStats, CpuSlab, GpuSlab, Labeller, Occupation, Slab}
 use cudarc::driver::CudaSlice;
 use std::time::Instant;
 
+/// A sample's labelling time (the slowest rank's), with its boundary merge's seconds and
+/// the most bytes one rank received in it.
+#[derive(Clone, Copy)]
+pub struct Timing {
+    pub seconds: f64,
+    pub merge_seconds: f64,
+    pub merge_bytes: u64,
+}
+
 pub enum Sampler<'g> {
     Cpu {
         labeller: Labeller<CpuSlab>,
@@ -47,22 +56,22 @@ impl<'g> Sampler<'g> {
     }
 
     /// Draw sample `key` at probability `p`, label it and count its clusters: the statistics
-    /// and the labelling's seconds (slowest rank). Collective.
+    /// and the labelling's timing (slowest rank). Collective.
     pub fn sample(
         &mut self,
         world: &World,
         kind: Occupation,
         key: u64,
         p: f64,
-    ) -> Result<(ClusterStats, f64)> {
+    ) -> Result<(ClusterStats, Timing)> {
         let t = threshold(p);
-        let (stats, seconds) = match self {
+        let (stats, seconds, labelled) = match self {
             Sampler::Cpu { labeller, mask } => {
                 *mask = draw_mask(&labeller.slab, kind, key, t);
                 let started = Instant::now();
                 let labelled = labeller.label(world, mask)?;
                 let seconds = started.elapsed().as_secs_f64();
-                (labeller.statistics(world, mask, &labelled)?, seconds)
+                (labeller.statistics(world, mask, &labelled)?, seconds, labelled)
             }
             Sampler::Gpu {
                 gpu,
@@ -74,10 +83,15 @@ impl<'g> Sampler<'g> {
                 let started = Instant::now();
                 let labelled = labeller.label(world, mask)?;
                 let seconds = started.elapsed().as_secs_f64();
-                (labeller.statistics(world, mask, &labelled)?, seconds)
+                (labeller.statistics(world, mask, &labelled)?, seconds, labelled)
             }
         };
-        Ok((stats, world.allreduce(seconds, Op::Max)))
+        let timing = Timing {
+            seconds: world.allreduce(seconds, Op::Max),
+            merge_seconds: world.allreduce(labelled.merge_seconds, Op::Max),
+            merge_bytes: world.allreduce(labelled.merge_bytes, Op::Max),
+        };
+        Ok((stats, timing))
     }
 
     /// The last sample's labels, gathered on rank 0 in site order (empty elsewhere).

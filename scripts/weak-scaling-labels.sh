@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# scripts/weak-scaling-labels.sh: weak scaling of the two labellings on 1, 2 and 4 GPUs (the
+# GPUs present, up to 4, or $WS_COUNTS), one rank per GPU, the same work per GPU:
+# - cc on a Kronecker graph of SCALE $WS_SCALE (26) per GPU (SCALE 26 + log2 P in all);
+# - cc on G(n, m) with n = 2^$WS_SCALE per GPU and m = 2n;
+# - percolation labelling, 2D site at p_c = 0.5927, L x L = $WS_L^2 (32768^2) sites per GPU:
+#   the lattice side is $WS_L sqrt(P) (46341 on 2, 65536 on 4), each slab a strip.
+# cc rows: rounds, bytes sent per rank (all rounds, mean over ranks), the labelling's median
+# seconds over $WS_TRIALS (3) trials and its phases (local union-find, refresh, absorb, hook,
+# shortcut, relabel; the last trial's, rank 0), and the weak-scaling efficiency t(1)/t(P).
+# Percolation rows: the median labelling seconds over $WS_SAMPLES (5) samples (and per site),
+# the boundary merge's seconds and the most bytes one rank received in it, the cost model's bound
+# (lattice::merge::merge_cost: 2 ceil(log2 P) steps, ceil(log2 P) (3 + 10 L^(d-1)) words at
+# rank 0 in 2D), and the efficiency. Graph build and split are outside the timed labelling.
+# Runs with --verify false; `scripts/gpu-check` checks the labels. The runs go percolation,
+# Kronecker, G(n, m), each on 1, 2, 4 GPUs, within a time budget of $WS_BUDGET (115) seconds:
+# a run that would pass it is stopped and the rest skipped, said so in the table (graph build
+# and the host split take most of a cc run's wall time: about 20 s at SCALE 26 on one GPU).
+#
+# Environment: TESSERA_BIN (target/release/tessera), WS_OUT (out/weak-scaling-labels),
+# WS_COUNTS, WS_SCALE, WS_L, WS_TRIALS, WS_SAMPLES, WS_PARTS ("percolation kron gnm"),
+# WS_BUDGET.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ensure_nccl_visible
+bin=${TESSERA_BIN:-target/release/tessera}
+out=${WS_OUT:-out/weak-scaling-labels}
+scale=${WS_SCALE:-26}
+side=${WS_L:-32768}
+trials=${WS_TRIALS:-3}
+samples=${WS_SAMPLES:-5}
+budget=${WS_BUDGET:-115}
+read -r -a parts <<<"${WS_PARTS:-percolation kron gnm}"
+[[ -x $bin ]] || { echo "error: no binary at $bin (build with cargo build --release)" >&2; exit 1; }
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+((gpus > 0)) || { echo "error: nvidia-smi lists no GPU" >&2; exit 1; }
+if [[ -n ${WS_COUNTS:-} ]]; then
+    read -r -a counts <<<"$WS_COUNTS"
+else
+    counts=(1)
+    ((gpus >= 2)) && counts+=(2)
+    ((gpus >= 4)) && counts+=(4)
+fi
+mkdir -p "$out"
+status=0
+runs=()
+# run NAME NP ARGS...: tessera ARGS on NP ranks, the result in $out/NAME.h5, stopped at the
+# time budget.
+run() {
+    local name=$1 np=$2 left=$((budget - SECONDS))
+    shift 2
+    rm -f "$out/$name.h5"
+    if ((left < 5)); then
+        echo "skipped: $name (time budget of $budget s spent)"
+        return
+    fi
+    if timeout "$left" mpirun --oversubscribe --bind-to none -np "$np" "$bin" "$@" --device gpu \
+        --output "$out/$name.h5" >"$out/$name.log" 2>&1; then
+        runs+=("$name:$np")
+    elif (($? == 124)); then
+        echo "stopped: $name (time budget of $budget s)"
+    else
+        echo "FAILED: $name (log: $out/$name.log)"
+        tail -3 "$out/$name.log"
+        status=1
+    fi
+}
+log2() { local n=$1 k=0; while ((n > 1)); do n=$((n / 2)); k=$((k + 1)); done; echo $k; }
+cc_args=(--trials "$trials" --verify false --write-labels false)
+for part in "${parts[@]}"; do
+    for np in "${counts[@]}"; do
+        n=$(((1 << scale) * np))
+        case $part in
+        percolation)
+            l=$(python3 -c "import math; print(round($side * math.sqrt($np)))")
+            run "percolation-np$np" "$np" percolation --lattice 2d --kind site --l "$l" \
+                --p 0.5927 --samples "$samples"
+            ;;
+        kron) run "kron-np$np" "$np" cc --scale $((scale + $(log2 "$np"))) "${cc_args[@]}" ;;
+        gnm)
+            run "gnm-np$np" "$np" cc --generator erdos-renyi --vertices "$n" --edges $((2 * n)) \
+                "${cc_args[@]}"
+            ;;
+        esac
+    done
+done
+python3 - "$out" "${runs[@]}" <<'PY' || status=1
+import math, sys, h5py, numpy as np
+out, runs = sys.argv[1], sys.argv[2:]
+base = {}
+print(f"{'run':<18} {'gpus':>4} {'rounds':>6} {'MB/rank':>9} {'s':>9} {'eff':>5}  phases (s)")
+for run in runs:
+    name, np_ = run.split(":")
+    ranks = int(np_)
+    kind = name.rsplit("-np", 1)[0]
+    with h5py.File(f"{out}/{name}.h5") as f:
+        if kind == "percolation":
+            s = f["percolation"]
+            l = int(s.attrs["l"])
+            t = float(np.median(s["label_seconds"][:]))
+            ns = t / (l * l) * 1e9
+            merge_s = float(np.median(s["merge_seconds"][:]))
+            merge_mb = float(np.max(s["merge_bytes"][:])) / 1e6
+            levels = math.ceil(math.log2(ranks)) if ranks > 1 else 0
+            model_mb = levels * (3 + 10 * l) * 8 / 1e6
+            base.setdefault(kind, t)
+            print(f"{name:<18} {ranks:>4} {2 * levels:>6} {merge_mb:>9.3f} {t:>9.4f} {base[kind] / t:>5.2f}"
+                  f"  {ns:.4f} ns/site; merge {merge_s:.5f} s (slowest rank, waits included),"
+                  f" model bound {model_mb:.3f} MB")
+        else:
+            c = f["cc"]
+            t = float(c.attrs["cc_seconds"])
+            mb = float(np.sum(c["rounds/bytes"][:])) / ranks / 1e6
+            rounds = len(c["rounds/changed"])
+            base.setdefault(kind, t)
+            ph = " ".join(f"{p}={float(c.attrs[p + '_seconds']):.4f}"
+                          for p in ["local", "refresh", "absorb", "hook", "shortcut", "relabel"])
+            print(f"{name:<18} {ranks:>4} {rounds:>6} {mb:>9.1f} {t:>9.4f} {base[kind] / t:>5.2f}  {ph}"
+                  f"  ({float(c.attrs['edges_per_second']):.3e} edges/s)")
+PY
+exit $status
