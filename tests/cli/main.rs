@@ -18,3 +18,4 @@ mod langford;
 mod mesh;
 mod percolation;
 mod spin;
+mod bfs_validate;

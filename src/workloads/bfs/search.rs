@@ -19,6 +19,7 @@
 
 use super::cpu::CpuFrontiers;
 use super::gpu::GpuFrontiers;
+use super::validate_depths::DeviceVerdict;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::Selected;
 use crate::error::Result;
@@ -122,6 +123,16 @@ pub trait Frontiers {
     fn parents(&mut self, out: &mut [i64]) -> Result<()>;
     /// What carries the exchanges ("mpi", "nccl", "none" on one rank), for provenance.
     fn transport(&self) -> &'static str;
+    /// The level at which the search reached each local vertex (-1: not reached), into
+    /// `out`: the witness of the depth validator (`validate_depths`).
+    fn depths(&mut self, out: &mut [i32]) -> Result<()>;
+    /// Overwrite the parent of local vertex `l` (the debug corruption of `corrupt`).
+    fn set_parent(&mut self, l: usize, p: i64) -> Result<()>;
+    /// Check the Graph500 rules on the device that searched, the parents staying there
+    /// (`validate_gpu`); None where that device is the host's cores.
+    fn check_on_device(&mut self, _g: &DistGraph, _root: Vid) -> Result<Option<DeviceVerdict>> {
+        Ok(None)
+    }
 }
 
 /// Run one BFS from `root` on `frontiers`. Collective.
