@@ -74,6 +74,10 @@ fn both_validators_accept_the_same_searches_in_1d_and_2d() {
             bfs_ok(np, &dir, &name, &[&common[..], &more[..]].concat())
         };
         let (device, host) = (run("device"), run("host"));
-        assert_same(&device, &host, &format!("np {np} {partition}: device vs host"));
+        assert_same(
+            &device,
+            &host,
+            &format!("np {np} {partition}: device vs host"),
+        );
     }
 }

@@ -550,6 +550,13 @@ impl Bfs {
         r.count("grid_rows", layout.rows as u64).stored_only();
         r.count("grid_cols", layout.cols as u64).stored_only();
         trial_datasets(&mut r, trials, g.n(), layout.model_grid());
+        report::phase_summary(
+            &mut r,
+            trials,
+            g.n(),
+            layout.model_grid(),
+            layout.partition == "2d",
+        );
         let mut phases = r.subgroup("construction_phases");
         for (name, secs) in &built.phases {
             phases.seconds(name, *secs).stored_only();
@@ -577,6 +584,14 @@ fn reduce_level_times(world: &World, mut levels: Vec<LevelStats>) -> Vec<LevelSt
         .flat_map(|l| [l.t_local, l.t_exchange, l.t_reduce])
         .collect();
     world.allreduce_slice(&mut times, Op::Max);
+    let mut local_sum: Vec<f64> = levels.iter().map(|l| l.t_local_mean).collect();
+    world.allreduce_slice(&mut local_sum, Op::Sum);
+    let mut exchange_min: Vec<f64> = levels.iter().map(|l| l.t_exchange_min).collect();
+    world.allreduce_slice(&mut exchange_min, Op::Min);
+    let ranks = world.size() as f64;
+    for ((l, sum), least) in levels.iter_mut().zip(local_sum).zip(exchange_min) {
+        (l.t_local_mean, l.t_exchange_min) = (sum / ranks, least);
+    }
     let mut most: Vec<u64> = levels
         .iter()
         .flat_map(|l| [l.bytes_sent, l.bytes_received])

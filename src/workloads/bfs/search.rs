@@ -66,6 +66,11 @@ pub struct LevelStats {
     pub t_local: f64,
     pub t_exchange: f64,
     pub t_reduce: f64,
+    /// The ranks' mean local time and least exchange time (set by the driver's reduction;
+    /// this rank's own before): the slowest rank's local time less the mean is the load
+    /// imbalance, and the most exchange time less the least is mostly waiting for it.
+    pub t_local_mean: f64,
+    pub t_exchange_min: f64,
 }
 
 /// One level's time split into local work and exchanges between ranks, and the bytes this
@@ -179,6 +184,8 @@ pub fn bfs(
             t_local: clock.local,
             t_exchange: clock.exchange,
             t_reduce: t.elapsed().as_secs_f64(),
+            t_local_mean: clock.local,
+            t_exchange_min: clock.exchange,
         });
         m_u = m_u.saturating_sub(m_f);
         prev_n_f = n_f;

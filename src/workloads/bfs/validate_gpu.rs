@@ -51,14 +51,10 @@ impl DeviceValidator {
             ));
         }
         let block = g.part.block as usize;
-        let mut own = gpu.zeros("validator depths", block)?;
-        gpu.stream
-            .memset_zeros(&mut own)
-            .map_err(|e| gpu_error("clear validator depths", e))?;
         Ok(DeviceValidator {
             kernel: gpu.function("bfs.cu", "bfs_validate")?,
             tuple_ends: gpu.upload("tuple ends", &g.tuple_ends)?,
-            own,
+            own: gpu.zeros("validator depths", block)?,
             all: gpu.zeros("validator depths", block * g.part.size)?,
             failures: gpu.zeros("validator failures", 8)?,
             resident_blocks: gpu.resident_blocks(THREADS)?,
