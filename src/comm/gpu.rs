@@ -18,6 +18,8 @@ use cudarc::nccl::{group_end, group_start, Comm, Id, NcclType};
 use std::ops::Range;
 use std::sync::Arc;
 
+mod small;
+
 /// What the GPU exchanges move: u8, u32, u64, i32, i64, f32, f64.
 pub trait Item: DeviceRepr + ValidAsZeroBits + NcclType + Equivalence + Copy + Default {}
 impl<T: DeviceRepr + ValidAsZeroBits + NcclType + Equivalence + Copy + Default> Item for T {}
@@ -158,23 +160,10 @@ impl<'w> GpuExchange<'w> {
                 recv.len()
             )));
         }
+        let sent: usize = send_counts.iter().sum();
         match &self.channel {
-            Channel::Mpi => {
-                let sent: usize = send_counts.iter().sum();
-                let host = self
-                    .stream
-                    .clone_dtoh(&send.slice(0..sent))
-                    .map_err(|e| gpu_error("copy items to send to the host", e))?;
-                let received = self
-                    .world
-                    .alltoallv_known(&host, send_counts, &recv_counts)?;
-                if !received.is_empty() {
-                    self.stream
-                        .memcpy_htod(&received, &mut recv.slice_mut(0..total))
-                        .map_err(|e| gpu_error("upload received items", e))?;
-                }
-            }
-            Channel::Nccl(comm) => {
+            // Small exchanges go through the host even over NCCL (gpu/small.rs).
+            Channel::Nccl(comm) if !self.through_host::<T>(sent, total) => {
                 group_start().map_err(|e| nccl_error("group start", e))?;
                 for t in transfers(send_counts, &recv_counts) {
                     if !t.send.is_empty() {
@@ -187,6 +176,20 @@ impl<'w> GpuExchange<'w> {
                     }
                 }
                 group_end().map_err(|e| nccl_error("group end", e))?;
+            }
+            _ => {
+                let host = self
+                    .stream
+                    .clone_dtoh(&send.slice(0..sent))
+                    .map_err(|e| gpu_error("copy items to send to the host", e))?;
+                let received = self
+                    .world
+                    .alltoallv_known(&host, send_counts, &recv_counts)?;
+                if !received.is_empty() {
+                    self.stream
+                        .memcpy_htod(&received, &mut recv.slice_mut(0..total))
+                        .map_err(|e| gpu_error("upload received items", e))?;
+                }
             }
         }
         self.wait("exchange")?;

@@ -229,24 +229,6 @@ fn level_loads(trials: &[Trial]) -> Vec<LevelLoad> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::format_g;
-
-    #[test]
-    fn format_g_matches_printf() {
-        assert_eq!(format_g(2.87e7, 6), "2.87e+07");
-        assert_eq!(format_g(0.6, 6), "0.6");
-        assert_eq!(format_g(3.8123456, 6), "3.81235");
-        assert_eq!(format_g(123456.0, 6), "123456");
-        assert_eq!(format_g(1234567.0, 6), "1.23457e+06");
-        assert_eq!(format_g(0.0001234, 6), "0.0001234");
-        assert_eq!(format_g(0.00001234, 6), "1.234e-05");
-        assert_eq!(format_g(4294921166.0, 11), "4294921166");
-        assert_eq!(format_g(-1.0, 6), "-1");
-    }
-}
-
 /// Where a search's time goes and what it moves, as means per search over `trials`, shown
 /// beside the statistics block (the weak-scaling study, scripts/weak-scaling-bfs.sh): each
 /// level's local work (slowest rank; its excess over the ranks' mean is load imbalance),
@@ -287,5 +269,23 @@ pub fn phase_summary(r: &mut Section, trials: &[Trial], n: u64, grid: (usize, us
     ];
     for (name, value, unit) in figures {
         r.number(name, value, unit).shown_as(format_g(value, 4));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_g;
+
+    #[test]
+    fn format_g_matches_printf() {
+        assert_eq!(format_g(2.87e7, 6), "2.87e+07");
+        assert_eq!(format_g(0.6, 6), "0.6");
+        assert_eq!(format_g(3.8123456, 6), "3.81235");
+        assert_eq!(format_g(123456.0, 6), "123456");
+        assert_eq!(format_g(1234567.0, 6), "1.23457e+06");
+        assert_eq!(format_g(0.0001234, 6), "0.0001234");
+        assert_eq!(format_g(0.00001234, 6), "1.234e-05");
+        assert_eq!(format_g(4294921166.0, 11), "4294921166");
+        assert_eq!(format_g(-1.0, 6), "-1");
     }
 }
