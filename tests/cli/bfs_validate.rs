@@ -20,38 +20,48 @@ fn failed_root(line: &str) -> u64 {
     rest.split(':').next().unwrap().trim().parse().unwrap()
 }
 
+/// The root whose validation failed, for each validator, with TESSERA_BFS_CORRUPT=`kind`.
+fn rejected_roots(np: usize, kind: &str, dir: &std::path::Path) -> Vec<u64> {
+    ["device", "host"]
+        .iter()
+        .map(|validator| {
+            let args = [
+                "bfs",
+                "--scale",
+                "9",
+                "--roots",
+                "2",
+                "--seed",
+                "4",
+                "--validator",
+                validator,
+                "--output",
+                "corrupt.h5",
+            ];
+            let env = [("TESSERA_BFS_CORRUPT", kind)];
+            let run = mpirun_program(np, &tessera_bin(), &args, &env, dir);
+            let line = one_clear_error(&run, &["validation failed for root", "rule '"]);
+            failed_root(line)
+        })
+        .collect()
+}
+
 #[test]
 fn both_validators_reject_each_corruption_at_every_rank_count() {
-    let dir = test_dir("bfs_validate_corrupt");
-    // One kind per rank count (each kind at some count, every count run), both validators.
-    for (np, kind) in (1..=4).zip(KINDS) {
-        let roots: Vec<u64> = ["device", "host"]
-            .iter()
-            .map(|validator| {
-                let args = [
-                    "bfs",
-                    "--scale",
-                    "9",
-                    "--roots",
-                    "2",
-                    "--seed",
-                    "4",
-                    "--validator",
-                    validator,
-                    "--output",
-                    "corrupt.h5",
-                ];
-                let env = [("TESSERA_BFS_CORRUPT", kind)];
-                let run = mpirun_program(np, &tessera_bin(), &args, &env, &dir);
-                let line = one_clear_error(&run, &["validation failed for root", "rule '"]);
-                failed_root(line)
-            })
-            .collect();
-        assert_eq!(
-            roots[0], roots[1],
-            "np {np}, {kind}: the validators failed different searches"
-        );
-    }
+    // One kind per rank count (each kind at some count, every count run), both validators;
+    // the rank counts side by side (the runs mostly wait on start-up).
+    std::thread::scope(|scope| {
+        for (np, kind) in (1..=4).zip(KINDS) {
+            scope.spawn(move || {
+                let dir = test_dir(&format!("bfs_validate_corrupt_np{np}"));
+                let roots = rejected_roots(np, kind, &dir);
+                assert_eq!(
+                    roots[0], roots[1],
+                    "np {np}, {kind}: the validators failed different searches"
+                );
+            });
+        }
+    });
 }
 
 #[test]
