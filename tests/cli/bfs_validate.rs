@@ -91,3 +91,20 @@ fn both_validators_accept_the_same_searches_in_1d_and_2d() {
         );
     }
 }
+
+/// The whole matrix (scripts/test-long): every corruption at every rank count.
+#[test]
+#[ignore = "long: 32 runs; scripts/test-long"]
+fn every_corruption_rejected_by_both_validators_at_every_rank_count() {
+    std::thread::scope(|scope| {
+        for np in 1..=4 {
+            scope.spawn(move || {
+                for kind in KINDS {
+                    let dir = test_dir(&format!("bfs_validate_all_np{np}_{kind}"));
+                    let roots = rejected_roots(np, kind, &dir);
+                    assert_eq!(roots[0], roots[1], "np {np}, {kind}");
+                }
+            });
+        }
+    });
+}
