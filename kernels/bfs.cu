@@ -26,9 +26,31 @@ __device__ __forceinline__ void push_next(bool take, u64 l, u32 *next_queue, u64
     if (take) next_queue[at] = (u32)l;
 }
 
-extern "C" __global__ void bfs_start(i64 *parent, u64 local_n, i64 root_local, u64 root) {
+// depth[local_n] (i32, -1 = unreached): the level at which the search reached each own
+// vertex, the validator's witness (src/workloads/bfs/validate_gpu.rs).
+extern "C" __global__ void bfs_start(i64 *parent, i32 *depth, u64 local_n, i64 root_local,
+                                     u64 root) {
     u64 i = thread_index();
-    if (i < local_n) parent[i] = (i64)i == root_local ? (i64)root : -1;
+    if (i >= local_n) return;
+    parent[i] = (i64)i == root_local ? (i64)root : -1;
+    depth[i] = (i64)i == root_local ? 0 : -1;
+}
+
+// The depth of the frontier that has just become current (a queue of local ids, or bits).
+extern "C" __global__ void bfs_depth_queue(const u32 *queue, u64 len, i32 *depth, i32 level) {
+    u64 i = thread_index();
+    if (i < len) depth[queue[i]] = level;
+}
+
+extern "C" __global__ void bfs_depth_bits(const u64 *bits, u64 words, u64 local_n, i32 *depth,
+                                          i32 level) {
+    u64 w = thread_index();
+    u64 word = w < words ? bits[w] : 0;
+    while (word) {
+        u64 l = w * 64 + (__ffsll(word) - 1);
+        if (l < local_n) depth[l] = level;
+        word &= word - 1;
+    }
 }
 
 // True for the one thread that first marks global vertex v in `sent` during this search.
@@ -381,4 +403,83 @@ extern "C" __global__ void bfs2d_claim_bits(const u64 *pairs, u64 count, u64 key
     const int index[2] = {0, 1};
     u64 value[2] = {took, edges};
     block_add(counters, index, value);
+}
+
+// ---- Validation on the device (src/workloads/bfs/validate_gpu.rs) --------------------------
+//
+// The Graph500 rules over the own rows, with the search's depths as a witness: all_depth holds
+// every vertex's depth (gathered once), so each check reads only the own rows. failures[r] is
+// the lowest global vertex breaking rule r (validate.rs's Rule order: 0 parent range, 1 root
+// its own parent, 2 no other self-parent, 3 tree levels: depth(parent) = depth - 1 >= 0 and a
+// parent exactly where a depth, 4 parent edge in the input, 5 level gap, 6 spanning); slot 7
+// sums the input tuple ends of the reached own vertices (twice nedge's share).
+
+__device__ __forceinline__ void broken(u64 *failures, int rule, u64 v) {
+    atomicMin((unsigned long long *)&failures[rule], (unsigned long long)v);
+}
+
+// Whether the sorted row adj[begin, end) holds w.
+__device__ __forceinline__ bool row_holds(const u32 *adj, u64 begin, u64 end, u64 w) {
+    u64 lo = begin, hi = end;
+    while (lo < hi) {
+        u64 mid = lo + (hi - lo) / 2;
+        if (adj[mid] < w) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < end && adj[lo] == w;
+}
+
+// The rules that concern own vertex v alone (its parent p and depth d).
+__device__ __forceinline__ void check_vertex(const u32 *adj, u64 begin, u64 end, i64 p, i32 d,
+                                             const i32 *all_depth, u64 v, u64 n, u64 root,
+                                             u64 *failures) {
+    if (p < -1 || p >= (i64)n) {
+        broken(failures, 0, v);
+        return;
+    }
+    if (v == root) {
+        if (p != (i64)root) broken(failures, 1, v);
+        if (d != 0) broken(failures, 3, v);
+        return;
+    }
+    if (p == (i64)v) broken(failures, 2, v);
+    if (p < 0) {
+        if (d >= 0) broken(failures, 3, v);
+        return;
+    }
+    if (d < 1 || all_depth[p] != d - 1) broken(failures, 3, v);
+    if (!row_holds(adj, begin, end, (u64)p)) broken(failures, 4, v);
+}
+
+// A warp per own vertex (grid-stride): lane 0 checks the vertex, the lanes its edges (v, w)
+// with w > v, each undirected edge once.
+extern "C" __global__ void bfs_validate(const u64 *offsets, const u32 *adj, const i64 *parent,
+                                        const i32 *depth, const i32 *all_depth,
+                                        const u64 *tuple_ends, u64 first, u64 local_n, u64 n,
+                                        u64 root, u64 *failures) {
+    u64 warps = grid_threads() / WARP;
+    u64 ends = 0;
+    for (u64 l = thread_index() / WARP; l < local_n; l += warps) {
+        u64 v = first + l;
+        i64 p = parent[l];
+        i32 d = depth[l];
+        u64 begin = offsets[l], end = offsets[l + 1];
+        if (lane_id() == 0) {
+            check_vertex(adj, begin, end, p, d, all_depth, v, n, root, failures);
+            if (p >= 0) ends += tuple_ends[l];
+        }
+        bool gap = false, span = false;
+        for (u64 e = begin + lane_id(); e < end; e += WARP) {
+            u64 w = adj[e];
+            if (w <= v) continue;
+            i32 dw = all_depth[w];
+            span |= (d < 0) != (dw < 0);
+            gap |= (d >= 0) == (dw >= 0) && (d - dw > 1 || dw - d > 1);
+        }
+        if (gap) broken(failures, 5, v);
+        if (span) broken(failures, 6, v);
+    }
+    const int index[1] = {7};
+    u64 value[1] = {ends};
+    block_add(failures, index, value);
 }

@@ -18,6 +18,10 @@ use cudarc::nccl::{group_end, group_start, Comm, Id, NcclType};
 use std::ops::Range;
 use std::sync::Arc;
 
+mod small;
+
+use small::Path;
+
 /// What the GPU exchanges move: u8, u32, u64, i32, i64, f32, f64.
 pub trait Item: DeviceRepr + ValidAsZeroBits + NcclType + Equivalence + Copy + Default {}
 impl<T: DeviceRepr + ValidAsZeroBits + NcclType + Equivalence + Copy + Default> Item for T {}
@@ -189,14 +193,32 @@ impl<'w> GpuExchange<'w> {
         recv: &mut CudaSlice<T>,
     ) -> Result<()> {
         let total: usize = recv_counts.iter().sum();
-        if total == 0 && send_counts.iter().all(|&c| c == 0) {
-            // Nothing moves: no transfer to start or wait for (tiny BFS levels).
+        let sent: usize = send_counts.iter().sum();
+        // One decision for every rank (a rank that skipped a collective another rank enters
+        // would hang them both): nothing moves anywhere, a small exchange (through the host
+        // even over NCCL, gpu/small.rs), or a large one.
+        let path = self.path::<T>(sent, total);
+        if path == Path::Nothing {
             return Ok(());
         }
         let runs = transfers(send_counts, recv_counts);
         let send_run = |t: &Transfer| send_at[t.peer]..send_at[t.peer] + t.send.len();
         match &self.channel {
-            Channel::Mpi => {
+            Channel::Nccl(comm) if path == Path::Device => {
+                group_start().map_err(|e| nccl_error("group start", e))?;
+                for t in runs {
+                    if !t.send.is_empty() {
+                        comm.send(&send.slice(send_run(&t)), t.peer as i32)
+                            .map_err(|e| nccl_error("send", e))?;
+                    }
+                    if !t.recv.is_empty() {
+                        comm.recv(&mut recv.slice_mut(t.recv), t.peer as i32)
+                            .map_err(|e| nccl_error("receive", e))?;
+                    }
+                }
+                group_end().map_err(|e| nccl_error("group end", e))?;
+            }
+            _ => {
                 let mut host = Vec::with_capacity(send_counts.iter().sum());
                 for t in runs.iter().filter(|t| !t.send.is_empty()) {
                     let run = self
@@ -213,20 +235,6 @@ impl<'w> GpuExchange<'w> {
                         .memcpy_htod(&received, &mut recv.slice_mut(0..total))
                         .map_err(|e| gpu_error("upload received items", e))?;
                 }
-            }
-            Channel::Nccl(comm) => {
-                group_start().map_err(|e| nccl_error("group start", e))?;
-                for t in runs {
-                    if !t.send.is_empty() {
-                        comm.send(&send.slice(send_run(&t)), t.peer as i32)
-                            .map_err(|e| nccl_error("send", e))?;
-                    }
-                    if !t.recv.is_empty() {
-                        comm.recv(&mut recv.slice_mut(t.recv), t.peer as i32)
-                            .map_err(|e| nccl_error("receive", e))?;
-                    }
-                }
-                group_end().map_err(|e| nccl_error("group end", e))?;
             }
         }
         self.wait("exchange")

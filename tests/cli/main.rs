@@ -9,6 +9,7 @@ mod analyze;
 mod bc;
 mod bfs;
 mod bfs_2d;
+mod bfs_validate;
 mod cc;
 mod cortex;
 mod euler;

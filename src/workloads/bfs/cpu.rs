@@ -15,10 +15,50 @@ pub(super) enum Frontier {
     Bits(Vec<u64>),
 }
 
+/// The level at which a search reached each own vertex (-1: not reached), recorded as each
+/// frontier becomes current: the witness the depth validator checks (validate_depths.rs).
+pub(super) struct Depths {
+    pub depth: Vec<i32>,
+    level: i32,
+}
+
+impl Depths {
+    pub fn new(local_n: usize) -> Self {
+        Depths {
+            depth: vec![-1; local_n],
+            level: 0,
+        }
+    }
+
+    /// A new search: only `root_local` (if the root is own) at depth 0.
+    pub fn start(&mut self, root_local: Option<usize>) {
+        self.depth.par_iter_mut().for_each(|d| *d = -1);
+        self.level = 0;
+        if let Some(l) = root_local {
+            self.depth[l] = 0;
+        }
+    }
+
+    /// `frontier` has just become current: one level deeper than the last.
+    pub fn advance(&mut self, frontier: &Frontier) {
+        self.level += 1;
+        let level = self.level;
+        match frontier {
+            Frontier::Queue(q) => q.iter().for_each(|&l| self.depth[l as usize] = level),
+            Frontier::Bits(bits) => self
+                .depth
+                .par_chunks_mut(64)
+                .zip(bits.par_iter())
+                .for_each(|(d, &word)| set_bits(word).for_each(|i| d[i] = level)),
+        }
+    }
+}
+
 pub struct CpuFrontiers<'g> {
     world: &'g World,
     g: &'g DistGraph,
     parent: Vec<i64>,
+    depths: Depths,
     current: Frontier,
     next: Frontier,
 }
@@ -29,6 +69,7 @@ impl<'g> CpuFrontiers<'g> {
             world,
             g,
             parent: vec![-1; g.local_n()],
+            depths: Depths::new(g.local_n()),
             current: Frontier::Queue(Vec::new()),
             next: Frontier::Queue(Vec::new()),
         }
@@ -126,10 +167,11 @@ impl Frontiers for CpuFrontiers<'_> {
         self.parent.par_iter_mut().for_each(|p| *p = -1);
         self.current = Frontier::Queue(Vec::new());
         self.next = Frontier::Queue(Vec::new());
-        if !part.is_local(root) {
+        let root_local = part.is_local(root).then(|| part.local(root));
+        self.depths.start(root_local);
+        let Some(l) = root_local else {
             return Ok(0);
-        }
-        let l = part.local(root);
+        };
         self.parent[l] = root as i64;
         self.current = Frontier::Queue(vec![l as u32]);
         Ok(self.g.degree(l))
@@ -176,11 +218,22 @@ impl Frontiers for CpuFrontiers<'_> {
 
     fn advance(&mut self) -> Result<(u64, u64)> {
         self.current = std::mem::replace(&mut self.next, Frontier::Queue(Vec::new()));
+        self.depths.advance(&self.current);
         Ok(frontier_size(self.g, &self.current))
     }
 
     fn parents(&mut self, out: &mut [i64]) -> Result<()> {
         out.copy_from_slice(&self.parent);
+        Ok(())
+    }
+
+    fn depths(&mut self, out: &mut [i32]) -> Result<()> {
+        out.copy_from_slice(&self.depths.depth);
+        Ok(())
+    }
+
+    fn set_parent(&mut self, l: usize, p: i64) -> Result<()> {
+        self.parent[l] = p;
         Ok(())
     }
 

@@ -13,7 +13,9 @@
 //!   the vertices it finds a parent for, so a vertex found by one rank is not searched by the
 //!   next. The (vertex, parent) pairs found go to the owners in one fold, as top-down's do.
 
-use super::cpu::{as_atomic, claim, frontier_size, into_bits, into_queue, set_bits, Frontier};
+use super::cpu::{
+    as_atomic, claim, frontier_size, into_bits, into_queue, set_bits, Depths, Frontier,
+};
 use super::search::{Frontiers, LevelClock};
 use crate::comm::{bucket_by_rank, Comm, Grid, Pair};
 use crate::error::Result;
@@ -28,6 +30,7 @@ pub struct Cpu2dFrontiers<'g> {
     blocks: &'g Block2D,
     grid: &'g Grid,
     parent: Vec<i64>,
+    depths: Depths,
     current: Frontier,
     next: Frontier,
     /// Vertices of the process row this rank has sent to their owners in this search.
@@ -41,6 +44,7 @@ impl<'g> Cpu2dFrontiers<'g> {
             blocks,
             grid,
             parent: vec![-1; g.local_n()],
+            depths: Depths::new(g.local_n()),
             current: Frontier::Queue(Vec::new()),
             next: Frontier::Queue(Vec::new()),
             sent: (0..blocks.layout.row_len() / 64)
@@ -183,10 +187,11 @@ impl Frontiers for Cpu2dFrontiers<'_> {
         self.sent.par_iter().for_each(|w| w.store(0, Relaxed));
         self.current = Frontier::Queue(Vec::new());
         self.next = Frontier::Queue(Vec::new());
-        if !part.is_local(root) {
+        let root_local = part.is_local(root).then(|| part.local(root));
+        self.depths.start(root_local);
+        let Some(l) = root_local else {
             return Ok(0);
-        }
-        let l = part.local(root);
+        };
         self.parent[l] = root as i64;
         self.current = Frontier::Queue(vec![l as u32]);
         Ok(self.g.degree(l))
@@ -239,11 +244,22 @@ impl Frontiers for Cpu2dFrontiers<'_> {
 
     fn advance(&mut self) -> Result<(u64, u64)> {
         self.current = std::mem::replace(&mut self.next, Frontier::Queue(Vec::new()));
+        self.depths.advance(&self.current);
         Ok(frontier_size(self.g, &self.current))
     }
 
     fn parents(&mut self, out: &mut [i64]) -> Result<()> {
         out.copy_from_slice(&self.parent);
+        Ok(())
+    }
+
+    fn depths(&mut self, out: &mut [i32]) -> Result<()> {
+        out.copy_from_slice(&self.depths.depth);
+        Ok(())
+    }
+
+    fn set_parent(&mut self, l: usize, p: i64) -> Result<()> {
+        self.parent[l] = p;
         Ok(())
     }
 

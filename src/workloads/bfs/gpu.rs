@@ -6,6 +6,8 @@
 
 use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
+use super::validate_depths::DeviceVerdict;
+use super::validate_gpu::DeviceValidator;
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::{blocks, gpu_error, grid, memory, Gpu, Kernel, THREADS};
@@ -54,6 +56,9 @@ pub struct GpuFrontiers<'a> {
     heavy: CudaSlice<u32>,
     /// Blocks that fill the GPU, for the grid-stride kernels.
     resident_blocks: u32,
+    /// Made at the first validation on the device.
+    validator: Option<DeviceValidator>,
+    world: &'a World,
 }
 
 /// Pairs a rank may send and receive in one level. The `sent` bitmap lets a rank send each
@@ -130,6 +135,8 @@ impl<'a> GpuFrontiers<'a> {
             sent: gpu.zeros("sent bitmap", words * ranks)?,
             heavy: gpu.zeros("heavy list", entries as usize / HEAVY_DEGREE + 1)?,
             resident_blocks: gpu.resident_blocks(THREADS)?,
+            validator: None,
+            world,
         })
     }
 }
@@ -275,6 +282,23 @@ impl Frontiers for GpuFrontiers<'_> {
 
     fn transport(&self) -> &'static str {
         self.exchange.name()
+    }
+
+    fn depths(&mut self, out: &mut [i32]) -> Result<()> {
+        self.own.depths(out)
+    }
+
+    fn set_parent(&mut self, l: usize, p: i64) -> Result<()> {
+        self.own.set_parent(l, p)
+    }
+
+    fn check_on_device(&mut self, g: &DistGraph, root: Vid) -> Result<Option<DeviceVerdict>> {
+        if self.validator.is_none() {
+            self.validator = Some(DeviceValidator::new(self.world, self.own.gpu, g, 0)?);
+        }
+        let validator = self.validator.as_mut().expect("made above");
+        let verdict = validator.check(&self.exchange, &self.csr, &self.own, root, g.n())?;
+        Ok(Some(verdict))
     }
 }
 

@@ -10,6 +10,8 @@
 use super::gpu::{check_fit, check_ids, filling_grid, HEAVY_DEGREE};
 use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
+use super::validate_depths::DeviceVerdict;
+use super::validate_gpu::Rows1D;
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Grid, World};
 use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};
@@ -59,6 +61,10 @@ pub struct Gpu2dFrontiers<'a> {
     owners: OwnerBuckets,
     heavy: CudaSlice<u32>,
     resident_blocks: u32,
+    world: &'a World,
+    transport: GpuTransport,
+    /// Made at the first validation on the device.
+    validation: Option<Rows1D<'a>>,
 }
 
 /// Device bytes of the search on a rank of `layout` whose block holds `out_entries`,
@@ -87,7 +93,7 @@ pub fn upload_blocks(world: &World, gpu: &Gpu, g: &DistGraph, b: &Block2D) -> Re
 impl<'a> Gpu2dFrontiers<'a> {
     /// Allocate the search buffers over `blocks`, after checking they fit.
     pub fn new(
-        world: &World,
+        world: &'a World,
         gpu: &'a Gpu,
         transport: GpuTransport,
         g: &DistGraph,
@@ -140,6 +146,9 @@ impl<'a> Gpu2dFrontiers<'a> {
             owners: OwnerBuckets::new(gpu, layout.cols, g.part.block)?,
             heavy: gpu.zeros("heavy list", out_entries as usize / HEAVY_DEGREE + 1)?,
             resident_blocks: gpu.resident_blocks(THREADS)?,
+            world,
+            transport,
+            validation: None,
         })
     }
 
@@ -380,6 +389,23 @@ impl Frontiers for Gpu2dFrontiers<'_> {
 
     fn parents(&mut self, out: &mut [i64]) -> Result<()> {
         self.own.parents(out)
+    }
+
+    fn depths(&mut self, out: &mut [i32]) -> Result<()> {
+        self.own.depths(out)
+    }
+
+    fn set_parent(&mut self, l: usize, p: i64) -> Result<()> {
+        self.own.set_parent(l, p)
+    }
+
+    fn check_on_device(&mut self, g: &DistGraph, root: Vid) -> Result<Option<DeviceVerdict>> {
+        if self.validation.is_none() {
+            let rows = Rows1D::new(self.world, self.own.gpu, self.transport, g)?;
+            self.validation = Some(rows);
+        }
+        let rows = self.validation.as_mut().expect("made above");
+        Ok(Some(rows.check(&self.own, root, g.n())?))
     }
 
     fn transport(&self) -> &'static str {

@@ -25,6 +25,8 @@ struct Kernels {
     queue_to_bits: Kernel,
     bits_to_queue: Kernel,
     narrow_parents: Kernel,
+    depth_queue: Kernel,
+    depth_bits: Kernel,
 }
 
 /// The parents' copy in host memory: u32 where every id is below u32::MAX (half the bytes of
@@ -43,6 +45,11 @@ pub struct OwnVertices<'a> {
     /// Words of a frontier bitmap (the 1D block / 64).
     pub words: usize,
     pub parent: CudaSlice<i64>,
+    /// The level at which the search reached each own vertex (-1: not reached): recorded as
+    /// each frontier becomes current, the device validator's witness (validate_gpu.rs).
+    pub depth: CudaSlice<i32>,
+    /// The current frontier's level.
+    level: i32,
     pub queue: CudaSlice<u32>,
     pub next_queue: CudaSlice<u32>,
     pub bits: CudaSlice<u64>,
@@ -62,7 +69,7 @@ pub struct OwnVertices<'a> {
 impl<'a> OwnVertices<'a> {
     /// Device bytes for `local_n` own vertices and `words` bitmap words.
     pub fn bytes(local_n: u64, words: u64) -> u64 {
-        8 * local_n + 2 * 4 * local_n + 2 * 8 * words + 8 * 5
+        8 * local_n + 3 * 4 * local_n + 2 * 8 * words + 8 * 5
     }
 
     /// Buffers for the vertices `first .. first + local_n` of a graph of `n` vertices.
@@ -76,11 +83,15 @@ impl<'a> OwnVertices<'a> {
                 queue_to_bits: f("bfs_queue_to_bits")?,
                 bits_to_queue: f("bfs_bits_to_queue")?,
                 narrow_parents: f("bfs_narrow_parents")?,
+                depth_queue: f("bfs_depth_queue")?,
+                depth_bits: f("bfs_depth_bits")?,
             },
             first,
             local_n: local_n as u64,
             words,
             parent: gpu.zeros("parents", local_n)?,
+            depth: gpu.zeros("depths", local_n)?,
+            level: 0,
             queue: gpu.zeros("queue", local_n)?,
             next_queue: gpu.zeros("queue", local_n)?,
             bits: gpu.zeros("frontier bitmap", words)?,
@@ -114,11 +125,13 @@ impl<'a> OwnVertices<'a> {
         self.fetched = false;
         self.gpu.launch(&self.k.start, grid(self.local_n), |b| {
             b.arg(&mut self.parent)
+                .arg(&mut self.depth)
                 .arg(&self.local_n)
                 .arg(&root_local)
                 .arg(&root);
         })?;
         self.next = FrontierLayout::Queue(0);
+        self.level = 0;
         if !is_local {
             self.current = FrontierLayout::Queue(0);
             self.gpu.sync("bfs_start")?;
@@ -204,20 +217,53 @@ impl<'a> OwnVertices<'a> {
         self.gpu.sync("bfs_claim")
     }
 
-    /// Make the next frontier current; its local vertex and edge counts.
+    /// Make the next frontier current; its local vertex and edge counts. Its vertices'
+    /// depths are recorded (one small kernel, no wait).
     pub fn advance(&mut self) -> Result<(u64, u64)> {
         let [n, m, _, _] = self.counters()?;
+        self.level += 1;
+        let level = self.level;
         match self.next {
             FrontierLayout::Queue(_) => {
                 std::mem::swap(&mut self.queue, &mut self.next_queue);
                 self.current = FrontierLayout::Queue(n);
+                if n > 0 {
+                    self.gpu.launch(&self.k.depth_queue, grid(n), |b| {
+                        b.arg(&self.queue).arg(&n).arg(&mut self.depth).arg(&level);
+                    })?;
+                }
             }
             FrontierLayout::Bits => {
                 std::mem::swap(&mut self.bits, &mut self.next_bits);
                 self.current = FrontierLayout::Bits;
+                let words = self.words as u64;
+                self.gpu.launch(&self.k.depth_bits, grid(words), |b| {
+                    b.arg(&self.bits)
+                        .arg(&words)
+                        .arg(&self.local_n)
+                        .arg(&mut self.depth)
+                        .arg(&level);
+                })?;
             }
         }
         Ok((n, m))
+    }
+
+    /// The search's depths of the own vertices (-1: not reached), into `out`.
+    pub fn depths(&self, out: &mut [i32]) -> Result<()> {
+        let got = self.gpu.download("depths", &self.depth, self.local_n as usize)?;
+        out.copy_from_slice(&got);
+        Ok(())
+    }
+
+    /// Overwrite the parent of own vertex `l` (the debug corruption of `corrupt.rs`).
+    pub fn set_parent(&mut self, l: usize, p: i64) -> Result<()> {
+        self.gpu
+            .stream
+            .memcpy_htod(&[p], &mut self.parent.slice_mut(l..l + 1))
+            .map_err(|e| gpu_error("overwrite a parent", e))?;
+        self.fetched = false;
+        self.gpu.sync("overwrite a parent")
     }
 
     /// Copy the parents to host memory (narrowed on the device where ids allow).

@@ -4,6 +4,7 @@
 //! statistics block, tessera's own figures and the per-search datasets.
 
 pub mod comm_model;
+mod corrupt;
 pub mod cpu;
 pub mod cpu2d;
 pub mod gpu;
@@ -12,6 +13,8 @@ pub mod gpu_vertices;
 mod report;
 pub mod search;
 pub mod validate;
+pub mod validate_depths;
+pub mod validate_gpu;
 
 pub use report::format_g;
 
@@ -69,6 +72,10 @@ pub struct BfsTable {
     /// Validate every search (default true; `--validate false` to skip)
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub validate: Option<bool>,
+    /// Where validation runs: device (the search's device, its depths as a witness, one
+    /// exchange per root) or host (parents copied to the host, levels found by following them)
+    #[arg(long, value_enum)]
+    pub validator: Option<Validator>,
     /// Store every search's depth array in the HDF5 file (for small graphs)
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub write_depths: Option<bool>,
@@ -78,6 +85,13 @@ pub struct BfsTable {
     /// The 2D process grid R,C (R x C = ranks; default the most square, R <= C)
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub grid: Option<Vec<i64>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Validator {
+    Device,
+    Host,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
@@ -98,6 +112,7 @@ pub struct Bfs {
     params: Params,
     alpha_given: bool,
     validate: bool,
+    validator: Validator,
     write_depths: bool,
     partition: Partition,
     /// `[bfs] grid` as given (checked against the rank count when the run starts).
@@ -161,6 +176,7 @@ impl Workload for Bfs {
             },
             alpha_given: t.alpha.is_some(),
             validate: t.validate.unwrap_or(true),
+            validator: t.validator.unwrap_or(Validator::Device),
             write_depths: t.write_depths.unwrap_or(false),
         })
     }
@@ -198,6 +214,7 @@ impl Workload for Bfs {
         let layout = SearchLayout::of(&built.graph, two_d.as_ref());
         let g = &built.graph;
         self.check_depths_fit(world, g.n())?;
+        let corruption = corrupt::from_env()?;
         let roots = roots::pick_roots(world, g, h.run.seed, self.roots as usize)?;
         if roots.is_empty() {
             return Err(Error::Unavailable(format!(
@@ -260,9 +277,11 @@ impl Workload for Bfs {
             frontiers.fetch_parents()?;
             world.barrier();
             let with_copy = t.elapsed().as_secs_f64();
-            // The validator's form (a GPU's 32-bit copy widened): not part of either time.
-            frontiers.parents(&mut parent)?;
-            let trial = self.verify(world, g, root, &parent, levels, (time, with_copy))?;
+            if let Some(kind) = corruption.filter(|_| i == 0) {
+                corrupt::apply(world, g, root, frontiers.as_mut(), kind)?;
+            }
+            let searched = (frontiers.as_mut(), &mut parent[..]);
+            let trial = self.verify(world, g, root, searched, levels, (time, with_copy))?;
             info!(
                 "root {}/{} ({root}): {} levels, nedge {}, {time:.6} s, {:.4e} TEPS{}",
                 i + 1,
@@ -344,30 +363,42 @@ impl Bfs {
         }
     }
 
-    /// Validate one search (when asked), count its edges and gather what the file keeps.
+    /// Validate one search (when asked) where `validator` says, count its edges and gather
+    /// what the file keeps. `parent`: room for the parents in host memory, filled where the
+    /// validator or the edge count needs them there.
     fn verify(
         &self,
         world: &World,
         g: &DistGraph,
         root: Vid,
-        parent: &[i64],
+        (frontiers, parent): (&mut (dyn Frontiers + '_), &mut [i64]),
         levels: Vec<LevelStats>,
         (time, with_copy): (f64, f64),
     ) -> Result<Trial> {
         let t = Instant::now();
-        let depths = if self.validate {
-            validate::validate(world, g, root, parent)?
-        } else if self.write_depths {
-            validate::tree_levels(world, g, root, parent)?
-        } else {
-            Vec::new()
+        let nedge = match (self.validate, self.validator) {
+            (true, Validator::Device) => {
+                validate_depths::validate_where_searched(world, g, root, frontiers, parent)?
+            }
+            (true, Validator::Host) => {
+                frontiers.parents(parent)?;
+                validate::validate(world, g, root, parent)?;
+                component_edges(world, g, parent)
+            }
+            (false, _) => {
+                frontiers.parents(parent)?;
+                component_edges(world, g, parent)
+            }
         };
         let validate_time = if self.validate {
             t.elapsed().as_secs_f64()
         } else {
             -1.0
         };
+        // The search's depths: once validated, its tree's levels.
         let depths = if self.write_depths {
+            let mut depths = vec![-1; g.local_n()];
+            frontiers.depths(&mut depths)?;
             world.gatherv_root(&depths)?
         } else {
             Vec::new()
@@ -376,7 +407,7 @@ impl Bfs {
             root,
             time,
             with_copy,
-            nedge: component_edges(world, g, parent),
+            nedge,
             validate_time,
             levels: reduce_level_times(world, levels),
             depths,
@@ -505,6 +536,11 @@ impl Bfs {
         r.count("csr_checksum", built.csr_checksum).stored_only();
         r.text("construction_device", built.built_on).stored_only();
         r.flag("validated", self.validate, "skipped").stored_only();
+        let validator = match self.validator {
+            Validator::Device => "device",
+            Validator::Host => "host",
+        };
+        r.text("validator", validator).stored_only();
         let params = self.params(&h.device);
         r.text("mode", format!("{:?}", params.mode)).stored_only();
         r.number("alpha", params.alpha, "").stored_only();
@@ -514,6 +550,13 @@ impl Bfs {
         r.count("grid_rows", layout.rows as u64).stored_only();
         r.count("grid_cols", layout.cols as u64).stored_only();
         trial_datasets(&mut r, trials, g.n(), layout.model_grid());
+        report::phase_summary(
+            &mut r,
+            trials,
+            g.n(),
+            layout.model_grid(),
+            layout.partition == "2d",
+        );
         let mut phases = r.subgroup("construction_phases");
         for (name, secs) in &built.phases {
             phases.seconds(name, *secs).stored_only();
@@ -541,6 +584,14 @@ fn reduce_level_times(world: &World, mut levels: Vec<LevelStats>) -> Vec<LevelSt
         .flat_map(|l| [l.t_local, l.t_exchange, l.t_reduce])
         .collect();
     world.allreduce_slice(&mut times, Op::Max);
+    let mut local_sum: Vec<f64> = levels.iter().map(|l| l.t_local_mean).collect();
+    world.allreduce_slice(&mut local_sum, Op::Sum);
+    let mut exchange_min: Vec<f64> = levels.iter().map(|l| l.t_exchange_min).collect();
+    world.allreduce_slice(&mut exchange_min, Op::Min);
+    let ranks = world.size() as f64;
+    for ((l, sum), least) in levels.iter_mut().zip(local_sum).zip(exchange_min) {
+        (l.t_local_mean, l.t_exchange_min) = (sum / ranks, least);
+    }
     let mut most: Vec<u64> = levels
         .iter()
         .flat_map(|l| [l.bytes_sent, l.bytes_received])

@@ -201,6 +201,8 @@ pub fn trial_datasets(r: &mut Section, trials: &[Trial], n: u64, grid: (usize, u
     per_level.data("model_bytes_1d", model(&|l| bytes_1d(n, rows * cols, l)));
     per_level.data("model_bytes_2d", model(&|l| bytes_2d(n, rows, cols, l)));
     per_level.data("time_reduce", s(|l| l.t_reduce));
+    per_level.data("time_local_mean", s(|l| l.t_local_mean));
+    per_level.data("time_exchange_min", s(|l| l.t_exchange_min));
     if trials.iter().any(|t| !t.depths.is_empty()) {
         let depths: Vec<i32> = trials
             .iter()
@@ -225,6 +227,49 @@ fn level_loads(trials: &[Trial]) -> Vec<LevelLoad> {
             })
         })
         .collect()
+}
+
+/// Where a search's time goes and what it moves, as means per search over `trials`, shown
+/// beside the statistics block (the weak-scaling study, scripts/weak-scaling-bfs.sh): each
+/// level's local work (slowest rank; its excess over the ranks' mean is load imbalance),
+/// exchanges (slowest rank; the least rank's is mostly transfer, the difference mostly
+/// waiting), the reduction that agrees on the next direction; the bytes the busiest rank
+/// sent against the communication model's share of one rank (`grid`: the model's 2D grid,
+/// `two_d`: whether the run was 2D).
+pub fn phase_summary(r: &mut Section, trials: &[Trial], n: u64, grid: (usize, usize), two_d: bool) {
+    let searches = trials.len().max(1) as f64;
+    let levels = || trials.iter().flat_map(|t| t.levels.iter());
+    let per_search = |f: fn(&LevelStats) -> f64| levels().map(f).sum::<f64>() / searches;
+    let local = per_search(|l| l.t_local);
+    let imbalance = per_search(|l| l.t_local - l.t_local_mean);
+    let exchange = per_search(|l| l.t_exchange);
+    let wait = per_search(|l| l.t_exchange - l.t_exchange_min);
+    let reduce = per_search(|l| l.t_reduce);
+    let sent = per_search(|l| l.bytes_sent as f64);
+    let (rows, cols) = grid;
+    let ranks = (rows * cols) as f64;
+    let model: u64 = level_loads(trials)
+        .iter()
+        .map(|l| match two_d {
+            true => bytes_2d(n, rows, cols, l),
+            false => bytes_1d(n, rows * cols, l),
+        })
+        .sum();
+    let model = model as f64 / ranks / searches;
+    let level_count = levels().count() as f64 / searches;
+    let figures = [
+        ("search_local_seconds", local, "s"),
+        ("search_imbalance_seconds", imbalance, "s"),
+        ("search_exchange_seconds", exchange, "s"),
+        ("search_exchange_wait_seconds", wait, "s"),
+        ("search_direction_agreement_seconds", reduce, "s"),
+        ("search_levels", level_count, ""),
+        ("bytes_sent_per_rank_per_search", sent, "bytes"),
+        ("model_bytes_per_rank_per_search", model, "bytes"),
+    ];
+    for (name, value, unit) in figures {
+        r.number(name, value, unit).shown_as(format_g(value, 4));
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 
 use super::cpu::CpuFrontiers;
 use super::gpu::GpuFrontiers;
+use super::validate_depths::DeviceVerdict;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::Selected;
 use crate::error::Result;
@@ -65,6 +66,11 @@ pub struct LevelStats {
     pub t_local: f64,
     pub t_exchange: f64,
     pub t_reduce: f64,
+    /// The ranks' mean local time and least exchange time (set by the driver's reduction;
+    /// this rank's own before): the slowest rank's local time less the mean is the load
+    /// imbalance, and the most exchange time less the least is mostly waiting for it.
+    pub t_local_mean: f64,
+    pub t_exchange_min: f64,
 }
 
 /// One level's time split into local work and exchanges between ranks, and the bytes this
@@ -122,6 +128,16 @@ pub trait Frontiers {
     fn parents(&mut self, out: &mut [i64]) -> Result<()>;
     /// What carries the exchanges ("mpi", "nccl", "none" on one rank), for provenance.
     fn transport(&self) -> &'static str;
+    /// The level at which the search reached each local vertex (-1: not reached), into
+    /// `out`: the witness of the depth validator (`validate_depths`).
+    fn depths(&mut self, out: &mut [i32]) -> Result<()>;
+    /// Overwrite the parent of local vertex `l` (the debug corruption of `corrupt`).
+    fn set_parent(&mut self, l: usize, p: i64) -> Result<()>;
+    /// Check the Graph500 rules on the device that searched, the parents staying there
+    /// (`validate_gpu`); None where that device is the host's cores.
+    fn check_on_device(&mut self, _g: &DistGraph, _root: Vid) -> Result<Option<DeviceVerdict>> {
+        Ok(None)
+    }
 }
 
 /// Run one BFS from `root` on `frontiers`. Collective.
@@ -168,6 +184,8 @@ pub fn bfs(
             t_local: clock.local,
             t_exchange: clock.exchange,
             t_reduce: t.elapsed().as_secs_f64(),
+            t_local_mean: clock.local,
+            t_exchange_min: clock.exchange,
         });
         m_u = m_u.saturating_sub(m_f);
         prev_n_f = n_f;

@@ -18,10 +18,10 @@ const EDGE_BATCH: u64 = 1 << 24;
 
 /// A rule broken at `vertex`; `a` and `b` carry rule-specific values for the message.
 #[derive(Clone, Copy, Debug)]
-struct Failure {
-    vertex: u64,
-    a: i64,
-    b: i64,
+pub(super) struct Failure {
+    pub vertex: u64,
+    pub a: i64,
+    pub b: i64,
 }
 
 /// How the edge-level check learns the levels of other ranks' vertices.
@@ -218,13 +218,13 @@ fn edge_levels_queried(world: &World, g: &DistGraph, levels: &[i32]) -> Result<E
 
 /// The lowest-numbered edge failures seen so far, per rule.
 #[derive(Default)]
-struct EdgeFailures {
-    gap: Option<Failure>,
-    span: Option<Failure>,
+pub(super) struct EdgeFailures {
+    pub gap: Option<Failure>,
+    pub span: Option<Failure>,
 }
 
 impl EdgeFailures {
-    fn check(&mut self, v: Vid, lv: i32, w: Vid, lw: i32) {
+    pub fn check(&mut self, v: Vid, lv: i32, w: Vid, lw: i32) {
         let failure = Some(Failure {
             vertex: v,
             a: w as i64,
@@ -237,7 +237,7 @@ impl EdgeFailures {
         }
     }
 
-    fn merge(self, other: EdgeFailures) -> EdgeFailures {
+    pub fn merge(self, other: EdgeFailures) -> EdgeFailures {
         EdgeFailures {
             gap: lowest(self.gap.into_iter().chain(other.gap)),
             span: lowest(self.span.into_iter().chain(other.span)),
@@ -261,25 +261,49 @@ fn row_batches(g: &DistGraph) -> Vec<std::ops::Range<usize>> {
     batches
 }
 
-fn lowest(failures: impl IntoIterator<Item = Failure>) -> Option<Failure> {
+pub(super) fn lowest(failures: impl IntoIterator<Item = Failure>) -> Option<Failure> {
     failures.into_iter().min_by_key(|f| f.vertex)
 }
 
-fn lowest_par(failures: impl ParallelIterator<Item = Failure>) -> Option<Failure> {
+pub(super) fn lowest_par(failures: impl ParallelIterator<Item = Failure>) -> Option<Failure> {
     failures.min_by_key(|f| f.vertex)
 }
 
 /// Collective: if any rank has a failure for `rule`, every rank returns the same error, for the
 /// lowest failing vertex.
 fn agree(world: &World, root: Vid, n: i64, rule: Rule, failure: Option<Failure>) -> Result<()> {
+    agree_with(world, root, rule, failure, &|vertex, a, b| {
+        detail(n, rule, vertex, a, b)
+    })
+}
+
+/// `agree`, the message's detail made by `detail(vertex, a, b)`.
+pub(super) fn agree_with(
+    world: &World,
+    root: Vid,
+    rule: Rule,
+    failure: Option<Failure>,
+    detail: &dyn Fn(u64, i64, i64) -> String,
+) -> Result<()> {
     let mine = failure.map_or([u64::MAX, 0, 0], |f| [f.vertex, f.a as u64, f.b as u64]);
     let all = world.allgatherv(&mine)?;
     let worst = all.chunks(3).min_by_key(|c| c[0]).unwrap();
     if worst[0] == u64::MAX {
         return Ok(());
     }
-    let (vertex, a, b) = (worst[0], worst[1] as i64, worst[2] as i64);
-    let detail = match rule {
+    let vertex = worst[0];
+    Err(Error::Validation {
+        root,
+        rule,
+        vertex,
+        detail: detail(vertex, worst[1] as i64, worst[2] as i64),
+    })
+}
+
+/// What the message says of `rule` broken at `vertex` (`a`, `b`: the failure's values; `n`
+/// vertices).
+pub(super) fn detail(n: i64, rule: Rule, vertex: u64, a: i64, b: i64) -> String {
+    match rule {
         Rule::ParentRange => format!("parent is {a}, outside [-1, {n})"),
         Rule::RootSelfParent => format!("the root's parent is {a}"),
         Rule::OtherSelfParent => "a vertex other than the root is its own parent".to_string(),
@@ -292,11 +316,5 @@ fn agree(world: &World, root: Vid, n: i64, rule: Rule, failure: Option<Failure>)
             b >> 32,
             b as i32
         ),
-    };
-    Err(Error::Validation {
-        root,
-        rule,
-        vertex,
-        detail,
-    })
+    }
 }

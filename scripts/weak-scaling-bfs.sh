@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# scripts/weak-scaling-bfs.sh: BFS weak scaling on the GPUs of one host (issue 31), with the
+# prebuilt release binary (no Rust toolchain needed). For 1, 2 and 4 ranks (those the GPUs
+# present allow, one rank per GPU): a Kronecker graph of SCALE $WEAK_SCALE (26) per GPU, i.e.
+# SCALE 26 + log2(ranks), $WEAK_ROOTS (64) searches validated on the devices, in 1D and in 2D
+# (the most square grid). Prints one row per run:
+# - harmonic-mean TEPS and weak-scaling efficiency, TEPS / (ranks x the 1-GPU 1D TEPS);
+# - per search (means over the searches, summed over levels; each level's slowest rank):
+#   local work, of it imbalance (slowest rank less the ranks' mean), exchanges, of them
+#   waiting (slowest rank less the quickest), the reduction that agrees on the next
+#   direction, levels;
+# - bytes the busiest rank sent per search, and the communication model's share of one rank
+#   (src/workloads/bfs/comm_model.rs: an exact count for bitmap levels, a bound for queues);
+# - validation seconds per root (mean, on the devices).
+# Logs and result files in $WEAK_OUT (out/weak-scaling-bfs). About 2 minutes on 4 H100s.
+#
+# Environment: TESSERA_BIN (default target/release/tessera), WEAK_SCALE (26), WEAK_ROOTS
+# (64), WEAK_RANKS ("1 2 4", capped at the GPUs present), WEAK_PARTITIONS ("1d 2d"),
+# WEAK_OUT (out/weak-scaling-bfs).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ensure_nccl_visible
+bin=${TESSERA_BIN:-target/release/tessera}
+scale=${WEAK_SCALE:-26}
+roots=${WEAK_ROOTS:-64}
+out=${WEAK_OUT:-out/weak-scaling-bfs}
+read -r -a ranks <<<"${WEAK_RANKS:-1 2 4}"
+read -r -a partitions <<<"${WEAK_PARTITIONS:-1d 2d}"
+[[ -x $bin ]] || { echo "error: no binary at $bin (build with cargo build --release)" >&2; exit 1; }
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+((gpus > 0)) || { echo "error: nvidia-smi lists no GPU" >&2; exit 1; }
+mkdir -p "$out"
+
+# figure LOG NAME: the number printed after "NAME:" in a run's log.
+figure() {
+    sed -n "s/^$2: *!* *\([^ ]*\).*/\1/p" "$1" | head -1
+}
+
+status=0
+base=""
+printf '%-5s %-4s %-5s %-11s %-5s %-9s %-9s %-9s %-9s %-9s %-6s %-9s %-9s %-9s\n' \
+    ranks part SCALE "TEPS" eff "local s" imbal "exch s" wait "agree s" levels "sent B" "model B" "valid s"
+for np in "${ranks[@]}"; do
+    ((np <= gpus)) || { echo "(skipping $np ranks: $gpus GPUs present)"; continue; }
+    log2=0
+    while (((1 << log2) < np)); do log2=$((log2 + 1)); done
+    s=$((scale + log2))
+    for part in "${partitions[@]}"; do
+        name="bfs-$part-np$np-s$s"
+        rm -f "$out/$name.h5"
+        if ! mpirun --oversubscribe --bind-to none -np "$np" "$bin" bfs --device gpu \
+            --scale "$s" --roots "$roots" --partition "$part" --validator device \
+            --output "$out/$name.h5" >"$out/$name.log" 2>&1; then
+            echo "FAILED: $name (log: $out/$name.log)"
+            tail -3 "$out/$name.log"
+            status=1
+            continue
+        fi
+        log="$out/$name.log"
+        teps=$(figure "$log" "bfs  harmonic_mean_TEPS")
+        [[ -z $base && $np == 1 && $part == 1d ]] && base=$teps
+        eff=$(awk -v t="$teps" -v b="${base:-0}" -v p="$np" \
+            'BEGIN { if (b > 0) printf "%.3f", t / (p * b); else printf "-" }')
+        printf '%-5s %-4s %-5s %-11s %-5s %-9s %-9s %-9s %-9s %-9s %-6s %-9s %-9s %-9s\n' \
+            "$np" "$part" "$s" "$teps" "$eff" \
+            "$(figure "$log" search_local_seconds)" "$(figure "$log" search_imbalance_seconds)" \
+            "$(figure "$log" search_exchange_seconds)" "$(figure "$log" search_exchange_wait_seconds)" \
+            "$(figure "$log" search_direction_agreement_seconds)" "$(figure "$log" search_levels)" \
+            "$(figure "$log" bytes_sent_per_rank_per_search)" \
+            "$(figure "$log" model_bytes_per_rank_per_search)" \
+            "$(figure "$log" "bfs  mean_validate")"
+    done
+done
+exit "$status"
