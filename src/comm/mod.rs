@@ -54,6 +54,10 @@ pub struct Pair(pub u64, pub u64);
 #[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Triple(pub u64, pub u64, pub u64);
 
+/// Four ids travelling together in one message: a walker's (position, origin, sum, end).
+#[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Quad(pub u64, pub u64, pub u64, pub u64);
+
 /// Reduction operations offered to the algorithms.
 #[derive(Clone, Copy, Debug)]
 pub enum Op {

@@ -23,6 +23,7 @@ pub mod gpu_ends;
 pub mod gpu_ranks;
 pub mod hierholzer;
 pub mod jump;
+pub mod ruling;
 pub mod splice;
 pub mod verify;
 
