@@ -23,6 +23,7 @@ pub mod gpu_ends;
 pub mod gpu_ranks;
 pub mod hierholzer;
 pub mod jump;
+pub mod pieces;
 pub mod ruling;
 pub mod splice;
 pub mod verify;
@@ -43,7 +44,6 @@ use jump::NIL;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
-use verify::Circuit;
 
 /// The circuit is written by default up to this many edges.
 const WRITE_CIRCUIT_UP_TO: u64 = 1 << 26;
@@ -122,14 +122,16 @@ struct Findings {
     /// Edges of the input (before any added by `eulerize`, and without `--trail`'s).
     input_edges: u64,
     /// Edges the circuit uses: the input's and those `eulerize` added.
-    edges: Vec<Edge>,
+    edges: u64,
+    added: Vec<Edge>,
     directed: bool,
     trail: Option<(u64, u64)>,
     initial_trails: u64,
     label_rounds: usize,
     tree_rounds: usize,
     seconds: Vec<(&'static str, f64)>,
-    circuit: Option<Circuit>,
+    /// This rank's piece of the circuit.
+    piece: Option<pieces::Piece>,
     checksum: u64,
     valid: Option<bool>,
     hierholzer_seconds: Option<f64>,
@@ -192,13 +194,14 @@ impl Workload for Euler {
 }
 
 /// Host bytes per edge tuple: the tuples (16), their two ends at the owners (2 x 24), the
-/// darts' slots with their vertex, partner, successor, label and tree marks (2 x 56), and on
-/// rank 0 the gathered tuples, circuit and placed slots (16 + 17 + 24); per vertex about 48.
+/// darts' slots with their vertex, partner, successor, label and tree marks (2 x 56), and
+/// the placed slots and the pieces of the circuit they make (24 + 24 + 17); per vertex
+/// about 48. Nothing is gathered on one rank (but for `hierholzer`'s tuples).
 const HOST_NEED: Need = Need {
     what: "the Euler circuit's edge-ends",
-    shared: (48, 16 + 48 + 112),
+    shared: (48, 16 + 48 + 112 + 65),
     every_rank: (0, 0),
-    one_rank: 57,
+    one_rank: 0,
 };
 
 /// The solver's phases, each run through the harness (`Harness::timed`: between barriers,
@@ -329,54 +332,56 @@ impl Euler {
             tree_rounds,
         } = solved;
 
-        // Untimed from here: rank 0 gathers the circuit and the edge tuples (one rank keeps
-        // them where they are: at 2^30 edges each copy is tens of GB).
-        let pairs: Vec<crate::comm::Pair> = local
-            .into_iter()
-            .map(|(u, v)| crate::comm::Pair(u, v))
-            .collect();
-        let gathered = world.gather_owned(pairs)?;
-        let placed = world.gather_owned(placed)?;
-        let mut edges: Vec<Edge> = gathered.into_iter().map(|p| (p.0, p.1)).collect();
-        edges.extend_from_slice(&added);
+        // Untimed from here: each rank keeps its piece of the circuit; only a Hierholzer
+        // baseline gathers the edge tuples on rank 0.
+        let mut piece = pieces::cut(world, &placed, m, trail.is_some())?;
+        drop(placed);
+        let checksum = pieces::checksum(world, &piece);
         let mut f = Findings {
             n,
             input_edges: m_input,
-            edges,
+            edges: m_input + added.len() as u64,
+            added: added.clone(),
             directed,
             trail,
             initial_trails,
             label_rounds,
             tree_rounds,
             seconds: Vec::new(),
-            circuit: None,
-            checksum: 0,
+            piece: None,
+            checksum,
             valid: None,
             hierholzer_seconds: None,
         };
-        if world.is_root() {
-            let c = assemble(&placed, m as usize, trail.is_some());
-            f.checksum = verify::checksum(&c.edges, &c.forward);
-            f.circuit = Some(c);
-        }
         if self.verify {
+            verify::corrupt(&mut piece, n);
+            let tuples = verify::Tuples {
+                input: &input,
+                local: &local,
+                added: &added,
+            };
             phases.run("validate", || {
-                let outcome = match &f.circuit {
-                    Some(c) => verify::check(n, &f.edges, directed, trail, c).map_err(Error::Check),
-                    None => Ok(()),
-                };
-                world.agree(outcome)
+                let outcome = verify::check(world, &tuples, directed, trail, &piece);
+                world.agree(outcome.map_err(Error::Check))
             })?;
             f.valid = Some(true);
         }
-        if self.hierholzer && world.is_root() {
-            let t = Instant::now();
-            let found = hierholzer::circuit(n, &f.edges, directed);
-            f.hierholzer_seconds = Some(t.elapsed().as_secs_f64());
-            if found.is_none() && trail.is_none() {
-                return Err(Error::Check("Hierholzer found no circuit".into()));
+        if self.hierholzer {
+            let pairs: Vec<crate::comm::Pair> =
+                local.iter().map(|&(u, v)| crate::comm::Pair(u, v)).collect();
+            let gathered = world.gather_owned(pairs)?;
+            if world.is_root() {
+                let mut edges: Vec<Edge> = gathered.into_iter().map(|p| (p.0, p.1)).collect();
+                edges.extend_from_slice(&added);
+                let t = Instant::now();
+                let found = hierholzer::circuit(n, &edges, directed);
+                f.hierholzer_seconds = Some(t.elapsed().as_secs_f64());
+                if found.is_none() && trail.is_none() {
+                    return Err(Error::Check("Hierholzer found no circuit".into()));
+                }
             }
         }
+        f.piece = Some(piece);
         f.seconds = phases.seconds;
         Ok(f)
     }
@@ -410,7 +415,7 @@ impl Euler {
             .stored_only();
         g.count("seed", seed).stored_only();
         let mut r = report.group("euler");
-        let m = f.edges.len() as u64;
+        let m = f.edges;
         r.count("num_vertices", f.n).stored_only();
         r.count("num_edges", m);
         r.count("input_edges", f.input_edges).stored_only();
@@ -437,18 +442,16 @@ impl Euler {
             .shown_as(format!("{:016x}", f.checksum));
         r.flag("valid", f.valid == Some(true), "no").stored_only();
         r.flag("verified", f.valid.is_some(), "skipped");
-        if m > f.input_edges {
-            let added: Vec<u64> = f.edges[f.input_edges as usize..]
-                .iter()
-                .flat_map(|&(u, v)| [u, v])
-                .collect();
+        if !f.added.is_empty() {
+            let added: Vec<u64> = f.added.iter().flat_map(|&(u, v)| [u, v]).collect();
             r.data_2d("added_edge_tuples", added.len() / 2, added);
         }
-        match &f.circuit {
-            Some(c) if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) => {
-                r.data("circuit_edges", c.edges.as_slice());
-                r.data("circuit_forward", c.forward.as_slice());
-                r.data("circuit_vertices", c.vertices.as_slice());
+        match &f.piece {
+            Some(p) if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) => {
+                let (start, total) = (p.start as usize, p.total as usize);
+                r.data_part("circuit_edges", total, start, p.edges.as_slice());
+                r.data_part("circuit_forward", total, start, p.forward.as_slice());
+                r.data_part("circuit_vertices", total + 1, start, p.vertices.as_slice());
             }
             _ => {}
         }
@@ -618,33 +621,4 @@ fn order_circuit(
         )));
     }
     Ok(placed)
-}
-
-/// The circuit on rank 0 from the placed slots: for a trail, without the virtual edge that
-/// comes first.
-fn assemble(placed: &[Triple], m: usize, trail: bool) -> Circuit {
-    let mut edge = vec![0u64; m];
-    let mut forward = vec![0u8; m];
-    let mut arrive = vec![0u64; m];
-    for t in placed {
-        let p = t.0 as usize;
-        edge[p] = t.1 >> 1;
-        forward[p] = (t.1 & 1) as u8;
-        arrive[p] = t.2;
-    }
-    if trail {
-        return Circuit {
-            edges: edge[1..].to_vec(),
-            forward: forward[1..].to_vec(),
-            vertices: arrive,
-        };
-    }
-    let mut vertices = Vec::with_capacity(m + 1);
-    vertices.push(arrive[m - 1]);
-    vertices.extend_from_slice(&arrive);
-    Circuit {
-        edges: edge,
-        forward,
-        vertices,
-    }
 }
