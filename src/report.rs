@@ -6,8 +6,8 @@
 
 use crate::error::Result;
 use crate::output::{add_part, GroupWriter, ResultFile, Writer};
-use std::path::Path;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// A figure's stored value.
 #[derive(Debug, Clone, PartialEq)]

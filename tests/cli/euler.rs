@@ -583,7 +583,15 @@ fn trail_and_eulerize() {
 /// `tessera euler` with the extra environment `env` (CPU, two threads a rank).
 fn euler_env(np: usize, dir: &Path, name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let out = format!("{name}.h5");
-    let mut all = vec!["euler", "--device", "cpu", "--threads", "2", "--output", &out];
+    let mut all = vec![
+        "euler",
+        "--device",
+        "cpu",
+        "--threads",
+        "2",
+        "--output",
+        &out,
+    ];
     all.extend_from_slice(args);
     common::mpirun_program(np, &common::tessera_bin(), &all, env, dir)
 }
@@ -630,7 +638,11 @@ fn circuits_stay_todays_over_the_ruling_set_and_plain_jumping() {
         let name = format!("ruling-{i}");
         euler_env(np, &dir, &name, args, env).assert_ok();
         let h5 = H5::open(&dir.join(format!("{name}.h5")));
-        assert_eq!(h5.attr::<u64>("euler", "checksum"), want, "{name} on {np} ranks");
+        assert_eq!(
+            h5.attr::<u64>("euler", "checksum"),
+            want,
+            "{name} on {np} ranks"
+        );
         let c = circuit(&h5);
         if let Some((_, first)) = written.iter().find(|(w, _)| *w == want) {
             assert_eq!(c.edges, first.edges, "{name}");
@@ -644,10 +656,10 @@ fn circuits_stay_todays_over_the_ruling_set_and_plain_jumping() {
 
 /// The distributed checker refuses a spoiled circuit (`TESSERA_EULER_CORRUPT`): two edges
 /// swapped, one edge missing (its neighbour twice), a vertex of the walk moved; each kind
-/// on some rank counts here, every kind on every rank count in `scripts/test-long`.
+/// on one rank count each here, every kind on every rank count in `scripts/test-long`.
 #[test]
 fn the_checker_refuses_spoiled_circuits() {
-    spoiled_circuits(&[("swap", 1), ("drop", 2), ("break", 3), ("swap", 4)]);
+    spoiled_circuits(&[("swap", 1), ("drop", 2), ("break", 3)]);
 }
 
 #[test]
@@ -662,16 +674,29 @@ fn the_checker_refuses_spoiled_circuits_on_every_rank_count() {
 
 fn spoiled_circuits(cases: &[(&str, usize)]) {
     let dir = test_dir("euler-spoiled");
-    let args = ["--generator", "union-cycles", "--vertices", "60", "--k", "2"];
+    let args = [
+        "--generator",
+        "union-cycles",
+        "--vertices",
+        "60",
+        "--k",
+        "2",
+    ];
     for &(how, np) in cases {
         let run = euler_env(np, &dir, how, &args, &[("TESSERA_EULER_CORRUPT", how)]);
         assert!(!run.ok(), "{how} on {np} ranks passed the checker");
         let text = format!("{}{}", run.stdout, run.stderr);
-        let lines: Vec<&str> = text.lines().filter(|l| l.contains("check failed")).collect();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("check failed"))
+            .collect();
         assert!(
             !lines.is_empty() && !text.contains("panicked"),
             "{how} on {np} ranks: {text}"
         );
-        assert!(!dir.join(format!("{how}.h5")).exists(), "{how}: a result file");
+        assert!(
+            !dir.join(format!("{how}.h5")).exists(),
+            "{how}: a result file"
+        );
     }
 }

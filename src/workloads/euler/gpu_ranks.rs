@@ -29,6 +29,7 @@ pub fn solve(
     ends: Vec<Triple>,
     s: &Setup,
     phases: &mut Phases,
+    components: &dyn Fn() -> Result<()>,
 ) -> Result<Solved> {
     let slots = ends.len() as u64;
     let n = part.local_n() as u64;
@@ -70,7 +71,9 @@ pub fn solve(
             .map(|o| Triple(o[0].into(), o[1].into(), first + u64::from(o[2])))
             .collect();
         let trails = Ranges::even(s.m, world.size(), world.rank());
-        super::splice::join(world, &darts.slots, &offers, &trails)
+        let (joined, rounds, links) = super::splice::join(world, &darts.slots, &offers, &trails)?;
+        super::one_tree(initial_trails, links, components)?;
+        Ok((joined, rounds))
     })?;
 
     phases.run("splice", || {

@@ -281,14 +281,16 @@ impl Euler {
                 list[r.start as usize..r.end as usize].to_vec(),
             )
         };
+        let (added_first, added_mine) = share(&added, m_input);
+        // The CPU check, naming the components where there are several.
+        let components = || check::connected_ok(world, &vertices, &links(&added_mine, added_first));
         let (trail, m) = phases.run("check", || {
-            let (added_first, added_mine) = share(&added, m_input);
             ends.extend(world, &part, added_first, &added_mine)?;
             let trail = ends.degrees_ok(world, &part, directed, self.trail)?;
             let m_graph = m_input + added.len() as u64;
-            // The CPU check names the components where the GPU finds more than one.
+            // One GPU tells here; on the host ends the tree phase does (`one_tree`).
             if !ends.connected()? {
-                check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
+                components()?;
             }
             // The trail's virtual edge end -> start, the last edge: the circuit is cut
             // after it.
@@ -313,7 +315,7 @@ impl Euler {
         let solved = match (ends, &h.device) {
             (Ends::Device(gpu, g), _) => gpu::solve(gpu, g, &setup, &mut phases)?,
             (Ends::Host(ends), Selected::Gpu(gpu)) => {
-                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phases)?
+                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phases, &components)?
             }
             (Ends::Host(ends), Selected::Cpu) => {
                 let pairing = self.pairing;
@@ -322,7 +324,8 @@ impl Euler {
                     Pairing::Random => draw(key, dart) >> 1,
                     Pairing::Straight => (dart / 2) % axes,
                 };
-                solve_on_cpu(world, &part, ends, directed, order, (m, start), &mut phases)?
+                let span = (m, start);
+                solve_on_cpu(world, &part, ends, directed, order, span, &mut phases, &components)?
             }
         };
         let Solved {
@@ -518,11 +521,11 @@ impl Ends<'_> {
         check::degrees_ok(world, part, &self.degrees(part, directed)?, directed, trail)
     }
 
-    /// Whether all edges lie in one component, where the GPU tells; false leaves it to the
-    /// CPU check.
+    /// Whether all edges lie in one component, where one GPU tells; false runs the CPU check.
+    /// The host ends answer true: their tree phase tells (`one_tree`).
     fn connected(&self) -> Result<bool> {
         match self {
-            Ends::Host(_) => Ok(false),
+            Ends::Host(_) => Ok(true),
             Ends::Device(gpu, g) => g.connected(gpu),
         }
     }
@@ -538,6 +541,7 @@ fn solve_on_cpu(
     order: impl Fn(u64) -> u64 + Sync,
     (m, start): (u64, u64),
     phases: &mut Phases,
+    components: &dyn Fn() -> Result<()>,
 ) -> Result<Solved> {
     let mut darts = phases.run("pair", || Darts::pair(world, part, ends, directed, order))?;
 
@@ -556,7 +560,9 @@ fn solve_on_cpu(
 
     let (joined, tree_rounds) = phases.run("tree", || {
         let trails = Ranges::even(m, world.size(), world.rank());
-        splice::spanning_tree(world, &darts, &label, &trails)
+        let (joined, rounds, links) = splice::spanning_tree(world, &darts, &label, &trails)?;
+        one_tree(initial_trails, links, components)?;
+        Ok((joined, rounds))
     })?;
 
     phases.run("splice", || {
@@ -575,6 +581,20 @@ fn solve_on_cpu(
         label_rounds,
         tree_rounds,
     })
+}
+
+/// After the tree (collective): where the graph is connected, the trails' forest is one tree
+/// (`trails` less one links chosen); else `components` (the CPU check) names the pieces. On
+/// the host ends (CPU, several GPUs) this is the connectivity check: no pass of its own.
+fn one_tree(trails: u64, links: u64, components: &dyn Fn() -> Result<()>) -> Result<()> {
+    if trails == links + 1 {
+        return Ok(());
+    }
+    components()?;
+    Err(Error::Check(format!(
+        "the trails form {} trees, yet the edges lie in one component",
+        trails - links
+    )))
 }
 
 /// Phase 5 (collective): cut the closed trail after edge `start` travelled forwards and rank
