@@ -596,6 +596,9 @@ fn euler_env(np: usize, dir: &Path, name: &str, args: &[&str], env: &[(&str, &st
     common::mpirun_program(np, &common::tessera_bin(), &all, env, dir)
 }
 
+/// Arguments, the checksum they give, the rank count and the extra environment.
+type Case<'a> = (&'a [&'a str], u64, usize, &'a [(&'a str, &'a str)]);
+
 /// The circuits of today's solver (checksums measured before the ruling set and the pieces,
 /// at commit 0f7cb3d: the same at np = 1 and 3), on every rank count, over the ruling set
 /// (the default) and over plain jumping: the same checksum, the same written circuit.
@@ -625,7 +628,7 @@ fn circuits_stay_todays_over_the_ruling_set_and_plain_jumping() {
         "random",
     ];
     let plain = [("TESSERA_EULER_JUMP", "plain")];
-    let cases: [(&[&str], u64, usize, &[(&str, &str)]); 6] = [
+    let cases: [Case; 6] = [
         (&union, 0x53709be17df1e576, 1, &[]),
         (&union, 0x53709be17df1e576, 2, &[]),
         (&union, 0x53709be17df1e576, 3, &plain),

@@ -11,7 +11,9 @@
 //! slots (edge-ends) or vertices, so its time follows the edge count, not the number of
 //! trails, and each is one GPU kernel away. Distributed: 1D vertex blocks, each edge-end at
 //! its vertex's owner, so pairing and splicing are local and the rest exchanges through
-//! `World::query`/`route`; no step depends on the rank count, so neither does the circuit.
+//! `World::query`/`route` (the jumping across ranks over a ruling set, `ruling`); no step
+//! depends on the rank count, so neither does the circuit. Each rank keeps its piece of the
+//! circuit (`pieces`): checked, checksummed and written where it lies.
 //! Before any work, a non-Eulerian graph is refused with one line (`check`). The circuit is
 //! checked by `verify`, which knows nothing of the solver.
 
@@ -324,8 +326,7 @@ impl Euler {
                     Pairing::Random => draw(key, dart) >> 1,
                     Pairing::Straight => (dart / 2) % axes,
                 };
-                let span = (m, start);
-                solve_on_cpu(world, &part, ends, directed, order, span, &mut phases, &components)?
+                solve_on_cpu(world, &part, ends, &setup, order, &mut phases, &components)?
             }
         };
         let Solved {
@@ -532,17 +533,17 @@ impl Ends<'_> {
 }
 
 /// Phases 1-5 on the CPU, any rank count (collective): `order` is the pairing's sort key;
-/// each runs through `phases`.
+/// each runs through `phases`; `components` names the pieces of a graph that is not connected.
 fn solve_on_cpu(
     world: &World,
     part: &Block1D,
     ends: Vec<Triple>,
-    directed: bool,
+    s: &gpu::Setup,
     order: impl Fn(u64) -> u64 + Sync,
-    (m, start): (u64, u64),
     phases: &mut Phases,
     components: &dyn Fn() -> Result<()>,
 ) -> Result<Solved> {
+    let (m, start, directed) = (s.m, s.start, s.directed);
     let mut darts = phases.run("pair", || Darts::pair(world, part, ends, directed, order))?;
 
     let (label, label_rounds, initial_trails) = phases.run("label", || {
