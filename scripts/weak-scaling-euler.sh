@@ -4,7 +4,7 @@
 # the union of two Hamiltonian cycles and random cycles (mean length 8), adjacency and random
 # pairing; the circuit is neither written nor checked (the timed phases only). Prints one row a
 # run: per-phase seconds, edges/s and the weak-scaling efficiency against the 1-rank row.
-# Bytes moved between ranks are not counted yet (see docs/benchmarks.md).
+# Then the bytes all ranks sent each other in each phase (MB; /euler NAME_bytes).
 #     TESSERA_BIN=target/release/tessera scripts/weak-scaling-euler.sh [OUTDIR]
 set -uo pipefail
 bin=${TESSERA_BIN:-target/release/tessera}
@@ -38,7 +38,7 @@ import sys, glob, os, h5py
 out = sys.argv[1]
 phases = ("check", "pair", "label", "tree", "splice", "rank")
 print(f"{'run':<24} {'edges':>11} " + " ".join(f"{p:>7}" for p in phases) + f" {'edges/s':>10} {'weak eff':>8}")
-base = {}
+base, moved = {}, []
 for path in sorted(glob.glob(f"{out}/*.h5"), key=lambda p: (p.rsplit('-np', 1)[0], int(p.rsplit('-np', 1)[1][:-3]))):
     name = os.path.basename(path)[:-3]
     a = h5py.File(path)["euler"].attrs
@@ -48,4 +48,6 @@ for path in sorted(glob.glob(f"{out}/*.h5"), key=lambda p: (p.rsplit('-np', 1)[0
     eff = base[key] / solve if key in base else float("nan")
     print(f"{name:<24} {int(a['num_edges']):>11} " + " ".join(f"{a[p + '_seconds']:>7.3f}" for p in phases)
           + f" {a['edges_per_second']:>10.3e} {eff:>8.2f}")
+    moved.append(f"{name:<24} {'MB sent':>11} " + " ".join(f"{a.get(p + '_bytes', 0) / 1e6:>7.1f}" for p in phases))
+print("\n".join(moved))
 PY

@@ -175,6 +175,7 @@ impl<'w> GpuExchange<'w> {
                 }
             }
             Channel::Nccl(comm) => {
+                super::count_sent::<T>(send_counts, self.world.rank());
                 group_start().map_err(|e| nccl_error("group start", e))?;
                 for t in transfers(send_counts, &recv_counts) {
                     if !t.send.is_empty() {

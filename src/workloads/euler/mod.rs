@@ -132,6 +132,7 @@ struct Findings {
     label_rounds: usize,
     tree_rounds: usize,
     seconds: Vec<(&'static str, f64)>,
+    bytes: Vec<(&'static str, u64)>,
     /// This rank's piece of the circuit.
     piece: Option<pieces::Piece>,
     checksum: u64,
@@ -208,17 +209,23 @@ const HOST_NEED: Need = Need {
 
 /// The solver's phases, each run through the harness (`Harness::timed`: between barriers,
 /// recorded in `/phases`), their seconds also kept for `/euler`'s `NAME_seconds`.
+/// The bytes all ranks sent each other in each phase too (`NAME_bytes`).
 pub struct Phases<'a, 'w> {
     h: &'a Harness<'w>,
     seconds: Vec<(&'static str, f64)>,
+    bytes: Vec<(&'static str, u64)>,
 }
 
 impl Phases<'_, '_> {
     /// Run phase `name` (collective).
     pub fn run<T>(&mut self, name: &'static str, body: impl FnOnce() -> Result<T>) -> Result<T> {
         let t = Instant::now();
+        let sent = crate::comm::bytes_sent();
         let out = self.h.timed(name, body)?;
         self.seconds.push((name, t.elapsed().as_secs_f64()));
+        let moved = crate::comm::bytes_sent() - sent;
+        self.bytes
+            .push((name, self.h.world.allreduce(moved, Op::Sum)));
         Ok(out)
     }
 }
@@ -241,6 +248,7 @@ impl Euler {
         let mut phases = Phases {
             h,
             seconds: Vec::new(),
+            bytes: Vec::new(),
         };
         // The graph: this rank's tuples with their global ids, and their ends at the owners.
         let (list, mut ends) = phases.run("graph", || {
@@ -352,6 +360,7 @@ impl Euler {
             label_rounds,
             tree_rounds,
             seconds: Vec::new(),
+            bytes: Vec::new(),
             piece: None,
             checksum,
             valid: None,
@@ -387,6 +396,7 @@ impl Euler {
         }
         f.piece = Some(piece);
         f.seconds = phases.seconds;
+        f.bytes = phases.bytes;
         Ok(f)
     }
 
@@ -434,6 +444,9 @@ impl Euler {
         r.count("tree_rounds", f.tree_rounds as u64);
         for (name, s) in &f.seconds {
             r.seconds(&format!("{name}_seconds"), *s);
+        }
+        for (name, b) in &f.bytes {
+            r.count(&format!("{name}_bytes"), *b).stored_only();
         }
         let solve = solve_seconds(f);
         r.seconds("solve_seconds", solve);
