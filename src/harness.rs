@@ -5,13 +5,13 @@
 //! choice, the output path checked writable before any compute, signals, timed phases,
 //! trials with progress, the result file with provenance, and errors (see `main`).
 
-use crate::comm::World;
+use crate::comm::{Op, World};
 use crate::config::{config_error, merge, DeckText, RunArgs, RunConfig};
 use crate::device::{self, Selected};
 use crate::error::{Error, Result};
 use crate::graph::build::{self, Built, FitCheck};
 use crate::graph::source::{Generator, GraphArgs, GraphConfig};
-use crate::output::{timestamp, Invocation, Provenance, ResultFile};
+use crate::output::{timestamp, Invocation, Provenance, ResultFile, Unfinished};
 use crate::progress::Progress;
 use crate::report::Report;
 use crate::signals::Interrupt;
@@ -259,7 +259,8 @@ impl<'w> Harness<'w> {
         if report.kept_in_checkpoint {
             return Ok(());
         }
-        self.write_results(|file| report.write(file))
+        let parted = !report.parts.is_empty();
+        self.write_results(|file| report.write(file), parted.then_some(report))
     }
 
     /// Check the results (collective), as the phase "verify", unless `enabled` is false;
@@ -350,9 +351,14 @@ impl<'w> Harness<'w> {
     }
 
     /// Write the result file (collective): rank 0 creates it under a temporary name, writes
-    /// the provenance, the phase times and what `write` adds, and renames it; every rank
+    /// the provenance, the phase times and what `write` adds; where reports hold dataset
+    /// parts, every other rank adds its own in turn; then rank 0 renames it. Every rank
     /// returns the same outcome.
-    fn write_results(&self, write: impl FnOnce(&ResultFile) -> Result<()>) -> Result<()> {
+    fn write_results(
+        &self,
+        write: impl FnOnce(&ResultFile) -> Result<()>,
+        parts: Option<&Report>,
+    ) -> Result<()> {
         let provenance = self.provenance()?;
         let phases = self.phases.borrow().clone();
         let written = if self.world.is_root() {
@@ -360,7 +366,17 @@ impl<'w> Harness<'w> {
         } else {
             Ok(None)
         };
-        if let Some(path) = self.world.agree(written)? {
+        let unfinished = self.world.agree(written)?;
+        let parted = self.world.allreduce(u64::from(parts.is_some()), Op::Max) == 1;
+        for rank in (1..self.world.size()).filter(|_| parted) {
+            let added = match parts {
+                Some(report) if self.world.rank() == rank => report.add_parts(&self.run.output),
+                _ => Ok(()),
+            };
+            self.world.agree(added)?;
+        }
+        let finished = unfinished.map(|u| u.finish()).transpose();
+        if let Some(path) = self.world.agree(finished)? {
             println!("results: {}", path.display());
         }
         Ok(())
@@ -372,7 +388,7 @@ fn write_file(
     provenance: &Provenance,
     phases: &[(String, f64)],
     write: impl FnOnce(&ResultFile) -> Result<()>,
-) -> Result<PathBuf> {
+) -> Result<Unfinished> {
     let file = ResultFile::create(path)?;
     provenance.write(&file.root())?;
     let group = file.group("phases")?;
@@ -380,7 +396,7 @@ fn write_file(
         group.writer().attr(name, *secs)?;
     }
     write(&file)?;
-    file.finish()
+    file.close_unfinished()
 }
 
 /// Rank 0 claims the output before any compute: a directory or anything but a regular file

@@ -168,7 +168,10 @@ impl<'a> GroupWriter<'a> {
             .new_dataset::<T>()
             .shape(len)
             .create(name)
-            .and_then(|d| d.write_slice(data, start..start + data.len()))
+            .and_then(|d| match data.is_empty() {
+                true => Ok(()),
+                false => d.write_slice(data, start..start + data.len()),
+            })
             .map_err(h5err(self.path))
     }
 

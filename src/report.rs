@@ -5,8 +5,9 @@
 //! shown and what is stored cannot drift apart.
 
 use crate::error::Result;
-use crate::output::{GroupWriter, ResultFile, Writer};
+use crate::output::{add_part, GroupWriter, ResultFile, Writer};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// A figure's stored value.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +81,15 @@ pub struct Dataset {
     pub rows: Option<usize>,
 }
 
+/// This rank's items `start ..` of a 1-D dataset of `len` items that every rank fills in part.
+#[derive(Debug, Clone)]
+pub struct DatasetPart {
+    pub path: String,
+    pub len: usize,
+    pub start: usize,
+    pub column: Column,
+}
+
 /// Everything a run reports.
 #[derive(Debug, Default, Clone)]
 pub struct Report {
@@ -87,6 +97,8 @@ pub struct Report {
     pub headlines: Vec<String>,
     pub figures: Vec<Figure>,
     pub datasets: Vec<Dataset>,
+    /// This rank's parts of datasets written by every rank (rank 0 makes them).
+    pub parts: Vec<DatasetPart>,
     /// The output already holds this run's state to resume from (a run stopped early wrote
     /// its checkpoint or ledger there): the report is printed, and the file left as it is.
     pub kept_in_checkpoint: bool,
@@ -164,9 +176,52 @@ impl Report {
             let g = open_group(file, &mut groups, group)?;
             write_column(g, name, &d.column, d.rows)?;
         }
+        for d in &self.parts {
+            let (group, name) = split(&d.path);
+            let g = open_group(file, &mut groups, group)?;
+            macro_rules! put {
+                ($v:expr) => {
+                    g.dataset_part(name, d.len, d.start, $v)
+                };
+            }
+            match_part!(d.column, put, &d.path)?;
+        }
+        Ok(())
+    }
+
+    /// Add this rank's dataset parts to the unfinished result file for `path`, whose
+    /// datasets rank 0's `write` made.
+    pub fn add_parts(&self, path: &Path) -> Result<()> {
+        for d in self.parts.iter().filter(|d| d.column.len() > 0) {
+            macro_rules! put {
+                ($v:expr) => {
+                    add_part(path, &d.path, d.start, $v)
+                };
+            }
+            match_part!(d.column, put, &d.path)?;
+        }
         Ok(())
     }
 }
+
+/// `$put` on a numeric column's items; text has no parts.
+macro_rules! match_part {
+    ($column:expr, $put:ident, $path:expr) => {
+        match &$column {
+            Column::U8(v) => $put!(v),
+            Column::U32(v) => $put!(v),
+            Column::I32(v) => $put!(v),
+            Column::U64(v) => $put!(v),
+            Column::I64(v) => $put!(v),
+            Column::F64(v) => $put!(v),
+            Column::Text(_) => Err(crate::error::Error::Output {
+                path: $path.to_string(),
+                msg: "a text dataset cannot be written in parts".into(),
+            }),
+        }
+    };
+}
+use match_part;
 
 /// (group, name) of a path: "cc/rounds/seconds" is ("cc/rounds", "seconds").
 fn split(path: &str) -> (&str, &str) {
@@ -376,6 +431,25 @@ impl Section<'_> {
             path,
             column: column.into(),
             rows: None,
+        });
+        self
+    }
+
+    /// This rank's items from `start` of a 1-D dataset of `len` items, every rank giving its
+    /// part (their parts are written one rank after another into the one file).
+    pub fn data_part(
+        &mut self,
+        name: &str,
+        len: usize,
+        start: usize,
+        column: impl Into<Column>,
+    ) -> &mut Self {
+        let path = self.path(name);
+        self.report.parts.push(DatasetPart {
+            path,
+            len,
+            start,
+            column: column.into(),
         });
         self
     }

@@ -205,6 +205,7 @@ impl<'w> GpuExchange<'w> {
         let send_run = |t: &Transfer| send_at[t.peer]..send_at[t.peer] + t.send.len();
         match &self.channel {
             Channel::Nccl(comm) if path == Path::Device => {
+                super::count_sent::<T>(send_counts, self.world.rank());
                 group_start().map_err(|e| nccl_error("group start", e))?;
                 for t in runs {
                     if !t.send.is_empty() {

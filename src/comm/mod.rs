@@ -54,6 +54,31 @@ pub struct Pair(pub u64, pub u64);
 #[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Triple(pub u64, pub u64, pub u64);
 
+/// Four ids travelling together in one message: a walker's (position, origin, sum, end).
+#[derive(Equivalence, Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Quad(pub u64, pub u64, pub u64, pub u64);
+
+/// Bytes this process has sent to other ranks: the host all-to-alls (`route`, `query`, the
+/// host-staged GPU exchanges) and NCCL's; read before and after a phase for its traffic.
+static SENT_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Bytes this process has sent to other ranks so far (`SENT_BYTES`).
+pub fn bytes_sent() -> u64 {
+    SENT_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Count `items` of `T` sent to ranks other than `me`, `counts[r]` to rank r.
+fn count_sent<T>(counts: &[usize], me: usize) {
+    let items: usize = counts
+        .iter()
+        .enumerate()
+        .filter(|&(r, _)| r != me)
+        .map(|(_, &c)| c)
+        .sum();
+    let bytes = (items * std::mem::size_of::<T>()) as u64;
+    SENT_BYTES.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Reduction operations offered to the algorithms.
 #[derive(Clone, Copy, Debug)]
 pub enum Op {
@@ -292,6 +317,7 @@ impl Comm {
             counts.iter().map(|&c| to_count(c)).collect()
         };
         let (sc, rc) = (to_counts(send_counts)?, to_counts(recv_counts)?);
+        count_sent::<T>(send_counts, self.rank);
         let sd = displacements(&sc)?;
         let rd = displacements(&rc)?;
         let total: usize = rc.iter().map(|&c| c as usize).sum();

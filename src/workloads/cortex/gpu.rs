@@ -101,7 +101,6 @@ impl<'h> GpuCortex<'h> {
         seed: u64,
         wiring: &Wiring,
         table: bool,
-        timing: bool,
     ) -> Result<Self> {
         let n = layout.n();
         let ghost = layout.ghost_items();
@@ -136,7 +135,7 @@ impl<'h> GpuCortex<'h> {
             ring_table: gpu.zeros("washout ring", if table { TABLE_SLOTS * n } else { 1 })?,
             washout: gpu.zeros("washout table", 2 * MAX_WASHOUT)?,
             sums: gpu.zeros("step sums", 3 * BLOCK as usize)?,
-            events: timing.then(StepEvents::default),
+            events: None,
         };
         me.draw(seed, wiring)?;
         Ok(me)
@@ -267,6 +266,12 @@ impl<'h> GpuCortex<'h> {
             .join(&self.side)
             .map_err(|e| gpu_error("order the streams", e))?;
         self.mark(false, false)
+    }
+
+    /// The slab with its steps' phases timed (`timing`).
+    pub fn timed(mut self, on: bool) -> Self {
+        self.events = on.then(StepEvents::default);
+        self
     }
 
     /// A timing mark on the side stream or the run's (`timing`); `first` opens a step.

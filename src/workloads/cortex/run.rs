@@ -154,9 +154,10 @@ impl<'h> Neurons<'h> {
                     seed,
                     &cfg.wiring,
                     cfg.table,
-                    cfg.timing,
                 );
-                h.world.agree(made).map(|g| Neurons::Gpu(Box::new(g)))
+                h.world
+                    .agree(made)
+                    .map(|g| Neurons::Gpu(Box::new(g.timed(cfg.timing))))
             }
         }
     }

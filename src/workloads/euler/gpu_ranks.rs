@@ -3,7 +3,7 @@
 //! of the cycle minima and of the list ranking (chains of successors that stay on the rank,
 //! cut at splitters, as `jump` cuts them), the trails' links and the splice. What crosses
 //! ranks is host-staged through the CPU path's collectives: the mates (`Darts::with_mates`),
-//! pointer jumping over the run heads (`jump::jump_minima`, `jump::jump_ranks`) and the
+//! pointer jumping over the run heads (`jump::jump_minima`, `jump::jump_ranks`: a ruling set) and the
 //! spanning forest of the trail graph (`splice::join`).
 
 use super::darts::{Darts, Sorted};
@@ -29,6 +29,7 @@ pub fn solve(
     ends: Vec<Triple>,
     s: &Setup,
     phases: &mut Phases,
+    components: &dyn Fn() -> Result<()>,
 ) -> Result<Solved> {
     let slots = ends.len() as u64;
     let n = part.local_n() as u64;
@@ -70,7 +71,9 @@ pub fn solve(
             .map(|o| Triple(o[0].into(), o[1].into(), first + u64::from(o[2])))
             .collect();
         let trails = Ranges::even(s.m, world.size(), world.rank());
-        super::splice::join(world, &darts.slots, &offers, &trails)
+        let (joined, rounds, links) = super::splice::join(world, &darts.slots, &offers, &trails)?;
+        super::one_tree(initial_trails, links, components)?;
+        Ok((joined, rounds))
     })?;
 
     phases.run("splice", || {
@@ -178,6 +181,11 @@ impl Runs {
         })
     }
 
+    /// Each head's global slot.
+    fn head_slots(&self, first: u64) -> Vec<u64> {
+        self.heads_host.par_iter().map(|&h| first + u64::from(h)).collect()
+    }
+
     /// The index of the head at global slot `s` (held here).
     fn head(&self, slots: &Ranges, s: u64) -> usize {
         self.head_of[slots.local(s)] as usize
@@ -236,9 +244,11 @@ fn cycle_min(
             (after, u64::from(minima[h]))
         })
         .unzip();
+    let head_slot = runs.head_slots(first);
     let rounds = jump::jump_minima(
         world,
         slots,
+        &head_slot,
         |s| runs.head(slots, s),
         head_next,
         &mut head_min,
@@ -315,9 +325,11 @@ fn rank_lists(
             (after, (d, first + u64::from(ends[h])))
         })
         .unzip();
+    let head_slot = runs.head_slots(first);
     if !jump::jump_ranks(
         world,
         slots,
+        &head_slot,
         |s| runs.head(slots, s),
         head_next,
         &mut dist,

@@ -7,6 +7,7 @@
 //! jumping at all, so one rank jumps over nothing, and the rounds (O(log heads)) do not depend
 //! on the number of cycles or lists.
 
+use super::ruling;
 use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Pair, Triple, World};
 use crate::error::{Error, Result};
@@ -102,6 +103,12 @@ impl Runs {
         }
     }
 
+    /// Each run's head as a global slot.
+    fn head_slots(&self, slots: &Ranges) -> Vec<u64> {
+        let first = slots.first();
+        self.runs.par_iter().map(|r| first + r[0] as u64).collect()
+    }
+
     /// The run index of global slot `s`, a run head on this rank.
     fn head(&self, slots: &Ranges, s: u64) -> usize {
         self.head_index[slots.local(s)] as usize
@@ -134,9 +141,11 @@ pub fn cycle_min(
                 .expect("a run has a head")
         })
         .collect();
+    let head_slot = runs.head_slots(slots);
     let rounds = jump_minima(
         world,
         slots,
+        &head_slot,
         |s| runs.head(slots, s),
         head_next,
         &mut head_value,
@@ -160,14 +169,66 @@ pub fn cycle_min(
     Ok((out, rounds))
 }
 
+/// Whether the cross-rank jumping runs over every run head (`TESSERA_EULER_JUMP=plain`, for
+/// tests and comparisons) instead of over a ruling set (`ruling`), the default.
+fn plain_jumping() -> bool {
+    std::env::var("TESSERA_EULER_JUMP").is_ok_and(|v| v == "plain")
+}
+
+/// Cycle minima over run heads (collective): `head_slot[k]` is head k's global slot, the
+/// rest as `plain_minima` says; over a ruling set unless `plain_jumping`. Returns the
+/// rounds of exchange. The CPU's runs and the GPU's (euler/gpu_ranks.rs) both jump here.
+pub fn jump_minima(
+    world: &World,
+    slots: &Ranges,
+    head_slot: &[u64],
+    head_of: impl Fn(u64) -> usize + Sync,
+    head_next: Vec<u64>,
+    head_value: &mut [u64],
+) -> Result<usize> {
+    if plain_jumping() {
+        return plain_minima(world, slots, head_of, head_next, head_value);
+    }
+    let heads = ruling::Heads {
+        slot: head_slot,
+        next: &head_next,
+        weight: head_value,
+        end: &mut [],
+    };
+    ruling::minima(world, slots, head_of, heads)
+}
+
+/// List ranking over run heads (collective), as `plain_ranks` says, with `head_slot[k]`
+/// head k's global slot; over a ruling set unless `plain_jumping`.
+pub fn jump_ranks(
+    world: &World,
+    slots: &Ranges,
+    head_slot: &[u64],
+    head_of: impl Fn(u64) -> usize + Sync,
+    head_next: Vec<u64>,
+    dist: &mut [u64],
+    end: &mut [u64],
+) -> Result<bool> {
+    if plain_jumping() {
+        return plain_ranks(world, slots, head_of, head_next, dist, end);
+    }
+    let heads = ruling::Heads {
+        slot: head_slot,
+        next: &head_next,
+        weight: dist,
+        end,
+    };
+    ruling::ranks(world, slots, head_of, heads)
+}
+
 /// Pointer jumping over run heads (collective): head k stands for its run, with the run's
 /// smallest value `head_value[k]` and `head_next[k]`, the head its run's last slot leads to
 /// (a global slot, held as a head by its owner, where `head_of` gives its index). Each round
 /// takes `value[h] = min(value[h], value[next[h]])` and `next[h] = next[next[h]]`; once a
 /// round changes no value every head holds its cycle's minimum (each is at most the one 2^k
 /// heads on, so around the cycle all are equal, and their windows cover it). Returns the
-/// rounds. The CPU's runs and the GPU's (euler/gpu_ranks.rs) both jump here.
-pub fn jump_minima(
+/// rounds.
+pub fn plain_minima(
     world: &World,
     slots: &Ranges,
     head_of: impl Fn(u64) -> usize + Sync,
@@ -228,9 +289,11 @@ pub fn rank_lists(world: &World, slots: &Ranges, next: Vec<u64>) -> Result<(Vec<
         dist.push(run.len() as u64 - u64::from(after == NIL));
         end.push(first + last as u64);
     }
+    let head_slot = runs.head_slots(slots);
     if !jump_ranks(
         world,
         slots,
+        &head_slot,
         |s| runs.head(slots, s),
         head_next,
         &mut dist,
@@ -253,8 +316,8 @@ pub fn rank_lists(world: &World, slots: &Ranges, next: Vec<u64>) -> Result<(Vec<
 /// `head_next[k]` (a global slot, held as a head by its owner, where `head_of` gives its
 /// index; NIL once the run ends its list), and `end[k]` is the list's last slot once known.
 /// Sums the steps to each list's end. False when some list has no end within
-/// log2(slots) + 2 rounds (a cycle). The CPU's runs and the GPU's both jump here.
-pub fn jump_ranks(
+/// log2(slots) + 2 rounds (a cycle).
+pub fn plain_ranks(
     world: &World,
     slots: &Ranges,
     head_of: impl Fn(u64) -> usize + Sync,

@@ -11,7 +11,9 @@
 //! slots (edge-ends) or vertices, so its time follows the edge count, not the number of
 //! trails, and each is one GPU kernel away. Distributed: 1D vertex blocks, each edge-end at
 //! its vertex's owner, so pairing and splicing are local and the rest exchanges through
-//! `World::query`/`route`; no step depends on the rank count, so neither does the circuit.
+//! `World::query`/`route` (the jumping across ranks over a ruling set, `ruling`); no step
+//! depends on the rank count, so neither does the circuit. Each rank keeps its piece of the
+//! circuit (`pieces`): checked, checksummed and written where it lies.
 //! Before any work, a non-Eulerian graph is refused with one line (`check`). The circuit is
 //! checked by `verify`, which knows nothing of the solver.
 
@@ -23,6 +25,8 @@ pub mod gpu_ends;
 pub mod gpu_ranks;
 pub mod hierholzer;
 pub mod jump;
+pub mod pieces;
+pub mod ruling;
 pub mod splice;
 pub mod verify;
 
@@ -42,7 +46,6 @@ use jump::NIL;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
-use verify::Circuit;
 
 /// The circuit is written by default up to this many edges.
 const WRITE_CIRCUIT_UP_TO: u64 = 1 << 26;
@@ -121,14 +124,17 @@ struct Findings {
     /// Edges of the input (before any added by `eulerize`, and without `--trail`'s).
     input_edges: u64,
     /// Edges the circuit uses: the input's and those `eulerize` added.
-    edges: Vec<Edge>,
+    edges: u64,
+    added: Vec<Edge>,
     directed: bool,
     trail: Option<(u64, u64)>,
     initial_trails: u64,
     label_rounds: usize,
     tree_rounds: usize,
     seconds: Vec<(&'static str, f64)>,
-    circuit: Option<Circuit>,
+    bytes: Vec<(&'static str, u64)>,
+    /// This rank's piece of the circuit.
+    piece: Option<pieces::Piece>,
     checksum: u64,
     valid: Option<bool>,
     hierholzer_seconds: Option<f64>,
@@ -191,28 +197,35 @@ impl Workload for Euler {
 }
 
 /// Host bytes per edge tuple: the tuples (16), their two ends at the owners (2 x 24), the
-/// darts' slots with their vertex, partner, successor, label and tree marks (2 x 56), and on
-/// rank 0 the gathered tuples, circuit and placed slots (16 + 17 + 24); per vertex about 48.
+/// darts' slots with their vertex, partner, successor, label and tree marks (2 x 56), and
+/// the placed slots and the pieces of the circuit they make (24 + 24 + 17); per vertex
+/// about 48. Nothing is gathered on one rank (but for `hierholzer`'s tuples).
 const HOST_NEED: Need = Need {
     what: "the Euler circuit's edge-ends",
-    shared: (48, 16 + 48 + 112),
+    shared: (48, 16 + 48 + 112 + 65),
     every_rank: (0, 0),
-    one_rank: 57,
+    one_rank: 0,
 };
 
 /// The solver's phases, each run through the harness (`Harness::timed`: between barriers,
 /// recorded in `/phases`), their seconds also kept for `/euler`'s `NAME_seconds`.
+/// The bytes all ranks sent each other in each phase too (`NAME_bytes`).
 pub struct Phases<'a, 'w> {
     h: &'a Harness<'w>,
     seconds: Vec<(&'static str, f64)>,
+    bytes: Vec<(&'static str, u64)>,
 }
 
 impl Phases<'_, '_> {
     /// Run phase `name` (collective).
     pub fn run<T>(&mut self, name: &'static str, body: impl FnOnce() -> Result<T>) -> Result<T> {
         let t = Instant::now();
+        let sent = crate::comm::bytes_sent();
         let out = self.h.timed(name, body)?;
         self.seconds.push((name, t.elapsed().as_secs_f64()));
+        let moved = crate::comm::bytes_sent() - sent;
+        self.bytes
+            .push((name, self.h.world.allreduce(moved, Op::Sum)));
         Ok(out)
     }
 }
@@ -235,6 +248,7 @@ impl Euler {
         let mut phases = Phases {
             h,
             seconds: Vec::new(),
+            bytes: Vec::new(),
         };
         // The graph: this rank's tuples with their global ids, and their ends at the owners.
         let (list, mut ends) = phases.run("graph", || {
@@ -277,14 +291,16 @@ impl Euler {
                 list[r.start as usize..r.end as usize].to_vec(),
             )
         };
+        let (added_first, added_mine) = share(&added, m_input);
+        // The CPU check, naming the components where there are several.
+        let components = || check::connected_ok(world, &vertices, &links(&added_mine, added_first));
         let (trail, m) = phases.run("check", || {
-            let (added_first, added_mine) = share(&added, m_input);
             ends.extend(world, &part, added_first, &added_mine)?;
             let trail = ends.degrees_ok(world, &part, directed, self.trail)?;
             let m_graph = m_input + added.len() as u64;
-            // The CPU check names the components where the GPU finds more than one.
+            // One GPU tells here; on the host ends the tree phase does (`one_tree`).
             if !ends.connected()? {
-                check::connected_ok(world, &vertices, &links(&added_mine, added_first))?;
+                components()?;
             }
             // The trail's virtual edge end -> start, the last edge: the circuit is cut
             // after it.
@@ -309,7 +325,7 @@ impl Euler {
         let solved = match (ends, &h.device) {
             (Ends::Device(gpu, g), _) => gpu::solve(gpu, g, &setup, &mut phases)?,
             (Ends::Host(ends), Selected::Gpu(gpu)) => {
-                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phases)?
+                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phases, &components)?
             }
             (Ends::Host(ends), Selected::Cpu) => {
                 let pairing = self.pairing;
@@ -318,7 +334,7 @@ impl Euler {
                     Pairing::Random => draw(key, dart) >> 1,
                     Pairing::Straight => (dart / 2) % axes,
                 };
-                solve_on_cpu(world, &part, ends, directed, order, (m, start), &mut phases)?
+                solve_on_cpu(world, &part, ends, &setup, order, &mut phases, &components)?
             }
         };
         let Solved {
@@ -328,55 +344,59 @@ impl Euler {
             tree_rounds,
         } = solved;
 
-        // Untimed from here: rank 0 gathers the circuit and the edge tuples (one rank keeps
-        // them where they are: at 2^30 edges each copy is tens of GB).
-        let pairs: Vec<crate::comm::Pair> = local
-            .into_iter()
-            .map(|(u, v)| crate::comm::Pair(u, v))
-            .collect();
-        let gathered = world.gather_owned(pairs)?;
-        let placed = world.gather_owned(placed)?;
-        let mut edges: Vec<Edge> = gathered.into_iter().map(|p| (p.0, p.1)).collect();
-        edges.extend_from_slice(&added);
+        // Untimed from here: each rank keeps its piece of the circuit; only a Hierholzer
+        // baseline gathers the edge tuples on rank 0.
+        let mut piece = pieces::cut(world, &placed, m, trail.is_some())?;
+        drop(placed);
+        let checksum = pieces::checksum(world, &piece);
         let mut f = Findings {
             n,
             input_edges: m_input,
-            edges,
+            edges: m_input + added.len() as u64,
+            added: added.clone(),
             directed,
             trail,
             initial_trails,
             label_rounds,
             tree_rounds,
             seconds: Vec::new(),
-            circuit: None,
-            checksum: 0,
+            bytes: Vec::new(),
+            piece: None,
+            checksum,
             valid: None,
             hierholzer_seconds: None,
         };
-        if world.is_root() {
-            let c = assemble(&placed, m as usize, trail.is_some());
-            f.checksum = verify::checksum(&c.edges, &c.forward);
-            f.circuit = Some(c);
-        }
         if self.verify {
+            verify::corrupt(&mut piece, n);
+            let tuples = verify::Tuples {
+                input: &input,
+                local: &local,
+                added: &added,
+            };
             phases.run("validate", || {
-                let outcome = match &f.circuit {
-                    Some(c) => verify::check(n, &f.edges, directed, trail, c).map_err(Error::Check),
-                    None => Ok(()),
-                };
-                world.agree(outcome)
+                let outcome = verify::check(world, &tuples, directed, trail, &piece);
+                world.agree(outcome.map_err(Error::Check))
             })?;
             f.valid = Some(true);
         }
-        if self.hierholzer && world.is_root() {
-            let t = Instant::now();
-            let found = hierholzer::circuit(n, &f.edges, directed);
-            f.hierholzer_seconds = Some(t.elapsed().as_secs_f64());
-            if found.is_none() && trail.is_none() {
-                return Err(Error::Check("Hierholzer found no circuit".into()));
+        if self.hierholzer {
+            let pairs: Vec<crate::comm::Pair> =
+                local.iter().map(|&(u, v)| crate::comm::Pair(u, v)).collect();
+            let gathered = world.gather_owned(pairs)?;
+            if world.is_root() {
+                let mut edges: Vec<Edge> = gathered.into_iter().map(|p| (p.0, p.1)).collect();
+                edges.extend_from_slice(&added);
+                let t = Instant::now();
+                let found = hierholzer::circuit(n, &edges, directed);
+                f.hierholzer_seconds = Some(t.elapsed().as_secs_f64());
+                if found.is_none() && trail.is_none() {
+                    return Err(Error::Check("Hierholzer found no circuit".into()));
+                }
             }
         }
+        f.piece = Some(piece);
         f.seconds = phases.seconds;
+        f.bytes = phases.bytes;
         Ok(f)
     }
 
@@ -409,7 +429,7 @@ impl Euler {
             .stored_only();
         g.count("seed", seed).stored_only();
         let mut r = report.group("euler");
-        let m = f.edges.len() as u64;
+        let m = f.edges;
         r.count("num_vertices", f.n).stored_only();
         r.count("num_edges", m);
         r.count("input_edges", f.input_edges).stored_only();
@@ -425,6 +445,9 @@ impl Euler {
         for (name, s) in &f.seconds {
             r.seconds(&format!("{name}_seconds"), *s);
         }
+        for (name, b) in &f.bytes {
+            r.count(&format!("{name}_bytes"), *b).stored_only();
+        }
         let solve = solve_seconds(f);
         r.seconds("solve_seconds", solve);
         r.rate("edges_per_second", m as f64 / solve, "edges/s");
@@ -436,18 +459,16 @@ impl Euler {
             .shown_as(format!("{:016x}", f.checksum));
         r.flag("valid", f.valid == Some(true), "no").stored_only();
         r.flag("verified", f.valid.is_some(), "skipped");
-        if m > f.input_edges {
-            let added: Vec<u64> = f.edges[f.input_edges as usize..]
-                .iter()
-                .flat_map(|&(u, v)| [u, v])
-                .collect();
+        if !f.added.is_empty() {
+            let added: Vec<u64> = f.added.iter().flat_map(|&(u, v)| [u, v]).collect();
             r.data_2d("added_edge_tuples", added.len() / 2, added);
         }
-        match &f.circuit {
-            Some(c) if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) => {
-                r.data("circuit_edges", c.edges.as_slice());
-                r.data("circuit_forward", c.forward.as_slice());
-                r.data("circuit_vertices", c.vertices.as_slice());
+        match &f.piece {
+            Some(p) if self.write_circuit.unwrap_or(m <= WRITE_CIRCUIT_UP_TO) => {
+                let (start, total) = (p.start as usize, p.total as usize);
+                r.data_part("circuit_edges", total, start, p.edges.as_slice());
+                r.data_part("circuit_forward", total, start, p.forward.as_slice());
+                r.data_part("circuit_vertices", total + 1, start, p.vertices.as_slice());
             }
             _ => {}
         }
@@ -514,27 +535,28 @@ impl Ends<'_> {
         check::degrees_ok(world, part, &self.degrees(part, directed)?, directed, trail)
     }
 
-    /// Whether all edges lie in one component, where the GPU tells; false leaves it to the
-    /// CPU check.
+    /// Whether all edges lie in one component, where one GPU tells; false runs the CPU check.
+    /// The host ends answer true: their tree phase tells (`one_tree`).
     fn connected(&self) -> Result<bool> {
         match self {
-            Ends::Host(_) => Ok(false),
+            Ends::Host(_) => Ok(true),
             Ends::Device(gpu, g) => g.connected(gpu),
         }
     }
 }
 
 /// Phases 1-5 on the CPU, any rank count (collective): `order` is the pairing's sort key;
-/// each runs through `phases`.
+/// each runs through `phases`; `components` names the pieces of a graph that is not connected.
 fn solve_on_cpu(
     world: &World,
     part: &Block1D,
     ends: Vec<Triple>,
-    directed: bool,
+    s: &gpu::Setup,
     order: impl Fn(u64) -> u64 + Sync,
-    (m, start): (u64, u64),
     phases: &mut Phases,
+    components: &dyn Fn() -> Result<()>,
 ) -> Result<Solved> {
+    let (m, start, directed) = (s.m, s.start, s.directed);
     let mut darts = phases.run("pair", || Darts::pair(world, part, ends, directed, order))?;
 
     let (label, label_rounds, initial_trails) = phases.run("label", || {
@@ -552,7 +574,9 @@ fn solve_on_cpu(
 
     let (joined, tree_rounds) = phases.run("tree", || {
         let trails = Ranges::even(m, world.size(), world.rank());
-        splice::spanning_tree(world, &darts, &label, &trails)
+        let (joined, rounds, links) = splice::spanning_tree(world, &darts, &label, &trails)?;
+        one_tree(initial_trails, links, components)?;
+        Ok((joined, rounds))
     })?;
 
     phases.run("splice", || {
@@ -571,6 +595,20 @@ fn solve_on_cpu(
         label_rounds,
         tree_rounds,
     })
+}
+
+/// After the tree (collective): where the graph is connected, the trails' forest is one tree
+/// (`trails` less one links chosen); else `components` (the CPU check) names the pieces. On
+/// the host ends (CPU, several GPUs) this is the connectivity check: no pass of its own.
+fn one_tree(trails: u64, links: u64, components: &dyn Fn() -> Result<()>) -> Result<()> {
+    if trails == links + 1 {
+        return Ok(());
+    }
+    components()?;
+    Err(Error::Check(format!(
+        "the trails form {} trees, yet the edges lie in one component",
+        trails - links
+    )))
 }
 
 /// Phase 5 (collective): cut the closed trail after edge `start` travelled forwards and rank
@@ -617,33 +655,4 @@ fn order_circuit(
         )));
     }
     Ok(placed)
-}
-
-/// The circuit on rank 0 from the placed slots: for a trail, without the virtual edge that
-/// comes first.
-fn assemble(placed: &[Triple], m: usize, trail: bool) -> Circuit {
-    let mut edge = vec![0u64; m];
-    let mut forward = vec![0u8; m];
-    let mut arrive = vec![0u64; m];
-    for t in placed {
-        let p = t.0 as usize;
-        edge[p] = t.1 >> 1;
-        forward[p] = (t.1 & 1) as u8;
-        arrive[p] = t.2;
-    }
-    if trail {
-        return Circuit {
-            edges: edge[1..].to_vec(),
-            forward: forward[1..].to_vec(),
-            vertices: arrive,
-        };
-    }
-    let mut vertices = Vec::with_capacity(m + 1);
-    vertices.push(arrive[m - 1]);
-    vertices.extend_from_slice(&arrive);
-    Circuit {
-        edges: edge,
-        forward,
-        vertices,
-    }
 }

@@ -31,13 +31,14 @@ fn trail_links(darts: &Darts, label: &[u64], i: usize) -> Vec<(u64, usize)> {
 
 /// Phase 3 (collective): for each local slot, true when it names a pair that the tree
 /// joins to its vertex (t_1's link at every vertex, and the links the forest chose).
-/// `trails` is the layout of the trail labels (edge ids). Returns it with the forest's rounds.
+/// `trails` is the layout of the trail labels (edge ids). Returns it with the forest's rounds
+/// and the links it chose on all ranks.
 pub fn spanning_tree(
     world: &World,
     darts: &Darts,
     label: &[u64],
     trails: &Ranges,
-) -> Result<(Vec<bool>, usize)> {
+) -> Result<(Vec<bool>, usize, u64)> {
     let first = darts.slots.first();
     let offers: Vec<Triple> = (0..darts.vertices())
         .into_par_iter()
@@ -55,20 +56,22 @@ pub fn spanning_tree(
 
 /// The spanning forest of the trail graph from every vertex's offers Triple(t_1, t_i, global
 /// slot of t_i's link), made on either device (collective): for each local slot, true when
-/// the forest chose the link it names; with the forest's rounds.
+/// the forest chose the link it names; with the forest's rounds and the links chosen on all
+/// ranks (the trails form one tree, the graph is connected, when that is the trails less one).
 pub fn join(
     world: &World,
     slots: &Ranges,
     offers: &[Triple],
     trails: &Ranges,
-) -> Result<(Vec<bool>, usize)> {
+) -> Result<(Vec<bool>, usize, u64)> {
     let forest = spanning_forest(world, trails, offers)?;
+    let links = world.allreduce(forest.chosen.len() as u64, crate::comm::Op::Sum);
     let chosen = world.route(&forest.chosen, |&s| slots.owner(s))?;
     let mut joined = vec![false; slots.local_len()];
     for s in chosen {
         joined[slots.local(s)] = true;
     }
-    Ok((joined, forest.rounds))
+    Ok((joined, forest.rounds, links))
 }
 
 /// Phase 4: re-pair the joined links at every own vertex (local; no communication).
