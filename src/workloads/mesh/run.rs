@@ -9,8 +9,9 @@ use crate::mesh::adjacency::{self, Csr};
 use crate::mesh::distributed::{MpiExchange, MpiRanks};
 use crate::mesh::patch::Patch;
 use crate::device::Selected;
-use crate::mesh::smooth::gpu::GpuKernels;
-use crate::mesh::smooth::{self, CpuKernels, Kernels, Settings};
+use crate::comm::gpu::GpuExchange;
+use crate::mesh::smooth::gpu::{DeviceHalo, GpuSmoother};
+use crate::mesh::smooth::{self, Record, Settings};
 use crate::mesh::{colour, generate, partition, readers, Mesh};
 use crate::report::Report;
 use std::time::Instant;
@@ -38,7 +39,8 @@ pub fn execute(w: &MeshWorkload, h: &Harness) -> Result<Report> {
 
 fn load(source: &Source) -> Result<Mesh> {
     match source {
-        Source::Box { cubes, extent, perturb } => {
+        Source::Box { cubes, ball: true, .. } => Ok(generate::kuhn_ball(cubes[0])),
+        Source::Box { cubes, extent, perturb, .. } => {
             let mut mesh = generate::kuhn_box(*cubes, *extent);
             if let Some(kind) = perturb {
                 generate::perturb(&mut mesh, *kind);
@@ -78,16 +80,11 @@ fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mu
         colours,
     };
     out.before = Some(smooth::global_summary(&patch, &exchange));
+    let mut on_gpu = gpu_smoother(h, &patch, &exchange, &settings)?;
     let start = Instant::now();
-    let mut kernels = kernels_for(h, &patch, w.method)?;
-    let records = h.timed("smooth", || {
-        smooth::smooth(&mut patch, &exchange, &settings, kernels.as_mut(), |it, r| {
-            log::info!(
-                "mesh: iteration {}: F {:.9e}, min eta {:.6}, mean eta {:.6}, inverted {}, max move {:.3e}, {:.3} s",
-                it + 1, r.deformation, r.min_eta, r.mean_eta, r.inverted, r.max_move,
-                r.seconds_cell + r.seconds_node + r.seconds_exchange
-            );
-        })
+    let records = h.timed("smooth", || match on_gpu.as_mut() {
+        Some(g) => g.smooth(&mut patch, &exchange, &settings, log_iteration),
+        None => Ok(smooth::smooth(&mut patch, &exchange, &settings, log_iteration)),
     })?;
     out.smooth_seconds = start.elapsed().as_secs_f64();
     out.after = Some(smooth::global_summary(&patch, &exchange));
@@ -98,16 +95,27 @@ fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mu
     Ok(())
 }
 
-/// The node-step kernels of this rank's device (opt-colour runs on the CPU).
-fn kernels_for<'h>(h: &'h Harness, patch: &Patch, method: smooth::Method) -> Result<Box<dyn Kernels + 'h>> {
-    match &h.device {
-        Selected::Gpu(gpu) if method != smooth::Method::OptColour => Ok(Box::new(GpuKernels::new(gpu, patch)?)),
-        Selected::Gpu(_) => {
-            log::info!("mesh: opt-colour has no GPU kernels yet: its node steps run on the CPU");
-            Ok(Box::new(CpuKernels))
-        }
-        Selected::Cpu => Ok(Box::new(CpuKernels)),
-    }
+fn log_iteration(it: usize, r: &Record) {
+    log::info!(
+        "mesh: iteration {}: F {:.9e}, min eta {:.6}, mean eta {:.6}, inverted {}, max move {:.3e}, {:.3} s",
+        it + 1, r.deformation, r.min_eta, r.mean_eta, r.inverted, r.max_move,
+        r.seconds_cell + r.seconds_node + r.seconds_exchange
+    );
+}
+
+/// The smoother set up on this rank's GPU (kernels compiled, the patch uploaded: outside the
+/// timed iterations); None on the CPU.
+fn gpu_smoother<'h>(h: &'h Harness, patch: &Patch, exchange: &MpiExchange, settings: &Settings) -> Result<Option<GpuSmoother<'h>>> {
+    let Selected::Gpu(gpu) = &h.device else {
+        return Ok(None);
+    };
+    let halo = if h.world.size() > 1 {
+        let transport = GpuExchange::open(h.world, gpu, h.run.gpu_transport)?;
+        Some(DeviceHalo::new(gpu, transport, exchange.neighbours())?)
+    } else {
+        None
+    };
+    GpuSmoother::new(gpu, patch, halo, settings).map(Some)
 }
 
 /// Every node's smoothed position on rank 0 (others: empty), from its owner.
