@@ -3,8 +3,9 @@
 # run_tessera; on its own: `GPU_CHECK_PARTS=mesh scripts/gpu-check`).
 # check_mesh: `tessera mesh smooth` of a jittered Kuhn box (the seed's bar2 perturbation, 16^3
 # cubes, 20 iterations) on the CPU (the reference) and on one GPU (kernels/mesh.cu: the whole
-# iteration resident on the device) for l2v scalar and block, plain and smart laplace, and
-# l2v and smart laplace on 2 ranks sharing the GPU (ghosts staged through MPI): every node's
+# iteration resident on the device) for l2v scalar and block, plain and smart laplace and
+# opt-colour, and l2v scalar, smart laplace and opt-colour on 2 ranks sharing the GPU (ghosts
+# staged through MPI): every node's
 # final position within 1e-12 relative of the CPU's (max |gpu - cpu| / max |cpu|), the same
 # iteration count, fixed nodes bitwise the CPU's, no inverted cell, the minimum eta never
 # falling (but for plain laplace), and the 2-rank GPU run bitwise the 1-rank one. Then node
@@ -15,13 +16,14 @@ check_mesh() {
     local cubes=${GPU_CHECK_MESH_CUBES:-214} iters=${GPU_CHECK_MESH_ITERATIONS:-10}
     local -a small=(mesh smooth box 16 16 16 --perturb bar2 --iterations 20 --tolerance 0)
     local -a timed
-    read -r -a timed <<<"${GPU_CHECK_MESH_TIMED:-l2v laplace}"
+    read -r -a timed <<<"${GPU_CHECK_MESH_TIMED:-l2v laplace opt-colour}"
     local pairs=() case name np m
     local -a cases=(
         "l2v-scalar:--method l2v"
         "l2v-block:--method l2v --preconditioner block"
         "laplace:--method laplace"
         "laplace-smart:--method laplace --smart"
+        "opt-colour:--method opt-colour"
     )
     for case in "${cases[@]}"; do
         name=${case%%:*}
@@ -29,14 +31,17 @@ check_mesh() {
         run_tessera "mesh-$name-cpu" 1 "${small[@]}" --device cpu "${args[@]}" || continue
         run_tessera "mesh-$name-gpu" 1 "${small[@]}" --device gpu "${args[@]}" &&
             pairs+=("mesh-$name-cpu:mesh-$name-gpu")
-        [[ $name == l2v-scalar || $name == laplace-smart ]] || continue
+        [[ $name == l2v-block || $name == laplace ]] && continue
         np=2
         run_tessera "mesh-$name-gpu-np$np" "$np" "${small[@]}" --device gpu "${args[@]}" \
             --gpu-transport mpi && pairs+=("mesh-$name-cpu:mesh-$name-gpu-np$np:mesh-$name-gpu")
     done
+    local t
     for m in "${timed[@]}"; do
+        t=$SECONDS
         run_tessera "mesh-timing-$m" 1 mesh smooth box "$cubes" "$cubes" "$cubes" --perturb bar2 \
             --iterations "$iters" --tolerance 0 --method "$m" --device gpu --write-mesh false || true
+        echo "mesh-timing-$m: $((SECONDS - t)) s wall (set-up included)"
     done
     python3 - "$out" "${timed[*]}" "${pairs[@]}" <<'PY' || status=1
 import sys, h5py

@@ -18,8 +18,11 @@ use std::time::Instant;
 
 pub fn execute(w: &MeshWorkload, h: &Harness) -> Result<Report> {
     let mesh = h.timed("mesh", || h.world.agree(load(&w.source)))?;
-    let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
-    let graph = adjacency::node_graph(&mesh, &n2c);
+    let (n2c, graph) = h.timed("adjacency", || {
+        let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
+        let graph = adjacency::node_graph(&mesh, &n2c);
+        Ok((n2c, graph))
+    })?;
     log::info!(
         "mesh: {} nodes, {} cells ({}D), {} fixed",
         mesh.num_nodes(),
@@ -30,7 +33,7 @@ pub fn execute(w: &MeshWorkload, h: &Harness) -> Result<Report> {
     let mut out = Outcome::new(&mesh);
     match w.action {
         Action::Generate => {}
-        Action::Smooth => smooth_mesh(w, h, &mesh, &graph, &mut out)?,
+        Action::Smooth => smooth_mesh(w, h, &mesh, (n2c, &graph), &mut out)?,
         Action::Partition => partition_mesh(w, h, &mesh, &graph, &mut out)?,
     }
     let write_mesh = w.write_mesh.unwrap_or(mesh.num_nodes() <= 1 << 24);
@@ -59,9 +62,15 @@ fn owners(h: &Harness, mesh: &Mesh, graph: &Csr) -> Vec<u32> {
     partition::geometric(mesh, graph, h.world.size(), &MpiRanks(h.world)).0
 }
 
-fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mut Outcome) -> Result<()> {
+fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, (n2c, graph): (Csr, &Csr), out: &mut Outcome) -> Result<()> {
     let owner = h.timed("distribute", || Ok(owners(h, mesh, graph)))?;
-    let mut patch = Patch::of_rank(mesh, &owner, h.world.rank() as u32);
+    let mut patch = h.timed("patch", || {
+        Ok(match h.world.size() {
+            // One rank's patch is the whole mesh, whose adjacency is made already.
+            1 => Patch::whole_with(mesh.clone(), n2c, graph.clone()),
+            _ => Patch::of_rank(mesh, &owner, h.world.rank() as u32),
+        })
+    })?;
     let exchange = MpiExchange::new(h.world, &patch, graph, &owner);
     let free: Vec<bool> = mesh.fixed.iter().map(|f| !f).collect();
     let colours = match w.method {
@@ -79,8 +88,8 @@ fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mu
         tolerance: w.tolerance * mesh.mean_edge_length(),
         colours,
     };
-    out.before = Some(smooth::global_summary(&patch, &exchange));
-    let mut on_gpu = gpu_smoother(h, &patch, &exchange, &settings)?;
+    out.before = Some(h.timed("quality", || Ok(smooth::global_summary(&patch, &exchange)))?);
+    let mut on_gpu = h.timed("device", || gpu_smoother(h, &patch, &exchange, &settings))?;
     let start = Instant::now();
     let records = h.timed("smooth", || match on_gpu.as_mut() {
         Some(g) => g.smooth(&mut patch, &exchange, &settings, log_iteration),
