@@ -185,7 +185,10 @@ mod tests {
             }
             // An inscribed polyhedron: below the ball's volume, close to it when fine.
             let ball = 4.0 / 3.0 * std::f64::consts::PI;
-            assert!(volume < ball && volume > ball * (1.0 - 2.0 / n as f64), "n = {n}: {volume}");
+            assert!(
+                volume < ball && volume > ball * (1.0 - 2.0 / n as f64),
+                "n = {n}: {volume}"
+            );
         }
     }
 

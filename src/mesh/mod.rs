@@ -88,7 +88,10 @@ impl Mesh {
             }
             sum
         };
-        let sums: Vec<f64> = (0..cells.div_ceil(BLOCK)).into_par_iter().map(block_sum).collect();
+        let sums: Vec<f64> = (0..cells.div_ceil(BLOCK))
+            .into_par_iter()
+            .map(block_sum)
+            .collect();
         let count = cells * k * (k - 1) / 2;
         sums.iter().sum::<f64>() / count.max(1) as f64
     }

@@ -162,8 +162,16 @@ impl<'g> Resident<'g> {
             counted: gpu.upload("counted cells", &flags(m.num_cells(), |c| patch.counted[c]))?,
             terms: gpu.zeros("l2v corner terms", terms)?,
             moves: gpu.zeros("node moves", 3 * n)?,
-            pos: [gpu.upload("x", &m.x)?, gpu.upload("y", &m.y)?, gpu.upload("z", &m.z)?],
-            old: [gpu.zeros("saved x", n)?, gpu.zeros("saved y", n)?, gpu.zeros("saved z", n)?],
+            pos: [
+                gpu.upload("x", &m.x)?,
+                gpu.upload("y", &m.y)?,
+                gpu.upload("z", &m.z)?,
+            ],
+            old: [
+                gpu.zeros("saved x", n)?,
+                gpu.zeros("saved y", n)?,
+                gpu.zeros("saved z", n)?,
+            ],
             moved: gpu.zeros("moved nodes", n)?,
             flag: gpu.zeros("nodes to send back", n)?,
             words: gpu.zeros("reduction words", 6)?,
@@ -185,7 +193,12 @@ impl<'g> Resident<'g> {
         let (ns, nr) = (h.send.len() as u64, h.recv.len() as u64);
         let [x, y, z] = &mut self.pos;
         gpu.launch(&self.k.pack, grid(ns), |b| {
-            b.arg(&*x).arg(&*y).arg(&*z).arg(&h.send).arg(&ns).arg(&mut h.send_buf);
+            b.arg(&*x)
+                .arg(&*y)
+                .arg(&*z)
+                .arg(&h.send)
+                .arg(&ns)
+                .arg(&mut h.send_buf);
         })?;
         for (q, s, r) in &h.peers {
             let send = h.send_buf.slice(3 * s.start..3 * s.end);
@@ -193,7 +206,12 @@ impl<'g> Resident<'g> {
             h.exchange.sendrecv(&send, *q, &mut recv, *q)?;
         }
         gpu.launch(&self.k.unpack, grid(nr), |b| {
-            b.arg(&h.recv_buf).arg(&h.recv).arg(&nr).arg(x).arg(y).arg(z);
+            b.arg(&h.recv_buf)
+                .arg(&h.recv)
+                .arg(&nr)
+                .arg(x)
+                .arg(y)
+                .arg(z);
         })
     }
 
@@ -493,7 +511,8 @@ impl<'g> Resident<'g> {
     ) -> Result<(Summary, f64)> {
         let mut scale = 1.0;
         for _ in 0..=GLOBAL_HALVINGS {
-            let largest = self.guard(ex, halo.as_deref_mut(), scale, Some(before.min_eta), clock)?;
+            let largest =
+                self.guard(ex, halo.as_deref_mut(), scale, Some(before.min_eta), clock)?;
             let after = self.timed_summary(ex, clock)?;
             if after.deformation <= before.deformation {
                 return Ok((after, largest));
