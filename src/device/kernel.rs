@@ -22,6 +22,11 @@ const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
 /// Every kernel source, by file name: each `kernels/*.cu`, listed by build.rs.
 pub const KERNELS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
+/// Kernel files compiled without FMA contraction (`--fmad=false`): their results must match
+/// the CPU twin bit for bit (the mesh smoothers compare sums and take the same decisions),
+/// and a fused multiply-add rounds once where the CPU rounds twice.
+const STRICT_FLOAT: &[&str] = &["mesh.cu"];
+
 /// Threads per block of the one-thread-per-item kernels.
 pub const THREADS: u32 = 256;
 
@@ -90,10 +95,14 @@ fn compile_program(file: &str, text: &str, arch: &str) -> Result<Ptx> {
             "the NVRTC library (libnvrtc.so) cannot be loaded: put CUDA's lib directory on LD_LIBRARY_PATH".into(),
         ));
     }
+    let mut flags = vec!["--std=c++17".to_string()];
+    if STRICT_FLOAT.contains(&file) {
+        flags.push("--fmad=false".into());
+    }
     let options = CompileOptions {
         // NVRTC wants the architecture as a static string; one per process and arch is fine.
         arch: Some(Box::leak(arch.to_string().into_boxed_str())),
-        options: vec!["--std=c++17".into()],
+        options: flags,
         name: Some(file.to_string()),
         ..Default::default()
     };

@@ -56,6 +56,12 @@ impl<'w> MpiExchange<'w> {
         MpiExchange { world, neighbours }
     }
 
+    /// Per neighbour rank (ascending): the local nodes sent to it and the local ghosts
+    /// filled from it.
+    pub fn neighbours(&self) -> &[(usize, Vec<u32>, Vec<u32>)] {
+        &self.neighbours
+    }
+
     /// Neighbour ranks and the ghost count received from each.
     pub fn halo(&self) -> Vec<(usize, usize)> {
         self.neighbours

@@ -80,6 +80,27 @@ fn kuhn_pattern() -> [[usize; 4]; 6] {
     })
 }
 
+/// The unit ball from a Kuhn box of n cubes a side on [-1, 1]^3, every node moved along its
+/// ray from the centre by |p|_inf / |p|_2 (the cube's surface onto the sphere, each cube
+/// shell onto a sphere); boundary nodes (on the sphere) fixed. A sphere-like mesh for the
+/// partitioner, graded towards the cube's corner directions; every cell stays positive
+/// (checked in the tests for small and larger n).
+pub fn kuhn_ball(n: usize) -> Mesh {
+    let mut mesh = kuhn_box([n; 3], [2.0; 3]);
+    let (x, y, z) = (&mut mesh.x, &mut mesh.y, &mut mesh.z);
+    x.par_iter_mut()
+        .zip(y.par_iter_mut())
+        .zip(z.par_iter_mut())
+        .for_each(|((x, y), z)| {
+            let p = [*x - 1.0, *y - 1.0, *z - 1.0];
+            let inf = p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let two = geometry::dot(&p, &p).sqrt();
+            let s = if two > 0.0 { inf / two } else { 0.0 };
+            (*x, *y, *z) = (s * p[0], s * p[1], s * p[2]);
+        });
+    mesh
+}
+
 /// The seed's perturbed bars. With u, v ∈ [-1, 1] across the bar and w ∈ [-1, 1] along it:
 /// bar1 pulls nodes towards the axis in y and pushes them away in x; bar2 pulls in x and y;
 /// bar3 is bar2 with a moderate push away from the centre along the bar, bar4 a strong one.
@@ -147,6 +168,28 @@ mod tests {
         // is exactly the box's surface.
         let on = super::super::boundary::boundary_nodes(&m);
         assert_eq!(on, m.fixed);
+    }
+
+    #[test]
+    fn the_ball_has_positive_cells_inside_the_unit_sphere() {
+        for n in [2, 7, 24] {
+            let m = kuhn_ball(n);
+            let volume: f64 = (0..m.num_cells())
+                .map(|c| geometry::volume(&m.cell_points(c), 4))
+                .inspect(|&v| assert!(v > 0.0, "n = {n}"))
+                .sum();
+            for i in 0..m.num_nodes() {
+                let r = geometry::dot(&m.point(i), &m.point(i)).sqrt();
+                assert!(r <= 1.0 + 1e-12);
+                assert_eq!(m.fixed[i], (r - 1.0).abs() < 1e-12, "node {i}");
+            }
+            // An inscribed polyhedron: below the ball's volume, close to it when fine.
+            let ball = 4.0 / 3.0 * std::f64::consts::PI;
+            assert!(
+                volume < ball && volume > ball * (1.0 - 2.0 / n as f64),
+                "n = {n}: {volume}"
+            );
+        }
     }
 
     #[test]

@@ -44,17 +44,19 @@ pub fn bound(n: usize, k: usize) -> usize {
     ((1.02 * n as f64 / k as f64).floor() as usize).max(n.div_ceil(k))
 }
 
-/// Coordinates normalised to the bounding box [0, 1]^3.
+/// Coordinates moved to the bounding box's low corner and scaled by its longest side, into
+/// [0, 1]^3 with the shape kept (one scale for every axis: scaling each axis to [0, 1] would
+/// squash a long bar into a cube and cut it across its long faces).
 fn normalised(mesh: &Mesh) -> Vec<[f64; 3]> {
     let axes = [&mesh.x, &mesh.y, &mesh.z];
-    let span = axes.map(|a| {
-        let lo = a.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = a.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo, (hi - lo).max(f64::MIN_POSITIVE))
-    });
+    let lo = axes.map(|a| a.iter().copied().fold(f64::INFINITY, f64::min));
+    let hi = axes.map(|a| a.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let scale = (0..3)
+        .map(|d| hi[d] - lo[d])
+        .fold(f64::MIN_POSITIVE, f64::max);
     (0..mesh.num_nodes())
         .into_par_iter()
-        .map(|i| std::array::from_fn(|d| (axes[d][i] - span[d].0) / span[d].1))
+        .map(|i| std::array::from_fn(|d| (axes[d][i] - lo[d]) / scale))
         .collect()
 }
 

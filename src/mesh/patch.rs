@@ -34,6 +34,19 @@ impl Patch {
         )
     }
 
+    /// `whole`, with the mesh's node-to-cell CSR and node graph (rows ascending) at hand.
+    pub fn whole_with(mesh: Mesh, n2c: Csr, graph: Csr) -> Patch {
+        let (n, cells) = (mesh.num_nodes(), mesh.num_cells());
+        Patch {
+            mesh,
+            global: (0..n as u64).collect(),
+            owned: vec![true; n],
+            counted: vec![true; cells],
+            n2c,
+            graph,
+        }
+    }
+
     pub fn new(mesh: Mesh, global: Vec<u64>, owned: Vec<bool>, counted: Vec<bool>) -> Patch {
         let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
         let mut graph = adjacency::node_graph(&mesh, &n2c);

@@ -1,129 +1,374 @@
-//! The smoothers' node steps on a GPU (kernels/mesh.cu): the l2v cell kernel then node
-//! kernel, and the laplace node kernel, over the patch's arrays uploaded once; positions go
-//! up and the proposed moves come back each iteration, and the host applies them through the
-//! same guard as the CPU path (so both paths keep the same rules and give the same mesh).
+//! The smoothers' iterations resident on a GPU (kernels/mesh.cu): positions, the
+//! connectivity, the moves and the guard's flags stay on the device for the whole run. Per
+//! iteration: the node steps (l2v: cell kernel then node kernel with the safeguard; laplace:
+//! the node kernel), then the guard as kernels (apply, flag the moved corners of bad cells,
+//! undo, until no rank undoes anything), the largest move and the quality sums reduced on the
+//! device in exact fixed point, and, for l2v, whole-step halving until F does not rise. Only
+//! a few scalars per round cross to the host (and the ranks' reductions), so the CPU path
+//! (`super::smooth`) and this one take the same decisions; ghost positions go to neighbour
+//! ranks only, through `GpuExchange` (NCCL or staged through the host).
 
-use super::super::patch::Patch;
-use super::{Clock, Kernels, Preconditioner};
-use crate::device::grid;
-use crate::device::Gpu;
+use super::super::exact::ExactSum;
+use super::super::patch::{Exchange, Patch};
+use super::super::quality::Summary;
+use super::{Clock, Method, Preconditioner, Record, Settings};
+use crate::comm::gpu::GpuExchange;
+use crate::device::{blocks, grid, Gpu, Kernel, THREADS};
 use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::time::Instant;
 
 const FILE: &str = "mesh.cu";
 
-/// A patch's connectivity on the GPU.
-pub struct GpuKernels<'g> {
+/// The whole step's halvings, as on the CPU (the node's own are in the kernel).
+const GLOBAL_HALVINGS: u32 = super::l2v::GLOBAL_HALVINGS;
+
+/// Ghost exchange lists on the device: per neighbour rank (ascending), the ranges of its
+/// nodes in the concatenated send and receive lists.
+pub struct DeviceHalo<'w> {
+    exchange: GpuExchange<'w>,
+    peers: Vec<(usize, std::ops::Range<usize>, std::ops::Range<usize>)>,
+    send: CudaSlice<u32>,
+    recv: CudaSlice<u32>,
+    send_buf: CudaSlice<f64>,
+    recv_buf: CudaSlice<f64>,
+}
+
+impl<'w> DeviceHalo<'w> {
+    /// From the host exchange lists (`MpiExchange::neighbours`: rank, local nodes sent, local
+    /// ghosts received, both in the order both ends agree on).
+    pub fn new(
+        gpu: &Gpu,
+        exchange: GpuExchange<'w>,
+        lists: &[(usize, Vec<u32>, Vec<u32>)],
+    ) -> Result<DeviceHalo<'w>> {
+        let (mut send, mut recv, mut peers) = (Vec::new(), Vec::new(), Vec::new());
+        for (q, s, r) in lists {
+            let (s0, r0) = (send.len(), recv.len());
+            send.extend_from_slice(s);
+            recv.extend_from_slice(r);
+            peers.push((*q, s0..send.len(), r0..recv.len()));
+        }
+        Ok(DeviceHalo {
+            exchange,
+            peers,
+            send_buf: gpu.zeros("ghost positions to send", 3 * send.len())?,
+            recv_buf: gpu.zeros("ghost positions received", 3 * recv.len())?,
+            send: gpu.upload("ghost send list", &send)?,
+            recv: gpu.upload("ghost receive list", &recv)?,
+        })
+    }
+}
+
+struct Functions {
+    l2v_cell: Kernel,
+    l2v_node: Kernel,
+    laplace_node: Kernel,
+    apply: Kernel,
+    flag_bad: Kernel,
+    undo: Kernel,
+    max_move: Kernel,
+    summary: Kernel,
+    pack: Kernel,
+    unpack: Kernel,
+    opt_class: Kernel,
+}
+
+impl Functions {
+    fn load(gpu: &Gpu) -> Result<Functions> {
+        let f = |name: &str| gpu.function(FILE, name);
+        Ok(Functions {
+            l2v_cell: f("mesh_l2v_cell")?,
+            l2v_node: f("mesh_l2v_node")?,
+            laplace_node: f("mesh_laplace_node")?,
+            apply: f("mesh_apply")?,
+            flag_bad: f("mesh_flag_bad")?,
+            undo: f("mesh_undo")?,
+            max_move: f("mesh_max_move")?,
+            summary: f("mesh_summary")?,
+            pack: f("mesh_pack")?,
+            unpack: f("mesh_unpack")?,
+            opt_class: f("mesh_opt_class")?,
+        })
+    }
+}
+
+/// A patch on the GPU: connectivity, positions (now and saved), moves and flags.
+struct Resident<'g> {
     gpu: &'g Gpu,
+    k: Functions,
+    nodes: u32,
+    ncells: u64,
+    corners: u32,
+    counted_cells: u64,
     cells: CudaSlice<u32>,
     n2c_offsets: CudaSlice<u64>,
     n2c: CudaSlice<u32>,
     graph_offsets: CudaSlice<u64>,
     graph: CudaSlice<u32>,
     active: CudaSlice<u8>,
+    counted: CudaSlice<u8>,
     terms: CudaSlice<f64>,
     moves: CudaSlice<f64>,
+    pos: [CudaSlice<f64>; 3],
+    old: [CudaSlice<f64>; 3],
+    moved: CudaSlice<u8>,
+    flag: CudaSlice<u8>,
+    words: CudaSlice<u64>,
+    /// opt-colour: each node's colour (u32::MAX for fixed nodes), and the classes' count.
+    colours: CudaSlice<u32>,
+    local_classes: f64,
+}
+
+/// Doubles per corner the l2v cell kernel stores: the gradient and the Hessian block, or its
+/// diagonal only for the scalar preconditioner (half the trace).
+fn term_stride(pre: Preconditioner) -> u32 {
+    match pre {
+        Preconditioner::Block => 9,
+        Preconditioner::Scalar => 6,
+    }
 }
 
 fn offsets(o: &[usize]) -> Vec<u64> {
     o.iter().map(|&v| v as u64).collect()
 }
 
-impl<'g> GpuKernels<'g> {
-    pub fn new(gpu: &'g Gpu, patch: &Patch) -> Result<GpuKernels<'g>> {
+fn flags(n: usize, f: impl Fn(usize) -> bool) -> Vec<u8> {
+    (0..n).map(|i| u8::from(f(i))).collect()
+}
+
+impl<'g> Resident<'g> {
+    fn new(gpu: &'g Gpu, patch: &Patch, s: &Settings) -> Result<Resident<'g>> {
+        let (method, pre) = (s.method, s.preconditioner);
         let m = &patch.mesh;
-        let active: Vec<u8> = (0..m.num_nodes())
-            .map(|i| u8::from(patch.active(i)))
-            .collect();
-        Ok(GpuKernels {
+        let n = m.num_nodes();
+        let terms = match method {
+            Method::L2v => term_stride(pre) as usize * m.cells.len(),
+            _ => 1,
+        };
+        Ok(Resident {
             gpu,
+            k: Functions::load(gpu)?,
+            nodes: n as u32,
+            ncells: m.num_cells() as u64,
+            corners: m.corners() as u32,
+            counted_cells: patch.counted.iter().filter(|&&c| c).count() as u64,
             cells: gpu.upload("mesh cells", &m.cells)?,
             n2c_offsets: gpu.upload("node-to-cell offsets", &offsets(&patch.n2c.offsets))?,
             n2c: gpu.upload("node-to-cell slots", &patch.n2c.items)?,
             graph_offsets: gpu.upload("node graph offsets", &offsets(&patch.graph.offsets))?,
             graph: gpu.upload("node graph", &patch.graph.items)?,
-            active: gpu.upload("active nodes", &active)?,
-            terms: gpu.zeros("l2v corner terms", 9 * m.cells.len())?,
-            moves: gpu.zeros("node moves", 3 * m.num_nodes())?,
+            active: gpu.upload("active nodes", &flags(n, |i| patch.active(i)))?,
+            counted: gpu.upload("counted cells", &flags(m.num_cells(), |c| patch.counted[c]))?,
+            terms: gpu.zeros("l2v corner terms", terms)?,
+            moves: gpu.zeros("node moves", 3 * n)?,
+            pos: [
+                gpu.upload("x", &m.x)?,
+                gpu.upload("y", &m.y)?,
+                gpu.upload("z", &m.z)?,
+            ],
+            old: [
+                gpu.zeros("saved x", n)?,
+                gpu.zeros("saved y", n)?,
+                gpu.zeros("saved z", n)?,
+            ],
+            moved: gpu.zeros("moved nodes", n)?,
+            flag: gpu.zeros("nodes to send back", n)?,
+            words: gpu.zeros("reduction words", 6)?,
+            colours: gpu.upload("node colours", &s.colours)?,
+            // The largest colour here (-1: none), as optimise::iteration takes it.
+            local_classes: s
+                .colours
+                .iter()
+                .filter(|&&c| c != u32::MAX)
+                .max()
+                .map_or(-1.0, |&c| c as f64),
         })
     }
 
-    fn positions(&self, patch: &Patch) -> Result<[CudaSlice<f64>; 3]> {
-        let m = &patch.mesh;
-        Ok([
-            self.gpu.upload("x", &m.x)?,
-            self.gpu.upload("y", &m.y)?,
-            self.gpu.upload("z", &m.z)?,
-        ])
-    }
-
-    fn moves_to_host(&self, n: usize) -> Result<Vec<[f64; 3]>> {
-        let flat = self.gpu.download("node moves", &self.moves, 3 * n)?;
-        Ok(flat.chunks(3).map(|c| [c[0], c[1], c[2]]).collect())
-    }
-}
-
-impl Kernels for GpuKernels<'_> {
-    fn l2v(
-        &mut self,
-        patch: &Patch,
-        pre: Preconditioner,
-        clock: &mut Clock,
-    ) -> Result<Vec<[f64; 3]>> {
-        let m = &patch.mesh;
-        let [x, y, z] = Clock::time(&mut clock.exchange, || self.positions(patch))?;
-        let (ncells, corners, nodes) = (
-            m.num_cells() as u64,
-            m.corners() as u32,
-            m.num_nodes() as u32,
-        );
+    /// Refresh the ghosts' positions from their owners.
+    fn ghosts(&mut self, halo: Option<&mut DeviceHalo>) -> Result<()> {
+        let Some(h) = halo else { return Ok(()) };
         let gpu = self.gpu;
-        let cell = gpu.function(FILE, "mesh_l2v_cell")?;
+        let (ns, nr) = (h.send.len() as u64, h.recv.len() as u64);
+        let [x, y, z] = &mut self.pos;
+        gpu.launch(&self.k.pack, grid(ns), |b| {
+            b.arg(&*x)
+                .arg(&*y)
+                .arg(&*z)
+                .arg(&h.send)
+                .arg(&ns)
+                .arg(&mut h.send_buf);
+        })?;
+        for (q, s, r) in &h.peers {
+            let send = h.send_buf.slice(3 * s.start..3 * s.end);
+            let mut recv = h.recv_buf.slice_mut(3 * r.start..3 * r.end);
+            h.exchange.sendrecv(&send, *q, &mut recv, *q)?;
+        }
+        gpu.launch(&self.k.unpack, grid(nr), |b| {
+            b.arg(&h.recv_buf)
+                .arg(&h.recv)
+                .arg(&nr)
+                .arg(x)
+                .arg(y)
+                .arg(z);
+        })
+    }
+
+    fn save(&mut self) -> Result<()> {
+        for (p, o) in self.pos.iter().zip(self.old.iter_mut()) {
+            self.gpu
+                .stream
+                .memcpy_dtod(p, o)
+                .map_err(|e| crate::device::gpu_error("save positions", e))?;
+        }
+        Ok(())
+    }
+
+    /// A few words from the device (waits for the queued work).
+    fn words(&self, n: usize) -> Result<Vec<u64>> {
+        self.gpu.download("reduction words", &self.words, n)
+    }
+
+    fn set_words(&mut self, w: &[u64]) -> Result<()> {
+        self.gpu
+            .stream
+            .memcpy_htod(w, &mut self.words.slice_mut(0..w.len()))
+            .map_err(|e| crate::device::gpu_error("reset reduction words", e))
+    }
+
+    /// The quality summary over all ranks (the fields the iterations use: cells, minimum η,
+    /// η sum, F, inverted cells).
+    fn summary(&mut self, ex: &dyn Exchange) -> Result<Summary> {
+        self.set_words(&[0, 0, 0, 0, 0, f64::INFINITY.to_bits()])?;
+        let most = self.gpu.resident_blocks(THREADS)? as u64;
+        let cfg = blocks(most.min(self.ncells.div_ceil(THREADS as u64)), THREADS);
+        let [x, y, z] = &self.pos;
+        self.gpu.launch(&self.k.summary, cfg, |b| {
+            b.arg(x)
+                .arg(y)
+                .arg(z)
+                .arg(&self.cells)
+                .arg(&self.ncells)
+                .arg(&self.corners)
+                .arg(&self.counted)
+                .arg(&mut self.words);
+        })?;
+        let w = self.words(6)?;
+        let inverted = w[4];
+        let mine = Summary {
+            cells: self.counted_cells,
+            min_eta: f64::from_bits(w[5]),
+            eta_sum: ExactSum::from_words([w[0], w[1]]),
+            // An inverted cell's f is infinite: the CPU's sum saturates.
+            deformation: if inverted > 0 {
+                ExactSum(i128::MAX)
+            } else {
+                ExactSum::from_words([w[2], w[3]])
+            },
+            inverted,
+            ..Summary::default()
+        };
+        Ok(ex.summary(mine))
+    }
+
+    fn timed_summary(&mut self, ex: &dyn Exchange, clock: &mut Clock) -> Result<Summary> {
+        let t = Instant::now();
+        let after = self.summary(ex)?;
+        clock.cell += t.elapsed().as_secs_f64();
+        Ok(after)
+    }
+
+    /// One opt-colour iteration (optimise::iteration): the colour classes in turn, each
+    /// node of a class moved in place, ghosts refreshed after each class. Returns the
+    /// largest move over all ranks.
+    fn opt_colour(
+        &mut self,
+        ex: &dyn Exchange,
+        mut halo: Option<&mut DeviceHalo>,
+        clock: &mut Clock,
+    ) -> Result<f64> {
+        let classes = (ex.max(self.local_classes) + 1.0) as u32;
+        let (gpu, n, nodes) = (self.gpu, self.corners, self.nodes);
+        self.set_words(&[0])?;
+        for class in 0..classes {
+            clock.node += gpu.timed(|| {
+                let [x, y, z] = &mut self.pos;
+                gpu.launch(&self.k.opt_class, grid(nodes as u64), |b| {
+                    b.arg(x)
+                        .arg(y)
+                        .arg(z)
+                        .arg(&self.cells)
+                        .arg(&n)
+                        .arg(&self.n2c_offsets)
+                        .arg(&self.n2c)
+                        .arg(&self.graph_offsets)
+                        .arg(&self.graph)
+                        .arg(&self.active)
+                        .arg(&self.colours)
+                        .arg(&class)
+                        .arg(&nodes)
+                        .arg(&mut self.words);
+                })
+            })?;
+            self.timed_ghosts(halo.as_deref_mut(), clock)?;
+        }
+        let largest = f64::from_bits(self.words(1)?[0]);
+        let t = Instant::now();
+        let largest = ex.max(largest);
+        clock.exchange += t.elapsed().as_secs_f64();
+        Ok(largest)
+    }
+
+    fn l2v_moves(&mut self, pre: Preconditioner, clock: &mut Clock) -> Result<()> {
+        let gpu = self.gpu;
+        let (ncells, n, nodes) = (self.ncells, self.corners, self.nodes);
+        let stride = term_stride(pre);
+        let [x, y, z] = &self.pos;
         clock.cell += gpu.timed(|| {
-            gpu.launch(&cell, grid(ncells), |b| {
-                b.arg(&x)
-                    .arg(&y)
-                    .arg(&z)
+            gpu.launch(&self.k.l2v_cell, grid(ncells), |b| {
+                b.arg(x)
+                    .arg(y)
+                    .arg(z)
                     .arg(&self.cells)
                     .arg(&ncells)
-                    .arg(&corners)
+                    .arg(&n)
+                    .arg(&stride)
                     .arg(&mut self.terms);
             })
         })?;
-        let node = gpu.function(FILE, "mesh_l2v_node")?;
         let block = u32::from(pre == Preconditioner::Block);
         clock.node += gpu.timed(|| {
-            gpu.launch(&node, grid(nodes as u64), |b| {
-                b.arg(&x)
-                    .arg(&y)
-                    .arg(&z)
+            gpu.launch(&self.k.l2v_node, grid(nodes as u64), |b| {
+                b.arg(x)
+                    .arg(y)
+                    .arg(z)
                     .arg(&self.cells)
-                    .arg(&corners)
+                    .arg(&n)
                     .arg(&self.n2c_offsets)
                     .arg(&self.n2c)
                     .arg(&self.active)
                     .arg(&nodes)
                     .arg(&block)
+                    .arg(&stride)
                     .arg(&self.terms)
                     .arg(&mut self.moves);
             })
         })?;
-        Clock::time(&mut clock.exchange, || self.moves_to_host(nodes as usize))
+        Ok(())
     }
 
-    fn laplace(&mut self, patch: &Patch, smart: bool, clock: &mut Clock) -> Result<Vec<[f64; 3]>> {
-        let m = &patch.mesh;
-        let [x, y, z] = Clock::time(&mut clock.exchange, || self.positions(patch))?;
-        let (corners, nodes, smart) = (m.corners() as u32, m.num_nodes() as u32, u32::from(smart));
+    fn laplace_moves(&mut self, smart: bool, clock: &mut Clock) -> Result<()> {
         let gpu = self.gpu;
-        let node = gpu.function(FILE, "mesh_laplace_node")?;
+        let (n, nodes, smart) = (self.corners, self.nodes, u32::from(smart));
+        let [x, y, z] = &self.pos;
         clock.node += gpu.timed(|| {
-            gpu.launch(&node, grid(nodes as u64), |b| {
-                b.arg(&x)
-                    .arg(&y)
-                    .arg(&z)
+            gpu.launch(&self.k.laplace_node, grid(nodes as u64), |b| {
+                b.arg(x)
+                    .arg(y)
+                    .arg(z)
                     .arg(&self.cells)
-                    .arg(&corners)
+                    .arg(&n)
                     .arg(&self.n2c_offsets)
                     .arg(&self.n2c)
                     .arg(&self.graph_offsets)
@@ -134,6 +379,220 @@ impl Kernels for GpuKernels<'_> {
                     .arg(&mut self.moves);
             })
         })?;
-        Clock::time(&mut clock.exchange, || self.moves_to_host(nodes as usize))
+        Ok(())
+    }
+
+    /// Move every mover from its saved position by `scale` times its move, then send back the
+    /// moved nodes of bad cells until none is left on any rank (super::guard::apply). Returns
+    /// the largest move kept over all ranks.
+    fn guard(
+        &mut self,
+        ex: &dyn Exchange,
+        mut halo: Option<&mut DeviceHalo>,
+        scale: f64,
+        floor: Option<f64>,
+        clock: &mut Clock,
+    ) -> Result<f64> {
+        let gpu = self.gpu;
+        let nodes = self.nodes;
+        clock.node += gpu.timed(|| {
+            let [xo, yo, zo] = &self.old;
+            let [x, y, z] = &mut self.pos;
+            gpu.launch(&self.k.apply, grid(nodes as u64), |b| {
+                b.arg(xo)
+                    .arg(yo)
+                    .arg(zo)
+                    .arg(&self.moves)
+                    .arg(&self.active)
+                    .arg(&nodes)
+                    .arg(&scale)
+                    .arg(x)
+                    .arg(y)
+                    .arg(z)
+                    .arg(&mut self.moved);
+            })
+        })?;
+        self.timed_ghosts(halo.as_deref_mut(), clock)?;
+        loop {
+            self.set_words(&[0])?;
+            clock.cell += gpu.timed(|| self.undo_bad(floor))?;
+            let undone = self.words(1)?[0];
+            self.timed_ghosts(halo.as_deref_mut(), clock)?;
+            let t = Instant::now();
+            let again = ex.any(undone > 0);
+            clock.exchange += t.elapsed().as_secs_f64();
+            if !again {
+                break;
+            }
+        }
+        self.set_words(&[0])?;
+        let [xo, yo, zo] = &self.old;
+        let [x, y, z] = &self.pos;
+        gpu.launch(&self.k.max_move, grid(nodes as u64), |b| {
+            b.arg(xo)
+                .arg(yo)
+                .arg(zo)
+                .arg(x)
+                .arg(y)
+                .arg(z)
+                .arg(&self.moved)
+                .arg(&nodes)
+                .arg(&mut self.words);
+        })?;
+        let largest = f64::from_bits(self.words(1)?[0]);
+        let t = Instant::now();
+        let largest = ex.max(largest);
+        clock.exchange += t.elapsed().as_secs_f64();
+        Ok(largest)
+    }
+
+    /// One round of the guard: flag the moved corners of bad cells, send them back; the count
+    /// of nodes sent back goes to words[0].
+    fn undo_bad(&mut self, floor: Option<f64>) -> Result<()> {
+        let (ncells, n, nodes) = (self.ncells, self.corners, self.nodes);
+        let (level, has_floor) = (floor.unwrap_or(0.0), u32::from(floor.is_some()));
+        let [x, y, z] = &mut self.pos;
+        self.gpu.launch(&self.k.flag_bad, grid(ncells), |b| {
+            b.arg(&*x)
+                .arg(&*y)
+                .arg(&*z)
+                .arg(&self.cells)
+                .arg(&ncells)
+                .arg(&n)
+                .arg(&self.moved)
+                .arg(&level)
+                .arg(&has_floor)
+                .arg(&mut self.flag);
+        })?;
+        let [xo, yo, zo] = &self.old;
+        self.gpu.launch(&self.k.undo, grid(nodes as u64), |b| {
+            b.arg(xo)
+                .arg(yo)
+                .arg(zo)
+                .arg(&nodes)
+                .arg(&mut self.moved)
+                .arg(&mut self.flag)
+                .arg(x)
+                .arg(y)
+                .arg(z)
+                .arg(&mut self.words);
+        })
+    }
+
+    fn timed_ghosts(&mut self, halo: Option<&mut DeviceHalo>, clock: &mut Clock) -> Result<()> {
+        if halo.is_none() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        self.ghosts(halo)?;
+        self.gpu.sync("ghost exchange")?;
+        clock.exchange += t.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Back to the saved positions (every halving of the whole step failed).
+    fn restore(&mut self) -> Result<()> {
+        for (o, p) in self.old.iter().zip(self.pos.iter_mut()) {
+            self.gpu
+                .stream
+                .memcpy_dtod(o, p)
+                .map_err(|e| crate::device::gpu_error("restore positions", e))?;
+        }
+        Ok(())
+    }
+
+    /// One l2v iteration's guard with whole-step halving (super::l2v::apply).
+    fn l2v_apply(
+        &mut self,
+        ex: &dyn Exchange,
+        mut halo: Option<&mut DeviceHalo>,
+        before: &Summary,
+        clock: &mut Clock,
+    ) -> Result<(Summary, f64)> {
+        let mut scale = 1.0;
+        for _ in 0..=GLOBAL_HALVINGS {
+            let largest =
+                self.guard(ex, halo.as_deref_mut(), scale, Some(before.min_eta), clock)?;
+            let after = self.timed_summary(ex, clock)?;
+            if after.deformation <= before.deformation {
+                return Ok((after, largest));
+            }
+            scale *= 0.5;
+        }
+        self.restore()?;
+        self.timed_ghosts(halo, clock)?;
+        Ok((before.clone(), 0.0))
+    }
+
+    fn download(&self, patch: &mut Patch) -> Result<()> {
+        let n = self.nodes as usize;
+        let m = &mut patch.mesh;
+        m.x = self.gpu.download("x", &self.pos[0], n)?;
+        m.y = self.gpu.download("y", &self.pos[1], n)?;
+        m.z = self.gpu.download("z", &self.pos[2], n)?;
+        Ok(())
+    }
+}
+
+/// A patch and its ghost exchange set up on the GPU (kernels compiled, arrays uploaded),
+/// ready to smooth: `super::smooth` on the device.
+pub struct GpuSmoother<'g> {
+    dev: Resident<'g>,
+    halo: Option<DeviceHalo<'g>>,
+}
+
+impl<'g> GpuSmoother<'g> {
+    /// `halo` carries ghost positions between ranks (None on one rank).
+    pub fn new(
+        gpu: &'g Gpu,
+        patch: &Patch,
+        halo: Option<DeviceHalo<'g>>,
+        s: &Settings,
+    ) -> Result<GpuSmoother<'g>> {
+        let dev = Resident::new(gpu, patch, s)?;
+        Ok(GpuSmoother { dev, halo })
+    }
+
+    /// The same iterations, records and final positions (written back into `patch`) as
+    /// `super::smooth`.
+    pub fn smooth(
+        &mut self,
+        patch: &mut Patch,
+        ex: &dyn Exchange,
+        s: &Settings,
+        mut each: impl FnMut(usize, &Record),
+    ) -> Result<Vec<Record>> {
+        let (dev, mut halo) = (&mut self.dev, self.halo.as_mut());
+        let mut before = dev.summary(ex)?;
+        let mut records = Vec::with_capacity(s.iterations);
+        for it in 0..s.iterations {
+            let mut clock = Clock::default();
+            dev.save()?;
+            let (after, max_move) = match s.method {
+                Method::L2v => {
+                    dev.l2v_moves(s.preconditioner, &mut clock)?;
+                    dev.l2v_apply(ex, halo.as_deref_mut(), &before, &mut clock)?
+                }
+                Method::Laplace => {
+                    dev.laplace_moves(s.smart, &mut clock)?;
+                    let floor = s.smart.then_some(before.min_eta);
+                    let largest = dev.guard(ex, halo.as_deref_mut(), 1.0, floor, &mut clock)?;
+                    (dev.timed_summary(ex, &mut clock)?, largest)
+                }
+                Method::OptColour => {
+                    let largest = dev.opt_colour(ex, halo.as_deref_mut(), &mut clock)?;
+                    (dev.timed_summary(ex, &mut clock)?, largest)
+                }
+            };
+            let record = Record::of(&after, max_move, &clock);
+            each(it, &record);
+            records.push(record);
+            before = after;
+            if max_move <= s.tolerance {
+                break;
+            }
+        }
+        dev.download(patch)?;
+        Ok(records)
     }
 }

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 /// Halvings of a node's own step, and of the whole step while F rises.
 const NODE_HALVINGS: u32 = 4;
-const GLOBAL_HALVINGS: u32 = 8;
+pub const GLOBAL_HALVINGS: u32 = 8;
 
 /// The cell kernel: every corner's terms, at `slot = cell * corners + corner`.
 pub fn cell_kernel(patch: &Patch) -> Vec<CornerTerms> {

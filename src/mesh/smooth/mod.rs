@@ -14,7 +14,6 @@ pub mod optimise;
 
 use super::patch::{Exchange, Patch};
 use super::quality::{summarize, Summary};
-use crate::error::Result;
 use std::time::Instant;
 
 #[derive(
@@ -64,6 +63,21 @@ pub struct Record {
     pub seconds_exchange: f64,
 }
 
+impl Record {
+    pub fn of(after: &Summary, max_move: f64, clock: &Clock) -> Record {
+        Record {
+            deformation: after.deformation.value(),
+            min_eta: after.min_eta,
+            mean_eta: after.mean_eta(),
+            inverted: after.inverted,
+            max_move,
+            seconds_cell: clock.cell,
+            seconds_node: clock.node,
+            seconds_exchange: clock.exchange,
+        }
+    }
+}
+
 /// Time spent in each kind of step of one iteration.
 #[derive(Default)]
 pub struct Clock {
@@ -81,76 +95,35 @@ impl Clock {
     }
 }
 
-/// Where the node steps are computed: `CpuKernels` (rayon) or `gpu::GpuKernels`. Each
-/// returns a proposed move per local node (zero for inactive nodes).
-pub trait Kernels {
-    fn l2v(
-        &mut self,
-        patch: &Patch,
-        pre: Preconditioner,
-        clock: &mut Clock,
-    ) -> Result<Vec<[f64; 3]>>;
-    fn laplace(&mut self, patch: &Patch, smart: bool, clock: &mut Clock) -> Result<Vec<[f64; 3]>>;
-}
-
-pub struct CpuKernels;
-
-impl Kernels for CpuKernels {
-    fn l2v(
-        &mut self,
-        patch: &Patch,
-        pre: Preconditioner,
-        clock: &mut Clock,
-    ) -> Result<Vec<[f64; 3]>> {
-        Ok(l2v::moves(patch, pre, clock))
-    }
-
-    fn laplace(&mut self, patch: &Patch, smart: bool, clock: &mut Clock) -> Result<Vec<[f64; 3]>> {
-        Ok(Clock::time(&mut clock.node, || {
-            laplace::moves(patch, smart)
-        }))
-    }
-}
-
 /// The global quality summary of the patch as it stands.
 pub fn global_summary(patch: &Patch, ex: &dyn Exchange) -> Summary {
     ex.summary(summarize(&patch.mesh, |c| patch.counted[c]))
 }
 
-/// Smooth `patch` for up to `s.iterations` iterations, the node steps by `kernels`; `each`
-/// sees every record as it is made (progress). Returns the records.
+/// Smooth `patch` on the CPU for up to `s.iterations` iterations (`gpu::smooth` is the same
+/// on a GPU); `each` sees every record as it is made (progress). Returns the records.
 pub fn smooth(
     patch: &mut Patch,
     ex: &dyn Exchange,
     s: &Settings,
-    kernels: &mut dyn Kernels,
     mut each: impl FnMut(usize, &Record),
-) -> Result<Vec<Record>> {
+) -> Vec<Record> {
     let mut before = global_summary(patch, ex);
     let mut records = Vec::with_capacity(s.iterations);
     for it in 0..s.iterations {
         let mut clock = Clock::default();
         let (after, max_move) = match s.method {
             Method::L2v => {
-                let moves = kernels.l2v(patch, s.preconditioner, &mut clock)?;
+                let moves = l2v::moves(patch, s.preconditioner, &mut clock);
                 l2v::apply(patch, ex, &moves, &before, &mut clock)
             }
             Method::Laplace => {
-                let moves = kernels.laplace(patch, s.smart, &mut clock)?;
+                let moves = Clock::time(&mut clock.node, || laplace::moves(patch, s.smart));
                 laplace::apply(patch, ex, &moves, s.smart, &before, &mut clock)
             }
             Method::OptColour => optimise::iteration(patch, ex, &s.colours, &mut clock),
         };
-        let record = Record {
-            deformation: after.deformation.value(),
-            min_eta: after.min_eta,
-            mean_eta: after.mean_eta(),
-            inverted: after.inverted,
-            max_move,
-            seconds_cell: clock.cell,
-            seconds_node: clock.node,
-            seconds_exchange: clock.exchange,
-        };
+        let record = Record::of(&after, max_move, &clock);
         each(it, &record);
         records.push(record);
         before = after;
@@ -158,7 +131,7 @@ pub fn smooth(
             break;
         }
     }
-    Ok(records)
+    records
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! smoothing and partitioning (spec: mesh.md; seed 001 §2.1-2.2).
 //!
 //! One workload with an action: `generate box NX NY NZ [--extent ..] [--perturb barK]` makes a
-//! Kuhn-split box (6 tets per cube) or one of the seed's perturbed bars; `smooth MESH` runs
+//! Kuhn-split box (6 tets per cube) or one of the seed's perturbed bars (`generate ball N`: the
+//! unit ball, a Kuhn box mapped radially); `smooth MESH` runs
 //! `l2v`, `laplace` or `opt-colour` (mesh::smooth); `partition MESH --parts K [--refine]` runs
 //! the geometric partitioner (mesh::partition). MESH is a file (`.node`/`.ele`, `.msh` 2.2 or
 //! 4.1, or a tessera result `.h5`) or `box NX NY NZ`. Every rank holds the input mesh; for
@@ -43,7 +44,7 @@ pub struct MeshTable {
     /// generate, smooth or partition
     #[arg(value_enum)]
     pub action: Option<Action>,
-    /// The mesh: a file (.node/.ele, .msh, tessera .h5) or `box NX NY NZ`
+    /// The mesh: a file (.node/.ele, .msh, tessera .h5), `box NX NY NZ` or `ball N`
     #[arg(num_args = 0..)]
     pub mesh: Option<Vec<String>>,
     /// Box extent, comma-separated (default 1,1,1; the seed's bar is 1,1,10)
@@ -84,7 +85,7 @@ pub struct MeshTable {
 /// Where the mesh comes from.
 #[derive(Debug, Clone)]
 pub enum Source {
-    Box { cubes: [usize; 3], extent: [f64; 3], perturb: Option<Perturbation> },
+    Box { cubes: [usize; 3], extent: [f64; 3], perturb: Option<Perturbation>, ball: bool },
     File { path: PathBuf, free: Vec<i64> },
 }
 
@@ -113,7 +114,7 @@ impl Workload for MeshWorkload {
         let words = t.mesh.clone().unwrap_or_default();
         let mesh = parse_source(source, &words, &t)?;
         if action == Action::Generate && !matches!(mesh, Source::Box { .. }) {
-            return Err(err("generate makes `box NX NY NZ` meshes (a file is read by smooth or partition)"));
+            return Err(err("generate makes `box NX NY NZ` and `ball N` meshes (a file is read by smooth or partition)"));
         }
         let iterations = t.iterations.unwrap_or(100);
         if iterations > 1_000_000 {
@@ -175,11 +176,11 @@ impl MeshWorkload {
     }
 }
 
-/// `box NX NY NZ` or a file name.
+/// `box NX NY NZ`, `ball N` or a file name.
 fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
     let err = |msg: &str| config_error(deck, &format!("[mesh] mesh: {msg}"));
     match words {
-        [] => Err(err("expected a file or `box NX NY NZ`")),
+        [] => Err(err("expected a file, `box NX NY NZ` or `ball N`")),
         [b, rest @ ..] if b == "box" => {
             let cubes: Vec<usize> = rest.iter().map(|w| w.parse().unwrap_or(0)).collect();
             let [nx, ny, nz] = cubes[..] else {
@@ -197,10 +198,20 @@ fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
             if !(lx > 0.0 && ly > 0.0 && lz > 0.0) {
                 return Err(config_error(deck, "[mesh] extent: expected three positive lengths"));
             }
-            Ok(Source::Box { cubes: [nx, ny, nz], extent: [lx, ly, lz], perturb: t.perturb })
+            Ok(Source::Box { cubes: [nx, ny, nz], extent: [lx, ly, lz], perturb: t.perturb, ball: false })
+        }
+        [b, n] if b == "ball" => {
+            let n: usize = n.parse().unwrap_or(0);
+            if n == 0 || (n as u128 + 1).pow(3) >= u32::MAX as u128 || 6 * (n as u128).pow(3) >= u32::MAX as u128 {
+                return Err(err("ball N: a positive cube count with fewer than 2^32 nodes and cells"));
+            }
+            if t.perturb.is_some() || t.extent.is_some() {
+                return Err(err("ball N takes neither --perturb nor --extent (it is the unit ball)"));
+            }
+            Ok(Source::Box { cubes: [n; 3], extent: [2.0; 3], perturb: None, ball: true })
         }
         [_] if t.perturb.is_some() => Err(err("--perturb applies to `box NX NY NZ` meshes")),
         [file] => Ok(Source::File { path: PathBuf::from(file), free: t.free.clone().unwrap_or_default() }),
-        _ => Err(err("expected one file or `box NX NY NZ`")),
+        _ => Err(err("expected one file, `box NX NY NZ` or `ball N`")),
     }
 }

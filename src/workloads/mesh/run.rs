@@ -9,16 +9,20 @@ use crate::mesh::adjacency::{self, Csr};
 use crate::mesh::distributed::{MpiExchange, MpiRanks};
 use crate::mesh::patch::Patch;
 use crate::device::Selected;
-use crate::mesh::smooth::gpu::GpuKernels;
-use crate::mesh::smooth::{self, CpuKernels, Kernels, Settings};
+use crate::comm::gpu::GpuExchange;
+use crate::mesh::smooth::gpu::{DeviceHalo, GpuSmoother};
+use crate::mesh::smooth::{self, Record, Settings};
 use crate::mesh::{colour, generate, partition, readers, Mesh};
 use crate::report::Report;
 use std::time::Instant;
 
 pub fn execute(w: &MeshWorkload, h: &Harness) -> Result<Report> {
     let mesh = h.timed("mesh", || h.world.agree(load(&w.source)))?;
-    let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
-    let graph = adjacency::node_graph(&mesh, &n2c);
+    let (n2c, graph) = h.timed("adjacency", || {
+        let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
+        let graph = adjacency::node_graph(&mesh, &n2c);
+        Ok((n2c, graph))
+    })?;
     log::info!(
         "mesh: {} nodes, {} cells ({}D), {} fixed",
         mesh.num_nodes(),
@@ -29,7 +33,7 @@ pub fn execute(w: &MeshWorkload, h: &Harness) -> Result<Report> {
     let mut out = Outcome::new(&mesh);
     match w.action {
         Action::Generate => {}
-        Action::Smooth => smooth_mesh(w, h, &mesh, &graph, &mut out)?,
+        Action::Smooth => smooth_mesh(w, h, &mesh, (n2c, &graph), &mut out)?,
         Action::Partition => partition_mesh(w, h, &mesh, &graph, &mut out)?,
     }
     let write_mesh = w.write_mesh.unwrap_or(mesh.num_nodes() <= 1 << 24);
@@ -38,7 +42,8 @@ pub fn execute(w: &MeshWorkload, h: &Harness) -> Result<Report> {
 
 fn load(source: &Source) -> Result<Mesh> {
     match source {
-        Source::Box { cubes, extent, perturb } => {
+        Source::Box { cubes, ball: true, .. } => Ok(generate::kuhn_ball(cubes[0])),
+        Source::Box { cubes, extent, perturb, .. } => {
             let mut mesh = generate::kuhn_box(*cubes, *extent);
             if let Some(kind) = perturb {
                 generate::perturb(&mut mesh, *kind);
@@ -57,9 +62,15 @@ fn owners(h: &Harness, mesh: &Mesh, graph: &Csr) -> Vec<u32> {
     partition::geometric(mesh, graph, h.world.size(), &MpiRanks(h.world)).0
 }
 
-fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mut Outcome) -> Result<()> {
+fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, (n2c, graph): (Csr, &Csr), out: &mut Outcome) -> Result<()> {
     let owner = h.timed("distribute", || Ok(owners(h, mesh, graph)))?;
-    let mut patch = Patch::of_rank(mesh, &owner, h.world.rank() as u32);
+    let mut patch = h.timed("patch", || {
+        Ok(match h.world.size() {
+            // One rank's patch is the whole mesh, whose adjacency is made already.
+            1 => Patch::whole_with(mesh.clone(), n2c, graph.clone()),
+            _ => Patch::of_rank(mesh, &owner, h.world.rank() as u32),
+        })
+    })?;
     let exchange = MpiExchange::new(h.world, &patch, graph, &owner);
     let free: Vec<bool> = mesh.fixed.iter().map(|f| !f).collect();
     let colours = match w.method {
@@ -77,17 +88,12 @@ fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mu
         tolerance: w.tolerance * mesh.mean_edge_length(),
         colours,
     };
-    out.before = Some(smooth::global_summary(&patch, &exchange));
+    out.before = Some(h.timed("quality", || Ok(smooth::global_summary(&patch, &exchange)))?);
+    let mut on_gpu = h.timed("device", || gpu_smoother(h, &patch, &exchange, &settings))?;
     let start = Instant::now();
-    let mut kernels = kernels_for(h, &patch, w.method)?;
-    let records = h.timed("smooth", || {
-        smooth::smooth(&mut patch, &exchange, &settings, kernels.as_mut(), |it, r| {
-            log::info!(
-                "mesh: iteration {}: F {:.9e}, min eta {:.6}, mean eta {:.6}, inverted {}, max move {:.3e}, {:.3} s",
-                it + 1, r.deformation, r.min_eta, r.mean_eta, r.inverted, r.max_move,
-                r.seconds_cell + r.seconds_node + r.seconds_exchange
-            );
-        })
+    let records = h.timed("smooth", || match on_gpu.as_mut() {
+        Some(g) => g.smooth(&mut patch, &exchange, &settings, log_iteration),
+        None => Ok(smooth::smooth(&mut patch, &exchange, &settings, log_iteration)),
     })?;
     out.smooth_seconds = start.elapsed().as_secs_f64();
     out.after = Some(smooth::global_summary(&patch, &exchange));
@@ -98,16 +104,27 @@ fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mu
     Ok(())
 }
 
-/// The node-step kernels of this rank's device (opt-colour runs on the CPU).
-fn kernels_for<'h>(h: &'h Harness, patch: &Patch, method: smooth::Method) -> Result<Box<dyn Kernels + 'h>> {
-    match &h.device {
-        Selected::Gpu(gpu) if method != smooth::Method::OptColour => Ok(Box::new(GpuKernels::new(gpu, patch)?)),
-        Selected::Gpu(_) => {
-            log::info!("mesh: opt-colour has no GPU kernels yet: its node steps run on the CPU");
-            Ok(Box::new(CpuKernels))
-        }
-        Selected::Cpu => Ok(Box::new(CpuKernels)),
-    }
+fn log_iteration(it: usize, r: &Record) {
+    log::info!(
+        "mesh: iteration {}: F {:.9e}, min eta {:.6}, mean eta {:.6}, inverted {}, max move {:.3e}, {:.3} s",
+        it + 1, r.deformation, r.min_eta, r.mean_eta, r.inverted, r.max_move,
+        r.seconds_cell + r.seconds_node + r.seconds_exchange
+    );
+}
+
+/// The smoother set up on this rank's GPU (kernels compiled, the patch uploaded: outside the
+/// timed iterations); None on the CPU.
+fn gpu_smoother<'h>(h: &'h Harness, patch: &Patch, exchange: &MpiExchange, settings: &Settings) -> Result<Option<GpuSmoother<'h>>> {
+    let Selected::Gpu(gpu) = &h.device else {
+        return Ok(None);
+    };
+    let halo = if h.world.size() > 1 {
+        let transport = GpuExchange::open(h.world, gpu, h.run.gpu_transport)?;
+        Some(DeviceHalo::new(gpu, transport, exchange.neighbours())?)
+    } else {
+        None
+    };
+    GpuSmoother::new(gpu, patch, halo, settings).map(Some)
 }
 
 /// Every node's smoothed position on rank 0 (others: empty), from its owner.
