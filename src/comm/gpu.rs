@@ -105,8 +105,8 @@ impl<'w> GpuExchange<'w> {
     }
 
     /// NCCL connects peers on their first transfer, which took a third of a second on two
-    /// H200s: one item to every other rank and one all-gather here keep that out of the
-    /// timed searches.
+    /// H200s: one item to every other rank (GPU to GPU, though small exchanges otherwise go
+    /// through the host) and one all-gather here keep that out of the timed searches.
     fn connect(&self) -> Result<()> {
         let ranks = self.world.size();
         let alloc = |n| {
@@ -117,7 +117,15 @@ impl<'w> GpuExchange<'w> {
         let (send, one, mut recv) = (alloc(ranks)?, alloc(1)?, alloc(ranks)?);
         let mut counts = vec![1; ranks];
         counts[self.world.rank()] = 0;
-        self.alltoallv(&send, &counts, &mut recv)?;
+        let recv_counts = self.world.alltoall_counts(&counts);
+        let at = run_starts(&counts);
+        self.exchange_runs(
+            &send,
+            (&at, &counts),
+            &recv_counts,
+            &mut recv,
+            Some(Path::Device),
+        )?;
         self.allgather(&one, &mut recv)
     }
 
@@ -159,7 +167,7 @@ impl<'w> GpuExchange<'w> {
             )));
         }
         let send_at = run_starts(send_counts);
-        self.exchange_runs(send, (&send_at, send_counts), &recv_counts, recv)?;
+        self.exchange_runs(send, (&send_at, send_counts), &recv_counts, recv, None)?;
         Ok(total)
     }
 
@@ -180,24 +188,26 @@ impl<'w> GpuExchange<'w> {
                 .alloc_zeros(total.next_power_of_two())
                 .map_err(|e| gpu_error("grow the receive buffer", e))?;
         }
-        self.exchange_runs(send, (send_at, send_counts), &recv_counts, recv)?;
+        self.exchange_runs(send, (send_at, send_counts), &recv_counts, recv, None)?;
         Ok(recv_counts)
     }
 
-    /// The transfers of an all-to-all whose counts every rank knows.
+    /// The transfers of an all-to-all whose counts every rank knows, by `forced` path where
+    /// one is given (every rank giving the same).
     fn exchange_runs<T: Item>(
         &self,
         send: &CudaSlice<T>,
         (send_at, send_counts): (&[usize], &[usize]),
         recv_counts: &[usize],
         recv: &mut CudaSlice<T>,
+        forced: Option<Path>,
     ) -> Result<()> {
         let total: usize = recv_counts.iter().sum();
         let sent: usize = send_counts.iter().sum();
         // One decision for every rank (a rank that skipped a collective another rank enters
         // would hang them both): nothing moves anywhere, a small exchange (through the host
         // even over NCCL, gpu/small.rs), or a large one.
-        let path = self.path::<T>(sent, total);
+        let path = forced.unwrap_or_else(|| self.path::<T>(sent, total));
         if path == Path::Nothing {
             return Ok(());
         }
