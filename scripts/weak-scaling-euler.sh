@@ -7,6 +7,9 @@
 # Then the bytes all ranks sent each other in each phase (MB; /euler NAME_bytes).
 #     TESSERA_BIN=target/release/tessera scripts/weak-scaling-euler.sh [OUTDIR]
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ensure_nccl_visible
 bin=${TESSERA_BIN:-target/release/tessera}
 out=${1:-${EULER_WEAK_OUT:-out/weak-euler}}
 log2=${EULER_WEAK_LOG2:-28}
