@@ -65,6 +65,8 @@ _missing_packages() {
     [[ -x /usr/bin/time ]] || echo time
     # The Rust linker and the mpi crate's C shim need a C compiler as `cc`.
     command -v cc >/dev/null 2>&1 || echo gcc
+    # scripts/emulate-kernels compiles the CUDA kernels' text as C++.
+    command -v g++ >/dev/null 2>&1 || echo g++
 }
 
 # Install (when root) or name (otherwise) the packages in "$@"; exit 1 if they stay missing.
