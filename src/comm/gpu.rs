@@ -230,7 +230,7 @@ impl<'w> GpuExchange<'w> {
                 group_end().map_err(|e| nccl_error("group end", e))?;
             }
             _ => {
-                let mut host = Vec::with_capacity(send_counts.iter().sum());
+                let mut host = Vec::with_capacity(sent);
                 for t in runs.iter().filter(|t| !t.send.is_empty()) {
                     let run = self
                         .stream
