@@ -12,11 +12,14 @@
 # - bytes the busiest rank sent per search, and the communication model's share of one rank
 #   (src/workloads/bfs/comm_model.rs: an exact count for bitmap levels, a bound for queues);
 # - validation seconds per root (mean, on the devices).
+# With WEAK_LEVELS=1, each run's levels follow its row: per level index, the searches'
+# directions, mean frontier vertices, local and exchange milliseconds (the slowest rank's),
+# the ranks' mean local time, the reduction after the level, and MB the busiest rank sent.
 # Logs and result files in $WEAK_OUT (out/weak-scaling-bfs). About 2 minutes on 4 H100s.
 #
 # Environment: TESSERA_BIN (default target/release/tessera), WEAK_SCALE (26), WEAK_ROOTS
 # (64), WEAK_RANKS ("1 2 4", capped at the GPUs present), WEAK_PARTITIONS ("1d 2d"),
-# WEAK_OUT (out/weak-scaling-bfs).
+# WEAK_LEVELS (unset), WEAK_OUT (out/weak-scaling-bfs).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -35,6 +38,24 @@ mkdir -p "$out"
 # figure LOG NAME: the number printed after "NAME:" in a run's log.
 figure() {
     sed -n "s/^$2: *!* *\([^ ]*\).*/\1/p" "$1" | head -1
+}
+
+# levels FILE: the per-level means of a run's searches (/bfs/per_level), by level index.
+levels() {
+    python3 - "$1" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1]) as f:
+    g = f["bfs/per_level"]
+    d = {k: g[k][:] for k in g}
+for lvl in np.unique(d["level"]):
+    m = d["level"] == lvl
+    ms = lambda k: 1e3 * d[k][m].mean()
+    dirs = "".join(sorted({"B" if x else "T" for x in d["direction"][m]}))
+    print(f"    level {lvl}: {m.sum():>3} searches {dirs:<2} frontier {d['frontier_vertices'][m].mean():>11.4g}"
+          f"  local {ms('time_local'):7.3f} ms (mean rank {ms('time_local_mean'):7.3f})"
+          f"  exchange {ms('time_exchange'):7.3f} ms  reduce {ms('time_reduce'):6.3f} ms"
+          f"  sent {d['bytes_sent_max_rank'][m].mean() / 1e6:8.3f} MB")
+PY
 }
 
 status=0
@@ -70,6 +91,7 @@ for np in "${ranks[@]}"; do
             "$(figure "$log" bytes_sent_per_rank_per_search)" \
             "$(figure "$log" model_bytes_per_rank_per_search)" \
             "$(figure "$log" "bfs  mean_validate")"
+        [[ -n ${WEAK_LEVELS:-} ]] && levels "$out/$name.h5"
     done
 done
 exit "$status"
