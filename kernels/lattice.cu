@@ -3,11 +3,13 @@
 //
 // Masks: one byte per site, bit a = bond up along axis a open, VACANT = empty site. A slab is
 // n = thickness * plane local sites, row-major with axis 0 slowest; local index + offset is
-// the global index. Local labelling is the prelude's union-find (ECL-CC) in global memory:
-// every root is the smallest index of its tree. Two tricks cut the unions:
-// lattice_init links each run of bonded sites within a warp along the fast axis to the run's
-// first site through one ballot (no atomics), and a slow-axis bond whose left pair is bonded
-// the same way, with both rows bonded across, is implied and skipped.
+// the global index. Local labelling is the prelude's union-find (ECL-CC): every root is the
+// smallest index of its tree. Tiles of 32 x 32 sites are labelled in shared memory first
+// (lattice_tile), so that only the bonds between tiles go through global memory
+// (lattice_seams). Two tricks cut the unions: each run of bonded sites along the fast axis
+// within a tile row is linked to its first site through one ballot (no atomics), and a
+// slow-axis bond whose left pair is bonded the same way, with both rows bonded across, is
+// implied and skipped.
 
 #define VACANT 0x80
 #define ROOT_FLAG 0x80000000u
@@ -79,26 +81,83 @@ __device__ __forceinline__ bool bond_inside(u32 i, u32 axis, u32 dim, u32 l, u32
     return i / local_stride(axis, dim, l, plane) % l + 1 < l;
 }
 
-// Every site's parent: the first site of its run of fast-axis bonds within its warp.
-extern "C" __global__ void lattice_init(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l) {
-    u64 i = thread_index();
-    bool in = i < n;
-    u8 m = in ? mask[i] : 0;
-    u8 left_mask = __shfl_up_sync(FULL, m, 1);
-    if (lane_id() == 0) left_mask = in && i > 0 ? mask[i - 1] : 0;
-    u8 fast = 1 << (dim - 1);
-    bool left = in && i % l != 0 && (left_mask & fast);
-    u32 linked = __ballot_sync(FULL, left);
-    u32 lane = lane_id();
-    u32 upto = lane == WARP - 1 ? FULL : (2u << lane) - 1u;
-    u32 starts = ~linked & upto;
-    u32 start = starts ? WARP - 1 - __clz(starts) : 0;
-    if (in) parent[i] = (u32)(i - lane + start);
+// The slab as rows of l sites along the fast axis (row = local index / l: in 2D the slow
+// axis, in 3D the two slower ones), cut into tiles of TILE x TILE sites: TILE rows of TILE
+// sites, the last tiles of each direction partial. A tile is labelled by one block in shared
+// memory (lattice_tile), then the bonds between tiles, and those along the axes below the
+// tile's plane (3D's slowest), are united in global memory (lattice_seams).
+#define TILE 32
+
+// Where thread k of a block works in tile t: the tile's first row and first site along the
+// fast axis, and whether its site lies in the slab.
+struct TileSite {
+    u64 row0, i;
+    u32 x0;
+    bool in;
+};
+
+__device__ __forceinline__ TileSite tile_site(u64 t, u32 k, u32 n, u32 l) {
+    u32 across = (l + TILE - 1) / TILE;
+    TileSite s;
+    s.row0 = t / across * TILE;
+    s.x0 = (u32)(t % across) * TILE;
+    u64 row = s.row0 + k / TILE;
+    u32 x = s.x0 + k % TILE;
+    s.in = x < l && row < n / l;
+    s.i = row * l + x;
+    return s;
 }
 
-// Unite the bonds inside the slab that lattice_init left: fast-axis bonds across warps,
-// slow-axis bonds not implied by their left neighbours'.
-extern "C" __global__ void lattice_union(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l,
+// Label tiles in shared memory, a block of TILE * TILE threads (a warp per tile row) taking
+// tiles blockIdx.x, + gridDim.x, ... and loading each next tile's masks while it labels the
+// current one (one byte a thread: without that the loads' latency bounds the kernel). In a
+// tile, each run of fast-axis bonds within a row is linked to its first site by one ballot,
+// then the bonds to the next row inside the tile are united in shared memory (skipping a bond
+// implied by its left neighbour's, as lattice_seams does), then every site's parent is set to
+// its tile root's local index in the slab. A tile's roots are the smallest sites of their
+// pieces, so the global union-find keeps its smallest-index roots.
+extern "C" __global__ void lattice_tile(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l,
+                                        u32 plane, u32 thickness, u64 tiles) {
+    __shared__ u32 par[TILE * TILE];
+    __shared__ u8 masks[TILE * TILE];
+    u32 k = threadIdx.x, tx = k % TILE, ty = k / TILE;
+    u8 fast = 1 << (dim - 1), up = 1 << (dim - 2);
+    TileSite next = tile_site(blockIdx.x, k, n, l);
+    u8 next_mask = blockIdx.x < tiles && next.in ? mask[next.i] : 0;
+    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        TileSite s = next;
+        u8 m = next_mask;
+        next = tile_site(t + gridDim.x, k, n, l);
+        next_mask = t + gridDim.x < tiles && next.in ? mask[next.i] : 0;
+        masks[k] = m;
+        u8 left_mask = __shfl_up_sync(FULL, m, 1);
+        bool left = s.in && tx > 0 && (left_mask & fast);
+        u32 linked = __ballot_sync(FULL, left);
+        u32 upto = tx == TILE - 1 ? FULL : (2u << tx) - 1u;
+        u32 starts = ~linked & upto;
+        u32 start = starts ? TILE - 1 - __clz(starts) : 0;
+        par[k] = ty * TILE + start;
+        __syncthreads();
+        if (s.in && ty + 1 < TILE && (m & up) &&
+            bond_inside((u32)s.i, dim - 2, dim, l, plane, thickness)) {
+            bool implied = tx > 0 && (left_mask & up) && (left_mask & fast) &&
+                           (masks[k + TILE - 1] & fast);
+            if (!implied) uf_unite(par, k, k + TILE);
+        }
+        __syncthreads();
+        if (s.in) {
+            u32 r = uf_root(par, k);
+            parent[s.i] = (u32)((s.row0 + r / TILE) * l + s.x0 + r % TILE);
+        }
+        __syncthreads();
+    }
+}
+
+// Unite the bonds lattice_tile left: fast-axis bonds from a tile's last column to the next
+// tile, bonds from a tile's last row to the next row, and every bond along the axes below
+// the tile's plane; a bond along a slow axis is skipped where its left neighbour has the
+// same bond and both rows are bonded across (implied).
+extern "C" __global__ void lattice_seams(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l,
                                          u32 plane, u32 thickness) {
     u64 i64 = thread_index();
     if (i64 >= n) return;
@@ -108,10 +167,13 @@ extern "C" __global__ void lattice_union(const u8 *mask, u32 *parent, u32 n, u32
     u32 fast_axis = dim - 1;
     u8 fast = 1 << fast_axis;
     u32 x = i % l;
-    if ((m & fast) && x + 1 < l && i % WARP == WARP - 1) uf_unite(parent, i, i + 1);
+    if ((m & fast) && x + 1 < l && (x + 1) % TILE == 0) uf_unite(parent, i, i + 1);
+    bool last_row = (i / l) % TILE == TILE - 1;
     for (u32 a = 0; a < fast_axis; a++) {
         u8 bit = 1 << a;
-        if (!(m & bit) || !bond_inside(i, a, dim, l, plane, thickness)) continue;
+        if (!(m & bit) || (a + 2 == dim && !last_row) ||
+            !bond_inside(i, a, dim, l, plane, thickness))
+            continue;
         u32 j = i + local_stride(a, dim, l, plane);
         if (x > 0) {
             u8 left = mask[i - 1];
@@ -121,10 +183,17 @@ extern "C" __global__ void lattice_union(const u8 *mask, u32 *parent, u32 n, u32
     }
 }
 
-// Every site pointed straight at its root.
+// Every site pointed straight at its root. A site's parent is mostly its tile's root, which
+// the tile's other sites walk from too: it is pointed at the root as well, so that those
+// walked later take one step (every pointer written is the final root, an ancestor of what
+// a concurrent walk reads).
 extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
     u64 i = thread_index();
-    if (i < n) parent[i] = uf_root(parent, (u32)i);
+    if (i >= n) return;
+    u32 p = parent[i];
+    u32 r = uf_root(parent, p);
+    if (r != p) parent[p] = r;
+    parent[i] = r;
 }
 
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------

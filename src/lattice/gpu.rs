@@ -8,19 +8,23 @@ use super::clusters::{Cluster, ClusterStats, SIZE_BINS};
 use super::engine::SlabDevice;
 use super::occupation::Occupation;
 use super::Slab;
-use crate::device::{gpu_error, grid, Gpu, Kernel};
+use crate::device::{blocks, gpu_error, grid, Gpu, Kernel};
 use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 const FILE: &str = "lattice.cu";
+/// Sites along each side of the tiles `lattice_tile` labels in shared memory (its TILE).
+const TILE: u32 = 32;
+/// Blocks of `lattice_tile`'s grid at most (each then labels several tiles in turn).
+const TILE_BLOCKS: u64 = 4096;
 
 /// A slab's parents and labels in GPU memory, with the kernels that work on them.
 pub struct GpuSlab<'g> {
     gpu: &'g Gpu,
     slab: Slab,
     n: u32,
-    init: Kernel,
-    union: Kernel,
+    tile: Kernel,
+    seams: Kernel,
     compress: Kernel,
     faces: Kernel,
     mark: Kernel,
@@ -47,8 +51,8 @@ impl<'g> GpuSlab<'g> {
             gpu,
             slab,
             n: n as u32,
-            init: f("lattice_init")?,
-            union: f("lattice_union")?,
+            tile: f("lattice_tile")?,
+            seams: f("lattice_seams")?,
             compress: f("lattice_compress")?,
             faces: f("lattice_faces")?,
             mark: f("lattice_mark")?,
@@ -107,11 +111,26 @@ impl SlabDevice for GpuSlab<'_> {
         let lattice = self.slab.lattice;
         let (dim, l) = (lattice.dim as u32, lattice.l as u32);
         let (plane, thickness) = (self.slab.plane() as u32, self.slab.thickness as u32);
+        // As lattice_tile: blocks of TILE x TILE threads taking the tiles of TILE rows of
+        // TILE sites in turn, enough blocks to fill the GPU several times over.
+        let tiles =
+            u64::from(l.div_ceil(TILE)) * (u64::from(n) / u64::from(l)).div_ceil(TILE.into());
+        gpu.launch(
+            &self.tile,
+            blocks(tiles.min(TILE_BLOCKS), TILE * TILE),
+            |b| {
+                b.arg(mask)
+                    .arg(&mut self.parent)
+                    .arg(&n)
+                    .arg(&dim)
+                    .arg(&l)
+                    .arg(&plane)
+                    .arg(&thickness)
+                    .arg(&tiles);
+            },
+        )?;
         let cfg = grid(u64::from(n));
-        gpu.launch(&self.init, cfg, |b| {
-            b.arg(mask).arg(&mut self.parent).arg(&n).arg(&dim).arg(&l);
-        })?;
-        gpu.launch(&self.union, cfg, |b| {
+        gpu.launch(&self.seams, cfg, |b| {
             b.arg(mask)
                 .arg(&mut self.parent)
                 .arg(&n)

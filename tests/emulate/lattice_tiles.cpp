@@ -1,0 +1,137 @@
+// Host emulation of kernels/lattice.cu's local labelling: lattice_tile (a block of 32 x 32
+// threads per tile, each CUDA thread a host thread, __syncthreads a barrier, the warp's
+// ballot and shuffle through the block's barrier; 3 blocks, taking the tiles in turn), lattice_seams and lattice_compress (one
+// thread at a time), on random 2D and 3D slabs with partial tiles, site and bond masks. The
+// roots must be every site's smallest connected site, as a sequential search finds them.
+// Run by scripts/emulate-kernels (needs g++ with C++20).
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <thread>
+#include <vector>
+typedef unsigned long long u64; typedef unsigned int u32; typedef unsigned char u8;
+#define __device__
+#define __forceinline__ inline
+#define __global__
+#define __shared__ static
+#define WARP 32
+#define FULL 0xffffffffu
+struct D3 { u32 x, y, z; };
+thread_local D3 threadIdx, blockIdx; D3 blockDim, gridDim;
+static std::barrier<> *bar;
+inline void __syncthreads() { bar->arrive_and_wait(); }
+inline u64 thread_index() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
+inline u32 lane_id() { return threadIdx.x % WARP; }
+inline int __clz(u32 x) { return x ? __builtin_clz(x) : 32; }
+inline u32 atomicCAS(u32 *a, u32 cmp, u32 v) {
+    std::atomic_ref<u32>(*a).compare_exchange_strong(cmp, v);
+    return cmp;
+}
+// Every thread of the block reaches the warp collectives together (no divergence before
+// them in the kernel), so the block's barrier stands in for the warp's.
+static u32 slots[1024];
+inline u32 __ballot_sync(u32, bool p) {
+    slots[threadIdx.x] = p;
+    __syncthreads();
+    u32 base = threadIdx.x / WARP * WARP, bits = 0;
+    for (u32 t = 0; t < WARP; t++) bits |= slots[base + t] << t;
+    __syncthreads();
+    return bits;
+}
+inline u8 __shfl_up_sync(u32, u8 v, u32 d) {
+    slots[threadIdx.x] = v;
+    __syncthreads();
+    u8 got = lane_id() >= d ? (u8)slots[threadIdx.x - d] : v;
+    __syncthreads();
+    return got;
+}
+using std::max; using std::min;
+#include "lattice_labels.h"  // written by scripts/emulate-kernels
+
+// Smallest site connected to each site (vacant sites: themselves), by a flood fill over the
+// masks' bonds that stay in the slab without wrapping.
+std::vector<u32> reference(const std::vector<u8> &mask, u32 dim, u32 l, u32 thickness) {
+    u32 n = mask.size(), plane = n / thickness;
+    std::vector<u32> root(n, UINT32_MAX);
+    std::vector<std::vector<u32>> adj(n);
+    for (u32 i = 0; i < n; i++)
+        for (u32 a = 0; a < dim; a++)
+            if ((mask[i] & ~VACANT & (1 << a)) && bond_inside(i, a, dim, l, plane, thickness)) {
+                u32 j = i + local_stride(a, dim, l, plane);
+                adj[i].push_back(j); adj[j].push_back(i);
+            }
+    for (u32 s = 0; s < n; s++) {
+        if (root[s] != UINT32_MAX) continue;
+        std::vector<u32> stack{s};
+        root[s] = s;
+        while (!stack.empty()) {
+            u32 v = stack.back(); stack.pop_back();
+            for (u32 w : adj[v]) if (root[w] == UINT32_MAX) { root[w] = s; stack.push_back(w); }
+        }
+    }
+    return root;
+}
+
+int main() {
+    std::mt19937_64 g(11);
+    int bad = 0, cases = 0;
+    // dim, l, thickness, p (site occupation, or bond probability when bonds)
+    struct Case { u32 dim, l, thickness; double p; bool bonds; };
+    for (Case c : std::vector<Case>{{2, 70, 45, 0.59, false}, {2, 64, 64, 0.8, false}, {2, 33, 100, 0.5, true},
+                                    {2, 96, 7, 0.7, false}, {3, 20, 9, 0.31, false}, {3, 33, 5, 0.5, true},
+                                    {2, 50, 40, 1.0, false}, {3, 12, 12, 0.7, false}}) {
+        u32 plane = c.dim == 2 ? c.l : c.l * c.l, n = plane * c.thickness;
+        std::vector<u8> mask(n);
+        std::uniform_real_distribution<double> u(0, 1);
+        std::vector<bool> occ(n);
+        for (u32 i = 0; i < n; i++) occ[i] = c.bonds || u(g) < c.p;
+        for (u32 i = 0; i < n; i++) {
+            if (!occ[i]) { mask[i] = VACANT; continue; }
+            u8 m = 0;
+            for (u32 a = 0; a < c.dim; a++) {
+                // Some bonds leave the slab or wrap: the kernels must ignore them.
+                bool inside = bond_inside(i, a, c.dim, c.l, plane, c.thickness);
+                u32 j = inside ? i + local_stride(a, c.dim, c.l, plane) : i;
+                bool open = c.bonds ? u(g) < c.p : (!inside || occ[j]);
+                if (open) m |= 1 << a;
+            }
+            mask[i] = m;
+        }
+        std::vector<u32> parent(n, 0xdeadbeef);
+        u32 across = (c.l + TILE - 1) / TILE, tiles = across * ((n / c.l + TILE - 1) / TILE);
+        // Fewer blocks than tiles, so that blocks take several tiles in turn.
+        blockDim = {TILE * TILE, 1, 1}; gridDim = {std::min(tiles, 3u), 1, 1};
+        for (u32 b = 0; b < gridDim.x; b++) {
+            std::barrier<> block(TILE * TILE);
+            bar = &block;
+            std::vector<std::thread> threads;
+            for (u32 t = 0; t < TILE * TILE; t++)
+                threads.emplace_back([&, b, t] {
+                    blockIdx = {b, 0, 0}; threadIdx = {t, 0, 0};
+                    lattice_tile(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness, tiles);
+                });
+            for (auto &t : threads) t.join();
+        }
+        blockDim = {256, 1, 1}; gridDim = {(n + 255) / 256, 1, 1};
+        auto each = [&](auto kernel) {
+            for (u32 b = 0; b < gridDim.x; b++) for (u32 t = 0; t < 256; t++) {
+                blockIdx = {b, 0, 0}; threadIdx = {t, 0, 0};
+                kernel();
+            }
+        };
+        each([&] { lattice_seams(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness); });
+        each([&] { lattice_compress(parent.data(), n); });
+        std::vector<u32> want = reference(mask, c.dim, c.l, c.thickness);
+        u32 wrong = 0;
+        for (u32 i = 0; i < n; i++) wrong += !(mask[i] & VACANT) && parent[i] != want[i];
+        cases++;
+        bad += wrong != 0;
+        printf("  %uD l=%u thickness=%u %s p=%.2f: %s (%u of %u sites wrong)\n", c.dim, c.l, c.thickness,
+               c.bonds ? "bonds" : "sites", c.p, wrong ? "DIFFERENT" : "equal", wrong, n);
+    }
+    printf("%s\n", bad ? "lattice: DIFFERENCES" : "lattice: all equal");
+    return bad != 0;
+}
