@@ -88,68 +88,51 @@ __device__ __forceinline__ bool bond_inside(u32 i, u32 axis, u32 dim, u32 l, u32
 // tile's plane (3D's slowest), are united in global memory (lattice_seams).
 #define TILE 32
 
-// Where thread k of a block works in tile t: the tile's first row and first site along the
-// fast axis, and whether its site lies in the slab.
-struct TileSite {
-    u64 row0, i;
-    u32 x0;
-    bool in;
-};
-
-__device__ __forceinline__ TileSite tile_site(u64 t, u32 k, u32 n, u32 l) {
+// The tile of block b: its first row and first site along the fast axis.
+__device__ __forceinline__ void tile_origin(u32 l, u64 *row0, u32 *x0) {
     u32 across = (l + TILE - 1) / TILE;
-    TileSite s;
-    s.row0 = t / across * TILE;
-    s.x0 = (u32)(t % across) * TILE;
-    u64 row = s.row0 + k / TILE;
-    u32 x = s.x0 + k % TILE;
-    s.in = x < l && row < n / l;
-    s.i = row * l + x;
-    return s;
+    *row0 = (u64)(blockIdx.x / across) * TILE;
+    *x0 = blockIdx.x % across * TILE;
 }
 
-// Label tiles in shared memory, a block of TILE * TILE threads (a warp per tile row) taking
-// tiles blockIdx.x, + gridDim.x, ... and loading each next tile's masks while it labels the
-// current one (one byte a thread: without that the loads' latency bounds the kernel). In a
-// tile, each run of fast-axis bonds within a row is linked to its first site by one ballot,
-// then the bonds to the next row inside the tile are united in shared memory (skipping a bond
-// implied by its left neighbour's, as lattice_seams does), then every site's parent is set to
-// its tile root's local index in the slab. A tile's roots are the smallest sites of their
-// pieces, so the global union-find keeps its smallest-index roots.
+// Label one tile per block of TILE * TILE threads (a warp per tile row): each run of
+// fast-axis bonds within the row is linked to its first site by one ballot, then the bonds to
+// the next row inside the tile are united in shared memory (skipping a bond implied by its
+// left neighbour's, as lattice_seams does), then every site's parent is set to its tile
+// root's local index in the slab. A tile's roots are the smallest sites of their pieces, so
+// the global union-find keeps its smallest-index roots.
 extern "C" __global__ void lattice_tile(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l,
-                                        u32 plane, u32 thickness, u64 tiles) {
+                                        u32 plane, u32 thickness) {
     __shared__ u32 par[TILE * TILE];
     __shared__ u8 masks[TILE * TILE];
+    u64 row0;
+    u32 x0;
+    tile_origin(l, &row0, &x0);
     u32 k = threadIdx.x, tx = k % TILE, ty = k / TILE;
+    u64 rows = n / l, row = row0 + ty;
+    u32 x = x0 + tx;
+    bool in = x < l && row < rows;
+    u64 i = row * l + x;
+    u8 m = in ? mask[i] : 0;
+    masks[k] = m;
     u8 fast = 1 << (dim - 1), up = 1 << (dim - 2);
-    TileSite next = tile_site(blockIdx.x, k, n, l);
-    u8 next_mask = blockIdx.x < tiles && next.in ? mask[next.i] : 0;
-    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
-        TileSite s = next;
-        u8 m = next_mask;
-        next = tile_site(t + gridDim.x, k, n, l);
-        next_mask = t + gridDim.x < tiles && next.in ? mask[next.i] : 0;
-        masks[k] = m;
-        u8 left_mask = __shfl_up_sync(FULL, m, 1);
-        bool left = s.in && tx > 0 && (left_mask & fast);
-        u32 linked = __ballot_sync(FULL, left);
-        u32 upto = tx == TILE - 1 ? FULL : (2u << tx) - 1u;
-        u32 starts = ~linked & upto;
-        u32 start = starts ? TILE - 1 - __clz(starts) : 0;
-        par[k] = ty * TILE + start;
-        __syncthreads();
-        if (s.in && ty + 1 < TILE && (m & up) &&
-            bond_inside((u32)s.i, dim - 2, dim, l, plane, thickness)) {
-            bool implied = tx > 0 && (left_mask & up) && (left_mask & fast) &&
-                           (masks[k + TILE - 1] & fast);
-            if (!implied) uf_unite(par, k, k + TILE);
-        }
-        __syncthreads();
-        if (s.in) {
-            u32 r = uf_root(par, k);
-            parent[s.i] = (u32)((s.row0 + r / TILE) * l + s.x0 + r % TILE);
-        }
-        __syncthreads();
+    u8 left_mask = __shfl_up_sync(FULL, m, 1);
+    bool left = in && tx > 0 && (left_mask & fast);
+    u32 linked = __ballot_sync(FULL, left);
+    u32 upto = tx == TILE - 1 ? FULL : (2u << tx) - 1u;
+    u32 starts = ~linked & upto;
+    u32 start = starts ? TILE - 1 - __clz(starts) : 0;
+    par[k] = ty * TILE + start;
+    __syncthreads();
+    if (in && ty + 1 < TILE && (m & up) && bond_inside((u32)i, dim - 2, dim, l, plane, thickness)) {
+        bool implied = tx > 0 && (left_mask & up) && (left_mask & fast) &&
+                       (masks[k + TILE - 1] & fast);
+        if (!implied) uf_unite(par, k, k + TILE);
+    }
+    __syncthreads();
+    if (in) {
+        u32 r = uf_root(par, k);
+        parent[i] = (u32)((row0 + r / TILE) * l + x0 + r % TILE);
     }
 }
 
@@ -183,17 +166,10 @@ extern "C" __global__ void lattice_seams(const u8 *mask, u32 *parent, u32 n, u32
     }
 }
 
-// Every site pointed straight at its root. A site's parent is mostly its tile's root, which
-// the tile's other sites walk from too: it is pointed at the root as well, so that those
-// walked later take one step (every pointer written is the final root, an ancestor of what
-// a concurrent walk reads).
+// Every site pointed straight at its root.
 extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
     u64 i = thread_index();
-    if (i >= n) return;
-    u32 p = parent[i];
-    u32 r = uf_root(parent, p);
-    if (r != p) parent[p] = r;
-    parent[i] = r;
+    if (i < n) parent[i] = uf_root(parent, (u32)i);
 }
 
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------

@@ -15,8 +15,6 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 const FILE: &str = "lattice.cu";
 /// Sites along each side of the tiles `lattice_tile` labels in shared memory (its TILE).
 const TILE: u32 = 32;
-/// Blocks of `lattice_tile`'s grid at most (each then labels several tiles in turn).
-const TILE_BLOCKS: u64 = 4096;
 
 /// A slab's parents and labels in GPU memory, with the kernels that work on them.
 pub struct GpuSlab<'g> {
@@ -111,24 +109,18 @@ impl SlabDevice for GpuSlab<'_> {
         let lattice = self.slab.lattice;
         let (dim, l) = (lattice.dim as u32, lattice.l as u32);
         let (plane, thickness) = (self.slab.plane() as u32, self.slab.thickness as u32);
-        // As lattice_tile: blocks of TILE x TILE threads taking the tiles of TILE rows of
-        // TILE sites in turn, enough blocks to fill the GPU several times over.
+        // As lattice_tile: a block of TILE x TILE threads per tile of TILE rows of TILE sites.
         let tiles =
             u64::from(l.div_ceil(TILE)) * (u64::from(n) / u64::from(l)).div_ceil(TILE.into());
-        gpu.launch(
-            &self.tile,
-            blocks(tiles.min(TILE_BLOCKS), TILE * TILE),
-            |b| {
-                b.arg(mask)
-                    .arg(&mut self.parent)
-                    .arg(&n)
-                    .arg(&dim)
-                    .arg(&l)
-                    .arg(&plane)
-                    .arg(&thickness)
-                    .arg(&tiles);
-            },
-        )?;
+        gpu.launch(&self.tile, blocks(tiles, TILE * TILE), |b| {
+            b.arg(mask)
+                .arg(&mut self.parent)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&l)
+                .arg(&plane)
+                .arg(&thickness);
+        })?;
         let cfg = grid(u64::from(n));
         gpu.launch(&self.seams, cfg, |b| {
             b.arg(mask)

@@ -1,6 +1,6 @@
 // Host emulation of kernels/lattice.cu's local labelling: lattice_tile (a block of 32 x 32
 // threads per tile, each CUDA thread a host thread, __syncthreads a barrier, the warp's
-// ballot and shuffle through the block's barrier; 3 blocks, taking the tiles in turn), lattice_seams and lattice_compress (one
+// ballot and shuffle through the block's barrier), lattice_seams and lattice_compress (one
 // thread at a time), on random 2D and 3D slabs with partial tiles, site and bond masks. The
 // roots must be every site's smallest connected site, as a sequential search finds them.
 // Run by scripts/emulate-kernels (needs g++ with C++20).
@@ -102,16 +102,15 @@ int main() {
         }
         std::vector<u32> parent(n, 0xdeadbeef);
         u32 across = (c.l + TILE - 1) / TILE, tiles = across * ((n / c.l + TILE - 1) / TILE);
-        // Fewer blocks than tiles, so that blocks take several tiles in turn.
-        blockDim = {TILE * TILE, 1, 1}; gridDim = {std::min(tiles, 3u), 1, 1};
-        for (u32 b = 0; b < gridDim.x; b++) {
+        blockDim = {TILE * TILE, 1, 1}; gridDim = {tiles, 1, 1};
+        for (u32 b = 0; b < tiles; b++) {
             std::barrier<> block(TILE * TILE);
             bar = &block;
             std::vector<std::thread> threads;
             for (u32 t = 0; t < TILE * TILE; t++)
                 threads.emplace_back([&, b, t] {
                     blockIdx = {b, 0, 0}; threadIdx = {t, 0, 0};
-                    lattice_tile(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness, tiles);
+                    lattice_tile(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness);
                 });
             for (auto &t : threads) t.join();
         }
