@@ -14,9 +14,10 @@
 //   triangles_block: a block per item of a longer owner; its row goes into a shared-memory
 //                    hash table (linear probing, load at most 1/2, 1/8 where it fits). A
 //                    row too long for the table is binary-searched in global memory.
-// In both, the lanes of a warp take the probes of 32 partners together (a warp prefix sum
-// of the row lengths tells each lane which partner its probe belongs to), so no lane idles
-// on a short row and consecutive lanes read consecutive entries.
+// In both, the item's threads (the warp, the block) take the probes of as many partners
+// together (a prefix sum of the row lengths tells each thread which partner its probe
+// belongs to), so no thread idles on a short row and consecutive threads read consecutive
+// entries.
 //
 // t_v without an atomic per triangle: a hit adds one to the owner-row entry's counter in
 // shared memory and to the partner's counter in shared memory; the counters go to t[] once
@@ -43,12 +44,51 @@
 #endif
 #define EMPTY_SLOT 0xffffffffu
 
-// A warp's view of the 32 partners it probes at a time.
+// The threads that probe one item's partners together: a warp (the warp kernel's items) or
+// the whole block (the block kernel's, so that an item of a few long partner rows still
+// keeps every warp busy). SIZE partners are taken at a time, one a thread.
+struct WarpTeam {
+    static constexpr u32 SIZE = WARP;
+    __device__ u32 rank() const { return lane_id(); }
+    __device__ void sync() const { __syncwarp(); }
+    // The exclusive prefix sum of `len` over the team, and its total in every thread.
+    __device__ u32 before(u32 len, u32 &total) const {
+        u32 incl = len;
+        for (u32 d = 1; d < WARP; d *= 2) {
+            u32 x = __shfl_up_sync(FULL, incl, d);
+            if (lane_id() >= d) incl += x;
+        }
+        total = __shfl_sync(FULL, incl, WARP - 1);
+        return incl - len;
+    }
+};
+
+struct BlockTeam {
+    static constexpr u32 SIZE = WARPS_PER_BLOCK * WARP;
+    u32 *warp_totals; // WARPS_PER_BLOCK of them, in shared memory
+    __device__ u32 rank() const { return threadIdx.x; }
+    __device__ void sync() const { __syncthreads(); }
+    __device__ u32 before(u32 len, u32 &total) const {
+        u32 in_warp = WarpTeam().before(len, total);
+        if (lane_id() == 0) warp_totals[threadIdx.x / WARP] = total;
+        __syncthreads();
+        u32 below = 0;
+        total = 0;
+        for (u32 w = 0; w < WARPS_PER_BLOCK; w++) {
+            if (w < threadIdx.x / WARP) below += warp_totals[w];
+            total += warp_totals[w];
+        }
+        return below + in_warp;
+    }
+};
+
+// A team's view of the partners it probes at a time.
+template <u32 SIZE>
 struct Partners {
-    u64 row_start[WARP]; // where each partner's row starts in adj
-    u32 before[WARP];    // probes of the partners before it (exclusive prefix sum)
-    u32 vertex[WARP];
-    u32 found[WARP]; // triangles of the edge (owner, partner) so far
+    u64 row_start[SIZE]; // where each partner's row starts in adj
+    u32 before[SIZE];    // probes of the partners before it (exclusive prefix sum)
+    u32 vertex[SIZE];
+    u32 found[SIZE]; // triangles of the edge (owner, partner) so far
 };
 
 // Position of w in the sorted row[0..len), or -1.
@@ -62,34 +102,29 @@ __device__ __forceinline__ int find_in_row(const u32 *row, u32 len, u32 w) {
     return lo < len && row[lo] == w ? (int)lo : -1;
 }
 
-// The probes of partners[begin..end), by the calling warp, taking 32 partners at a time from
-// `first` on in steps of `step` groups. `lookup(w)` tells whether the owner's row holds w
-// (and counts w's corner). Adds each edge's triangles to t[partner]; returns the lane's hits.
-template <class Lookup>
+// The probes of partners[begin..end) by `team`, Team::SIZE partners at a time. `lookup(w)`
+// tells whether the owner's row holds w (and counts w's corner). Adds each edge's triangles
+// to t[partner]; returns the thread's hits. Every thread of the team must call.
+template <class Team, class Lookup>
 __device__ u64 probe_partners(const u64 *offsets, const u32 *adj, const u32 *partners,
-                              u64 begin, u64 end, u64 first, u64 step, Partners &g,
+                              u64 begin, u64 end, const Team &team, Partners<Team::SIZE> &g,
                               const Lookup &lookup, u64 *t) {
-    u32 lane = lane_id();
+    u32 me = team.rank();
     u64 mine = 0;
-    for (u64 j0 = begin + first * WARP; j0 < end; j0 += step * WARP) {
-        u64 j = j0 + lane;
+    for (u64 j0 = begin; j0 < end; j0 += Team::SIZE) {
+        u64 j = j0 + me;
         u32 p = j < end ? partners[j] : 0;
         u64 start = j < end ? offsets[p] : 0;
         u32 len = j < end ? (u32)(offsets[p + 1] - start) : 0;
-        u32 incl = len;
-        for (u32 d = 1; d < WARP; d *= 2) {
-            u32 x = __shfl_up_sync(FULL, incl, d);
-            if (lane >= d) incl += x;
-        }
-        u32 probes = __shfl_sync(FULL, incl, WARP - 1);
-        g.row_start[lane] = start;
-        g.before[lane] = incl - len;
-        g.vertex[lane] = p;
-        g.found[lane] = 0;
-        __syncwarp();
-        u32 here = (u32)min(end - j0, (u64)WARP);
+        u32 probes;
+        g.before[me] = team.before(len, probes);
+        g.row_start[me] = start;
+        g.vertex[me] = p;
+        g.found[me] = 0;
+        team.sync();
+        u32 here = (u32)min(end - j0, (u64)Team::SIZE);
         u32 k = 0; // the last partner whose probes start at or before q: it only moves on
-        for (u32 q = lane; q < probes; q += WARP) {
+        for (u32 q = me; q < probes; q += Team::SIZE) {
             if (k + 1 < here && g.before[k + 1] <= q) {
                 u32 lo = k + 1, hi = here - 1;
                 while (lo < hi) {
@@ -105,9 +140,8 @@ __device__ u64 probe_partners(const u64 *offsets, const u32 *adj, const u32 *par
                 if (CORNERS) atomicAdd(&g.found[k], 1u);
             }
         }
-        __syncwarp();
-        if (CORNERS && lane < here && g.found[lane]) atomicAdd(&t[g.vertex[lane]], (u64)g.found[lane]);
-        __syncwarp();
+        team.sync();
+        if (CORNERS && me < here && g.found[me]) atomicAdd(&t[g.vertex[me]], (u64)g.found[me]);
     }
     return mine;
 }
@@ -131,7 +165,7 @@ extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
                                           const u64 *spans, u64 count, u64 *t, u64 *total) {
     __shared__ u32 rows[WARPS_PER_BLOCK][SHORT_ROW];
     __shared__ u32 hits[WARPS_PER_BLOCK][SHORT_ROW];
-    __shared__ Partners groups[WARPS_PER_BLOCK];
+    __shared__ Partners<WARP> groups[WARPS_PER_BLOCK];
     u64 item = thread_index() / WARP;
     u32 slot = threadIdx.x / WARP, lane = lane_id();
     u64 mine = 0;
@@ -145,8 +179,9 @@ extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
         }
         __syncwarp();
         StagedRow lookup{rows[slot], len, hits[slot]};
-        mine = probe_partners(offsets, adj, partners, spans[2 * item], spans[2 * item + 1], 0, 1,
-                              groups[slot], lookup, t);
+        mine = probe_partners(offsets, adj, partners, spans[2 * item], spans[2 * item + 1],
+                              WarpTeam(), groups[slot], lookup, t);
+        __syncwarp();
         if (CORNERS) {
             for (u32 i = lane; i < len; i += WARP)
                 if (hits[slot][i]) atomicAdd(&t[rows[slot][i]], (u64)hits[slot][i]);
@@ -223,8 +258,9 @@ extern "C" __global__ void triangles_block(const u64 *offsets, const u32 *adj,
                                            const u64 *spans, u64 count, u64 *t, u64 *total) {
     __shared__ u32 keys[TABLE_SLOTS];
     __shared__ u32 hits[CORNERS ? TABLE_SLOTS : 1];
-    __shared__ Partners groups[WARPS_PER_BLOCK];
-    u32 warp = threadIdx.x / WARP;
+    __shared__ Partners<BlockTeam::SIZE> group;
+    __shared__ u32 warp_totals[WARPS_PER_BLOCK];
+    BlockTeam team{warp_totals};
     u64 mine = 0;
     for (u64 item = blockIdx.x; item < count; item += gridDim.x) {
         u32 o = owners[item];
@@ -237,12 +273,10 @@ extern "C" __global__ void triangles_block(const u64 *offsets, const u32 *adj,
         if (hashed) {
             fill_table(keys, hits, mask, row, len);
             HashedRow lookup{keys, mask, hits};
-            for_item = probe_partners(offsets, adj, partners, begin, end, warp,
-                                      WARPS_PER_BLOCK, groups[warp], lookup, t);
+            for_item = probe_partners(offsets, adj, partners, begin, end, team, group, lookup, t);
         } else {
             GlobalRow lookup{row, len, t};
-            for_item = probe_partners(offsets, adj, partners, begin, end, warp,
-                                      WARPS_PER_BLOCK, groups[warp], lookup, t);
+            for_item = probe_partners(offsets, adj, partners, begin, end, team, group, lookup, t);
         }
         mine += for_item;
         if (CORNERS) {

@@ -4,7 +4,8 @@
 // brute force over every triple. Each CUDA thread of a block is a host thread; a warp's
 // shuffles and __syncwarp meet at the warp's barrier, __syncthreads at the block's. Three
 // builds of the kernels: with the corners (t_v), without (the count alone), and with a
-// hash table too small for the long rows (the binary search in global memory).
+// hash table too small for the long rows (the binary search in global memory). The clique
+// of 302 gives a block item of 300 partners: two rounds of the block.
 // Run by scripts/emulate-kernels (needs g++ with C++20).
 #include <algorithm>
 #include <barrier>
@@ -159,7 +160,7 @@ int main() {
     std::mt19937_64 rng(11);
     int bad = 0;
     struct Case { u64 n, m, clique, cap; };
-    for (Case c : {Case{30, 120, 0, 1000}, Case{40, 200, 0, 5}, Case{136, 40, 131, 2000}}) {
+    for (Case c : {Case{30, 120, 0, 1000}, Case{40, 200, 0, 5}, Case{136, 40, 131, 2000}, Case{302, 0, 302, 100000}}) {
         std::vector<std::pair<u32, u32>> edges;
         for (u32 u = 0; u < c.clique; u++) for (u32 v = 0; v < u; v++) edges.push_back({u, v});
         for (u64 i = 0; i < c.m; i++) edges.push_back({(u32)(rng() % c.n), (u32)(rng() % c.n)});

@@ -14,7 +14,7 @@
 //! alone, the figure GAP's tc and the spec's target time; then with them, for clustering.
 //! Both totals must agree.
 
-use super::triangle_plan::{rank_items, Item, Plan, SHORT_ROW};
+use super::triangle_plan::{rank_items, Item, Plan};
 use super::triangles::{orient, sum_over_ranks, triangle_stats, HostCsr, Oriented, TriangleStats};
 use crate::comm::{Op, World};
 use crate::device::memory::{self, Place};
@@ -238,7 +238,7 @@ impl Bin {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::triangle_plan::SHORT_ROW;
 
     #[test]
     fn the_kernels_share_the_plans_and_the_launchs_sizes() {
