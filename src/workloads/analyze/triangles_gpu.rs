@@ -241,7 +241,7 @@ mod tests {
     use super::super::triangle_plan::SHORT_ROW;
 
     #[test]
-    fn the_kernels_share_the_plans_and_the_launchs_sizes() {
+    fn the_kernels_take_the_plans_row_bound_and_the_launch_block_size() {
         let source = include_str!("../../../kernels/triangles.cu");
         assert!(source.contains(&format!("#define SHORT_ROW {SHORT_ROW} ")));
         let warps = crate::device::THREADS / 32;
