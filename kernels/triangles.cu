@@ -1,134 +1,193 @@
-// Triangle counting on the degree-oriented graph (host side and the algorithm's outline:
-// src/workloads/analyze/triangles_gpu.rs). Each undirected edge is kept once, from its lower end to its
-// higher end in the order (degree, id), so every triangle a < b < c is found exactly once:
-// at its edge (a, b), as the vertex c common to the out-rows N+(a) and N+(b). Out-rows are
-// sorted by id and at most sqrt(2m) long.
+// Triangle counting on the degree-oriented graph (the work's layout:
+// src/workloads/analyze/triangle_plan.rs; the host side: triangles_gpu.rs). Each undirected
+// edge is kept once, from its lower end to its higher end in the order (degree, id), so
+// every triangle a < b < c is found exactly once: at its edge (a, b), as the vertex c common
+// to the out-rows N+(a) and N+(b). Out-rows are sorted by id and at most sqrt(2m) long.
 //
-// Work is binned by the out-degree of the row's vertex u, as in TRUST (Pandey et al., 2021):
-//   triangles_warp:  one warp per vertex of the short bin; for each out-neighbour v the
-//                    lanes stride over the shorter of N+(u), N+(v) and binary-search the other.
-//   triangles_block: one block per vertex of the long bin; N+(u) goes into a shared-memory
-//                    hash table (linear probing, load at most 1/2), one warp per out-neighbour
-//                    v probes it with the lanes striding over N+(v). A row too long for the
-//                    table is searched as in triangles_warp.
-// Each triangle found adds one to t[] at all three corners (the common vertex through the
-// prelude's warp-aggregated warp_add, the edge's two ends once per edge) and one to total[0].
+// The host gives each such edge to the endpoint with the longer out-row, its owner; the
+// other end is one of the owner's partners, and items are runs of one owner's partners.
+// An item costs the sum of its partners' out-degrees in probes: each entry w of the
+// partner's row is looked up in the owner's row, kept in shared memory, so every edge
+// costs min(|N+(u)|, |N+(v)|) probes of O(1) each.
+//   triangles_warp:  a warp per item of an owner with at most SHORT_ROW out-neighbours; the
+//                    row is staged in the warp's slice of shared memory and binary-searched.
+//   triangles_block: a block per item of a longer owner; its row goes into a shared-memory
+//                    hash table (linear probing, load at most 1/2, 1/8 where it fits). A
+//                    row too long for the table is binary-searched in global memory.
+// In both, the item's threads (the warp, the block) take the probes of as many partners
+// together (a prefix sum of the row lengths tells each thread which partner its probe
+// belongs to), so no thread idles on a short row and consecutive threads read consecutive
+// entries.
+//
+// t_v without an atomic per triangle: a hit adds one to the owner-row entry's counter in
+// shared memory and to the partner's counter in shared memory; the counters go to t[] once
+// per item (entries), once per partner (partners) and once per warp (the owner). The
+// kernels also count the triangles themselves, which checks the corners: their sum must be
+// three times that count.
 //
 // CORNERS 0 (a specialised build) counts the triangles alone, without t[]: the figure the
-// spec's target and GAP's tc measure; the default build also counts the corners.
+// spec's target and GAP's tc measure; its hash table is then twice as large.
 //
-// Layout: offsets[n + 1] (u64) index adj (u32 vertex ids, n < 2^32); vertices[count] (u32)
-// the bin's vertices; t[n] (u64) per-vertex triangle counts; total[1] (u64) triangles.
+// Layout: offsets[n + 1] (u64) index adj (u32 vertex ids, n < 2^32); partners (u32) the
+// owners' partner lists; owners[count] (u32) and spans[2 count] (u64: begin, end in
+// partners) the bin's items; t[n] (u64) per-vertex triangle counts; total[1] (u64) triangles.
 
-// The table: slots per block, so rows of up to HASH_SLOTS / 2 entries are hashed.
-#define HASH_SLOTS 4096
 #ifndef CORNERS
 #define CORNERS 1
 #endif
+#define SHORT_ROW 128     // = SHORT_ROW in src/workloads/analyze/triangle_plan.rs
+#define WARPS_PER_BLOCK 8 // THREADS / WARP (src/device/kernel.rs)
+// Hash slots per block: rows of up to TABLE_SLOTS / 2 entries are hashed (the host
+// emulation, tests/emulate/triangle_items.cpp, sets it smaller to reach the other path).
+#ifndef TABLE_SLOTS
+#define TABLE_SLOTS (CORNERS ? 4096 : 8192)
+#endif
 #define EMPTY_SLOT 0xffffffffu
 
-// Whether the sorted row[0..len) holds w.
-__device__ __forceinline__ bool row_holds(const u32 *row, u64 len, u32 w) {
-    u64 lo = 0, hi = len;
+// The threads that probe one item's partners together: a warp (the warp kernel's items) or
+// the whole block (the block kernel's, so that an item of a few long partner rows still
+// keeps every warp busy). SIZE partners are taken at a time, one a thread.
+struct WarpTeam {
+    static constexpr u32 SIZE = WARP;
+    __device__ u32 rank() const { return lane_id(); }
+    __device__ void sync() const { __syncwarp(); }
+    // The exclusive prefix sum of `len` over the team, and its total in every thread.
+    __device__ u32 before(u32 len, u32 &total) const {
+        u32 incl = len;
+        for (u32 d = 1; d < WARP; d *= 2) {
+            u32 x = __shfl_up_sync(FULL, incl, d);
+            if (lane_id() >= d) incl += x;
+        }
+        total = __shfl_sync(FULL, incl, WARP - 1);
+        return incl - len;
+    }
+};
+
+struct BlockTeam {
+    static constexpr u32 SIZE = WARPS_PER_BLOCK * WARP;
+    u32 *warp_totals; // WARPS_PER_BLOCK of them, in shared memory
+    __device__ u32 rank() const { return threadIdx.x; }
+    __device__ void sync() const { __syncthreads(); }
+    __device__ u32 before(u32 len, u32 &total) const {
+        u32 in_warp = WarpTeam().before(len, total);
+        if (lane_id() == 0) warp_totals[threadIdx.x / WARP] = total;
+        __syncthreads();
+        u32 below = 0;
+        total = 0;
+        for (u32 w = 0; w < WARPS_PER_BLOCK; w++) {
+            if (w < threadIdx.x / WARP) below += warp_totals[w];
+            total += warp_totals[w];
+        }
+        return below + in_warp;
+    }
+};
+
+// A team's view of the partners it probes at a time.
+template <u32 SIZE>
+struct Partners {
+    u64 row_start[SIZE]; // where each partner's row starts in adj
+    u32 before[SIZE];    // probes of the partners before it (exclusive prefix sum)
+    u32 vertex[SIZE];
+    u32 found[SIZE]; // triangles of the edge (owner, partner) so far
+};
+
+// Position of w in the sorted row[0..len), or -1.
+__device__ __forceinline__ int find_in_row(const u32 *row, u32 len, u32 w) {
+    u32 lo = 0, hi = len;
     while (lo < hi) {
-        u64 mid = (lo + hi) / 2;
+        u32 mid = (lo + hi) / 2;
         if (row[mid] < w) lo = mid + 1;
         else hi = mid;
     }
-    return lo < len && row[lo] == w;
+    return lo < len && row[lo] == w ? (int)lo : -1;
 }
 
-// |a ∩ b| for sorted rows, by a whole warp: lanes stride over the shorter row and search the
-// longer; each common vertex gets its corner in t. Returns the count in every lane.
-__device__ u64 warp_intersect(const u32 *a, u64 la, const u32 *b, u64 lb, u64 *t) {
-    if (la > lb) {
-        const u32 *r = a; a = b; b = r;
-        u64 l = la; la = lb; lb = l;
-    }
-    u64 found = 0;
-    for (u64 base = 0; base < la; base += WARP) {
-        u64 i = base + lane_id();
-        bool hit = i < la && row_holds(b, lb, a[i]);
-        if (hit) {
-            if (CORNERS) warp_add(&t[a[i]], 1);
-            found++;
-        }
-    }
-    return warp_sum(found);
-}
-
-// The end of the triangles of edge (u, v): `found` of them, known to every lane.
-__device__ __forceinline__ void edge_done(u64 *t, u32 v, u64 found) {
-    if (CORNERS && lane_id() == 0 && found) atomicAdd(&t[v], found);
-}
-
-// Short rows (out-degree below SHORT_ROW), a warp per vertex u: N+(u) is staged in the
-// warp's slice of shared memory. Each out-neighbour v costs min(|N+(u)|, |N+(v)|) probes:
-// the entries of the shorter row, each looked up in the other (in shared memory when that
-// is N+(u), by binary search in global memory when it is N+(v)). The lanes take the probes
-// of all of u's out-neighbours together, 32 at a time (a warp prefix sum of the costs tells
-// each lane which v its probe belongs to), so no lane idles on a short row.
-#define SHORT_ROW 128 // = BLOCK_DEGREE in src/workloads/analyze/triangles_gpu.rs
-#define WARPS_PER_BLOCK 8 // THREADS / WARP (src/device/kernel.rs)
-extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
-                                          const u32 *vertices, u64 count, u64 *t,
-                                          u64 *total) {
-    __shared__ u32 rows[WARPS_PER_BLOCK][SHORT_ROW];
-    __shared__ u64 row_start[WARPS_PER_BLOCK][WARP];
-    __shared__ u32 pairs_before[WARPS_PER_BLOCK][WARP];
-    __shared__ u32 row_vertex[WARPS_PER_BLOCK][WARP];
-    __shared__ u32 row_len[WARPS_PER_BLOCK][WARP];
-    u64 warp = thread_index() / WARP;
-    u32 slot = threadIdx.x / WARP, lane = lane_id();
+// The probes of partners[begin..end) by `team`, Team::SIZE partners at a time. `lookup(w)`
+// tells whether the owner's row holds w (and counts w's corner). Adds each edge's triangles
+// to t[partner]; returns the thread's hits. Every thread of the team must call.
+template <class Team, class Lookup>
+__device__ u64 probe_partners(const u64 *offsets, const u32 *adj, const u32 *partners,
+                              u64 begin, u64 end, const Team &team, Partners<Team::SIZE> &g,
+                              const Lookup &lookup, u64 *t) {
+    u32 me = team.rank();
     u64 mine = 0;
-    if (warp < count) {
-        u32 u = vertices[warp];
-        u32 du = (u32)(offsets[u + 1] - offsets[u]);
-        u32 *nu = rows[slot];
-        for (u32 i = lane; i < du; i += WARP) nu[i] = adj[offsets[u] + i];
-        for (u32 j0 = 0; j0 < du; j0 += WARP) {
-            u32 j = j0 + lane;
-            u32 v = j < du ? nu[j] : 0;
-            u64 start = j < du ? offsets[v] : 0;
-            u32 len = j < du ? (u32)(offsets[v + 1] - start) : 0;
-            u32 cost = min(len, du);
-            u32 incl = cost;
-            for (u32 d = 1; d < WARP; d *= 2) {
-                u32 x = __shfl_up_sync(FULL, incl, d);
-                if (lane >= d) incl += x;
-            }
-            u32 pairs = __shfl_sync(FULL, incl, WARP - 1);
-            row_start[slot][lane] = start;
-            pairs_before[slot][lane] = incl - cost;
-            row_vertex[slot][lane] = v;
-            row_len[slot][lane] = len;
-            __syncwarp();
-            u32 rows_here = min(du - j0, (u32)WARP);
-            for (u32 p = lane; p < pairs; p += WARP) {
-                // The last row k whose pairs start at or before p (rows may be empty).
-                u32 lo = 0, hi = rows_here - 1;
+    for (u64 j0 = begin; j0 < end; j0 += Team::SIZE) {
+        u64 j = j0 + me;
+        u32 p = j < end ? partners[j] : 0;
+        u64 start = j < end ? offsets[p] : 0;
+        u32 len = j < end ? (u32)(offsets[p + 1] - start) : 0;
+        u32 probes;
+        g.before[me] = team.before(len, probes);
+        g.row_start[me] = start;
+        g.vertex[me] = p;
+        g.found[me] = 0;
+        team.sync();
+        u32 here = (u32)min(end - j0, (u64)Team::SIZE);
+        u32 k = 0; // the last partner whose probes start at or before q: it only moves on
+        for (u32 q = me; q < probes; q += Team::SIZE) {
+            if (k + 1 < here && g.before[k + 1] <= q) {
+                u32 lo = k + 1, hi = here - 1;
                 while (lo < hi) {
                     u32 mid = (lo + hi + 1) / 2;
-                    if (pairs_before[slot][mid] <= p) lo = mid;
+                    if (g.before[mid] <= q) lo = mid;
                     else hi = mid - 1;
                 }
-                u32 at = p - pairs_before[slot][lo], lv = row_len[slot][lo];
-                const u32 *nv = adj + row_start[slot][lo];
-                // The shorter row's entry, and whether the longer row holds it.
-                u32 w = lv <= du ? nv[at] : nu[at];
-                bool hit = lv <= du ? row_holds(nu, du, w) : row_holds(nv, lv, w);
-                if (hit) {
-                    mine++;
-                    if (CORNERS) {
-                        warp_add(&t[w], 1);
-                        warp_add(&t[row_vertex[slot][lo]], 1);
-                    }
-                }
+                k = lo;
             }
-            __syncwarp();
+            u32 w = adj[g.row_start[k] + (q - g.before[k])];
+            if (lookup(w)) {
+                mine++;
+                if (CORNERS) atomicAdd(&g.found[k], 1u);
+            }
         }
-        u64 found = warp_sum(mine);
-        if (CORNERS && lane == 0 && found) atomicAdd(&t[u], found);
+        team.sync();
+        if (CORNERS && me < here && g.found[me]) atomicAdd(&t[g.vertex[me]], (u64)g.found[me]);
+    }
+    return mine;
+}
+
+// The owner's row staged in shared memory (a warp's slice), with a hit counter per entry.
+struct StagedRow {
+    const u32 *row;
+    u32 len;
+    u32 *hits;
+    __device__ bool operator()(u32 w) const {
+        int at = find_in_row(row, len, w);
+        if (at < 0) return false;
+        if (CORNERS) atomicAdd(&hits[at], 1u);
+        return true;
+    }
+};
+
+// Items of owners with short rows, a warp each.
+extern "C" __global__ void triangles_warp(const u64 *offsets, const u32 *adj,
+                                          const u32 *partners, const u32 *owners,
+                                          const u64 *spans, u64 count, u64 *t, u64 *total) {
+    __shared__ u32 rows[WARPS_PER_BLOCK][SHORT_ROW];
+    __shared__ u32 hits[WARPS_PER_BLOCK][SHORT_ROW];
+    __shared__ Partners<WARP> groups[WARPS_PER_BLOCK];
+    u64 item = thread_index() / WARP;
+    u32 slot = threadIdx.x / WARP, lane = lane_id();
+    u64 mine = 0;
+    if (item < count) {
+        u32 o = owners[item];
+        u64 first = offsets[o];
+        u32 len = (u32)(offsets[o + 1] - first);
+        for (u32 i = lane; i < len; i += WARP) {
+            rows[slot][i] = adj[first + i];
+            hits[slot][i] = 0;
+        }
+        __syncwarp();
+        StagedRow lookup{rows[slot], len, hits[slot]};
+        mine = probe_partners(offsets, adj, partners, spans[2 * item], spans[2 * item + 1],
+                              WarpTeam(), groups[slot], lookup, t);
+        __syncwarp();
+        if (CORNERS) {
+            for (u32 i = lane; i < len; i += WARP)
+                if (hits[slot][i]) atomicAdd(&t[rows[slot][i]], (u64)hits[slot][i]);
+            u64 found = warp_sum(mine);
+            if (lane == 0 && found) atomicAdd(&t[o], found);
+        }
     }
     const int index[1] = {0};
     const u64 value[1] = {mine};
@@ -140,73 +199,96 @@ __device__ __forceinline__ u32 slot_of(u32 w, u32 mask) {
     return (h ^ (h >> 15)) & mask;
 }
 
-// N+(u) into the block's table of mask + 1 slots. All threads of the block must call.
-__device__ void fill_table(u32 *table, u32 mask, const u32 *nu, u64 du) {
-    for (u32 s = threadIdx.x; s <= mask; s += blockDim.x) table[s] = EMPTY_SLOT;
-    __syncthreads();
-    for (u64 i = threadIdx.x; i < du; i += blockDim.x) {
-        u32 s = slot_of(nu[i], mask);
-        while (atomicCAS(&table[s], EMPTY_SLOT, nu[i]) != EMPTY_SLOT) s = (s + 1) & mask;
-    }
-    __syncthreads();
-}
-
-__device__ __forceinline__ bool table_holds(const u32 *table, u32 mask, u32 w) {
-    for (u32 s = slot_of(w, mask);; s = (s + 1) & mask) {
-        u32 x = table[s];
-        if (x == w) return true;
-        if (x == EMPTY_SLOT) return false;
-    }
-}
-
-// |N+(u) ∩ row| by a whole warp probing the table of N+(u); as warp_intersect otherwise.
-__device__ u64 warp_probe(const u32 *table, u32 mask, const u32 *row, u64 len, u64 *t) {
-    u64 found = 0;
-    for (u64 base = 0; base < len; base += WARP) {
-        u64 i = base + lane_id();
-        bool hit = i < len && table_holds(table, mask, row[i]);
-        if (hit) {
-            if (CORNERS) warp_add(&t[row[i]], 1);
-            found++;
+// The owner's row in the block's hash table of mask + 1 slots, a hit counter per slot.
+struct HashedRow {
+    const u32 *keys;
+    u32 mask;
+    u32 *hits;
+    __device__ bool operator()(u32 w) const {
+        for (u32 s = slot_of(w, mask);; s = (s + 1) & mask) {
+            u32 x = keys[s];
+            if (x == w) {
+                if (CORNERS) atomicAdd(&hits[s], 1u);
+                return true;
+            }
+            if (x == EMPTY_SLOT) return false;
         }
     }
-    return warp_sum(found);
-}
+};
 
-// Slots for a row of `len` entries: a power of two at least twice as many, at least a warp.
-__device__ __forceinline__ u32 table_slots(u64 len) {
+// The owner's row in global memory (too long for the table); corners go straight to t[].
+struct GlobalRow {
+    const u32 *row;
+    u32 len;
+    u64 *t;
+    __device__ bool operator()(u32 w) const {
+        int at = find_in_row(row, len, w);
+        if (at < 0) return false;
+        if (CORNERS) warp_add(&t[w], 1);
+        return true;
+    }
+};
+
+// Slots for a row of `len` entries (at most TABLE_SLOTS / 2): a power of two at least eight
+// times as many where the table has them (most probes miss, and a miss ends at the first
+// empty slot), else TABLE_SLOTS; at least a warp.
+__device__ __forceinline__ u32 table_slots(u32 len) {
     u32 slots = WARP;
-    while (slots < 2 * len) slots *= 2;
+    while (slots < 8 * len && slots < TABLE_SLOTS) slots *= 2;
     return slots;
 }
 
+// The row into keys[0..=mask] (hits cleared). All threads of the block must call.
+__device__ void fill_table(u32 *keys, u32 *hits, u32 mask, const u32 *row, u32 len) {
+    for (u32 s = threadIdx.x; s <= mask; s += blockDim.x) {
+        keys[s] = EMPTY_SLOT;
+        if (CORNERS) hits[s] = 0;
+    }
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
+        u32 s = slot_of(row[i], mask);
+        while (atomicCAS(&keys[s], EMPTY_SLOT, row[i]) != EMPTY_SLOT) s = (s + 1) & mask;
+    }
+    __syncthreads();
+}
+
+// Items of owners with long rows, a block each (a grid-stride loop over the items).
 extern "C" __global__ void triangles_block(const u64 *offsets, const u32 *adj,
-                                           const u32 *vertices, u64 count, u64 *t,
-                                           u64 *total) {
-    __shared__ u32 table[HASH_SLOTS];
+                                           const u32 *partners, const u32 *owners,
+                                           const u64 *spans, u64 count, u64 *t, u64 *total) {
+    __shared__ u32 keys[TABLE_SLOTS];
+    __shared__ u32 hits[CORNERS ? TABLE_SLOTS : 1];
+    __shared__ Partners<BlockTeam::SIZE> group;
+    __shared__ u32 warp_totals[WARPS_PER_BLOCK];
+    BlockTeam team{warp_totals};
     u64 mine = 0;
-    for (u64 k = blockIdx.x; k < count; k += gridDim.x) {
-        u32 u = vertices[k];
-        const u32 *nu = adj + offsets[u];
-        u64 du = offsets[u + 1] - offsets[u];
-        bool hashed = 2 * du <= HASH_SLOTS;
-        u32 mask = hashed ? table_slots(du) - 1 : 0;
-        if (hashed) fill_table(table, mask, nu, du);
-        u64 for_u = 0;
-        for (u64 j = threadIdx.x / WARP; j < du; j += blockDim.x / WARP) {
-            u32 v = nu[j];
-            const u32 *nv = adj + offsets[v];
-            u64 dv = offsets[v + 1] - offsets[v];
-            u64 found = hashed ? warp_probe(table, mask, nv, dv, t)
-                               : warp_intersect(nu, du, nv, dv, t);
-            edge_done(t, v, found);
-            for_u += found;
+    for (u64 item = blockIdx.x; item < count; item += gridDim.x) {
+        u32 o = owners[item];
+        const u32 *row = adj + offsets[o];
+        u32 len = (u32)(offsets[o + 1] - offsets[o]);
+        u64 begin = spans[2 * item], end = spans[2 * item + 1];
+        bool hashed = 2 * len <= TABLE_SLOTS;
+        u32 mask = hashed ? table_slots(len) - 1 : 0;
+        u64 for_item;
+        if (hashed) {
+            fill_table(keys, hits, mask, row, len);
+            HashedRow lookup{keys, mask, hits};
+            for_item = probe_partners(offsets, adj, partners, begin, end, team, group, lookup, t);
+        } else {
+            GlobalRow lookup{row, len, t};
+            for_item = probe_partners(offsets, adj, partners, begin, end, team, group, lookup, t);
         }
-        if (lane_id() == 0 && for_u) {
-            if (CORNERS) atomicAdd(&t[u], for_u);
-            mine += for_u;
+        mine += for_item;
+        if (CORNERS) {
+            u64 found = warp_sum(for_item);
+            if (lane_id() == 0 && found) atomicAdd(&t[o], found);
         }
-        // The table is refilled for the next vertex only once every warp is done with it.
+        // Every warp's hits are in before they are flushed, and the table is refilled for the
+        // next item only once they are.
+        __syncthreads();
+        if (CORNERS && hashed)
+            for (u32 s = threadIdx.x; s <= mask; s += blockDim.x)
+                if (hits[s]) atomicAdd(&t[keys[s]], (u64)hits[s]);
         __syncthreads();
     }
     const int index[1] = {0};

@@ -7,6 +7,7 @@
 
 pub mod degrees;
 pub mod paths;
+pub mod triangle_plan;
 pub mod triangles;
 pub mod triangles_gpu;
 
@@ -50,6 +51,8 @@ struct Findings {
     clustering_seconds: f64,
     /// Undirected edges counted per second.
     triangle_rate: f64,
+    /// On a GPU: probes, bytes read and the device's copy rate (`triangles_gpu`).
+    kernel: Option<triangles_gpu::KernelSeconds>,
     /// C_v of every vertex, when the file keeps them.
     vertex_clustering: Option<Vec<f64>>,
     paths: Option<PathStats>,
@@ -134,6 +137,7 @@ impl Workload for Analyze {
             triangle_seconds,
             clustering_seconds,
             triangle_rate: g.num_entries as f64 / 2.0 / triangle_seconds,
+            kernel,
             vertex_clustering,
             paths,
         };
@@ -146,13 +150,14 @@ impl Workload for Analyze {
 
 /// Host memory for the graph and, on every rank, the copy of it the triangle count takes
 /// (`replicate = full`): about 10 bytes per CSR entry (the copy, 8, and its oriented half
-/// in 32 bits, 2), two entries per tuple, and 44 bytes per vertex plus 4 per vertex per
+/// in 32 bits, 2), two entries per tuple, 12 more per tuple for the GPU count's work plan
+/// (`triangle_plan`: its sorted pairs and partner lists), and 44 bytes per vertex plus 4 per vertex per
 /// worker thread (offsets, order, counts, slot arrays).
 fn replica_need() -> Need {
     let threads = rayon::current_num_threads() as u64;
     Need {
         what: "the graph with its copy on every rank for the triangle count (fewer ranks per node need fewer copies)",
-        every_rank: (44 + 4 * threads, 20),
+        every_rank: (44 + 4 * threads, 32),
         ..Need::CSR
     }
 }
@@ -189,6 +194,9 @@ fn report_findings(report: &mut Report, f: &Findings) {
     r.seconds("triangle_seconds", f.triangle_seconds);
     r.seconds("clustering_seconds", f.clustering_seconds);
     r.rate("triangle_edges_per_second", f.triangle_rate, "edges/s");
+    if let Some(k) = &f.kernel {
+        report_traffic(&mut r, k, d.total / 2, f.triangle_seconds);
+    }
     r.data("clustering_histogram", t.clustering_histogram.as_slice());
     if let Some(clustering) = &f.vertex_clustering {
         r.data("vertex_triangles", t.per_vertex.as_slice());
@@ -196,6 +204,30 @@ fn report_findings(report: &mut Report, f: &Findings) {
     }
     if let Some(p) = &f.paths {
         report_paths(&mut r, p);
+    }
+}
+
+/// The GPU count's probes per undirected edge and bytes read per second, beside the
+/// device's own copy rate (read plus written): how near the memory's pace the count runs.
+fn report_traffic(
+    r: &mut crate::report::Section,
+    k: &triangles_gpu::KernelSeconds,
+    edges: u64,
+    seconds: f64,
+) {
+    r.count("triangle_probes", k.probes).stored_only();
+    r.fixed(
+        "triangle_probes_per_edge",
+        k.probes as f64 / edges.max(1) as f64,
+        1,
+        "",
+    );
+    r.count("triangle_bytes_read", k.bytes).stored_only();
+    let rate = k.bytes as f64 / seconds;
+    r.rate("triangle_bytes_per_second", rate, "bytes/s");
+    if k.copy_rate > 0.0 {
+        r.rate("copy_bandwidth_bytes_per_s", k.copy_rate, "bytes/s");
+        r.fixed("triangle_bandwidth_fraction", rate / k.copy_rate, 3, "");
     }
 }
 

@@ -1,22 +1,21 @@
 //! Triangle counting on a GPU (kernels/triangles.cu), the twin of `triangles::count_range`:
-//! the same degree-oriented graph (`triangles::orient`, made on the host) and the same vertex
-//! range per rank (`triangles::rank_vertices`), so every count equals the CPU's exactly.
+//! the same degree-oriented graph (`triangles::orient`, made on the host), so every count
+//! equals the CPU's exactly.
 //!
-//! The oriented rows go to the GPU once, as a `DeviceCsr` of 32-bit ids. The rank's vertices
-//! are binned by out-degree as in TRUST (Pandey et al., 2021): a warp per vertex below
-//! `BLOCK_DEGREE`, intersecting sorted rows by binary search; a block per vertex from there
-//! on, probing a shared-memory hash table of N+(u). The trick that keeps t_v cheap: a
-//! triangle's third corner is added by a warp-aggregated atomic (lanes hitting one hub share
-//! one add), the edge's two ends once per edge. The kernels also count the triangles
-//! themselves, which checks the corners: their sum must be three times that count.
+//! The oriented rows go to the GPU once, as a `DeviceCsr` of 32-bit ids, with the work laid
+//! out by `triangle_plan`: every edge given to the endpoint with the longer out-row, whose
+//! row sits in shared memory while the shorter rows of its partners are probed against it
+//! (min(|N+(u)|, |N+(v)|) probes an edge), in items of bounded probes, binned by the owner's
+//! out-degree (a warp per item of a short owner, a block per item of a long one). Ranks take
+//! every size-th item of each bin. The kernels also count the triangles themselves, which
+//! checks the corners: their sum must be three times that count.
 //!
 //! The kernels run twice: built without the corners (`CORNERS 0`), they count the triangles
 //! alone, the figure GAP's tc and the spec's target time; then with them, for clustering.
 //! Both totals must agree.
 
-use super::triangles::{
-    orient, rank_vertices, sum_over_ranks, triangle_stats, HostCsr, Oriented, TriangleStats,
-};
+use super::triangle_plan::{rank_items, Item, Plan};
+use super::triangles::{orient, sum_over_ranks, triangle_stats, HostCsr, Oriented, TriangleStats};
 use crate::comm::{Op, World};
 use crate::device::memory::{self, Place};
 use crate::device::{blocks, grid, Gpu, Kernel, THREADS};
@@ -24,15 +23,15 @@ use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
-use std::ops::Range;
 
-/// Out-degrees from which a vertex is counted by a block (`triangles_block`), not a warp.
-const BLOCK_DEGREE: u64 = 128;
+/// Bytes of the device-to-device copy that measures the memory bandwidth the kernels are
+/// held against.
+const COPY_TEST_BYTES: usize = 1 << 30;
 
-/// What one rank's range of vertices contributes.
+/// What one rank's items contribute.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeCount {
-    /// Triangles found at the range's vertices (each triangle at its lowest vertex).
+    /// Triangles found at the items' edges.
     pub triangles: u64,
     /// t_v of those triangles, for all n vertices (three corners per triangle).
     pub per_vertex: Vec<u64>,
@@ -42,13 +41,20 @@ pub struct RangeCount {
     pub count_seconds: f64,
 }
 
-/// Kernel seconds of the two passes, the most over ranks.
+/// Kernel seconds of the two passes (the most over ranks) and what the count moved.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelSeconds {
     /// The triangle count alone.
     pub count: f64,
     /// The count with every vertex's triangles (for clustering).
     pub corners: f64,
+    /// Probes of the whole count (all ranks): Σ over edges of min(|N+(u)|, |N+(v)|).
+    pub probes: u64,
+    /// Bytes the count alone reads, all ranks (`bytes_read`).
+    pub bytes: u64,
+    /// The device-to-device copy rate, bytes per second (read plus written), the least over
+    /// ranks; 0 where it could not be measured.
+    pub copy_rate: f64,
 }
 
 /// `triangles::count_triangles` on every rank's GPU (collective; identical on every rank),
@@ -59,40 +65,67 @@ pub fn count_triangles_gpu(
     csr: &HostCsr,
 ) -> Result<(TriangleStats, KernelSeconds)> {
     let oriented = orient(csr)?;
-    let range = rank_vertices(&oriented, world.size(), world.rank());
+    let plan = Plan::new(&oriented);
+    // Measured before the count's buffers take their memory; a failure costs only the figure.
+    let copy_rate = gpu
+        .copy_rate(COPY_TEST_BYTES)
+        .inspect_err(|e| log::warn!("no device copy rate: {e}"))
+        .unwrap_or(0.0);
+    let (short, long) = (
+        rank_items(&plan.short, world.size(), world.rank()),
+        rank_items(&plan.long, world.size(), world.rank()),
+    );
     // One rank's failure (memory, say) is every rank's, before the sum they all join.
-    let mut count = world.agree(count_range_gpu(gpu, &oriented, range))?;
+    let mut count = world.agree(count_items_gpu(gpu, &oriented, &plan.partners, [&short, &long]))?;
     sum_over_ranks(world, &mut count.per_vertex);
     let seconds = KernelSeconds {
         count: world.allreduce(count.count_seconds, Op::Max),
         corners: world.allreduce(count.seconds, Op::Max),
+        probes: plan.probes(),
+        bytes: bytes_read(&oriented, &plan),
+        copy_rate: world.allreduce(copy_rate, Op::Min),
     };
     let per_vertex = oriented.unrelabel(&count.per_vertex);
     Ok((triangle_stats(csr, per_vertex), seconds))
 }
 
-/// Count the triangles found at the vertices `range` of `oriented` (rows N+(u), sorted by id,
-/// as `triangles::orient` makes them) on this GPU.
-pub fn count_range_gpu(gpu: &Gpu, oriented: &Oriented, range: Range<u64>) -> Result<RangeCount> {
+/// Bytes the count alone reads at least, each once: every probed entry (4), each partner's
+/// id and row bounds (4 + 16), each item's owner, bounds and row (4 + 16 + 16 + 4 per
+/// entry). Partner rows read by several owners count each time (the L2 cache may serve
+/// them), so this is the traffic the kernels ask for, not what reaches DRAM.
+fn bytes_read(oriented: &Oriented, plan: &Plan) -> u64 {
+    let items = plan.short.par_iter().chain(&plan.long);
+    let per_item: u64 = items
+        .map(|i| 36 + 4 * oriented.degree(i.owner.into()))
+        .sum();
+    4 * plan.probes() + 20 * plan.partners.len() as u64 + per_item
+}
+
+/// Count the triangles of the items `bins` (the warp bin, then the block bin) of `oriented`'s
+/// plan, whose partner lists are `partners`, on this GPU.
+pub fn count_items_gpu(
+    gpu: &Gpu,
+    oriented: &Oriented,
+    partners: &[u32],
+    bins: [&[Item]; 2],
+) -> Result<RangeCount> {
     let n = oriented.n();
-    let (short, long) = bins(oriented, range);
-    check_fits(gpu, oriented, short.len() + long.len())?;
+    check_fits(gpu, oriented, partners.len(), bins[0].len() + bins[1].len())?;
     let csr = DeviceCsr::upload(gpu, &oriented.offsets, &oriented.adj)?;
+    let partners = gpu.upload("triangle partners", partners)?;
     let mut counts = Counts {
         per_vertex: gpu.zeros("triangle counts", n as usize)?,
         total: gpu.zeros("triangle total", 1)?,
     };
     let mut pass = |corners: bool| -> Result<(f64, u64)> {
         let bins = [
-            Bin::new(gpu, "triangles_warp", &short, corners)?,
-            Bin::new(gpu, "triangles_block", &long, corners)?,
+            Bin::new(gpu, "triangles_warp", bins[0], corners)?,
+            Bin::new(gpu, "triangles_block", bins[1], corners)?,
         ];
-        gpu.stream
-            .memset_zeros(&mut counts.total)
-            .map_err(|e| crate::device::gpu_error("clear the triangle total", e))?;
+        gpu.clear("the triangle total", &mut counts.total)?;
         let seconds = gpu.timed(|| {
             bins.iter()
-                .try_for_each(|bin| bin.launch(gpu, &csr, &mut counts))
+                .try_for_each(|bin| bin.launch(gpu, &csr, &partners, &mut counts))
         })?;
         Ok((
             seconds,
@@ -127,29 +160,15 @@ struct Counts {
     total: CudaSlice<u64>,
 }
 
-/// The vertices of `range` with out-edges, split at `BLOCK_DEGREE` into the warp and block
-/// bins, each with the longest rows first (they finish last if started last).
-fn bins(oriented: &Oriented, range: Range<u64>) -> (Vec<u32>, Vec<u32>) {
-    let bin = |keep: &(dyn Fn(u64) -> bool + Sync)| {
-        let mut vs: Vec<u32> = range
-            .clone()
-            .into_par_iter()
-            .filter(|&u| keep(oriented.degree(u)))
-            .map(|u| u as u32)
-            .collect();
-        vs.par_sort_by_key(|&u| std::cmp::Reverse(oriented.degree(u64::from(u))));
-        vs
-    };
-    (
-        bin(&|d| d > 0 && d < BLOCK_DEGREE),
-        bin(&|d| d >= BLOCK_DEGREE),
-    )
-}
-
-/// Fail with one line when the oriented graph, the counts and the bins do not fit on the GPU.
-fn check_fits(gpu: &Gpu, oriented: &Oriented, binned: usize) -> Result<()> {
+/// Fail with one line when the oriented graph, the partners, the counts and the items do not
+/// fit on the GPU.
+fn check_fits(gpu: &Gpu, oriented: &Oriented, partners: usize, items: usize) -> Result<()> {
     let n = oriented.n();
-    let needed = DeviceCsr::bytes(n, oriented.adj.len() as u64) + 8 * n + 4 * binned as u64 + 8;
+    let needed = DeviceCsr::bytes(n, oriented.adj.len() as u64)
+        + 4 * partners as u64
+        + 8 * n
+        + 20 * items as u64
+        + 8;
     memory::check(
         &format!(
             "GPU triangle counting of the oriented graph ({n} vertices, {} edges)",
@@ -161,19 +180,22 @@ fn check_fits(gpu: &Gpu, oriented: &Oriented, binned: usize) -> Result<()> {
     )
 }
 
-/// One bin of vertices on the GPU, with its kernel: `triangles_warp` takes a warp per
-/// vertex, `triangles_block` a block.
+/// One bin of items on the GPU, with its kernel: `triangles_warp` takes a warp per item,
+/// `triangles_block` a block.
 struct Bin {
     kernel: Kernel,
     cfg: LaunchConfig,
-    vertices: CudaSlice<u32>,
+    owners: CudaSlice<u32>,
+    spans: CudaSlice<u64>,
     count: u64,
 }
 
 impl Bin {
     /// `corners`: count every vertex's triangles too (the default build of the kernels).
-    fn new(gpu: &Gpu, kernel: &str, vertices: &[u32], corners: bool) -> Result<Self> {
-        let count = vertices.len() as u64;
+    fn new(gpu: &Gpu, kernel: &str, items: &[Item], corners: bool) -> Result<Self> {
+        let count = items.len() as u64;
+        let owners: Vec<u32> = items.iter().map(|i| i.owner).collect();
+        let spans: Vec<u64> = items.iter().flat_map(|i| [i.begin, i.end]).collect();
         Ok(Bin {
             kernel: if corners {
                 gpu.function("triangles.cu", kernel)?
@@ -184,12 +206,19 @@ impl Bin {
                 "triangles_warp" => grid(count * 32),
                 _ => blocks(count, THREADS),
             },
-            vertices: gpu.upload("binned vertices", vertices)?,
+            owners: gpu.upload("triangle items' owners", &owners)?,
+            spans: gpu.upload("triangle items' partners", &spans)?,
             count,
         })
     }
 
-    fn launch(&self, gpu: &Gpu, csr: &DeviceCsr, counts: &mut Counts) -> Result<()> {
+    fn launch(
+        &self,
+        gpu: &Gpu,
+        csr: &DeviceCsr,
+        partners: &CudaSlice<u32>,
+        counts: &mut Counts,
+    ) -> Result<()> {
         if self.count == 0 {
             return Ok(());
         }
@@ -197,7 +226,9 @@ impl Bin {
         gpu.launch(&self.kernel, self.cfg, |b| {
             b.arg(&csr.offsets)
                 .arg(&csr.adj)
-                .arg(&self.vertices)
+                .arg(partners)
+                .arg(&self.owners)
+                .arg(&self.spans)
                 .arg(&self.count)
                 .arg(&mut counts.per_vertex)
                 .arg(&mut counts.total);
@@ -207,38 +238,13 @@ impl Bin {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::triangle_plan::SHORT_ROW;
 
     #[test]
-    fn the_warp_kernel_stages_rows_as_short_as_the_block_degree() {
+    fn the_kernels_take_the_plans_row_bound_and_the_launch_block_size() {
         let source = include_str!("../../../kernels/triangles.cu");
-        assert!(source.contains(&format!("#define SHORT_ROW {BLOCK_DEGREE} ")));
+        assert!(source.contains(&format!("#define SHORT_ROW {SHORT_ROW} ")));
         let warps = crate::device::THREADS / 32;
         assert!(source.contains(&format!("#define WARPS_PER_BLOCK {warps} ")));
-    }
-
-    #[test]
-    fn bins_split_the_range_at_the_block_degree_longest_first() {
-        // A star on 0..200 (centre 0) and a triangle 200, 201, 202: the leaves, of degree 1,
-        // point at the centre; 200 points at 201 and 202, 201 at 202; 202 and the centre
-        // have no out-row.
-        let mut edges: Vec<(u64, u64)> = (1..200).map(|v| (0, v)).collect();
-        edges.extend([(200, 201), (201, 202), (200, 202)]);
-        let oriented = orient(&HostCsr::from_edges(203, &edges)).unwrap();
-        let (short, long) = bins(&oriented, 0..203);
-        assert!(long.is_empty());
-        assert_eq!(short.len(), 199 + 2);
-        // Relabelled by (degree, id): leaves 0..=198, the triangle 199..=201, the centre 202.
-        assert_eq!(short[0], 199, "out-degree 2 before 1");
-        let (short, _) = bins(&oriented, 150..201);
-        assert_eq!(short.first(), Some(&199));
-        assert_eq!(short.len(), 51);
-        // Vertex 0 joined to a clique on 1..=130: all of degree 130, so the order is the ids'
-        // and 0 points at all 130, past the block degree.
-        let mut edges: Vec<(u64, u64)> = (1..=130).map(|v| (0, v)).collect();
-        edges.extend((1..=130).flat_map(|u| (u + 1..=130).map(move |v| (u, v))));
-        let oriented = orient(&HostCsr::from_edges(131, &edges)).unwrap();
-        assert_eq!(oriented.degree(0), 130);
-        assert_eq!(bins(&oriented, 0..1), (vec![], vec![0]));
     }
 }

@@ -1,0 +1,268 @@
+//! The GPU triangle count's work, laid out on the host (kernels/triangles.cu runs it).
+//!
+//! A triangle of the degree-oriented graph (`triangles::orient`) is found at one oriented
+//! edge (u, v) as a common entry of the out-rows N+(u) and N+(v). The cheapest way to
+//! intersect two sorted rows of such different lengths is to look each entry of the shorter
+//! one up in the longer: min(|N+(u)|, |N+(v)|) probes, the spec's count (about 275 an edge at
+//! Kronecker SCALE 24). A probe is cheap only when the longer row sits in shared memory, so
+//! each edge goes to the endpoint with the longer out-row, its *owner* (u on a tie), and the
+//! other endpoint becomes one of the owner's *partners*: the GPU puts the owner's row in
+//! shared memory once and streams every partner's row past it. Edges with an empty out-row at
+//! either end close no triangle and are left out.
+//!
+//! The partners are cut into items of bounded probes (hubs own hundreds of thousands of
+//! edges) and binned by the owner's out-degree: up to `SHORT_ROW` a warp per item (the row
+//! staged in the warp's slice of shared memory), above it a block per item (the row in a
+//! shared-memory hash table). Each bin lists its items most probes first, and ranks take
+//! every size-th item of each bin.
+
+use super::triangles::Oriented;
+use rayon::prelude::*;
+
+/// Out-rows up to this long are owned by a warp (as `SHORT_ROW` in kernels/triangles.cu).
+pub const SHORT_ROW: u64 = 128;
+
+/// Probes an item of the warp bin and of the block bin takes at most (one partner more may
+/// pass it): enough to pay for staging the owner's row, few enough to keep every SM busy
+/// to the end.
+const WARP_PROBES: u64 = 1 << 12;
+const BLOCK_PROBES: u64 = 1 << 16;
+
+/// A run of one owner's partners: `partners[begin..end]` of the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Item {
+    pub owner: u32,
+    pub begin: u64,
+    pub end: u64,
+    /// Σ of the partners' out-degrees.
+    pub probes: u64,
+}
+
+/// Every oriented edge with two non-empty out-rows, as (owner, partner), and the items.
+pub struct Plan {
+    /// Each owner's partners, owner after owner, ascending.
+    pub partners: Vec<u32>,
+    /// Items of owners with out-rows up to `SHORT_ROW` (a warp each).
+    pub short: Vec<Item>,
+    /// Items of the longer owners (a block each).
+    pub long: Vec<Item>,
+}
+
+impl Plan {
+    /// Lay out the work of counting the triangles of `oriented`.
+    pub fn new(oriented: &Oriented) -> Plan {
+        let degree = |x: u32| oriented.degree(x.into());
+        // (owner << 32 | partner), sorted: the partners grouped by owner.
+        let mut pairs: Vec<u64> = (0..oriented.n())
+            .into_par_iter()
+            .flat_map_iter(|u| {
+                let du = oriented.degree(u);
+                oriented
+                    .row(u)
+                    .iter()
+                    .filter(move |&&v| degree(v) > 0)
+                    .map(move |&v| match degree(v) > du {
+                        true => u64::from(v) << 32 | u,
+                        false => u << 32 | u64::from(v),
+                    })
+            })
+            .collect();
+        pairs.par_sort_unstable();
+        let owner_starts: Vec<usize> = (0..pairs.len())
+            .into_par_iter()
+            .filter(|&i| i == 0 || pairs[i] >> 32 != pairs[i - 1] >> 32)
+            .collect();
+        let partners: Vec<u32> = pairs.par_iter().map(|&p| p as u32).collect();
+        let owner_of = |i: usize| (pairs[i] >> 32) as u32;
+        let items: Vec<Item> = owner_starts
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(k, &start)| {
+                let end = owner_starts.get(k + 1).copied().unwrap_or(pairs.len());
+                let owner = owner_of(start);
+                let cap = match degree(owner) <= SHORT_ROW {
+                    true => WARP_PROBES,
+                    false => BLOCK_PROBES,
+                };
+                cut(owner, start..end, cap, &partners, &degree)
+            })
+            .collect();
+        let (mut short, mut long): (Vec<Item>, Vec<Item>) = items
+            .into_par_iter()
+            .partition(|item| degree(item.owner) <= SHORT_ROW);
+        for bin in [&mut short, &mut long] {
+            bin.par_sort_unstable_by_key(|item| (std::cmp::Reverse(item.probes), item.begin));
+        }
+        Plan {
+            partners,
+            short,
+            long,
+        }
+    }
+
+    /// Probes of the whole count: Σ over edges of min(|N+(u)|, |N+(v)|).
+    pub fn probes(&self) -> u64 {
+        self.short.iter().chain(&self.long).map(|i| i.probes).sum()
+    }
+}
+
+/// The items of `rank` among `parts`: every parts-th of `bin`, from its rank-th on.
+pub fn rank_items(bin: &[Item], parts: usize, rank: usize) -> Vec<Item> {
+    bin.iter().skip(rank).step_by(parts).copied().collect()
+}
+
+/// One owner's partners `range` cut into items that stop at the first partner taking them
+/// to `cap` probes.
+fn cut(
+    owner: u32,
+    range: std::ops::Range<usize>,
+    cap: u64,
+    partners: &[u32],
+    degree: &impl Fn(u32) -> u64,
+) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut item = Item {
+        owner,
+        begin: range.start as u64,
+        end: range.start as u64,
+        probes: 0,
+    };
+    for i in range {
+        item.end = i as u64 + 1;
+        item.probes += degree(partners[i]);
+        if item.probes >= cap {
+            items.push(item);
+            item.begin = item.end;
+            item.probes = 0;
+        }
+    }
+    if item.end > item.begin {
+        items.push(item);
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::triangles::{count_range, orient, HostCsr};
+    use super::*;
+
+    /// t_v (relabelled) from the items as the kernels take them: each partner's row looked
+    /// up in its owner's, every hit a triangle at the owner, the partner and the entry.
+    fn count_items(oriented: &Oriented, plan: &Plan, items: &[Item]) -> Vec<u64> {
+        let mut t = vec![0; oriented.n() as usize];
+        for item in items {
+            let owner_row = oriented.row(item.owner.into());
+            for &p in &plan.partners[item.begin as usize..item.end as usize] {
+                for &w in oriented.row(p.into()) {
+                    if owner_row.binary_search(&w).is_ok() {
+                        [item.owner, p, w].iter().for_each(|&x| t[x as usize] += 1);
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    /// Random graphs (xorshift), a clique with a star and a long hub row among them.
+    fn graphs() -> Vec<HostCsr> {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut graphs: Vec<HostCsr> = [(1, 0), (2, 1), (12, 30), (40, 100), (60, 900)]
+            .iter()
+            .map(|&(n, m)| {
+                let edges: Vec<(u64, u64)> = (0..m).map(|_| (next() % n, next() % n)).collect();
+                HostCsr::from_edges(n, &edges)
+            })
+            .collect();
+        // A clique on 0..=150 (out-rows past SHORT_ROW: block items, cut by probes) with a
+        // star of 400 leaves on vertex 0 and random chords.
+        let mut edges: Vec<(u64, u64)> =
+            (0..=150).flat_map(|u| (0..u).map(move |v| (u, v))).collect();
+        edges.extend((151..551).map(|v| (0, v)));
+        edges.extend((0..2000).map(|_| (next() % 551, next() % 551)));
+        graphs.push(HostCsr::from_edges(551, &edges));
+        graphs
+    }
+
+    #[test]
+    fn the_items_count_what_the_cpu_counts_on_any_rank_count() {
+        for csr in graphs() {
+            let oriented = orient(&csr).unwrap();
+            let plan = Plan::new(&oriented);
+            let expected = count_range(&oriented, 0..oriented.n());
+            for parts in 1..=4 {
+                let mut t = vec![0; oriented.n() as usize];
+                for rank in 0..parts {
+                    for bin in [&plan.short, &plan.long] {
+                        let counts = count_items(&oriented, &plan, &rank_items(bin, parts, rank));
+                        t.iter_mut().zip(counts).for_each(|(a, b)| *a += b);
+                    }
+                }
+                assert_eq!(t, expected, "n {} on {parts} ranks", csr.n());
+            }
+        }
+    }
+
+    #[test]
+    fn each_edge_is_probed_from_its_shorter_row_in_bounded_items() {
+        for csr in graphs() {
+            let oriented = orient(&csr).unwrap();
+            let plan = Plan::new(&oriented);
+            // Every oriented edge with two non-empty rows once, as (owner, partner).
+            let mut pairs: Vec<(u32, u32)> = plan
+                .short
+                .iter()
+                .chain(&plan.long)
+                .flat_map(|i| {
+                    let range = i.begin as usize..i.end as usize;
+                    plan.partners[range].iter().map(move |&p| (i.owner, p))
+                })
+                .collect();
+            pairs.sort_unstable();
+            let degree = |x: u32| oriented.degree(x.into());
+            let mut expected = Vec::new();
+            let mut min_sum = 0;
+            for u in 0..oriented.n() as u32 {
+                for &v in oriented.row(u.into()) {
+                    let (du, dv) = (degree(u), degree(v));
+                    if dv > 0 {
+                        expected.push(if dv > du { (v, u) } else { (u, v) });
+                        min_sum += du.min(dv);
+                    }
+                }
+            }
+            expected.sort_unstable();
+            assert_eq!(pairs, expected);
+            assert_eq!(plan.probes(), min_sum);
+            for (bin, short) in [(&plan.short, true), (&plan.long, false)] {
+                let cap = if short { WARP_PROBES } else { BLOCK_PROBES };
+                assert!(bin.windows(2).all(|w| w[0].probes >= w[1].probes));
+                for item in bin.iter() {
+                    assert_eq!(degree(item.owner) <= SHORT_ROW, short);
+                    let last = degree(plan.partners[item.end as usize - 1]);
+                    assert!(item.probes < cap + last && item.begin < item.end);
+                }
+            }
+        }
+        // The clique's out-rows pass SHORT_ROW: the block bin is used.
+        let plan = Plan::new(&orient(&graphs().pop().unwrap()).unwrap());
+        assert!(!plan.long.is_empty());
+    }
+
+    #[test]
+    fn an_owners_partners_are_cut_at_the_cap() {
+        // Partners 0..5 of owner 9 with out-degrees 3, 1, 4, 1, 5 (by id), cap 4.
+        let degree = |x: u32| [3, 1, 4, 1, 5][x as usize];
+        let items = cut(9, 0..5, 4, &[0, 1, 2, 3, 4], &degree);
+        let spans: Vec<(u64, u64, u64)> = items.iter().map(|i| (i.begin, i.end, i.probes)).collect();
+        assert_eq!(spans, vec![(0, 2, 4), (2, 3, 4), (3, 5, 6)]);
+        assert!(items.iter().all(|i| i.owner == 9));
+        assert_eq!(cut(9, 2..3, 100, &[0, 1, 2], &degree).len(), 1);
+    }
+}
