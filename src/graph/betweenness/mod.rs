@@ -13,13 +13,15 @@
 //! `Full`, the whole graph on every rank with the sources split between ranks and one final
 //! reduction; `Partitioned`, the 1D partition, every rank running every batch over its own
 //! vertices, with each level's new σ (forward) and δ (backward) sent to the ranks that hold
-//! them as ghosts.
+//! them as ghosts. Both run on the CPU and on GPUs (one per rank; the ghosts' values then go
+//! through the device exchange layer, NCCL between GPUs or staged through MPI).
 
 pub mod gpu;
+pub mod gpu_ghosts;
 pub mod sweep;
 pub mod view;
 
-use crate::comm::{Op, World};
+use crate::comm::{GpuTransport, Op, World};
 use crate::device::{memory, Selected};
 use crate::error::{Error, Result};
 use crate::graph::arcs::ArcGraph;
@@ -142,20 +144,16 @@ pub fn lanes_fitting(slots: u64, budget: u64) -> usize {
 
 /// BC of `g` from `sources` (collective). `g` is the replicated graph for `Full`, the
 /// rank's part for `Partitioned`; `lanes` sources go in a batch (None: the most, up to
-/// `MAX_LANES`, whose values fit in half the memory left; the same on every rank).
+/// `MAX_LANES`, whose values fit in half the memory left; the same on every rank). On GPUs
+/// a partitioned graph's ranks exchange through `transport`.
 pub fn betweenness(
     world: &World,
-    device: &Selected,
+    (device, transport): (&Selected, GpuTransport),
     g: &ArcGraph,
     sources: &[Vid],
     distribution: Distribution,
     lanes: Option<usize>,
 ) -> Result<Centrality> {
-    if let (Distribution::Partitioned, Selected::Gpu(_)) = (distribution, device) {
-        return Err(Error::Unavailable(
-            "betweenness with replicate = \"distributed\" runs on the CPU (--device cpu); on GPUs use replicate = \"full\"".into(),
-        ));
-    }
     let view = match distribution {
         Distribution::Full => View::replicated(g)?,
         Distribution::Partitioned => View::partitioned(world, g)?,
@@ -171,12 +169,17 @@ pub fn betweenness(
             let mine = &sources[share.start as usize..share.end as usize];
             let (sums, deepest) = match device {
                 Selected::Cpu => batches(&view, mine, lanes, None)?,
-                Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes)?,
+                Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes, None)?,
             };
             (sum_over_ranks(world, &sums), deepest)
         }
         Distribution::Partitioned => {
-            let (sums, deepest) = batches(&view, sources, lanes, Some(world))?;
+            let (sums, deepest) = match device {
+                Selected::Cpu => batches(&view, sources, lanes, Some(world))?,
+                Selected::Gpu(gpu) => {
+                    gpu::batches(gpu, &view, sources, lanes, Some((world, transport)))?
+                }
+            };
             (gather_at_root(world, &sums)?, deepest)
         }
     };

@@ -136,7 +136,7 @@ impl Workload for Bc {
         };
         let started = std::time::Instant::now();
         let c = h.timed("betweenness", || {
-            betweenness::betweenness(world, &h.device, graph, &sources, distribution, self.batch)
+            betweenness::betweenness(world, (&h.device, h.run.gpu_transport), graph, &sources, distribution, self.batch)
         })?;
         let seconds = started.elapsed().as_secs_f64();
         let mut report = Report::new();

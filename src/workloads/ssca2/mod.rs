@@ -123,7 +123,7 @@ impl Workload for Ssca2 {
             };
             let c = betweenness::betweenness(
                 world,
-                &h.device,
+                (&h.device, h.run.gpu_transport),
                 &whole,
                 &sources,
                 distribution,
