@@ -6,8 +6,10 @@
 # - weak scaling of the 1D partition (`replicate = distributed`): SCALE + log2 P, each rank
 #   sweeping every source over its part, σ and δ of its ghosts exchanged per level (NCCL,
 #   or BC_SCALING_TRANSPORT); efficiency = (rate(P) / P) / rate(1), rate = arcs · sources / s.
-# Each row: BC seconds (median over BC_SCALING_REPEAT runs, default 1), arcs · sources / s,
-# efficiency, and the bytes each rank sent the others in the sweeps (mean over ranks).
+# Each row: BC seconds (median over BC_SCALING_REPEAT runs, default 1) and the part of them
+# before the first batch (set-up: the rows' view and upload, the NCCL communicator),
+# arcs · sources / s, efficiency, and the bytes each rank sent the others in the sweeps (mean
+# over ranks).
 #     TESSERA_BIN=target/release/tessera scripts/scaling-bc.sh [OUTDIR]
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
@@ -49,18 +51,19 @@ for path in glob.glob(f"{out}/*.h5"):
     with h5py.File(path) as f:
         a = f["bc"].attrs
         runs.setdefault((kind, int(np_)), []).append(
-            (float(a["bc_time"]), int(a["arcs"]), int(a["sources"]), int(a["bytes_sent_per_rank"]), int(scale),
+            (float(a["bc_time"]), float(a.get("bc_setup_time", float("nan"))), int(a["arcs"]), int(a["sources"]), int(a["bytes_sent_per_rank"]), int(scale),
              a["replicate"].decode() if isinstance(a["replicate"], bytes) else str(a["replicate"])))
-print(f"{'scaling':<7} {'replicate':<11} {'SCALE':>5} {'GPUs':>4} {'arcs':>11} {'BC s':>8} {'arcs*src/s':>11} {'eff':>5} {'MB sent/rank':>12}")
+print(f"{'scaling':<7} {'replicate':<11} {'SCALE':>5} {'GPUs':>4} {'arcs':>11} {'BC s':>8} {'setup s':>8} {'arcs*src/s':>11} {'eff':>5} {'MB sent/rank':>12}")
 for kind in ("strong", "weak"):
     base = None
     for np_ in sorted(p for k, p in runs if k == kind):
         rows = runs[(kind, np_)]
         secs = statistics.median(r[0] for r in rows)
-        _, arcs, sources, sent, scale, rep = rows[0]
+        setup = statistics.median(r[1] for r in rows)
+        _, _, arcs, sources, sent, scale, rep = rows[0]
         rate = arcs * sources / secs
         if base is None:
             base = (np_, secs, rate)
         eff = base[1] * base[0] / (np_ * secs) if kind == "strong" else (rate / np_) / (base[2] / base[0])
-        print(f"{kind:<7} {rep:<11} {scale:>5} {np_:>4} {arcs:>11} {secs:>8.3f} {rate:>11.3e} {eff:>5.2f} {sent / 1e6:>12.1f}")
+        print(f"{kind:<7} {rep:<11} {scale:>5} {np_:>4} {arcs:>11} {secs:>8.3f} {setup:>8.3f} {rate:>11.3e} {eff:>5.2f} {sent / 1e6:>12.1f}")
 PY

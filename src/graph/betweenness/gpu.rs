@@ -54,16 +54,19 @@ struct Kernels {
     accumulate: Kernel,
 }
 
-/// Every batch of `sources` on the GPU: the sums of the view's own vertices and the deepest
-/// level. With `world`, the view is the rank's part of a partitioned graph and every rank
-/// runs every batch (collective; ghosts' values through `transport`).
+/// Every batch of `sources` on the GPU: the sums of the view's own vertices, the deepest
+/// level and `setup()` read once the device set-up (uploads, the exchange) is done: the
+/// seconds before the first batch. With `world`, the view is the rank's part
+/// of a partitioned graph and every rank runs every batch (collective; ghosts' values through
+/// `transport`).
 pub fn batches(
     gpu: &Gpu,
     view: &View,
     sources: &[Vid],
     lanes: usize,
     world: Option<(&World, GpuTransport)>,
-) -> Result<(Vec<u128>, u32)> {
+    setup: impl Fn() -> f64,
+) -> Result<(Vec<u128>, u32, f64)> {
     check_memory(gpu, view, lanes, world.map(|w| w.0))?;
     let f = |name| gpu.function("bc.cu", name);
     let k = Kernels {
@@ -96,6 +99,8 @@ pub fn batches(
         hi: gpu.zeros::<u64>("betweenness sums", n)?,
         count: gpu.zeros::<u32>("betweenness level size", 1)?,
     };
+    gpu.sync("the betweenness set-up")?;
+    let setup = setup();
     let mut deepest = 0;
     for batch in sources.chunks(lanes) {
         let batch = Batch::of(view, batch);
@@ -111,7 +116,7 @@ pub fn batches(
         .zip(&hi)
         .map(|(&l, &h)| l as u128 | (h as u128) << 64)
         .collect();
-    Ok((sums, deepest))
+    Ok((sums, deepest, setup))
 }
 
 /// Refuse, before allocating, where the view and its lanes do not fit in the GPU's free
@@ -152,7 +157,10 @@ impl Batch {
             let l = v.wrapping_sub(view.first);
             (l < view.local_n as u64).then_some(l)
         };
-        let lanes: Vec<u64> = sources.iter().map(|&v| own(v).unwrap_or(u64::MAX)).collect();
+        let lanes: Vec<u64> = sources
+            .iter()
+            .map(|&v| own(v).unwrap_or(u64::MAX))
+            .collect();
         let mut first: Vec<u32> = lanes
             .iter()
             .filter(|&&l| l != u64::MAX)
@@ -231,13 +239,22 @@ fn run_batch(
     })?;
     if !batch.first.is_empty() {
         gpu.stream
-            .memcpy_htod(&batch.first, &mut st.lists[0].slice_mut(0..batch.first.len()))
+            .memcpy_htod(
+                &batch.first,
+                &mut st.lists[0].slice_mut(0..batch.first.len()),
+            )
             .map_err(|e| gpu_error("upload the betweenness sources' list", e))?;
     }
     st.counts.clear();
     st.counts.push(batch.first.len() as u32);
     if let Some((_, push)) = part.as_mut() {
-        push.push(gpu, Carried::Sigma, kb as usize, &mut st.levels[0], &mut st.sigma)?;
+        push.push(
+            gpu,
+            Carried::Sigma,
+            kb as usize,
+            &mut st.levels[0],
+            &mut st.sigma,
+        )?;
     }
     let mut level = 0;
     while forward_level(gpu, k, rows, (n, slots), lanes32, level, kb, st, &mut part)? {
@@ -255,7 +272,13 @@ fn run_batch(
             a.arg(&st.sigma).arg(&mut st.delta);
         })?;
         if let (Some((_, push)), true) = (part.as_mut(), at > 0) {
-            push.push(gpu, Carried::Delta, kb as usize, &mut st.levels[at], &mut st.delta)?;
+            push.push(
+                gpu,
+                Carried::Delta,
+                kb as usize,
+                &mut st.levels[at],
+                &mut st.delta,
+            )?;
         }
     }
     let n32 = n as u32;
@@ -322,7 +345,13 @@ fn forward_level(
     let found = match part {
         None => next > 0,
         Some((world, push)) => {
-            push.push(gpu, Carried::Sigma, kb as usize, &mut rest[0], &mut st.sigma)?;
+            push.push(
+                gpu,
+                Carried::Sigma,
+                kb as usize,
+                &mut rest[0],
+                &mut st.sigma,
+            )?;
             world.allreduce(u8::from(next > 0), Op::Max) == 1
         }
     };

@@ -77,8 +77,14 @@ impl<'w> GhostPush<'w> {
             before_dev: gpu.upload("betweenness ghost plan", &before_u64)?,
             before,
             cursor: gpu.zeros("betweenness send counts", world.size())?,
-            send: gpu.zeros("betweenness values to send", (plan.send_local.len() * record).max(1))?,
-            recv: gpu.zeros("betweenness values received", (plan.ids.len() * record).max(1))?,
+            send: gpu.zeros(
+                "betweenness values to send",
+                (plan.send_local.len() * record).max(1),
+            )?,
+            recv: gpu.zeros(
+                "betweenness values received",
+                (plan.ids.len() * record).max(1),
+            )?,
         })
     }
 
@@ -103,7 +109,10 @@ impl<'w> GhostPush<'w> {
         gpu.clear("betweenness send counts", &mut self.cursor)?;
         gpu.launch(&self.pack, grid(self.entries.into()), |a| {
             a.arg(&self.send_local).arg(&self.targets).arg(&self.dest);
-            a.arg(&self.entries).arg(&self.before_dev).arg(&k32).arg(&self.lanes);
+            a.arg(&self.entries)
+                .arg(&self.before_dev)
+                .arg(&k32)
+                .arg(&self.lanes);
             a.arg(&mode).arg(&*level).arg(&*values);
             a.arg(&mut self.cursor).arg(&mut self.send);
         })?;

@@ -109,6 +109,9 @@ pub struct Centrality {
     pub deepest_level: u32,
     /// Sources per batch.
     pub lanes: usize,
+    /// Seconds before the first batch (the rows' view, their upload and the exchange's
+    /// set-up on a GPU), the most over the ranks.
+    pub setup_seconds: f64,
 }
 
 impl Centrality {
@@ -154,6 +157,7 @@ pub fn betweenness(
     distribution: Distribution,
     lanes: Option<usize>,
 ) -> Result<Centrality> {
+    let started = std::time::Instant::now();
     let view = match distribution {
         Distribution::Full => View::replicated(g)?,
         Distribution::Partitioned => View::partitioned(world, g)?,
@@ -163,30 +167,35 @@ pub fn betweenness(
         None => lanes_fitting(view.slots() as u64, memory_left(world, device)? / 2),
     };
     let lanes = world.allreduce(lanes as u64, Op::Min) as usize;
-    let (fixed, deepest) = match distribution {
+    // Seconds since the engine started: taken just before the first batch.
+    let set_up = || started.elapsed().as_secs_f64();
+    let (fixed, deepest, setup) = match distribution {
         Distribution::Full => {
             let share = block_range(sources.len() as u64, world.size(), world.rank());
             let mine = &sources[share.start as usize..share.end as usize];
-            let (sums, deepest) = match device {
-                Selected::Cpu => batches(&view, mine, lanes, None)?,
-                Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes, None)?,
+            let (sums, deepest, setup) = match device {
+                Selected::Cpu => batches(&view, mine, lanes, None, set_up())?,
+                Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes, None, set_up)?,
             };
-            (sum_over_ranks(world, &sums), deepest)
+            (sum_over_ranks(world, &sums), deepest, setup)
         }
         Distribution::Partitioned => {
-            let (sums, deepest) = match device {
-                Selected::Cpu => batches(&view, sources, lanes, Some(world))?,
+            let (sums, deepest, setup) = match device {
+                Selected::Cpu => batches(&view, sources, lanes, Some(world), set_up())?,
                 Selected::Gpu(gpu) => {
-                    gpu::batches(gpu, &view, sources, lanes, Some((world, transport)))?
+                    let world = Some((world, transport));
+                    gpu::batches(gpu, &view, sources, lanes, world, set_up)?
                 }
             };
-            (gather_at_root(world, &sums)?, deepest)
+            (gather_at_root(world, &sums)?, deepest, setup)
         }
     };
+    log::info!("betweenness: {setup:.3} s before the first batch (rows, exchange set-up)");
     Ok(Centrality {
         fixed,
         deepest_level: world.allreduce(deepest, Op::Max),
         lanes,
+        setup_seconds: world.allreduce(setup, Op::Max),
     })
 }
 
@@ -199,21 +208,22 @@ fn memory_left(world: &World, device: &Selected) -> Result<u64> {
     })
 }
 
-/// Every batch of `sources` on the CPU: the sums of the view's own vertices and the
-/// deepest level.
+/// Every batch of `sources` on the CPU: the sums of the view's own vertices, the deepest
+/// level and `setup` (the seconds before the first batch) passed on.
 fn batches(
     view: &View,
     sources: &[Vid],
     lanes: usize,
     world: Option<&World>,
-) -> Result<(Vec<u128>, u32)> {
+    setup: f64,
+) -> Result<(Vec<u128>, u32, f64)> {
     let state = Lanes::new(view.slots(), lanes);
     let mut fixed = vec![0u128; view.local_n];
     let mut deepest = 0;
     for batch in sources.chunks(lanes) {
         deepest = deepest.max(sweep::run_batch(view, &state, batch, world, &mut fixed)?);
     }
-    Ok((fixed, deepest))
+    Ok((fixed, deepest, setup))
 }
 
 /// Vertices listed with the largest values.

@@ -153,6 +153,7 @@ impl Workload for Bc {
         r.flag("exact", self.sources == Sources::All, "no");
         r.text("replicate", distribution.name());
         r.seconds("bc_time", seconds);
+        r.seconds("bc_setup_time", c.setup_seconds);
         r.count("bytes_sent_per_rank", sent);
         r.rate(
             "traversed_arcs_per_second",
