@@ -88,17 +88,7 @@ pub fn batches(
     };
     let inc = inc.as_ref().unwrap_or(&out);
     let (n, slots) = (view.local_n, view.slots());
-    let mut state = State {
-        sigma: gpu.zeros::<f64>("betweenness sigma", slots * lanes)?,
-        delta: gpu.zeros::<f64>("betweenness delta", slots * lanes)?,
-        reached: gpu.zeros::<u64>("betweenness masks", slots)?,
-        levels: Vec::new(),
-        lists: Vec::new(),
-        counts: Vec::new(),
-        lo: gpu.zeros::<u64>("betweenness sums", n)?,
-        hi: gpu.zeros::<u64>("betweenness sums", n)?,
-        count: gpu.zeros::<u32>("betweenness level size", 1)?,
-    };
+    let mut state = State::new(gpu, (n, slots), lanes)?;
     gpu.sync("the betweenness set-up")?;
     let setup = setup();
     let mut deepest = 0;
@@ -188,6 +178,21 @@ struct State {
 }
 
 impl State {
+    /// Values for `lanes` lanes of every slot, and sums of the `n` own vertices.
+    fn new(gpu: &Gpu, (n, slots): (usize, usize), lanes: usize) -> Result<State> {
+        Ok(State {
+            sigma: gpu.zeros::<f64>("betweenness sigma", slots * lanes)?,
+            delta: gpu.zeros::<f64>("betweenness delta", slots * lanes)?,
+            reached: gpu.zeros::<u64>("betweenness masks", slots)?,
+            levels: Vec::new(),
+            lists: Vec::new(),
+            counts: Vec::new(),
+            lo: gpu.zeros::<u64>("betweenness sums", n)?,
+            hi: gpu.zeros::<u64>("betweenness sums", n)?,
+            count: gpu.zeros::<u32>("betweenness level size", 1)?,
+        })
+    }
+
     /// Level `d`'s masks, cleared, and room for its list (allocated the first time a batch
     /// goes that deep).
     fn level(&mut self, gpu: &Gpu, d: usize, (n, slots): (usize, usize)) -> Result<()> {
