@@ -12,12 +12,14 @@
 // row in row order; every f64 operation is written as its round-to-nearest intrinsic so that
 // none is fused into an FMA: the results are the CPU's, bit for bit.
 
-// Source s of the batch at level 0 with σ = 1 in lane s.
+// Source s of the batch at level 0 with σ = 1 in lane s (its value index; all ones where
+// another rank owns it).
 extern "C" __global__ void bc_sources(const u64 *sources, u32 k, u32 lanes, double *sigma,
                                       u64 *level0, u64 *reached) {
     u64 s = thread_index();
     if (s >= k) return;
     u64 v = sources[s];
+    if (v == ~0ull) return;
     sigma[v * lanes + s] = 1.0;
     atomicOr(&level0[v], 1ull << s);
     atomicOr(&reached[v], 1ull << s);
@@ -41,6 +43,25 @@ extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u
         u64 fresh = lanes & ~reached[w];
         if (fresh && atomicOr(&next[w], fresh) == 0) next_list[atomicAdd(next_count, 1u)] = w;
     }
+}
+
+// The next level on a rank's part of a partitioned graph, where a frontier vertex may be a
+// ghost whose out-row another rank holds: each own vertex with unreached lanes (WARP threads
+// striding over its in-row) gathers the lanes its predecessors have in the current level
+// (own or ghost masks) into its next-level mask, and joins the next level's list the first
+// time the mask gains a lane. The masks are those `bc_expand` makes (ORs, in any order).
+extern "C" __global__ void bc_discover(const u64 *offsets, const u32 *adj, u32 n,
+                                       const u64 *current, const u64 *reached, u64 *next,
+                                       u32 *next_list, u32 *next_count) {
+    u64 t = thread_index();
+    u64 v = t / WARP;
+    if (v >= n) return;
+    u64 open = ~reached[v];
+    if (!open) return;
+    u64 hit = 0;
+    for (u64 e = offsets[v] + t % WARP; e < offsets[v + 1]; e += WARP) hit |= current[adj[e]];
+    hit &= open;
+    if (hit && atomicOr(&next[v], hit) == 0) next_list[atomicAdd(next_count, 1u)] = (u32)v;
 }
 
 // The next level's σ: each (vertex, lane) of its list whose lane is in its `next` mask sums σ
@@ -115,4 +136,47 @@ extern "C" __global__ void bc_accumulate(u32 n, u32 lanes, const u64 *reached,
     }
     lo[v] = l;
     hi[v] = h;
+}
+
+// One level's values of the own vertices that other ranks hold as ghosts, packed for the
+// all-to-all: for each entry i of the ghost plan (own vertex send_local[i], for rank
+// dest[i]) whose vertex is in `level`, a record of its index among that rank's ghosts and k
+// words, one per lane: σ where `sigma_mode` (0 in a lane where the vertex is not at this
+// level), else δ. Each destination's records start where its group of entries does
+// (before[dest] entries), in the order the atomic cursor gives (the receiver stores each by
+// its index, so the order changes nothing).
+extern "C" __global__ void bc_pack(const u32 *send_local, const u32 *targets, const u32 *dest,
+                                   u32 entries, const u64 *before, u32 k, u32 lanes,
+                                   u32 sigma_mode, const u64 *level, const u64 *values,
+                                   u32 *cursor, u64 *out) {
+    u64 i = thread_index();
+    if (i >= entries) return;
+    u64 v = send_local[i];
+    u64 mask = level[v];
+    if (!mask) return;
+    u32 d = dest[i];
+    u64 *r = out + (before[d] + atomicAdd(&cursor[d], 1u)) * (1 + k);
+    r[0] = targets[i];
+    for (u32 s = 0; s < k; s++) {
+        u64 word = values[v * lanes + s];
+        r[1 + s] = (sigma_mode && !(mask >> s & 1)) ? 0 : word;
+    }
+}
+
+// The records `bc_pack` sent, stored at the ghosts' slots (local_n + index): σ where
+// `sigma_mode`, each non-zero word setting its lane in the ghost's `level` mask; else δ.
+extern "C" __global__ void bc_unpack(const u64 *in, u32 records, u32 k, u32 lanes, u32 local_n,
+                                     u32 sigma_mode, u64 *level, u64 *values) {
+    u64 i = thread_index();
+    if (i >= records) return;
+    const u64 *r = in + i * (1 + k);
+    u64 slot = local_n + r[0];
+    u64 mask = 0;
+    for (u32 s = 0; s < k; s++) {
+        u64 word = r[1 + s];
+        if (sigma_mode && !word) continue;
+        values[slot * lanes + s] = word;
+        mask |= 1ull << s;
+    }
+    if (sigma_mode) level[slot] |= mask;
 }

@@ -3,8 +3,10 @@
 # counts `counts` and `status`; defines check_bc, which sets status=1 on any difference or
 # failed run.
 #
-# Betweenness (`tessera bc`, full replication) and SSCA#2 (`tessera ssca2`, kernels 1-4) on
-# one GPU and on every GPU present against the CPU (np 1, and np 2 distributed): the BC
+# Betweenness (`tessera bc`) and SSCA#2 (`tessera ssca2`, kernels 1-4) on one GPU and on
+# every GPU present (one rank per GPU), both distributions (`replicate` full and distributed;
+# distributed on several GPUs through NCCL and through MPI, and on a host of one GPU as 2
+# ranks sharing it through MPI), against the CPU (np 1, and np 2 distributed): the BC
 # checksum (every vertex's 128-bit fixed-point sum), the sources, the 100 largest values,
 # the maximum-weight arcs and the subgraph sizes must be equal bit for bit. Then timings on
 # one GPU (GPU_CHECK_BC_TIMINGS=0 skips them): SSCA#2 SCALE 20 and 22 (K4approx 10) and bc
@@ -29,6 +31,16 @@ check_bc() {
         for np in "${counts[@]}"; do
             run_tessera "$name-gpu-np$np" "$np" "${flags[@]}" --device gpu --replicate full &&
                 pairs+=("$name-cpu:$name-gpu-np$np")
+            run_tessera "$name-gpu-dist-np$np" "$np" "${flags[@]}" --device gpu --replicate distributed &&
+                pairs+=("$name-cpu:$name-gpu-dist-np$np")
+            if ((np > 1)); then
+                run_tessera "$name-gpu-dist-np$np-mpi" "$np" "${flags[@]}" --device gpu \
+                    --replicate distributed --gpu-transport mpi && pairs+=("$name-cpu:$name-gpu-dist-np$np-mpi")
+            fi
+        done
+        for np in "${shared[@]}"; do
+            run_tessera "$name-gpu-dist-np$np-shared" "$np" "${flags[@]}" --device gpu \
+                --replicate distributed --gpu-transport mpi && pairs+=("$name-cpu:$name-gpu-dist-np$np-shared")
         done
     done
     echo
@@ -36,7 +48,7 @@ check_bc() {
 import sys, h5py, numpy as np
 out, pairs = sys.argv[1], sys.argv[2:]
 bad = 0
-print(f"{'run':<28} {'ranks':>5} {'sources':>7} {'bc_max':>14} {'seconds':>9} {'checksum':>8} {'top':>5} {'ssca2':>5}  result")
+print(f"{'run':<32} {'ranks':>5} {'sources':>7} {'bc_max':>14} {'seconds':>9} {'checksum':>8} {'top':>5} {'ssca2':>5}  result")
 for pair in pairs:
     ref_name, name = pair.split(":")
     with h5py.File(f"{out}/{ref_name}.h5") as rf, h5py.File(f"{out}/{name}.h5") as gf:
@@ -49,7 +61,7 @@ for pair in pairs:
         ok = same_sum and same_top and kernels
         bad += not ok
         secs = g.attrs["kernel4_time" if group == "ssca2" else "bc_time"]
-        print(f"{name:<28} {int(gf.attrs['ranks']):>5} {int(g.attrs['sources']):>7} {float(g.attrs['bc_max']):>14.6f} "
+        print(f"{name:<32} {int(gf.attrs['ranks']):>5} {int(g.attrs['sources']):>7} {float(g.attrs['bc_max']):>14.6f} "
               f"{float(secs):>9.4f} {'same' if same_sum else 'DIFF':>8} {'same' if same_top else 'DIFF':>5} "
               f"{'same' if kernels else 'DIFF':>5}  {'ok' if ok else 'FAIL'}")
 sys.exit(1 if bad else 0)

@@ -149,6 +149,13 @@ fn bc_equals_sequential_brandes_and_closed_forms_at_every_rank_count() {
             let got = h5.ds::<f64>("bc/bc");
             assert_close(&got, &want, &format!("np {np} {replicate}"));
             assert_eq!(h5.attr::<u64>("bc", "sources"), n as u64);
+            // Only a partitioned graph's sweeps exchange, and only between ranks.
+            let sent = h5.attr::<u64>("bc", "bytes_sent_per_rank");
+            assert_eq!(
+                sent > 0,
+                np > 1 && replicate == "distributed",
+                "np {np} {replicate}: {sent} bytes sent"
+            );
             match &first {
                 None => first = Some(got),
                 Some(f) => assert!(

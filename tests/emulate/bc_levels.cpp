@@ -5,7 +5,12 @@
 // not depend on the order). Checked bit for bit against a sequential Brandes written here:
 // per source a BFS by levels, σ(v) summed over the in-row in row order, δ(v) over the
 // out-row in row order, as the CPU path sums them. Random directed and undirected multigraphs
-// with parallel arcs, isolated vertices and repeated sources. Run by scripts/emulate-kernels.
+// with parallel arcs, isolated vertices and repeated sources. Then the same batches on the
+// 1D partition over 2 to 4 emulated ranks, as gpu.rs and gpu_ghosts.rs drive it
+// (bc_discover for the next level, each level's σ and δ packed by bc_pack, moved as
+// GpuExchange::alltoallv_runs moves them, stored by bc_unpack): every rank's δ of its own
+// vertices and its fixed-point sums equal the whole graph's bit for bit.
+// Run by scripts/emulate-kernels.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -112,6 +117,170 @@ static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 
     return delta;
 }
 
+// One emulated rank of the 1D partition: its own vertices [first, first + n), its rows in
+// value-space columns (own vertices, then ghosts by ascending global id), its ghost plan.
+struct Part {
+    u32 first, n;
+    std::vector<u32> ghosts;  // global ids, ascending
+    Rows out, inc;
+    std::vector<u32> send_local, targets, dest;
+    std::vector<u64> before;  // per destination rank: plan entries before its group
+    u32 slots() const { return n + ghosts.size(); }
+    u32 column(u32 v) const {
+        if (v >= first && v < first + n) return v - first;
+        return n + (std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin());
+    }
+};
+
+static Rows local_rows(const Part &p, const Rows &whole) {
+    Rows r{{0}, {}};
+    for (u32 v = p.first; v < p.first + p.n; v++) {
+        for (u64 e = whole.off[v]; e < whole.off[v + 1]; e++) r.adj.push_back(p.column(whole.adj[e]));
+        r.off.push_back(r.adj.size());
+    }
+    return r;
+}
+
+static std::vector<Part> partition(u32 n, u32 ranks, const Rows &out, const Rows &inc) {
+    std::vector<Part> parts(ranks);
+    u32 block = (n + ranks - 1) / ranks;
+    for (u32 r = 0; r < ranks; r++) {
+        Part &p = parts[r];
+        p.first = std::min(n, r * block);
+        p.n = std::min(n, p.first + block) - p.first;
+        for (const Rows *w : {&out, &inc})
+            for (u64 e = w->off[p.first]; e < w->off[p.first + p.n]; e++)
+                if (w->adj[e] < p.first || w->adj[e] >= p.first + p.n) p.ghosts.push_back(w->adj[e]);
+        std::sort(p.ghosts.begin(), p.ghosts.end());
+        p.ghosts.erase(std::unique(p.ghosts.begin(), p.ghosts.end()), p.ghosts.end());
+        p.out = local_rows(p, out);
+        p.inc = local_rows(p, inc);
+    }
+    for (u32 r = 0; r < ranks; r++)  // owner r sends to each asking rank q, in q's ghost order
+        for (u32 q = 0; q < ranks; q++) {
+            parts[r].before.push_back(parts[r].send_local.size());
+            for (u32 i = 0; i < parts[q].ghosts.size(); i++) {
+                u32 v = parts[q].ghosts[i];
+                if (v < parts[r].first || v >= parts[r].first + parts[r].n) continue;
+                parts[r].send_local.push_back(v - parts[r].first);
+                parts[r].targets.push_back(i);
+                parts[r].dest.push_back(q);
+            }
+        }
+    return parts;
+}
+
+// A rank's device values for a batch.
+struct RankState {
+    std::vector<double> sigma, delta;
+    std::vector<u64> reached;
+    std::vector<std::vector<u64>> levels;
+    std::vector<std::vector<u32>> lists;
+    std::vector<u32> counts;
+};
+
+// Every rank packs `values` of its own vertices in `level(rank)` (σ where sigma_mode), the
+// runs travel as the all-to-all moves them (to rank q: each rank's run for q, in rank
+// order), and each rank unpacks what it received.
+template <class Level, class Values>
+static void push(std::vector<Part> &parts, u32 k, u32 lanes, u32 sigma_mode, Level level, Values values) {
+    u32 ranks = parts.size(), record = 1 + k;
+    std::vector<std::vector<u64>> inbox(ranks);
+    for (u32 r = 0; r < ranks; r++) {
+        Part &p = parts[r];
+        std::vector<u64> out(p.send_local.size() * record + 1);
+        std::vector<u32> cursor(ranks);
+        u32 entries = p.send_local.size();
+        launch(entries, [&] { bc_pack(p.send_local.data(), p.targets.data(), p.dest.data(), entries, p.before.data(), k, lanes, sigma_mode, level(r).data(), (const u64 *)values(r).data(), cursor.data(), out.data()); });
+        for (u32 q = 0; q < ranks; q++)
+            inbox[q].insert(inbox[q].end(), out.begin() + p.before[q] * record, out.begin() + (p.before[q] + cursor[q]) * record);
+    }
+    for (u32 q = 0; q < ranks; q++) {
+        u32 records = inbox[q].size() / record;
+        launch(records, [&] { bc_unpack(inbox[q].data(), records, k, lanes, parts[q].n, sigma_mode, level(q).data(), (u64 *)values(q).data()); });
+    }
+}
+
+// The batch on the partition, every rank in step as gpu.rs runs them: per rank its δ.
+static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const std::vector<u64> &batch, u32 lanes, std::vector<std::vector<u64>> &lo, std::vector<std::vector<u64>> &hi) {
+    u32 ranks = parts.size(), kb = batch.size();
+    std::vector<RankState> st(ranks);
+    for (u32 r = 0; r < ranks; r++) {
+        Part &p = parts[r];
+        RankState &s = st[r];
+        s.sigma.assign((u64)p.slots() * lanes, 0.0);
+        s.delta.assign((u64)p.slots() * lanes, 0.0);
+        s.reached.assign(p.slots(), 0);
+        s.levels.assign(1, std::vector<u64>(p.slots()));
+        s.lists.assign(1, std::vector<u32>(p.n + 1));
+        std::vector<u64> own;
+        std::vector<u32> first;
+        for (u64 v : batch) {
+            bool mine = v >= p.first && v < p.first + p.n;
+            own.push_back(mine ? v - p.first : ~0ull);
+            if (mine) first.push_back(v - p.first);
+        }
+        launch(kb, [&] { bc_sources(own.data(), kb, lanes, s.sigma.data(), s.levels[0].data(), s.reached.data()); });
+        std::sort(first.begin(), first.end());
+        first.erase(std::unique(first.begin(), first.end()), first.end());
+        std::copy(first.begin(), first.end(), s.lists[0].begin());
+        s.counts.push_back(first.size());
+    }
+    push(parts, kb, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[0]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
+    size_t level = 0;
+    for (;;) {
+        bool found = false;
+        std::vector<u32> next(ranks);
+        for (u32 r = 0; r < ranks; r++) {
+            Part &p = parts[r];
+            RankState &s = st[r];
+            s.levels.emplace_back(p.slots());
+            s.lists.emplace_back(p.n + 1);
+            u32 n = p.n;
+            launch((u64)n * WARP, [&] { bc_discover(p.inc.off.data(), p.inc.adj.data(), n, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
+            if (next[r] > 0)
+                launch((u64)next[r] * lanes, [&] { bc_forward(p.inc.off.data(), p.inc.adj.data(), s.lists[level + 1].data(), next[r], lanes, s.levels[level].data(), s.levels[level + 1].data(), s.reached.data(), s.sigma.data()); });
+            found |= next[r] > 0;
+        }
+        push(parts, kb, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[level + 1]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
+        if (!found) break;
+        for (u32 r = 0; r < ranks; r++) st[r].counts.push_back(next[r]);
+        level++;
+    }
+    for (size_t at = level; at-- > 0;) {
+        for (u32 r = 0; r < ranks; r++) {
+            Part &p = parts[r];
+            RankState &s = st[r];
+            u32 count = s.counts[at];
+            launch((u64)count * lanes, [&] { bc_backward(p.out.off.data(), p.out.adj.data(), s.lists[at].data(), count, lanes, s.levels[at].data(), s.levels[at + 1].data(), s.sigma.data(), s.delta.data()); });
+        }
+        if (at > 0) push(parts, kb, lanes, 0, [&](u32 r) -> std::vector<u64> & { return st[r].levels[at]; }, [&](u32 r) -> std::vector<double> & { return st[r].delta; });
+    }
+    for (u32 r = 0; r < ranks; r++) {
+        u32 n = parts[r].n;
+        launch(n, [&] { bc_accumulate(n, lanes, st[r].reached.data(), st[r].levels[0].data(), st[r].delta.data(), lo[r].data(), hi[r].data()); });
+    }
+    return st;
+}
+
+// The partitioned batch on `ranks` emulated ranks against the whole graph's δ and sums:
+// the number of values that differ.
+static int partitioned_differences(u32 n, const Rows &out, const Rows &inc, const std::vector<u64> &batch, u32 lanes, u32 ranks, const std::vector<double> &delta, const std::vector<u64> &lo, const std::vector<u64> &hi) {
+    auto parts = partition(n, ranks, out, inc);
+    std::vector<std::vector<u64>> plo(ranks), phi(ranks);
+    for (u32 r = 0; r < ranks; r++) { plo[r].assign(parts[r].n, 0); phi[r].assign(parts[r].n, 0); }
+    auto st = partitioned_batch(parts, batch, lanes, plo, phi);
+    int diff = 0;
+    for (u32 r = 0; r < ranks; r++)
+        for (u32 l = 0; l < parts[r].n; l++) {
+            u32 v = parts[r].first + l;
+            diff += plo[r][l] != lo[v] || phi[r][l] != hi[v];
+            for (u32 s = 0; s < batch.size(); s++)
+                diff += std::memcmp(&st[r].delta[(u64)l * lanes + s], &delta[(u64)v * lanes + s], 8) != 0;
+        }
+    return diff;
+}
+
 int main() {
     std::mt19937_64 g(11);
     int bad = 0;
@@ -139,8 +308,12 @@ int main() {
             for (u32 v = 0; v < n; v++)
                 if (std::memcmp(&want[v], &delta[(u64)v * lanes + s], 8) != 0) diff++;
         }
-        printf("n %u arcs %zu %s lanes %u sources %u: %s\n", n, arcs.size(), directed ? "directed" : "undirected", lanes, k, diff ? "DIFFERENT" : "same");
+        printf("n %u arcs %zu %s lanes %u sources %u: %s", n, arcs.size(), directed ? "directed" : "undirected", lanes, k, diff ? "DIFFERENT" : "same");
         bad += diff != 0;
+        u32 ranks = 2 + trial % 3;
+        int pdiff = partitioned_differences(n, out, inc, batch, lanes, ranks, delta, lo, hi);
+        printf("; partitioned over %u ranks: %s\n", ranks, pdiff ? "DIFFERENT" : "same");
+        bad += pdiff != 0;
     }
     printf(bad ? "FAIL\n" : "all equal\n");
     return bad != 0;

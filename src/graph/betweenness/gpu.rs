@@ -1,25 +1,36 @@
-//! The sweeps on the rank's GPU (kernels/bc.cu) over the whole graph (`Distribution::Full`):
-//! the rows uploaded once, each batch's levels (lane masks and vertex lists), σ and δ kept on
-//! the device, the next level's size read back per forward level, and the fixed-point sums
-//! downloaded at the end.
+//! The sweeps on the rank's GPU (kernels/bc.cu), over the whole graph (`Distribution::Full`)
+//! or the rank's part of the 1D partition (`Distribution::Partitioned`): the rows uploaded
+//! once, each batch's levels (lane masks and vertex lists), σ and δ kept on the device, the
+//! next level's size read back per forward level, and the fixed-point sums downloaded at the
+//! end. On a partitioned graph a level's frontier may hold ghosts, whose out-rows other
+//! ranks hold, so each own vertex pulls its next-level lanes over its in-row (`bc_discover`)
+//! instead of the frontier pushing along out-rows (`bc_expand`), and each level ends with
+//! its σ (forward) or δ (backward) pushed to the ghosts (`gpu_ghosts`), as `sweep` does.
 
+use super::gpu_ghosts::{self, Carried, GhostPush};
 use super::view::{LocalRows, View};
+use crate::comm::{GpuTransport, Op, World};
 use crate::device::{gpu_error, grid, memory, Gpu, Kernel};
 use crate::error::Result;
 use crate::graph::Vid;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-/// Threads per frontier vertex in `bc_expand` (kernels/bc.cu's WARP).
+/// Threads per vertex in `bc_expand` and `bc_discover` (kernels/bc.cu's WARP).
 const WARP: u32 = 32;
 
-/// Device bytes for the view's rows and `lanes` lanes of values.
+/// Device bytes for the view's rows, `lanes` lanes of values over its slots (own vertices
+/// and ghosts) and, on a partitioned graph, the ghost plan and its buffers.
 pub fn bytes_needed(view: &View, lanes: usize) -> u64 {
     let rows = |r: &LocalRows| 8 * r.offsets.len() as u64 + 4 * r.adj.len() as u64;
-    let n = view.local_n as u64;
+    let slots = view.slots() as u64;
     rows(&view.out)
         + view.inc.as_ref().map_or(0, rows)
-        + n * lanes as u64 * super::BYTES_PER_LANE
-        + 16 * n
+        + slots * lanes as u64 * super::BYTES_PER_LANE
+        + 16 * slots
+        + view
+            .ghosts
+            .as_ref()
+            .map_or(0, |g| gpu_ghosts::bytes_needed(g, lanes))
 }
 
 struct DeviceRows {
@@ -37,31 +48,38 @@ fn upload_rows(gpu: &Gpu, rows: &LocalRows) -> Result<DeviceRows> {
 struct Kernels {
     sources: Kernel,
     expand: Kernel,
+    discover: Kernel,
     forward: Kernel,
     backward: Kernel,
     accumulate: Kernel,
 }
 
-/// Every batch of `sources` on the GPU: the sums of every vertex and the deepest level.
-pub fn batches(gpu: &Gpu, view: &View, sources: &[Vid], lanes: usize) -> Result<(Vec<u128>, u32)> {
-    let needed = bytes_needed(view, lanes);
-    let free = memory::gpu_free(gpu)?;
-    if needed > free {
-        return Err(memory::refusal(
-            "betweenness on the whole graph",
-            needed,
-            free,
-            "GPU memory",
-            "set a smaller batch, or replicate = \"distributed\" on the CPU",
-        ));
-    }
+/// Every batch of `sources` on the GPU: the sums of the view's own vertices, the deepest
+/// level and `setup()` read once the device set-up (uploads, the exchange) is done: the
+/// seconds before the first batch. With `world`, the view is the rank's part
+/// of a partitioned graph and every rank runs every batch (collective; ghosts' values through
+/// `transport`).
+pub fn batches(
+    gpu: &Gpu,
+    view: &View,
+    sources: &[Vid],
+    lanes: usize,
+    world: Option<(&World, GpuTransport)>,
+    setup: impl Fn() -> f64,
+) -> Result<(Vec<u128>, u32, f64)> {
+    check_memory(gpu, view, lanes, world.map(|w| w.0))?;
     let f = |name| gpu.function("bc.cu", name);
     let k = Kernels {
         sources: f("bc_sources")?,
         expand: f("bc_expand")?,
+        discover: f("bc_discover")?,
         forward: f("bc_forward")?,
         backward: f("bc_backward")?,
         accumulate: f("bc_accumulate")?,
+    };
+    let mut push = match world {
+        Some((world, transport)) => Some(GhostPush::new(world, gpu, transport, view, lanes)?),
+        None => None,
     };
     let out = upload_rows(gpu, &view.out)?;
     let inc = match &view.inc {
@@ -69,21 +87,16 @@ pub fn batches(gpu: &Gpu, view: &View, sources: &[Vid], lanes: usize) -> Result<
         None => None,
     };
     let inc = inc.as_ref().unwrap_or(&out);
-    let n = view.local_n;
-    let mut state = State {
-        sigma: gpu.zeros::<f64>("betweenness sigma", n * lanes)?,
-        delta: gpu.zeros::<f64>("betweenness delta", n * lanes)?,
-        reached: gpu.zeros::<u64>("betweenness masks", n)?,
-        levels: Vec::new(),
-        lists: Vec::new(),
-        counts: Vec::new(),
-        lo: gpu.zeros::<u64>("betweenness sums", n)?,
-        hi: gpu.zeros::<u64>("betweenness sums", n)?,
-        count: gpu.zeros::<u32>("betweenness level size", 1)?,
-    };
+    let (n, slots) = (view.local_n, view.slots());
+    let mut state = State::new(gpu, (n, slots), lanes)?;
+    gpu.sync("the betweenness set-up")?;
+    let setup = setup();
     let mut deepest = 0;
     for batch in sources.chunks(lanes) {
-        let depth = run_batch(gpu, &k, (inc, &out), n, lanes, batch, &mut state)?;
+        let batch = Batch::of(view, batch);
+        let rows = (inc, &out);
+        let world = world.map(|w| w.0).zip(push.as_mut());
+        let depth = run_batch(gpu, &k, rows, (n, slots), lanes, &batch, &mut state, world)?;
         deepest = deepest.max(depth);
     }
     let lo = gpu.download("betweenness sums", &state.lo, n)?;
@@ -93,7 +106,60 @@ pub fn batches(gpu: &Gpu, view: &View, sources: &[Vid], lanes: usize) -> Result<
         .zip(&hi)
         .map(|(&l, &h)| l as u128 | (h as u128) << 64)
         .collect();
-    Ok((sums, deepest))
+    Ok((sums, deepest, setup))
+}
+
+/// Refuse, before allocating, where the view and its lanes do not fit in the GPU's free
+/// memory (on a partitioned graph, on every rank alike where any rank's does not).
+fn check_memory(gpu: &Gpu, view: &View, lanes: usize, world: Option<&World>) -> Result<()> {
+    let needed = bytes_needed(view, lanes);
+    let free = memory::gpu_free(gpu)?;
+    let short = match world {
+        Some(world) => world.allreduce(u8::from(needed > free), Op::Max) == 1,
+        None => needed > free,
+    };
+    if !short {
+        return Ok(());
+    }
+    let (what, advice) = match world {
+        Some(_) => (
+            "betweenness on the rank's part of the graph (on this or another rank)",
+            "set a smaller batch, or run on more GPUs",
+        ),
+        None => (
+            "betweenness on the whole graph",
+            "set a smaller batch, or replicate = \"distributed\"",
+        ),
+    };
+    Err(memory::refusal(what, needed, free, "GPU memory", advice))
+}
+
+/// A batch's sources as the device starts them: per lane its value index (all ones where
+/// another rank owns it), and level 0's list (the own sources, ascending, once each).
+struct Batch {
+    lanes: Vec<u64>,
+    first: Vec<u32>,
+}
+
+impl Batch {
+    fn of(view: &View, sources: &[Vid]) -> Batch {
+        let own = |v: Vid| {
+            let l = v.wrapping_sub(view.first);
+            (l < view.local_n as u64).then_some(l)
+        };
+        let lanes: Vec<u64> = sources
+            .iter()
+            .map(|&v| own(v).unwrap_or(u64::MAX))
+            .collect();
+        let mut first: Vec<u32> = lanes
+            .iter()
+            .filter(|&&l| l != u64::MAX)
+            .map(|&l| l as u32)
+            .collect();
+        first.sort_unstable();
+        first.dedup();
+        Batch { lanes, first }
+    }
 }
 
 /// The device values of the batches: σ, δ, lane masks (reached, and per level, kept
@@ -112,12 +178,27 @@ struct State {
 }
 
 impl State {
+    /// Values for `lanes` lanes of every slot, and sums of the `n` own vertices.
+    fn new(gpu: &Gpu, (n, slots): (usize, usize), lanes: usize) -> Result<State> {
+        Ok(State {
+            sigma: gpu.zeros::<f64>("betweenness sigma", slots * lanes)?,
+            delta: gpu.zeros::<f64>("betweenness delta", slots * lanes)?,
+            reached: gpu.zeros::<u64>("betweenness masks", slots)?,
+            levels: Vec::new(),
+            lists: Vec::new(),
+            counts: Vec::new(),
+            lo: gpu.zeros::<u64>("betweenness sums", n)?,
+            hi: gpu.zeros::<u64>("betweenness sums", n)?,
+            count: gpu.zeros::<u32>("betweenness level size", 1)?,
+        })
+    }
+
     /// Level `d`'s masks, cleared, and room for its list (allocated the first time a batch
     /// goes that deep).
-    fn level(&mut self, gpu: &Gpu, d: usize, n: usize) -> Result<()> {
+    fn level(&mut self, gpu: &Gpu, d: usize, (n, slots): (usize, usize)) -> Result<()> {
         if self.levels.len() <= d {
             self.levels
-                .push(gpu.zeros::<u64>("betweenness level masks", n)?);
+                .push(gpu.zeros::<u64>("betweenness level masks", slots)?);
             self.lists
                 .push(gpu.zeros::<u32>("betweenness level lists", n)?);
         } else {
@@ -132,54 +213,130 @@ fn spread(count: u32, per: u32) -> LaunchConfig {
     grid(u64::from(count) * u64::from(per))
 }
 
-/// One batch: forward levels until none is reached, backward from the deepest, then the
-/// sums. Returns the deepest level.
+/// The rows a batch reads: in-rows (forward) and out-rows (backward).
+type Rows<'a> = (&'a DeviceRows, &'a DeviceRows);
+
+/// On a partitioned graph: the ranks and the push of ghosts' values.
+type Partitioned<'a, 'w> = Option<(&'a World, &'a mut GhostPush<'w>)>;
+
+/// One batch: forward levels until none is reached (on any rank), backward from the
+/// deepest, then the sums. Returns the deepest level.
+#[allow(clippy::too_many_arguments)]
 fn run_batch(
     gpu: &Gpu,
     k: &Kernels,
-    (inc, out): (&DeviceRows, &DeviceRows),
-    n: usize,
+    rows: Rows,
+    (n, slots): (usize, usize),
     lanes: usize,
-    batch: &[Vid],
+    batch: &Batch,
     st: &mut State,
+    mut part: Partitioned,
 ) -> Result<u32> {
-    let (n32, lanes32, kb) = (n as u32, lanes as u32, batch.len() as u32);
+    let (lanes32, kb) = (lanes as u32, batch.lanes.len() as u32);
     gpu.clear("betweenness sigma", &mut st.sigma)?;
     gpu.clear("betweenness delta", &mut st.delta)?;
     gpu.clear("betweenness masks", &mut st.reached)?;
-    st.level(gpu, 0, n)?;
-    let on_gpu = gpu.upload("betweenness sources", batch)?;
+    st.level(gpu, 0, (n, slots))?;
+    let on_gpu = gpu.upload("betweenness sources", &batch.lanes)?;
     gpu.launch(&k.sources, grid(kb as u64), |a| {
         a.arg(&on_gpu).arg(&kb).arg(&lanes32).arg(&mut st.sigma);
         a.arg(&mut st.levels[0]).arg(&mut st.reached);
     })?;
-    let mut first: Vec<u32> = batch.iter().map(|&v| v as u32).collect();
-    first.sort_unstable();
-    first.dedup();
-    gpu.stream
-        .memcpy_htod(&first, &mut st.lists[0].slice_mut(0..first.len()))
-        .map_err(|e| gpu_error("upload the betweenness sources' list", e))?;
+    if !batch.first.is_empty() {
+        gpu.stream
+            .memcpy_htod(
+                &batch.first,
+                &mut st.lists[0].slice_mut(0..batch.first.len()),
+            )
+            .map_err(|e| gpu_error("upload the betweenness sources' list", e))?;
+    }
     st.counts.clear();
-    st.counts.push(first.len() as u32);
+    st.counts.push(batch.first.len() as u32);
+    if let Some((_, push)) = part.as_mut() {
+        push.push(
+            gpu,
+            Carried::Sigma,
+            kb as usize,
+            &mut st.levels[0],
+            &mut st.sigma,
+        )?;
+    }
     let mut level = 0;
-    loop {
-        st.level(gpu, level + 1, n)?;
-        gpu.clear("betweenness level size", &mut st.count)?;
-        let count = st.counts[level];
-        let (done, rest) = st.levels.split_at_mut(level + 1);
-        let (lists, next_list) = st.lists.split_at_mut(level + 1);
-        gpu.launch(&k.expand, spread(count, WARP), |a| {
+    while forward_level(gpu, k, rows, (n, slots), lanes32, level, kb, st, &mut part)? {
+        level += 1;
+    }
+    for at in (0..level).rev() {
+        let count = st.counts[at];
+        gpu.launch(&k.backward, spread(count, lanes32), |a| {
+            a.arg(&rows.1.offsets)
+                .arg(&rows.1.adj)
+                .arg(&st.lists[at])
+                .arg(&count)
+                .arg(&lanes32);
+            a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
+            a.arg(&st.sigma).arg(&mut st.delta);
+        })?;
+        if let (Some((_, push)), true) = (part.as_mut(), at > 0) {
+            push.push(
+                gpu,
+                Carried::Delta,
+                kb as usize,
+                &mut st.levels[at],
+                &mut st.delta,
+            )?;
+        }
+    }
+    let n32 = n as u32;
+    gpu.launch(&k.accumulate, grid(n as u64), |a| {
+        a.arg(&n32)
+            .arg(&lanes32)
+            .arg(&st.reached)
+            .arg(&st.levels[0]);
+        a.arg(&st.delta).arg(&mut st.lo).arg(&mut st.hi);
+    })?;
+    Ok(level as u32)
+}
+
+/// Level `level + 1` of a batch of `kb` sources: its masks and list (`bc_expand` on the
+/// whole graph, `bc_discover` on a part), its σ, and on a part its σ pushed to the ghosts.
+/// False where no rank reached a vertex.
+#[allow(clippy::too_many_arguments)]
+fn forward_level(
+    gpu: &Gpu,
+    k: &Kernels,
+    (inc, out): Rows,
+    (n, slots): (usize, usize),
+    lanes32: u32,
+    level: usize,
+    kb: u32,
+    st: &mut State,
+    part: &mut Partitioned,
+) -> Result<bool> {
+    st.level(gpu, level + 1, (n, slots))?;
+    gpu.clear("betweenness level size", &mut st.count)?;
+    let count = st.counts[level];
+    let (done, rest) = st.levels.split_at_mut(level + 1);
+    let (lists, next_list) = st.lists.split_at_mut(level + 1);
+    match part {
+        None => gpu.launch(&k.expand, spread(count, WARP), |a| {
             a.arg(&out.offsets)
                 .arg(&out.adj)
                 .arg(&lists[level])
                 .arg(&count);
             a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
             a.arg(&mut next_list[0]).arg(&mut st.count);
-        })?;
-        let next = gpu.download("betweenness level size", &st.count, 1)?[0];
-        if next == 0 {
-            break;
+        })?,
+        Some(_) => {
+            let n32 = n as u32;
+            gpu.launch(&k.discover, spread(n32, WARP), |a| {
+                a.arg(&inc.offsets).arg(&inc.adj).arg(&n32);
+                a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
+                a.arg(&mut next_list[0]).arg(&mut st.count);
+            })?
         }
+    }
+    let next = gpu.download("betweenness level size", &st.count, 1)?[0];
+    if next > 0 {
         gpu.launch(&k.forward, spread(next, lanes32), |a| {
             a.arg(&inc.offsets)
                 .arg(&inc.adj)
@@ -189,27 +346,22 @@ fn run_batch(
             a.arg(&done[level]).arg(&rest[0]).arg(&mut st.reached);
             a.arg(&mut st.sigma);
         })?;
+    }
+    let found = match part {
+        None => next > 0,
+        Some((world, push)) => {
+            push.push(
+                gpu,
+                Carried::Sigma,
+                kb as usize,
+                &mut rest[0],
+                &mut st.sigma,
+            )?;
+            world.allreduce(u8::from(next > 0), Op::Max) == 1
+        }
+    };
+    if found {
         st.counts.push(next);
-        level += 1;
     }
-    for at in (0..level).rev() {
-        let count = st.counts[at];
-        gpu.launch(&k.backward, spread(count, lanes32), |a| {
-            a.arg(&out.offsets)
-                .arg(&out.adj)
-                .arg(&st.lists[at])
-                .arg(&count)
-                .arg(&lanes32);
-            a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
-            a.arg(&st.sigma).arg(&mut st.delta);
-        })?;
-    }
-    gpu.launch(&k.accumulate, grid(n as u64), |a| {
-        a.arg(&n32)
-            .arg(&lanes32)
-            .arg(&st.reached)
-            .arg(&st.levels[0]);
-        a.arg(&st.delta).arg(&mut st.lo).arg(&mut st.hi);
-    })?;
-    Ok(level as u32)
+    Ok(found)
 }

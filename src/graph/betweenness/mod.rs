@@ -13,13 +13,15 @@
 //! `Full`, the whole graph on every rank with the sources split between ranks and one final
 //! reduction; `Partitioned`, the 1D partition, every rank running every batch over its own
 //! vertices, with each level's new σ (forward) and δ (backward) sent to the ranks that hold
-//! them as ghosts.
+//! them as ghosts. Both run on the CPU and on GPUs (one per rank; the ghosts' values then go
+//! through the device exchange layer, NCCL between GPUs or staged through MPI).
 
 pub mod gpu;
+pub mod gpu_ghosts;
 pub mod sweep;
 pub mod view;
 
-use crate::comm::{Op, World};
+use crate::comm::{GpuTransport, Op, World};
 use crate::device::{memory, Selected};
 use crate::error::{Error, Result};
 use crate::graph::arcs::ArcGraph;
@@ -107,6 +109,9 @@ pub struct Centrality {
     pub deepest_level: u32,
     /// Sources per batch.
     pub lanes: usize,
+    /// Seconds before the first batch (the rows' view, their upload and the exchange's
+    /// set-up on a GPU), the most over the ranks.
+    pub setup_seconds: f64,
 }
 
 impl Centrality {
@@ -142,20 +147,17 @@ pub fn lanes_fitting(slots: u64, budget: u64) -> usize {
 
 /// BC of `g` from `sources` (collective). `g` is the replicated graph for `Full`, the
 /// rank's part for `Partitioned`; `lanes` sources go in a batch (None: the most, up to
-/// `MAX_LANES`, whose values fit in half the memory left; the same on every rank).
+/// `MAX_LANES`, whose values fit in half the memory left; the same on every rank). On GPUs
+/// a partitioned graph's ranks exchange through `transport`.
 pub fn betweenness(
     world: &World,
-    device: &Selected,
+    (device, transport): (&Selected, GpuTransport),
     g: &ArcGraph,
     sources: &[Vid],
     distribution: Distribution,
     lanes: Option<usize>,
 ) -> Result<Centrality> {
-    if let (Distribution::Partitioned, Selected::Gpu(_)) = (distribution, device) {
-        return Err(Error::Unavailable(
-            "betweenness with replicate = \"distributed\" runs on the CPU (--device cpu); on GPUs use replicate = \"full\"".into(),
-        ));
-    }
+    let started = std::time::Instant::now();
     let view = match distribution {
         Distribution::Full => View::replicated(g)?,
         Distribution::Partitioned => View::partitioned(world, g)?,
@@ -165,25 +167,35 @@ pub fn betweenness(
         None => lanes_fitting(view.slots() as u64, memory_left(world, device)? / 2),
     };
     let lanes = world.allreduce(lanes as u64, Op::Min) as usize;
-    let (fixed, deepest) = match distribution {
+    // Seconds since the engine started: taken just before the first batch.
+    let set_up = || started.elapsed().as_secs_f64();
+    let (fixed, deepest, setup) = match distribution {
         Distribution::Full => {
             let share = block_range(sources.len() as u64, world.size(), world.rank());
             let mine = &sources[share.start as usize..share.end as usize];
-            let (sums, deepest) = match device {
-                Selected::Cpu => batches(&view, mine, lanes, None)?,
-                Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes)?,
+            let (sums, deepest, setup) = match device {
+                Selected::Cpu => batches(&view, mine, lanes, None, set_up())?,
+                Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes, None, set_up)?,
             };
-            (sum_over_ranks(world, &sums), deepest)
+            (sum_over_ranks(world, &sums), deepest, setup)
         }
         Distribution::Partitioned => {
-            let (sums, deepest) = batches(&view, sources, lanes, Some(world))?;
-            (gather_at_root(world, &sums)?, deepest)
+            let (sums, deepest, setup) = match device {
+                Selected::Cpu => batches(&view, sources, lanes, Some(world), set_up())?,
+                Selected::Gpu(gpu) => {
+                    let world = Some((world, transport));
+                    gpu::batches(gpu, &view, sources, lanes, world, set_up)?
+                }
+            };
+            (gather_at_root(world, &sums)?, deepest, setup)
         }
     };
+    log::info!("betweenness: {setup:.3} s before the first batch (rows, exchange set-up)");
     Ok(Centrality {
         fixed,
         deepest_level: world.allreduce(deepest, Op::Max),
         lanes,
+        setup_seconds: world.allreduce(setup, Op::Max),
     })
 }
 
@@ -196,21 +208,22 @@ fn memory_left(world: &World, device: &Selected) -> Result<u64> {
     })
 }
 
-/// Every batch of `sources` on the CPU: the sums of the view's own vertices and the
-/// deepest level.
+/// Every batch of `sources` on the CPU: the sums of the view's own vertices, the deepest
+/// level and `setup` (the seconds before the first batch) passed on.
 fn batches(
     view: &View,
     sources: &[Vid],
     lanes: usize,
     world: Option<&World>,
-) -> Result<(Vec<u128>, u32)> {
+    setup: f64,
+) -> Result<(Vec<u128>, u32, f64)> {
     let state = Lanes::new(view.slots(), lanes);
     let mut fixed = vec![0u128; view.local_n];
     let mut deepest = 0;
     for batch in sources.chunks(lanes) {
         deepest = deepest.max(sweep::run_batch(view, &state, batch, world, &mut fixed)?);
     }
-    Ok((fixed, deepest))
+    Ok((fixed, deepest, setup))
 }
 
 /// Vertices listed with the largest values.

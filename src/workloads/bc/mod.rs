@@ -4,6 +4,7 @@
 //! engine is `graph::betweenness`, shared with SSCA#2's kernel 4: BC is bit-identical for
 //! every rank count, batch size, distribution and device.
 
+use crate::comm::Op;
 use crate::error::{Error, Result};
 use crate::graph::arcs::ArcOptions;
 use crate::graph::betweenness::{self, bad_key, Distribution, Replicate};
@@ -32,8 +33,8 @@ pub struct BcTable {
     /// Parallel edges as distinct shortest paths (default false: merged into one)
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub parallel_paths: Option<bool>,
-    /// full (whole graph on every rank, sources split), distributed (1D partition, CPU),
-    /// or auto (full where it fits in half the memory; default)
+    /// full (whole graph on every rank, sources split), distributed (1D partition), or
+    /// auto (full where it fits in half the memory, the GPU's on GPUs; default)
     #[arg(long, value_enum)]
     pub replicate: Option<Replicate>,
     /// Sources per batch, 1 to 64 (default: the most that fit, up to 64)
@@ -134,11 +135,14 @@ impl Workload for Bc {
             }
             Distribution::Partitioned => &g,
         };
-        let started = std::time::Instant::now();
+        let (started, sent) = (std::time::Instant::now(), crate::comm::bytes_sent());
         let c = h.timed("betweenness", || {
-            betweenness::betweenness(world, &h.device, graph, &sources, distribution, self.batch)
+            let device = (&h.device, h.run.gpu_transport);
+            betweenness::betweenness(world, device, graph, &sources, distribution, self.batch)
         })?;
         let seconds = started.elapsed().as_secs_f64();
+        // Bytes each rank sent the others in the sweeps' exchanges, the mean over ranks.
+        let sent = world.allreduce(crate::comm::bytes_sent() - sent, Op::Sum) / world.size() as u64;
         let mut report = Report::new();
         let mut r = report.group("bc");
         r.text("generator", self.graph.spec.kind()).stored_only();
@@ -149,6 +153,8 @@ impl Workload for Bc {
         r.flag("exact", self.sources == Sources::All, "no");
         r.text("replicate", distribution.name());
         r.seconds("bc_time", seconds);
+        r.seconds("bc_setup_time", c.setup_seconds);
+        r.count("bytes_sent_per_rank", sent);
         r.rate(
             "traversed_arcs_per_second",
             g.num_arcs as f64 * sources.len() as f64 / seconds,

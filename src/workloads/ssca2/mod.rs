@@ -28,8 +28,8 @@ pub struct Ssca2Table {
     /// log2 of kernel 4's sources, at most SCALE (default min(SCALE, 10), the reference's)
     #[arg(long)]
     pub k4approx: Option<u32>,
-    /// full (whole graph on every rank, sources split), distributed (1D partition, CPU),
-    /// or auto (full where it fits in half the memory; default)
+    /// full (whole graph on every rank, sources split), distributed (1D partition), or
+    /// auto (full where it fits in half the memory, the GPU's on GPUs; default)
     #[arg(long, value_enum)]
     pub replicate: Option<Replicate>,
     /// Kernel 4's sources per batch, 1 to 64 (default: the most that fit, up to 64)
@@ -123,7 +123,7 @@ impl Workload for Ssca2 {
             };
             let c = betweenness::betweenness(
                 world,
-                &h.device,
+                (&h.device, h.run.gpu_transport),
                 &whole,
                 &sources,
                 distribution,
