@@ -6,8 +6,8 @@
 # - weak scaling of the 1D partition (`replicate = distributed`): SCALE + log2 P, each rank
 #   sweeping every source over its part, σ and δ of its ghosts exchanged per level (NCCL,
 #   or BC_SCALING_TRANSPORT); efficiency = (rate(P) / P) / rate(1), rate = arcs · sources / s.
-# Each row: BC seconds (median over BC_SCALING_REPEAT runs, default 1) and the part of them
-# before the first batch (set-up: the rows' view and upload, the NCCL communicator),
+# Each row: BC seconds, the sweeps (median over BC_SCALING_REPEAT runs, default 1), and the
+# set-up before the first batch apart from them (the rows' view and upload, the NCCL communicator),
 # arcs · sources / s, efficiency, and the bytes each rank sent the others in the sweeps (mean
 # over ranks).
 #     TESSERA_BIN=target/release/tessera scripts/scaling-bc.sh [OUTDIR]
