@@ -109,28 +109,23 @@ impl SlabDevice for GpuSlab<'_> {
         let lattice = self.slab.lattice;
         let (dim, l) = (lattice.dim as u32, lattice.l as u32);
         let (plane, thickness) = (self.slab.plane() as u32, self.slab.thickness as u32);
-        // As lattice_tile: a block of TILE x TILE threads per tile of TILE rows of TILE sites.
+        // The tiles in shared memory, a block of TILE x TILE threads per tile of TILE rows of
+        // TILE sites, then the seams between them, a thread per site; both take the same
+        // arguments.
         let tiles =
             u64::from(l.div_ceil(TILE)) * (u64::from(n) / u64::from(l)).div_ceil(TILE.into());
-        gpu.launch(&self.tile, blocks(tiles, TILE * TILE), |b| {
-            b.arg(mask)
-                .arg(&mut self.parent)
-                .arg(&n)
-                .arg(&dim)
-                .arg(&l)
-                .arg(&plane)
-                .arg(&thickness);
-        })?;
         let cfg = grid(u64::from(n));
-        gpu.launch(&self.seams, cfg, |b| {
-            b.arg(mask)
-                .arg(&mut self.parent)
-                .arg(&n)
-                .arg(&dim)
-                .arg(&l)
-                .arg(&plane)
-                .arg(&thickness);
-        })?;
+        for (kernel, launch) in [(&self.tile, blocks(tiles, TILE * TILE)), (&self.seams, cfg)] {
+            gpu.launch(kernel, launch, |b| {
+                b.arg(mask)
+                    .arg(&mut self.parent)
+                    .arg(&n)
+                    .arg(&dim)
+                    .arg(&l)
+                    .arg(&plane)
+                    .arg(&thickness);
+            })?;
+        }
         gpu.launch(&self.compress, cfg, |b| {
             b.arg(&mut self.parent).arg(&n);
         })
