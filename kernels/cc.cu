@@ -10,10 +10,12 @@
 // and another vertex is still linked, from that vertex's side, since every edge is in both
 // rows.
 //
-// Rounds across ranks: only changed labels travel (`send_changed`, `receive_labels`);
-// `cut_min` gives each local component (by its root) the smallest label of a ghost that came
-// in over its cut edges; tree hooking and shortcutting below; `relabel` hands the
-// components' labels to their vertices and counts changes.
+// Rounds across ranks: only changed labels travel (`send_changed`, `receive_labels`), the
+// giant's vertices never (their giant's label stands for them: `giant_ghosts`); `cut_first`
+// (the first round) and `cut_min` give each local component (by its root) the smallest label
+// of a ghost that came in over its cut edges, `cut_first` dropping for good those between
+// joined giants; tree hooking and shortcutting below; `relabel` hands the components' labels
+// to their vertices and counts changes.
 
 extern "C" __global__ void cc_init(u32 n, u32 *parent) {
     u64 v = thread_index();
