@@ -107,6 +107,7 @@ extern "C" __global__ void cc_receive_labels(const u64 *items, u64 count, u64 *g
 // per ghost: SAME_GIANT (in the giant of a rank whose giant is joined to this rank's),
 // OTHER_GIANT, or 0.
 #define SAME_GIANT 2
+#define OTHER_GIANT 1
 
 // Own vertices in the giant rooted at `giant` are never sent.
 extern "C" __global__ void cc_mark_giant_sends(const u32 *send_local, u64 count,
@@ -134,23 +135,26 @@ __device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
     if (label < comp_min[root]) atomicMin(&comp_min[root], label);
 }
 
-// The first absorb after the local step, over all cut edges: an edge from the giant to a ghost
-// in a joined giant is skipped from now on; every other is listed in (active_own,
-// active_ghost), flags its root as a boundary component and, to a changed ghost, lowers its
-// component's label to the ghost's.
+// The first absorb after the local step, over all cut edges: the giant's edges are not read
+// from now on, but those to a ghost in a giant of another class (`any_other`: whether this rank
+// has such ghosts; without, a giant row's ghost is not even looked at); every other edge is
+// listed in (active_own, active_ghost), flags its root as a boundary component and, to a
+// changed ghost, lowers its component's label to the ghost's.
 extern "C" __global__ void cc_cut_first(const u32 *cut_own, const u32 *cut_ghost, u64 count,
-                                        const u8 *ghost_giant, u32 giant, const u8 *changed,
-                                        const u32 *parent, const u64 *ghost_labels,
-                                        u64 *comp_min, u32 *flags, u32 *active_own,
-                                        u32 *active_ghost, u64 *tail) {
+                                        const u8 *ghost_giant, u32 giant, u32 any_other,
+                                        const u8 *changed, const u32 *parent,
+                                        const u64 *ghost_labels, u64 *comp_min, u32 *flags,
+                                        u32 *active_own, u32 *active_ghost, u64 *tail) {
     u64 i = thread_index();
     bool take = false;
     u32 u = 0, g = 0;
     if (i < count) {
         u = cut_own[i];
-        g = cut_ghost[i];
         u32 root = parent[u];
-        take = !(root == giant && ghost_giant[g] == SAME_GIANT);
+        if (root != giant || any_other) {
+            g = cut_ghost[i];
+            take = root != giant || ghost_giant[g] == OTHER_GIANT;
+        }
         if (take) {
             if (!flags[root]) flags[root] = 1;
             if (changed[g]) lower_to(comp_min, root, ghost_labels[g]);
@@ -161,6 +165,24 @@ extern "C" __global__ void cc_cut_first(const u32 *cut_own, const u32 *cut_ghost
         active_own[at] = u;
         active_ghost[at] = g;
     }
+}
+
+// Reports for the giants whose cut edges are not read: per rank s (ghosts of s from
+// run_starts[s] on), the smallest label of a component with a listed cut edge to a ghost in
+// s's giant whose label is lower than that ghost's.
+extern "C" __global__ void cc_giant_reports(const u32 *cut_own, const u32 *cut_ghost, u64 count,
+                                            const u8 *ghost_giant, const u64 *run_starts,
+                                            u32 ranks, const u32 *parent, const u64 *comp_min,
+                                            const u64 *ghost_labels, u64 *reports) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 g = cut_ghost[i];
+    if (!ghost_giant[g]) return;
+    u64 label = comp_min[parent[cut_own[i]]];
+    if (label >= ghost_labels[g]) return;
+    u32 s = 0;
+    while (s + 1 < ranks && run_starts[s + 1] <= g) s++;
+    if (label < reports[s]) atomicMin(&reports[s], label);
 }
 
 // Each listed cut edge to a changed ghost lowers its own vertex's component label to the

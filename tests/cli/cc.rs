@@ -304,9 +304,10 @@ fn graphs_that_defeat_label_propagation_take_few_rounds() {
 /// Giants joined before the rounds skip the cut edges between them (src/graph/components), so
 /// their labels must follow a fall they have no edge to. At 3 ranks (blocks of 64): each rank
 /// holds a path (its giant: 1..=63, 64..=127, 128..=191), the paths joined by cut edges; vertex
-/// 0, alone on rank 0, hangs on rank 1's giant only. Rank 1's giant falls to 0 and rank 0's is
-/// hooked down to it; rank 2's giant reads no cut edge and must still end with label 0. Every
-/// rank count gives one component labelled 0.
+/// 0, alone on rank 0, hangs on rank 1's giant only. Rank 1's giant falls to 0 (on vertex 0's
+/// report: the giant does not read its own cut edges) and rank 0's with it; rank 2's giant
+/// reads no cut edge and must still end with label 0. Every rank count gives one component
+/// labelled 0.
 #[test]
 fn joined_giants_follow_a_fall_they_have_no_edge_to() {
     let dir = test_dir("cc_joined_giants");

@@ -39,8 +39,8 @@ pub struct CpuLabeller<'a> {
     /// Per rank, its giant's label to hand its giant's ghosts, and the label last handed.
     giant_labels: Vec<u64>,
     handed: Vec<u64>,
-    /// The cut edges read (indices): all but those between joined giants and those the mask
-    /// drops; listed at the first absorb after `link_local`.
+    /// The cut edges read (indices): all but the giant's (except to a giant of another class)
+    /// and those the mask drops; listed at the first absorb after `link_local`.
     active: Option<Vec<u32>>,
     /// The roots of the local components with a cut edge read, and their labels before the
     /// round's cut edges were absorbed.
@@ -100,8 +100,8 @@ impl<'a> CpuLabeller<'a> {
         label < self.comp_min[root].fetch_min(label, Relaxed)
     }
 
-    /// The cut edges to read: all but those from the giant to a ghost in a joined giant, and
-    /// those the mask drops.
+    /// The cut edges to read: all but those of the giant (except to a ghost in a giant of
+    /// another class), and those the mask drops.
     fn active_edges(&self) -> Vec<u32> {
         let (rows, parent, kinds, mask) = (self.rows, &self.parent, &self.ghost_giant, self.mask);
         let giant = self.giant.unwrap_or(u32::MAX);
@@ -109,9 +109,9 @@ impl<'a> CpuLabeller<'a> {
             .into_par_iter()
             .filter(|&i| {
                 let (u, g) = (rows.cut_own[i as usize], rows.cut_ghost[i as usize]);
-                let joined =
-                    kinds[g as usize] == SAME_GIANT && parent[u as usize].load(Relaxed) == giant;
-                !joined && mask.is_none_or(|m| m.cut[i as usize])
+                let unread =
+                    parent[u as usize].load(Relaxed) == giant && kinds[g as usize] != OTHER_GIANT;
+                !unread && mask.is_none_or(|m| m.cut[i as usize])
             })
             .collect()
     }
@@ -409,5 +409,38 @@ impl Labeller for CpuLabeller<'_> {
 
     fn giant_labels(&mut self, labels: &[u64]) {
         self.giant_labels = labels.to_vec();
+    }
+
+    fn giant_reports(&mut self) -> Result<Vec<u64>> {
+        let recv = &self.rows.ghosts.recv_counts;
+        let ranks = recv.len();
+        let starts = crate::comm::run_starts(recv);
+        let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
+        let (kinds, ghost_labels) = (&self.ghost_giant, &self.ghost_labels);
+        let active = self.active.as_deref().unwrap_or_default();
+        Ok(active
+            .par_iter()
+            .map(|&i| {
+                (
+                    rows.cut_own[i as usize],
+                    rows.cut_ghost[i as usize] as usize,
+                )
+            })
+            .filter(|&(_, g)| kinds[g] != 0)
+            .fold(
+                || vec![u64::MAX; ranks],
+                |mut reports, (u, g)| {
+                    let label = min[parent[u as usize].load(Relaxed) as usize].load(Relaxed);
+                    if label < ghost_labels[g] {
+                        let owner = starts.partition_point(|&s| s <= g) - 1;
+                        reports[owner] = reports[owner].min(label);
+                    }
+                    reports
+                },
+            )
+            .reduce(
+                || vec![u64::MAX; ranks],
+                |a, b| a.iter().zip(&b).map(|(x, y)| *x.min(y)).collect(),
+            ))
     }
 }

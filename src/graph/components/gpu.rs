@@ -41,8 +41,12 @@ struct GiantSkip {
     /// Per rank, its giant's label to hand its giant's ghosts, and the label last handed.
     labels: Vec<u64>,
     handed: Vec<u64>,
-    /// The cut edges read (all but those between joined giants), listed at the first absorb
-    /// after the local step (`active`: how many, None before).
+    /// Whether a ghost is in a giant of another class (the giant's edges to it are read).
+    any_other: u32,
+    /// Where each rank's ghosts start (for `cc_giant_reports`).
+    run_starts: CudaSlice<u64>,
+    /// The cut edges read (all but the giant's, except to a giant of another class), listed
+    /// at the first absorb after the local step (`active`: how many, None before).
     active_own: CudaSlice<u32>,
     active_ghost: CudaSlice<u32>,
     active: Option<u64>,
@@ -103,7 +107,8 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         + (8 + 8 + 1 + 1) * rows.ghosts.ids.len() as u64
 }
 
-const KERNELS: [&str; 21] = [
+const KERNELS: [&str; 22] = [
+    "cc_giant_reports",
     "cc_init",
     "cc_link_nth",
     "cc_link_rest",
@@ -213,6 +218,8 @@ impl<'a> GpuLabeller<'a> {
                 ghost_giant: gpu.zeros("ghosts in giants", ghosts.ids.len())?,
                 labels: Vec::new(),
                 handed: Vec::new(),
+                any_other: 0,
+                run_starts: gpu.zeros("ghost runs", world.size())?,
                 active_own: gpu.zeros("cut edges read", rows.cut_own.len())?,
                 active_ghost: gpu.zeros("cut edges read", rows.cut_own.len())?,
                 active: None,
@@ -255,6 +262,7 @@ impl<'a> GpuLabeller<'a> {
                 .arg(&cuts)
                 .arg(&k.ghost_giant)
                 .arg(&k.root)
+                .arg(&k.any_other)
                 .arg(&self.changed_ghosts)
                 .arg(&self.parent)
                 .arg(&self.ghost_labels)
@@ -596,12 +604,16 @@ impl Labeller for GpuLabeller<'_> {
             })?;
         }
         let recv = &self.rows.ghosts.recv_counts;
+        let starts: Vec<u64> = run_starts(recv).iter().map(|&s| s as u64).collect();
+        k.run_starts = gpu.upload("ghost runs", &starts)?;
+        k.any_other = 0;
         for (s, (&from, &count)) in run_starts(recv).iter().zip(recv).enumerate() {
             let kind: u8 = match (labels[s], joined[s]) {
                 (u64::MAX, _) => continue,
                 (_, true) => SAME_GIANT,
                 (_, false) => OTHER_GIANT,
             };
+            k.any_other |= u32::from(kind == OTHER_GIANT && count > 0);
             let (from, to) = (from as u64, (from + count) as u64);
             if count > 0 {
                 gpu.launch(&self.kernels["cc_fill_kind"], grid(count as u64), |a| {
@@ -616,5 +628,28 @@ impl Labeller for GpuLabeller<'_> {
 
     fn giant_labels(&mut self, labels: &[u64]) {
         self.giants.labels = labels.to_vec();
+    }
+
+    fn giant_reports(&mut self) -> Result<Vec<u64>> {
+        let (gpu, ranks) = (self.gpu, self.ranks);
+        let none = vec![u64::MAX; ranks];
+        let Some(active) = self.giants.active else {
+            return Ok(none);
+        };
+        let mut reports = gpu.upload("giant reports", &none)?;
+        let (k, ranks32) = (&self.giants, ranks as u32);
+        gpu.launch(&self.kernels["cc_giant_reports"], grid(active), |a| {
+            a.arg(&k.active_own)
+                .arg(&k.active_ghost)
+                .arg(&active)
+                .arg(&k.ghost_giant)
+                .arg(&k.run_starts)
+                .arg(&ranks32)
+                .arg(&self.parent)
+                .arg(&self.comp_min)
+                .arg(&self.ghost_labels)
+                .arg(&mut reports);
+        })?;
+        gpu.download("giant reports", &reports, ranks)
     }
 }

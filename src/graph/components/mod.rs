@@ -12,10 +12,13 @@
 //! forest whose roots label themselves). First, Afforest's giant-component skip across ranks
 //! (`join_giants`): each rank's giant local component takes the smallest label of the giants
 //! found joined to it. From then on the giants' vertices are never refreshed one by one (the
-//! giant's label, one per rank, stands for all of them at their ghosts) and the cut edges
-//! between joined giants are never read (most of a Kronecker graph's cut edges: both ends
-//! are known to be in one component); after each round's steps the joined giants take the
-//! smallest label among them (`sync_giants`), so those edges join equal labels in the end.
+//! giant's label, one per rank, stands for all of them at their ghosts) and the giants' cut
+//! edges are not read (most of a Kronecker graph's cut edges), but those to a giant of
+//! another class: an edge to a joined giant joins two vertices known to be in one component,
+//! and an edge to a vertex outside the giants is read from that vertex's side, which reports
+//! the labels below the giant's it holds. After each round's steps each giant takes the
+//! smallest label reported for it, then the smallest among its class (`sync_giants`), so the
+//! unread edges join equal labels in the end.
 //! Then rounds, every step of them on the device that holds the labels (the GPU's exchanges
 //! go GPU to GPU through `comm::gpu`, NCCL or staged MPI):
 //! - refresh: each owner sends the labels of its vertices that other ranks hold as ghosts,
@@ -29,7 +32,9 @@
 //!
 //! Rounds end when no label changes anywhere. Then every cut edge read joins equal labels
 //! (each saw the other end's last label), and so does every skipped one (joined giants'
-//! labels are equal after the sync), so all vertices of a component share one label; a label
+//! labels are equal after the sync; a giant is at most the label of every component across
+//! its unread edges, since that component reported any lower one, and at least it, since the
+//! component read the giant's label over the same edge), so all vertices of a component share one label; a label
 //! is always a vertex of the component and at most the vertex it labels, so that of the
 //! component's smallest vertex, hence all, is the component's smallest id. Hooking and shortcutting bound the rounds by
 //! the logarithm of the component graph's diameter, where min-label propagation alone needs
@@ -90,6 +95,10 @@ pub trait Labeller {
     /// Each rank's giant label after the round: the ghosts in giants take them at the next
     /// refresh.
     fn giant_labels(&mut self, labels: &[u64]);
+    /// Per rank s, the smallest label of this rank's components below the label of a ghost in
+    /// s's giant they have a cut edge to (u64::MAX: none). The giant does not read its cut
+    /// edges to them (`skip_giants`): these reports lower it instead (`sync_giants`).
+    fn giant_reports(&mut self) -> Result<Vec<u64>>;
 }
 
 /// Vertices whose roots are sampled to find the giant component.
@@ -231,15 +240,29 @@ fn probe_giants(
     Ok(pairs)
 }
 
-/// After a round's steps: each giant takes the smallest label over its class (one
-/// component, so a valid pointer), which keeps the skipped cut edges between joined giants
-/// joining equal labels; the labels go to the ghosts in giants (collective).
+/// After a round's steps: each giant takes the smallest label reported for it by the
+/// components across its unread cut edges, then the smallest over its class (one component,
+/// so valid pointers), which keeps every skipped cut edge joining equal labels at the end; the
+/// labels go to the ghosts in giants (collective).
 fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> Result<()> {
+    let ranks = world.size();
     let mine = match giants.root {
         Some(root) => labeller.root_label(root)?,
         None => u64::MAX,
     };
-    let labels = giants.class_minima(&world.allgather(mine));
+    // reports[r * ranks + s]: rank r's report for rank s's giant.
+    let reports = world.allgatherv(&labeller.giant_reports()?)?;
+    let reported: Vec<u64> = world
+        .allgather(mine)
+        .into_iter()
+        .enumerate()
+        .map(|(s, label)| {
+            (0..ranks)
+                .map(|r| reports[r * ranks + s])
+                .fold(label, u64::min)
+        })
+        .collect();
+    let labels = giants.class_minima(&reported);
     if let Some(root) = giants.root {
         if labels[world.rank()] < mine {
             labeller.lower_component(root, labels[world.rank()])?;
