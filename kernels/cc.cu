@@ -10,10 +10,12 @@
 // and another vertex is still linked, from that vertex's side, since every edge is in both
 // rows.
 //
-// Rounds across ranks: only changed labels travel (`send_changed`, `receive_labels`);
-// `cut_min` gives each local component (by its root) the smallest label of a ghost that came
-// in over its cut edges; tree hooking and shortcutting below; `relabel` hands the
-// components' labels to their vertices and counts changes.
+// Rounds across ranks: only changed labels travel (`send_changed`, `receive_labels`), the
+// giant's vertices never (their giant's label stands for them: `giant_ghosts`); `cut_first`
+// (the first round) and `cut_min` give each local component (by its root) the smallest label
+// of a ghost that came in over its cut edges, `cut_first` dropping for good those between
+// joined giants; tree hooking and shortcutting below; `relabel` hands the components' labels
+// to their vertices and counts changes.
 
 extern "C" __global__ void cc_init(u32 n, u32 *parent) {
     u64 v = thread_index();
@@ -67,16 +69,20 @@ extern "C" __global__ void cc_label(u32 n, u64 first, const u32 *parent, u64 *la
 // 2^32 vertices on the GPU path across ranks).
 #define LOW32 0xffffffffull
 
+// A `sent` entry of an own vertex in the giant: never sent (its giant's label stands for it).
+#define IN_GIANT 0xffffffffffffffffull
+
 // The own labels in the ghost plan's run [from, to) for rank `dest` that changed since last
-// sent (`sent`: that label plus one, 0 for none yet), as (the receiver's ghost index << 32 |
-// label), compacted at out[from + slot] with the slots counted in tails[dest].
+// sent (`sent`: that label plus one, 0 for none yet, IN_GIANT for never), as (the receiver's
+// ghost index << 32 | label), compacted at out[from + slot] with the slots counted in
+// tails[dest].
 extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *targets, u64 from,
                                            u64 to, u32 dest, const u64 *labels, u64 *sent,
                                            u64 *out, u64 *tails) {
     u64 i = from + thread_index();
     bool take = false;
     u64 label = 0;
-    if (i < to) {
+    if (i < to && sent[i] != IN_GIANT) {
         label = labels[send_local[i]];
         take = label + 1 != sent[i];
         if (take) sent[i] = label + 1;
@@ -85,25 +91,108 @@ extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *tar
     if (take) out[from + at] = ((u64)targets[i] << 32) | label;
 }
 
-// Received (ghost << 32 | label): the ghost's label, marked as come in this round.
+// Received (ghost << 32 | label): the ghost's label, marked as come in this round; a ghost a
+// label came for is in no giant (the first refresh sends all others).
 extern "C" __global__ void cc_receive_labels(const u64 *items, u64 count, u64 *ghost_labels,
-                                             u8 *changed) {
+                                             u8 *changed, u8 *ghost_giant) {
     u64 i = thread_index();
     if (i >= count) return;
     u32 g = (u32)(items[i] >> 32);
     ghost_labels[g] = items[i] & LOW32;
     changed[g] = 1;
+    ghost_giant[g] = 0;
 }
 
-// Each cut edge to a changed ghost lowers its own vertex's component label to the ghost's.
+// The giant's skip across ranks (src/graph/components/mod.rs, `skip_giants`). `ghost_giant`
+// per ghost: SAME_GIANT (in the giant of a rank whose giant is joined to this rank's),
+// OTHER_GIANT, or 0.
+#define SAME_GIANT 2
+#define OTHER_GIANT 1
+
+// Own vertices in the giant rooted at `giant` are never sent.
+extern "C" __global__ void cc_mark_giant_sends(const u32 *send_local, u64 count,
+                                               const u32 *parent, u32 giant, u64 *sent) {
+    u64 i = thread_index();
+    if (i < count && parent[send_local[i]] == giant) sent[i] = IN_GIANT;
+}
+
+// The ghosts [from, to) (one owner's) start as in its giant, of kind `kind`.
+extern "C" __global__ void cc_fill_kind(u8 *ghost_giant, u64 from, u64 to, u8 kind) {
+    u64 g = from + thread_index();
+    if (g < to) ghost_giant[g] = kind;
+}
+
+// The ghosts [from, to) (one owner's) in its giant take its giant's label, marked as come in.
+extern "C" __global__ void cc_giant_ghosts(const u8 *ghost_giant, u64 from, u64 to, u64 label,
+                                           u64 *ghost_labels, u8 *changed) {
+    u64 g = from + thread_index();
+    if (g >= to || !ghost_giant[g]) return;
+    ghost_labels[g] = label;
+    changed[g] = 1;
+}
+
+__device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
+    if (label < comp_min[root]) atomicMin(&comp_min[root], label);
+}
+
+// The first absorb after the local step, over all cut edges: the giant's edges are not read
+// from now on, but those to a ghost in a giant of another class (`any_other`: whether this rank
+// has such ghosts; without, a giant row's ghost is not even looked at); every other edge is
+// listed in (active_own, active_ghost), flags its root as a boundary component and, to a
+// changed ghost, lowers its component's label to the ghost's.
+extern "C" __global__ void cc_cut_first(const u32 *cut_own, const u32 *cut_ghost, u64 count,
+                                        const u8 *ghost_giant, u32 giant, u32 any_other,
+                                        const u8 *changed, const u32 *parent,
+                                        const u64 *ghost_labels, u64 *comp_min, u32 *flags,
+                                        u32 *active_own, u32 *active_ghost, u64 *tail) {
+    u64 i = thread_index();
+    bool take = false;
+    u32 u = 0, g = 0;
+    if (i < count) {
+        u = cut_own[i];
+        u32 root = parent[u];
+        if (root != giant || any_other) {
+            g = cut_ghost[i];
+            take = root != giant || ghost_giant[g] == OTHER_GIANT;
+        }
+        if (take) {
+            if (!flags[root]) flags[root] = 1;
+            if (changed[g]) lower_to(comp_min, root, ghost_labels[g]);
+        }
+    }
+    u64 at = warp_slot(take, tail);
+    if (take) {
+        active_own[at] = u;
+        active_ghost[at] = g;
+    }
+}
+
+// Reports for the giants whose cut edges are not read: per rank s (ghosts of s from
+// run_starts[s] on), the smallest label of a component with a listed cut edge to a ghost in
+// s's giant whose label is lower than that ghost's.
+extern "C" __global__ void cc_giant_reports(const u32 *cut_own, const u32 *cut_ghost, u64 count,
+                                            const u8 *ghost_giant, const u64 *run_starts,
+                                            u32 ranks, const u32 *parent, const u64 *comp_min,
+                                            const u64 *ghost_labels, u64 *reports) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 g = cut_ghost[i];
+    if (!ghost_giant[g]) return;
+    u64 label = comp_min[parent[cut_own[i]]];
+    if (label >= ghost_labels[g]) return;
+    u32 s = 0;
+    while (s + 1 < ranks && run_starts[s + 1] <= g) s++;
+    if (label < reports[s]) atomicMin(&reports[s], label);
+}
+
+// Each listed cut edge to a changed ghost lowers its own vertex's component label to the
+// ghost's.
 extern "C" __global__ void cc_cut_min(const u32 *cut_own, const u32 *cut_ghost, u64 count,
                                       const u8 *changed, const u32 *parent,
                                       const u64 *ghost_labels, u64 *comp_min) {
     u64 i = thread_index();
     if (i >= count || !changed[cut_ghost[i]]) return;
-    u32 root = parent[cut_own[i]];
-    u64 label = ghost_labels[cut_ghost[i]];
-    if (label < comp_min[root]) atomicMin(&comp_min[root], label);
+    lower_to(comp_min, parent[cut_own[i]], ghost_labels[cut_ghost[i]]);
 }
 
 extern "C" __global__ void cc_relabel(u32 n, const u32 *parent, const u64 *comp_min,
@@ -120,15 +209,12 @@ extern "C" __global__ void cc_relabel(u32 n, const u32 *parent, const u64 *comp_
 // components (`roots`: the local roots with a cut edge). Labels of own vertices are those in
 // first .. first + local_n; `parent` is compressed (every vertex points at its root).
 
-// The boundary components' labels.
-extern "C" __global__ void cc_boundary_labels(const u32 *roots, u64 count, const u64 *comp_min,
+// The boundary components' labels before the round's absorb: their roots' vertex labels,
+// which only `cc_relabel` changes.
+extern "C" __global__ void cc_boundary_labels(const u32 *roots, u64 count, const u64 *labels,
                                               u64 *out) {
     u64 i = thread_index();
-    if (i < count) out[i] = comp_min[roots[i]];
-}
-
-__device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
-    if (label < comp_min[root]) atomicMin(&comp_min[root], label);
+    if (i < count) out[i] = labels[roots[i]];
 }
 
 // Tree hooking: a component whose label fell from b to a lowers the component of vertex b to
@@ -211,14 +297,8 @@ extern "C" __global__ void cc_take_answers(const u64 *items, u64 count, const u3
     warp_add(lowered, fell ? 1u : 0u);
 }
 
-// The roots of the local components with a cut edge: flagged, then listed (in no particular
-// order).
-extern "C" __global__ void cc_mark_boundary(const u32 *cut_own, u64 count, const u32 *parent,
-                                            u32 *flags) {
-    u64 i = thread_index();
-    if (i < count) flags[parent[cut_own[i]]] = 1;
-}
-
+// The roots of the local components with a cut edge read: flagged by `cc_cut_first`, then
+// listed (in no particular order).
 extern "C" __global__ void cc_list_flagged(const u32 *flags, u32 n, u32 *out, u64 *count) {
     u64 v = thread_index();
     bool take = v < n && flags[v];

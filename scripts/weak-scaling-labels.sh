@@ -3,6 +3,9 @@
 # GPUs present, up to 4, or $WS_COUNTS), one rank per GPU, the same work per GPU:
 # - cc on a Kronecker graph of SCALE $WS_SCALE (26) per GPU (SCALE 26 + log2 P in all);
 # - cc on G(n, m) with n = 2^$WS_SCALE per GPU and m = 2n;
+# - BFS (1D, `--validate false`, $WS_ROOTS (16) roots) on the Kronecker graph of the cc rows:
+#   the cc time beside the search time on the same graph and GPUs (issue 31: cc should cost no
+#   more than two searches);
 # - percolation labelling, 2D site at p_c = 0.5927, L x L = $WS_L^2 (32768^2) sites per GPU:
 #   the lattice side is $WS_L sqrt(P) (46341 on 2, 65536 on 4), each slab a strip.
 # cc rows: rounds, bytes sent per rank (all rounds, mean over ranks), the labelling's median
@@ -12,14 +15,16 @@
 # the boundary merge's seconds and the most bytes one rank received in it, the cost model's bound
 # (lattice::merge::merge_cost: 2 ceil(log2 P) steps, ceil(log2 P) (3 + 10 L^(d-1)) words at
 # rank 0 in 2D), and the efficiency. Graph build and split are outside the timed labelling.
-# Runs with --verify false; `scripts/gpu-check` checks the labels. The runs go percolation,
-# Kronecker, G(n, m), each on 1, 2, 4 GPUs, within a time budget of $WS_BUDGET (115) seconds:
+# BFS rows: levels (mean over the searches), the busiest rank's MB sent per search, the median
+# search seconds, its efficiency, and cc/BFS: the Kronecker cc seconds over the search's.
+# Runs with --verify false; `scripts/gpu-check` checks the labels. The runs go Kronecker cc,
+# BFS, G(n, m), percolation, each on 1, 2, 4 GPUs, within a time budget of $WS_BUDGET (100) s:
 # a run that would pass it is stopped and the rest skipped, said so in the table (graph build
 # and the host split take most of a cc run's wall time: about 20 s at SCALE 26 on one GPU).
 #
 # Environment: TESSERA_BIN (target/release/tessera), WS_OUT (out/weak-scaling-labels),
-# WS_COUNTS, WS_SCALE, WS_L, WS_TRIALS, WS_SAMPLES, WS_PARTS ("percolation kron gnm"),
-# WS_BUDGET.
+# WS_COUNTS, WS_SCALE, WS_L, WS_TRIALS, WS_SAMPLES, WS_ROOTS, WS_PARTS ("kron bfs gnm
+# percolation"), WS_BUDGET.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -30,8 +35,9 @@ scale=${WS_SCALE:-26}
 side=${WS_L:-32768}
 trials=${WS_TRIALS:-3}
 samples=${WS_SAMPLES:-5}
-budget=${WS_BUDGET:-115}
-read -r -a parts <<<"${WS_PARTS:-percolation kron gnm}"
+roots=${WS_ROOTS:-16}
+budget=${WS_BUDGET:-100}
+read -r -a parts <<<"${WS_PARTS:-kron bfs gnm percolation}"
 [[ -x $bin ]] || { echo "error: no binary at $bin (build with cargo build --release)" >&2; exit 1; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 ((gpus > 0)) || { echo "error: nvidia-smi lists no GPU" >&2; exit 1; }
@@ -78,6 +84,10 @@ for part in "${parts[@]}"; do
                 --p 0.5927 --samples "$samples"
             ;;
         kron) run "kron-np$np" "$np" cc --scale $((scale + $(log2 "$np"))) "${cc_args[@]}" ;;
+        bfs)
+            run "bfs-np$np" "$np" bfs --scale $((scale + $(log2 "$np"))) --roots "$roots" \
+                --validate false
+            ;;
         gnm)
             run "gnm-np$np" "$np" cc --generator erdos-renyi --vertices "$n" --edges $((2 * n)) \
                 "${cc_args[@]}"
@@ -88,7 +98,7 @@ done
 python3 - "$out" "${runs[@]}" <<'PY' || status=1
 import math, sys, h5py, numpy as np
 out, runs = sys.argv[1], sys.argv[2:]
-base = {}
+base, cc_seconds = {}, {}
 print(f"{'run':<18} {'gpus':>4} {'rounds':>6} {'MB/rank':>9} {'s':>9} {'eff':>5}  phases (s)")
 for run in runs:
     name, np_ = run.split(":")
@@ -108,12 +118,25 @@ for run in runs:
             print(f"{name:<18} {ranks:>4} {2 * levels:>6} {merge_mb:>9.3f} {t:>9.4f} {base[kind] / t:>5.2f}"
                   f"  {ns:.4f} ns/site; merge {merge_s:.5f} s (slowest rank, waits included),"
                   f" model bound {model_mb:.3f} MB")
+        elif kind == "bfs":
+            b = f["bfs"]
+            t = float(np.median(b["time"][:]))
+            levels = float(np.mean(b["num_levels"][:]))
+            mb = float(b.attrs["bytes_sent_per_rank_per_search"]) / 1e6
+            base.setdefault(kind, t)
+            cc = cc_seconds.get(ranks)
+            ratio = f"cc/bfs {cc / t:.2f}" if cc else "cc/bfs -"
+            print(f"{name:<18} {ranks:>4} {levels:>6.1f} {mb:>9.1f} {t:>9.4f} {base[kind] / t:>5.2f}"
+                  f"  {ratio} (median search of {len(b['time'])}, --validate false;"
+                  f" {float(b.attrs['bfs  harmonic_mean_TEPS']):.3e} TEPS)")
         else:
             c = f["cc"]
             t = float(c.attrs["cc_seconds"])
             mb = float(np.sum(c["rounds/bytes"][:])) / ranks / 1e6
             rounds = len(c["rounds/changed"])
             base.setdefault(kind, t)
+            if kind == "kron":
+                cc_seconds[ranks] = t
             ph = " ".join(f"{p}={float(c.attrs[p + '_seconds']):.4f}"
                           for p in ["local", "refresh", "absorb", "hook", "shortcut", "relabel"])
             print(f"{name:<18} {ranks:>4} {rounds:>6} {mb:>9.1f} {t:>9.4f} {base[kind] / t:>5.2f}  {ph}"

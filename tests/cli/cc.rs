@@ -300,3 +300,41 @@ fn graphs_that_defeat_label_propagation_take_few_rounds() {
         }
     }
 }
+
+/// Giants joined before the rounds skip the cut edges between them (src/graph/components), so
+/// their labels must follow a fall they have no edge to. At 3 ranks (blocks of 64): each rank
+/// holds a path (its giant: 1..=63, 64..=127, 128..=191), the paths joined by cut edges; vertex
+/// 0, alone on rank 0, hangs on rank 1's giant only. Rank 1's giant falls to 0 (on vertex 0's
+/// report: the giant does not read its own cut edges) and rank 0's with it; rank 2's giant
+/// reads no cut edge and must still end with label 0. Every rank count gives one component
+/// labelled 0.
+#[test]
+fn joined_giants_follow_a_fall_they_have_no_edge_to() {
+    let dir = test_dir("cc_joined_giants");
+    let mut edges: Vec<(u64, u64)> = Vec::new();
+    for (first, last) in [(1, 63), (64, 127), (128, 191)] {
+        edges.extend((first + 1..=last).map(|v| (v - 1, v)));
+    }
+    for k in 0..10 {
+        edges.extend([(1 + 2 * k, 64 + 2 * k), (2 + 2 * k, 128 + 2 * k)]);
+        edges.push((65 + 2 * k, 129 + 2 * k));
+    }
+    edges.push((0, 100));
+    let mut text = format!("# tessera edge list: vertices 192 edges {}\n", edges.len());
+    for (u, v) in &edges {
+        text.push_str(&format!("{u} {v}\n"));
+    }
+    let file = dir.join("giants.el");
+    std::fs::write(&file, text).unwrap();
+    let truth = union_find_labels(192, &edges);
+    assert!(truth.iter().all(|&l| l == 0), "one component");
+    for np in [2, 3, 4] {
+        let h5 = cc(
+            np,
+            &dir,
+            &format!("giants-np{np}"),
+            &["--input", file.to_str().unwrap()],
+        );
+        check(&h5, &truth, &format!("joined giants np {np}"));
+    }
+}

@@ -30,13 +30,31 @@ pub struct CpuLabeller<'a> {
     ghost_labels: Vec<u64>,
     /// Per ghost, whether its label came in this round.
     changed_ghosts: Vec<bool>,
-    /// Per entry of the ghost plan, the label last sent (u64::MAX: none yet).
+    /// Per entry of the ghost plan, the label last sent (`NONE_SENT`, or `IN_GIANT`: never).
     sent: Vec<u64>,
-    /// The roots of the local components with a cut edge, and their labels before the
+    /// The root of this rank's giant local component (`skip_giants`).
+    giant: Option<u32>,
+    /// Per ghost: `SAME_GIANT` (in a joined giant), `OTHER_GIANT` or 0 (no giant).
+    ghost_giant: Vec<u8>,
+    /// Per rank, its giant's label to hand its giant's ghosts, and the label last handed.
+    giant_labels: Vec<u64>,
+    handed: Vec<u64>,
+    /// The cut edges read (indices): all but the giant's (except to a giant of another class)
+    /// and those the mask drops; listed at the first absorb after `link_local`.
+    active: Option<Vec<u32>>,
+    /// The roots of the local components with a cut edge read, and their labels before the
     /// round's cut edges were absorbed.
     boundary: Vec<u32>,
     before: Vec<u64>,
 }
+
+/// `sent` entries: nothing sent yet, or an own vertex in the giant (never sent).
+const NONE_SENT: u64 = u64::MAX;
+const IN_GIANT: u64 = u64::MAX - 1;
+/// `ghost_giant` values: a ghost in the giant of a rank whose giant is joined to this rank's,
+/// or of another.
+pub(super) const SAME_GIANT: u8 = 2;
+pub(super) const OTHER_GIANT: u8 = 1;
 
 impl<'a> CpuLabeller<'a> {
     /// `first`: the global id of the rank's first vertex.
@@ -51,7 +69,12 @@ impl<'a> CpuLabeller<'a> {
             comp_min: (0..n).map(|_| AtomicU64::new(0)).collect(),
             ghost_labels: vec![u64::MAX; rows.ghosts.ids.len()],
             changed_ghosts: vec![false; rows.ghosts.ids.len()],
-            sent: vec![u64::MAX; rows.ghosts.send_local.len()],
+            sent: vec![NONE_SENT; rows.ghosts.send_local.len()],
+            giant: None,
+            ghost_giant: vec![0; rows.ghosts.ids.len()],
+            giant_labels: Vec::new(),
+            handed: Vec::new(),
+            active: None,
             boundary: Vec::new(),
             before: Vec::new(),
         }
@@ -77,18 +100,52 @@ impl<'a> CpuLabeller<'a> {
         label < self.comp_min[root].fetch_min(label, Relaxed)
     }
 
-    /// The roots of the local components with a cut edge (ascending).
-    fn boundary_roots(&self) -> Vec<u32> {
-        let parent = &self.parent;
-        let mut roots: Vec<u32> = self
-            .rows
-            .cut_own
+    /// The cut edges to read: all but those of the giant (except to a ghost in a giant of
+    /// another class), and those the mask drops.
+    fn active_edges(&self) -> Vec<u32> {
+        let (rows, parent, kinds, mask) = (self.rows, &self.parent, &self.ghost_giant, self.mask);
+        let giant = self.giant.unwrap_or(u32::MAX);
+        (0..rows.cut_own.len() as u32)
+            .into_par_iter()
+            .filter(|&i| {
+                let (u, g) = (rows.cut_own[i as usize], rows.cut_ghost[i as usize]);
+                let unread =
+                    parent[u as usize].load(Relaxed) == giant && kinds[g as usize] != OTHER_GIANT;
+                !unread && mask.is_none_or(|m| m.cut[i as usize])
+            })
+            .collect()
+    }
+
+    /// The roots of the local components with a cut edge read (ascending).
+    fn boundary_roots(&self, active: &[u32]) -> Vec<u32> {
+        let (parent, cut_own) = (&self.parent, &self.rows.cut_own);
+        let mut roots: Vec<u32> = active
             .par_iter()
-            .map(|&u| parent[u as usize].load(Relaxed))
+            .map(|&i| parent[cut_own[i as usize] as usize].load(Relaxed))
             .collect();
         roots.par_sort_unstable();
         roots.dedup();
         roots
+    }
+
+    /// Hand the ghosts in giants their owners' giant labels where these changed.
+    fn hand_giant_labels(&mut self) {
+        let mut at = 0;
+        for (s, &count) in self.rows.ghosts.recv_counts.iter().enumerate() {
+            let run = at..at + count;
+            at += count;
+            let label = self.giant_labels.get(s).copied().unwrap_or(u64::MAX);
+            if label == u64::MAX || self.handed[s] == label {
+                continue;
+            }
+            self.handed[s] = label;
+            self.ghost_labels[run.clone()]
+                .par_iter_mut()
+                .zip(&mut self.changed_ghosts[run.clone()])
+                .zip(&self.ghost_giant[run])
+                .filter(|(_, &kind)| kind != 0)
+                .for_each(|((ghost, changed), _)| (*ghost, *changed) = (label, true));
+        }
     }
 }
 
@@ -155,8 +212,10 @@ impl Labeller for CpuLabeller<'_> {
                 *label = first + u64::from(root);
                 min.store(*label, Relaxed);
             });
-        self.sent.par_iter_mut().for_each(|s| *s = u64::MAX);
-        self.boundary = self.boundary_roots();
+        self.sent.par_iter_mut().for_each(|s| *s = NONE_SENT);
+        self.ghost_giant.par_iter_mut().for_each(|k| *k = 0);
+        (self.giant, self.active) = (None, None);
+        self.giant_labels.clear();
         Ok(())
     }
 
@@ -178,7 +237,7 @@ impl Labeller for CpuLabeller<'_> {
                     .zip(&mut self.sent[run])
                     .filter_map(|((&u, &target), sent)| {
                         let label = labels[u as usize];
-                        (std::mem::replace(sent, label) != label)
+                        (*sent != IN_GIANT && std::mem::replace(sent, label) != label)
                             .then_some(Pair(u64::from(target), label))
                     }),
             );
@@ -187,29 +246,37 @@ impl Labeller for CpuLabeller<'_> {
         }
         let received = world.alltoallv(&send, &counts)?;
         self.changed_ghosts.par_iter_mut().for_each(|c| *c = false);
+        self.hand_giant_labels();
+        // A ghost a label came for is not in a giant (the first refresh sends all others).
         for p in received {
             self.ghost_labels[p.0 as usize] = p.1;
             self.changed_ghosts[p.0 as usize] = true;
+            self.ghost_giant[p.0 as usize] = 0;
         }
         Ok(16 * send.len() as u64)
     }
 
     fn absorb_cut_edges(&mut self) -> Result<()> {
+        if self.active.is_none() {
+            let active = self.active_edges();
+            self.boundary = self.boundary_roots(&active);
+            self.active = Some(active);
+        }
         self.before = self
             .boundary
             .par_iter()
             .map(|&r| self.comp_min[r as usize].load(Relaxed))
             .collect();
         let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
-        let (ghost_labels, changed, mask) = (&self.ghost_labels, &self.changed_ghosts, self.mask);
+        let (ghost_labels, changed) = (&self.ghost_labels, &self.changed_ghosts);
+        let active = self.active.as_deref().unwrap_or_default();
         // Only cut edges to ghosts whose label changed: what the others gave is already in
         // `comp_min`, which only falls.
-        rows.cut_own
+        active
             .par_iter()
-            .zip(rows.cut_ghost.par_iter())
-            .enumerate()
-            .filter(|&(i, (_, &g))| changed[g as usize] && mask.is_none_or(|m| m.cut[i]))
-            .for_each(|(_, (&u, &g))| {
+            .map(|&i| (rows.cut_own[i as usize], rows.cut_ghost[i as usize]))
+            .filter(|&(_, g)| changed[g as usize])
+            .for_each(|(u, g)| {
                 let (root, label) = (parent[u as usize].load(Relaxed), ghost_labels[g as usize]);
                 let min = &min[root as usize];
                 // A read first: most edges lower nothing, and a failed fetch_min still writes.
@@ -309,5 +376,71 @@ impl Labeller for CpuLabeller<'_> {
     fn lower_component(&mut self, root: u32, label: u64) -> Result<()> {
         self.comp_min[root as usize].fetch_min(label, Relaxed);
         Ok(())
+    }
+
+    fn root_label(&mut self, root: u32) -> Result<u64> {
+        Ok(self.comp_min[root as usize].load(Relaxed))
+    }
+
+    fn skip_giants(&mut self, root: Option<u32>, joined: &[bool], labels: &[u64]) -> Result<()> {
+        self.giant = root;
+        if let Some(root) = root {
+            let parent = &self.parent;
+            self.sent
+                .par_iter_mut()
+                .zip(&self.rows.ghosts.send_local)
+                .filter(|(_, &u)| parent[u as usize].load(Relaxed) == root)
+                .for_each(|(sent, _)| *sent = IN_GIANT);
+        }
+        let mut at = 0;
+        for (s, &count) in self.rows.ghosts.recv_counts.iter().enumerate() {
+            let kind = match (labels[s], joined[s]) {
+                (u64::MAX, _) => 0,
+                (_, true) => SAME_GIANT,
+                (_, false) => OTHER_GIANT,
+            };
+            self.ghost_giant[at..at + count].fill(kind);
+            at += count;
+        }
+        self.giant_labels = labels.to_vec();
+        self.handed = vec![u64::MAX; labels.len()];
+        Ok(())
+    }
+
+    fn giant_labels(&mut self, labels: &[u64]) {
+        self.giant_labels = labels.to_vec();
+    }
+
+    fn giant_reports(&mut self) -> Result<Vec<u64>> {
+        let recv = &self.rows.ghosts.recv_counts;
+        let ranks = recv.len();
+        let starts = crate::comm::run_starts(recv);
+        let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
+        let (kinds, ghost_labels) = (&self.ghost_giant, &self.ghost_labels);
+        let active = self.active.as_deref().unwrap_or_default();
+        Ok(active
+            .par_iter()
+            .map(|&i| {
+                (
+                    rows.cut_own[i as usize],
+                    rows.cut_ghost[i as usize] as usize,
+                )
+            })
+            .filter(|&(_, g)| kinds[g] != 0)
+            .fold(
+                || vec![u64::MAX; ranks],
+                |mut reports, (u, g)| {
+                    let label = min[parent[u as usize].load(Relaxed) as usize].load(Relaxed);
+                    if label < ghost_labels[g] {
+                        let owner = starts.partition_point(|&s| s <= g) - 1;
+                        reports[owner] = reports[owner].min(label);
+                    }
+                    reports
+                },
+            )
+            .reduce(
+                || vec![u64::MAX; ranks],
+                |a, b| a.iter().zip(&b).map(|(x, y)| *x.min(y)).collect(),
+            ))
     }
 }

@@ -4,6 +4,7 @@
 //! shortcut queries put into runs by owner (`OwnerBuckets`), and all of them travel GPU to GPU
 //! through the exchange layer (NCCL, or staged through MPI); the host sees only counts.
 
+use super::cpu::{OTHER_GIANT, SAME_GIANT};
 use super::{most_frequent, Labeller, SAMPLE_VERTICES};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::{run_starts, GpuTransport, Op, World};
@@ -31,7 +32,27 @@ struct SendPlan {
     incoming: CudaSlice<u64>,
 }
 
-/// The boundary components (local roots with a cut edge) and the buffers of their steps.
+/// The giant's skip across ranks (`Labeller::skip_giants`).
+struct GiantSkip {
+    /// This rank's giant root (u32::MAX: none).
+    root: u32,
+    /// Per ghost: `SAME_GIANT`, `OTHER_GIANT` or 0 (as on the CPU).
+    ghost_giant: CudaSlice<u8>,
+    /// Per rank, its giant's label to hand its giant's ghosts, and the label last handed.
+    labels: Vec<u64>,
+    handed: Vec<u64>,
+    /// Whether a ghost is in a giant of another class (the giant's edges to it are read).
+    any_other: u32,
+    /// Where each rank's ghosts start (for `cc_giant_reports`).
+    run_starts: CudaSlice<u64>,
+    /// The cut edges read (all but the giant's, except to a giant of another class), listed
+    /// at the first absorb after the local step (`active`: how many, None before).
+    active_own: CudaSlice<u32>,
+    active_ghost: CudaSlice<u32>,
+    active: Option<u64>,
+}
+
+/// The boundary components (local roots with a cut edge read) and the buffers of their steps.
 struct Boundary {
     roots: CudaSlice<u32>,
     count: u64,
@@ -61,6 +82,7 @@ pub struct GpuLabeller<'a> {
     ghost_labels: CudaSlice<u64>,
     /// Per ghost, whether its label came in this round.
     changed_ghosts: CudaSlice<u8>,
+    giants: GiantSkip,
     boundary: Boundary,
     /// A counter the kernels add to (changes, slots).
     counter: CudaSlice<u64>,
@@ -76,15 +98,17 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         false => 0,
     };
     // Boundary components: at most one per vertex, with flags, roots and four u64 buffers.
+    // Cut edges, twice (all, and those read).
     edges
-        + 8 * rows.cut_own.len() as u64
+        + 16 * rows.cut_own.len() as u64
         + (4 + 8 + 8) * n
         + (4 + 4 + 4 * 8) * n
         + (4 + 4 + 8 + 8) * rows.ghosts.send_local.len() as u64
-        + (8 + 8 + 1) * rows.ghosts.ids.len() as u64
+        + (8 + 8 + 1 + 1) * rows.ghosts.ids.len() as u64
 }
 
-const KERNELS: [&str; 18] = [
+const KERNELS: [&str; 22] = [
+    "cc_giant_reports",
     "cc_init",
     "cc_link_nth",
     "cc_link_rest",
@@ -94,6 +118,10 @@ const KERNELS: [&str; 18] = [
     "cc_send_changed",
     "cc_receive_labels",
     "cc_cut_min",
+    "cc_cut_first",
+    "cc_mark_giant_sends",
+    "cc_fill_kind",
+    "cc_giant_ghosts",
     "cc_relabel",
     "cc_boundary_labels",
     "cc_hooks",
@@ -101,7 +129,6 @@ const KERNELS: [&str; 18] = [
     "cc_queries",
     "cc_answer",
     "cc_take_answers",
-    "cc_mark_boundary",
     "cc_list_flagged",
 ];
 
@@ -186,6 +213,17 @@ impl<'a> GpuLabeller<'a> {
             comp_min: gpu.zeros("component labels", n)?,
             ghost_labels: gpu.zeros("ghost labels", ghosts.ids.len())?,
             changed_ghosts: gpu.zeros("changed ghosts", ghosts.ids.len())?,
+            giants: GiantSkip {
+                root: u32::MAX,
+                ghost_giant: gpu.zeros("ghosts in giants", ghosts.ids.len())?,
+                labels: Vec::new(),
+                handed: Vec::new(),
+                any_other: 0,
+                run_starts: gpu.zeros("ghost runs", world.size())?,
+                active_own: gpu.zeros("cut edges read", rows.cut_own.len())?,
+                active_ghost: gpu.zeros("cut edges read", rows.cut_own.len())?,
+                active: None,
+            },
             boundary,
             counter: gpu.zeros("counter", 1)?,
             kernels,
@@ -210,21 +248,31 @@ impl<'a> GpuLabeller<'a> {
         Ok(most_frequent(self.roots_of(&sample)?).unwrap_or(0))
     }
 
-    /// List the boundary components on the device and size their buffers.
-    fn list_boundary(&mut self) -> Result<()> {
+    /// The first absorb after the local step, over all cut edges: list those to read from now
+    /// on (all but those between joined giants), absorb them, and list the boundary components
+    /// (the roots of their own ends) and size their buffers.
+    fn absorb_first(&mut self) -> Result<()> {
         let cuts = self.rows.cut_own.len() as u64;
         let (gpu, n) = (self.gpu, self.n);
-        self.boundary.count = 0;
-        if cuts == 0 {
-            return Ok(());
-        }
         let mut flags = gpu.zeros::<u32>("boundary flags", n as usize)?;
-        gpu.launch(&self.kernels["cc_mark_boundary"], grid(cuts), |a| {
+        let k = &mut self.giants;
+        gpu.launch(&self.kernels["cc_cut_first"], grid(cuts), |a| {
             a.arg(&self.cut_own)
+                .arg(&self.cut_ghost)
                 .arg(&cuts)
+                .arg(&k.ghost_giant)
+                .arg(&k.root)
+                .arg(&k.any_other)
+                .arg(&self.changed_ghosts)
                 .arg(&self.parent)
-                .arg(&mut flags);
+                .arg(&self.ghost_labels)
+                .arg(&mut self.comp_min)
+                .arg(&mut flags)
+                .arg(&mut k.active_own)
+                .arg(&mut k.active_ghost)
+                .arg(&mut self.counter);
         })?;
+        self.giants.active = Some(self.take_counter()?);
         gpu.launch(&self.kernels["cc_list_flagged"], grid(n.into()), |a| {
             a.arg(&flags)
                 .arg(&n)
@@ -238,6 +286,30 @@ impl<'a> GpuLabeller<'a> {
         b.items = gpu.zeros("boundary messages", count as usize)?;
         b.bucketed = gpu.zeros("boundary messages", count as usize)?;
         b.replies = gpu.zeros("boundary replies", count as usize)?;
+        Ok(())
+    }
+
+    /// Hand the ghosts in giants their owners' giant labels where these changed.
+    fn hand_giant_labels(&mut self) -> Result<()> {
+        let at = run_starts(&self.rows.ghosts.recv_counts);
+        let k = &mut self.giants;
+        for (s, (&from, &count)) in at.iter().zip(&self.rows.ghosts.recv_counts).enumerate() {
+            let label = k.labels.get(s).copied().unwrap_or(u64::MAX);
+            if label == u64::MAX || k.handed[s] == label || count == 0 {
+                continue;
+            }
+            k.handed[s] = label;
+            let (from, to) = (from as u64, (from + count) as u64);
+            self.gpu
+                .launch(&self.kernels["cc_giant_ghosts"], grid(count as u64), |a| {
+                    a.arg(&k.ghost_giant)
+                        .arg(&from)
+                        .arg(&to)
+                        .arg(&label)
+                        .arg(&mut self.ghost_labels)
+                        .arg(&mut self.changed_ghosts);
+                })?;
+        }
         Ok(())
     }
 
@@ -296,7 +368,10 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.comp_min);
         })?;
         gpu.clear("the labels sent", &mut self.plan.sent)?;
-        self.list_boundary()?;
+        let k = &mut self.giants;
+        gpu.clear("the ghosts in giants", &mut k.ghost_giant)?;
+        (k.root, k.active, self.boundary.count) = (u32::MAX, None, 0);
+        k.labels.clear();
         gpu.sync("cc local labelling")
     }
 
@@ -335,11 +410,14 @@ impl Labeller for GpuLabeller<'_> {
             .alltoallv_runs(&p.out, (&at, &counts), &mut p.incoming)?;
         let total = received.iter().sum::<usize>() as u64;
         gpu.clear("the changed ghosts", &mut self.changed_ghosts)?;
+        self.hand_giant_labels()?;
+        let p = &self.plan;
         gpu.launch(&self.kernels["cc_receive_labels"], grid(total), |a| {
             a.arg(&p.incoming)
                 .arg(&total)
                 .arg(&mut self.ghost_labels)
-                .arg(&mut self.changed_ghosts);
+                .arg(&mut self.changed_ghosts)
+                .arg(&mut self.giants.ghost_giant);
         })?;
         Ok(8 * counts.iter().sum::<usize>() as u64)
     }
@@ -350,21 +428,28 @@ impl Labeller for GpuLabeller<'_> {
         if cuts == 0 {
             return Ok(());
         }
+        match self.giants.active {
+            None => self.absorb_first()?,
+            Some(active) => {
+                let k = &self.giants;
+                gpu.launch(&self.kernels["cc_cut_min"], grid(active), |a| {
+                    a.arg(&k.active_own)
+                        .arg(&k.active_ghost)
+                        .arg(&active)
+                        .arg(&self.changed_ghosts)
+                        .arg(&self.parent)
+                        .arg(&self.ghost_labels)
+                        .arg(&mut self.comp_min);
+                })?;
+            }
+        }
+        // Before the absorb: the roots' vertex labels, which only `relabel` changes.
         let b = &mut self.boundary;
         gpu.launch(&self.kernels["cc_boundary_labels"], grid(b.count), |a| {
             a.arg(&b.roots)
                 .arg(&b.count)
-                .arg(&self.comp_min)
+                .arg(&self.labels)
                 .arg(&mut b.before);
-        })?;
-        gpu.launch(&self.kernels["cc_cut_min"], grid(cuts), |a| {
-            a.arg(&self.cut_own)
-                .arg(&self.cut_ghost)
-                .arg(&cuts)
-                .arg(&self.changed_ghosts)
-                .arg(&self.parent)
-                .arg(&self.ghost_labels)
-                .arg(&mut self.comp_min);
         })
     }
 
@@ -491,5 +576,80 @@ impl Labeller for GpuLabeller<'_> {
             .stream
             .memcpy_htod(&[label], &mut self.comp_min.slice_mut(at..at + 1))
             .map_err(|e| crate::device::gpu_error("lower a component label", e))
+    }
+
+    fn root_label(&mut self, root: u32) -> Result<u64> {
+        let at = root as usize;
+        let mut out = [0u64];
+        self.gpu
+            .stream
+            .memcpy_dtoh(&self.comp_min.slice(at..at + 1), &mut out)
+            .map_err(|e| crate::device::gpu_error("read a component label", e))?;
+        self.gpu.sync("cc giant label")?;
+        Ok(out[0])
+    }
+
+    fn skip_giants(&mut self, root: Option<u32>, joined: &[bool], labels: &[u64]) -> Result<()> {
+        let gpu = self.gpu;
+        let k = &mut self.giants;
+        k.root = root.unwrap_or(u32::MAX);
+        let sends = self.rows.ghosts.send_local.len() as u64;
+        if root.is_some() && sends > 0 {
+            gpu.launch(&self.kernels["cc_mark_giant_sends"], grid(sends), |a| {
+                a.arg(&self.plan.send_local)
+                    .arg(&sends)
+                    .arg(&self.parent)
+                    .arg(&k.root)
+                    .arg(&mut self.plan.sent);
+            })?;
+        }
+        let recv = &self.rows.ghosts.recv_counts;
+        let starts: Vec<u64> = run_starts(recv).iter().map(|&s| s as u64).collect();
+        k.run_starts = gpu.upload("ghost runs", &starts)?;
+        k.any_other = 0;
+        for (s, (&from, &count)) in run_starts(recv).iter().zip(recv).enumerate() {
+            let kind: u8 = match (labels[s], joined[s]) {
+                (u64::MAX, _) => continue,
+                (_, true) => SAME_GIANT,
+                (_, false) => OTHER_GIANT,
+            };
+            k.any_other |= u32::from(kind == OTHER_GIANT && count > 0);
+            let (from, to) = (from as u64, (from + count) as u64);
+            if count > 0 {
+                gpu.launch(&self.kernels["cc_fill_kind"], grid(count as u64), |a| {
+                    a.arg(&mut k.ghost_giant).arg(&from).arg(&to).arg(&kind);
+                })?;
+            }
+        }
+        k.labels = labels.to_vec();
+        k.handed = vec![u64::MAX; labels.len()];
+        Ok(())
+    }
+
+    fn giant_labels(&mut self, labels: &[u64]) {
+        self.giants.labels = labels.to_vec();
+    }
+
+    fn giant_reports(&mut self) -> Result<Vec<u64>> {
+        let (gpu, ranks) = (self.gpu, self.ranks);
+        let none = vec![u64::MAX; ranks];
+        let Some(active) = self.giants.active else {
+            return Ok(none);
+        };
+        let mut reports = gpu.upload("giant reports", &none)?;
+        let (k, ranks32) = (&self.giants, ranks as u32);
+        gpu.launch(&self.kernels["cc_giant_reports"], grid(active), |a| {
+            a.arg(&k.active_own)
+                .arg(&k.active_ghost)
+                .arg(&active)
+                .arg(&k.ghost_giant)
+                .arg(&k.run_starts)
+                .arg(&ranks32)
+                .arg(&self.parent)
+                .arg(&self.comp_min)
+                .arg(&self.ghost_labels)
+                .arg(&mut reports);
+        })?;
+        gpu.download("giant reports", &reports, ranks)
     }
 }

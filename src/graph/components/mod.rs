@@ -11,11 +11,18 @@
 //! being a pointer to the vertex of that id (label(x) <= x always, so the pointers form a
 //! forest whose roots label themselves). First, Afforest's giant-component skip across ranks
 //! (`join_giants`): each rank's giant local component takes the smallest label of the giants
-//! found joined to it, so its many boundary vertices send one label, not one per round. Then
-//! rounds, every step of them on the device that holds the labels (the GPU's exchanges go GPU
-//! to GPU through `comm::gpu`, NCCL or staged MPI):
+//! found joined to it. From then on the giants' vertices are never refreshed one by one (the
+//! giant's label, one per rank, stands for all of them at their ghosts) and the giants' cut
+//! edges are not read (most of a Kronecker graph's cut edges), but those to a giant of
+//! another class: an edge to a joined giant joins two vertices known to be in one component,
+//! and an edge to a vertex outside the giants is read from that vertex's side, which reports
+//! the labels below the giant's it holds. After each round's steps each giant takes the
+//! smallest label reported for it, then the smallest among its class (`sync_giants`), so the
+//! unread edges join equal labels in the end.
+//! Then rounds, every step of them on the device that holds the labels (the GPU's exchanges
+//! go GPU to GPU through `comm::gpu`, NCCL or staged MPI):
 //! - refresh: each owner sends the labels of its vertices that other ranks hold as ghosts,
-//!   only those that changed since it last sent them, as (ghost, label);
+//!   only those that changed since it last sent them, as (ghost, label), its giant's apart;
 //! - hooking on edges: each local component takes the smallest label over its cut edges to
 //!   ghosts whose label came in;
 //! - tree hooking: a component whose label fell from L to m sends (L, m) to L's owner, which
@@ -23,10 +30,13 @@
 //! - shortcutting: each component with a cut edge asks the owner of its label L for L's own
 //!   label and takes it, repeated until no component anywhere changes.
 //!
-//! Rounds end when no label changes anywhere. Then every cut edge joins equal labels and every
-//! label labels itself, so a component's label is a vertex that labels itself; the smallest
-//! vertex of the component does (its label is at most itself and in its component), hence
-//! every label is the component's smallest id. Hooking and shortcutting bound the rounds by
+//! Rounds end when no label changes anywhere. Then every cut edge read joins equal labels
+//! (each saw the other end's last label), and so does every skipped one (joined giants'
+//! labels are equal after the sync; a giant is at most the label of every component across
+//! its unread edges, since that component reported any lower one, and at least it, since the
+//! component read the giant's label over the same edge), so all vertices of a component share one label; a label
+//! is always a vertex of the component and at most the vertex it labels, so that of the
+//! component's smallest vertex, hence all, is the component's smallest id. Hooking and shortcutting bound the rounds by
 //! the logarithm of the component graph's diameter, where min-label propagation alone needs
 //! the diameter itself (57 rounds on a sparse G(n, m) at 2 ranks before).
 
@@ -72,6 +82,23 @@ pub trait Labeller {
     /// Lower the label of the local component rooted at `root` to `label` (not yet handed to
     /// its vertices: `relabel` does that).
     fn lower_component(&mut self, root: u32, label: u64) -> Result<()>;
+    /// The label of the local component rooted at `root`.
+    fn root_label(&mut self, root: u32) -> Result<u64>;
+    /// Afforest's skip across ranks, after `join_giants` (before the first refresh): `root` is
+    /// this rank's giant local component, `joined[s]` whether rank s's giant is joined to it,
+    /// `labels[s]` rank s's giant label (u64::MAX: none). Own vertices in the giant are never
+    /// refreshed (their giant's label, `giant_labels`, stands for them at the ghosts), and the
+    /// first refresh sends every other: a ghost no label came for is in its owner's giant.
+    /// Cut edges from the giant to a ghost in a joined giant are skipped from the first
+    /// absorb on (both ends are in one component; `sync_giants` keeps their labels equal).
+    fn skip_giants(&mut self, root: Option<u32>, joined: &[bool], labels: &[u64]) -> Result<()>;
+    /// Each rank's giant label after the round: the ghosts in giants take them at the next
+    /// refresh.
+    fn giant_labels(&mut self, labels: &[u64]);
+    /// Per rank s, the smallest label of this rank's components below the label of a ghost in
+    /// s's giant they have a cut edge to (u64::MAX: none). The giant does not read its cut
+    /// edges to them (`skip_giants`): these reports lower it instead (`sync_giants`).
+    fn giant_reports(&mut self) -> Result<Vec<u64>>;
 }
 
 /// Vertices whose roots are sampled to find the giant component.
@@ -92,17 +119,90 @@ pub fn most_frequent(values: Vec<u32>) -> Option<u32> {
 /// Cut edges probed per rank for the ghosts of its giant component.
 const GIANT_PROBES: usize = 64;
 
+/// The giants joined before the rounds: this rank's giant root and each rank's class (the
+/// smallest rank whose giant is joined to its).
+struct Giants {
+    root: Option<u32>,
+    class: Vec<usize>,
+}
+
+impl Giants {
+    /// Each rank's label lowered to the smallest over its class (`labels[s]`: rank s's).
+    fn class_minima(&self, labels: &[u64]) -> Vec<u64> {
+        let class = &self.class;
+        (0..class.len())
+            .map(|r| {
+                (0..class.len())
+                    .filter(|&s| class[s] == class[r])
+                    .map(|s| labels[s])
+                    .min()
+                    .unwrap_or(u64::MAX)
+            })
+            .collect()
+    }
+}
+
 /// Afforest's giant-component skip across ranks: before the rounds, each rank's giant local
 /// component takes the smallest label of the giants joined to it. Giants found joined (a
 /// probed cut edge from one to a vertex of another, asked of its owner) are in one component,
-/// so the label is a valid pointer; the giant's many boundary vertices then send their label
-/// once, already the one it ends with on the graphs that have a giant, instead of once per
-/// round it falls. Collective; returns how many ranks' giants took a smaller label.
-fn join_giants(world: &World, part: &Block1D, labeller: &mut dyn Labeller) -> Result<u64> {
+/// so the label is a valid pointer; the giants' boundary vertices are then never refreshed
+/// and the cut edges between joined giants never read (`Labeller::skip_giants`), their
+/// labels kept equal by `sync_giants` each round. Collective; returns how many ranks' giants
+/// took a smaller label, and the classes.
+fn join_giants(
+    world: &World,
+    part: &Block1D,
+    labeller: &mut dyn Labeller,
+) -> Result<(u64, Giants)> {
     let ranks = world.size();
     let giant = labeller.giant()?;
     let none = u64::MAX;
     let giants = world.allgather(giant.map_or(none, |g| part.global(g as usize)));
+    let pairs = probe_giants(world, part, labeller, giant, &giants)?;
+    let mut class: Vec<usize> = (0..ranks).collect();
+    fn find(class: &mut [usize], mut r: usize) -> usize {
+        while class[r] != r {
+            class[r] = class[class[r]];
+            r = class[r];
+        }
+        r
+    }
+    for pair in world.allgatherv(&pairs)? {
+        let (a, b) = (
+            find(&mut class, pair as usize / ranks),
+            find(&mut class, pair as usize % ranks),
+        );
+        class[a.max(b)] = a.min(b);
+    }
+    let class: Vec<usize> = (0..ranks).map(|r| find(&mut class, r)).collect();
+    let me = world.rank();
+    let joined: Vec<bool> = (0..ranks)
+        .map(|s| s != me && class[s] == class[me])
+        .collect();
+    let giants_now = Giants { root: giant, class };
+    let labels = giants_now.class_minima(&giants);
+    let lowered = match giant {
+        Some(g) if labels[me] < giants[me] => {
+            labeller.lower_component(g, labels[me])?;
+            1
+        }
+        _ => 0,
+    };
+    labeller.skip_giants(giant, &joined, &labels)?;
+    labeller.relabel()?;
+    Ok((world.allreduce(lowered, Op::Sum), giants_now))
+}
+
+/// Probe up to `GIANT_PROBES` cut edges of this rank's giant at the ghosts' owners (collective):
+/// the pairs of ranks (me * ranks + owner) whose giants an edge joins.
+fn probe_giants(
+    world: &World,
+    part: &Block1D,
+    labeller: &mut dyn Labeller,
+    giant: Option<u32>,
+    giants: &[u64],
+) -> Result<Vec<u64>> {
+    let ranks = world.size();
     let rows = labeller.rows();
     let cuts = rows.cut_own.len();
     let probes = GIANT_PROBES.min(cuts);
@@ -137,35 +237,39 @@ fn join_giants(world: &World, part: &Block1D, labeller: &mut dyn Labeller) -> Re
         .collect();
     pairs.sort_unstable();
     pairs.dedup();
-    let mut class: Vec<usize> = (0..ranks).collect();
-    fn find(class: &mut [usize], mut r: usize) -> usize {
-        while class[r] != r {
-            class[r] = class[class[r]];
-            r = class[r];
-        }
-        r
-    }
-    for pair in world.allgatherv(&pairs)? {
-        let (a, b) = (
-            find(&mut class, pair as usize / ranks),
-            find(&mut class, pair as usize % ranks),
-        );
-        class[a.max(b)] = a.min(b);
-    }
-    let smallest = (0..ranks)
-        .filter(|&r| find(&mut class, r) == find(&mut class, me))
-        .map(|r| giants[r])
-        .min()
-        .unwrap_or(none);
-    let lowered = match giant {
-        Some(g) if smallest < giants[me] => {
-            labeller.lower_component(g, smallest)?;
-            1
-        }
-        _ => 0,
+    Ok(pairs)
+}
+
+/// After a round's steps: each giant takes the smallest label reported for it by the
+/// components across its unread cut edges, then the smallest over its class (one component,
+/// so valid pointers), which keeps every skipped cut edge joining equal labels at the end; the
+/// labels go to the ghosts in giants (collective).
+fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> Result<()> {
+    let ranks = world.size();
+    let mine = match giants.root {
+        Some(root) => labeller.root_label(root)?,
+        None => u64::MAX,
     };
-    labeller.relabel()?;
-    Ok(world.allreduce(lowered, Op::Sum))
+    // reports[r * ranks + s]: rank r's report for rank s's giant.
+    let reports = world.allgatherv(&labeller.giant_reports()?)?;
+    let reported: Vec<u64> = world
+        .allgather(mine)
+        .into_iter()
+        .enumerate()
+        .map(|(s, label)| {
+            (0..ranks)
+                .map(|r| reports[r * ranks + s])
+                .fold(label, u64::min)
+        })
+        .collect();
+    let labels = giants.class_minima(&reported);
+    if let Some(root) = giants.root {
+        if labels[world.rank()] < mine {
+            labeller.lower_component(root, labels[world.rank()])?;
+        }
+    }
+    labeller.giant_labels(&labels);
+    Ok(())
 }
 
 /// One round of the label exchange, over all ranks.
@@ -214,9 +318,11 @@ pub fn label_components(
     world.barrier();
     let started = Instant::now();
     labeller.link_local()?;
+    let mut giants = None;
     if world.size() > 1 {
-        let joined = join_giants(world, part, labeller)?;
+        let (joined, classes) = join_giants(world, part, labeller)?;
         log::debug!("cc: {joined} ranks' giant components joined before the rounds");
+        giants = Some(classes);
     }
     world.barrier();
     let local_seconds = started.elapsed().as_secs_f64();
@@ -238,6 +344,9 @@ pub fn label_components(
             if world.allreduce(lowered, Op::Sum) == 0 {
                 break;
             }
+        }
+        if let Some(giants) = &giants {
+            sync_giants(world, giants, labeller)?;
         }
         p.shortcut += lap(&mut mark);
         let changed = world.allreduce(labeller.relabel()?, Op::Sum);
