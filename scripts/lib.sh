@@ -200,6 +200,31 @@ ensure_nccl_visible() {
     log "NCCL: $lib, linked as out/nccl-lib/libnccl.so"
 }
 
+# gpus_present: how many GPUs nvidia-smi lists (0 where there is none).
+gpus_present() {
+    nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true
+}
+
+# scaling_ranks [COUNTS]: the rank counts of a scaling run, one rank per GPU: COUNTS where
+# given (non-empty), else 1, 2, 4, ... up to the GPUs present (1 on a host without one).
+scaling_ranks() {
+    if [[ -n ${1:-} ]]; then
+        echo "$1"
+        return
+    fi
+    local gpus ranks="1" r=2
+    gpus=$(gpus_present)
+    for ((; r <= gpus; r *= 2)); do ranks+=" $r"; done
+    echo "$ranks"
+}
+
+# log2_ceil N: the least k with 2^k >= N (the SCALE a weak-scaling run adds for N ranks).
+log2_ceil() {
+    local k=0
+    while (((1 << k) < $1)); do k=$((k + 1)); done
+    echo "$k"
+}
+
 # bench_runs WORKLOAD SHOW [DECK...]: the runs behind scripts/bench-WORKLOAD. Each deck (those
 # given, relative to the caller's directory, else inputs/bench/WORKLOAD-cpu-*.toml), at each
 # rank count in $BENCH_NP (default "1"), $BENCH_REPEAT times (default 3), under mpirun with

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/scaling-bc.sh: betweenness (`tessera bc`, Kronecker, 64 sources) over GPUs, one rank
-# per GPU on 1, 2 and 4 ranks (those the host has; BC_SCALING_RANKS overrides):
+# per GPU on 1, 2, 4, ... ranks (those the host has; BC_SCALING_RANKS overrides):
 # - strong scaling of the full graph (`replicate = full`): SCALE BC_SCALING_SCALE (default 22)
 #   at every rank count, sources split; efficiency = T(1) / (P · T(P));
 # - weak scaling of the 1D partition (`replicate = distributed`): SCALE + log2 P, each rank
@@ -20,18 +20,13 @@ out=${1:-${BC_SCALING_OUT:-out/scaling-bc}}
 scale=${BC_SCALING_SCALE:-22}
 repeat=${BC_SCALING_REPEAT:-1}
 mkdir -p "$out"
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-((gpus > 0)) || gpus=1
-default=""
-for r in 1 2 4; do ((r <= gpus)) && default+="$r "; done
-read -r -a ranks <<<"${BC_SCALING_RANKS:-$default}"
-log2() { local p=$1 l=0; while ((p > 1)); do p=$((p / 2)); l=$((l + 1)); done; echo "$l"; }
+read -r -a ranks <<<"$(scaling_ranks "${BC_SCALING_RANKS:-}")"
 for np in "${ranks[@]}"; do
     for kind in strong weak; do
         if [[ $kind == strong ]]; then
             s=$scale replicate=full
         else
-            s=$((scale + $(log2 "$np"))) replicate=distributed
+            s=$((scale + $(log2_ceil "$np"))) replicate=distributed
         fi
         for ((r = 1; r <= repeat; r++)); do
             name="$kind-s$s-np$np-r$r"

@@ -18,7 +18,7 @@
 # Logs and result files in $WEAK_OUT (out/weak-scaling-bfs). About 2 minutes on 4 H100s.
 #
 # Environment: TESSERA_BIN (default target/release/tessera), WEAK_SCALE (26), WEAK_ROOTS
-# (64), WEAK_RANKS ("1 2 4", capped at the GPUs present), WEAK_PARTITIONS ("1d 2d"),
+# (64), WEAK_RANKS (1, 2, 4, ... up to the GPUs present), WEAK_PARTITIONS ("1d 2d"),
 # WEAK_LEVELS (unset), WEAK_OUT (out/weak-scaling-bfs).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -28,11 +28,11 @@ bin=${TESSERA_BIN:-target/release/tessera}
 scale=${WEAK_SCALE:-26}
 roots=${WEAK_ROOTS:-64}
 out=${WEAK_OUT:-out/weak-scaling-bfs}
-read -r -a ranks <<<"${WEAK_RANKS:-1 2 4}"
+read -r -a ranks <<<"$(scaling_ranks "${WEAK_RANKS:-}")"
 read -r -a partitions <<<"${WEAK_PARTITIONS:-1d 2d}"
 [[ -x $bin ]] || { echo "error: no binary at $bin (build with cargo build --release)" >&2; exit 1; }
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-((gpus > 0)) || { echo "error: nvidia-smi lists no GPU" >&2; exit 1; }
+gpus=$(gpus_present)
+((gpus > 0)) || die "nvidia-smi lists no GPU"
 mkdir -p "$out"
 
 # figure LOG NAME: the number printed after "NAME:" in a run's log.
@@ -64,9 +64,7 @@ printf '%-5s %-4s %-5s %-11s %-5s %-9s %-9s %-9s %-9s %-9s %-6s %-9s %-9s %-9s\n
     ranks part SCALE "TEPS" eff "local s" imbal "exch s" wait "agree s" levels "sent B" "model B" "valid s"
 for np in "${ranks[@]}"; do
     ((np <= gpus)) || { echo "(skipping $np ranks: $gpus GPUs present)"; continue; }
-    log2=0
-    while (((1 << log2) < np)); do log2=$((log2 + 1)); done
-    s=$((scale + log2))
+    s=$((scale + $(log2_ceil "$np")))
     for part in "${partitions[@]}"; do
         name="bfs-$part-np$np-s$s"
         rm -f "$out/$name.h5"

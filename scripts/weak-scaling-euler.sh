@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/weak-scaling-euler.sh: Euler circuits, weak scaling over GPUs: 2^EULER_WEAK_LOG2 edges
-# (default 28) per GPU on 1, 2 and 4 ranks (one per GPU present; EULER_WEAK_RANKS overrides),
+# (default 28) per GPU on 1, 2, 4, ... ranks (one per GPU present; EULER_WEAK_RANKS overrides),
 # the union of two Hamiltonian cycles and random cycles (mean length 8), adjacency and random
 # pairing; the circuit is neither written nor checked (the timed phases only). Prints one row a
 # run: per-phase seconds, edges/s and the weak-scaling efficiency against the 1-rank row.
@@ -14,11 +14,7 @@ bin=${TESSERA_BIN:-target/release/tessera}
 out=${1:-${EULER_WEAK_OUT:-out/weak-euler}}
 log2=${EULER_WEAK_LOG2:-28}
 mkdir -p "$out"
-gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
-((gpus > 0)) || gpus=1
-default=""
-for r in 1 2 4; do ((r <= gpus)) && default+="$r "; done
-read -r -a ranks <<<"${EULER_WEAK_RANKS:-$default}"
+read -r -a ranks <<<"$(scaling_ranks "${EULER_WEAK_RANKS:-}")"
 edges=$((1 << log2))
 for graph in union cycles; do
     for pairing in adjacency random; do

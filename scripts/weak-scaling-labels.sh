@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/weak-scaling-labels.sh: weak scaling of the two labellings on 1, 2 and 4 GPUs (the
-# GPUs present, up to 4, or $WS_COUNTS), one rank per GPU, the same work per GPU:
+# scripts/weak-scaling-labels.sh: weak scaling of the two labellings on 1, 2, 4, ... GPUs (the
+# GPUs present, or $WS_COUNTS), one rank per GPU, the same work per GPU:
 # - cc on a Kronecker graph of SCALE $WS_SCALE (26) per GPU (SCALE 26 + log2 P in all);
 # - cc on G(n, m) with n = 2^$WS_SCALE per GPU and m = 2n;
 # - BFS (1D, `--validate false`, $WS_ROOTS (16) roots) on the Kronecker graph of the cc rows:
@@ -39,15 +39,8 @@ roots=${WS_ROOTS:-16}
 budget=${WS_BUDGET:-100}
 read -r -a parts <<<"${WS_PARTS:-kron bfs gnm percolation}"
 [[ -x $bin ]] || { echo "error: no binary at $bin (build with cargo build --release)" >&2; exit 1; }
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-((gpus > 0)) || { echo "error: nvidia-smi lists no GPU" >&2; exit 1; }
-if [[ -n ${WS_COUNTS:-} ]]; then
-    read -r -a counts <<<"$WS_COUNTS"
-else
-    counts=(1)
-    ((gpus >= 2)) && counts+=(2)
-    ((gpus >= 4)) && counts+=(4)
-fi
+(($(gpus_present) > 0)) || die "nvidia-smi lists no GPU"
+read -r -a counts <<<"$(scaling_ranks "${WS_COUNTS:-}")"
 mkdir -p "$out"
 status=0
 runs=()
@@ -72,7 +65,6 @@ run() {
         status=1
     fi
 }
-log2() { local n=$1 k=0; while ((n > 1)); do n=$((n / 2)); k=$((k + 1)); done; echo $k; }
 cc_args=(--trials "$trials" --verify false --write-labels false)
 for part in "${parts[@]}"; do
     for np in "${counts[@]}"; do
@@ -83,9 +75,9 @@ for part in "${parts[@]}"; do
             run "percolation-np$np" "$np" percolation --lattice 2d --kind site --l "$l" \
                 --p 0.5927 --samples "$samples"
             ;;
-        kron) run "kron-np$np" "$np" cc --scale $((scale + $(log2 "$np"))) "${cc_args[@]}" ;;
+        kron) run "kron-np$np" "$np" cc --scale $((scale + $(log2_ceil "$np"))) "${cc_args[@]}" ;;
         bfs)
-            run "bfs-np$np" "$np" bfs --scale $((scale + $(log2 "$np"))) --roots "$roots" \
+            run "bfs-np$np" "$np" bfs --scale $((scale + $(log2_ceil "$np"))) --roots "$roots" \
                 --validate false
             ;;
         gnm)
