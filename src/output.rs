@@ -106,7 +106,13 @@ pub fn add_part<T: H5Type>(path: &Path, name: &str, start: usize, data: &[T]) ->
 }
 
 /// `add_part` for a 2-D dataset of rows of `width` items: `data` fills rows from `start`.
-pub fn add_rows<T: H5Type>(path: &Path, name: &str, start: usize, width: usize, data: &[T]) -> Result<()> {
+pub fn add_rows<T: H5Type>(
+    path: &Path,
+    name: &str,
+    start: usize,
+    width: usize,
+    data: &[T],
+) -> Result<()> {
     let file = hdf5::File::open_rw(tmp_path(path)).map_err(h5err(path))?;
     file.dataset(name)
         .and_then(|d| write_rows(&d, start, width, data))
@@ -115,12 +121,18 @@ pub fn add_rows<T: H5Type>(path: &Path, name: &str, start: usize, width: usize, 
 }
 
 /// Rows `start ..` of a 2-D dataset from `data` (whole rows of `width` items, row-major).
-fn write_rows<T: H5Type>(d: &hdf5::Dataset, start: usize, width: usize, data: &[T]) -> hdf5::Result<()> {
+fn write_rows<T: H5Type>(
+    d: &hdf5::Dataset,
+    start: usize,
+    width: usize,
+    data: &[T],
+) -> hdf5::Result<()> {
     if data.is_empty() {
         return Ok(());
     }
     let rows = data.len() / width;
-    let view = ndarray::ArrayView2::from_shape((rows, width), data).map_err(|e| hdf5::Error::from(e.to_string()))?;
+    let view = ndarray::ArrayView2::from_shape((rows, width), data)
+        .map_err(|e| hdf5::Error::from(e.to_string()))?;
     d.write_slice(view, (start..start + rows, 0..width))
 }
 

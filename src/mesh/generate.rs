@@ -171,13 +171,11 @@ pub fn perturb_in(mesh: &mut Mesh, kind: Perturbation, axes: [(f64, f64); 3]) {
         .filter(|(_, &fixed)| !fixed)
         .for_each(|(((x, y), z), _)| {
             let p = [*x, *y, *z];
-            let unit: [f64; 3] = std::array::from_fn(|d| {
-                2.0 * (p[d] - axes[d].0) / (axes[d].1 - axes[d].0) - 1.0
-            });
+            let unit: [f64; 3] =
+                std::array::from_fn(|d| 2.0 * (p[d] - axes[d].0) / (axes[d].1 - axes[d].0) - 1.0);
             let q = map(unit);
-            let back: [f64; 3] = std::array::from_fn(|d| {
-                axes[d].0 + 0.5 * (q[d] + 1.0) * (axes[d].1 - axes[d].0)
-            });
+            let back: [f64; 3] =
+                std::array::from_fn(|d| axes[d].0 + 0.5 * (q[d] + 1.0) * (axes[d].1 - axes[d].0));
             (*x, *y, *z) = (back[0], back[1], back[2]);
         });
 }

@@ -5,8 +5,8 @@
 //! not depend on the rank count.
 
 use super::adjacency::{self, Csr};
-use super::quality::Summary;
 use super::exact::ExactSum;
+use super::quality::Summary;
 use super::{Index, Mesh};
 use rayon::prelude::*;
 use std::ops::Range;

@@ -34,7 +34,11 @@ fn whole_numbering(h5: &H5) -> (Vec<u64>, Vec<i64>) {
     let (mut first, mut at, mut whole) = (0, 0, Vec::new());
     for (&np, &nc) in points.iter().zip(&cells) {
         let end = at + 4 * nc as usize;
-        whole.extend(conn[at..end].iter().map(|&v| ids[first + v as usize] as i64));
+        whole.extend(
+            conn[at..end]
+                .iter()
+                .map(|&v| ids[first + v as usize] as i64),
+        );
         (first, at) = (first + np as usize, end);
     }
     (ids, whole)
@@ -54,11 +58,16 @@ fn by_node<T: hdf5_metno::H5Type + Copy + PartialEq + std::fmt::Debug>(
     for (i, &g) in ids.iter().enumerate() {
         for d in 0..width {
             let slot = &mut out[g as usize * width + d];
-            assert!(slot.is_none_or(|v| v == data[i * width + d]), "{name}: node {g} differs between pieces");
+            assert!(
+                slot.is_none_or(|v| v == data[i * width + d]),
+                "{name}: node {g} differs between pieces"
+            );
             *slot = Some(data[i * width + d]);
         }
     }
-    out.into_iter().map(|v| v.expect("every node in a piece")).collect()
+    out.into_iter()
+        .map(|v| v.expect("every node in a piece"))
+        .collect()
 }
 
 #[test]

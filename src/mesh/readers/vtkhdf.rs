@@ -4,8 +4,8 @@
 //! global ids (without them, the pieces' nodes and cells in file order).
 
 use super::Raw;
-use crate::mesh::Index;
 use crate::error::{Error, Result};
+use crate::mesh::Index;
 use hdf5_metno as hdf5;
 use std::path::Path;
 
@@ -58,24 +58,29 @@ pub fn read(path: &Path) -> Result<Raw> {
     }
     let n = points.len() / 3;
     if fixed.len() != n {
-        return Err(fail("/VTKHDF: PointData/fixed does not match Points".into()));
+        return Err(fail(
+            "/VTKHDF: PointData/fixed does not match Points".into(),
+        ));
     }
     let pieces = Pieces {
         points: read_i64("NumberOfPoints")?,
         cells: read_i64("NumberOfCells")?,
     };
     let k = dim + 1;
-    let cells = pieces
-        .connectivity(&connectivity, n, k)
-        .ok_or_else(|| fail("/VTKHDF: connectivity does not match the pieces' points and cells".into()))?;
+    let cells = pieces.connectivity(&connectivity, n, k).ok_or_else(|| {
+        fail("/VTKHDF: connectivity does not match the pieces' points and cells".into())
+    })?;
     let ids = |name: &str, len: usize| match group.dataset(name) {
-        Ok(d) => d.read_raw::<u64>().map_err(|e| fail(format!("/VTKHDF/{name}: {e}"))),
+        Ok(d) => d
+            .read_raw::<u64>()
+            .map_err(|e| fail(format!("/VTKHDF/{name}: {e}"))),
         Err(_) => Ok((0..len as u64).collect()),
     };
     let node_ids = ids("PointData/global_id", n)?;
     let cell_ids = ids("CellData/global_id", types.len())?;
-    let whole = assemble(&points, &fixed, &cells, (&node_ids, &cell_ids), k)
-        .ok_or_else(|| fail("/VTKHDF: global ids that do not number each node and cell once".into()))?;
+    let whole = assemble(&points, &fixed, &cells, (&node_ids, &cell_ids), k).ok_or_else(|| {
+        fail("/VTKHDF: global ids that do not number each node and cell once".into())
+    })?;
     Ok(Raw {
         dim,
         lines: vec![0; whole.2.len() / k],
@@ -96,7 +101,10 @@ impl Pieces {
     /// Connectivity numbering the file's points (each piece's numbers its own), or None where
     /// the counts or an index do not fit.
     fn connectivity(&self, conn: &[i64], n: usize, k: usize) -> Option<Vec<usize>> {
-        let total = |c: &[i64]| c.iter().try_fold(0usize, |s, &v| s.checked_add(usize::try_from(v).ok()?));
+        let total = |c: &[i64]| {
+            c.iter()
+                .try_fold(0usize, |s, &v| s.checked_add(usize::try_from(v).ok()?))
+        };
         let fits = self.points.len() == self.cells.len()
             && total(&self.points)? == n
             && total(&self.cells)?.checked_mul(k)? == conn.len();
@@ -135,7 +143,11 @@ fn assemble(
     let mut seen = vec![false; n];
     for (i, &g) in node_ids.iter().enumerate() {
         let g = g as usize;
-        (xyz[g], flags[g], seen[g]) = ([points[3 * i], points[3 * i + 1], points[3 * i + 2]], fixed[i] != 0, true);
+        (xyz[g], flags[g], seen[g]) = (
+            [points[3 * i], points[3 * i + 1], points[3 * i + 2]],
+            fixed[i] != 0,
+            true,
+        );
     }
     let mut out = vec![Index::MAX; cells.len()];
     for (c, &g) in cell_ids.iter().enumerate() {

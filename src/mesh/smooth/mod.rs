@@ -15,8 +15,8 @@ pub mod optimise;
 use super::exact::ExactSum;
 use super::geometry;
 use super::patch::{Exchange, Patch};
-use rayon::prelude::*;
 use super::quality::{summarize, Summary};
+use rayon::prelude::*;
 use std::time::Instant;
 
 #[derive(
@@ -121,7 +121,10 @@ pub fn mean_edge_length(patch: &Patch, ex: &dyn Exchange) -> f64 {
             }
             (s, 1u64)
         })
-        .reduce(|| (ExactSum::default(), 0), |a, b| (a.0.plus(b.0), a.1 + b.1));
+        .reduce(
+            || (ExactSum::default(), 0),
+            |a, b| (a.0.plus(b.0), a.1 + b.1),
+        );
     let sum = ex.sum(sum).value();
     let edges = ex.sum(ExactSum::of(cells as f64)).value() * (k * (k - 1) / 2) as f64;
     sum / edges.max(1.0)
