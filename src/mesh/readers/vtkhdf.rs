@@ -125,6 +125,9 @@ impl Pieces {
     }
 }
 
+/// A whole mesh's points, fixed flags and cells.
+type Whole = (Vec<[f64; 3]>, Vec<bool>, Vec<Index>);
+
 /// The whole mesh from pieces: nodes at their global ids (a node in several pieces is the
 /// same node), cells at theirs. None where the ids leave a gap or repeat a cell.
 fn assemble(
@@ -133,7 +136,7 @@ fn assemble(
     cells: &[usize],
     (node_ids, cell_ids): (&[u64], &[u64]),
     k: usize,
-) -> Option<(Vec<[f64; 3]>, Vec<bool>, Vec<Index>)> {
+) -> Option<Whole> {
     let n = node_ids.iter().max().map_or(0, |&m| m.saturating_add(1)) as usize;
     if node_ids.len() != fixed.len() || cell_ids.len() * k != cells.len() || n > u32::MAX as usize {
         return None;
