@@ -83,20 +83,22 @@ impl Patch {
     /// The patch of the nodes with `owner[i] == rank`: the cells touching them, and the
     /// ghost nodes those cells add. A cell is counted by the owner of its smallest node id.
     pub fn of_rank(mesh: &Mesh, owner: &[u32], rank: u32) -> Patch {
+        let mine = |n: &Index| owner[*n as usize] == rank;
+        // The cells are found in parallel; the serial numbering below visits only them.
+        let kept: Vec<usize> = (0..mesh.num_cells())
+            .into_par_iter()
+            .filter(|&c| mesh.cell(c).iter().any(mine))
+            .collect();
+        let counted = kept
+            .par_iter()
+            .map(|&c| mine(mesh.cell(c).iter().min().unwrap()))
+            .collect();
+        let cell_global = kept.iter().map(|&c| c as u64).collect();
         let mut local = vec![Index::MAX; mesh.num_nodes()];
         let mut global = Vec::new();
-        let mut cells = Vec::new();
-        let mut counted = Vec::new();
-        let mut cell_global = Vec::new();
-        for c in 0..mesh.num_cells() {
-            let corners = mesh.cell(c);
-            if !corners.iter().any(|&n| owner[n as usize] == rank) {
-                continue;
-            }
-            let first = *corners.iter().min().unwrap();
-            counted.push(owner[first as usize] == rank);
-            cell_global.push(c as u64);
-            for &n in corners {
+        let mut cells = Vec::with_capacity(kept.len() * mesh.corners());
+        for &c in &kept {
+            for &n in mesh.cell(c) {
                 if local[n as usize] == Index::MAX {
                     local[n as usize] = global.len() as Index;
                     global.push(n as u64);
