@@ -8,14 +8,17 @@
 # over that on p ranks. Prints a table and each run's wall time; logs and result files go
 # under $MESH_WEAK_OUT.
 #
-# The default C = 135 (2.49M nodes per rank) keeps the whole script near two minutes on a
-# 4-GPU host: every rank builds the whole input mesh and its adjacency on the CPU (replicated
-# set-up, about 3M nodes per 2 s per 16 cores), which dominates the wall time; C = 214 gives
-# the issue's 10M nodes per GPU (9.94M) and takes several minutes.
+# Smoothing a generated box, each rank makes only its own layers of it (its cells and one
+# ghost layer), so its set-up does not grow with the rank count. Partitioning is not so: every
+# rank builds the whole box and its node graph (replicated set-up, about 3M nodes per 2 s per
+# 16 cores) before the timed partition, which makes the partition runs the slow ones; C = 214
+# gives the issue's 10M nodes per GPU (9.94M).
 #
 # Environment: TESSERA_BIN (default target/release/tessera), MESH_WEAK_CUBES (C, default 135),
 # MESH_WEAK_ITERATIONS (10), MESH_WEAK_OUT (out/weak-mesh), MESH_WEAK_TRANSPORT
-# (gpu_transport: auto, nccl or mpi; default auto).
+# (gpu_transport: auto, nccl or mpi; default auto), MESH_WEAK_RANKS (the rank counts, default
+# "1 2 4 8" up to the GPUs present), MESH_WEAK_SMOOTH and MESH_WEAK_PARTITION (1, or 0 to
+# leave those runs out).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -47,13 +50,13 @@ run() {
 }
 
 names=()
-for np in 1 2 4 8; do
+for np in ${MESH_WEAK_RANKS:-1 2 4 8}; do
     ((np <= gpus)) || break
     nz=$((np * (cubes + 1) - 1))
     box=(box "$cubes" "$cubes" "$nz" --extent "1,1,$np")
-    run "smooth-np$np" "$np" mesh smooth "${box[@]}" --perturb bar2 --method l2v \
-        --iterations "$iterations" --tolerance 0 --device gpu --gpu-transport "$transport"
-    run "partition-np$np" "$np" mesh partition "${box[@]}" --parts 64 --device cpu
+    ((${MESH_WEAK_SMOOTH:-1})) && run "smooth-np$np" "$np" mesh smooth "${box[@]}" --perturb bar2 \
+        --method l2v --iterations "$iterations" --tolerance 0 --device gpu --gpu-transport "$transport"
+    ((${MESH_WEAK_PARTITION:-1})) && run "partition-np$np" "$np" mesh partition "${box[@]}" --parts 64 --device cpu
     names+=("$np")
 done
 
@@ -62,20 +65,30 @@ import sys, h5py
 out, counts = sys.argv[1], [int(c) for c in sys.argv[2:]]
 print(f"{'ranks':>5} {'nodes':>11} {'s/iteration':>11} {'updates/s':>10} {'eff':>5} "
       f"{'partition s':>11} {'cut':>10} {'imbalance':>9} {'eff':>5}")
-base = None
-for p in counts:
+def result(name):
     try:
-        s, q = h5py.File(f"{out}/smooth-np{p}.h5", "r"), h5py.File(f"{out}/partition-np{p}.h5", "r")
-    except OSError as e:
-        print(f"{p:>5} missing result ({e})")
-        continue
-    h, a = s["mesh/history"].attrs, q["mesh/partition"].attrs
-    per_it = float(h["seconds"]) / max(int(h["iterations"]), 1)
-    part_s = float(a["seconds"])
-    base = base or (per_it, part_s)
-    print(f"{p:>5} {int(s['mesh'].attrs['nodes']):>11} {per_it:>11.4f} "
-          f"{float(h['node_updates_per_second']):>10.3e} {base[0] / per_it:>5.2f} {part_s:>11.3f} "
-          f"{int(a['edge_cut']):>10} {float(a['imbalance']):>9.4f} {base[1] / part_s:>5.2f}")
+        return h5py.File(f"{out}/{name}.h5", "r")
+    except OSError:
+        return None
+base = [None, None]
+for p in counts:
+    s, q = result(f"smooth-np{p}"), result(f"partition-np{p}")
+    row = f"{p:>5} "
+    if s is not None:
+        h = s["mesh/history"].attrs
+        per_it = float(h["seconds"]) / max(int(h["iterations"]), 1)
+        base[0] = base[0] or per_it
+        row += (f"{int(s['mesh'].attrs['nodes']):>11} {per_it:>11.4f} "
+                f"{float(h['node_updates_per_second']):>10.3e} {base[0] / per_it:>5.2f} ")
+    else:
+        row += f"{'-':>11} {'-':>11} {'-':>10} {'-':>5} "
+    if q is not None:
+        a = q["mesh/partition"].attrs
+        part_s = float(a["seconds"])
+        base[1] = base[1] or part_s
+        row += (f"{part_s:>11.3f} {int(a['edge_cut']):>10} {float(a['imbalance']):>9.4f} "
+                f"{base[1] / part_s:>5.2f} ({int(q['mesh'].attrs['nodes'])} nodes)")
+    print(row)
 print("eff: the 1-rank time over the p-rank time (work per rank fixed); smoothing s/iteration is "
       "the smoothing seconds (guard, exchanges, summaries included) over the iterations")
 PY

@@ -105,6 +105,37 @@ pub fn add_part<T: H5Type>(path: &Path, name: &str, start: usize, data: &[T]) ->
     file.close().map_err(h5err(path))
 }
 
+/// `add_part` for a 2-D dataset of rows of `width` items: `data` fills rows from `start`.
+pub fn add_rows<T: H5Type>(
+    path: &Path,
+    name: &str,
+    start: usize,
+    width: usize,
+    data: &[T],
+) -> Result<()> {
+    let file = hdf5::File::open_rw(tmp_path(path)).map_err(h5err(path))?;
+    file.dataset(name)
+        .and_then(|d| write_rows(&d, start, width, data))
+        .map_err(h5err(path))?;
+    file.close().map_err(h5err(path))
+}
+
+/// Rows `start ..` of a 2-D dataset from `data` (whole rows of `width` items, row-major).
+fn write_rows<T: H5Type>(
+    d: &hdf5::Dataset,
+    start: usize,
+    width: usize,
+    data: &[T],
+) -> hdf5::Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let rows = data.len() / width;
+    let view = ndarray::ArrayView2::from_shape((rows, width), data)
+        .map_err(|e| hdf5::Error::from(e.to_string()))?;
+    d.write_slice(view, (start..start + rows, 0..width))
+}
+
 /// `PATH.tmp`: where a result is written before it is renamed to `PATH`.
 pub fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -172,6 +203,23 @@ impl<'a> GroupWriter<'a> {
                 true => Ok(()),
                 false => d.write_slice(data, start..start + data.len()),
             })
+            .map_err(h5err(self.path))
+    }
+
+    /// `dataset_part` of a 2-D dataset of `rows` rows of `width` items: `data` fills whole
+    /// rows from row `start`.
+    pub fn dataset_rows_part<T: H5Type>(
+        &self,
+        name: &str,
+        (rows, width): (usize, usize),
+        start: usize,
+        data: &[T],
+    ) -> Result<()> {
+        self.group
+            .new_dataset::<T>()
+            .shape((rows, width))
+            .create(name)
+            .and_then(|d| write_rows(&d, start, width, data))
             .map_err(h5err(self.path))
     }
 

@@ -5,7 +5,7 @@
 //! shown and what is stored cannot drift apart.
 
 use crate::error::Result;
-use crate::output::{add_part, GroupWriter, ResultFile, Writer};
+use crate::output::{add_part, add_rows, GroupWriter, ResultFile, Writer};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -81,12 +81,14 @@ pub struct Dataset {
     pub rows: Option<usize>,
 }
 
-/// This rank's items `start ..` of a 1-D dataset of `len` items that every rank fills in part.
+/// This rank's items `start ..` of a 1-D dataset of `len` items that every rank fills in part
+/// (with `width` > 1: rows `start ..` of a 2-D dataset of `len` rows of `width` items).
 #[derive(Debug, Clone)]
 pub struct DatasetPart {
     pub path: String,
     pub len: usize,
     pub start: usize,
+    pub width: usize,
     pub column: Column,
 }
 
@@ -181,7 +183,10 @@ impl Report {
             let g = open_group(file, &mut groups, group)?;
             macro_rules! put {
                 ($v:expr) => {
-                    g.dataset_part(name, d.len, d.start, $v)
+                    match d.width {
+                        1 => g.dataset_part(name, d.len, d.start, $v),
+                        w => g.dataset_rows_part(name, (d.len, w), d.start, $v),
+                    }
                 };
             }
             match_part!(d.column, put, &d.path)?;
@@ -195,7 +200,10 @@ impl Report {
         for d in self.parts.iter().filter(|d| d.column.len() > 0) {
             macro_rules! put {
                 ($v:expr) => {
-                    add_part(path, &d.path, d.start, $v)
+                    match d.width {
+                        1 => add_part(path, &d.path, d.start, $v),
+                        w => add_rows(path, &d.path, d.start, w, $v),
+                    }
                 };
             }
             match_part!(d.column, put, &d.path)?;
@@ -449,6 +457,27 @@ impl Section<'_> {
             path,
             len,
             start,
+            width: 1,
+            column: column.into(),
+        });
+        self
+    }
+
+    /// `data_part` of a 2-D dataset of `rows` rows of `width` items: this rank's whole rows
+    /// from row `start`, row-major.
+    pub fn rows_part(
+        &mut self,
+        name: &str,
+        (rows, width): (usize, usize),
+        start: usize,
+        column: impl Into<Column>,
+    ) -> &mut Self {
+        let path = self.path(name);
+        self.report.parts.push(DatasetPart {
+            path,
+            len: rows,
+            start,
+            width,
             column: column.into(),
         });
         self

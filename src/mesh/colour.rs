@@ -4,6 +4,7 @@
 //! the rank count (the result equals greedy colouring in priority order).
 
 use super::adjacency::Csr;
+use super::patch::{Exchange, Patch};
 use crate::rng::{draw, stream_key};
 use rayon::prelude::*;
 
@@ -35,6 +36,42 @@ pub fn jones_plassmann(graph: &Csr, take: &[bool], seed: u64) -> Vec<u32> {
         left.retain(|&i| colour[i] == UNCOLOURED);
     }
     colour
+}
+
+/// `jones_plassmann` of the free nodes of the whole mesh, on the ranks' patches: each rank
+/// colours its owned nodes (their graph rows are complete in the patch) and refreshes its
+/// ghosts' colours after every round. The colour of a node is the smallest one its
+/// higher-priority neighbours lack, whoever computes it, so the colours are the serial ones.
+/// Returns a colour per local node (ghosts included).
+pub fn of_patch(patch: &Patch, ex: &dyn Exchange, seed: u64) -> Vec<u32> {
+    let key = stream_key(seed, PRIORITY_STREAM);
+    let graph = &patch.graph;
+    let take = |i: usize| !patch.mesh.fixed[i];
+    let priority = |i: usize| (draw(key, patch.global[i]), patch.global[i]);
+    let mut colour = vec![UNCOLOURED; graph.rows()];
+    let mut left: Vec<usize> = (0..graph.rows())
+        .filter(|&i| patch.owned[i] && take(i))
+        .collect();
+    loop {
+        ex.ghost_labels(&mut colour);
+        if !ex.any(!left.is_empty()) {
+            return colour;
+        }
+        let chosen: Vec<(usize, u32)> = left
+            .par_iter()
+            .filter(|&&i| {
+                graph.row(i).iter().all(|&j| {
+                    let j = j as usize;
+                    !take(j) || colour[j] != UNCOLOURED || priority(j) < priority(i)
+                })
+            })
+            .map(|&i| (i, smallest_free(graph, &colour, i)))
+            .collect();
+        for &(i, c) in &chosen {
+            colour[i] = c;
+        }
+        left.retain(|&i| colour[i] == UNCOLOURED);
+    }
 }
 
 fn smallest_free(graph: &Csr, colour: &[u32], i: usize) -> u32 {

@@ -3,7 +3,7 @@
 //! deadlock: the smallest pending pair always has both ends waiting on each other), the
 //! exact global reductions, and the partitioner's sums and label gathering.
 
-use super::adjacency::Csr;
+use super::exact::ExactSum;
 use super::partition::Ranks;
 use super::patch::{Exchange, Patch};
 use super::quality::Summary;
@@ -19,18 +19,20 @@ pub struct MpiExchange<'w> {
 }
 
 impl<'w> MpiExchange<'w> {
-    /// The exchange lists of `patch`, from the global node graph and owners every rank holds.
-    pub fn new(world: &'w World, patch: &Patch, graph: &Csr, owner: &[u32]) -> MpiExchange<'w> {
+    /// The exchange lists of `patch`, given the owner of each global node id: an owned
+    /// node's row of the patch's node graph is complete (the patch holds all its cells).
+    pub fn new(world: &'w World, patch: &Patch, owner: impl Fn(u64) -> u32) -> MpiExchange<'w> {
         let me = world.rank() as u32;
         let mut send: Vec<Vec<(u64, u32)>> = vec![Vec::new(); world.size()];
         let mut recv: Vec<Vec<(u64, u32)>> = vec![Vec::new(); world.size()];
         for (local, &g) in patch.global.iter().enumerate() {
             if patch.owned[local] {
                 // Owned nodes some other rank's patch holds: they neighbour its owned nodes.
-                let mut to: Vec<u32> = graph
-                    .row(g as usize)
+                let mut to: Vec<u32> = patch
+                    .graph
+                    .row(local)
                     .iter()
-                    .map(|&j| owner[j as usize])
+                    .map(|&j| owner(patch.global[j as usize]))
                     .filter(|&q| q != me)
                     .collect();
                 to.sort_unstable();
@@ -39,7 +41,7 @@ impl<'w> MpiExchange<'w> {
                     send[q as usize].push((g, local as u32));
                 }
             } else {
-                recv[owner[g as usize] as usize].push((g, local as u32));
+                recv[owner(g) as usize].push((g, local as u32));
             }
         }
         let sorted = |mut v: Vec<(u64, u32)>| {
@@ -82,6 +84,25 @@ impl Exchange for MpiExchange<'_> {
                 (mesh.x[l], mesh.y[l], mesh.z[l]) = (back[3 * k], back[3 * k + 1], back[3 * k + 2]);
             }
         }
+    }
+
+    fn ghost_labels(&self, labels: &mut [u32]) {
+        for (q, send, recv) in &self.neighbours {
+            let out: Vec<u32> = send.iter().map(|&l| labels[l as usize]).collect();
+            let mut back = vec![0u32; recv.len()];
+            self.world.sendrecv(&out, *q, &mut back, *q);
+            for (&l, &v) in recv.iter().zip(&back) {
+                labels[l as usize] = v;
+            }
+        }
+    }
+
+    fn sum(&self, mine: ExactSum) -> ExactSum {
+        let mut all = vec![0u64; 2 * self.world.size()];
+        self.world.allgather_into(&mine.to_words(), &mut all);
+        all.chunks(2)
+            .map(|w| ExactSum::from_words([w[0], w[1]]))
+            .sum()
     }
 
     fn summary(&self, mine: Summary) -> Summary {

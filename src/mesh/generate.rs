@@ -5,14 +5,25 @@
 
 use super::{geometry, Index, Mesh};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// The box [0, lx] × [0, ly] × [0, lz] in nx × ny × nz cubes; boundary nodes fixed.
 /// Nodes are numbered i + (nx+1) (j + (ny+1) k); every size that fits u32 indices works.
 pub fn kuhn_box(n: [usize; 3], extent: [f64; 3]) -> Mesh {
+    box_layers(n, extent, 0..n[2] + 1)
+}
+
+/// The node layers k ∈ `layers` of `kuhn_box(n, extent)` and the cubes between them: the
+/// whole box's nodes numbered from `layers.start * (nx+1)(ny+1)` on (local = global - that),
+/// its cells in the same (ascending) order. Each node and cell is a pure function of its
+/// index, so a rank makes its own layers without the rest of the box.
+pub fn box_layers(n: [usize; 3], extent: [f64; 3], layers: Range<usize>) -> Mesh {
     let [nx, ny, nz] = n;
     let (px, py) = (nx + 1, ny + 1);
-    let nodes = px * py * (nz + 1);
+    let first = layers.start * px * py;
+    let nodes = layers.len() * px * py;
     let coord = |i: usize, m: usize, l: f64| l * i as f64 / m as f64;
+    let layer = |v: usize| (first + v) / (px * py);
     let x: Vec<f64> = (0..nodes)
         .into_par_iter()
         .map(|v| coord(v % px, nx, extent[0]))
@@ -23,19 +34,21 @@ pub fn kuhn_box(n: [usize; 3], extent: [f64; 3]) -> Mesh {
         .collect();
     let z: Vec<f64> = (0..nodes)
         .into_par_iter()
-        .map(|v| coord(v / (px * py), nz, extent[2]))
+        .map(|v| coord(layer(v), nz, extent[2]))
         .collect();
     let fixed = (0..nodes)
         .into_par_iter()
         .map(|v| {
-            let (i, j, k) = (v % px, v / px % py, v / (px * py));
+            let (i, j, k) = (v % px, v / px % py, layer(v));
             i == 0 || j == 0 || k == 0 || i == nx || j == ny || k == nz
         })
         .collect();
     let pattern = kuhn_pattern();
-    let cells = (0..nx * ny * nz)
+    let cubes = nx * ny * layers.len().saturating_sub(1);
+    let cells = (0..cubes)
         .into_par_iter()
         .flat_map_iter(|cube| {
+            // Local cube and node numbers: the slab's first layer is local layer 0.
             let (i, j, k) = (cube % nx, cube / nx % ny, cube / (nx * ny));
             let corner = move |b: usize| {
                 ((i + (b & 1)) + px * ((j + (b >> 1 & 1)) + py * (k + (b >> 2 & 1)))) as Index
@@ -51,6 +64,13 @@ pub fn kuhn_box(n: [usize; 3], extent: [f64; 3]) -> Mesh {
         cells,
         fixed,
     }
+}
+
+/// The extent of each axis of `kuhn_box(n, extent)` as its nodes span it (the perturbed
+/// bars' frame, known without the nodes).
+pub fn box_spans(n: [usize; 3], extent: [f64; 3]) -> [(f64, f64); 3] {
+    // The largest coordinate is l * n / n, as the generator computes it.
+    std::array::from_fn(|d| (0.0, extent[d] * n[d] as f64 / n[d] as f64))
 }
 
 /// The 6 tets of the unit cube as corner bit patterns (bit 0: x, 1: y, 2: z): for each order
@@ -87,6 +107,12 @@ fn kuhn_pattern() -> [[usize; 4]; 6] {
 /// (checked in the tests for small and larger n).
 pub fn kuhn_ball(n: usize) -> Mesh {
     let mut mesh = kuhn_box([n; 3], [2.0; 3]);
+    box_to_ball(&mut mesh);
+    mesh
+}
+
+/// `kuhn_ball`'s map of the nodes of (layers of) the box of extent 2.
+pub fn box_to_ball(mesh: &mut Mesh) {
     let (x, y, z) = (&mut mesh.x, &mut mesh.y, &mut mesh.z);
     x.par_iter_mut()
         .zip(y.par_iter_mut())
@@ -98,7 +124,6 @@ pub fn kuhn_ball(n: usize) -> Mesh {
             let s = if two > 0.0 { inf / two } else { 0.0 };
             (*x, *y, *z) = (s * p[0], s * p[1], s * p[2]);
         });
-    mesh
 }
 
 /// The seed's perturbed bars. With u, v ∈ [-1, 1] across the bar and w ∈ [-1, 1] along it:
@@ -121,6 +146,12 @@ pub fn perturb(mesh: &mut Mesh, kind: Perturbation) {
     let hi = |a: &[f64]| a.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let span = |a: &[f64]| (lo(a), hi(a));
     let axes = [span(&mesh.x), span(&mesh.y), span(&mesh.z)];
+    perturb_in(mesh, kind, axes);
+}
+
+/// `perturb` in the frame `axes` (each axis's low and high end): the whole box's, also for
+/// a rank's layers of it (`box_spans`).
+pub fn perturb_in(mesh: &mut Mesh, kind: Perturbation, axes: [(f64, f64); 3]) {
     let pull = |t: f64| t * t.abs();
     let push = |t: f64, e: f64| t.signum() * t.abs().powf(e);
     let map = |p: [f64; 3]| -> [f64; 3] {
@@ -132,20 +163,21 @@ pub fn perturb(mesh: &mut Mesh, kind: Perturbation) {
             Perturbation::Bar4 => [pull(u), pull(v), push(w, 0.3)],
         }
     };
-    for i in 0..mesh.num_nodes() {
-        if mesh.fixed[i] {
-            continue;
-        }
-        let p = mesh.point(i);
-        let unit: [f64; 3] =
-            std::array::from_fn(|d| 2.0 * (p[d] - axes[d].0) / (axes[d].1 - axes[d].0) - 1.0);
-        let q = map(unit);
-        let back: [f64; 3] =
-            std::array::from_fn(|d| axes[d].0 + 0.5 * (q[d] + 1.0) * (axes[d].1 - axes[d].0));
-        mesh.x[i] = back[0];
-        mesh.y[i] = back[1];
-        mesh.z[i] = back[2];
-    }
+    let (x, y, z) = (&mut mesh.x, &mut mesh.y, &mut mesh.z);
+    x.par_iter_mut()
+        .zip(y.par_iter_mut())
+        .zip(z.par_iter_mut())
+        .zip(mesh.fixed.par_iter())
+        .filter(|(_, &fixed)| !fixed)
+        .for_each(|(((x, y), z), _)| {
+            let p = [*x, *y, *z];
+            let unit: [f64; 3] =
+                std::array::from_fn(|d| 2.0 * (p[d] - axes[d].0) / (axes[d].1 - axes[d].0) - 1.0);
+            let q = map(unit);
+            let back: [f64; 3] =
+                std::array::from_fn(|d| axes[d].0 + 0.5 * (q[d] + 1.0) * (axes[d].1 - axes[d].0));
+            (*x, *y, *z) = (back[0], back[1], back[2]);
+        });
 }
 
 #[cfg(test)]
@@ -168,6 +200,31 @@ mod tests {
         // is exactly the box's surface.
         let on = super::super::boundary::boundary_nodes(&m);
         assert_eq!(on, m.fixed);
+    }
+
+    #[test]
+    fn layers_are_the_whole_box_cut_out() {
+        let (n, extent) = ([3, 4, 5], [1.0, 1.0, 3.0]);
+        let mut whole = kuhn_box(n, extent);
+        perturb(&mut whole, Perturbation::Bar4);
+        let layer = 4 * 5;
+        for layers in [0..6, 0..2, 2..5, 4..6, 3..4] {
+            let mut part = box_layers(n, extent, layers.clone());
+            perturb_in(&mut part, Perturbation::Bar4, box_spans(n, extent));
+            let nodes = layers.start * layer..layers.end * layer;
+            let bits = |a: &[f64]| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&part.x), bits(&whole.x[nodes.clone()]));
+            assert_eq!(bits(&part.y), bits(&whole.y[nodes.clone()]));
+            assert_eq!(bits(&part.z), bits(&whole.z[nodes.clone()]));
+            assert_eq!(part.fixed, whole.fixed[nodes.clone()]);
+            // Cells of cubes in layers [start, end - 1), renumbered from the first node.
+            let cells = 6 * 3 * 4 * layers.start..6 * 3 * 4 * (layers.end - 1);
+            let shifted: Vec<Index> = whole.cells[4 * cells.start..4 * cells.end]
+                .iter()
+                .map(|&v| v - nodes.start as Index)
+                .collect();
+            assert_eq!(part.cells, shifted, "layers {layers:?}");
+        }
     }
 
     #[test]

@@ -5,8 +5,11 @@
 //! not depend on the rank count.
 
 use super::adjacency::{self, Csr};
+use super::exact::ExactSum;
 use super::quality::Summary;
 use super::{Index, Mesh};
+use rayon::prelude::*;
+use std::ops::Range;
 
 pub struct Patch {
     /// The patch's own mesh, local numbering (cells keep their corner order).
@@ -17,6 +20,8 @@ pub struct Patch {
     pub owned: Vec<bool>,
     /// The cells this rank counts in global sums (each cell counted by exactly one rank).
     pub counted: Vec<bool>,
+    /// Global id (position in the whole mesh) of each local cell.
+    pub cell_global: Vec<u64>,
     pub n2c: Csr,
     pub graph: Csr,
 }
@@ -30,7 +35,7 @@ impl Patch {
             mesh,
             (0..n as u64).collect(),
             vec![true; n],
-            vec![true; cells],
+            (vec![true; cells], (0..cells as u64).collect()),
         )
     }
 
@@ -42,12 +47,20 @@ impl Patch {
             global: (0..n as u64).collect(),
             owned: vec![true; n],
             counted: vec![true; cells],
+            cell_global: (0..cells as u64).collect(),
             n2c,
             graph,
         }
     }
 
-    pub fn new(mesh: Mesh, global: Vec<u64>, owned: Vec<bool>, counted: Vec<bool>) -> Patch {
+    /// A patch from its mesh, its nodes' global ids and owned flags, and its cells' counted
+    /// flags and global ids.
+    pub fn new(
+        mesh: Mesh,
+        global: Vec<u64>,
+        owned: Vec<bool>,
+        (counted, cell_global): (Vec<bool>, Vec<u64>),
+    ) -> Patch {
         let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
         let mut graph = adjacency::node_graph(&mesh, &n2c);
         // Rows in global id order, so sums over neighbours (laplace's centroid) add in the
@@ -61,6 +74,7 @@ impl Patch {
             global,
             owned,
             counted,
+            cell_global,
             n2c,
             graph,
         }
@@ -69,18 +83,22 @@ impl Patch {
     /// The patch of the nodes with `owner[i] == rank`: the cells touching them, and the
     /// ghost nodes those cells add. A cell is counted by the owner of its smallest node id.
     pub fn of_rank(mesh: &Mesh, owner: &[u32], rank: u32) -> Patch {
+        let mine = |n: &Index| owner[*n as usize] == rank;
+        // The cells are found in parallel; the serial numbering below visits only them.
+        let kept: Vec<usize> = (0..mesh.num_cells())
+            .into_par_iter()
+            .filter(|&c| mesh.cell(c).iter().any(mine))
+            .collect();
+        let counted = kept
+            .par_iter()
+            .map(|&c| mine(mesh.cell(c).iter().min().unwrap()))
+            .collect();
+        let cell_global = kept.iter().map(|&c| c as u64).collect();
         let mut local = vec![Index::MAX; mesh.num_nodes()];
         let mut global = Vec::new();
-        let mut cells = Vec::new();
-        let mut counted = Vec::new();
-        for c in 0..mesh.num_cells() {
-            let corners = mesh.cell(c);
-            if !corners.iter().any(|&n| owner[n as usize] == rank) {
-                continue;
-            }
-            let first = *corners.iter().min().unwrap();
-            counted.push(owner[first as usize] == rank);
-            for &n in corners {
+        let mut cells = Vec::with_capacity(kept.len() * mesh.corners());
+        for &c in &kept {
+            for &n in mesh.cell(c) {
                 if local[n as usize] == Index::MAX {
                     local[n as usize] = global.len() as Index;
                     global.push(n as u64);
@@ -98,7 +116,23 @@ impl Patch {
             fixed: global.iter().map(|&g| mesh.fixed[g as usize]).collect(),
         };
         let owned = global.iter().map(|&g| owner[g as usize] == rank).collect();
-        Patch::new(part, global, owned, counted)
+        Patch::new(part, global, owned, (counted, cell_global))
+    }
+
+    /// The patch of a mesh made of a run of the whole mesh's nodes, local node i being
+    /// global `first + i`, of which this rank owns the global ids `owned`; its cells, the
+    /// run of the whole mesh's cells from `first_cell` on, are every cell touching an owned
+    /// node. A cell is counted by the owner of its smallest node id, as in `of_rank`.
+    pub fn of_block(mesh: Mesh, (first, first_cell): (u64, u64), owned: Range<u64>) -> Patch {
+        let global: Vec<u64> = (first..first + mesh.num_nodes() as u64).collect();
+        let counted = mesh
+            .cells
+            .par_chunks(mesh.corners())
+            .map(|c| owned.contains(&(first + u64::from(*c.iter().min().unwrap()))))
+            .collect();
+        let owned = global.par_iter().map(|g| owned.contains(g)).collect();
+        let cell_global = (first_cell..first_cell + mesh.num_cells() as u64).collect();
+        Patch::new(mesh, global, owned, (counted, cell_global))
     }
 
     /// True for the nodes this rank moves.
@@ -111,6 +145,10 @@ impl Patch {
 pub trait Exchange {
     /// Refresh the ghost nodes' positions from their owners.
     fn ghosts(&self, mesh: &mut Mesh);
+    /// Refresh the ghost nodes' labels (one per local node) from their owners.
+    fn ghost_labels(&self, labels: &mut [u32]);
+    /// The sum over all ranks.
+    fn sum(&self, mine: ExactSum) -> ExactSum;
     /// The summary over all ranks.
     fn summary(&self, mine: Summary) -> Summary;
     fn max(&self, mine: f64) -> f64;
@@ -122,6 +160,10 @@ pub struct Alone;
 
 impl Exchange for Alone {
     fn ghosts(&self, _mesh: &mut Mesh) {}
+    fn ghost_labels(&self, _labels: &mut [u32]) {}
+    fn sum(&self, mine: ExactSum) -> ExactSum {
+        mine
+    }
     fn summary(&self, mine: Summary) -> Summary {
         mine
     }

@@ -1,4 +1,5 @@
-//! `tessera mesh` under mpirun: a generated mesh written as VTKHDF and read back unchanged;
+//! `tessera mesh` under mpirun: a generated mesh written as VTKHDF (one piece per rank) and
+//! read back unchanged;
 //! smoothing identical at np = 1..4 with the rules kept (fixed nodes bitwise still, no
 //! inverted cell, the minimum η never falls, F never rises for l2v); partitions identical
 //! for every rank count, each node in one part within 1.02 N/k, the edge cut recounted here;
@@ -21,6 +22,52 @@ fn signed_volume(p: &[f64], c: &[i64]) -> f64 {
         - e[0][1] * (e[1][0] * e[2][2] - e[1][2] * e[2][0])
         + e[0][2] * (e[1][0] * e[2][1] - e[1][1] * e[2][0]))
         / 6.0
+}
+
+/// The whole mesh from a file's pieces (one per rank): each node's global id in file order,
+/// and the connectivity numbering the whole mesh's nodes (each piece's numbers its own).
+fn whole_numbering(h5: &H5) -> (Vec<u64>, Vec<i64>) {
+    let ids: Vec<u64> = h5.ds("VTKHDF/PointData/global_id");
+    let points: Vec<i64> = h5.ds("VTKHDF/NumberOfPoints");
+    let cells: Vec<i64> = h5.ds("VTKHDF/NumberOfCells");
+    let conn: Vec<i64> = h5.ds("VTKHDF/Connectivity");
+    let (mut first, mut at, mut whole) = (0, 0, Vec::new());
+    for (&np, &nc) in points.iter().zip(&cells) {
+        let end = at + 4 * nc as usize;
+        whole.extend(
+            conn[at..end]
+                .iter()
+                .map(|&v| ids[first + v as usize] as i64),
+        );
+        (first, at) = (first + np as usize, end);
+    }
+    (ids, whole)
+}
+
+/// A node dataset of `width` items per node, in the whole mesh's node order (a node in
+/// several pieces must carry the same items in each).
+fn by_node<T: hdf5_metno::H5Type + Copy + PartialEq + std::fmt::Debug>(
+    h5: &H5,
+    name: &str,
+    width: usize,
+) -> Vec<T> {
+    let (ids, _) = whole_numbering(h5);
+    let data: Vec<T> = h5.ds(name);
+    let n = *ids.iter().max().unwrap() as usize + 1;
+    let mut out: Vec<Option<T>> = vec![None; n * width];
+    for (i, &g) in ids.iter().enumerate() {
+        for d in 0..width {
+            let slot = &mut out[g as usize * width + d];
+            assert!(
+                slot.is_none_or(|v| v == data[i * width + d]),
+                "{name}: node {g} differs between pieces"
+            );
+            *slot = Some(data[i * width + d]);
+        }
+    }
+    out.into_iter()
+        .map(|v| v.expect("every node in a piece"))
+        .collect()
 }
 
 #[test]
@@ -68,6 +115,18 @@ fn mesh_generate_writes_vtkhdf_and_reads_back() {
         r.ds::<u8>("VTKHDF/PointData/fixed"),
         g.ds::<u8>("VTKHDF/PointData/fixed")
     );
+    // Three ranks write three pieces; read back, they are the one mesh again.
+    let g3 = mesh_run(
+        3,
+        &dir,
+        "g3",
+        &["generate", "box", "3", "2", "4", "--perturb", "bar2"],
+    );
+    assert_eq!(g3.ds::<i64>("VTKHDF/NumberOfCells").len(), 3);
+    assert_eq!(whole_numbering(&g3).1, conn);
+    let r3 = mesh_run(1, &dir, "r3", &["smooth", "g3.h5", "--iterations", "0"]);
+    assert_eq!(r3.ds::<f64>("VTKHDF/Points"), points);
+    assert_eq!(r3.ds::<i64>("VTKHDF/Connectivity"), conn);
     // Malformed input: one line naming the file, the line and what was expected.
     write_file(
         &dir,
@@ -83,10 +142,9 @@ fn mesh_generate_writes_vtkhdf_and_reads_back() {
     one_clear_error(&run, &["bad.ele:2", "node 7 out of range", "expected 1..4"]);
 }
 
-/// History columns and final points of a smoothing run.
+/// History columns and final points (the whole mesh's) of a smoothing run.
 fn smoothed(h5: &H5) -> (Vec<u64>, Vec<f64>, Vec<f64>, Vec<u64>) {
-    let bits = h5
-        .ds::<f64>("VTKHDF/Points")
+    let bits = by_node::<f64>(h5, "VTKHDF/Points", 3)
         .iter()
         .map(|v| v.to_bits())
         .collect();
@@ -156,6 +214,7 @@ fn mesh_smooth_same_at_every_rank_count() {
             &[1, 2],
         ),
     ];
+    let mut firsts = Vec::new();
     for (name, flags, nps) in cases {
         let mut first = None;
         for &np in nps {
@@ -170,6 +229,19 @@ fn mesh_smooth_same_at_every_rank_count() {
                 Some(one) => assert!(*one == result, "{name}: np {np} differs from np 1"),
             }
         }
+        firsts.push(first.unwrap());
+    }
+    // A generated mesh is made layer by layer on the ranks; a file is read whole by every
+    // rank and split by the partitioner: the other road, the same smoothed mesh.
+    let mut args = vec!["generate"];
+    args.extend(bar);
+    mesh_run(1, &dir, "bar", &args);
+    for (np, (name, flags, _)) in [(2, &cases[0]), (3, &cases[1])] {
+        let mut args = vec!["smooth", "bar.h5"];
+        args.extend(*flags);
+        let h5 = mesh_run(np, &dir, &format!("{name}-file{np}"), &args);
+        let same = smoothed(&h5) == firsts[if *name == "l2v" { 0 } else { 1 }];
+        assert!(same, "{name}: the file at np {np} differs from the box");
     }
 }
 
@@ -194,7 +266,7 @@ fn mesh_partition_same_at_every_rank_count() {
                 "--refine",
             ],
         );
-        let part: Vec<u32> = h5.ds("VTKHDF/PointData/part");
+        let part: Vec<u32> = by_node(&h5, "VTKHDF/PointData/part", 1);
         let n = part.len();
         let mut sizes = vec![0usize; k];
         for &p in &part {
@@ -204,7 +276,7 @@ fn mesh_partition_same_at_every_rank_count() {
         let largest = *sizes.iter().max().unwrap() as f64;
         assert!(largest <= 1.02 * n as f64 / k as f64, "sizes {sizes:?}");
         // The edge cut, recounted from the cells.
-        let conn: Vec<i64> = h5.ds("VTKHDF/Connectivity");
+        let (_, conn) = whole_numbering(&h5);
         let mut edges = std::collections::BTreeSet::new();
         for c in conn.chunks(4) {
             for a in 0..4 {

@@ -1,8 +1,11 @@
-//! A mesh tessera wrote: the `/VTKHDF` UnstructuredGrid group of a result file (one piece;
-//! tetrahedra, VTK type 10, or triangles, type 5), with the fixed flags it stored per node.
+//! A mesh tessera wrote: the `/VTKHDF` UnstructuredGrid group of a result file (one piece
+//! per rank that wrote it; tetrahedra, VTK type 10, or triangles, type 5), with the fixed
+//! flags it stored per node; the pieces are put back together by their nodes' and cells'
+//! global ids (without them, the pieces' nodes and cells in file order).
 
 use super::Raw;
 use crate::error::{Error, Result};
+use crate::mesh::Index;
 use hdf5_metno as hdf5;
 use std::path::Path;
 
@@ -54,17 +57,111 @@ pub fn read(path: &Path) -> Result<Raw> {
         ));
     }
     let n = points.len() / 3;
-    if fixed.len() != n || connectivity.iter().any(|&c| c < 0 || c as usize >= n) {
+    if fixed.len() != n {
         return Err(fail(
-            "/VTKHDF: connectivity or PointData/fixed does not match Points".into(),
+            "/VTKHDF: PointData/fixed does not match Points".into(),
         ));
     }
+    let pieces = Pieces {
+        points: read_i64("NumberOfPoints")?,
+        cells: read_i64("NumberOfCells")?,
+    };
+    let k = dim + 1;
+    let cells = pieces.connectivity(&connectivity, n, k).ok_or_else(|| {
+        fail("/VTKHDF: connectivity does not match the pieces' points and cells".into())
+    })?;
+    let ids = |name: &str, len: usize| match group.dataset(name) {
+        Ok(d) => d
+            .read_raw::<u64>()
+            .map_err(|e| fail(format!("/VTKHDF/{name}: {e}"))),
+        Err(_) => Ok((0..len as u64).collect()),
+    };
+    let node_ids = ids("PointData/global_id", n)?;
+    let cell_ids = ids("CellData/global_id", types.len())?;
+    let whole = assemble(&points, &fixed, &cells, (&node_ids, &cell_ids), k).ok_or_else(|| {
+        fail("/VTKHDF: global ids that do not number each node and cell once".into())
+    })?;
     Ok(Raw {
         dim,
-        points: points.chunks(3).map(|p| [p[0], p[1], p[2]]).collect(),
-        cells: connectivity.iter().map(|&c| c as u32).collect(),
-        lines: vec![0; types.len()],
+        lines: vec![0; whole.2.len() / k],
+        points: whole.0,
+        cells: whole.2,
         tagged: None,
-        fixed: Some(fixed.iter().map(|&f| f != 0).collect()),
+        fixed: Some(whole.1),
     })
+}
+
+/// The per-piece point and cell counts of a VTKHDF UnstructuredGrid.
+struct Pieces {
+    points: Vec<i64>,
+    cells: Vec<i64>,
+}
+
+impl Pieces {
+    /// Connectivity numbering the file's points (each piece's numbers its own), or None where
+    /// the counts or an index do not fit.
+    fn connectivity(&self, conn: &[i64], n: usize, k: usize) -> Option<Vec<usize>> {
+        let total = |c: &[i64]| {
+            c.iter()
+                .try_fold(0usize, |s, &v| s.checked_add(usize::try_from(v).ok()?))
+        };
+        let fits = self.points.len() == self.cells.len()
+            && total(&self.points)? == n
+            && total(&self.cells)?.checked_mul(k)? == conn.len();
+        if !fits {
+            return None;
+        }
+        let (mut first, mut at) = (0usize, 0usize);
+        let mut out = Vec::with_capacity(conn.len());
+        for (&np, &nc) in self.points.iter().zip(&self.cells) {
+            let (np, ids) = (np as usize, nc as usize * k);
+            for &v in &conn[at..at + ids] {
+                let v = usize::try_from(v).ok().filter(|&v| v < np)?;
+                out.push(first + v);
+            }
+            (first, at) = (first + np, at + ids);
+        }
+        Some(out)
+    }
+}
+
+/// A whole mesh's points, fixed flags and cells.
+type Whole = (Vec<[f64; 3]>, Vec<bool>, Vec<Index>);
+
+/// The whole mesh from pieces: nodes at their global ids (a node in several pieces is the
+/// same node), cells at theirs. None where the ids leave a gap or repeat a cell.
+fn assemble(
+    points: &[f64],
+    fixed: &[u8],
+    cells: &[usize],
+    (node_ids, cell_ids): (&[u64], &[u64]),
+    k: usize,
+) -> Option<Whole> {
+    let n = node_ids.iter().max().map_or(0, |&m| m.saturating_add(1)) as usize;
+    if node_ids.len() != fixed.len() || cell_ids.len() * k != cells.len() || n > u32::MAX as usize {
+        return None;
+    }
+    let mut xyz = vec![[f64::NAN; 3]; n];
+    let mut flags = vec![false; n];
+    let mut seen = vec![false; n];
+    for (i, &g) in node_ids.iter().enumerate() {
+        let g = g as usize;
+        (xyz[g], flags[g], seen[g]) = (
+            [points[3 * i], points[3 * i + 1], points[3 * i + 2]],
+            fixed[i] != 0,
+            true,
+        );
+    }
+    let mut out = vec![Index::MAX; cells.len()];
+    for (c, &g) in cell_ids.iter().enumerate() {
+        let g = usize::try_from(g).ok().filter(|&g| g < cell_ids.len())?;
+        let slot = &mut out[g * k..(g + 1) * k];
+        if slot[0] != Index::MAX {
+            return None;
+        }
+        for (o, &v) in slot.iter_mut().zip(&cells[c * k..(c + 1) * k]) {
+            *o = node_ids[v] as Index;
+        }
+    }
+    (seen.iter().all(|&s| s)).then_some((xyz, flags, out))
 }

@@ -12,8 +12,11 @@ pub mod l2v;
 pub mod laplace;
 pub mod optimise;
 
+use super::exact::ExactSum;
+use super::geometry;
 use super::patch::{Exchange, Patch};
 use super::quality::{summarize, Summary};
+use rayon::prelude::*;
 use std::time::Instant;
 
 #[derive(
@@ -98,6 +101,33 @@ impl Clock {
 /// The global quality summary of the patch as it stands.
 pub fn global_summary(patch: &Patch, ex: &dyn Exchange) -> Summary {
     ex.summary(summarize(&patch.mesh, |c| patch.counted[c]))
+}
+
+/// The mean edge length of the whole mesh (the scale of the tolerance), summed exactly over
+/// the cells each rank counts, so the same for any rank count.
+pub fn mean_edge_length(patch: &Patch, ex: &dyn Exchange) -> f64 {
+    let m = &patch.mesh;
+    let k = m.corners();
+    let (sum, cells) = (0..m.num_cells())
+        .into_par_iter()
+        .filter(|&c| patch.counted[c])
+        .map(|c| {
+            let p = m.cell_points(c);
+            let mut s = ExactSum::default();
+            for a in 0..k {
+                for b in a + 1..k {
+                    s = s.plus(ExactSum::of(geometry::dist(&p[a], &p[b])));
+                }
+            }
+            (s, 1u64)
+        })
+        .reduce(
+            || (ExactSum::default(), 0),
+            |a, b| (a.0.plus(b.0), a.1 + b.1),
+        );
+    let sum = ex.sum(sum).value();
+    let edges = ex.sum(ExactSum::of(cells as f64)).value() * (k * (k - 1) / 2) as f64;
+    sum / edges.max(1.0)
 }
 
 /// Smooth `patch` on the CPU for up to `s.iterations` iterations (`gpu::smooth` is the same

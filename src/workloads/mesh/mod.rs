@@ -6,14 +6,16 @@
 //! unit ball, a Kuhn box mapped radially); `smooth MESH` runs
 //! `l2v`, `laplace` or `opt-colour` (mesh::smooth); `partition MESH --parts K [--refine]` runs
 //! the geometric partitioner (mesh::partition). MESH is a file (`.node`/`.ele`, `.msh` 2.2 or
-//! 4.1, or a tessera result `.h5`) or `box NX NY NZ`. Every rank holds the input mesh; for
-//! smoothing on several ranks the partition into one part per rank decides which rank owns
-//! which nodes, each rank keeps its cells and one ghost layer (mesh::patch) and swaps ghost
-//! positions with its neighbour ranks only (mesh::distributed). Results: the mesh as a
+//! 4.1, or a tessera result `.h5`) or `box NX NY NZ`. To smooth a generated mesh, each rank
+//! makes only its run of node layers and one ghost layer; otherwise every rank holds the
+//! input mesh and, on several ranks, the partition into one part per rank decides which rank
+//! owns which nodes. Each rank keeps its cells and one ghost layer (mesh::patch) and swaps
+//! ghost positions with its neighbour ranks only (mesh::distributed). Results: the mesh as a
 //! `/VTKHDF` UnstructuredGrid beside `/mesh` (history, quality before and after, partition
 //! measures), see `output`.
 
 mod output;
+mod piece;
 mod run;
 
 use crate::config::{config_error, out_of_range};
@@ -142,16 +144,17 @@ impl Workload for MeshWorkload {
         })
     }
 
-    /// A generated box against host memory, before it is made (every rank holds the mesh;
-    /// a file's size is known only once read).
+    /// A generated box against host memory, before it is made (every rank holds the mesh,
+    /// but when smoothing, where each holds its layers; a file's size is known only once read).
     fn check_sizes(&self, h: &Harness) -> Result<()> {
         let Source::Box { cubes: [nx, ny, nz], .. } = self.source else {
             return Ok(());
         };
         let nodes = ((nx + 1) * (ny + 1) * (nz + 1)) as u64;
         let cells = 6 * (nx * ny * nz) as u64;
+        let share = if self.action == Action::Smooth { h.world.size() as u64 } else { 1 };
         let bytes = nodes.saturating_mul(HOST_BYTES_PER_NODE)
-            .saturating_add(cells.saturating_mul(self.host_bytes_per_cell()));
+            .saturating_add(cells.saturating_mul(self.host_bytes_per_cell())) / share;
         let place = Place::Host { ranks: h.world.local_size() };
         memory::check(&format!("a box of {nx} x {ny} x {nz} cubes"), bytes, place, |_| {
             "fewer cubes, or ranks on more nodes".into()

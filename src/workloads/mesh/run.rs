@@ -1,57 +1,120 @@
-//! The three actions: the mesh made or read (every rank the same), then generated, smoothed
-//! on the ranks' patches, or partitioned, and the report built.
+//! The three actions: the mesh made or read, then generated, smoothed on the ranks' patches,
+//! or partitioned, and the report built. A generated mesh to smooth is made in layers, each
+//! rank only its patch (`smooth_layers`); otherwise every rank holds the whole mesh.
 
-use super::output::{self, Outcome};
+use super::output::{self, Outcome, Totals};
+use super::piece;
 use super::{Action, MeshWorkload, Source};
 use crate::error::{Error, Result};
 use crate::harness::Harness;
 use crate::mesh::adjacency::{self, Csr};
 use crate::mesh::distributed::{MpiExchange, MpiRanks};
-use crate::mesh::patch::Patch;
+use crate::mesh::patch::{Exchange, Patch};
 use crate::device::Selected;
 use crate::comm::gpu::GpuExchange;
 use crate::mesh::smooth::gpu::{DeviceHalo, GpuSmoother};
 use crate::mesh::smooth::{self, Record, Settings};
 use crate::mesh::{colour, generate, partition, readers, Mesh};
+use crate::comm::ranges::block_range;
 use crate::report::Report;
+use std::ops::Range;
 use std::time::Instant;
 
 pub fn execute(w: &MeshWorkload, h: &Harness) -> Result<Report> {
+    match (&w.source, w.action) {
+        (Source::Box { cubes, .. }, Action::Smooth) if h.world.size() <= cubes[2] + 1 => smooth_layers(w, h, *cubes),
+        _ => whole(w, h),
+    }
+}
+
+/// Every rank makes or reads the whole mesh (files, partitioning, generating).
+fn whole(w: &MeshWorkload, h: &Harness) -> Result<Report> {
     let mesh = h.timed("mesh", || h.world.agree(load(&w.source)))?;
     let (n2c, graph) = h.timed("adjacency", || {
         let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
         let graph = adjacency::node_graph(&mesh, &n2c);
         Ok((n2c, graph))
     })?;
-    log::info!(
-        "mesh: {} nodes, {} cells ({}D), {} fixed",
-        mesh.num_nodes(),
-        mesh.num_cells(),
-        mesh.dim,
-        mesh.fixed.iter().filter(|&&f| f).count()
-    );
+    let totals = Totals::of(&mesh);
+    log_mesh(&totals, mesh.dim);
+    let write_mesh = w.write_mesh.unwrap_or(totals.nodes <= 1 << 24);
     let mut out = Outcome::new(&mesh);
     match w.action {
         Action::Generate => {}
-        Action::Smooth => smooth_mesh(w, h, &mesh, (n2c, &graph), &mut out)?,
+        Action::Smooth => {
+            let owner = h.timed("distribute", || Ok(owners(h, &mesh, &graph)))?;
+            let mut patch = h.timed("patch", || {
+                Ok(match h.world.size() {
+                    // One rank's patch is the whole mesh, whose adjacency is made already.
+                    1 => Patch::whole_with(mesh.clone(), n2c, graph.clone()),
+                    _ => Patch::of_rank(&mesh, &owner, h.world.rank() as u32),
+                })
+            })?;
+            let owner_of = |g: u64| owner[g as usize];
+            let exchange = MpiExchange::new(h.world, &patch, owner_of);
+            smooth_patch(w, h, (&mut patch, &exchange), &owner_of, write_mesh, &mut out)?;
+        }
         Action::Partition => partition_mesh(w, h, &mesh, &graph, &mut out)?,
     }
-    let write_mesh = w.write_mesh.unwrap_or(mesh.num_nodes() <= 1 << 24);
-    Ok(output::report(w, h, &mesh, &out, write_mesh))
+    if write_mesh && w.action != Action::Smooth {
+        // A block of the cells per rank.
+        let r = block_range(mesh.num_cells() as u64, h.world.size(), h.world.rank());
+        let cells: Vec<usize> = (r.start as usize..r.end as usize).collect();
+        let mut p = piece::cut(&mesh, &mesh, &cells, |i| i as u64, |c| c as u64, |i| out.owner[i]);
+        piece::place(h.world, &mut p);
+        out.piece = Some(p);
+    }
+    Ok(output::report(w, h, &totals, Some(&mesh), &out))
+}
+
+/// Smoothing a generated box, bar or ball: the ranks own runs of whole node layers along z
+/// (node ids are layer-major), and each makes only its layers and one more on either side
+/// (its cells and their ghost layer): nothing on a rank is as large as the whole mesh.
+fn smooth_layers(w: &MeshWorkload, h: &Harness, cubes: [usize; 3]) -> Result<Report> {
+    let (size, layers) = (h.world.size(), cubes[2] as u64 + 1);
+    let layer = ((cubes[0] + 1) * (cubes[1] + 1)) as u64;
+    let starts: Vec<u64> = (0..size).map(|r| block_range(layers, size, r).start).collect();
+    let owner = |g: u64| (starts.partition_point(|&s| s <= g / layer) - 1) as u32;
+    let owned = block_range(layers, size, h.world.rank());
+    let held = owned.start.saturating_sub(1)..(owned.end + 1).min(layers);
+    let mut patch = h.timed("patch", || {
+        let mesh = load_layers(&w.source, held.start as usize..held.end as usize);
+        let first_cell = held.start * 6 * (cubes[0] * cubes[1]) as u64;
+        Ok(Patch::of_block(mesh, (held.start * layer, first_cell), owned.start * layer..owned.end * layer))
+    })?;
+    let exchange = MpiExchange::new(h.world, &patch, owner);
+    let totals = Totals::of_patch(h, &patch);
+    log_mesh(&totals, 3);
+    let write_mesh = w.write_mesh.unwrap_or(totals.nodes <= 1 << 24);
+    let mut out = Outcome::default();
+    smooth_patch(w, h, (&mut patch, &exchange), &owner, write_mesh, &mut out)?;
+    Ok(output::report(w, h, &totals, None, &out))
+}
+
+fn log_mesh(t: &Totals, dim: usize) {
+    log::info!("mesh: {} nodes, {} cells ({dim}D), {} fixed", t.nodes, t.cells, t.fixed);
 }
 
 fn load(source: &Source) -> Result<Mesh> {
     match source {
-        Source::Box { cubes, ball: true, .. } => Ok(generate::kuhn_ball(cubes[0])),
-        Source::Box { cubes, extent, perturb, .. } => {
-            let mut mesh = generate::kuhn_box(*cubes, *extent);
-            if let Some(kind) = perturb {
-                generate::perturb(&mut mesh, *kind);
-            }
-            Ok(mesh)
-        }
+        Source::Box { cubes, .. } => Ok(load_layers(source, 0..cubes[2] + 1)),
         Source::File { path, free } => readers::read(path, free),
     }
+}
+
+/// The node layers `layers` (along z) of a generated mesh (`generate::box_layers`).
+fn load_layers(source: &Source, layers: Range<usize>) -> Mesh {
+    let Source::Box { cubes, extent, perturb, ball } = source else {
+        unreachable!("layers of a generated mesh only")
+    };
+    let mut mesh = generate::box_layers(*cubes, *extent, layers);
+    if *ball {
+        generate::box_to_ball(&mut mesh);
+    }
+    if let Some(kind) = perturb {
+        generate::perturb_in(&mut mesh, *kind, generate::box_spans(*cubes, *extent));
+    }
+    mesh
 }
 
 /// Node owners for smoothing: the geometric partition into one part per rank.
@@ -62,22 +125,18 @@ fn owners(h: &Harness, mesh: &Mesh, graph: &Csr) -> Vec<u32> {
     partition::geometric(mesh, graph, h.world.size(), &MpiRanks(h.world)).0
 }
 
-fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, (n2c, graph): (Csr, &Csr), out: &mut Outcome) -> Result<()> {
-    let owner = h.timed("distribute", || Ok(owners(h, mesh, graph)))?;
-    let mut patch = h.timed("patch", || {
-        Ok(match h.world.size() {
-            // One rank's patch is the whole mesh, whose adjacency is made already.
-            1 => Patch::whole_with(mesh.clone(), n2c, graph.clone()),
-            _ => Patch::of_rank(mesh, &owner, h.world.rank() as u32),
-        })
-    })?;
-    let exchange = MpiExchange::new(h.world, &patch, graph, &owner);
-    let free: Vec<bool> = mesh.fixed.iter().map(|f| !f).collect();
+/// Smooth this rank's patch (on its GPU where it has one); with `write_mesh`, its counted
+/// cells are its piece of the written mesh (`owner`: the owning rank of a global node id).
+fn smooth_patch(
+    w: &MeshWorkload,
+    h: &Harness,
+    (patch, exchange): (&mut Patch, &MpiExchange),
+    owner: &dyn Fn(u64) -> u32,
+    write_mesh: bool,
+    out: &mut Outcome,
+) -> Result<()> {
     let colours = match w.method {
-        smooth::Method::OptColour => {
-            let global = colour::jones_plassmann(graph, &free, h.run.seed);
-            patch.global.iter().map(|&g| global[g as usize]).collect()
-        }
+        smooth::Method::OptColour => h.timed("colour", || Ok(colour::of_patch(patch, exchange, h.run.seed)))?,
         _ => Vec::new(),
     };
     let settings = Settings {
@@ -85,22 +144,29 @@ fn smooth_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, (n2c, graph): (Csr, &
         iterations: w.iterations,
         preconditioner: w.preconditioner,
         smart: w.smart,
-        tolerance: w.tolerance * mesh.mean_edge_length(),
+        tolerance: w.tolerance * smooth::mean_edge_length(patch, exchange),
         colours,
     };
-    out.before = Some(h.timed("quality", || Ok(smooth::global_summary(&patch, &exchange)))?);
-    let mut on_gpu = h.timed("device", || gpu_smoother(h, &patch, &exchange, &settings))?;
+    out.before = Some(h.timed("quality", || Ok(smooth::global_summary(patch, exchange)))?);
+    let input = write_mesh.then(|| patch.mesh.clone());
+    let mut on_gpu = h.timed("device", || gpu_smoother(h, patch, exchange, &settings))?;
     let start = Instant::now();
     let records = h.timed("smooth", || match on_gpu.as_mut() {
-        Some(g) => g.smooth(&mut patch, &exchange, &settings, log_iteration),
-        None => Ok(smooth::smooth(&mut patch, &exchange, &settings, log_iteration)),
+        Some(g) => g.smooth(patch, exchange, &settings, log_iteration),
+        None => Ok(smooth::smooth(patch, exchange, &settings, log_iteration)),
     })?;
     out.smooth_seconds = start.elapsed().as_secs_f64();
-    out.after = Some(smooth::global_summary(&patch, &exchange));
+    out.after = Some(smooth::global_summary(patch, exchange));
     out.halo = exchange.halo();
-    out.positions = gather_positions(h, &patch, mesh.num_nodes())?;
-    out.owner = owner;
     out.records = records;
+    if let Some(input) = input {
+        exchange.ghosts(&mut patch.mesh);
+        let cells: Vec<usize> = (0..patch.counted.len()).filter(|&c| patch.counted[c]).collect();
+        let (global, cell_global) = (&patch.global, &patch.cell_global);
+        let mut p = piece::cut(&patch.mesh, &input, &cells, |i| global[i], |c| cell_global[c], |i| owner(global[i]));
+        piece::place(h.world, &mut p);
+        out.piece = Some(p);
+    }
     Ok(())
 }
 
@@ -125,26 +191,6 @@ fn gpu_smoother<'h>(h: &'h Harness, patch: &Patch, exchange: &MpiExchange, setti
         None
     };
     GpuSmoother::new(gpu, patch, halo, settings).map(Some)
-}
-
-/// Every node's smoothed position on rank 0 (others: empty), from its owner.
-fn gather_positions(h: &Harness, patch: &Patch, n: usize) -> Result<Option<[Vec<f64>; 3]>> {
-    let mut mine: Vec<f64> = Vec::new();
-    for i in (0..patch.global.len()).filter(|&i| patch.owned[i]) {
-        mine.extend([patch.global[i] as f64, patch.mesh.x[i], patch.mesh.y[i], patch.mesh.z[i]]);
-    }
-    let all = h.world.gather_owned(mine)?;
-    if !h.world.is_root() {
-        return Ok(None);
-    }
-    let mut xyz = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
-    for q in all.chunks(4) {
-        let g = q[0] as usize;
-        for d in 0..3 {
-            xyz[d][g] = q[d + 1];
-        }
-    }
-    Ok(Some(xyz))
 }
 
 fn partition_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: &mut Outcome) -> Result<()> {
