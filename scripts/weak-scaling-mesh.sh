@@ -17,7 +17,7 @@
 # Environment: TESSERA_BIN (default target/release/tessera), MESH_WEAK_CUBES (C, default 135),
 # MESH_WEAK_ITERATIONS (10), MESH_WEAK_OUT (out/weak-mesh), MESH_WEAK_TRANSPORT
 # (gpu_transport: auto, nccl or mpi; default auto), MESH_WEAK_RANKS (the rank counts, default
-# "1 2 4 8" up to the GPUs present), MESH_WEAK_SMOOTH and MESH_WEAK_PARTITION (1, or 0 to
+# 1, 2, 4, ... up to the GPUs present), MESH_WEAK_SMOOTH and MESH_WEAK_PARTITION (1, or 0 to
 # leave those runs out).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -29,8 +29,7 @@ iterations=${MESH_WEAK_ITERATIONS:-10}
 out=${MESH_WEAK_OUT:-out/weak-mesh}
 transport=${MESH_WEAK_TRANSPORT:-auto}
 [[ -x $bin ]] || die "no binary at $bin (build with cargo build --release)"
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-((gpus > 0)) || die "nvidia-smi lists no GPU"
+(($(gpus_present) > 0)) || die "nvidia-smi lists no GPU"
 mkdir -p "$out"
 
 status=0
@@ -50,8 +49,7 @@ run() {
 }
 
 names=()
-for np in ${MESH_WEAK_RANKS:-1 2 4 8}; do
-    ((np <= gpus)) || break
+for np in $(scaling_ranks "${MESH_WEAK_RANKS:-}"); do
     nz=$((np * (cubes + 1) - 1))
     box=(box "$cubes" "$cubes" "$nz" --extent "1,1,$np")
     ((${MESH_WEAK_SMOOTH:-1})) && run "smooth-np$np" "$np" mesh smooth "${box[@]}" --perturb bar2 \
