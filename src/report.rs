@@ -452,15 +452,7 @@ impl Section<'_> {
         start: usize,
         column: impl Into<Column>,
     ) -> &mut Self {
-        let path = self.path(name);
-        self.report.parts.push(DatasetPart {
-            path,
-            len,
-            start,
-            width: 1,
-            column: column.into(),
-        });
-        self
+        self.rows_part(name, (len, 1), start, column)
     }
 
     /// `data_part` of a 2-D dataset of `rows` rows of `width` items: this rank's whole rows
