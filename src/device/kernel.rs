@@ -214,19 +214,26 @@ impl Gpu {
     /// Bytes per second a plain device-to-device copy of `bytes` bytes moves (each byte read
     /// once and written once, so twice `bytes` over the time; best of three), to compare a
     /// kernel's memory traffic with: the memory bandwidth this device reaches in practice.
-    pub fn copy_rate(&self, bytes: usize) -> Result<f64> {
-        let src = self.zeros::<u8>("copy test source", bytes)?;
-        let mut dst = self.zeros::<u8>("copy test target", bytes)?;
-        let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            let secs = self.timed(|| {
-                self.stream
-                    .memcpy_dtod(&src, &mut dst)
-                    .map_err(|e| gpu_error("copy test", e))
-            })?;
-            best = best.min(secs);
-        }
-        Ok(2.0 * bytes as f64 / best)
+    /// None, with a warning, where it cannot be measured (memory, say): it is only a figure
+    /// beside a run's own, not worth stopping the run for.
+    pub fn copy_rate(&self, bytes: usize) -> Option<f64> {
+        let measure = || -> Result<f64> {
+            let src = self.zeros::<u8>("copy test source", bytes)?;
+            let mut dst = self.zeros::<u8>("copy test target", bytes)?;
+            let mut best = f64::INFINITY;
+            for _ in 0..3 {
+                let secs = self.timed(|| {
+                    self.stream
+                        .memcpy_dtod(&src, &mut dst)
+                        .map_err(|e| gpu_error("copy test", e))
+                })?;
+                best = best.min(secs);
+            }
+            Ok(2.0 * bytes as f64 / best)
+        };
+        measure()
+            .inspect_err(|e| log::warn!("no device copy rate: {e}"))
+            .ok()
     }
 
     /// `n` zeroed items (at least one, so that empty parts still have a buffer to pass).
