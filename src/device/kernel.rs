@@ -122,6 +122,10 @@ fn compile_program(file: &str, text: &str, arch: &str) -> Result<Ptx> {
     })
 }
 
+/// Bytes of the copy test (`Gpu::copy_rate`): well beyond any L2 cache, small beside a
+/// device's memory.
+const COPY_TEST_BYTES: usize = 1 << 28;
+
 impl Gpu {
     /// A kernel by file and function name; the file is compiled on its first use.
     pub fn function(&self, file: &str, name: &str) -> Result<Kernel> {
@@ -211,12 +215,14 @@ impl Gpu {
         Ok(f64::from(ms) / 1e3)
     }
 
-    /// Bytes per second a plain device-to-device copy of `bytes` bytes moves (each byte read
-    /// once and written once, so twice `bytes` over the time; best of three), to compare a
-    /// kernel's memory traffic with: the memory bandwidth this device reaches in practice.
-    /// None, with a warning, where it cannot be measured (memory, say): it is only a figure
-    /// beside a run's own, not worth stopping the run for.
-    pub fn copy_rate(&self, bytes: usize) -> Option<f64> {
+    /// Bytes per second a plain device-to-device copy of `COPY_TEST_BYTES` moves (each byte
+    /// read once and written once, so twice the bytes over the time; best of three), to
+    /// compare a kernel's memory traffic with: the memory bandwidth this device reaches in
+    /// practice. None, with a warning, where it cannot be measured (memory, say): it is only
+    /// a figure beside a run's own, not worth stopping the run for. Workloads report it as
+    /// `device_copy_bytes_per_second`.
+    pub fn copy_rate(&self) -> Option<f64> {
+        let bytes = COPY_TEST_BYTES;
         let measure = || -> Result<f64> {
             let src = self.zeros::<u8>("copy test source", bytes)?;
             let mut dst = self.zeros::<u8>("copy test target", bytes)?;

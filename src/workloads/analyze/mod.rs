@@ -226,7 +226,7 @@ fn report_traffic(
     let rate = k.bytes as f64 / seconds;
     r.rate("triangle_bytes_per_second", rate, "bytes/s");
     if k.copy_rate > 0.0 {
-        r.rate("copy_bandwidth_bytes_per_s", k.copy_rate, "bytes/s");
+        r.rate("device_copy_bytes_per_second", k.copy_rate, "bytes/s");
         r.fixed("triangle_bandwidth_fraction", rate / k.copy_rate, 3, "");
     }
 }

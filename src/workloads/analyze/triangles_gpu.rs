@@ -24,10 +24,6 @@ use crate::graph::csr_gpu::DeviceCsr;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
-/// Bytes of the device-to-device copy that measures the memory bandwidth the kernels are
-/// held against.
-const COPY_TEST_BYTES: usize = 1 << 30;
-
 /// What one rank's items contribute.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeCount {
@@ -67,7 +63,7 @@ pub fn count_triangles_gpu(
     let oriented = orient(csr)?;
     let plan = Plan::new(&oriented);
     // Measured before the count's buffers take their memory; a failure costs only the figure.
-    let copy_rate = gpu.copy_rate(COPY_TEST_BYTES).unwrap_or(0.0);
+    let copy_rate = gpu.copy_rate().unwrap_or(0.0);
     let (short, long) = (
         rank_items(&plan.short, world.size(), world.rank()),
         rank_items(&plan.long, world.size(), world.rank()),

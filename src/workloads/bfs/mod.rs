@@ -43,8 +43,6 @@ use search::{Frontiers, LevelStats, Mode, Params};
 const CPU_ALPHA: f64 = 14.0;
 const GPU_ALPHA: f64 = 56.0;
 
-/// Bytes of the plain device copy whose rate the report sets beside the searches' traffic.
-const COPY_TEST_BYTES: usize = 1 << 28;
 use crate::stats::Teps;
 use log::info;
 use rayon::prelude::*;
@@ -234,7 +232,7 @@ impl Workload for Bfs {
         let mut parent = vec![-1i64; g.local_n()];
         // Measured before the search buffers take their memory; a failure costs only the figure.
         let copy_rate = match &h.device {
-            Selected::Gpu(gpu) => gpu.copy_rate(COPY_TEST_BYTES),
+            Selected::Gpu(gpu) => gpu.copy_rate(),
             Selected::Cpu => None,
         };
         let transport = h.run.gpu_transport;

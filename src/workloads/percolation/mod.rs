@@ -187,8 +187,9 @@ impl Workload for Percolation {
                 labels.extend(sampler.gather_labels(world)?);
             }
         }
+        let floor = sampler.floor(world, self.lattice.sites());
         let mut report = Report::new();
-        report::report(&mut report, self, h.run.seed, &rows, &labels);
+        report::report(&mut report, self, h.run.seed, (&rows, floor), &labels);
         Ok(report)
     }
 }

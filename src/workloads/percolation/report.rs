@@ -2,7 +2,7 @@
 //! error sqrt(R(1-R)/n); means with standard errors), rendered once into the run's report:
 //! the statistics block and the `/percolation` group of the result file.
 
-use super::sampler::Timing;
+use super::sampler::{Floor, Timing};
 use super::Percolation;
 use crate::lattice::clusters::SIZE_BINS;
 use crate::lattice::{ClusterStats, Occupation};
@@ -93,9 +93,15 @@ fn boundary_name(cfg: &Percolation) -> &'static str {
 }
 
 /// `/percolation`: the settings (printed as the lattice line and the samples per p), one
-/// line per p, one row per (p, sample), `summary/` one row per p, and `labels` (p, site)
-/// when asked for.
-pub fn report(report: &mut Report, cfg: &Percolation, seed: u64, rows: &[Row], labels: &[u64]) {
+/// line per p, one row per (p, sample), `summary/` one row per p, the labelling's memory
+/// floor on GPUs, and `labels` (p, site) when asked for.
+pub fn report(
+    report: &mut Report,
+    cfg: &Percolation,
+    seed: u64,
+    (rows, floor): (&[Row], Option<Floor>),
+    labels: &[u64],
+) {
     let summaries: Vec<Summary> = (0..cfg.p.len())
         .map(|i| {
             let mine: Vec<&Row> = rows.iter().filter(|r| r.p_index == i).collect();
@@ -133,10 +139,13 @@ pub fn report(report: &mut Report, cfg: &Percolation, seed: u64, rows: &[Row], l
             .iter()
             .map(|(r, e)| format!("{r:.4} ± {e:.4}"))
             .collect();
+        let against_floor = floor
+            .map(|f| format!(" ({:.1}x the memory floor)", s.ns_per_site / f.ns_per_site))
+            .unwrap_or_default();
         g.shown_only(
             &format!("p = {}", s.p),
             format!(
-                "{word} per axis [{}], largest cluster fraction {:.5} ± {:.5}, mean cluster size {:.4} ± {:.4}, labelling {:.4} ns/site",
+                "{word} per axis [{}], largest cluster fraction {:.5} ± {:.5}, mean cluster size {:.4} ± {:.4}, labelling {:.4} ns/site{against_floor}",
                 per_axis.join(", "),
                 s.largest_fraction.0,
                 s.largest_fraction.1,
@@ -145,6 +154,10 @@ pub fn report(report: &mut Report, cfg: &Percolation, seed: u64, rows: &[Row], l
                 s.ns_per_site
             ),
         );
+    }
+    if let Some(f) = floor {
+        g.rate("device_copy_bytes_per_second", f.copy_rate, "bytes/s");
+        g.fixed("label_floor_ns_per_site", f.ns_per_site, 4, "ns/site");
     }
     samples(&mut g, cfg, rows);
     summary(&mut g.subgroup("summary"), &summaries);

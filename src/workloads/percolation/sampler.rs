@@ -29,7 +29,23 @@ pub enum Sampler<'g> {
         gpu: &'g Gpu,
         labeller: Box<Labeller<GpuSlab<'g>>>,
         mask: CudaSlice<u8>,
+        /// The device's copy rate (`Gpu::copy_rate`), measured before the buffers.
+        copy_rate: Option<f64>,
     },
+}
+
+/// Bytes per site a labelling moves at the least: the site's occupation mask read (one
+/// byte) and its label written (eight).
+const LABEL_FLOOR_BYTES: f64 = 9.0;
+
+/// The labelling's memory floor: its least traffic at the device's measured copy rate.
+#[derive(Clone, Copy)]
+pub struct Floor {
+    /// The slowest device's copy rate (bytes per second, read plus written).
+    pub copy_rate: f64,
+    /// Nanoseconds per lattice site the slowest rank needs to move `LABEL_FLOOR_BYTES` for
+    /// each of its sites at that rate.
+    pub ns_per_site: f64,
 }
 
 impl<'g> Sampler<'g> {
@@ -48,7 +64,9 @@ impl<'g> Sampler<'g> {
 
     /// The GPU's buffers (`sizes::check_sizes` checked that they fit).
     fn on_gpu(gpu: &'g Gpu, slab: Slab) -> Result<Self> {
+        let copy_rate = gpu.copy_rate();
         Ok(Sampler::Gpu {
+            copy_rate,
             gpu,
             labeller: Box::new(Labeller::new(slab, GpuSlab::new(gpu, slab)?)?),
             mask: gpu.zeros("lattice masks", slab.sites())?,
@@ -77,6 +95,7 @@ impl<'g> Sampler<'g> {
                 gpu,
                 labeller,
                 mask,
+                ..
             } => {
                 draw_mask_gpu(gpu, &labeller.slab, kind, key, t, mask)?;
                 gpu.sync("draw the occupation")?;
@@ -92,6 +111,25 @@ impl<'g> Sampler<'g> {
             merge_bytes: world.allreduce(labelled.merge_bytes, Op::Max),
         };
         Ok((stats, timing))
+    }
+
+    /// The labelling's memory floor on GPUs (None on the CPU, or where a device could not
+    /// measure its copy rate). Collective.
+    pub fn floor(&self, world: &World, lattice_sites: u64) -> Option<Floor> {
+        let Sampler::Gpu {
+            labeller,
+            copy_rate,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let rate = world.allreduce(copy_rate.unwrap_or(0.0), Op::Min);
+        let sites = world.allreduce(labeller.slab.sites() as u64, Op::Max);
+        (rate > 0.0).then(|| Floor {
+            copy_rate: rate,
+            ns_per_site: LABEL_FLOOR_BYTES * sites as f64 / rate / lattice_sites as f64 * 1e9,
+        })
     }
 
     /// The last sample's labels, gathered on rank 0 in site order (empty elsewhere).
