@@ -166,10 +166,42 @@ extern "C" __global__ void lattice_seams(const u8 *mask, u32 *parent, u32 n, u32
     }
 }
 
-// Every site pointed straight at its root.
+// lattice_seams in 2D, where only tile borders have bonds left: a thread per site of a
+// tile's last column (the fast-axis bond to the next tile; `cols` of them a row), then a
+// thread per site of a tile's last row (the slow-axis bond to the next row), so that the
+// other 15 of 16 sites are not read at all.
+extern "C" __global__ void lattice_seams_2d(const u8 *mask, u32 *parent, u32 n, u32 l, u32 plane,
+                                            u32 thickness) {
+    u64 t = thread_index();
+    u32 rows = n / l, cols = (l - 1) / TILE;
+    u64 column_sites = (u64)rows * cols;
+    if (t < column_sites) {
+        u32 i = (u32)(t / cols) * l + (u32)(t % cols) * TILE + TILE - 1;
+        if ((mask[i] & (VACANT | 2)) == 2) uf_unite(parent, i, i + 1);
+        return;
+    }
+    t -= column_sites;
+    if (t >= (u64)(rows / TILE) * l) return;
+    u32 x = (u32)(t % l), i = ((u32)(t / l) * TILE + TILE - 1) * l + x;
+    u8 m = mask[i];
+    if ((m & (VACANT | 1)) != 1 || !bond_inside(i, 0, 2, l, plane, thickness)) return;
+    u32 j = i + local_stride(0, 2, l, plane);
+    if (x > 0) {
+        u8 left = mask[i - 1];
+        if ((left & 1) && (left & 2) && (mask[j - 1] & 2)) return;  // implied
+    }
+    uf_unite(parent, i, j);
+}
+
+// Every site pointed straight at its root; a site already pointing there is not written
+// (vacant sites, and the sites of clusters inside one tile: most of them).
 extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
     u64 i = thread_index();
-    if (i < n) parent[i] = uf_root(parent, (u32)i);
+    if (i >= n) return;
+    u32 p = parent[i];
+    if (p == i) return;
+    u32 r = uf_root(parent, p);
+    if (r != p) parent[i] = r;
 }
 
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------

@@ -50,7 +50,11 @@ impl<'g> GpuSlab<'g> {
             slab,
             n: n as u32,
             tile: f("lattice_tile")?,
-            seams: f("lattice_seams")?,
+            seams: f(if slab.lattice.dim == 2 {
+                "lattice_seams_2d"
+            } else {
+                "lattice_seams"
+            })?,
             compress: f("lattice_compress")?,
             faces: f("lattice_faces")?,
             mark: f("lattice_mark")?,
@@ -110,13 +114,33 @@ impl SlabDevice for GpuSlab<'_> {
         let (dim, l) = (lattice.dim as u32, lattice.l as u32);
         let (plane, thickness) = (self.slab.plane() as u32, self.slab.thickness as u32);
         // The tiles in shared memory, a block of TILE x TILE threads per tile of TILE rows of
-        // TILE sites, then the seams between them, a thread per site; both take the same
-        // arguments.
-        let tiles =
-            u64::from(l.div_ceil(TILE)) * (u64::from(n) / u64::from(l)).div_ceil(TILE.into());
+        // TILE sites, then the seams between them: in 2D a thread per tile-border site
+        // (lattice_seams_2d), in 3D a thread per site.
+        let rows = n / l;
+        let tiles = u64::from(l.div_ceil(TILE)) * u64::from(rows.div_ceil(TILE));
+        gpu.launch(&self.tile, blocks(tiles, TILE * TILE), |b| {
+            b.arg(mask)
+                .arg(&mut self.parent)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&l)
+                .arg(&plane)
+                .arg(&thickness);
+        })?;
         let cfg = grid(u64::from(n));
-        for (kernel, launch) in [(&self.tile, blocks(tiles, TILE * TILE)), (&self.seams, cfg)] {
-            gpu.launch(kernel, launch, |b| {
+        if dim == 2 {
+            let border =
+                u64::from(rows) * u64::from((l - 1) / TILE) + u64::from(rows / TILE) * u64::from(l);
+            gpu.launch(&self.seams, grid(border), |b| {
+                b.arg(mask)
+                    .arg(&mut self.parent)
+                    .arg(&n)
+                    .arg(&l)
+                    .arg(&plane)
+                    .arg(&thickness);
+            })?;
+        } else {
+            gpu.launch(&self.seams, cfg, |b| {
                 b.arg(mask)
                     .arg(&mut self.parent)
                     .arg(&n)

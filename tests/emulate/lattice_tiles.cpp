@@ -1,7 +1,7 @@
 // Host emulation of kernels/lattice.cu's local labelling: lattice_tile (a block of 32 x 32
 // threads per tile, each CUDA thread a host thread, __syncthreads a barrier, the warp's
-// ballot and shuffle through the block's barrier), lattice_seams and lattice_compress (one
-// thread at a time), on random 2D and 3D slabs with partial tiles, site and bond masks. The
+// ballot and shuffle through the block's barrier), lattice_seams (lattice_seams_2d in 2D)
+// and lattice_compress (one thread at a time), on random 2D and 3D slabs with partial tiles, site and bond masks. The
 // roots must be every site's smallest connected site, as a sequential search finds them.
 // Run by scripts/emulate-kernels (needs g++ with C++20).
 #include <algorithm>
@@ -121,7 +121,15 @@ int main() {
                 kernel();
             }
         };
-        each([&] { lattice_seams(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness); });
+        if (c.dim == 2) {
+            u32 rows = n / c.l;
+            u64 border = (u64)rows * ((c.l - 1) / TILE) + (u64)(rows / TILE) * c.l;
+            gridDim = {(u32)((border + 255) / 256), 1, 1};
+            each([&] { lattice_seams_2d(mask.data(), parent.data(), n, c.l, plane, c.thickness); });
+            gridDim = {(n + 255) / 256, 1, 1};
+        } else {
+            each([&] { lattice_seams(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness); });
+        }
         each([&] { lattice_compress(parent.data(), n); });
         std::vector<u32> want = reference(mask, c.dim, c.l, c.thickness);
         u32 wrong = 0;
