@@ -97,13 +97,14 @@ impl Workload for Bc {
     }
 
     fn check_sizes(&self, h: &Harness) -> Result<()> {
-        build::check_before_making(h.world, &self.graph, &Need::ARCS)
+        build::check_before_making(h.world, &self.graph, &Need::arcs(&h.device, &self.graph))
     }
 
     fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let g = h.timed("graph", || {
-            build::build_arcs(world, &self.graph, h.run.seed, &Need::ARCS, |s| {
+            let need = Need::arcs(&h.device, &self.graph);
+            build::build_arcs(world, &self.graph, (h.run.seed, &h.device), &need, |s| {
                 Ok(ArcOptions {
                     directed: self.directed.unwrap_or(s.is_directed()),
                     merge_parallel: !self.parallel_paths,
