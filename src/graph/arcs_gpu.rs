@@ -67,7 +67,11 @@ pub fn build(
         merge: options.merge_parallel,
     };
     let mut loops = gpu.zeros::<u64>("self-loops", 1)?;
-    let take = if options.directed { OUT_ARCS } else { BOTH_ARCS };
+    let take = if options.directed {
+        OUT_ARCS
+    } else {
+        BOTH_ARCS
+    };
     let out = pass.rows(take, &mut loops)?;
     let inc = match options.directed {
         true => Some(pass.rows(IN_ARCS, &mut loops)?),
@@ -177,19 +181,25 @@ fn download_rows(
     let entries = *offsets.last().unwrap_or(&0) as usize;
     let mut adj = vec![0 as Vid; entries];
     let mut weights = vec![0u64; if weighted { entries } else { 0 }];
-    download_chunks(gpu, keys, entries, "copy the arcs to the host", |at, chunk| {
-        let end = at + chunk.len();
-        adj[at..end]
-            .par_iter_mut()
-            .zip(chunk.par_iter())
-            .for_each(|(v, &k)| *v = k >> 32);
-        if weighted {
-            weights[at..end]
+    download_chunks(
+        gpu,
+        keys,
+        entries,
+        "copy the arcs to the host",
+        |at, chunk| {
+            let end = at + chunk.len();
+            adj[at..end]
                 .par_iter_mut()
                 .zip(chunk.par_iter())
-                .for_each(|(w, &k)| *w = k & 0xffff_ffff);
-        }
-    })?;
+                .for_each(|(v, &k)| *v = k >> 32);
+            if weighted {
+                weights[at..end]
+                    .par_iter_mut()
+                    .zip(chunk.par_iter())
+                    .for_each(|(w, &k)| *w = k & 0xffff_ffff);
+            }
+        },
+    )?;
     Ok(Rows {
         offsets,
         adj,

@@ -183,7 +183,12 @@ pub fn build_keeping_source(
 /// Open the `[graph]` source (collective), refusing first, with one line on every rank, a
 /// graph whose `need` the hosts cannot hold: before it is generated where the spec names its
 /// size, else (a file) as soon as its header is read.
-pub fn open(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<Box<dyn EdgeSource>> {
+pub fn open(
+    world: &World,
+    cfg: &GraphConfig,
+    seed: u64,
+    need: &Need,
+) -> Result<Box<dyn EdgeSource>> {
     check_before_making(world, cfg, need)?;
     let source = cfg.spec.open(world, seed)?;
     if source.num_vertices() == 0 {

@@ -209,6 +209,17 @@ fn merge_long_rows<K: SortKey>(
 mod tests {
     use super::*;
 
+    /// Each key type's kernels exist in kernels/csr.cu under its suffix.
+    #[test]
+    fn every_key_type_has_its_kernels() {
+        let (_, source) = crate::device::KERNELS
+            .iter()
+            .find(|(f, _)| *f == FILE)
+            .unwrap();
+        assert!(source.contains(&format!("\nSORT_KERNELS({}, u32)\n", u32::SUFFIX)));
+        assert!(source.contains(&format!("\nSORT_KERNELS({}, u64)\n", u64::SUFFIX)));
+    }
+
     #[test]
     fn rows_go_to_the_kernel_of_their_length() {
         // Row lengths 0, 1, 2, 32, 33, 4096, 4097, 10000.

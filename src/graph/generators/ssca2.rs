@@ -201,6 +201,22 @@ mod tests {
         assert_eq!(d.params[12..], keys);
     }
 
+    /// kernels/generators.cu `arcs_fill` makes edge e's weight as 1 + below(draw(key, e),
+    /// range) from `device_weights`: the generator's weights, on any rank.
+    #[test]
+    fn device_weights_follow_the_kernels_formula() {
+        let g = Ssca2::new(9, 3, 3, 2);
+        let w = g.device_weights().unwrap();
+        let mut weights = Vec::new();
+        g.local_weights(0, g.local_len(), &mut weights);
+        let first = g.device_edges().unwrap().first_edge;
+        for (i, &weight) in weights.iter().enumerate() {
+            let e = first + i as u64;
+            assert_eq!(weight, 1 + below(draw(w.key, e), w.range));
+        }
+        assert!(w.range < 1 << 32, "weights fit the low half of a key");
+    }
+
     #[test]
     fn check_names_the_rule() {
         assert!(check(1).is_ok() && check(60).is_ok());

@@ -130,11 +130,12 @@ impl Workload for Bc {
         let distribution = self.replicate.resolve(world, &h.device, &g)?;
         let whole;
         let graph = match distribution {
-            Distribution::Full => {
+            // One rank holds the whole graph already.
+            Distribution::Full if world.size() > 1 => {
                 whole = h.timed("replicate", || g.replicate(world))?;
                 &whole
             }
-            Distribution::Partitioned => &g,
+            _ => &g,
         };
         let (started, sent) = (std::time::Instant::now(), crate::comm::bytes_sent());
         let c = h.timed("betweenness", || {

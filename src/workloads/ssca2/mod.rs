@@ -124,8 +124,9 @@ impl Workload for Ssca2 {
             let filtered = g.filtered(world, kernel4_arc);
             let arcs = filtered.num_arcs;
             let whole = match distribution {
-                Distribution::Full => filtered.replicate(world)?,
-                Distribution::Partitioned => filtered,
+                // One rank holds the whole graph already.
+                Distribution::Full if world.size() > 1 => filtered.replicate(world)?,
+                _ => filtered,
             };
             let c = betweenness::betweenness(
                 world,
