@@ -1,6 +1,9 @@
 // Sorting and de-duplicating on the GPU the rows that kernel 1 filled there (host side:
 // src/graph/csr_sort.rs), so that the CSR the GPU built stays on the GPU. Rows hold u32
-// neighbour ids in any order (self-loops were never stored). Rows are sorted by length class:
+// neighbour ids (the CSR), or u64 keys (neighbour << 32 | weight: the arc graph's rows,
+// src/graph/arcs_gpu.rs), in any order (self-loops were never stored). Each kernel is a
+// template over the key with two entry points, NAME (u32) and NAME_64 (u64); keys of one id
+// are duplicates (`same_id`: the u64 key's high half), the first of them kept. Rows are sorted by length class:
 //   2..=32 entries: a warp per row, a bitonic sort in registers (csr_sort_warp);
 //   up to SORT_TILE entries, and each SORT_TILE chunk of longer rows: a block per segment,
 //     a bitonic sort in shared memory (csr_sort_tile);
@@ -11,19 +14,26 @@
 
 #define SORT_TILE 4096
 #define MERGE_ITEMS 16
-#define NO_ID 0xffffffffu
+
+// The key above every key, padding the sorts.
+template <typename K> __device__ __forceinline__ K top_key() { return (K)~(K)0; }
+
+// Keys of the same neighbour: a u32 key is the id; a u64 key holds it in its high half.
+__device__ __forceinline__ bool same_id(u32 a, u32 b) { return a == b; }
+__device__ __forceinline__ bool same_id(u64 a, u64 b) { return (a >> 32) == (b >> 32); }
 
 // Rows of 2..=32 entries, one warp each: rows[w] names warp w's row.
-extern "C" __global__ void csr_sort_warp(u32 *adj, const u64 *offsets, const u32 *rows, u64 count) {
+template <typename K>
+__device__ void sort_warp(K *adj, const u64 *offsets, const u32 *rows, u64 count) {
     u64 w = thread_index() / WARP;
     if (w >= count) return;  // the whole warp leaves together
     u32 r = rows[w];
     u64 start = offsets[r];
     u32 len = (u32)(offsets[r + 1] - start), lane = lane_id();
-    u32 x = lane < len ? adj[start + lane] : NO_ID;
+    K x = lane < len ? adj[start + lane] : top_key<K>();
     for (u32 k = 2; k <= WARP; k <<= 1) {
         for (u32 j = k >> 1; j > 0; j >>= 1) {
-            u32 y = __shfl_xor_sync(FULL, x, j);
+            K y = __shfl_xor_sync(FULL, x, j);
             // Lanes whose bit k is clear sort ascending; the lower lane of a pair keeps the
             // smaller value there.
             bool ascending = (lane & k) == 0, lower = (lane & j) == 0;
@@ -34,13 +44,13 @@ extern "C" __global__ void csr_sort_warp(u32 *adj, const u64 *offsets, const u32
 }
 
 // Segments of at most SORT_TILE entries, a block each: segment b starts at starts[b] and
-// holds lens[b] entries. Padded with NO_ID to a power of two, sorted in shared memory.
-extern "C" __global__ void csr_sort_tile(u32 *adj, const u64 *starts, const u32 *lens) {
-    __shared__ u32 s[SORT_TILE];
+// holds lens[b] entries. Padded with the top key to a power of two, sorted in shared memory.
+template <typename K> __device__ void sort_tile(K *adj, const u64 *starts, const u32 *lens) {
+    __shared__ K s[SORT_TILE];
     u64 start = starts[blockIdx.x];
     u32 len = lens[blockIdx.x];
     for (u32 i = threadIdx.x; i < len; i += blockDim.x) s[i] = adj[start + i];
-    block_sort(s, len, NO_ID);
+    block_sort(s, len, top_key<K>());
     for (u32 i = threadIdx.x; i < len; i += blockDim.x) adj[start + i] = s[i];
 }
 
@@ -48,9 +58,9 @@ extern "C" __global__ void csr_sort_tile(u32 *adj, const u64 *starts, const u32 
 // (row r's are flat[r]..flat[r + 1]): in each row, sorted runs of `width` merge pairwise
 // into runs of 2 * width, from src (row r at src + src_base[r]) to dst (dst + dst_base[r]).
 // A width at least the row's length copies it.
-extern "C" __global__ void csr_merge(const u32 *src, u32 *dst, const u64 *src_base,
-                                     const u64 *dst_base, const u64 *flat, u32 rows, u64 total,
-                                     u64 width) {
+template <typename K>
+__device__ void merge(const K *src, K *dst, const u64 *src_base, const u64 *dst_base,
+                      const u64 *flat, u32 rows, u64 total, u64 width) {
     u64 pos = thread_index() * MERGE_ITEMS;
     if (pos >= total) return;
     u64 end = min(pos + MERGE_ITEMS, total);
@@ -62,11 +72,11 @@ extern "C" __global__ void csr_merge(const u32 *src, u32 *dst, const u64 *src_ba
     for (u32 r = lo; pos < end;) {
         while (pos >= flat[r + 1]) r++;
         u64 len = flat[r + 1] - flat[r], i = pos - flat[r];
-        const u32 *a = src + src_base[r];
-        u32 *d = dst + dst_base[r];
+        const K *a = src + src_base[r];
+        K *d = dst + dst_base[r];
         u64 pair = i / (2 * width) * (2 * width);
         u64 la = min(width, len - pair), lb = min(2 * width, len - pair) - la;
-        const u32 *b = a + pair + la;
+        const K *b = a + pair + la;
         a += pair;
         // Merge path: the largest x (outputs before k taken from a) with a[x-1] <= b[k-x].
         u64 k = i - pair, xlo = k > lb ? k - lb : 0, xhi = min(k, la);
@@ -81,30 +91,58 @@ extern "C" __global__ void csr_merge(const u32 *src, u32 *dst, const u64 *src_ba
 }
 
 // counts[r] = distinct ids in sorted row r, a warp per row.
-extern "C" __global__ void csr_unique_count(const u32 *adj, const u64 *offsets, u64 n, u64 *counts) {
+template <typename K>
+__device__ void unique_count(const K *adj, const u64 *offsets, u64 n, u64 *counts) {
     u64 r = thread_index() / WARP;
     if (r >= n) return;
     u64 start = offsets[r], end = offsets[r + 1];
     u32 kept = 0;
     for (u64 base = start; base < end; base += WARP) {
         u64 i = base + lane_id();
-        bool keep = i < end && (i == start || adj[i] != adj[i - 1]);
+        bool keep = i < end && (i == start || !same_id(adj[i], adj[i - 1]));
         kept += __popc(__ballot_sync(FULL, keep));
     }
     if (lane_id() == 0) counts[r] = kept;
 }
 
-// The distinct ids of sorted row r to out + fresh[r], a warp per row.
-extern "C" __global__ void csr_compact(const u32 *adj, const u64 *offsets, const u64 *fresh, u64 n,
-                                      u32 *out) {
+// The first key of each distinct id of sorted row r to out + fresh[r], a warp per row.
+template <typename K>
+__device__ void compact(const K *adj, const u64 *offsets, const u64 *fresh, u64 n, K *out) {
     u64 r = thread_index() / WARP;
     if (r >= n) return;
     u64 start = offsets[r], end = offsets[r + 1], at = fresh[r];
     for (u64 base = start; base < end; base += WARP) {
         u64 i = base + lane_id();
-        bool keep = i < end && (i == start || adj[i] != adj[i - 1]);
+        bool keep = i < end && (i == start || !same_id(adj[i], adj[i - 1]));
         u32 mask = __ballot_sync(FULL, keep);
         if (keep) out[at + __popc(mask & lanes_before())] = adj[i];
         at += __popc(mask);
     }
 }
+
+// The entry points, for u32 ids (NAME) and u64 keys (NAME_64).
+#define SORT_KERNELS(SUFFIX, K)                                                               \
+    extern "C" __global__ void csr_sort_warp##SUFFIX(K *adj, const u64 *offsets,              \
+                                                     const u32 *rows, u64 count) {            \
+        sort_warp<K>(adj, offsets, rows, count);                                              \
+    }                                                                                         \
+    extern "C" __global__ void csr_sort_tile##SUFFIX(K *adj, const u64 *starts,               \
+                                                     const u32 *lens) {                       \
+        sort_tile<K>(adj, starts, lens);                                                      \
+    }                                                                                         \
+    extern "C" __global__ void csr_merge##SUFFIX(const K *src, K *dst, const u64 *src_base,   \
+                                                 const u64 *dst_base, const u64 *flat,        \
+                                                 u32 rows, u64 total, u64 width) {            \
+        merge<K>(src, dst, src_base, dst_base, flat, rows, total, width);                     \
+    }                                                                                         \
+    extern "C" __global__ void csr_unique_count##SUFFIX(const K *adj, const u64 *offsets,     \
+                                                        u64 n, u64 *counts) {                 \
+        unique_count<K>(adj, offsets, n, counts);                                             \
+    }                                                                                         \
+    extern "C" __global__ void csr_compact##SUFFIX(const K *adj, const u64 *offsets,          \
+                                                   const u64 *fresh, u64 n, K *out) {         \
+        compact<K>(adj, offsets, fresh, n, out);                                              \
+    }
+
+SORT_KERNELS(, u32)
+SORT_KERNELS(_64, u64)

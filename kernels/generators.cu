@@ -404,6 +404,46 @@ extern "C" __global__ void csr_fill(const u64 *msgs, u64 count, u64 first, u64 *
     if (a != b) adj[atomicAdd(&cursor[a - first], 1ULL)] = (u32)b;
 }
 
+// ---- Kernel 1 of arc graphs (src/graph/arcs_gpu.rs) --------------------------------------
+// Over the messages of `count` tuples, tuple i being edge first_edge + i (2i: u -> v, row u;
+// 2i + 1: v -> u, row v), the arcs of the rows first .. first + local_n: `take` bit 0 keeps
+// the even messages (out-arcs), bit 1 the odd ones (in-arcs; with bit 0, an undirected
+// graph's both arcs). Self-loops are not stored.
+
+// The row of message i among this rank's, or ~0 where `take` does not keep it.
+__device__ __forceinline__ u64 arc_row(u64 msg, u64 i, u32 take, u64 first, u64 local_n) {
+    u64 row = (msg >> 32) - first;
+    return (take >> (i & 1) & 1) && row < local_n ? row : ~0ULL;
+}
+
+__device__ __forceinline__ bool is_loop(u64 msg) { return msg >> 32 == (msg & 0xffffffffULL); }
+
+// Pass 1: the rows' lengths; self-loops (each once: its even message) counted into *loops.
+extern "C" __global__ void arcs_count(const u64 *msgs, u64 count, u32 take, u64 first,
+                                      u64 local_n, u64 *lengths, u64 *loops) {
+    u64 i = thread_index();
+    if (i >= 2 * count) return;
+    u64 msg = msgs[i], row = arc_row(msg, i, take, first, local_n);
+    if (row == ~0ULL) return;
+    if (!is_loop(msg)) atomicAdd(&lengths[row], 1ULL);
+    else if (i % 2 == 0) atomicAdd(loops, 1ULL);
+}
+
+// Pass 2: each arc's key, neighbour << 32 | weight, into the next free slot of its row
+// (cursor starts at the row offsets; the rows are sorted afterwards). The weight of edge e:
+// 1 + below(draw(weight_key, e), weight_range), as the generator's `weight` (0 where
+// weight_range is 0: unweighted).
+extern "C" __global__ void arcs_fill(const u64 *msgs, u64 count, u32 take, u64 first,
+                                     u64 local_n, u64 first_edge, u64 weight_key,
+                                     u64 weight_range, u64 *cursor, u64 *keys) {
+    u64 i = thread_index();
+    if (i >= 2 * count) return;
+    u64 msg = msgs[i], row = arc_row(msg, i, take, first, local_n);
+    if (row == ~0ULL || is_loop(msg)) return;
+    u64 w = weight_range ? 1 + below(draw(weight_key, first_edge + i / 2), weight_range) : 0;
+    keys[atomicAdd(&cursor[row], 1ULL)] = (msg & 0xffffffffULL) << 32 | w;
+}
+
 // ---- Kernel 1 of the 2D partition (src/graph/block2d_gpu.rs) ------------------------------
 // Each message (u, v) received here is an entry of this rank's block A(i, j): u's column
 // index (u's block among the column's, then its place in it) and v's row index (v less the

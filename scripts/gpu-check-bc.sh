@@ -8,15 +8,19 @@
 # distributed on several GPUs through NCCL and through MPI, and on a host of one GPU as 2
 # ranks sharing it through MPI), against the CPU (np 1, and np 2 distributed): the BC
 # checksum (every vertex's 128-bit fixed-point sum), the sources, the 100 largest values,
-# the maximum-weight arcs and the subgraph sizes must be equal bit for bit. Then timings on
-# one GPU (GPU_CHECK_BC_TIMINGS=0 skips them): SSCA#2 SCALE 20 and 22 (K4approx 10) and bc
-# from 64 sources on Kronecker SCALE 20 and 22, beside the same bc on the host's cores.
+# the maximum-weight arcs and the subgraph sizes must be equal bit for bit. GPU runs build the
+# graph on the GPU (kernel 1, `arcs_gpu`), but for the case `ssca2-14-k1cpu` (built on the
+# CPU: the sweeps alone against the CPU's). Then timings on one GPU (GPU_CHECK_BC_TIMINGS=0
+# skips them): SSCA#2 (K4approx 10) at SCALE GPU_CHECK_SSCA2_SCALES ("20 22 24") and bc from
+# 64 sources on Kronecker SCALE GPU_CHECK_BC_SCALES ("20 22"), each line printed as its run
+# ends, and bc at SCALE 20 on the host's cores where 20 is among them.
 
 bc_cases=(
     "bc-kron16|bc --scale 16 --sources 64"
     "bc-torus|bc --generator lattice --dims 32,32 --exact"
     "bc-ssca2-directed|bc --generator ssca2 --scale 14 --sources 100 --parallel-paths"
     "ssca2-14|ssca2 --scale 14 --k4approx 8"
+    "ssca2-14-k1cpu|ssca2 --scale 14 --k4approx 8 --construction cpu"
 )
 
 check_bc() {
@@ -69,16 +73,20 @@ PY
     [[ ${GPU_CHECK_BC_TIMINGS:-1} == 0 ]] && return 0
     echo
     echo "bc timings (one GPU; cpu: every core of the host, one rank):"
-    run_tessera time-bc-s20-cpu 1 bc --scale 20 --sources 64 --device cpu && bc_timing time-bc-s20-cpu
-    local scale
-    for scale in 20 22; do
-        run_tessera "time-bc-s$scale" 1 bc --scale "$scale" --sources 64 --device gpu &&
-            bc_timing "time-bc-s$scale"
-    done
-    for scale in 20 22 24; do
+    local scale ssca2_scales bc_scales
+    read -r -a ssca2_scales <<<"${GPU_CHECK_SSCA2_SCALES:-20 22 24}"
+    read -r -a bc_scales <<<"${GPU_CHECK_BC_SCALES:-20 22}"
+    for scale in "${ssca2_scales[@]}"; do
         run_tessera "time-ssca2-s$scale" 1 ssca2 --scale "$scale" --device gpu &&
             bc_timing "time-ssca2-s$scale"
     done
+    for scale in "${bc_scales[@]}"; do
+        run_tessera "time-bc-s$scale" 1 bc --scale "$scale" --sources 64 --device gpu &&
+            bc_timing "time-bc-s$scale"
+    done
+    if [[ " ${bc_scales[*]} " == *" 20 "* ]]; then
+        run_tessera time-bc-s20-cpu 1 bc --scale 20 --sources 64 --device cpu && bc_timing time-bc-s20-cpu
+    fi
     return 0
 }
 
@@ -95,7 +103,8 @@ with h5py.File(path) as f:
               f"K4 {a['kernel4_time']:.3f} s  {a['k4_teps']:.3e} TEPS  lanes {int(a['lanes'])}  [{phases}]")
     else:
         a = f["bc"].attrs
-        print(f"{name:<18} bc {a['bc_time']:.3f} s  {a['traversed_arcs_per_second']:.3e} arcs/s  "
+        print(f"{name:<18} bc {a['bc_time']:.3f} s  setup {a['bc_setup_time']:.2f} s  "
+              f"{a['traversed_arcs_per_second']:.3e} arcs/s  arcs {int(a['arcs'])}  "
               f"levels {int(a['deepest_level'])}  lanes {int(a['lanes'])}  [{phases}]")
 PY
 }

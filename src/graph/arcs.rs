@@ -171,17 +171,30 @@ impl ArcGraph {
         let inc = options
             .directed
             .then(|| Rows::from_triples(&part, inc, merge, weighted));
+        let rows = (part, out, inc);
+        Ok(Self::from_rows(world, rows, options, source, loops))
+    }
+
+    /// The graph of the rank's rows (in-rows only where directed) of `source`'s arcs built
+    /// as `options` says, `loops` of its self-loops dropped by this rank (collective).
+    pub(super) fn from_rows(
+        world: &World,
+        (part, out, inc): (Block1D, Rows, Option<Rows>),
+        options: ArcOptions,
+        source: &dyn EdgeSource,
+        loops: u64,
+    ) -> ArcGraph {
         let num_arcs = world.allreduce(out.adj.len() as u64, Op::Sum);
-        Ok(ArcGraph {
+        ArcGraph {
             part,
             out,
             inc,
             options,
-            weighted,
+            weighted: source.is_weighted(),
             num_input_edges: source.num_edges(),
             num_arcs,
             loops_dropped: world.allreduce(loops, Op::Sum),
-        })
+        }
     }
 
     /// The whole graph on every rank, as a one-rank partition (collective): the spec's

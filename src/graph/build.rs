@@ -5,6 +5,7 @@
 //! workload) or the CPU (kernel 1), and checksum the result. Every graph workload takes its graph from here.
 
 use super::arcs::{ArcGraph, ArcOptions};
+use super::arcs_gpu;
 use super::block2d::{Block2D, Layout2D};
 use super::block2d_gpu::{self, DeviceBlocks};
 use super::csr_gpu::DeviceCsr;
@@ -182,7 +183,12 @@ pub fn build_keeping_source(
 /// Open the `[graph]` source (collective), refusing first, with one line on every rank, a
 /// graph whose `need` the hosts cannot hold: before it is generated where the spec names its
 /// size, else (a file) as soon as its header is read.
-fn open(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<Box<dyn EdgeSource>> {
+pub fn open(
+    world: &World,
+    cfg: &GraphConfig,
+    seed: u64,
+    need: &Need,
+) -> Result<Box<dyn EdgeSource>> {
     check_before_making(world, cfg, need)?;
     let source = cfg.spec.open(world, seed)?;
     if source.num_vertices() == 0 {
@@ -205,15 +211,22 @@ fn open(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<Box<
 pub fn build_arcs(
     world: &World,
     cfg: &GraphConfig,
-    seed: u64,
+    (seed, device): (u64, &Selected),
     need: &Need,
     options: impl FnOnce(&dyn EdgeSource) -> Result<ArcOptions>,
 ) -> Result<ArcGraph> {
     let source = open(world, cfg, seed, need)?;
-    let options = options(source.as_ref())?;
-    let g = ArcGraph::build(world, source.as_ref(), options)?;
+    let source = source.as_ref();
+    let options = options(source)?;
+    let (g, built_on) = match arcs_on_gpu(world, device, cfg, source)? {
+        Some(on) => (arcs_gpu::build(world, &on, source, options)?, "gpu"),
+        None => {
+            check_before_making(world, cfg, &Need::ARCS)?;
+            (ArcGraph::build(world, source, options)?, "cpu")
+        }
+    };
     info!(
-        "graph: {} {}: {} vertices, {} input edges, {} arcs ({}, parallel arcs {})",
+        "graph: {} {}: {} vertices, {} input edges, {} arcs ({}, parallel arcs {}) built on the {}",
         cfg.spec.kind(),
         cfg.spec.parameters(),
         g.n(),
@@ -229,8 +242,55 @@ pub fn build_arcs(
         } else {
             "kept"
         },
+        built_on,
     );
     Ok(g)
+}
+
+/// How kernel 1 of the arc graph of `source` runs on the GPU: where the run has one,
+/// `[graph] construction` allows, the generator makes its edges (and weights, where it has
+/// them) there on every rank, and the build fits (`arcs_gpu`); else None, the CPU builds it
+/// (with a log line saying why; an error where `construction = "gpu"` cannot be met).
+/// Collective.
+pub fn arcs_on_gpu<'a>(
+    world: &World,
+    device: &'a Selected,
+    cfg: &GraphConfig,
+    source: &dyn EdgeSource,
+) -> Result<Option<arcs_gpu::OnGpu<'a>>> {
+    if let (Selected::Cpu, Construction::Gpu) = (device, cfg.construction) {
+        return Err(Error::Unavailable(
+            "[graph] construction = \"gpu\" needs a run on GPUs, and this one computes on the CPU"
+                .into(),
+        ));
+    }
+    if cfg.construction == Construction::Cpu {
+        return Ok(None);
+    }
+    let weights = source.device_weights();
+    // Weights travel in the low half of a 64-bit key.
+    let weights_fit = weights.is_some_and(|w| w.range < 1 << 32) || !source.is_weighted();
+    let weights_fit = world.allreduce(u64::from(weights_fit), Op::Min) == 1;
+    let Some((gpu, edges)) = gpu_generator(world, device, cfg, source).filter(|_| weights_fit)
+    else {
+        if cfg.construction == Construction::Gpu {
+            return Err(Error::Unavailable(format!(
+                "[graph] construction = \"gpu\" builds generated graphs whose edges (and weights) the GPU makes, and {} has none there: set construction = \"cpu\" or \"auto\"",
+                cfg.spec.kind()
+            )));
+        }
+        return Ok(None);
+    };
+    let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+    let needed = arcs_gpu::bytes_needed(&part, entries_per_rank_estimate(world, source));
+    if !builds_on_gpu(world, gpu, cfg, source, needed)? {
+        return Ok(None);
+    }
+    Ok(Some(arcs_gpu::OnGpu {
+        gpu,
+        edges,
+        weights,
+    }))
 }
 
 /// A rank's share of the input edge tuples, in the order of the global list (an edge's id is
@@ -282,17 +342,22 @@ impl EdgeSource for EdgeList {
 /// with one line where the hosts cannot hold `need` (see `open`).
 pub fn edge_list(world: &World, cfg: &GraphConfig, seed: u64, need: &Need) -> Result<EdgeList> {
     let source = open(world, cfg, seed, need)?;
+    Ok(edge_list_of(source.as_ref()))
+}
+
+/// This rank's edge tuples of an opened source.
+pub fn edge_list_of(source: &dyn EdgeSource) -> EdgeList {
     let (mut local, mut weights) = (Vec::new(), Vec::new());
     source.local_chunk(0, source.local_len(), &mut local);
     source.local_weights(0, source.local_len(), &mut weights);
-    Ok(EdgeList {
+    EdgeList {
         n: source.num_vertices(),
         directed: source.is_directed(),
         local,
         m: source.num_edges(),
         weighted: source.is_weighted(),
         weights,
-    })
+    }
 }
 
 /// The GPU and the generator's GPU edge function, on a GPU run of a generator that has
@@ -526,6 +591,26 @@ impl Need {
         every_rank: (0, 0),
         one_rank: 0,
     };
+
+    /// The arc graph built on the GPU (`arcs_gpu`): only the rows come to the host, out and
+    /// in, a neighbour and a weight per arc.
+    pub const ARCS_FROM_GPU: Need = Need {
+        what: "the graph's arcs",
+        shared: (48, 32),
+        every_rank: (0, 0),
+        one_rank: 0,
+    };
+
+    /// What the arc graph needs on the hosts: less where a GPU run builds a generated graph
+    /// (`arcs_on_gpu` decides once the source is open; where it falls back to the CPU,
+    /// `ARCS` is checked then).
+    pub fn arcs(device: &Selected, cfg: &GraphConfig) -> Need {
+        let generated = cfg.spec.size().is_some() && cfg.construction != Construction::Cpu;
+        match device {
+            Selected::Gpu(_) if generated => Need::ARCS_FROM_GPU,
+            _ => Need::ARCS,
+        }
+    }
 
     /// Bytes on a node of `ranks` ranks, `local` of them there, per rank (rounded up).
     fn per_rank(&self, (n, m): (u64, u64), ranks: u64, local: u64) -> u64 {

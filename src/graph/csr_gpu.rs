@@ -19,7 +19,7 @@ use crate::comm::GpuTransport;
 use crate::comm::{Op, PhaseTimes, World};
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -314,28 +314,43 @@ impl DeviceCsr {
     }
 }
 
-/// The first `n` adjacency entries of `dev`, widened to host ids, through a page-locked
-/// staging buffer.
+/// The first `n` adjacency entries of `dev`, widened to host ids.
 fn download_rows(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<Vid>> {
-    let s = &gpu.stream;
     let mut adj = vec![0 as Vid; n];
-    let mut staged = vec![0u32; COPY_CHUNK.min(n)];
-    let pinned = gpu.pin(&mut staged);
-    for (i, out) in adj.chunks_mut(COPY_CHUNK).enumerate() {
-        let at = i * COPY_CHUNK;
-        let staged = &mut staged[..out.len()];
-        s.memcpy_dtoh(&dev.slice(at..at + out.len()), staged)
-            .map_err(|e| gpu_error("copy adjacency to the host", e))?;
-        // Into page-locked memory the copy is asynchronous: wait for it.
-        s.synchronize()
-            .map_err(|e| gpu_error("copy adjacency to the host", e))?;
-        out.par_iter_mut()
-            .zip(staged.par_iter())
+    download_chunks(gpu, dev, n, "copy adjacency to the host", |at, chunk| {
+        adj[at..at + chunk.len()]
+            .par_iter_mut()
+            .zip(chunk.par_iter())
             .for_each(|(o, &v)| *o = v as Vid);
+    })?;
+    Ok(adj)
+}
+
+/// The first `n` items of `dev`, a chunk at a time through a page-locked staging buffer
+/// (`COPY_CHUNK` u32s' bytes): `each(at, chunk)` for items `at .. at + chunk.len()`; `what`
+/// names the copy in an error.
+pub(super) fn download_chunks<K: DeviceRepr + Default + Copy>(
+    gpu: &Gpu,
+    dev: &CudaSlice<K>,
+    n: usize,
+    what: &str,
+    mut each: impl FnMut(usize, &[K]),
+) -> Result<()> {
+    let s = &gpu.stream;
+    let chunk = COPY_CHUNK * 4 / std::mem::size_of::<K>();
+    let mut staged = vec![K::default(); chunk.min(n)];
+    let pinned = gpu.pin(&mut staged);
+    for at in (0..n).step_by(chunk.max(1)) {
+        let staged = &mut staged[..chunk.min(n - at)];
+        s.memcpy_dtoh(&dev.slice(at..at + staged.len()), staged)
+            .map_err(|e| gpu_error(what, e))?;
+        // Into page-locked memory the copy is asynchronous: wait for it.
+        s.synchronize().map_err(|e| gpu_error(what, e))?;
+        each(at, staged);
     }
     // Unlocked before the staging buffer is freed.
     drop(pinned);
-    Ok(adj)
+    Ok(())
 }
 
 #[cfg(test)]

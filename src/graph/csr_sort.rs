@@ -1,14 +1,15 @@
 //! The rows kernel 1 filled on the GPU, sorted and de-duplicated there (kernels/csr.cu), so
-//! that the GPU-built CSR stays on the GPU for the workload that runs on it: a segmented sort
+//! that the GPU-built CSR stays on the GPU for the workload that runs on it (u32 ids), and
+//! the arc graph's rows (u64 keys, `arcs_gpu`): a segmented sort
 //! by row length class (a warp per short row, a block per medium row or per chunk of a long
 //! row, then merge rounds over the long rows), a count of each row's distinct ids, and their
 //! copy into the final rows.
 
 use super::csr::row_offsets;
 use super::csr_gpu::DeviceCsr;
-use crate::device::{blocks, grid, Gpu};
+use crate::device::{blocks, grid, Gpu, Kernel};
 use crate::error::Result;
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 use rayon::prelude::*;
 
 const FILE: &str = "csr.cu";
@@ -67,6 +68,25 @@ fn classify(offsets: &[u64]) -> Classes {
     }
 }
 
+/// Row entries the sort kernels take: u32 ids (the CSR) or u64 keys (neighbour << 32 |
+/// weight: the arc graph's rows, whose duplicates are keys of one neighbour).
+pub trait SortKey: DeviceRepr + ValidAsZeroBits + Copy + Unpin + 'static {
+    /// The suffix of its kernels' names (kernels/csr.cu `SORT_KERNELS`).
+    const SUFFIX: &'static str;
+}
+
+impl SortKey for u32 {
+    const SUFFIX: &'static str = "";
+}
+
+impl SortKey for u64 {
+    const SUFFIX: &'static str = "_64";
+}
+
+fn kernel<K: SortKey>(gpu: &Gpu, name: &str) -> Result<Kernel> {
+    gpu.function(FILE, &format!("{name}{}", K::SUFFIX))
+}
+
 /// Sort and de-duplicate the rows of `adj` (row r at `offsets[r]..offsets[r + 1]`, ids
 /// unique once sorted are kept); returns the final CSR on the GPU and its row offsets.
 pub fn sort_dedup(
@@ -74,65 +94,77 @@ pub fn sort_dedup(
     offsets: &[u64],
     mut adj: CudaSlice<u32>,
 ) -> Result<(DeviceCsr, Vec<u64>)> {
-    let n = offsets.len() as u64 - 1;
-    let classes = classify(offsets);
     let dev_offsets = gpu.upload("row offsets", offsets)?;
+    sort_rows(gpu, offsets, &dev_offsets, &mut adj)?;
+    let (out, fresh, dev_fresh) = dedup(gpu, offsets, &dev_offsets, &adj)?;
+    let entries = fresh[offsets.len() - 1] as usize;
+    Ok((DeviceCsr::from_parts(dev_fresh, out, entries), fresh))
+}
 
+/// Sort each row of `adj` (row r at `offsets[r]..offsets[r + 1]`, `dev_offsets` on the GPU).
+pub fn sort_rows<K: SortKey>(
+    gpu: &Gpu,
+    offsets: &[u64],
+    dev_offsets: &CudaSlice<u64>,
+    adj: &mut CudaSlice<K>,
+) -> Result<()> {
+    let classes = classify(offsets);
     if !classes.warp_rows.is_empty() {
         let rows = gpu.upload("short rows", &classes.warp_rows)?;
         let count = classes.warp_rows.len() as u64;
-        gpu.launch(
-            &gpu.function(FILE, "csr_sort_warp")?,
-            grid(32 * count),
-            |b| {
-                b.arg(&mut adj).arg(&dev_offsets).arg(&rows).arg(&count);
-            },
-        )?;
+        let sort = kernel::<K>(gpu, "csr_sort_warp")?;
+        gpu.launch(&sort, grid(32 * count), |b| {
+            b.arg(&mut *adj).arg(dev_offsets).arg(&rows).arg(&count);
+        })?;
     }
     if !classes.tiles.0.is_empty() {
         let starts = gpu.upload("tile starts", &classes.tiles.0)?;
         let lens = gpu.upload("tile lengths", &classes.tiles.1)?;
-        gpu.launch(
-            &gpu.function(FILE, "csr_sort_tile")?,
-            blocks(classes.tiles.0.len() as u64, TILE_THREADS),
-            |b| {
-                b.arg(&mut adj).arg(&starts).arg(&lens);
-            },
-        )?;
+        let sort = kernel::<K>(gpu, "csr_sort_tile")?;
+        let cfg = blocks(classes.tiles.0.len() as u64, TILE_THREADS);
+        gpu.launch(&sort, cfg, |b| {
+            b.arg(&mut *adj).arg(&starts).arg(&lens);
+        })?;
     }
-    merge_long_rows(gpu, offsets, &classes.long_rows, &mut adj)?;
+    merge_long_rows(gpu, offsets, &classes.long_rows, adj)
+}
 
+/// The first entry of each distinct id of every sorted row, in new rows: those rows, their
+/// offsets, and the offsets on the GPU.
+pub fn dedup<K: SortKey>(
+    gpu: &Gpu,
+    offsets: &[u64],
+    dev_offsets: &CudaSlice<u64>,
+    adj: &CudaSlice<K>,
+) -> Result<(CudaSlice<K>, Vec<u64>, CudaSlice<u64>)> {
+    let n = offsets.len() as u64 - 1;
     let mut counts = gpu.zeros::<u64>("distinct ids per row", n as usize)?;
-    gpu.launch(
-        &gpu.function(FILE, "csr_unique_count")?,
-        grid(32 * n),
-        |b| {
-            b.arg(&adj).arg(&dev_offsets).arg(&n).arg(&mut counts);
-        },
-    )?;
+    gpu.launch(&kernel::<K>(gpu, "csr_unique_count")?, grid(32 * n), |b| {
+        b.arg(adj).arg(dev_offsets).arg(&n).arg(&mut counts);
+    })?;
     let fresh = row_offsets(&gpu.download("distinct ids per row", &counts, n as usize)?);
     drop(counts);
     let entries = fresh[n as usize] as usize;
     let dev_fresh = gpu.upload("row offsets", &fresh)?;
-    let mut out = gpu.zeros::<u32>(&format!("{entries} adjacency entries"), entries)?;
-    gpu.launch(&gpu.function(FILE, "csr_compact")?, grid(32 * n), |b| {
-        b.arg(&adj)
-            .arg(&dev_offsets)
+    let mut out = gpu.zeros::<K>(&format!("{entries} adjacency entries"), entries)?;
+    gpu.launch(&kernel::<K>(gpu, "csr_compact")?, grid(32 * n), |b| {
+        b.arg(adj)
+            .arg(dev_offsets)
             .arg(&dev_fresh)
             .arg(&n)
             .arg(&mut out);
     })?;
     gpu.sync("sort and de-duplicate the rows")?;
-    Ok((DeviceCsr::from_parts(dev_fresh, out, entries), fresh))
+    Ok((out, fresh, dev_fresh))
 }
 
 /// Merge the sorted `TILE` chunks of each long row into one sorted row, through a buffer the
 /// size of the long rows (rounds alternate between `adj` and it; an odd count copies back).
-fn merge_long_rows(
+fn merge_long_rows<K: SortKey>(
     gpu: &Gpu,
     offsets: &[u64],
     long_rows: &[u32],
-    adj: &mut CudaSlice<u32>,
+    adj: &mut CudaSlice<K>,
 ) -> Result<()> {
     let Some(longest) = long_rows
         .iter()
@@ -149,17 +181,17 @@ fn merge_long_rows(
     }
     let total = *flat.last().unwrap();
     let rows = long_rows.len() as u32;
-    let kernel = gpu.function(FILE, "csr_merge")?;
+    let merge = kernel::<K>(gpu, "csr_merge")?;
     let in_adj = gpu.upload("long row starts", &in_adj)?;
     let dev_flat = gpu.upload("long row starts", &flat)?;
-    let mut buffer = gpu.zeros::<u32>("merge buffer", total as usize)?;
+    let mut buffer = gpu.zeros::<K>("merge buffer", total as usize)?;
     let cfg = grid(total.div_ceil(MERGE_ITEMS));
     let mut width = TILE;
     let mut in_buffer = false;
     // A last round of width `longest` copies the rows back to `adj` when they end in the buffer.
     while width < longest || in_buffer {
         let w = width.min(longest);
-        gpu.launch(&kernel, cfg, |b| {
+        gpu.launch(&merge, cfg, |b| {
             if in_buffer {
                 b.arg(&buffer).arg(&mut *adj).arg(&dev_flat).arg(&in_adj);
             } else {
@@ -176,6 +208,17 @@ fn merge_long_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each key type's kernels exist in kernels/csr.cu under its suffix.
+    #[test]
+    fn every_key_type_has_its_kernels() {
+        let (_, source) = crate::device::KERNELS
+            .iter()
+            .find(|(f, _)| *f == FILE)
+            .unwrap();
+        assert!(source.contains(&format!("\nSORT_KERNELS({}, u32)\n", u32::SUFFIX)));
+        assert!(source.contains(&format!("\nSORT_KERNELS({}, u64)\n", u64::SUFFIX)));
+    }
 
     #[test]
     fn rows_go_to_the_kernel_of_their_length() {

@@ -2,6 +2,7 @@
 //! between ranks, and the distributed CSR built from them.
 
 pub mod arcs;
+pub mod arcs_gpu;
 pub mod betweenness;
 pub mod block2d;
 pub mod block2d_gpu;
@@ -56,6 +57,10 @@ pub trait EdgeSource: Sync {
     fn is_weighted(&self) -> bool {
         false
     }
+    /// How a GPU makes the weights (`local_weights`), for weighted generators that can.
+    fn device_weights(&self) -> Option<DeviceWeights> {
+        None
+    }
 }
 
 /// A generator as kernels/generators.cu runs it: its kernels `{kernel}_messages` and
@@ -67,6 +72,14 @@ pub struct DeviceEdges {
     pub kernel: &'static str,
     pub params: Vec<u64>,
     pub first_edge: u64,
+}
+
+/// Weights a GPU makes (kernels/generators.cu `arcs_fill`): edge e's is
+/// 1 + below(draw(key, e), range), uniform in [1, range].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceWeights {
+    pub key: u64,
+    pub range: u64,
 }
 
 /// Edge lists, files and vertex blocks are split between ranks as index ranges are.

@@ -2,7 +2,9 @@
 // src/graph/betweenness/gpu.rs drives it (bc_sources, then bc_expand and bc_forward per
 // level while the next level is not empty, bc_backward from the deepest level up,
 // bc_accumulate), each kernel run thread by thread, threads in reverse order (the kernels may
-// not depend on the order). Checked bit for bit against a sequential Brandes written here:
+// not depend on the order); bc_forward and bc_backward, whose warps read rows together
+// (ballots and shuffles), a warp at a time (in reverse order), its 32 threads as fibers
+// that take turns at each ballot and shuffle. Checked bit for bit against a sequential Brandes written here:
 // per source a BFS by levels, σ(v) summed over the in-row in row order, δ(v) over the
 // out-row in row order, as the CPU path sums them. Random directed and undirected multigraphs
 // with parallel arcs, isolated vertices and repeated sources. Then the same batches on the
@@ -11,11 +13,13 @@
 // GpuExchange::alltoallv_runs moves them, stored by bc_unpack): every rank's δ of its own
 // vertices and its fixed-point sums equal the whole graph's bit for bit.
 // Run by scripts/emulate-kernels.
+#include <ucontext.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <vector>
 typedef unsigned long long u64; typedef unsigned int u32; typedef long long i64;
@@ -23,8 +27,50 @@ typedef unsigned long long u64; typedef unsigned int u32; typedef long long i64;
 #define __forceinline__ inline
 #define __global__
 #define WARP 32
+#define FULL 0xffffffffu
 static u64 emu_thread;
 inline u64 thread_index() { return emu_thread; }
+inline u32 lane_id() { return emu_thread % WARP; }
+inline int __ffs(u32 x) { return __builtin_ffs(x); }
+// A warp's 32 threads as fibers on the host thread, taking turns in lane order: at a ballot or
+// shuffle each posts its word and passes to the next lane, then, once all have posted, each
+// reads and passes on again, so no word is overwritten before every lane has read it. (The
+// kernels reach each ballot and shuffle with the whole warp, as CUDA needs.)
+struct Warp {
+    ucontext_t host, lane[WARP];
+    u64 words[WARP];
+    const std::function<void()> *job;
+    u64 first_thread;
+};
+static Warp emu_warp;
+static std::vector<char> emu_stacks[WARP];
+inline void pass_on() {
+    u32 l = lane_id();
+    swapcontext(&emu_warp.lane[l], &emu_warp.lane[(l + 1) % WARP]);
+    emu_thread = emu_warp.first_thread + l;  // back in this lane
+}
+inline u64 exchange(u64 mine, int from) {
+    emu_warp.words[lane_id()] = mine;
+    pass_on();
+    u64 got = emu_warp.words[from];
+    pass_on();
+    return got;
+}
+template <class T> T __shfl_sync(u32, T x, int from) { return (T)exchange((u64)x, from); }
+inline u32 __ballot_sync(u32, bool p) {
+    emu_warp.words[lane_id()] = p;
+    pass_on();
+    u32 ballot = 0;
+    for (int j = 0; j < WARP; j++) ballot |= (u32)(emu_warp.words[j] != 0) << j;
+    pass_on();
+    return ballot;
+}
+// A lane's whole run; the last lane to finish hands back to the host.
+static void lane_entry(int l) {
+    emu_thread = emu_warp.first_thread + l;
+    (*emu_warp.job)();
+    swapcontext(&emu_warp.lane[l], l + 1 < WARP ? &emu_warp.lane[l + 1] : &emu_warp.host);
+}
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
 inline u32 atomicAdd(u32 *a, u32 v) { u32 old = *a; *a += v; return old; }
 inline double __dadd_rn(double a, double b) { return a + b; }
@@ -39,6 +85,27 @@ inline double __ull2double_rn(u64 x) { return (double)x; }
 template <class F> void launch(u64 threads, F f) {
     for (u64 t = threads; t-- > 0;) { emu_thread = t; f(); }
 }
+
+// `threads` rounded up to whole warps, a warp at a time (in reverse order), its lanes as fibers.
+template <class F> void launch_warps(u64 threads, F f) {
+    std::function<void()> job = f;
+    emu_warp.job = &job;
+    for (u64 w = (threads + WARP - 1) / WARP; w-- > 0;) {
+        emu_warp.first_thread = w * WARP;
+        for (int l = 0; l < WARP; l++) {
+            emu_stacks[l].resize(1 << 16);
+            getcontext(&emu_warp.lane[l]);
+            emu_warp.lane[l].uc_stack.ss_sp = emu_stacks[l].data();
+            emu_warp.lane[l].uc_stack.ss_size = emu_stacks[l].size();
+            emu_warp.lane[l].uc_link = nullptr;
+            makecontext(&emu_warp.lane[l], (void (*)())lane_entry, 1, l);
+        }
+        swapcontext(&emu_warp.host, &emu_warp.lane[0]);
+    }
+}
+
+// bc_forward's and bc_backward's threads for `count` vertices (gpu.rs `per_level_vertex`).
+inline u64 level_threads(u32 count, u32 lanes) { return (u64)count * WARP * ((lanes + WARP - 1) / WARP); }
 
 struct Rows { std::vector<u64> off; std::vector<u32> adj; };
 
@@ -73,13 +140,13 @@ static std::vector<double> kernels_batch(u32 n, const Rows &out, const Rows &inc
         u32 count = counts[level], next = 0;
         launch((u64)count * WARP, [&] { bc_expand(out.off.data(), out.adj.data(), lists[level].data(), count, levels[level].data(), reached.data(), levels[level + 1].data(), lists[level + 1].data(), &next); });
         if (next == 0) break;
-        launch((u64)next * lanes, [&] { bc_forward(inc.off.data(), inc.adj.data(), lists[level + 1].data(), next, lanes, levels[level].data(), levels[level + 1].data(), reached.data(), sigma.data()); });
+        launch_warps(level_threads(next, lanes), [&] { bc_forward(inc.off.data(), inc.adj.data(), lists[level + 1].data(), next, lanes, levels[level].data(), levels[level + 1].data(), reached.data(), sigma.data()); });
         counts.push_back(next);
         level++;
     }
     for (size_t at = level; at-- > 0;) {
         u32 count = counts[at];
-        launch((u64)count * lanes, [&] { bc_backward(out.off.data(), out.adj.data(), lists[at].data(), count, lanes, levels[at].data(), levels[at + 1].data(), sigma.data(), delta.data()); });
+        launch_warps(level_threads(count, lanes), [&] { bc_backward(out.off.data(), out.adj.data(), lists[at].data(), count, lanes, levels[at].data(), levels[at + 1].data(), sigma.data(), delta.data()); });
     }
     launch(n, [&] { bc_accumulate(n, lanes, reached.data(), levels[0].data(), delta.data(), lo, hi); });
     return delta;
@@ -239,7 +306,7 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
             u32 n = p.n;
             launch((u64)n * WARP, [&] { bc_discover(p.inc.off.data(), p.inc.adj.data(), n, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
             if (next[r] > 0)
-                launch((u64)next[r] * lanes, [&] { bc_forward(p.inc.off.data(), p.inc.adj.data(), s.lists[level + 1].data(), next[r], lanes, s.levels[level].data(), s.levels[level + 1].data(), s.reached.data(), s.sigma.data()); });
+                launch_warps(level_threads(next[r], lanes), [&] { bc_forward(p.inc.off.data(), p.inc.adj.data(), s.lists[level + 1].data(), next[r], lanes, s.levels[level].data(), s.levels[level + 1].data(), s.reached.data(), s.sigma.data()); });
             found |= next[r] > 0;
         }
         push(parts, kb, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[level + 1]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
@@ -252,7 +319,7 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
             Part &p = parts[r];
             RankState &s = st[r];
             u32 count = s.counts[at];
-            launch((u64)count * lanes, [&] { bc_backward(p.out.off.data(), p.out.adj.data(), s.lists[at].data(), count, lanes, s.levels[at].data(), s.levels[at + 1].data(), s.sigma.data(), s.delta.data()); });
+            launch_warps(level_threads(count, lanes), [&] { bc_backward(p.out.off.data(), p.out.adj.data(), s.lists[at].data(), count, lanes, s.levels[at].data(), s.levels[at + 1].data(), s.sigma.data(), s.delta.data()); });
         }
         if (at > 0) push(parts, kb, lanes, 0, [&](u32 r) -> std::vector<u64> & { return st[r].levels[at]; }, [&](u32 r) -> std::vector<double> & { return st[r].delta; });
     }

@@ -213,6 +213,12 @@ fn spread(count: u32, per: u32) -> LaunchConfig {
     grid(u64::from(count) * u64::from(per))
 }
 
+/// Threads of `bc_forward` and `bc_backward` for `count` vertices of a level: a warp per
+/// vertex and group of 32 of the `lanes` lanes.
+fn per_level_vertex(count: u32, lanes: u32) -> LaunchConfig {
+    spread(count, WARP * lanes.div_ceil(WARP))
+}
+
 /// The rows a batch reads: in-rows (forward) and out-rows (backward).
 type Rows<'a> = (&'a DeviceRows, &'a DeviceRows);
 
@@ -267,7 +273,7 @@ fn run_batch(
     }
     for at in (0..level).rev() {
         let count = st.counts[at];
-        gpu.launch(&k.backward, spread(count, lanes32), |a| {
+        gpu.launch(&k.backward, per_level_vertex(count, lanes32), |a| {
             a.arg(&rows.1.offsets)
                 .arg(&rows.1.adj)
                 .arg(&st.lists[at])
@@ -337,7 +343,7 @@ fn forward_level(
     }
     let next = gpu.download("betweenness level size", &st.count, 1)?[0];
     if next > 0 {
-        gpu.launch(&k.forward, spread(next, lanes32), |a| {
+        gpu.launch(&k.forward, per_level_vertex(next, lanes32), |a| {
             a.arg(&inc.offsets)
                 .arg(&inc.adj)
                 .arg(&next_list[0])

@@ -14,7 +14,7 @@
 
 use super::{below, fill, SSCA2_EDGE, SSCA2_SCRAMBLE, SSCA2_WEIGHT};
 use crate::graph::kronecker::Scramble;
-use crate::graph::{block_range, DeviceEdges, Edge, EdgeSource};
+use crate::graph::{block_range, DeviceEdges, DeviceWeights, Edge, EdgeSource};
 use crate::rng::{draw, stream_key};
 
 /// The initiator a, b, c, d = 0.55, 0.1, 0.1, 0.25, in hundredths.
@@ -80,7 +80,11 @@ impl Ssca2 {
     }
 
     fn weight(&self, e: u64) -> u64 {
-        1 + below(draw(self.weight_key, e), 1 << self.scale)
+        1 + below(draw(self.weight_key, e), self.weight_range())
+    }
+
+    fn weight_range(&self) -> u64 {
+        1 << self.scale
     }
 }
 
@@ -118,8 +122,7 @@ impl EdgeSource for Ssca2 {
     fn local_weights(&self, start: u64, len: u64, out: &mut Vec<u64>) {
         fill(out, self.local.start + start, len, |e| self.weight(e));
     }
-    /// kernels/generators.cu `ssca2_edge` (the edges only: the CSR build and the edge
-    /// checksum take no weights).
+    /// kernels/generators.cu `ssca2_edge` (the edges only: the weights are `device_weights`).
     fn device_edges(&self) -> Option<DeviceEdges> {
         let mut params = vec![self.edge_key];
         params.extend(self.scramble.params());
@@ -130,6 +133,12 @@ impl EdgeSource for Ssca2 {
             kernel: "ssca2",
             params,
             first_edge: self.local.start,
+        })
+    }
+    fn device_weights(&self) -> Option<DeviceWeights> {
+        Some(DeviceWeights {
+            key: self.weight_key,
+            range: self.weight_range(),
         })
     }
 }
@@ -190,6 +199,22 @@ mod tests {
         assert_eq!(d.params[7..12], [7, 55, 10, 10, 25]);
         let keys: Vec<u64> = (0..7).map(|l| draw(d.params[0], l)).collect();
         assert_eq!(d.params[12..], keys);
+    }
+
+    /// kernels/generators.cu `arcs_fill` makes edge e's weight as 1 + below(draw(key, e),
+    /// range) from `device_weights`: the generator's weights, on any rank.
+    #[test]
+    fn device_weights_follow_the_kernels_formula() {
+        let g = Ssca2::new(9, 3, 3, 2);
+        let w = g.device_weights().unwrap();
+        let mut weights = Vec::new();
+        g.local_weights(0, g.local_len(), &mut weights);
+        let first = g.device_edges().unwrap().first_edge;
+        for (i, &weight) in weights.iter().enumerate() {
+            let e = first + i as u64;
+            assert_eq!(weight, 1 + below(draw(w.key, e), w.range));
+        }
+        assert!(w.range < 1 << 32, "weights fit the low half of a key");
     }
 
     #[test]

@@ -97,13 +97,14 @@ impl Workload for Bc {
     }
 
     fn check_sizes(&self, h: &Harness) -> Result<()> {
-        build::check_before_making(h.world, &self.graph, &Need::ARCS)
+        build::check_before_making(h.world, &self.graph, &Need::arcs(&h.device, &self.graph))
     }
 
     fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let g = h.timed("graph", || {
-            build::build_arcs(world, &self.graph, h.run.seed, &Need::ARCS, |s| {
+            let need = Need::arcs(&h.device, &self.graph);
+            build::build_arcs(world, &self.graph, (h.run.seed, &h.device), &need, |s| {
                 Ok(ArcOptions {
                     directed: self.directed.unwrap_or(s.is_directed()),
                     merge_parallel: !self.parallel_paths,
@@ -129,11 +130,12 @@ impl Workload for Bc {
         let distribution = self.replicate.resolve(world, &h.device, &g)?;
         let whole;
         let graph = match distribution {
-            Distribution::Full => {
+            // One rank holds the whole graph already.
+            Distribution::Full if world.size() > 1 => {
                 whole = h.timed("replicate", || g.replicate(world))?;
                 &whole
             }
-            Distribution::Partitioned => &g,
+            _ => &g,
         };
         let (started, sent) = (std::time::Instant::now(), crate::comm::bytes_sent());
         let c = h.timed("betweenness", || {

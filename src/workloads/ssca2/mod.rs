@@ -13,6 +13,7 @@ pub mod extract;
 use crate::comm::Triple;
 use crate::error::Result;
 use crate::graph::arcs::{ArcGraph, ArcOptions};
+use crate::graph::arcs_gpu;
 use crate::graph::betweenness::{self, bad_key, Distribution, Replicate};
 use crate::graph::build::{self, Need};
 use crate::graph::roots::pick_vertices;
@@ -92,23 +93,28 @@ impl Workload for Ssca2 {
     }
 
     fn check_sizes(&self, h: &Harness) -> Result<()> {
-        build::check_before_making(h.world, &self.graph, &Need::ARCS)
+        build::check_before_making(h.world, &self.graph, &Need::arcs(&h.device, &self.graph))
     }
 
     fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let seed = h.run.seed;
-        let tuples = h.timed("generate", || {
-            build::edge_list(world, &self.graph, seed, &Need::ARCS)
-        })?;
-        let (g, k1) = timed(h, "kernel1", || {
-            let options = ArcOptions {
-                directed: true,
-                merge_parallel: false,
-            };
-            ArcGraph::build(world, &tuples, options)
-        })?;
-        drop(tuples);
+        let need = Need::arcs(&h.device, &self.graph);
+        let source = build::open(world, &self.graph, seed, &need)?;
+        let source = source.as_ref();
+        let options = ArcOptions {
+            directed: true,
+            merge_parallel: false,
+        };
+        let (g, k1) = match build::arcs_on_gpu(world, &h.device, &self.graph, source)? {
+            // The GPU makes the tuples inside kernel 1, in each of its passes.
+            Some(on) => timed(h, "kernel1", || arcs_gpu::build(world, &on, source, options))?,
+            None => {
+                build::check_before_making(world, &self.graph, &Need::ARCS)?;
+                let tuples = h.timed("generate", || Ok(build::edge_list_of(source)))?;
+                timed(h, "kernel1", || ArcGraph::build(world, &tuples, options))?
+            }
+        };
         let (heavy, k2) = timed(h, "kernel2", || extract::max_weight_arcs(world, &g))?;
         let (sizes, k3) = timed(h, "kernel3", || extract::subgraph_sizes(world, &g, &heavy))?;
         let count = 1usize << self.k4approx;
@@ -118,8 +124,9 @@ impl Workload for Ssca2 {
             let filtered = g.filtered(world, kernel4_arc);
             let arcs = filtered.num_arcs;
             let whole = match distribution {
-                Distribution::Full => filtered.replicate(world)?,
-                Distribution::Partitioned => filtered,
+                // One rank holds the whole graph already.
+                Distribution::Full if world.size() > 1 => filtered.replicate(world)?,
+                _ => filtered,
             };
             let c = betweenness::betweenness(
                 world,
