@@ -4,7 +4,9 @@
 //! of an edge share one). Every slot sends its dart and local slot to the dart's home; the
 //! home, now holding both darts of each of its edges, answers each with the global slot of the
 //! other dart, which goes back along the same runs (kernels/euler.cu `euler_mate_*`). The
-//! bytes: 16 per slot (8 there, 8 back), whatever the partition.
+//! bytes: 16 per slot (8 there, 8 back), whatever the partition. Device bytes at this step's
+//! peak: about 36 per slot (darts and partners; the questions, the arrivals and the answers),
+//! more than the 30 `gpu::check_memory` counts for one rank's tree phase.
 
 use super::gpu::Paired;
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
