@@ -118,6 +118,39 @@ extern "C" __global__ void euler_mate(const u32 *dart, const u32 *slot_of, u64 s
     if (s < slots) mate[s] = slot_of[dart[s] ^ 1u];
 }
 
+// Several ranks (src/workloads/euler/gpu_mates.rs): each dart's *home* rank holds the darts
+// home_first .. home_first + block (block even, so both darts of an edge share a home). Each
+// slot asks its dart's home, Pair(dart, local slot) packed high/low; the home notes where each
+// of its darts arrived, and answers every arrival with Pair(asker's local slot, global slot
+// of dart ^ 1): that global slot is the sender's first slot (`slot_first` by rank, found from
+// the runs received, `run_start`, ranks + 1 of them) plus the local slot it sent.
+extern "C" __global__ void euler_mate_ask(const u32 *dart, u64 slots, u64 *ask) {
+    u64 s = thread_index();
+    if (s < slots) ask[s] = ((u64)dart[s] << 32) | s;
+}
+
+extern "C" __global__ void euler_mate_note(const u64 *got, u64 count, u64 home_first,
+                                           u32 *arrived) {
+    u64 i = thread_index();
+    if (i < count) arrived[(got[i] >> 32) - home_first] = (u32)i;
+}
+
+extern "C" __global__ void euler_mate_answer(const u64 *got, u64 count, u64 home_first,
+                                             const u32 *arrived, const u64 *run_start,
+                                             const u64 *slot_first, u32 ranks, u64 *answer) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u64 j = arrived[((got[i] >> 32) ^ 1ULL) - home_first];
+    u32 r = 0;
+    while (r + 1 < ranks && run_start[r + 1] <= j) r++;
+    answer[i] = ((got[i] & 0xffffffffULL) << 32) | (slot_first[r] + (got[j] & 0xffffffffULL));
+}
+
+extern "C" __global__ void euler_mate_store(const u64 *answer, u64 count, u32 *mate) {
+    u64 i = thread_index();
+    if (i < count) mate[answer[i] >> 32] = (u32)answer[i];
+}
+
 // ---- Phases 2 and 5: cycle minima and list ranking over next = mate[partner] -------------
 
 // next[s] = mate[partner[s]], with the successors `cut_a` and `cut_b` replaced by NIL (pass

@@ -2,7 +2,8 @@
 # Euler circuits for scripts/gpu-check (sourced there; it defines $bin, $out and status).
 # check_euler: `tessera euler` on the CPU (one rank, the reference) and on GPUs for every
 # Eulerian generator and pairing, small: on one rank (everything on the device) and on
-# $GPU_CHECK_EULER_RANKS ranks (the several-rank path, host-staged exchanges; by default one
+# $GPU_CHECK_EULER_RANKS ranks (the several-rank path: the mates through the device exchange
+# layer, NCCL, and once staged through MPI (union-random-mpi); the rest host-staged; by default one
 # rank per GPU, 2 up to the GPUs present, or 2 and 3 ranks sharing the GPU of a one-GPU host:
 # tessera refuses more ranks than GPUs on a host of several), the circuit's checksum (order-dependent: edges,
 # directions), its initial trail count and the checker's verdict must equal the CPU run's.
@@ -30,6 +31,7 @@ check_euler() {
         "cubic-straight:--generator lattice --dims 3,4,5 --pairing straight"
         "union-adjacency:--generator union-cycles --vertices 100000 --k 2"
         "union-random:--generator union-cycles --vertices 100000 --k 3 --pairing random"
+        "union-random-mpi:--generator union-cycles --vertices 100000 --k 3 --pairing random --gpu-transport mpi"
         "cycles:--generator random-cycles --vertices 4000 --edges 200000 --k 4"
         "cycles-random:--generator random-cycles --vertices 4000 --edges 200000 --k 4 --pairing random"
         "de-bruijn:--generator de-bruijn --alphabet 3 --word 6"

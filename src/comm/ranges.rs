@@ -43,6 +43,11 @@ impl Ranges {
         Ranges { starts, rank }
     }
 
+    /// Every rank's first index, then the total.
+    pub fn starts(&self) -> &[u64] {
+        &self.starts
+    }
+
     pub fn total(&self) -> u64 {
         *self.starts.last().expect("at least one rank")
     }

@@ -78,8 +78,6 @@ pub struct Darts {
     /// Local slot paired with this one at its vertex.
     pub partner: Vec<usize>,
     pub directed: bool,
-    /// (dart, local slot), sorted by dart.
-    by_dart: Vec<(u64, usize)>,
 }
 
 impl Darts {
@@ -139,43 +137,38 @@ impl Darts {
         let slots = Ranges::of_lengths(world, dart.len() as u64);
         let mut by_dart: Vec<(u64, usize)> = dart.par_iter().copied().zip(0..dart.len()).collect();
         by_dart.par_sort_unstable();
-        let mut darts = Darts {
+        // The global slot of a dart the answering rank holds.
+        let slot_here = |d: u64| {
+            let i = by_dart.partition_point(|&(x, _)| x < d);
+            slots.first() + by_dart[i].1 as u64
+        };
+        // Asked in dart order, so each owner's binary searches walk its sorted darts nearly
+        // in order (a dart's mate is its neighbour id) instead of jumping at random.
+        let owners: Vec<u32> = by_dart
+            .par_iter()
+            .map(|&(_, i)| part.owner(other[i]) as u32)
+            .collect();
+        let keys: Vec<u64> = by_dart.par_iter().map(|&(d, _)| d ^ 1).collect();
+        let found = world.query_at(&keys, &owners, slot_here)?;
+        let mut mate = vec![0; dart.len()];
+        for (&(_, i), slot) in by_dart.iter().zip(found) {
+            mate[i] = slot;
+        }
+        Ok(Darts {
             vertex,
             dart,
-            mate: Vec::new(),
+            mate,
             slots,
             vertex_start,
             partner,
             directed,
-            by_dart,
-        };
-        // Asked in dart order, so each owner's binary searches walk its sorted darts nearly
-        // in order (a dart's mate is its neighbour id) instead of jumping at random.
-        let owners: Vec<u32> = darts
-            .by_dart
-            .par_iter()
-            .map(|&(_, i)| part.owner(other[i]) as u32)
-            .collect();
-        let keys: Vec<u64> = darts.by_dart.par_iter().map(|&(d, _)| d ^ 1).collect();
-        let found = world.query_at(&keys, &owners, |d| darts.slot_here(d))?;
-        let mut mate = vec![0; darts.dart.len()];
-        for (&(_, i), slot) in darts.by_dart.iter().zip(found) {
-            mate[i] = slot;
-        }
-        darts.mate = mate;
-        Ok(darts)
+        })
     }
 
-    /// Global slot of `dart`, which this rank holds.
-    fn slot_here(&self, dart: u64) -> u64 {
-        let i = self.by_dart.partition_point(|&(d, _)| d < dart);
-        self.slots.first() + self.by_dart[i].1 as u64
-    }
-
-    /// Global slot of `dart`, if this rank holds it.
+    /// Global slot of `dart`, if this rank holds it (a scan: asked for a few darts only).
     pub fn find(&self, dart: u64) -> Option<u64> {
-        let i = self.by_dart.partition_point(|&(d, _)| d < dart);
-        (self.by_dart.get(i)?.0 == dart).then(|| self.slots.first() + self.by_dart[i].1 as u64)
+        let i = self.dart.par_iter().position_any(|&d| d == dart)?;
+        Some(self.slots.first() + i as u64)
     }
 
     /// The successor of every local slot: `mate[partner[s]]`.

@@ -67,17 +67,23 @@ pub fn spanning_forest(world: &World, nodes: &Ranges, links: &[Triple]) -> Resul
     }
 }
 
-/// Jump every node's pointer to the root of its tree.
-fn shortcut(world: &World, nodes: &Ranges, root: &mut Vec<u64>) -> Result<()> {
+/// Jump every node's pointer to the root of its tree. Only the nodes that hooked somewhere
+/// ask (the rest are roots, most of the trail graph's nodes being no trail at all).
+fn shortcut(world: &World, nodes: &Ranges, root: &mut [u64]) -> Result<()> {
+    let first = nodes.first();
+    let moved: Vec<usize> = (0..root.len())
+        .into_par_iter()
+        .filter(|&i| root[i] != first + i as u64)
+        .collect();
     loop {
-        let up = world.query(root, |v| nodes.owner(v), |v| root[nodes.local(v)])?;
-        let changed = up
-            .par_iter()
-            .zip(root.par_iter())
-            .filter(|(a, b)| a != b)
-            .count();
-        *root = up;
-        if world.allreduce(changed as u64, Op::Sum) == 0 {
+        let keys: Vec<u64> = moved.par_iter().map(|&i| root[i]).collect();
+        let up = world.query(&keys, |v| nodes.owner(v), |v| root[nodes.local(v)])?;
+        let mut changed = 0u64;
+        for (&i, u) in moved.iter().zip(up) {
+            changed += u64::from(root[i] != u);
+            root[i] = u;
+        }
+        if world.allreduce(changed, Op::Sum) == 0 {
             return Ok(());
         }
     }

@@ -1,17 +1,20 @@
 //! Phases 1-5 on several ranks, one GPU each, giving the CPU path's circuit exactly. The work
 //! at a rank's own vertices and slots runs on its GPU: the sort and pairing, the local runs
 //! of the cycle minima and of the list ranking (chains of successors that stay on the rank,
-//! cut at splitters, as `jump` cuts them), the trails' links and the splice. What crosses
-//! ranks is host-staged through the CPU path's collectives: the mates (`Darts::with_mates`),
-//! pointer jumping over the run heads (`jump::jump_minima`, `jump::jump_ranks`: a ruling set) and the
-//! spanning forest of the trail graph (`splice::join`).
+//! cut at splitters, as `jump` cuts them), the trails' links and the splice. The mates cross
+//! ranks on the devices (`gpu_mates`, through `GpuExchange`); the rest that crosses ranks is
+//! host-staged through the CPU path's collectives: pointer jumping over the run heads
+//! (`jump::jump_minima`, `jump::jump_ranks`: a ruling set) and the spanning forest of the
+//! trail graph (`splice::join`).
 
-use super::darts::{Darts, Sorted};
+use super::darts::Darts;
 use super::gpu::{self, Kernels, Paired, Setup};
+use super::gpu_mates;
 use super::jump::{self, NIL};
 use super::{Phases, Solved};
 use crate::comm::ranges::Ranges;
-use crate::comm::{Op, Triple, World};
+use crate::comm::gpu::GpuExchange;
+use crate::comm::{GpuTransport, Op, Triple, World};
 use crate::device::{grid, Gpu};
 use crate::error::Result;
 use crate::graph::Block1D;
@@ -21,10 +24,12 @@ use rayon::prelude::*;
 const NIL32: u32 = NIL as u32;
 
 /// Run phases 1-5 on this rank's `ends` (Triple(vertex, dart, other end) of its own
-/// vertices; collective), each through `phases`.
+/// vertices; collective), each through `phases`; the devices exchange by `transport`.
+#[allow(clippy::too_many_arguments)]
 pub fn solve(
     world: &World,
     gpu: &Gpu,
+    transport: GpuTransport,
     part: &Block1D,
     ends: Vec<Triple>,
     s: &Setup,
@@ -36,6 +41,8 @@ pub fn solve(
     gpu::check_fits(s.n, s.m)?;
     world.agree(gpu::check_memory(gpu, slots, n, s.m))?;
     let k = Kernels::load(gpu)?;
+    // Untimed, as the graph: NCCL's set-up and first connection.
+    let exchange = GpuExchange::open(world, gpu, transport)?;
 
     let (mut p, mut darts) = phases.run("pair", || {
         let first_vertex = part.first();
@@ -49,8 +56,10 @@ pub fn solve(
         drop((local, dart));
         let p = gpu::pair(gpu, &k, (&end_vertex, Some(&end_dart)), (slots, n), s, None)?;
         drop((end_vertex, end_dart));
-        let sorted = sorted_on_host(gpu, &k, &p, ends, part.first())?;
-        let darts = Darts::with_mates(world, part, sorted, s.directed)?;
+        drop(ends);
+        let slot_ranges = Ranges::of_lengths(world, slots);
+        let mate = gpu_mates::mates(gpu, &exchange, &p, &slot_ranges, s.m)?;
+        let darts = on_host(gpu, &k, (&p, &mate), slot_ranges, part.first(), s.directed)?;
         Ok((p, darts))
     })?;
 
@@ -99,42 +108,29 @@ pub fn solve(
     })
 }
 
-/// The device's sorted, paired slots on the host, with each slot's other end (from `ends`,
-/// matched by dart) for the mates' owners.
-fn sorted_on_host(
+/// The device's sorted, paired slots and their mates on the host, for the host-staged
+/// phases (the `slots` of this rank; `first` its first vertex).
+fn on_host(
     gpu: &Gpu,
     k: &Kernels,
-    p: &Paired,
-    mut ends: Vec<Triple>,
+    (p, mate): (&Paired, &CudaSlice<u32>),
+    slots: Ranges,
     first: u64,
-) -> Result<Sorted> {
-    let slots = p.slots as usize;
-    let vertex_start = gpu.download("vertex slots", &p.vertex_start, p.n as usize + 1)?;
-    let dart = gpu.download("slots", &p.dart, slots)?;
-    let vertex = gpu.download(
-        "slot vertices",
-        &gpu::slot_vertices(gpu, k, &p.vertex_start, p.n, p.slots)?,
+    directed: bool,
+) -> Result<Darts> {
+    let count = p.slots as usize;
+    let widen = |v: Vec<u32>| -> Vec<u64> { v.into_par_iter().map(u64::from).collect() };
+    let local = |v: Vec<u32>| -> Vec<usize> { v.into_par_iter().map(|x| x as usize).collect() };
+    let vertex = gpu::slot_vertices(gpu, k, &p.vertex_start, p.n, p.slots)?;
+    let vertex = gpu.download("slot vertices", &vertex, count)?;
+    Ok(Darts {
         slots,
-    )?;
-    let partner = gpu.download("partners", &p.partner, slots)?;
-    let dart: Vec<u64> = dart.into_par_iter().map(u64::from).collect();
-    // Darts are unique: the ends and the slots, each sorted by dart, line up.
-    ends.par_sort_unstable_by_key(|e| e.1);
-    let mut by_dart: Vec<(u64, usize)> = dart.par_iter().copied().zip(0..slots).collect();
-    by_dart.par_sort_unstable();
-    let mut other = vec![0u64; slots];
-    for (&(_, i), e) in by_dart.iter().zip(&ends) {
-        other[i] = e.2;
-    }
-    Ok(Sorted {
-        vertex_start: vertex_start.into_iter().map(|x| x as usize).collect(),
-        vertex: vertex
-            .into_par_iter()
-            .map(|x| first + u64::from(x))
-            .collect(),
-        dart,
-        other,
-        partner: partner.into_par_iter().map(|q| q as usize).collect(),
+        vertex_start: local(gpu.download("vertex slots", &p.vertex_start, p.n as usize + 1)?),
+        vertex: vertex.into_par_iter().map(|x| first + u64::from(x)).collect(),
+        dart: widen(gpu.download("slots", &p.dart, count)?),
+        mate: widen(gpu.download("mates", mate, count)?),
+        partner: local(gpu.download("partners", &p.partner, count)?),
+        directed,
     })
 }
 

@@ -22,6 +22,7 @@ pub mod darts;
 pub mod forest;
 pub mod gpu;
 pub mod gpu_ends;
+mod gpu_mates;
 pub mod gpu_ranks;
 pub mod hierholzer;
 pub mod jump;
@@ -325,7 +326,9 @@ impl Euler {
         let solved = match (ends, &h.device) {
             (Ends::Device(gpu, g), _) => gpu::solve(gpu, g, &setup, &mut phases)?,
             (Ends::Host(ends), Selected::Gpu(gpu)) => {
-                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phases, &components)?
+                let transport = h.run.gpu_transport;
+                let phases = &mut phases;
+                gpu_ranks::solve(world, gpu, transport, &part, ends, &setup, phases, &components)?
             }
             (Ends::Host(ends), Selected::Cpu) => {
                 let pairing = self.pairing;
@@ -626,19 +629,18 @@ fn order_circuit(
     let at = |dart: u64| world.allreduce(darts.find(dart).unwrap_or(NIL), Op::Min);
     let (head, tail) = (at(2 * start + 1), at(2 * start));
     let mut next = darts.next();
+    // The list's last slot: the one whose successor was `head`.
+    let first = darts.slots.first();
+    let last_here = next
+        .par_iter()
+        .position_any(|&n| n == head)
+        .map_or(NIL, |i| first + i as u64);
+    let last = world.allreduce(last_here, Op::Min);
     next.par_iter_mut().for_each(|n| {
         if *n == head || *n == tail {
             *n = NIL;
         }
     });
-    // The list's last slot: the one whose successor was `head`.
-    let first = darts.slots.first();
-    let last_here = darts
-        .next()
-        .iter()
-        .position(|&n| n == head)
-        .map_or(NIL, |i| first + i as u64);
-    let last = world.allreduce(last_here, Op::Min);
     let (dist, end) = rank_lists(next)?;
     let placed: Vec<Triple> = (0..darts.slot_count())
         .into_par_iter()

@@ -16,6 +16,7 @@ use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Pair, Quad, World};
 use crate::error::Result;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// About one run head in this many is sampled as a ruler.
 const RULER_EVERY: u64 = 32;
@@ -99,8 +100,9 @@ fn walk(
 ) -> Result<Walk> {
     let count = heads.slot.len();
     let is_ruler: Vec<bool> = heads.slot.par_iter().map(|&s| sampled(s)).collect();
-    let mut ruler_of = vec![RULES; count];
-    let mut before = vec![0u64; count];
+    // Each head is reached by one walker at most: the walkers write them from many threads.
+    let ruler_of: Vec<AtomicU64> = (0..count).map(|_| AtomicU64::new(RULES)).collect();
+    let before: Vec<AtomicU64> = (0..count).map(|_| AtomicU64::new(0)).collect();
     let mut finished: Vec<Quad> = Vec::new();
     let mut moving: Vec<Walker> = Vec::new();
     for k in (0..count).filter(|&k| is_ruler[k]) {
@@ -111,44 +113,52 @@ fn walk(
             moving.push(w);
         }
     }
+    let me = world.rank();
+    // On along the heads of this rank, until a ruler, the end (true: the walker finished)
+    // or another rank's head (false: it moves on).
+    let advance = |mut w: Walker| -> (bool, Quad) {
+        loop {
+            let k = head_of(w.0);
+            if is_ruler[k] {
+                return (true, Quad(w.1, w.0, w.2, NIL));
+            }
+            ruler_of[k].store(w.1, Relaxed);
+            before[k].store(w.2, Relaxed);
+            let (next, acc) = (heads.next[k], fold.combine(w.2, heads.weight[k]));
+            if next == NIL {
+                return (true, Quad(w.1, NIL, acc, heads.last(k)));
+            }
+            w = Quad(next, w.1, acc, 0);
+            if slots.owner(next) != me {
+                return (false, w);
+            }
+        }
+    };
     let mut rounds = 0;
     while rounds < WALK_ROUNDS && world.allreduce(moving.len() as u64, Op::Sum) > 0 {
         rounds += 1;
         let arrived = world.route(&moving, |w| slots.owner(w.0))?;
+        let outcomes: Vec<(bool, Quad)> = arrived.into_par_iter().map(advance).collect();
         moving.clear();
-        for mut w in arrived {
-            // On along the heads of this rank, until a ruler, the end or another rank.
-            loop {
-                let k = head_of(w.0);
-                if is_ruler[k] {
-                    finished.push(Quad(w.1, w.0, w.2, NIL));
-                    break;
-                }
-                ruler_of[k] = w.1;
-                before[k] = w.2;
-                let (next, acc) = (heads.next[k], fold.combine(w.2, heads.weight[k]));
-                if next == NIL {
-                    finished.push(Quad(w.1, NIL, acc, heads.last(k)));
-                    break;
-                }
-                w = Quad(next, w.1, acc, 0);
-                if slots.owner(next) != world.rank() {
-                    moving.push(w);
-                    break;
-                }
+        for (done, q) in outcomes {
+            if done {
+                finished.push(q);
+            } else {
+                moving.push(q);
             }
         }
     }
+    let ruler_of: Vec<u64> = ruler_of.into_iter().map(AtomicU64::into_inner).collect();
+    let before: Vec<u64> = before.into_iter().map(AtomicU64::into_inner).collect();
     // Walkers still on the way stop before their next head, which no walker reached.
     finished.extend(moving.iter().map(|w| Quad(w.1, w.0, w.2, NIL)));
     // The heads no walker reached rule their own one-head segments.
-    for k in 0..count {
-        if is_ruler[k] || ruler_of[k] != RULES {
-            continue;
-        }
-        let w = Quad(heads.slot[k], heads.next[k], heads.weight[k], heads.last(k));
-        finished.push(w);
-    }
+    finished.par_extend(
+        (0..count)
+            .into_par_iter()
+            .filter(|&k| !is_ruler[k] && ruler_of[k] == RULES)
+            .map(|k| Quad(heads.slot[k], heads.next[k], heads.weight[k], heads.last(k))),
+    );
     let finished = world.route(&finished, |q| slots.owner(q.0))?;
     let mut ruler_index = vec![u32::MAX; count];
     let (mut next, mut weight, mut end) = (Vec::new(), Vec::new(), Vec::new());
