@@ -206,3 +206,40 @@ impl Ghosts {
         world.alltoallv_known(&send, &self.send_counts, &self.recv_counts)
     }
 }
+
+/// Bits per mask word of `Ghosts::ask_owners`.
+const WORD: usize = 64;
+
+/// How many mask words a run of `count` ghosts takes.
+pub fn mask_words(count: usize) -> usize {
+    count.div_ceil(WORD)
+}
+
+impl Ghosts {
+    /// Tell each owner which of its vertices this rank wants the values of (`wanted`: one
+    /// flag per ghost), as a bitmask per owner's run, one bit a ghost (collective). Returns,
+    /// per entry of `send_local`, whether its asking rank wants it, and the bytes sent.
+    pub fn ask_owners(&self, world: &World, wanted: &[bool]) -> Result<(Vec<bool>, u64)> {
+        let mut words = Vec::new();
+        let mut counts = Vec::with_capacity(self.recv_counts.len());
+        let mut at = 0;
+        for &count in &self.recv_counts {
+            let run = &wanted[at..at + count];
+            words.extend(run.chunks(WORD).map(|bits| {
+                let set = bits.iter().enumerate().filter(|(_, &b)| b);
+                set.fold(0u64, |w, (j, _)| w | 1 << j)
+            }));
+            counts.push(mask_words(count));
+            at += count;
+        }
+        let received = world.alltoallv(&words, &counts)?;
+        let mut wants = Vec::with_capacity(self.send_local.len());
+        let mut from = 0;
+        for &count in &self.send_counts {
+            let run = &received[from..from + mask_words(count)];
+            wants.extend((0..count).map(|j| run[j / WORD] >> (j % WORD) & 1 == 1));
+            from += mask_words(count);
+        }
+        Ok((wants, 8 * words.len() as u64))
+    }
+}
