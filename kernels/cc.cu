@@ -136,34 +136,54 @@ __device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
     if (label < comp_min[root]) atomicMin(&comp_min[root], label);
 }
 
-// The cut edges read from now on (`skip_giants`), over all cut edges before the first refresh:
-// the giant's are not read, but those to a ghost of a rank whose giant is of another class
-// (`any_other`: whether this rank has such ghosts; without, a giant row's ghost is not even
-// looked at); every other edge is listed in (active_own, active_ghost), flags its root as a
-// boundary component and marks its ghost as read.
-extern "C" __global__ void cc_list_reads(const u32 *cut_own, const u32 *cut_ghost, u64 count,
+// Slots at `*tail` for `count` items per lane, one global atomic per warp: the first slot of
+// this lane's. Every lane of the warp must call.
+__device__ __forceinline__ u64 warp_slots(u64 count, u64 *tail) {
+    u64 upto = count;
+    for (u32 d = 1; d < WARP; d *= 2) {
+        u64 below = __shfl_up_sync(FULL, upto, d);
+        if (lane_id() >= d) upto += below;
+    }
+    u64 base = 0;
+    if (lane_id() == WARP - 1 && upto) base = atomicAdd(tail, upto);
+    return __shfl_sync(FULL, base, WARP - 1) + upto - count;
+}
+
+// The cut edges read from now on (`skip_giants`), a thread per own vertex (its cut edges at
+// cut_at[v] .. cut_at[v + 1]), before the first refresh: the giant's are not read, but those
+// to a ghost of a rank whose giant is of another class (`any_other`: whether this rank has
+// such ghosts; without, a giant row is not even looked at); every other edge is listed in
+// (active_own, active_ghost), flags its root as a boundary component and marks its ghost as
+// read. Rows of vertices outside the giant are few on the graphs with a giant, so this reads
+// a word or two per vertex where a pass over the cut edges reads them all.
+extern "C" __global__ void cc_list_reads(const u64 *cut_at, const u32 *cut_ghost, u32 n,
                                          const u8 *ghost_giant, u32 giant, u32 any_other,
                                          const u32 *parent, u32 *flags, u8 *read,
                                          u32 *active_own, u32 *active_ghost, u64 *tail) {
-    u64 i = thread_index();
-    bool take = false;
-    u32 u = 0, g = 0;
-    if (i < count) {
-        u = cut_own[i];
-        u32 root = parent[u];
-        if (root != giant || any_other) {
-            g = cut_ghost[i];
-            take = root != giant || ghost_giant[g] == OTHER_GIANT;
-        }
-        if (take) {
-            if (!flags[root]) flags[root] = 1;
-            if (!read[g]) read[g] = 1;
-        }
+    u64 v = thread_index();
+    u64 from = 0, to = 0, take = 0;
+    u32 root = giant;
+    if (v < n) {
+        from = cut_at[v];
+        to = cut_at[v + 1];
+        if (from < to) root = parent[v];
     }
-    u64 at = warp_slot(take, tail);
-    if (take) {
-        active_own[at] = u;
+    bool whole = root != giant;
+    if (whole) {
+        take = to - from;
+    } else if (any_other) {
+        for (u64 e = from; e < to; e++) take += ghost_giant[cut_ghost[e]] == OTHER_GIANT;
+    }
+    u64 at = warp_slots(take, tail);
+    if (!take) return;
+    if (!flags[root]) flags[root] = 1;
+    for (u64 e = from; e < to; e++) {
+        u32 g = cut_ghost[e];
+        if (!whole && ghost_giant[g] != OTHER_GIANT) continue;
+        active_own[at] = (u32)v;
         active_ghost[at] = g;
+        at++;
+        if (!read[g]) read[g] = 1;
     }
 }
 

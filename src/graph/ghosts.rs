@@ -23,8 +23,10 @@ pub struct LocalRows {
     pub adj: Vec<u32>,
     /// Cut edges: the own vertex (local index) ...
     pub cut_own: Vec<u32>,
-    /// ... and its ghost (index into `ghosts.ids`).
+    /// ... and its ghost (index into `ghosts.ids`), row by row:
     pub cut_ghost: Vec<u32>,
+    /// own vertex u's cut edges are those from `cut_offsets[u]` to `cut_offsets[u + 1]`.
+    pub cut_offsets: Vec<u64>,
     pub ghosts: Ghosts,
 }
 
@@ -100,6 +102,7 @@ impl LocalRows {
             adj,
             cut_own,
             cut_ghost,
+            cut_offsets: cut_at,
             ghosts,
         })
     }

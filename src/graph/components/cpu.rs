@@ -108,13 +108,22 @@ impl<'a> CpuLabeller<'a> {
     fn active_edges(&self) -> Vec<u32> {
         let (rows, parent, kinds, mask) = (self.rows, &self.parent, &self.ghost_giant, self.mask);
         let giant = self.giant.unwrap_or(u32::MAX);
-        (0..rows.cut_own.len() as u32)
+        let any_other = kinds.par_iter().any(|&k| k == OTHER_GIANT);
+        // Row by row: a giant row is not even looked at unless ghosts of another class exist.
+        (0..rows.local_n())
             .into_par_iter()
-            .filter(|&i| {
-                let (u, g) = (rows.cut_own[i as usize], rows.cut_ghost[i as usize]);
-                let unread =
-                    parent[u as usize].load(Relaxed) == giant && kinds[g as usize] != OTHER_GIANT;
-                !unread && mask.is_none_or(|m| m.cut[i as usize])
+            .flat_map_iter(|u| {
+                let cuts = rows.cut_offsets[u] as usize..rows.cut_offsets[u + 1] as usize;
+                let whole = parent[u].load(Relaxed) != giant;
+                let look = match whole || any_other {
+                    true => cuts,
+                    false => 0..0,
+                };
+                look.filter(move |&i| {
+                    let read = whole || kinds[rows.cut_ghost[i] as usize] == OTHER_GIANT;
+                    read && mask.is_none_or(|m| m.cut[i])
+                })
+                .map(|i| i as u32)
             })
             .collect()
     }

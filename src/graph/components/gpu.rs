@@ -73,8 +73,9 @@ pub struct GpuLabeller<'a> {
     first: u64,
     offsets: CudaSlice<u64>,
     adj: CudaSlice<u32>,
-    cut_own: CudaSlice<u32>,
     cut_ghost: CudaSlice<u32>,
+    /// Where each own vertex's cut edges start (and one more).
+    cut_offsets: CudaSlice<u64>,
     plan: SendPlan,
     parent: CudaSlice<u32>,
     labels: CudaSlice<u64>,
@@ -98,11 +99,11 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         false => 0,
     };
     // Boundary components: at most one per vertex, with flags, roots and four u64 buffers.
-    // Cut edges, twice (all, and those read). The masks of the ghosts read (a bit each, both
-    // ways) counted as a byte, beside the read flags.
+    // Cut edges: their ghosts and row offsets, and those read (own vertex and ghost). The
+    // masks of the ghosts read (a bit each, both ways) counted as a byte, beside the flags.
     edges
-        + 16 * rows.cut_own.len() as u64
-        + (4 + 8 + 8) * n
+        + 12 * rows.cut_own.len() as u64
+        + (8 + 4 + 8 + 8) * n
         + (4 + 4 + 4 * 8) * n
         + (4 + 4 + 8 + 8 + 1) * rows.ghosts.send_local.len() as u64
         + (8 + 8 + 1 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
@@ -208,8 +209,8 @@ impl<'a> GpuLabeller<'a> {
             first: part.first(),
             offsets,
             adj,
-            cut_own: gpu.upload("cut edges", &rows.cut_own)?,
             cut_ghost: gpu.upload("cut edges", &rows.cut_ghost)?,
+            cut_offsets: gpu.upload("cut edge offsets", &rows.cut_offsets)?,
             plan,
             parent: gpu.zeros("parents", n)?,
             labels: gpu.zeros("labels", n)?,
@@ -255,15 +256,14 @@ impl<'a> GpuLabeller<'a> {
     /// whose giant is of another class) and the boundary components (the roots of their own
     /// ends), size the latter's buffers; returns per ghost whether a listed edge reads it.
     fn list_reads(&mut self) -> Result<CudaSlice<u8>> {
-        let cuts = self.rows.cut_own.len() as u64;
         let (gpu, n) = (self.gpu, self.n);
         let mut flags = gpu.zeros::<u32>("boundary flags", n as usize)?;
         let mut read = gpu.zeros::<u8>("ghosts read", self.rows.ghosts.ids.len())?;
         let k = &mut self.giants;
-        gpu.launch(&self.kernels["cc_list_reads"], grid(cuts), |a| {
-            a.arg(&self.cut_own)
+        gpu.launch(&self.kernels["cc_list_reads"], grid(n.into()), |a| {
+            a.arg(&self.cut_offsets)
                 .arg(&self.cut_ghost)
-                .arg(&cuts)
+                .arg(&n)
                 .arg(&k.ghost_giant)
                 .arg(&k.root)
                 .arg(&k.any_other)
@@ -297,10 +297,10 @@ impl<'a> GpuLabeller<'a> {
     fn ask_owners(&mut self, read: &CudaSlice<u8>) -> Result<u64> {
         let gpu = self.gpu;
         let ghosts = &self.rows.ghosts;
-        let words_of = |counts: &[usize]| -> Vec<usize> {
-            counts.iter().map(|&c| mask_words(c)).collect()
-        };
-        let (out_counts, in_counts) = (words_of(&ghosts.recv_counts), words_of(&ghosts.send_counts));
+        let words_of =
+            |counts: &[usize]| -> Vec<usize> { counts.iter().map(|&c| mask_words(c)).collect() };
+        let (out_counts, in_counts) =
+            (words_of(&ghosts.recv_counts), words_of(&ghosts.send_counts));
         let out_at = run_starts(&out_counts);
         let mut words = gpu.zeros::<u64>("read masks", out_counts.iter().sum())?;
         for ((&from, &count), &at) in run_starts(&ghosts.recv_counts)
@@ -309,14 +309,18 @@ impl<'a> GpuLabeller<'a> {
             .zip(&out_at)
         {
             let (from, to, at) = (from as u64, (from + count) as u64, at as u64);
-            gpu.launch(&self.kernels["cc_pack_read"], grid(mask_words(count) as u64), |a| {
-                a.arg(read)
-                    .arg(&from)
-                    .arg(&to)
-                    .arg(&mut words)
-                    .arg(&at)
-                    .arg(&mut self.giants.ghost_giant);
-            })?;
+            gpu.launch(
+                &self.kernels["cc_pack_read"],
+                grid(mask_words(count) as u64),
+                |a| {
+                    a.arg(read)
+                        .arg(&from)
+                        .arg(&to)
+                        .arg(&mut words)
+                        .arg(&at)
+                        .arg(&mut self.giants.ghost_giant);
+                },
+            )?;
         }
         let mut received = gpu.zeros::<u64>("read masks", in_counts.iter().sum())?;
         self.exchange
@@ -330,7 +334,11 @@ impl<'a> GpuLabeller<'a> {
         {
             let (from, to, at) = (from as u64, (from + count) as u64, at as u64);
             gpu.launch(&self.kernels["cc_drop_unread"], grid(count as u64), |a| {
-                a.arg(&received).arg(&at).arg(&from).arg(&to).arg(&mut p.sent);
+                a.arg(&received)
+                    .arg(&at)
+                    .arg(&from)
+                    .arg(&to)
+                    .arg(&mut p.sent);
             })?;
         }
         Ok(8 * out_counts.iter().sum::<usize>() as u64)
