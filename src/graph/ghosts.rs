@@ -1,7 +1,8 @@
 //! A rank's rows in local form, for workloads that iterate a per-vertex value to a fixed
 //! point (components labels today): the edges between two of its own vertices as a CSR of
 //! 32-bit local indices, the cut edges (to a vertex another rank owns) as pairs (own vertex,
-//! ghost), and the plan that refreshes the ghosts' values from their owners.
+//! ghost), and the plan that refreshes the ghosts' values from their owners (and that tells
+//! them which ghosts a rank reads: `Ghosts::ask_owners`).
 //!
 //! Ghosts are the distinct remote endpoints of the rank's rows, numbered in global id order,
 //! so they come grouped by owner in rank order, which is the receive order of an all-to-all.
