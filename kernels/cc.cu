@@ -10,12 +10,12 @@
 // and another vertex is still linked, from that vertex's side, since every edge is in both
 // rows.
 //
-// Rounds across ranks: only changed labels travel (`send_changed`, `receive_labels`), the
-// giant's vertices never (their giant's label stands for them: `giant_ghosts`); `cut_first`
-// (the first round) and `cut_min` give each local component (by its root) the smallest label
-// of a ghost that came in over its cut edges, `cut_first` dropping for good those between
-// joined giants; tree hooking and shortcutting below; `relabel` hands the components' labels
-// to their vertices and counts changes.
+// Rounds across ranks: only changed labels that another rank reads travel (`list_reads`,
+// `pack_read` and `drop_unread` before the rounds; `send_changed`, `receive_labels`), the
+// giant's vertices never (their giant's label stands for them: `giant_ghosts`); `cut_min`
+// gives each local component (by its root) the smallest label of a ghost that came in over
+// its cut edges read; tree hooking and shortcutting below; `relabel` hands the components'
+// labels to their vertices and counts changes.
 
 extern "C" __global__ void cc_init(u32 n, u32 *parent) {
     u64 v = thread_index();
@@ -69,11 +69,12 @@ extern "C" __global__ void cc_label(u32 n, u64 first, const u32 *parent, u64 *la
 // 2^32 vertices on the GPU path across ranks).
 #define LOW32 0xffffffffull
 
-// A `sent` entry of an own vertex in the giant: never sent (its giant's label stands for it).
-#define IN_GIANT 0xffffffffffffffffull
+// A `sent` entry never sent: an own vertex in the giant (its giant's label stands for it), or
+// one the asking rank does not read.
+#define NEVER_SENT 0xffffffffffffffffull
 
 // The own labels in the ghost plan's run [from, to) for rank `dest` that changed since last
-// sent (`sent`: that label plus one, 0 for none yet, IN_GIANT for never), as (the receiver's
+// sent (`sent`: that label plus one, 0 for none yet, NEVER_SENT for never), as (the receiver's
 // ghost index << 32 | label), compacted at out[from + slot] with the slots counted in
 // tails[dest].
 extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *targets, u64 from,
@@ -82,7 +83,7 @@ extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *tar
     u64 i = from + thread_index();
     bool take = false;
     u64 label = 0;
-    if (i < to && sent[i] != IN_GIANT) {
+    if (i < to && sent[i] != NEVER_SENT) {
         label = labels[send_local[i]];
         take = label + 1 != sent[i];
         if (take) sent[i] = label + 1;
@@ -113,7 +114,7 @@ extern "C" __global__ void cc_receive_labels(const u64 *items, u64 count, u64 *g
 extern "C" __global__ void cc_mark_giant_sends(const u32 *send_local, u64 count,
                                                const u32 *parent, u32 giant, u64 *sent) {
     u64 i = thread_index();
-    if (i < count && parent[send_local[i]] == giant) sent[i] = IN_GIANT;
+    if (i < count && parent[send_local[i]] == giant) sent[i] = NEVER_SENT;
 }
 
 // The ghosts [from, to) (one owner's) start as in its giant, of kind `kind`.
@@ -135,36 +136,84 @@ __device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
     if (label < comp_min[root]) atomicMin(&comp_min[root], label);
 }
 
-// The first absorb after the local step, over all cut edges: the giant's edges are not read
-// from now on, but those to a ghost in a giant of another class (`any_other`: whether this rank
-// has such ghosts; without, a giant row's ghost is not even looked at); every other edge is
-// listed in (active_own, active_ghost), flags its root as a boundary component and, to a
-// changed ghost, lowers its component's label to the ghost's.
-extern "C" __global__ void cc_cut_first(const u32 *cut_own, const u32 *cut_ghost, u64 count,
-                                        const u8 *ghost_giant, u32 giant, u32 any_other,
-                                        const u8 *changed, const u32 *parent,
-                                        const u64 *ghost_labels, u64 *comp_min, u32 *flags,
-                                        u32 *active_own, u32 *active_ghost, u64 *tail) {
-    u64 i = thread_index();
-    bool take = false;
-    u32 u = 0, g = 0;
-    if (i < count) {
-        u = cut_own[i];
-        u32 root = parent[u];
-        if (root != giant || any_other) {
-            g = cut_ghost[i];
-            take = root != giant || ghost_giant[g] == OTHER_GIANT;
-        }
-        if (take) {
-            if (!flags[root]) flags[root] = 1;
-            if (changed[g]) lower_to(comp_min, root, ghost_labels[g]);
-        }
+// Slots at `*tail` for `count` items per lane, one global atomic per warp: the first slot of
+// this lane's. Every lane of the warp must call.
+__device__ __forceinline__ u64 warp_slots(u64 count, u64 *tail) {
+    u64 upto = count;
+    for (u32 d = 1; d < WARP; d *= 2) {
+        u64 below = __shfl_up_sync(FULL, upto, d);
+        if (lane_id() >= d) upto += below;
     }
-    u64 at = warp_slot(take, tail);
-    if (take) {
-        active_own[at] = u;
+    u64 base = 0;
+    if (lane_id() == WARP - 1 && upto) base = atomicAdd(tail, upto);
+    return __shfl_sync(FULL, base, WARP - 1) + upto - count;
+}
+
+// The cut edges read from now on (`skip_giants`), a thread per own vertex (its cut edges at
+// cut_at[v] .. cut_at[v + 1]), before the first refresh: the giant's are not read, but those
+// to a ghost of a rank whose giant is of another class (`any_other`: whether this rank has
+// such ghosts; without, a giant row is not even looked at); every other edge is listed in
+// (active_own, active_ghost), flags its root as a boundary component and marks its ghost as
+// read. Rows of vertices outside the giant are few on the graphs with a giant, so this reads
+// a word or two per vertex where a pass over the cut edges reads them all.
+extern "C" __global__ void cc_list_reads(const u64 *cut_at, const u32 *cut_ghost, u32 n,
+                                         const u8 *ghost_giant, u32 giant, u32 any_other,
+                                         const u32 *parent, u32 *flags, u8 *read,
+                                         u32 *active_own, u32 *active_ghost, u64 *tail) {
+    u64 v = thread_index();
+    u64 from = 0, to = 0, take = 0;
+    u32 root = giant;
+    if (v < n) {
+        from = cut_at[v];
+        to = cut_at[v + 1];
+        if (from < to) root = parent[v];
+    }
+    bool whole = root != giant;
+    if (whole) {
+        take = to - from;
+    } else if (any_other) {
+        for (u64 e = from; e < to; e++) take += ghost_giant[cut_ghost[e]] == OTHER_GIANT;
+    }
+    u64 at = warp_slots(take, tail);
+    if (!take) return;
+    if (!flags[root]) flags[root] = 1;
+    for (u64 e = from; e < to; e++) {
+        u32 g = cut_ghost[e];
+        if (!whole && ghost_giant[g] != OTHER_GIANT) continue;
+        active_own[at] = (u32)v;
         active_ghost[at] = g;
+        at++;
+        if (!read[g]) read[g] = 1;
     }
+}
+
+// The read flags of one owner's ghosts [from, to) as a bitmask (bit j of word j / 64: ghost
+// from + j), at words[at ..]; a ghost not read takes no giant label either (kind 0).
+extern "C" __global__ void cc_pack_read(const u8 *read, u64 from, u64 to, u64 *words, u64 at,
+                                        u8 *ghost_giant) {
+    u64 w = thread_index();
+    u64 first = from + 64 * w;
+    if (first >= to) return;
+    u64 last = first + 64 < to ? first + 64 : to;
+    u64 word = 0;
+    for (u64 g = first; g < last; g++) {
+        if (read[g]) {
+            word |= 1ull << (g - first);
+        } else {
+            ghost_giant[g] = 0;
+        }
+    }
+    words[at + w] = word;
+}
+
+// The ghost plan's run [from, to) for one asking rank, whose bitmask came in at words[at ..]:
+// an entry the rank does not read is never sent.
+extern "C" __global__ void cc_drop_unread(const u64 *words, u64 at, u64 from, u64 to,
+                                          u64 *sent) {
+    u64 i = from + thread_index();
+    if (i >= to) return;
+    u64 j = i - from;
+    if (!((words[at + j / 64] >> (j % 64)) & 1)) sent[i] = NEVER_SENT;
 }
 
 // Reports for the giants whose cut edges are not read: per rank s (ghosts of s from
@@ -297,7 +346,7 @@ extern "C" __global__ void cc_take_answers(const u64 *items, u64 count, const u3
     warp_add(lowered, fell ? 1u : 0u);
 }
 
-// The roots of the local components with a cut edge read: flagged by `cc_cut_first`, then
+// The roots of the local components with a cut edge read: flagged by `cc_list_reads`, then
 // listed (in no particular order).
 extern "C" __global__ void cc_list_flagged(const u32 *flags, u32 n, u32 *out, u64 *count) {
     u64 v = thread_index();

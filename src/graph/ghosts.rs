@@ -1,7 +1,8 @@
 //! A rank's rows in local form, for workloads that iterate a per-vertex value to a fixed
 //! point (components labels today): the edges between two of its own vertices as a CSR of
 //! 32-bit local indices, the cut edges (to a vertex another rank owns) as pairs (own vertex,
-//! ghost), and the plan that refreshes the ghosts' values from their owners.
+//! ghost), and the plan that refreshes the ghosts' values from their owners (and that tells
+//! them which ghosts a rank reads: `Ghosts::ask_owners`).
 //!
 //! Ghosts are the distinct remote endpoints of the rank's rows, numbered in global id order,
 //! so they come grouped by owner in rank order, which is the receive order of an all-to-all.
@@ -23,8 +24,10 @@ pub struct LocalRows {
     pub adj: Vec<u32>,
     /// Cut edges: the own vertex (local index) ...
     pub cut_own: Vec<u32>,
-    /// ... and its ghost (index into `ghosts.ids`).
+    /// ... and its ghost (index into `ghosts.ids`), row by row:
     pub cut_ghost: Vec<u32>,
+    /// own vertex u's cut edges are those from `cut_offsets[u]` to `cut_offsets[u + 1]`.
+    pub cut_offsets: Vec<u64>,
     pub ghosts: Ghosts,
 }
 
@@ -100,6 +103,7 @@ impl LocalRows {
             adj,
             cut_own,
             cut_ghost,
+            cut_offsets: cut_at,
             ghosts,
         })
     }
@@ -204,5 +208,42 @@ impl Ghosts {
             .map(|&u| values[u as usize])
             .collect();
         world.alltoallv_known(&send, &self.send_counts, &self.recv_counts)
+    }
+}
+
+/// Bits per mask word of `Ghosts::ask_owners`.
+const WORD: usize = 64;
+
+/// How many mask words a run of `count` ghosts takes.
+pub fn mask_words(count: usize) -> usize {
+    count.div_ceil(WORD)
+}
+
+impl Ghosts {
+    /// Tell each owner which of its vertices this rank wants the values of (`wanted`: one
+    /// flag per ghost), as a bitmask per owner's run, one bit a ghost (collective). Returns,
+    /// per entry of `send_local`, whether its asking rank wants it, and the bytes sent.
+    pub fn ask_owners(&self, world: &World, wanted: &[bool]) -> Result<(Vec<bool>, u64)> {
+        let mut words = Vec::new();
+        let mut counts = Vec::with_capacity(self.recv_counts.len());
+        let mut at = 0;
+        for &count in &self.recv_counts {
+            let run = &wanted[at..at + count];
+            words.extend(run.chunks(WORD).map(|bits| {
+                let set = bits.iter().enumerate().filter(|(_, &b)| b);
+                set.fold(0u64, |w, (j, _)| w | 1 << j)
+            }));
+            counts.push(mask_words(count));
+            at += count;
+        }
+        let received = world.alltoallv(&words, &counts)?;
+        let mut wants = Vec::with_capacity(self.send_local.len());
+        let mut from = 0;
+        for &count in &self.send_counts {
+            let run = &received[from..from + mask_words(count)];
+            wants.extend((0..count).map(|j| run[j / WORD] >> (j % WORD) & 1 == 1));
+            from += mask_words(count);
+        }
+        Ok((wants, 8 * words.len() as u64))
     }
 }

@@ -338,3 +338,42 @@ fn joined_giants_follow_a_fall_they_have_no_edge_to() {
         check(&h5, &truth, &format!("joined giants np {np}"));
     }
 }
+
+/// Only labels another rank reads travel (src/graph/components, `skip_giants`). At 2 ranks
+/// (blocks of 128): each rank holds a path (its giant: 0..=99, 128..=227), the two joined by
+/// the edge 50-150; 20 vertices of each hang on the other rank's giant alone (100..=119,
+/// 228..=247), and 8 pairs cross the ranks (120 + j with 248 + j). A giant reads none of its
+/// cut edges, so of the hanging vertices' labels nobody reads any: round 1 sends the 16 pair
+/// ends, round 2 the 8 that took their partner's label, and no more (before, every label a
+/// rank holds as a ghost went: 56 and 48). Labels equal the union-find's at every rank count.
+#[test]
+fn only_the_labels_read_are_sent() {
+    let dir = test_dir("cc_labels_read");
+    let mut edges: Vec<(u64, u64)> = Vec::new();
+    for (first, last) in [(0, 99), (128, 227)] {
+        edges.extend((first + 1..=last).map(|v| (v - 1, v)));
+    }
+    edges.push((50, 150));
+    edges.extend((0..20).map(|j| (100 + j, 130 + j)));
+    edges.extend((0..20).map(|j| (228 + j, j)));
+    edges.extend((0..8).map(|j| (120 + j, 248 + j)));
+    let mut text = format!("# tessera edge list: vertices 256 edges {}\n", edges.len());
+    for (u, v) in &edges {
+        text.push_str(&format!("{u} {v}\n"));
+    }
+    let file = dir.join("read.el");
+    std::fs::write(&file, text).unwrap();
+    let truth = union_find_labels(256, &edges);
+    for np in NPS {
+        let h5 = cc(
+            np,
+            &dir,
+            &format!("read-np{np}"),
+            &["--input", file.to_str().unwrap()],
+        );
+        check(&h5, &truth, &format!("labels read np {np}"));
+        if np == 2 {
+            assert_eq!(h5.ds::<u64>("cc/rounds/labels_sent"), [16, 8]);
+        }
+    }
+}

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::graph::ghosts::LocalRows;
 use crate::graph::Block1D;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// The edges that count, one flag per entry of `LocalRows::adj` (`local`) and of its cut
 /// edges (`cut`); both entries of a local edge must agree.
@@ -30,7 +30,8 @@ pub struct CpuLabeller<'a> {
     ghost_labels: Vec<u64>,
     /// Per ghost, whether its label came in this round.
     changed_ghosts: Vec<bool>,
-    /// Per entry of the ghost plan, the label last sent (`NONE_SENT`, or `IN_GIANT`: never).
+    /// Per entry of the ghost plan, the label last sent (`NONE_SENT`, or `NEVER`: in the giant
+    /// or not read by the asking rank).
     sent: Vec<u64>,
     /// The root of this rank's giant local component (`skip_giants`).
     giant: Option<u32>,
@@ -39,8 +40,9 @@ pub struct CpuLabeller<'a> {
     /// Per rank, its giant's label to hand its giant's ghosts, and the label last handed.
     giant_labels: Vec<u64>,
     handed: Vec<u64>,
-    /// The cut edges read (indices): all but the giant's (except to a giant of another class)
-    /// and those the mask drops; listed at the first absorb after `link_local`.
+    /// The cut edges read (indices): all but the giant's (except to a rank whose giant is of
+    /// another class) and those the mask drops; listed by `skip_giants` (on one rank, at the
+    /// first absorb after `link_local`).
     active: Option<Vec<u32>>,
     /// The roots of the local components with a cut edge read, and their labels before the
     /// round's cut edges were absorbed.
@@ -48,9 +50,10 @@ pub struct CpuLabeller<'a> {
     before: Vec<u64>,
 }
 
-/// `sent` entries: nothing sent yet, or an own vertex in the giant (never sent).
+/// `sent` entries: nothing sent yet, or never sent (an own vertex in the giant, or one the
+/// asking rank does not read).
 const NONE_SENT: u64 = u64::MAX;
-const IN_GIANT: u64 = u64::MAX - 1;
+const NEVER: u64 = u64::MAX - 1;
 /// `ghost_giant` values: a ghost in the giant of a rank whose giant is joined to this rank's,
 /// or of another.
 pub(super) const SAME_GIANT: u8 = 2;
@@ -100,18 +103,27 @@ impl<'a> CpuLabeller<'a> {
         label < self.comp_min[root].fetch_min(label, Relaxed)
     }
 
-    /// The cut edges to read: all but those of the giant (except to a ghost in a giant of
-    /// another class), and those the mask drops.
+    /// The cut edges to read: all but those of the giant (except to a ghost of a rank whose
+    /// giant is of another class), and those the mask drops.
     fn active_edges(&self) -> Vec<u32> {
         let (rows, parent, kinds, mask) = (self.rows, &self.parent, &self.ghost_giant, self.mask);
         let giant = self.giant.unwrap_or(u32::MAX);
-        (0..rows.cut_own.len() as u32)
+        let any_other = kinds.par_iter().any(|&k| k == OTHER_GIANT);
+        // Row by row: a giant row is not even looked at unless ghosts of another class exist.
+        (0..rows.local_n())
             .into_par_iter()
-            .filter(|&i| {
-                let (u, g) = (rows.cut_own[i as usize], rows.cut_ghost[i as usize]);
-                let unread =
-                    parent[u as usize].load(Relaxed) == giant && kinds[g as usize] != OTHER_GIANT;
-                !unread && mask.is_none_or(|m| m.cut[i as usize])
+            .flat_map_iter(|u| {
+                let cuts = rows.cut_offsets[u] as usize..rows.cut_offsets[u + 1] as usize;
+                let whole = parent[u].load(Relaxed) != giant;
+                let look = match whole || any_other {
+                    true => cuts,
+                    false => 0..0,
+                };
+                look.filter(move |&i| {
+                    let read = whole || kinds[rows.cut_ghost[i] as usize] == OTHER_GIANT;
+                    read && mask.is_none_or(|m| m.cut[i])
+                })
+                .map(|i| i as u32)
             })
             .collect()
     }
@@ -126,6 +138,18 @@ impl<'a> CpuLabeller<'a> {
         roots.par_sort_unstable();
         roots.dedup();
         roots
+    }
+
+    /// Per ghost, whether a cut edge of `active` reaches it.
+    fn ghosts_read(&self, active: &[u32]) -> Vec<bool> {
+        let read: Vec<AtomicBool> = (0..self.rows.ghosts.ids.len())
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        let cut_ghost = &self.rows.cut_ghost;
+        active
+            .par_iter()
+            .for_each(|&i| read[cut_ghost[i as usize] as usize].store(true, Relaxed));
+        read.into_iter().map(AtomicBool::into_inner).collect()
     }
 
     /// Hand the ghosts in giants their owners' giant labels where these changed.
@@ -219,7 +243,7 @@ impl Labeller for CpuLabeller<'_> {
         Ok(())
     }
 
-    fn refresh_ghosts(&mut self, world: &World) -> Result<u64> {
+    fn refresh_ghosts(&mut self, world: &World) -> Result<(u64, u64)> {
         let plan = &self.rows.ghosts;
         let labels = &self.labels;
         // Only labels that changed since they were last sent, as (target ghost, label), run
@@ -237,7 +261,7 @@ impl Labeller for CpuLabeller<'_> {
                     .zip(&mut self.sent[run])
                     .filter_map(|((&u, &target), sent)| {
                         let label = labels[u as usize];
-                        (*sent != IN_GIANT && std::mem::replace(sent, label) != label)
+                        (*sent != NEVER && std::mem::replace(sent, label) != label)
                             .then_some(Pair(u64::from(target), label))
                     }),
             );
@@ -247,13 +271,14 @@ impl Labeller for CpuLabeller<'_> {
         let received = world.alltoallv(&send, &counts)?;
         self.changed_ghosts.par_iter_mut().for_each(|c| *c = false);
         self.hand_giant_labels();
-        // A ghost a label came for is not in a giant (the first refresh sends all others).
+        // A ghost a label came for is not in a giant (the first refresh sends every other
+        // ghost read).
         for p in received {
             self.ghost_labels[p.0 as usize] = p.1;
             self.changed_ghosts[p.0 as usize] = true;
             self.ghost_giant[p.0 as usize] = 0;
         }
-        Ok(16 * send.len() as u64)
+        Ok((send.len() as u64, 16 * send.len() as u64))
     }
 
     fn absorb_cut_edges(&mut self) -> Result<()> {
@@ -382,7 +407,13 @@ impl Labeller for CpuLabeller<'_> {
         Ok(self.comp_min[root as usize].load(Relaxed))
     }
 
-    fn skip_giants(&mut self, root: Option<u32>, joined: &[bool], labels: &[u64]) -> Result<()> {
+    fn skip_giants(
+        &mut self,
+        world: &World,
+        root: Option<u32>,
+        joined: &[bool],
+        labels: &[u64],
+    ) -> Result<u64> {
         self.giant = root;
         if let Some(root) = root {
             let parent = &self.parent;
@@ -390,7 +421,7 @@ impl Labeller for CpuLabeller<'_> {
                 .par_iter_mut()
                 .zip(&self.rows.ghosts.send_local)
                 .filter(|(_, &u)| parent[u as usize].load(Relaxed) == root)
-                .for_each(|(sent, _)| *sent = IN_GIANT);
+                .for_each(|(sent, _)| *sent = NEVER);
         }
         let mut at = 0;
         for (s, &count) in self.rows.ghosts.recv_counts.iter().enumerate() {
@@ -402,9 +433,25 @@ impl Labeller for CpuLabeller<'_> {
             self.ghost_giant[at..at + count].fill(kind);
             at += count;
         }
+        let active = self.active_edges();
+        self.boundary = self.boundary_roots(&active);
+        let read = self.ghosts_read(&active);
+        self.active = Some(active);
+        // A ghost no edge reads takes no giant label either.
+        self.ghost_giant
+            .par_iter_mut()
+            .zip(&read)
+            .filter(|(_, &r)| !r)
+            .for_each(|(kind, _)| *kind = 0);
+        let (wanted, bytes) = self.rows.ghosts.ask_owners(world, &read)?;
+        self.sent
+            .par_iter_mut()
+            .zip(wanted)
+            .filter(|(_, w)| !w)
+            .for_each(|(sent, _)| *sent = NEVER);
         self.giant_labels = labels.to_vec();
         self.handed = vec![u64::MAX; labels.len()];
-        Ok(())
+        Ok(bytes)
     }
 
     fn giant_labels(&mut self, labels: &[u64]) {

@@ -11,7 +11,7 @@ use crate::comm::{run_starts, GpuTransport, Op, World};
 use crate::device::{grid, memory, Gpu, Kernel};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
-use crate::graph::ghosts::LocalRows;
+use crate::graph::ghosts::{mask_words, LocalRows};
 use crate::graph::Block1D;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::collections::HashMap;
@@ -41,12 +41,12 @@ struct GiantSkip {
     /// Per rank, its giant's label to hand its giant's ghosts, and the label last handed.
     labels: Vec<u64>,
     handed: Vec<u64>,
-    /// Whether a ghost is in a giant of another class (the giant's edges to it are read).
+    /// Whether a ghost's owner has a giant of another class (the giant's edges to it are read).
     any_other: u32,
     /// Where each rank's ghosts start (for `cc_giant_reports`).
     run_starts: CudaSlice<u64>,
-    /// The cut edges read (all but the giant's, except to a giant of another class), listed
-    /// at the first absorb after the local step (`active`: how many, None before).
+    /// The cut edges read (all but the giant's, except to a rank whose giant is of another
+    /// class), listed by `skip_giants` (`active`: how many, None before).
     active_own: CudaSlice<u32>,
     active_ghost: CudaSlice<u32>,
     active: Option<u64>,
@@ -73,8 +73,9 @@ pub struct GpuLabeller<'a> {
     first: u64,
     offsets: CudaSlice<u64>,
     adj: CudaSlice<u32>,
-    cut_own: CudaSlice<u32>,
     cut_ghost: CudaSlice<u32>,
+    /// Where each own vertex's cut edges start (and one more).
+    cut_offsets: CudaSlice<u64>,
     plan: SendPlan,
     parent: CudaSlice<u32>,
     labels: CudaSlice<u64>,
@@ -98,16 +99,17 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         false => 0,
     };
     // Boundary components: at most one per vertex, with flags, roots and four u64 buffers.
-    // Cut edges, twice (all, and those read).
+    // Cut edges: their ghosts and row offsets, and those read (own vertex and ghost). The
+    // masks of the ghosts read (a bit each, both ways) counted as a byte, beside the flags.
     edges
-        + 16 * rows.cut_own.len() as u64
-        + (4 + 8 + 8) * n
+        + 12 * rows.cut_own.len() as u64
+        + (8 + 4 + 8 + 8) * n
         + (4 + 4 + 4 * 8) * n
-        + (4 + 4 + 8 + 8) * rows.ghosts.send_local.len() as u64
-        + (8 + 8 + 1 + 1) * rows.ghosts.ids.len() as u64
+        + (4 + 4 + 8 + 8 + 1) * rows.ghosts.send_local.len() as u64
+        + (8 + 8 + 1 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
 }
 
-const KERNELS: [&str; 22] = [
+const KERNELS: [&str; 24] = [
     "cc_giant_reports",
     "cc_init",
     "cc_link_nth",
@@ -118,7 +120,9 @@ const KERNELS: [&str; 22] = [
     "cc_send_changed",
     "cc_receive_labels",
     "cc_cut_min",
-    "cc_cut_first",
+    "cc_list_reads",
+    "cc_pack_read",
+    "cc_drop_unread",
     "cc_mark_giant_sends",
     "cc_fill_kind",
     "cc_giant_ghosts",
@@ -205,8 +209,8 @@ impl<'a> GpuLabeller<'a> {
             first: part.first(),
             offsets,
             adj,
-            cut_own: gpu.upload("cut edges", &rows.cut_own)?,
             cut_ghost: gpu.upload("cut edges", &rows.cut_ghost)?,
+            cut_offsets: gpu.upload("cut edge offsets", &rows.cut_offsets)?,
             plan,
             parent: gpu.zeros("parents", n)?,
             labels: gpu.zeros("labels", n)?,
@@ -248,26 +252,24 @@ impl<'a> GpuLabeller<'a> {
         Ok(most_frequent(self.roots_of(&sample)?).unwrap_or(0))
     }
 
-    /// The first absorb after the local step, over all cut edges: list those to read from now
-    /// on (all but those between joined giants), absorb them, and list the boundary components
-    /// (the roots of their own ends) and size their buffers.
-    fn absorb_first(&mut self) -> Result<()> {
-        let cuts = self.rows.cut_own.len() as u64;
+    /// List the cut edges read from now on (all but those of the giant, except to a rank
+    /// whose giant is of another class) and the boundary components (the roots of their own
+    /// ends), size the latter's buffers; returns per ghost whether a listed edge reads it.
+    fn list_reads(&mut self) -> Result<CudaSlice<u8>> {
         let (gpu, n) = (self.gpu, self.n);
         let mut flags = gpu.zeros::<u32>("boundary flags", n as usize)?;
+        let mut read = gpu.zeros::<u8>("ghosts read", self.rows.ghosts.ids.len())?;
         let k = &mut self.giants;
-        gpu.launch(&self.kernels["cc_cut_first"], grid(cuts), |a| {
-            a.arg(&self.cut_own)
+        gpu.launch(&self.kernels["cc_list_reads"], grid(n.into()), |a| {
+            a.arg(&self.cut_offsets)
                 .arg(&self.cut_ghost)
-                .arg(&cuts)
+                .arg(&n)
                 .arg(&k.ghost_giant)
                 .arg(&k.root)
                 .arg(&k.any_other)
-                .arg(&self.changed_ghosts)
                 .arg(&self.parent)
-                .arg(&self.ghost_labels)
-                .arg(&mut self.comp_min)
                 .arg(&mut flags)
+                .arg(&mut read)
                 .arg(&mut k.active_own)
                 .arg(&mut k.active_ghost)
                 .arg(&mut self.counter);
@@ -286,7 +288,60 @@ impl<'a> GpuLabeller<'a> {
         b.items = gpu.zeros("boundary messages", count as usize)?;
         b.bucketed = gpu.zeros("boundary messages", count as usize)?;
         b.replies = gpu.zeros("boundary replies", count as usize)?;
-        Ok(())
+        Ok(read)
+    }
+
+    /// Tell each owner which of its vertices this rank reads (`read`, per ghost: a bitmask per
+    /// owner's run), and never send the own labels no asking rank reads (collective; the
+    /// ghosts not read take no giant label either). Returns the bytes sent.
+    fn ask_owners(&mut self, read: &CudaSlice<u8>) -> Result<u64> {
+        let gpu = self.gpu;
+        let ghosts = &self.rows.ghosts;
+        let words_of =
+            |counts: &[usize]| -> Vec<usize> { counts.iter().map(|&c| mask_words(c)).collect() };
+        let (out_counts, in_counts) =
+            (words_of(&ghosts.recv_counts), words_of(&ghosts.send_counts));
+        let out_at = run_starts(&out_counts);
+        let mut words = gpu.zeros::<u64>("read masks", out_counts.iter().sum())?;
+        for ((&from, &count), &at) in run_starts(&ghosts.recv_counts)
+            .iter()
+            .zip(&ghosts.recv_counts)
+            .zip(&out_at)
+        {
+            let (from, to, at) = (from as u64, (from + count) as u64, at as u64);
+            gpu.launch(
+                &self.kernels["cc_pack_read"],
+                grid(mask_words(count) as u64),
+                |a| {
+                    a.arg(read)
+                        .arg(&from)
+                        .arg(&to)
+                        .arg(&mut words)
+                        .arg(&at)
+                        .arg(&mut self.giants.ghost_giant);
+                },
+            )?;
+        }
+        let mut received = gpu.zeros::<u64>("read masks", in_counts.iter().sum())?;
+        self.exchange
+            .alltoallv_runs(&words, (&out_at, &out_counts), &mut received)?;
+        let p = &mut self.plan;
+        let in_at = run_starts(&in_counts);
+        for ((&from, &count), &at) in run_starts(&ghosts.send_counts)
+            .iter()
+            .zip(&ghosts.send_counts)
+            .zip(&in_at)
+        {
+            let (from, to, at) = (from as u64, (from + count) as u64, at as u64);
+            gpu.launch(&self.kernels["cc_drop_unread"], grid(count as u64), |a| {
+                a.arg(&received)
+                    .arg(&at)
+                    .arg(&from)
+                    .arg(&to)
+                    .arg(&mut p.sent);
+            })?;
+        }
+        Ok(8 * out_counts.iter().sum::<usize>() as u64)
     }
 
     /// Hand the ghosts in giants their owners' giant labels where these changed.
@@ -375,9 +430,9 @@ impl Labeller for GpuLabeller<'_> {
         gpu.sync("cc local labelling")
     }
 
-    fn refresh_ghosts(&mut self, _: &World) -> Result<u64> {
+    fn refresh_ghosts(&mut self, _: &World) -> Result<(u64, u64)> {
         if self.ranks == 1 {
-            return Ok(0);
+            return Ok((0, 0));
         }
         let gpu = self.gpu;
         let ghosts = &self.rows.ghosts;
@@ -419,7 +474,8 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.changed_ghosts)
                 .arg(&mut self.giants.ghost_giant);
         })?;
-        Ok(8 * counts.iter().sum::<usize>() as u64)
+        let sent = counts.iter().sum::<usize>() as u64;
+        Ok((sent, 8 * sent))
     }
 
     fn absorb_cut_edges(&mut self) -> Result<()> {
@@ -428,21 +484,20 @@ impl Labeller for GpuLabeller<'_> {
         if cuts == 0 {
             return Ok(());
         }
-        match self.giants.active {
-            None => self.absorb_first()?,
-            Some(active) => {
-                let k = &self.giants;
-                gpu.launch(&self.kernels["cc_cut_min"], grid(active), |a| {
-                    a.arg(&k.active_own)
-                        .arg(&k.active_ghost)
-                        .arg(&active)
-                        .arg(&self.changed_ghosts)
-                        .arg(&self.parent)
-                        .arg(&self.ghost_labels)
-                        .arg(&mut self.comp_min);
-                })?;
-            }
-        }
+        // On several ranks `skip_giants` listed the cut edges read.
+        let Some(active) = self.giants.active else {
+            return Ok(());
+        };
+        let k = &self.giants;
+        gpu.launch(&self.kernels["cc_cut_min"], grid(active), |a| {
+            a.arg(&k.active_own)
+                .arg(&k.active_ghost)
+                .arg(&active)
+                .arg(&self.changed_ghosts)
+                .arg(&self.parent)
+                .arg(&self.ghost_labels)
+                .arg(&mut self.comp_min);
+        })?;
         // Before the absorb: the roots' vertex labels, which only `relabel` changes.
         let b = &mut self.boundary;
         gpu.launch(&self.kernels["cc_boundary_labels"], grid(b.count), |a| {
@@ -589,7 +644,13 @@ impl Labeller for GpuLabeller<'_> {
         Ok(out[0])
     }
 
-    fn skip_giants(&mut self, root: Option<u32>, joined: &[bool], labels: &[u64]) -> Result<()> {
+    fn skip_giants(
+        &mut self,
+        _: &World,
+        root: Option<u32>,
+        joined: &[bool],
+        labels: &[u64],
+    ) -> Result<u64> {
         let gpu = self.gpu;
         let k = &mut self.giants;
         k.root = root.unwrap_or(u32::MAX);
@@ -623,7 +684,8 @@ impl Labeller for GpuLabeller<'_> {
         }
         k.labels = labels.to_vec();
         k.handed = vec![u64::MAX; labels.len()];
-        Ok(())
+        let read = self.list_reads()?;
+        self.ask_owners(&read)
     }
 
     fn giant_labels(&mut self, labels: &[u64]) {

@@ -13,16 +13,18 @@
 //! (`join_giants`): each rank's giant local component takes the smallest label of the giants
 //! found joined to it. From then on the giants' vertices are never refreshed one by one (the
 //! giant's label, one per rank, stands for all of them at their ghosts) and the giants' cut
-//! edges are not read (most of a Kronecker graph's cut edges), but those to a giant of
-//! another class: an edge to a joined giant joins two vertices known to be in one component,
-//! and an edge to a vertex outside the giants is read from that vertex's side, which reports
-//! the labels below the giant's it holds. After each round's steps each giant takes the
+//! edges are not read (most of a Kronecker graph's cut edges), but those to a rank whose giant
+//! is of another class: an edge to a joined giant joins two vertices known to be in one
+//! component, and an edge to a vertex outside the giants is read from that vertex's side,
+//! which reports the labels below the giant's it holds. Only the labels some rank reads
+//! travel: the owners learn which from a bitmask per rank before the rounds. After each round's steps each giant takes the
 //! smallest label reported for it, then the smallest among its class (`sync_giants`), so the
 //! unread edges join equal labels in the end.
 //! Then rounds, every step of them on the device that holds the labels (the GPU's exchanges
 //! go GPU to GPU through `comm::gpu`, NCCL or staged MPI):
-//! - refresh: each owner sends the labels of its vertices that other ranks hold as ghosts,
-//!   only those that changed since it last sent them, as (ghost, label), its giant's apart;
+//! - refresh: each owner sends the labels of its vertices that other ranks read as ghosts
+//!   (as they told it before the rounds: `skip_giants`), only those that changed since it
+//!   last sent them, as (ghost, label), its giant's apart;
 //! - hooking on edges: each local component takes the smallest label over its cut edges to
 //!   ghosts whose label came in;
 //! - tree hooking: a component whose label fell from L to m sends (L, m) to L's owner, which
@@ -56,9 +58,9 @@ pub trait Labeller {
     /// Label each own vertex with the smallest global id of its component over local edges;
     /// list the components with a cut edge; forget what was sent before.
     fn link_local(&mut self) -> Result<()>;
-    /// Send the own labels that other ranks hold as ghosts and that changed since last sent;
-    /// take in the ghosts' (collective).
-    fn refresh_ghosts(&mut self, world: &World) -> Result<u64>;
+    /// Send the own labels that other ranks read as ghosts and that changed since last sent;
+    /// take in the ghosts' (collective). Returns how many labels this rank sent, and the bytes.
+    fn refresh_ghosts(&mut self, world: &World) -> Result<(u64, u64)>;
     /// Lower each local component's label to the smallest ghost label over its cut edges to
     /// ghosts whose label came in (remembering the labels before, for `hook_trees`).
     fn absorb_cut_edges(&mut self) -> Result<()>;
@@ -84,14 +86,24 @@ pub trait Labeller {
     fn lower_component(&mut self, root: u32, label: u64) -> Result<()>;
     /// The label of the local component rooted at `root`.
     fn root_label(&mut self, root: u32) -> Result<u64>;
-    /// Afforest's skip across ranks, after `join_giants` (before the first refresh): `root` is
-    /// this rank's giant local component, `joined[s]` whether rank s's giant is joined to it,
-    /// `labels[s]` rank s's giant label (u64::MAX: none). Own vertices in the giant are never
-    /// refreshed (their giant's label, `giant_labels`, stands for them at the ghosts), and the
-    /// first refresh sends every other: a ghost no label came for is in its owner's giant.
-    /// Cut edges from the giant to a ghost in a joined giant are skipped from the first
-    /// absorb on (both ends are in one component; `sync_giants` keeps their labels equal).
-    fn skip_giants(&mut self, root: Option<u32>, joined: &[bool], labels: &[u64]) -> Result<()>;
+    /// Afforest's skip across ranks, after `join_giants` (before the first refresh; collective):
+    /// `root` is this rank's giant local component, `joined[s]` whether rank s's giant is
+    /// joined to it, `labels[s]` rank s's giant label (u64::MAX: none). Lists the cut edges
+    /// read from now on: all but the giant's, except those to a ghost of a rank whose giant is
+    /// not joined to it (`sync_giants` keeps the joined giants' labels equal; an edge from the
+    /// giant to any other vertex is read from that vertex's side, see `giant_reports`). Then
+    /// only labels someone reads travel: each rank tells the owners the ghosts its listed
+    /// edges reach (a bitmask per owner), and an owner never sends the others, nor its giant's
+    /// vertices (their giant's label, `giant_labels`, stands for them at the ghosts). The
+    /// first refresh sends every label read: a ghost read that no label came for is in its
+    /// owner's giant. Returns the bytes this rank sent.
+    fn skip_giants(
+        &mut self,
+        world: &World,
+        root: Option<u32>,
+        joined: &[bool],
+        labels: &[u64],
+    ) -> Result<u64>;
     /// Each rank's giant label after the round: the ghosts in giants take them at the next
     /// refresh.
     fn giant_labels(&mut self, labels: &[u64]);
@@ -148,12 +160,12 @@ impl Giants {
 /// so the label is a valid pointer; the giants' boundary vertices are then never refreshed
 /// and the cut edges between joined giants never read (`Labeller::skip_giants`), their
 /// labels kept equal by `sync_giants` each round. Collective; returns how many ranks' giants
-/// took a smaller label, and the classes.
+/// took a smaller label, the classes, and the bytes this rank sent in `skip_giants`.
 fn join_giants(
     world: &World,
     part: &Block1D,
     labeller: &mut dyn Labeller,
-) -> Result<(u64, Giants)> {
+) -> Result<(u64, Giants, u64)> {
     let ranks = world.size();
     let giant = labeller.giant()?;
     let none = u64::MAX;
@@ -188,9 +200,9 @@ fn join_giants(
         }
         _ => 0,
     };
-    labeller.skip_giants(giant, &joined, &labels)?;
+    let bytes = labeller.skip_giants(world, giant, &joined, &labels)?;
     labeller.relabel()?;
-    Ok((world.allreduce(lowered, Op::Sum), giants_now))
+    Ok((world.allreduce(lowered, Op::Sum), giants_now, bytes))
 }
 
 /// Probe up to `GIANT_PROBES` cut edges of this rank's giant at the ghosts' owners (collective):
@@ -276,7 +288,10 @@ fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> R
 #[derive(Clone, Copy, Default)]
 pub struct Round {
     pub changed: u64,
-    /// Bytes sent between ranks, summed over ranks.
+    /// Labels sent by the refresh, summed over ranks.
+    pub labels_sent: u64,
+    /// Bytes sent between ranks, summed over ranks (the first round's with those of the
+    /// bitmasks `skip_giants` sends before it).
     pub bytes: u64,
     /// Shortcutting steps (queries of the labels' own labels) in the round.
     pub shortcuts: u32,
@@ -318,11 +333,11 @@ pub fn label_components(
     world.barrier();
     let started = Instant::now();
     labeller.link_local()?;
-    let mut giants = None;
+    let (mut giants, mut setup_bytes) = (None, 0);
     if world.size() > 1 {
-        let (joined, classes) = join_giants(world, part, labeller)?;
+        let (joined, classes, bytes) = join_giants(world, part, labeller)?;
         log::debug!("cc: {joined} ranks' giant components joined before the rounds");
-        giants = Some(classes);
+        (giants, setup_bytes) = (Some(classes), bytes);
     }
     world.barrier();
     let local_seconds = started.elapsed().as_secs_f64();
@@ -331,7 +346,8 @@ pub fn label_components(
     loop {
         let t = Instant::now();
         let mut mark = t;
-        let mut bytes = labeller.refresh_ghosts(world)?;
+        let (labels_sent, sent) = labeller.refresh_ghosts(world)?;
+        let mut bytes = sent + std::mem::take(&mut setup_bytes);
         p.refresh += lap(&mut mark);
         labeller.absorb_cut_edges()?;
         p.absorb += lap(&mut mark);
@@ -353,6 +369,7 @@ pub fn label_components(
         p.relabel += lap(&mut mark);
         rounds.push(Round {
             changed,
+            labels_sent: world.allreduce(labels_sent, Op::Sum),
             bytes: world.allreduce(bytes, Op::Sum),
             shortcuts,
             seconds: t.elapsed().as_secs_f64(),

@@ -185,6 +185,10 @@ impl Cc {
         );
         g.data("bytes", rounds.iter().map(|r| r.bytes).collect::<Vec<_>>());
         g.data(
+            "labels_sent",
+            rounds.iter().map(|r| r.labels_sent).collect::<Vec<_>>(),
+        );
+        g.data(
             "seconds",
             rounds.iter().map(|r| r.seconds).collect::<Vec<_>>(),
         );

@@ -39,8 +39,6 @@ use rayon::prelude::*;
 pub struct GraphSpins {
     part: Block1D,
     rows: LocalRows,
-    /// Where each own vertex's cut edges start in `rows.cut_own` (and one more).
-    cut_offsets: Vec<usize>,
     /// Checkerboard colour of each own vertex.
     colour: Vec<u8>,
     spins: Vec<u8>,
@@ -87,13 +85,6 @@ impl GraphSpins {
         let rows = LocalRows::split(world, &graph)?;
         let part = graph.part;
         let n = part.local_n();
-        let mut cut_offsets = vec![0usize; n + 1];
-        for &u in &rows.cut_own {
-            cut_offsets[u as usize + 1] += 1;
-        }
-        for u in 0..n {
-            cut_offsets[u + 1] += cut_offsets[u];
-        }
         let local_max = (0..n).map(|u| graph.degree(u)).max().unwrap_or(0);
         let max_degree = world.allreduce(local_max, Op::Max);
         let max_degree = u32::try_from(max_degree).map_err(|_| {
@@ -112,7 +103,6 @@ impl GraphSpins {
             side: lattice.l,
             part,
             rows,
-            cut_offsets,
         })
     }
 
@@ -151,7 +141,7 @@ impl GraphSpins {
     fn neighbours(&self, u: usize) -> impl Iterator<Item = Neighbour> + '_ {
         let rows = &self.rows;
         let local = &rows.adj[rows.offsets[u] as usize..rows.offsets[u + 1] as usize];
-        let cut = &rows.cut_ghost[self.cut_offsets[u]..self.cut_offsets[u + 1]];
+        let cut = &rows.cut_ghost[rows.cut_offsets[u] as usize..rows.cut_offsets[u + 1] as usize];
         let local = local
             .iter()
             .map(|&v| (self.part.global(v as usize), self.spins[v as usize]));
