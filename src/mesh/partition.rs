@@ -96,6 +96,27 @@ fn nearest(p: &[f64; 3], seeds: &[[f64; 3]], weights: &[f64]) -> u32 {
     best.1
 }
 
+/// Per part: its node count and coordinate sums in fixed point (integers: the same in any
+/// order, so the threads may split the nodes as they like).
+fn part_sums(points: &[[f64; 3]], labels: &[u32], k: usize) -> Vec<i64> {
+    let add = |a: Vec<i64>, b: Vec<i64>| a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    points
+        .par_iter()
+        .zip(labels)
+        .fold(
+            || vec![0i64; 4 * k],
+            |mut sums, (p, &j)| {
+                let s = &mut sums[4 * j as usize..4 * j as usize + 4];
+                s[0] += 1;
+                for d in 0..3 {
+                    s[d + 1] += (p[d] * FIXED) as i64;
+                }
+                sums
+            },
+        )
+        .reduce(|| vec![0i64; 4 * k], add)
+}
+
 /// The geometric partition into k parts: a part per node, and the iterations taken.
 pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<u32>, usize) {
     let n = mesh.num_nodes();
@@ -113,14 +134,7 @@ pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<
             .par_iter()
             .map(|p| nearest(p, &seeds, &weights))
             .collect();
-        let mut sums = vec![0i64; 4 * k];
-        for (p, &j) in points[mine.clone()].iter().zip(&labels) {
-            let s = &mut sums[4 * j as usize..4 * j as usize + 4];
-            s[0] += 1;
-            for d in 0..3 {
-                s[d + 1] += (p[d] * FIXED) as i64;
-            }
-        }
+        let mut sums = part_sums(&points[mine.clone()], &labels, k);
         ranks.sum(&mut sums);
         if (0..k).all(|j| sums[4 * j] as usize <= limit) {
             break;
