@@ -1,8 +1,9 @@
 //! The smoothers' iterations resident on a GPU (kernels/mesh.cu): positions, the
 //! connectivity, the moves and the guard's flags stay on the device for the whole run. Per
 //! iteration: the node steps (l2v: one node kernel summing its cells' corner terms, computed
-//! where they are summed, then the safeguard; laplace: the centroid moves), then the guard as kernels (apply, flag the moved corners of bad cells,
-//! undo, until no rank undoes anything), the largest move and the quality sums reduced on the
+//! where they are summed, then the safeguard; laplace: the centroid moves), then the guard
+//! as kernels (apply, flag the moved corners of bad cells, undo, until no rank undoes
+//! anything), the largest move and the quality sums reduced on the
 //! device in exact fixed point, and, for l2v, whole-step halving until F does not rise. Only
 //! a few scalars per round cross to the host (and the ranks' reductions), so the CPU path
 //! (`super::smooth`) and this one take the same decisions; ghost positions go to neighbour
