@@ -60,8 +60,8 @@ fn normalised(mesh: &Mesh) -> Vec<[f64; 3]> {
         .collect()
 }
 
-/// Initial seeds: centroids of k equal runs of the nodes in Hilbert order.
-fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> Vec<[f64; 3]> {
+/// Initial seeds: centroids of k equal runs of the nodes in Hilbert order; and that order.
+fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> (Vec<[f64; 3]>, Vec<u32>) {
     let mut order: Vec<(u64, u32)> = points
         .par_iter()
         .enumerate()
@@ -69,7 +69,7 @@ fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> Vec<[f64; 3]> {
         .collect();
     order.par_sort_unstable();
     let n = points.len();
-    (0..k)
+    let seeds = (0..k)
         .map(|j| {
             let run = &order[j * n / k..(j + 1) * n / k];
             let mut c = [0.0; 3];
@@ -80,7 +80,8 @@ fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> Vec<[f64; 3]> {
             }
             c.map(|v| v / run.len().max(1) as f64)
         })
-        .collect()
+        .collect();
+    (seeds, order.into_iter().map(|(_, i)| i).collect())
 }
 
 /// The nearest seed by distance × weight (ties: the smaller part).
@@ -103,8 +104,8 @@ const SEED_BLOCK: usize = 512;
 /// The nearest seed (`nearest`) of every point, by blocks of consecutive points: a seed whose
 /// smallest score over the block's bounding box exceeds the smallest of the seeds' largest
 /// scores over it can win, or tie, at no point of the block, so only the others are tried, in
-/// ascending order (the same winner as trying all: generated and file meshes number their
-/// nodes by position, so a block is small and few of the k seeds stay).
+/// ascending order: the same winner as trying all. `geometric` passes the points in Hilbert
+/// order, so a block is compact and few of the k seeds stay.
 fn nearest_all(points: &[[f64; 3]], seeds: &[[f64; 3]], weights: &[f64]) -> Vec<u32> {
     let mut labels = vec![0u32; points.len()];
     labels
@@ -191,17 +192,24 @@ fn part_sums(points: &[[f64; 3]], labels: &[u32], k: usize) -> Vec<i64> {
 pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<u32>, usize) {
     let n = mesh.num_nodes();
     let points = normalised(mesh);
-    let mut seeds = hilbert_seeds(&points, k);
+    let (mut seeds, order) = hilbert_seeds(&points, k);
     let mut weights = vec![1.0; k];
     let target = n as f64 / k as f64;
     let limit = bound(n, k);
     let mine = ranks.range(n);
-    let mut labels = Vec::new();
+    // This rank's nodes in Hilbert order: the seed search's blocks are then compact (in node
+    // order a block of a layer-numbered mesh is a strip across it), and the sums do not care.
+    let ids: Vec<u32> = order
+        .into_par_iter()
+        .filter(|&i| mine.contains(&(i as usize)))
+        .collect();
+    let local: Vec<[f64; 3]> = ids.par_iter().map(|&i| points[i as usize]).collect();
+    let mut found = Vec::new();
     let mut iterations = 0;
     for it in 0..MAX_ITERATIONS {
         iterations = it + 1;
-        labels = nearest_all(&points[mine.clone()], &seeds, &weights);
-        let mut sums = part_sums(&points[mine.clone()], &labels, k);
+        found = nearest_all(&local, &seeds, &weights);
+        let mut sums = part_sums(&local, &found, k);
         ranks.sum(&mut sums);
         if (0..k).all(|j| sums[4 * j] as usize <= limit) {
             break;
@@ -213,6 +221,10 @@ pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<
             }
             weights[j] *= (count.max(0.5 * target) / target).powf(0.3);
         }
+    }
+    let mut labels = vec![0u32; mine.len()];
+    for (&i, &l) in ids.iter().zip(&found) {
+        labels[i as usize - mine.start] = l;
     }
     let mut parts = ranks.gather(&labels);
     greedy_balance(graph, &mut parts, k, limit);
