@@ -5,10 +5,11 @@
 // ascending cell order, so every node sums its cells' contributions in the CPU's order: no
 // atomics, the same sums.
 //
-// mesh_l2v_cell: each cell's 4 corner terms of f = S / (6V): gradient (3) and diagonal
-// Hessian block (xx yy zz xy xz yz), `stride` doubles per slot: 9, or 6 (the block's
-// diagonal only) for the scalar preconditioner, which needs no more.
-// mesh_l2v_node: each active node's step -P^-1 g (scalar: half the block's trace; block: the
+// mesh_l2v_node: each active node's gradient and Hessian block of F, summed over its cells'
+// corner terms of f = S / (6V) in slot order (the CPU stores the terms in a cell loop and
+// sums them in a node loop; here each node computes its corners' terms where it sums them:
+// the same operations in the same order, and no 11 GB of terms written and gathered per
+// iteration at 10M nodes), then its step -P^-1 g (scalar: half the block's trace; block: the
 // 3x3 solve, scalar where not positive definite), halved up to 4 times until none of its
 // cells inverts and their worst mean ratio does not fall, else zero.
 // mesh_laplace_node: each active node's move to its neighbours' centroid (smart: only when
@@ -22,52 +23,88 @@
 // mesh_opt_class: opt-colour's moves of one colour class, in place (src/mesh/smooth/optimise.rs).
 // This file is compiled without FMA contraction (src/device/kernel.rs), so every +, * and /
 // rounds as on the CPU.
+//
+// The geometry is templated on the corner count N (4 or 3; each kernel picks it once from
+// its `n`): with N known every loop unrolls and every array index is a constant, so the
+// corners and gradients stay in registers (a runtime corner count or a runtime corner index
+// put them in local memory, a round trip through L1/L2 for every access). A corner chosen at
+// run time is read or written through mesh_place/mesh_pick, selects over the N corners.
 
 struct Corners {
     double p[4][3];
 };
 
-__device__ Corners mesh_corners(const double *x, const double *y, const double *z,
-                                const u32 *cells, u64 c, u32 corners) {
+template <u32 N>
+__device__ __forceinline__ Corners mesh_corners(const double *x, const double *y,
+                                                const double *z, const u32 *cells, u64 c) {
     Corners q;
+#pragma unroll
     for (u32 k = 0; k < 4; k++) {
-        u32 n = k < corners ? cells[c * corners + k] : 0;
-        q.p[k][0] = k < corners ? x[n] : 0.0;
-        q.p[k][1] = k < corners ? y[n] : 0.0;
-        q.p[k][2] = k < corners ? z[n] : 0.0;
+        u32 n = k < N ? cells[c * N + k] : 0;
+        q.p[k][0] = k < N ? x[n] : 0.0;
+        q.p[k][1] = k < N ? y[n] : 0.0;
+        q.p[k][2] = k < N ? z[n] : 0.0;
     }
     return q;
 }
 
-__device__ void mesh_sub(const double *a, const double *b, double *d) {
+// Corner k (< N, known at run time only) of q moved to `at`.
+template <u32 N>
+__device__ __forceinline__ void mesh_place(Corners &q, u32 k, const double *at) {
+#pragma unroll
+    for (u32 j = 0; j < N; j++)
+        if (j == k) {
+            q.p[j][0] = at[0];
+            q.p[j][1] = at[1];
+            q.p[j][2] = at[2];
+        }
+}
+
+// Row k (< N, known at run time only) of a 4 x 3 array into out.
+template <u32 N>
+__device__ __forceinline__ void mesh_pick(const double (&rows)[4][3], u32 k, double *out) {
+    out[0] = out[1] = out[2] = 0.0;
+#pragma unroll
+    for (u32 j = 0; j < N; j++)
+        if (j == k) {
+            out[0] = rows[j][0];
+            out[1] = rows[j][1];
+            out[2] = rows[j][2];
+        }
+}
+
+__device__ __forceinline__ void mesh_sub(const double *a, const double *b, double *d) {
     d[0] = a[0] - b[0];
     d[1] = a[1] - b[1];
     d[2] = a[2] - b[2];
 }
 
-__device__ void mesh_cross(const double *a, const double *b, double *c) {
+__device__ __forceinline__ void mesh_cross(const double *a, const double *b, double *c) {
     c[0] = a[1] * b[2] - a[2] * b[1];
     c[1] = a[2] * b[0] - a[0] * b[2];
     c[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-__device__ double mesh_dot(const double *a, const double *b) {
+__device__ __forceinline__ double mesh_dot(const double *a, const double *b) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
 // Signed volume (area for triangles) and its gradient per corner.
-__device__ double mesh_volume_gradient(const Corners &q, u32 n, double a[4][3]) {
+template <u32 N>
+__device__ __forceinline__ double mesh_volume_gradient(const Corners &q, double (&a)[4][3]) {
     double e1[3], e2[3];
     mesh_sub(q.p[1], q.p[0], e1);
     mesh_sub(q.p[2], q.p[0], e2);
+#pragma unroll
     for (int k = 0; k < 4; k++) a[k][0] = a[k][1] = a[k][2] = 0.0;
     double v;
-    if (n == 4) {
+    if (N == 4) {
         double e3[3], c23[3];
         mesh_sub(q.p[3], q.p[0], e3);
         mesh_cross(e2, e3, c23);
         mesh_cross(e3, e1, a[2]);
         mesh_cross(e1, e2, a[3]);
+#pragma unroll
         for (int d = 0; d < 3; d++) {
             a[1][d] = c23[d] / 6.0;
             a[2][d] = a[2][d] / 6.0;
@@ -81,15 +118,17 @@ __device__ double mesh_volume_gradient(const Corners &q, u32 n, double a[4][3]) 
         a[2][1] = 0.5 * e1[0];
         v = 0.5 * (e1[0] * e2[1] - e1[1] * e2[0]);
     }
+#pragma unroll
     for (int d = 0; d < 3; d++) a[0][d] = -(a[1][d] + a[2][d] + a[3][d]);
     return v;
 }
 
-__device__ double mesh_volume(const Corners &q, u32 n) {
+template <u32 N>
+__device__ __forceinline__ double mesh_volume(const Corners &q) {
     double e1[3], e2[3];
     mesh_sub(q.p[1], q.p[0], e1);
     mesh_sub(q.p[2], q.p[0], e2);
-    if (n == 4) {
+    if (N == 4) {
         double e3[3], c[3];
         mesh_sub(q.p[3], q.p[0], e3);
         mesh_cross(e2, e3, c);
@@ -98,10 +137,13 @@ __device__ double mesh_volume(const Corners &q, u32 n) {
     return 0.5 * (e1[0] * e2[1] - e1[1] * e2[0]);
 }
 
-__device__ double mesh_edge_sum(const Corners &q, u32 n) {
+template <u32 N>
+__device__ __forceinline__ double mesh_edge_sum(const Corners &q) {
     double s = 0.0;
-    for (u32 i = 0; i < n; i++)
-        for (u32 j = i + 1; j < n; j++) {
+#pragma unroll
+    for (u32 i = 0; i < N; i++)
+#pragma unroll
+        for (u32 j = i + 1; j < N; j++) {
             double e[3];
             mesh_sub(q.p[i], q.p[j], e);
             s += mesh_dot(e, e);
@@ -109,59 +151,70 @@ __device__ double mesh_edge_sum(const Corners &q, u32 n) {
     return s;
 }
 
-__device__ double mesh_mean_ratio_of(double v, double s, u32 n) {
+template <u32 N>
+__device__ __forceinline__ double mesh_mean_ratio_of(double v, double s) {
     if (v <= 0.0 || s <= 0.0) return 0.0;
-    if (n == 4) {
+    if (N == 4) {
         double t = cbrt(3.0 * v);
         return 12.0 * t * t / s;
     }
     return 4.0 * sqrt(3.0) * v / s;
 }
 
-extern "C" __global__ void mesh_l2v_cell(const double *x, const double *y, const double *z,
-                                         const u32 *cells, u64 ncells, u32 n, u32 stride,
-                                         double *terms) {
-    u64 c = thread_index();
-    if (c >= ncells) return;
-    Corners q = mesh_corners(x, y, z, cells, c, n);
+// Corner i's terms of its cell c's f = S / (6V) (i known at run time only): the gradient
+// t[0..3] and the Hessian block's entries t[3..9] (xx yy zz xy xz yz; the diagonal t[3..6]
+// only unless `block`), operation by operation as geometry::l2v_terms on the CPU.
+template <u32 N>
+__device__ __forceinline__ void mesh_l2v_corner(const double *x, const double *y,
+                                                const double *z, const u32 *cells, u64 c,
+                                                u32 i, u32 block, double *t) {
+    Corners q = mesh_corners<N>(x, y, z, cells, c);
     double a[4][3];
-    double v = mesh_volume_gradient(q, n, a);
-    double s = mesh_edge_sum(q, n);
+    double v = mesh_volume_gradient<N>(q, a);
+    double s = mesh_edge_sum<N>(q);
     double sum[3] = {0.0, 0.0, 0.0};
-    for (u32 k = 0; k < n; k++)
+#pragma unroll
+    for (u32 k = 0; k < N; k++)
+#pragma unroll
         for (int d = 0; d < 3; d++) sum[d] += q.p[k][d];
     double v6 = 6.0 * v, v6v = 6.0 * v * v;
-    double diag = 2.0 * ((double)n - 1.0) / v6;
-    for (u32 i = 0; i < n; i++) {
-        double g[3], *t = terms + stride * (c * n + i);
-        for (int d = 0; d < 3; d++) g[d] = 2.0 * ((double)n * q.p[i][d] - sum[d]);
-        for (int d = 0; d < 3; d++) t[d] = g[d] / v6 - s * a[i][d] / v6v;
-        const int rows[6] = {0, 1, 2, 0, 0, 1}, cols[6] = {0, 1, 2, 1, 2, 2};
-        for (int e = 0; e < (int)stride - 3; e++) {
-            int r = rows[e], k = cols[e];
-            double h = -(g[r] * a[i][k] + a[i][r] * g[k]) / v6v + 2.0 * s * a[i][r] * a[i][k] / (v6v * v);
-            t[3 + e] = e < 3 ? diag + h : h;
-        }
+    double diag = 2.0 * ((double)N - 1.0) / v6;
+    double pi[3], ai[3], g[3];
+    mesh_pick<N>(q.p, i, pi);
+    mesh_pick<N>(a, i, ai);
+#pragma unroll
+    for (int d = 0; d < 3; d++) g[d] = 2.0 * ((double)N * pi[d] - sum[d]);
+#pragma unroll
+    for (int d = 0; d < 3; d++) t[d] = g[d] / v6 - s * ai[d] / v6v;
+    const int rows[6] = {0, 1, 2, 0, 0, 1}, cols[6] = {0, 1, 2, 1, 2, 2};
+#pragma unroll
+    for (int e = 0; e < 6; e++) {
+        if (e >= 3 && !block) break;
+        int r = rows[e], k = cols[e];
+        double h = -(g[r] * ai[k] + ai[r] * g[k]) / v6v + 2.0 * s * ai[r] * ai[k] / (v6v * v);
+        t[3 + e] = e < 3 ? diag + h : h;
     }
 }
 
 // The worst mean ratio of node i's cells with i at `at`; -1 when one would invert.
-__device__ double mesh_worst_around(const double *x, const double *y, const double *z,
-                                    const u32 *cells, u32 n, const u64 *off, const u32 *slots,
-                                    u32 i, const double *at) {
+template <u32 N>
+__device__ __forceinline__ double mesh_worst_around(const double *x, const double *y,
+                                                    const double *z, const u32 *cells,
+                                                    const u64 *off, const u32 *slots, u32 i,
+                                                    const double *at) {
     double worst = 1.0 / 0.0;
     for (u64 k = off[i]; k < off[i + 1]; k++) {
         u32 slot = slots[k];
-        Corners q = mesh_corners(x, y, z, cells, slot / n, n);
-        for (int d = 0; d < 3; d++) q.p[slot % n][d] = at[d];
-        double v = mesh_volume(q, n);
+        Corners q = mesh_corners<N>(x, y, z, cells, slot / N);
+        mesh_place<N>(q, slot % N, at);
+        double v = mesh_volume<N>(q);
         if (v <= 0.0) return -1.0;
-        worst = fmin(worst, mesh_mean_ratio_of(v, mesh_edge_sum(q, n), n));
+        worst = fmin(worst, mesh_mean_ratio_of<N>(v, mesh_edge_sum<N>(q)));
     }
     return worst;
 }
 
-__device__ bool mesh_solve_spd3(const double *h, const double *r, double *out) {
+__device__ __forceinline__ bool mesh_solve_spd3(const double *h, const double *r, double *out) {
     double a = h[0], d = h[1], f = h[2], b = h[3], c = h[4], e = h[5];
     double l11 = sqrt(a);
     if (a <= 0.0 || !isfinite(l11)) return false;
@@ -180,41 +233,97 @@ __device__ bool mesh_solve_spd3(const double *h, const double *r, double *out) {
     return true;
 }
 
-extern "C" __global__ void mesh_l2v_node(const double *x, const double *y, const double *z,
-                                         const u32 *cells, u32 n, const u64 *off,
-                                         const u32 *slots, const u8 *active, u32 nodes,
-                                         u32 block, u32 stride, const double *terms,
-                                         double *moves) {
-    u64 i = thread_index();
-    if (i >= nodes) return;
-    double *m = moves + 3 * i;
-    m[0] = m[1] = m[2] = 0.0;
-    if (!active[i]) return;
+// Node i's step: its cells' terms summed in slot order (the CPU's cell loop then node loop,
+// fused: the terms are computed where they are summed, never stored), the preconditioned
+// step, then the safeguard's halvings.
+template <u32 N>
+__device__ __forceinline__ void mesh_l2v_step(const double *x, const double *y, const double *z,
+                                              const u32 *cells, const u64 *off,
+                                              const u32 *slots, u32 i, u32 block, double *m) {
     double g[3] = {0.0, 0.0, 0.0}, h[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     for (u64 k = off[i]; k < off[i + 1]; k++) {
-        const double *t = terms + stride * (u64)slots[k];
+        u32 slot = slots[k];
+        double t[9];
+        mesh_l2v_corner<N>(x, y, z, cells, slot / N, slot % N, block, t);
+#pragma unroll
         for (int d = 0; d < 3; d++) g[d] += t[d];
-        for (int d = 0; d < (int)stride - 3; d++) h[d] += t[3 + d];
+#pragma unroll
+        for (int d = 0; d < 6; d++)
+            if (d < 3 || block) h[d] += t[3 + d];
     }
     double mg[3] = {-g[0], -g[1], -g[2]}, step[3];
     if (!(block && mesh_solve_spd3(h, mg, step))) {
         double p = 0.5 * (h[0] + h[1] + h[2]);
+#pragma unroll
         for (int d = 0; d < 3; d++) step[d] = p > 0.0 ? mg[d] / p : 0.0;
     }
     double here[3] = {x[i], y[i], z[i]};
-    double worst = mesh_worst_around(x, y, z, cells, n, off, slots, (u32)i, here);
+    double worst = mesh_worst_around<N>(x, y, z, cells, off, slots, i, here);
     if (worst < 0.0) return;
     for (int halving = 0; halving <= 4; halving++) {
         double at[3] = {here[0] + step[0], here[1] + step[1], here[2] + step[2]};
-        double w = mesh_worst_around(x, y, z, cells, n, off, slots, (u32)i, at);
+        double w = mesh_worst_around<N>(x, y, z, cells, off, slots, i, at);
         if (w >= 0.0 && w >= worst) {
             m[0] = step[0];
             m[1] = step[1];
             m[2] = step[2];
             return;
         }
+#pragma unroll
         for (int d = 0; d < 3; d++) step[d] = 0.5 * step[d];
     }
+}
+
+extern "C" __global__ void mesh_l2v_node(const double *x, const double *y, const double *z,
+                                         const u32 *cells, u32 n, const u64 *off,
+                                         const u32 *slots, const u8 *active, u32 nodes,
+                                         u32 block, double *moves) {
+    u64 i = thread_index();
+    if (i >= nodes) return;
+    double *m = moves + 3 * i;
+    m[0] = m[1] = m[2] = 0.0;
+    if (!active[i]) return;
+    if (n == 4)
+        mesh_l2v_step<4>(x, y, z, cells, off, slots, (u32)i, block, m);
+    else
+        mesh_l2v_step<3>(x, y, z, cells, off, slots, (u32)i, block, m);
+}
+
+// Node i's move to its neighbours' centroid, into d (laplace::centroid_move).
+__device__ __forceinline__ void mesh_centroid_move(const double *x, const double *y,
+                                                   const double *z, const u64 *goff,
+                                                   const u32 *adj, u32 i, double *d) {
+    double c[3] = {0.0, 0.0, 0.0};
+    for (u64 k = goff[i]; k < goff[i + 1]; k++) {
+        u32 j = adj[k];
+        c[0] += x[j];
+        c[1] += y[j];
+        c[2] += z[j];
+    }
+    double deg = (double)(goff[i + 1] - goff[i]);
+    d[0] = c[0] / deg - x[i];
+    d[1] = c[1] / deg - y[i];
+    d[2] = c[2] / deg - z[i];
+}
+
+template <u32 N>
+__device__ __forceinline__ void mesh_laplace_move(const double *x, const double *y,
+                                                  const double *z, const u32 *cells,
+                                                  const u64 *off, const u32 *slots,
+                                                  const u64 *goff, const u32 *adj, u32 i,
+                                                  u32 smart, double *m) {
+    double d[3];
+    mesh_centroid_move(x, y, z, goff, adj, i, d);
+    if (smart) {
+        double here[3] = {x[i], y[i], z[i]};
+        double at[3] = {here[0] + d[0], here[1] + d[1], here[2] + d[2]};
+        double now = mesh_worst_around<N>(x, y, z, cells, off, slots, i, here);
+        double then = mesh_worst_around<N>(x, y, z, cells, off, slots, i, at);
+        if (now < 0.0 || then < 0.0 || !(then > now)) return;
+    }
+    m[0] = d[0];
+    m[1] = d[1];
+    m[2] = d[2];
 }
 
 extern "C" __global__ void mesh_laplace_node(const double *x, const double *y, const double *z,
@@ -227,28 +336,26 @@ extern "C" __global__ void mesh_laplace_node(const double *x, const double *y, c
     double *m = moves + 3 * i;
     m[0] = m[1] = m[2] = 0.0;
     if (!active[i]) return;
-    double c[3] = {0.0, 0.0, 0.0};
-    for (u64 k = goff[i]; k < goff[i + 1]; k++) {
-        u32 j = adj[k];
-        c[0] += x[j];
-        c[1] += y[j];
-        c[2] += z[j];
-    }
-    double deg = (double)(goff[i + 1] - goff[i]);
-    double here[3] = {x[i], y[i], z[i]}, d[3];
-    for (int k = 0; k < 3; k++) d[k] = c[k] / deg - here[k];
-    if (smart) {
-        double at[3] = {here[0] + d[0], here[1] + d[1], here[2] + d[2]};
-        double now = mesh_worst_around(x, y, z, cells, n, off, slots, (u32)i, here);
-        double then = mesh_worst_around(x, y, z, cells, n, off, slots, (u32)i, at);
-        if (now < 0.0 || then < 0.0 || !(then > now)) return;
-    }
-    m[0] = d[0];
-    m[1] = d[1];
-    m[2] = d[2];
+    if (n == 4)
+        mesh_laplace_move<4>(x, y, z, cells, off, slots, goff, adj, (u32)i, smart, m);
+    else
+        mesh_laplace_move<3>(x, y, z, cells, off, slots, goff, adj, (u32)i, smart, m);
 }
 
 // ---- The device-resident iteration ----------------------------------------------------
+
+// The largest of `v` over the 32 lanes of a full warp, in every lane.
+__device__ __forceinline__ u64 mesh_warp_max(u64 v) {
+    for (int s = WARP / 2; s > 0; s /= 2) v = max(v, (u64)__shfl_xor_sync(FULL, v, s));
+    return v;
+}
+
+// *best = max(*best, v) over the launch, one atomic per warp (one per thread on the same
+// address serialises at L2: ~25 ms for 10M nodes). Every lane of the warp must call.
+__device__ __forceinline__ void mesh_max_into(u64 *best, u64 v) {
+    v = mesh_warp_max(v);
+    if (lane_id() == 0 && v) atomicMax(best, v);
+}
 
 // Nodes that move (active, non-zero move) to `old + scale * move`, every other node to `old`;
 // `moved` marks the movers.
@@ -268,48 +375,68 @@ extern "C" __global__ void mesh_apply(const double *xo, const double *yo, const 
 
 // Flag the moved corners of every cell with a moved corner that inverted or (has_floor) has
 // η below `floor`.
+template <u32 N>
+__device__ __forceinline__ void mesh_flag_cell(const double *x, const double *y, const double *z,
+                                               const u32 *cells, u64 c, const u8 *moved,
+                                               double floor, u32 has_floor, u8 *flag) {
+    bool any = false;
+#pragma unroll
+    for (u32 k = 0; k < N; k++) any |= moved[cells[c * N + k]] != 0;
+    if (!any) return;
+    Corners q = mesh_corners<N>(x, y, z, cells, c);
+    double v = mesh_volume<N>(q);
+    bool bad = v <= 0.0 || (has_floor && mesh_mean_ratio_of<N>(v, mesh_edge_sum<N>(q)) < floor);
+    if (!bad) return;
+#pragma unroll
+    for (u32 k = 0; k < N; k++) {
+        u32 i = cells[c * N + k];
+        if (moved[i]) flag[i] = 1;
+    }
+}
+
 extern "C" __global__ void mesh_flag_bad(const double *x, const double *y, const double *z,
                                          const u32 *cells, u64 ncells, u32 n, const u8 *moved,
                                          double floor, u32 has_floor, u8 *flag) {
     u64 c = thread_index();
     if (c >= ncells) return;
-    bool any = false;
-    for (u32 k = 0; k < n; k++) any |= moved[cells[c * n + k]] != 0;
-    if (!any) return;
-    Corners q = mesh_corners(x, y, z, cells, c, n);
-    double v = mesh_volume(q, n);
-    bool bad = v <= 0.0 || (has_floor && mesh_mean_ratio_of(v, mesh_edge_sum(q, n), n) < floor);
-    if (!bad) return;
-    for (u32 k = 0; k < n; k++) {
-        u32 i = cells[c * n + k];
-        if (moved[i]) flag[i] = 1;
-    }
+    if (n == 4)
+        mesh_flag_cell<4>(x, y, z, cells, c, moved, floor, has_floor, flag);
+    else
+        mesh_flag_cell<3>(x, y, z, cells, c, moved, floor, has_floor, flag);
 }
 
-// Flagged nodes back to `old`, no longer moved; counts them.
+// Flagged nodes back to `old`, no longer moved; counts them (one atomic per warp).
 extern "C" __global__ void mesh_undo(const double *xo, const double *yo, const double *zo,
                                      u32 nodes, u8 *moved, u8 *flag, double *x, double *y,
                                      double *z, u64 *count) {
     u64 i = thread_index();
-    if (i >= nodes || !flag[i]) return;
-    flag[i] = 0;
-    moved[i] = 0;
-    x[i] = xo[i];
-    y[i] = yo[i];
-    z[i] = zo[i];
-    atomicAdd(count, 1ull);
+    u64 undone = 0;
+    if (i < nodes && flag[i]) {
+        flag[i] = 0;
+        moved[i] = 0;
+        x[i] = xo[i];
+        y[i] = yo[i];
+        z[i] = zo[i];
+        undone = 1;
+    }
+    undone = warp_sum(undone);
+    if (lane_id() == 0 && undone) atomicAdd(count, undone);
 }
 
 // The largest distance a moved node went from `old`, as the bits of a double (>= 0, so the
-// bits order as the values do) in *best.
+// bits order as the values do) in *best. Grid-stride: every thread of the launch reaches
+// the warp's maximum.
 extern "C" __global__ void mesh_max_move(const double *xo, const double *yo, const double *zo,
                                          const double *x, const double *y, const double *z,
                                          const u8 *moved, u32 nodes, u64 *best) {
-    u64 i = thread_index();
-    if (i >= nodes || !moved[i]) return;
-    double a[3] = {x[i], y[i], z[i]}, b[3] = {xo[i], yo[i], zo[i]}, d[3];
-    mesh_sub(a, b, d);
-    atomicMax(best, (u64)__double_as_longlong(sqrt(mesh_dot(d, d))));
+    u64 most = 0;
+    for (u64 i = thread_index(); i < nodes; i += grid_threads()) {
+        if (!moved[i]) continue;
+        double a[3] = {x[i], y[i], z[i]}, b[3] = {xo[i], yo[i], zo[i]}, d[3];
+        mesh_sub(a, b, d);
+        most = max(most, (u64)__double_as_longlong(sqrt(mesh_dot(d, d))));
+    }
+    mesh_max_into(best, most);
 }
 
 // A 128-bit two's-complement integer as two words.
@@ -317,7 +444,7 @@ struct Wide {
     u64 hi, lo;
 };
 
-__device__ Wide wide_add(Wide a, Wide b) {
+__device__ __forceinline__ Wide wide_add(Wide a, Wide b) {
     Wide r;
     r.lo = a.lo + b.lo;
     r.hi = a.hi + b.hi + (r.lo < a.lo);
@@ -326,7 +453,7 @@ __device__ Wide wide_add(Wide a, Wide b) {
 
 // round(value * 2^32) as src/mesh/exact.rs's ExactSum::of (value >= 0; saturates at the
 // largest value, NaN gives 0).
-__device__ Wide mesh_fixed(double value) {
+__device__ __forceinline__ Wide mesh_fixed(double value) {
     const double two64 = 18446744073709551616.0;
     double r = round(value * 4294967296.0);
     if (!(r >= 0.0)) return Wide{0, 0};
@@ -336,7 +463,7 @@ __device__ Wide mesh_fixed(double value) {
     return Wide{(u64)hi, (u64)(r - hi * two64)};
 }
 
-__device__ Wide warp_wide_sum(Wide a) {
+__device__ __forceinline__ Wide warp_wide_sum(Wide a) {
     for (int s = WARP / 2; s > 0; s /= 2) {
         Wide b{__shfl_xor_sync(FULL, a.hi, s), __shfl_xor_sync(FULL, a.lo, s)};
         a = wide_add(a, b);
@@ -345,10 +472,37 @@ __device__ Wide warp_wide_sum(Wide a) {
 }
 
 // *w (hi, lo) += v, exact in any order: the low word's carry goes to the high word.
-__device__ void wide_atomic_add(u64 *w, Wide v) {
+__device__ __forceinline__ void wide_atomic_add(u64 *w, Wide v) {
     u64 old = atomicAdd(&w[1], v.lo);
     u64 hi = v.hi + (old + v.lo < old);
     if (hi) atomicAdd(&w[0], hi);
+}
+
+// One thread's part of the quality sums (grid-stride over the cells).
+struct Sums {
+    Wide eta_sum, f_sum;
+    u64 inverted;
+    double min_eta;
+};
+
+template <u32 N>
+__device__ __forceinline__ Sums mesh_cell_sums(const double *x, const double *y, const double *z,
+                                               const u32 *cells, u64 ncells,
+                                               const u8 *counted) {
+    Sums t{{0, 0}, {0, 0}, 0, 1.0 / 0.0};
+    for (u64 c = thread_index(); c < ncells; c += grid_threads()) {
+        if (!counted[c]) continue;
+        Corners q = mesh_corners<N>(x, y, z, cells, c);
+        double v = mesh_volume<N>(q), s = mesh_edge_sum<N>(q);
+        double eta = mesh_mean_ratio_of<N>(v, s);
+        t.eta_sum = wide_add(t.eta_sum, mesh_fixed(eta));
+        if (v > 0.0)
+            t.f_sum = wide_add(t.f_sum, mesh_fixed(s / (6.0 * v)));
+        else
+            t.inverted++;
+        t.min_eta = fmin(t.min_eta, eta);
+    }
+    return t;
 }
 
 // The quality sums of the counted cells: words[0..2] the η sum, [2..4] F (hi, lo; only cells
@@ -357,24 +511,12 @@ __device__ void wide_atomic_add(u64 *w, Wide v) {
 extern "C" __global__ void mesh_summary(const double *x, const double *y, const double *z,
                                         const u32 *cells, u64 ncells, u32 n,
                                         const u8 *counted, u64 *words) {
-    Wide eta_sum{0, 0}, f_sum{0, 0};
-    u64 inverted = 0;
-    double min_eta = 1.0 / 0.0;
-    for (u64 c = thread_index(); c < ncells; c += grid_threads()) {
-        if (!counted[c]) continue;
-        Corners q = mesh_corners(x, y, z, cells, c, n);
-        double v = mesh_volume(q, n), s = mesh_edge_sum(q, n);
-        double eta = mesh_mean_ratio_of(v, s, n);
-        eta_sum = wide_add(eta_sum, mesh_fixed(eta));
-        if (v > 0.0)
-            f_sum = wide_add(f_sum, mesh_fixed(s / (6.0 * v)));
-        else
-            inverted++;
-        min_eta = fmin(min_eta, eta);
-    }
-    eta_sum = warp_wide_sum(eta_sum);
-    f_sum = warp_wide_sum(f_sum);
-    inverted = warp_sum(inverted);
+    Sums t = n == 4 ? mesh_cell_sums<4>(x, y, z, cells, ncells, counted)
+                    : mesh_cell_sums<3>(x, y, z, cells, ncells, counted);
+    Wide eta_sum = warp_wide_sum(t.eta_sum);
+    Wide f_sum = warp_wide_sum(t.f_sum);
+    u64 inverted = warp_sum(t.inverted);
+    double min_eta = t.min_eta;
     for (int s = WARP / 2; s > 0; s /= 2) min_eta = fmin(min_eta, __shfl_xor_sync(FULL, min_eta, s));
     if (lane_id() != 0) return;
     wide_atomic_add(words, eta_sum);
@@ -407,38 +549,48 @@ extern "C" __global__ void mesh_unpack(const double *buf, const u32 *list, u64 c
 // ---- opt-colour (src/mesh/smooth/optimise.rs) ------------------------------------------
 
 // ∇η of corner i (geometry::mean_ratio_gradient).
-__device__ void mesh_mean_ratio_gradient(const Corners &q, u32 n, u32 i, double *out) {
+template <u32 N>
+__device__ __forceinline__ void mesh_mean_ratio_gradient(const Corners &q, u32 i, double *out) {
     double a[4][3];
-    double v = mesh_volume_gradient(q, n, a);
-    double s = mesh_edge_sum(q, n);
-    double eta = mesh_mean_ratio_of(v, s, n);
+    double v = mesh_volume_gradient<N>(q, a);
+    double s = mesh_edge_sum<N>(q);
+    double eta = mesh_mean_ratio_of<N>(v, s);
     out[0] = out[1] = out[2] = 0.0;
     if (eta == 0.0) return;
-    double power = n == 4 ? 2.0 / 3.0 : 1.0;
+    double power = N == 4 ? 2.0 / 3.0 : 1.0;
+    double pi[3], ai[3];
+    mesh_pick<N>(q.p, i, pi);
+    mesh_pick<N>(a, i, ai);
     double g[3] = {0.0, 0.0, 0.0};
-    for (u32 k = 0; k < n; k++)
-        for (int d = 0; d < 3; d++) g[d] += 2.0 * (q.p[i][d] - q.p[k][d]);
-    for (int d = 0; d < 3; d++) out[d] = eta * (power * a[i][d] / v - g[d] / s);
+#pragma unroll
+    for (u32 k = 0; k < N; k++)
+#pragma unroll
+        for (int d = 0; d < 3; d++) g[d] += 2.0 * (pi[d] - q.p[k][d]);
+#pragma unroll
+    for (int d = 0; d < 3; d++) out[d] = eta * (power * ai[d] / v - g[d] / s);
 }
 
 // The corners of node i's worst cell (first of the lowest η) with i at `at`; *corner: i's
 // place in it.
-__device__ Corners mesh_worst_cell(const double *x, const double *y, const double *z,
-                                   const u32 *cells, u32 n, const u64 *off, const u32 *slots,
-                                   u32 i, const double *at, u32 *corner) {
+template <u32 N>
+__device__ __forceinline__ Corners mesh_worst_cell(const double *x, const double *y,
+                                                   const double *z, const u32 *cells,
+                                                   const u64 *off, const u32 *slots, u32 i,
+                                                   const double *at, u32 *corner) {
     double best = 1.0 / 0.0;
     Corners worst;
+#pragma unroll
     for (int k = 0; k < 4; k++) worst.p[k][0] = worst.p[k][1] = worst.p[k][2] = 0.0;
     *corner = 0;
     for (u64 k = off[i]; k < off[i + 1]; k++) {
         u32 slot = slots[k];
-        Corners q = mesh_corners(x, y, z, cells, slot / n, n);
-        for (int d = 0; d < 3; d++) q.p[slot % n][d] = at[d];
-        double eta = mesh_mean_ratio_of(mesh_volume(q, n), mesh_edge_sum(q, n), n);
+        Corners q = mesh_corners<N>(x, y, z, cells, slot / N);
+        mesh_place<N>(q, slot % N, at);
+        double eta = mesh_mean_ratio_of<N>(mesh_volume<N>(q), mesh_edge_sum<N>(q));
         if (eta < best) {
             best = eta;
             worst = q;
-            *corner = slot % n;
+            *corner = slot % N;
         }
     }
     return worst;
@@ -447,26 +599,25 @@ __device__ Corners mesh_worst_cell(const double *x, const double *y, const doubl
 // Node i's new position (optimise::optimise_node): its neighbours' centroid if that raises
 // its worst η, then up to 4 ascent steps along its worst cell's ∇η, each halved up to 5
 // times until the worst η rises.
-__device__ void mesh_optimise_node(const double *x, const double *y, const double *z,
-                                   const u32 *cells, u32 n, const u64 *off, const u32 *slots,
-                                   const u64 *goff, const u32 *adj, u32 i, double *here) {
+template <u32 N>
+__device__ __forceinline__ void mesh_optimise_node(const double *x, const double *y,
+                                                   const double *z, const u32 *cells,
+                                                   const u64 *off, const u32 *slots,
+                                                   const u64 *goff, const u32 *adj, u32 i,
+                                                   double *here) {
     here[0] = x[i];
     here[1] = y[i];
     here[2] = z[i];
-    double worst = mesh_worst_around(x, y, z, cells, n, off, slots, i, here);
+    double worst = mesh_worst_around<N>(x, y, z, cells, off, slots, i, here);
     if (worst < 0.0) return;
-    double c[3] = {0.0, 0.0, 0.0};
-    for (u64 k = goff[i]; k < goff[i + 1]; k++) {
-        u32 j = adj[k];
-        c[0] += x[j];
-        c[1] += y[j];
-        c[2] += z[j];
-    }
-    double deg = (double)(goff[i + 1] - goff[i]), centroid[3];
-    for (int d = 0; d < 3; d++) centroid[d] = here[d] + (c[d] / deg - here[d]);
-    double w = mesh_worst_around(x, y, z, cells, n, off, slots, i, centroid);
+    double d[3], centroid[3];
+    mesh_centroid_move(x, y, z, goff, adj, i, d);
+#pragma unroll
+    for (int k = 0; k < 3; k++) centroid[k] = here[k] + d[k];
+    double w = mesh_worst_around<N>(x, y, z, cells, off, slots, i, centroid);
     if (w >= 0.0 && w > worst) {
-        for (int d = 0; d < 3; d++) here[d] = centroid[d];
+#pragma unroll
+        for (int k = 0; k < 3; k++) here[k] = centroid[k];
         worst = w;
     }
     double reach = 0.0;
@@ -476,21 +627,22 @@ __device__ void mesh_optimise_node(const double *x, const double *y, const doubl
         mesh_sub(here, p, e);
         reach += sqrt(mesh_dot(e, e));
     }
-    reach /= fmax(deg, 1.0);
+    reach /= fmax((double)(goff[i + 1] - goff[i]), 1.0);
     for (int step = 0; step < 4; step++) {
         u32 corner;
-        Corners q = mesh_worst_cell(x, y, z, cells, n, off, slots, i, here, &corner);
+        Corners q = mesh_worst_cell<N>(x, y, z, cells, off, slots, i, here, &corner);
         double g[3];
-        mesh_mean_ratio_gradient(q, n, corner, g);
+        mesh_mean_ratio_gradient<N>(q, corner, g);
         double norm = sqrt(mesh_dot(g, g));
         if (norm == 0.0) return;
         double t = 0.1 * reach / norm;
         bool raised = false;
         for (int h = 0; h < 5; h++) {
             double at[3] = {here[0] + t * g[0], here[1] + t * g[1], here[2] + t * g[2]};
-            double wa = mesh_worst_around(x, y, z, cells, n, off, slots, i, at);
+            double wa = mesh_worst_around<N>(x, y, z, cells, off, slots, i, at);
             if (wa >= 0.0 && wa > worst) {
-                for (int d = 0; d < 3; d++) here[d] = at[d];
+#pragma unroll
+                for (int k = 0; k < 3; k++) here[k] = at[k];
                 worst = wa;
                 raised = true;
                 break;
@@ -501,21 +653,29 @@ __device__ void mesh_optimise_node(const double *x, const double *y, const doubl
     }
 }
 
-// One colour class: every active node of colour `cls` to its optimised position, in place
-// (nodes of a class share no cell, so none reads another's position); the largest move as
-// bits in *best.
+// One colour class: its nodes, list[start .. start + count) (active nodes of the class, in
+// ascending order, so every thread of a warp has work), each to its optimised position, in
+// place (nodes of a class share no cell, so none reads another's position); the largest
+// move as bits in *best.
 extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, const u32 *cells,
                                           u32 n, const u64 *off, const u32 *slots,
-                                          const u64 *goff, const u32 *adj, const u8 *active,
-                                          const u32 *colour, u32 cls, u32 nodes, u64 *best) {
-    u64 i = thread_index();
-    if (i >= nodes || !active[i] || colour[i] != cls) return;
-    double p[3];
-    mesh_optimise_node(x, y, z, cells, n, off, slots, goff, adj, (u32)i, p);
-    double here[3] = {x[i], y[i], z[i]}, d[3];
-    mesh_sub(p, here, d);
-    atomicMax(best, (u64)__double_as_longlong(sqrt(mesh_dot(d, d))));
-    x[i] = p[0];
-    y[i] = p[1];
-    z[i] = p[2];
+                                          const u64 *goff, const u32 *adj, const u32 *list,
+                                          u64 start, u64 count, u64 *best) {
+    u64 k = thread_index();
+    u64 bits = 0;
+    if (k < count) {
+        u32 i = list[start + k];
+        double p[3];
+        if (n == 4)
+            mesh_optimise_node<4>(x, y, z, cells, off, slots, goff, adj, i, p);
+        else
+            mesh_optimise_node<3>(x, y, z, cells, off, slots, goff, adj, i, p);
+        double here[3] = {x[i], y[i], z[i]}, d[3];
+        mesh_sub(p, here, d);
+        bits = (u64)__double_as_longlong(sqrt(mesh_dot(d, d)));
+        x[i] = p[0];
+        y[i] = p[1];
+        z[i] = p[2];
+    }
+    mesh_max_into(best, bits);
 }

@@ -11,7 +11,9 @@
 # falling (but for plain laplace), and the 2-rank GPU run bitwise the 1-rank one. Then node
 # updates/s on one GPU for a box of $GPU_CHECK_MESH_CUBES cubes a side (214: 9.94M nodes,
 # 58.8M tets), $GPU_CHECK_MESH_ITERATIONS iterations, for each method in
-# $GPU_CHECK_MESH_TIMED. Prints a table; sets status=1 on any failed check.
+# $GPU_CHECK_MESH_TIMED, and the geometric partition of the plain box into 64 parts on the
+# host's cores (GPU_CHECK_MESH_PARTITION=0 leaves it out). Prints a table; sets status=1 on
+# any failed check.
 check_mesh() {
     local cubes=${GPU_CHECK_MESH_CUBES:-214} iters=${GPU_CHECK_MESH_ITERATIONS:-10}
     local -a small=(mesh smooth box 16 16 16 --perturb bar2 --iterations 20 --tolerance 0)
@@ -46,6 +48,19 @@ check_mesh() {
         echo "mesh-timing-$m: $((SECONDS - t)) s wall (set-up included)"
         mesh_table "$m" || status=1
     done
+    ((${GPU_CHECK_MESH_PARTITION:-1})) || return 0
+    t=$SECONDS
+    run_tessera mesh-timing-partition 1 mesh partition box "$cubes" "$cubes" "$cubes" --parts 64 \
+        --device cpu --write-mesh false || return 0
+    echo "mesh-timing-partition: $((SECONDS - t)) s wall (set-up included)"
+    python3 - "$out/mesh-timing-partition.h5" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+a = f["mesh/partition"].attrs
+print(f"timing partition: {int(f['mesh'].attrs['nodes'])} nodes, 64 parts on the host's cores: "
+      f"{float(a['seconds']):.3f} s, {int(a['iterations'])} iterations, cut {int(a['edge_cut'])}, "
+      f"imbalance {float(a['imbalance']):.4f} (target <= 0.3 s)")
+PY
 }
 
 # mesh_table TIMED [PAIRS...]: the comparison rows of PAIRS (REF:NAME[:SINGLE]) and the

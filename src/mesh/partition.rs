@@ -60,8 +60,8 @@ fn normalised(mesh: &Mesh) -> Vec<[f64; 3]> {
         .collect()
 }
 
-/// Initial seeds: centroids of k equal runs of the nodes in Hilbert order.
-fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> Vec<[f64; 3]> {
+/// Initial seeds: centroids of k equal runs of the nodes in Hilbert order; and that order.
+fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> (Vec<[f64; 3]>, Vec<u32>) {
     let mut order: Vec<(u64, u32)> = points
         .par_iter()
         .enumerate()
@@ -69,7 +69,7 @@ fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> Vec<[f64; 3]> {
         .collect();
     order.par_sort_unstable();
     let n = points.len();
-    (0..k)
+    let seeds = (0..k)
         .map(|j| {
             let run = &order[j * n / k..(j + 1) * n / k];
             let mut c = [0.0; 3];
@@ -80,7 +80,8 @@ fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> Vec<[f64; 3]> {
             }
             c.map(|v| v / run.len().max(1) as f64)
         })
-        .collect()
+        .collect();
+    (seeds, order.into_iter().map(|(_, i)| i).collect())
 }
 
 /// The nearest seed by distance × weight (ties: the smaller part).
@@ -96,31 +97,119 @@ fn nearest(p: &[f64; 3], seeds: &[[f64; 3]], weights: &[f64]) -> u32 {
     best.1
 }
 
+/// Nodes per block of the nearest-seed search: the seeds that can win anywhere in a block
+/// are found once from its bounding box.
+const SEED_BLOCK: usize = 512;
+
+/// The nearest seed (`nearest`) of every point, by blocks of consecutive points: a seed whose
+/// smallest score over the block's bounding box exceeds the smallest of the seeds' largest
+/// scores over it can win, or tie, at no point of the block, so only the others are tried, in
+/// ascending order: the same winner as trying all. `geometric` passes the points in Hilbert
+/// order, so a block is compact and few of the k seeds stay.
+fn nearest_all(points: &[[f64; 3]], seeds: &[[f64; 3]], weights: &[f64]) -> Vec<u32> {
+    let mut labels = vec![0u32; points.len()];
+    labels
+        .par_chunks_mut(SEED_BLOCK)
+        .zip(points.par_chunks(SEED_BLOCK))
+        .for_each(|(out, block)| {
+            let (kept, ids) = candidates(block, seeds, weights);
+            for (l, p) in out.iter_mut().zip(block) {
+                *l = ids[nearest(p, &kept.0, &kept.1) as usize];
+            }
+        });
+    labels
+}
+
+/// The seeds (with their weights, and their part numbers) that can be nearest somewhere in
+/// the bounding box of `block`.
+#[allow(clippy::type_complexity)]
+fn candidates(
+    block: &[[f64; 3]],
+    seeds: &[[f64; 3]],
+    weights: &[f64],
+) -> ((Vec<[f64; 3]>, Vec<f64>), Vec<u32>) {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in block {
+        for d in 0..3 {
+            lo[d] = lo[d].min(p[d]);
+            hi[d] = hi[d].max(p[d]);
+        }
+    }
+    let reach = |s: &[f64; 3], far: bool| {
+        let sq = (0..3)
+            .map(|d| {
+                let (a, b) = (s[d] - lo[d], hi[d] - s[d]);
+                let gap = if far {
+                    a.abs().max(b.abs())
+                } else {
+                    a.min(b).min(0.0).abs()
+                };
+                gap * gap
+            })
+            .sum::<f64>();
+        sq.sqrt()
+    };
+    let best_far = (0..seeds.len())
+        .map(|j| reach(&seeds[j], true) * weights[j])
+        .fold(f64::INFINITY, f64::min);
+    // The margin covers the roundings of the bounds and of the scores (relative 1e-15).
+    let cut = best_far * (1.0 + 1e-9) + 1e-300;
+    let mut kept = (Vec::new(), Vec::new());
+    let mut ids = Vec::new();
+    for j in 0..seeds.len() {
+        if reach(&seeds[j], false) * weights[j] <= cut {
+            kept.0.push(seeds[j]);
+            kept.1.push(weights[j]);
+            ids.push(j as u32);
+        }
+    }
+    (kept, ids)
+}
+
+/// Per part: its node count and coordinate sums in fixed point (integers: the same in any
+/// order, so the threads may split the nodes as they like).
+fn part_sums(points: &[[f64; 3]], labels: &[u32], k: usize) -> Vec<i64> {
+    let add = |a: Vec<i64>, b: Vec<i64>| a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    points
+        .par_iter()
+        .zip(labels)
+        .fold(
+            || vec![0i64; 4 * k],
+            |mut sums, (p, &j)| {
+                let s = &mut sums[4 * j as usize..4 * j as usize + 4];
+                s[0] += 1;
+                for d in 0..3 {
+                    s[d + 1] += (p[d] * FIXED) as i64;
+                }
+                sums
+            },
+        )
+        .reduce(|| vec![0i64; 4 * k], add)
+}
+
 /// The geometric partition into k parts: a part per node, and the iterations taken.
 pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<u32>, usize) {
     let n = mesh.num_nodes();
     let points = normalised(mesh);
-    let mut seeds = hilbert_seeds(&points, k);
+    let (mut seeds, order) = hilbert_seeds(&points, k);
     let mut weights = vec![1.0; k];
     let target = n as f64 / k as f64;
     let limit = bound(n, k);
     let mine = ranks.range(n);
-    let mut labels = Vec::new();
+    // This rank's nodes in Hilbert order: the seed search's blocks are then compact (in node
+    // order a block of a layer-numbered mesh is a strip across it), and the sums do not care.
+    let ids: Vec<u32> = order
+        .into_par_iter()
+        .filter(|&i| mine.contains(&(i as usize)))
+        .collect();
+    let local: Vec<[f64; 3]> = ids.par_iter().map(|&i| points[i as usize]).collect();
+    let mut found = Vec::new();
     let mut iterations = 0;
     for it in 0..MAX_ITERATIONS {
         iterations = it + 1;
-        labels = points[mine.clone()]
-            .par_iter()
-            .map(|p| nearest(p, &seeds, &weights))
-            .collect();
-        let mut sums = vec![0i64; 4 * k];
-        for (p, &j) in points[mine.clone()].iter().zip(&labels) {
-            let s = &mut sums[4 * j as usize..4 * j as usize + 4];
-            s[0] += 1;
-            for d in 0..3 {
-                s[d + 1] += (p[d] * FIXED) as i64;
-            }
-        }
+        found = nearest_all(&local, &seeds, &weights);
+        let mut sums = part_sums(&local, &found, k);
         ranks.sum(&mut sums);
         if (0..k).all(|j| sums[4 * j] as usize <= limit) {
             break;
@@ -132,6 +221,10 @@ pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<
             }
             weights[j] *= (count.max(0.5 * target) / target).powf(0.3);
         }
+    }
+    let mut labels = vec![0u32; mine.len()];
+    for (&i, &l) in ids.iter().zip(&found) {
+        labels[i as usize - mine.start] = l;
     }
     let mut parts = ranks.gather(&labels);
     greedy_balance(graph, &mut parts, k, limit);
@@ -289,6 +382,35 @@ fn disconnected(graph: &Csr, parts: &[u32], k: usize) -> u64 {
 mod tests {
     use super::super::{adjacency, generate};
     use super::*;
+
+    /// The block-wise search against trying every seed at every point: scattered points,
+    /// clustered ones (small blocks, most seeds pruned), seeds on points and equal weights
+    /// (ties go to the smaller part in both).
+    #[test]
+    fn pruned_nearest_seed_is_the_full_search() {
+        let r = |i: u64| (crate::rng::draw(11, i) >> 11) as f64 / (1u64 << 53) as f64;
+        let scattered: Vec<[f64; 3]> = (0..3000)
+            .map(|i| [r(3 * i), r(3 * i + 1), r(3 * i + 2)])
+            .collect();
+        let mut sorted = scattered.clone();
+        sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        for (k, points) in [(7, &scattered), (64, &sorted), (33, &sorted)] {
+            let mut seeds: Vec<[f64; 3]> = (0..k as u64)
+                .map(|j| [r(9000 + 3 * j), r(9001 + 3 * j), r(9002 + 3 * j)])
+                .collect();
+            seeds[0] = points[5];
+            for equal in [false, true] {
+                let weights: Vec<f64> = (0..k as u64)
+                    .map(|j| if equal { 1.0 } else { 0.5 + r(20000 + j) })
+                    .collect();
+                let full: Vec<u32> = points
+                    .iter()
+                    .map(|p| nearest(p, &seeds, &weights))
+                    .collect();
+                assert_eq!(nearest_all(points, &seeds, &weights), full, "k = {k}");
+            }
+        }
+    }
 
     #[test]
     fn every_node_in_one_part_within_the_bound() {

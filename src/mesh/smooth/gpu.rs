@@ -1,8 +1,9 @@
 //! The smoothers' iterations resident on a GPU (kernels/mesh.cu): positions, the
 //! connectivity, the moves and the guard's flags stay on the device for the whole run. Per
-//! iteration: the node steps (l2v: cell kernel then node kernel with the safeguard; laplace:
-//! the node kernel), then the guard as kernels (apply, flag the moved corners of bad cells,
-//! undo, until no rank undoes anything), the largest move and the quality sums reduced on the
+//! iteration: the node steps (l2v: one node kernel summing its cells' corner terms, computed
+//! where they are summed, then the safeguard; laplace: the centroid moves), then the guard
+//! as kernels (apply, flag the moved corners of bad cells, undo, until no rank undoes
+//! anything), the largest move and the quality sums reduced on the
 //! device in exact fixed point, and, for l2v, whole-step halving until F does not rise. Only
 //! a few scalars per round cross to the host (and the ranks' reductions), so the CPU path
 //! (`super::smooth`) and this one take the same decisions; ghost positions go to neighbour
@@ -61,7 +62,6 @@ impl<'w> DeviceHalo<'w> {
 }
 
 struct Functions {
-    l2v_cell: Kernel,
     l2v_node: Kernel,
     laplace_node: Kernel,
     apply: Kernel,
@@ -78,7 +78,6 @@ impl Functions {
     fn load(gpu: &Gpu) -> Result<Functions> {
         let f = |name: &str| gpu.function(FILE, name);
         Ok(Functions {
-            l2v_cell: f("mesh_l2v_cell")?,
             l2v_node: f("mesh_l2v_node")?,
             laplace_node: f("mesh_laplace_node")?,
             apply: f("mesh_apply")?,
@@ -108,25 +107,20 @@ struct Resident<'g> {
     graph: CudaSlice<u32>,
     active: CudaSlice<u8>,
     counted: CudaSlice<u8>,
-    terms: CudaSlice<f64>,
     moves: CudaSlice<f64>,
     pos: [CudaSlice<f64>; 3],
     old: [CudaSlice<f64>; 3],
     moved: CudaSlice<u8>,
     flag: CudaSlice<u8>,
     words: CudaSlice<u64>,
-    /// opt-colour: each node's colour (u32::MAX for fixed nodes), and the classes' count.
-    colours: CudaSlice<u32>,
+    /// opt-colour: the active nodes of each colour class, class after class, ascending within
+    /// a class; class c is `class_nodes[class_start[c]..class_start[c + 1]]`.
+    class_nodes: CudaSlice<u32>,
+    class_start: Vec<u64>,
     local_classes: f64,
-}
-
-/// Doubles per corner the l2v cell kernel stores: the gradient and the Hessian block, or its
-/// diagonal only for the scalar preconditioner (half the trace).
-fn term_stride(pre: Preconditioner) -> u32 {
-    match pre {
-        Preconditioner::Block => 9,
-        Preconditioner::Scalar => 6,
-    }
+    /// Blocks of THREADS resident on the whole GPU at once: the grid of the grid-stride
+    /// reductions (a few atomics per block, not one per item).
+    resident: u64,
 }
 
 fn offsets(o: &[usize]) -> Vec<u64> {
@@ -137,15 +131,39 @@ fn flags(n: usize, f: impl Fn(usize) -> bool) -> Vec<u8> {
     (0..n).map(|i| u8::from(f(i))).collect()
 }
 
+/// The active nodes grouped by colour (ascending within a class) and where each class starts
+/// (one more entry than classes): a launch per class then has a thread per node of the class
+/// (one over all nodes left ~1 thread in 20 of each warp busy).
+pub(super) fn colour_classes(patch: &Patch, colours: &[u32]) -> (Vec<u32>, Vec<u64>) {
+    let class = |i: usize| (patch.active(i) && colours[i] != u32::MAX).then(|| colours[i] as usize);
+    let classes = (0..colours.len())
+        .filter_map(class)
+        .max()
+        .map_or(0, |c| c + 1);
+    let mut start = vec![0u64; classes + 1];
+    for c in (0..colours.len()).filter_map(class) {
+        start[c + 1] += 1;
+    }
+    for c in 0..classes {
+        start[c + 1] += start[c];
+    }
+    // A counting sort: nodes in ascending order within each class.
+    let mut next = start.clone();
+    let mut nodes = vec![0u32; start[classes] as usize];
+    for i in 0..colours.len() {
+        if let Some(c) = class(i) {
+            nodes[next[c] as usize] = i as u32;
+            next[c] += 1;
+        }
+    }
+    (nodes, start)
+}
+
 impl<'g> Resident<'g> {
     fn new(gpu: &'g Gpu, patch: &Patch, s: &Settings) -> Result<Resident<'g>> {
-        let (method, pre) = (s.method, s.preconditioner);
         let m = &patch.mesh;
         let n = m.num_nodes();
-        let terms = match method {
-            Method::L2v => term_stride(pre) as usize * m.cells.len(),
-            _ => 1,
-        };
+        let (class_nodes, class_start) = colour_classes(patch, &s.colours);
         Ok(Resident {
             gpu,
             k: Functions::load(gpu)?,
@@ -160,7 +178,6 @@ impl<'g> Resident<'g> {
             graph: gpu.upload("node graph", &patch.graph.items)?,
             active: gpu.upload("active nodes", &flags(n, |i| patch.active(i)))?,
             counted: gpu.upload("counted cells", &flags(m.num_cells(), |c| patch.counted[c]))?,
-            terms: gpu.zeros("l2v corner terms", terms)?,
             moves: gpu.zeros("node moves", 3 * n)?,
             pos: [
                 gpu.upload("x", &m.x)?,
@@ -175,7 +192,8 @@ impl<'g> Resident<'g> {
             moved: gpu.zeros("moved nodes", n)?,
             flag: gpu.zeros("nodes to send back", n)?,
             words: gpu.zeros("reduction words", 6)?,
-            colours: gpu.upload("node colours", &s.colours)?,
+            class_nodes: gpu.upload("colour classes", &class_nodes)?,
+            class_start,
             // The largest colour here (-1: none), as optimise::iteration takes it.
             local_classes: s
                 .colours
@@ -183,6 +201,7 @@ impl<'g> Resident<'g> {
                 .filter(|&&c| c != u32::MAX)
                 .max()
                 .map_or(-1.0, |&c| c as f64),
+            resident: gpu.resident_blocks(THREADS)? as u64,
         })
     }
 
@@ -225,6 +244,11 @@ impl<'g> Resident<'g> {
         Ok(())
     }
 
+    /// A grid-stride launch over `items`: at most the blocks resident at once.
+    fn spread(&self, items: u64) -> cudarc::driver::LaunchConfig {
+        blocks(self.resident.min(items.div_ceil(THREADS as u64)), THREADS)
+    }
+
     /// A few words from the device (waits for the queued work).
     fn words(&self, n: usize) -> Result<Vec<u64>> {
         self.gpu.download("reduction words", &self.words, n)
@@ -241,8 +265,7 @@ impl<'g> Resident<'g> {
     /// η sum, F, inverted cells).
     fn summary(&mut self, ex: &dyn Exchange) -> Result<Summary> {
         self.set_words(&[0, 0, 0, 0, 0, f64::INFINITY.to_bits()])?;
-        let most = self.gpu.resident_blocks(THREADS)? as u64;
-        let cfg = blocks(most.min(self.ncells.div_ceil(THREADS as u64)), THREADS);
+        let cfg = self.spread(self.ncells);
         let [x, y, z] = &self.pos;
         self.gpu.launch(&self.k.summary, cfg, |b| {
             b.arg(x)
@@ -288,29 +311,36 @@ impl<'g> Resident<'g> {
         mut halo: Option<&mut DeviceHalo>,
         clock: &mut Clock,
     ) -> Result<f64> {
-        let classes = (ex.max(self.local_classes) + 1.0) as u32;
-        let (gpu, n, nodes) = (self.gpu, self.corners, self.nodes);
+        let classes = (ex.max(self.local_classes) + 1.0) as usize;
+        let (gpu, n) = (self.gpu, self.corners);
         self.set_words(&[0])?;
         for class in 0..classes {
-            clock.node += gpu.timed(|| {
-                let [x, y, z] = &mut self.pos;
-                gpu.launch(&self.k.opt_class, grid(nodes as u64), |b| {
-                    b.arg(x)
-                        .arg(y)
-                        .arg(z)
-                        .arg(&self.cells)
-                        .arg(&n)
-                        .arg(&self.n2c_offsets)
-                        .arg(&self.n2c)
-                        .arg(&self.graph_offsets)
-                        .arg(&self.graph)
-                        .arg(&self.active)
-                        .arg(&self.colours)
-                        .arg(&class)
-                        .arg(&nodes)
-                        .arg(&mut self.words);
-                })
-            })?;
+            // A class this rank lacks has no nodes here; the ghost exchange still runs.
+            let start = self.class_start.get(class).copied().unwrap_or(0);
+            let count = self
+                .class_start
+                .get(class + 1)
+                .map_or(0, |&end| end - start);
+            if count > 0 {
+                clock.node += gpu.timed(|| {
+                    let [x, y, z] = &mut self.pos;
+                    gpu.launch(&self.k.opt_class, grid(count), |b| {
+                        b.arg(x)
+                            .arg(y)
+                            .arg(z)
+                            .arg(&self.cells)
+                            .arg(&n)
+                            .arg(&self.n2c_offsets)
+                            .arg(&self.n2c)
+                            .arg(&self.graph_offsets)
+                            .arg(&self.graph)
+                            .arg(&self.class_nodes)
+                            .arg(&start)
+                            .arg(&count)
+                            .arg(&mut self.words);
+                    })
+                })?;
+            }
             self.timed_ghosts(halo.as_deref_mut(), clock)?;
         }
         let largest = f64::from_bits(self.words(1)?[0]);
@@ -320,24 +350,13 @@ impl<'g> Resident<'g> {
         Ok(largest)
     }
 
+    /// l2v's moves: one node kernel (each node sums its cells' corner terms, computed in
+    /// place, then steps with the safeguard).
     fn l2v_moves(&mut self, pre: Preconditioner, clock: &mut Clock) -> Result<()> {
         let gpu = self.gpu;
-        let (ncells, n, nodes) = (self.ncells, self.corners, self.nodes);
-        let stride = term_stride(pre);
-        let [x, y, z] = &self.pos;
-        clock.cell += gpu.timed(|| {
-            gpu.launch(&self.k.l2v_cell, grid(ncells), |b| {
-                b.arg(x)
-                    .arg(y)
-                    .arg(z)
-                    .arg(&self.cells)
-                    .arg(&ncells)
-                    .arg(&n)
-                    .arg(&stride)
-                    .arg(&mut self.terms);
-            })
-        })?;
+        let (n, nodes) = (self.corners, self.nodes);
         let block = u32::from(pre == Preconditioner::Block);
+        let [x, y, z] = &self.pos;
         clock.node += gpu.timed(|| {
             gpu.launch(&self.k.l2v_node, grid(nodes as u64), |b| {
                 b.arg(x)
@@ -350,8 +369,6 @@ impl<'g> Resident<'g> {
                     .arg(&self.active)
                     .arg(&nodes)
                     .arg(&block)
-                    .arg(&stride)
-                    .arg(&self.terms)
                     .arg(&mut self.moves);
             })
         })?;
@@ -428,7 +445,7 @@ impl<'g> Resident<'g> {
         self.set_words(&[0])?;
         let [xo, yo, zo] = &self.old;
         let [x, y, z] = &self.pos;
-        gpu.launch(&self.k.max_move, grid(nodes as u64), |b| {
+        gpu.launch(&self.k.max_move, self.spread(nodes as u64), |b| {
             b.arg(xo)
                 .arg(yo)
                 .arg(zo)
@@ -524,7 +541,7 @@ impl<'g> Resident<'g> {
         Ok((before.clone(), 0.0))
     }
 
-    fn download(&self, patch: &mut Patch) -> Result<()> {
+    fn positions(&self, patch: &mut Patch) -> Result<()> {
         let n = self.nodes as usize;
         let m = &mut patch.mesh;
         m.x = self.gpu.download("x", &self.pos[0], n)?;
@@ -553,11 +570,10 @@ impl<'g> GpuSmoother<'g> {
         Ok(GpuSmoother { dev, halo })
     }
 
-    /// The same iterations, records and final positions (written back into `patch`) as
-    /// `super::smooth`.
+    /// The same iterations and records as `super::smooth`; the positions stay on the device
+    /// (`download` brings them into `patch`).
     pub fn smooth(
         &mut self,
-        patch: &mut Patch,
         ex: &dyn Exchange,
         s: &Settings,
         mut each: impl FnMut(usize, &Record),
@@ -592,7 +608,11 @@ impl<'g> GpuSmoother<'g> {
                 break;
             }
         }
-        dev.download(patch)?;
         Ok(records)
+    }
+
+    /// The smoothed positions into `patch` (after `smooth`).
+    pub fn download(&self, patch: &mut Patch) -> Result<()> {
+        self.dev.positions(patch)
     }
 }

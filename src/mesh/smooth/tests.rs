@@ -225,3 +225,35 @@ fn bars_smooth_to_one_mesh(cubes: usize, iterations: usize) {
 fn the_four_bars_smooth_to_one_mesh() {
     bars_smooth_to_one_mesh(3, 200);
 }
+
+/// The GPU's opt-colour launch lists (one per colour class) against a plain sort: every
+/// active coloured node once, by (colour, id), and no two nodes of a class sharing a cell
+/// (the kernel moves a class in place).
+#[test]
+fn colour_class_lists_hold_each_class_in_order() {
+    let mesh = jittered_box(4);
+    let patch = Patch::whole(mesh.clone());
+    let free: Vec<bool> = mesh.fixed.iter().map(|f| !f).collect();
+    let colours = jones_plassmann(&patch.graph, &free, 3);
+    let (nodes, start) = gpu::colour_classes(&patch, &colours);
+    let mut expected: Vec<u32> = (0..colours.len() as u32)
+        .filter(|&i| patch.active(i as usize) && colours[i as usize] != u32::MAX)
+        .collect();
+    expected.sort_by_key(|&i| (colours[i as usize], i));
+    assert_eq!(nodes, expected);
+    assert_eq!(
+        start.len() as u32,
+        colours.iter().filter(|&&c| c != u32::MAX).max().unwrap() + 2
+    );
+    for c in 0..start.len() - 1 {
+        let class = &nodes[start[c] as usize..start[c + 1] as usize];
+        assert!(class.iter().all(|&i| colours[i as usize] == c as u32));
+        for cell in mesh.cells.chunks(4) {
+            let inside = cell
+                .iter()
+                .filter(|&&i| class.binary_search(&i).is_ok())
+                .count();
+            assert!(inside <= 1, "class {c}: two nodes share a cell");
+        }
+    }
+}
