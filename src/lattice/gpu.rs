@@ -118,16 +118,23 @@ impl SlabDevice for GpuSlab<'_> {
         // (lattice_seams_2d), in 3D a thread per site.
         let rows = n / l;
         let tiles = u64::from(l.div_ceil(TILE)) * u64::from(rows.div_ceil(TILE));
-        gpu.launch(&self.tile, blocks(tiles, TILE * TILE), |b| {
-            b.arg(mask)
-                .arg(&mut self.parent)
-                .arg(&n)
-                .arg(&dim)
-                .arg(&l)
-                .arg(&plane)
-                .arg(&thickness);
-        })?;
         let cfg = grid(u64::from(n));
+        // The tiles and the 3D seams take the same arguments.
+        let mut full = vec![(&self.tile, blocks(tiles, TILE * TILE))];
+        if dim != 2 {
+            full.push((&self.seams, cfg));
+        }
+        for (kernel, launch) in full {
+            gpu.launch(kernel, launch, |b| {
+                b.arg(mask)
+                    .arg(&mut self.parent)
+                    .arg(&n)
+                    .arg(&dim)
+                    .arg(&l)
+                    .arg(&plane)
+                    .arg(&thickness);
+            })?;
+        }
         if dim == 2 {
             let border =
                 u64::from(rows) * u64::from((l - 1) / TILE) + u64::from(rows / TILE) * u64::from(l);
@@ -135,16 +142,6 @@ impl SlabDevice for GpuSlab<'_> {
                 b.arg(mask)
                     .arg(&mut self.parent)
                     .arg(&n)
-                    .arg(&l)
-                    .arg(&plane)
-                    .arg(&thickness);
-            })?;
-        } else {
-            gpu.launch(&self.seams, cfg, |b| {
-                b.arg(mask)
-                    .arg(&mut self.parent)
-                    .arg(&n)
-                    .arg(&dim)
                     .arg(&l)
                     .arg(&plane)
                     .arg(&thickness);
