@@ -247,15 +247,14 @@ __device__ void msc_metropolis(u32 *words, MscSlab g, u32 colour, u64 key, const
     // the slab's first row contributes offset/32, a shift where a 64-bit division would cost
     // as much as the rest of the word's update.
     u64 word = (g.offset >> 5) + ((u64)rho * 2 + o) * g.wr + w;
-    // spin_planes(key, word, m) is mix64(first + 2m·RNG_GOLDEN): one add a draw. The loop is
-    // unrolled so that each plane's threshold bit sits at a constant position (the kernel is
-    // bound by its integer-logic issue rate, and a variable 64-bit shift per plane cost a
-    // fifth of it).
-    const u64 first = key + (64 * word + 1) * RNG_GOLDEN;
+    // The loop is unrolled so that each plane's threshold bit sits at a constant position
+    // (the kernel is bound by its integer-logic issue rate, and a variable 64-bit shift per
+    // plane cost a fifth of it); with m constant the compiler also turns each draw's counter
+    // product into one add.
 #pragma unroll
     for (u32 m = 0; 2 * m < SPIN_PLANES; m++) {
         if (!undecided) break;
-        u64 r = mix64(first + 2ull * m * RNG_GOLDEN);
+        u64 r = spin_planes(key, word, m);
 #pragma unroll
         for (u32 h = 0; h < 2 && 2 * m + h < SPIN_PLANES; h++) {
             const u32 bit = SPIN_PLANES - 1 - (2 * m + h);
