@@ -136,6 +136,15 @@ extern "C" __global__ void lattice_tile(const u8 *mask, u32 *parent, u32 n, u32 
     }
 }
 
+// Whether the bond `bit` from site i (x > 0 along the fast axis) up to site j is implied: its
+// left neighbour has the same bond and both rows are bonded across from the left.
+__device__ __forceinline__ bool bond_implied(const u8 *mask, u32 i, u32 j, u32 x, u8 bit,
+                                             u8 fast) {
+    if (x == 0) return false;
+    u8 left = mask[i - 1];
+    return (left & bit) && (left & fast) && (mask[j - 1] & fast);
+}
+
 // Unite the bonds lattice_tile left: fast-axis bonds from a tile's last column to the next
 // tile, bonds from a tile's last row to the next row, and every bond along the axes below
 // the tile's plane; a bond along a slow axis is skipped where its left neighbour has the
@@ -158,11 +167,7 @@ extern "C" __global__ void lattice_seams(const u8 *mask, u32 *parent, u32 n, u32
             !bond_inside(i, a, dim, l, plane, thickness))
             continue;
         u32 j = i + local_stride(a, dim, l, plane);
-        if (x > 0) {
-            u8 left = mask[i - 1];
-            if ((left & bit) && (left & fast) && (mask[j - 1] & fast)) continue;
-        }
-        uf_unite(parent, i, j);
+        if (!bond_implied(mask, i, j, x, bit, fast)) uf_unite(parent, i, j);
     }
 }
 
@@ -172,25 +177,21 @@ extern "C" __global__ void lattice_seams(const u8 *mask, u32 *parent, u32 n, u32
 // other 15 of 16 sites are not read at all.
 extern "C" __global__ void lattice_seams_2d(const u8 *mask, u32 *parent, u32 n, u32 l, u32 plane,
                                             u32 thickness) {
+    const u8 slow = 1, fast = 2;  // the bits of axes 0 and 1
     u64 t = thread_index();
     u32 rows = n / l, cols = (l - 1) / TILE;
     u64 column_sites = (u64)rows * cols;
     if (t < column_sites) {
         u32 i = (u32)(t / cols) * l + (u32)(t % cols) * TILE + TILE - 1;
-        if ((mask[i] & (VACANT | 2)) == 2) uf_unite(parent, i, i + 1);
+        if ((mask[i] & (VACANT | fast)) == fast) uf_unite(parent, i, i + 1);
         return;
     }
     t -= column_sites;
     if (t >= (u64)(rows / TILE) * l) return;
     u32 x = (u32)(t % l), i = ((u32)(t / l) * TILE + TILE - 1) * l + x;
-    u8 m = mask[i];
-    if ((m & (VACANT | 1)) != 1 || !bond_inside(i, 0, 2, l, plane, thickness)) return;
+    if ((mask[i] & (VACANT | slow)) != slow || !bond_inside(i, 0, 2, l, plane, thickness)) return;
     u32 j = i + local_stride(0, 2, l, plane);
-    if (x > 0) {
-        u8 left = mask[i - 1];
-        if ((left & 1) && (left & 2) && (mask[j - 1] & 2)) return;  // implied
-    }
-    uf_unite(parent, i, j);
+    if (!bond_implied(mask, i, j, x, slow, fast)) uf_unite(parent, i, j);
 }
 
 // Every site pointed straight at its root; a site already pointing there is not written
