@@ -56,7 +56,9 @@
 
 #define ODD_LANES ((N + 1) / 2)
 #define ODD_WORDS ((ODD_LANES + 3) / 4)
-#define THREADS 256
+#ifndef THREADS
+#define THREADS 256   // threads per block (godfrey_gpu.rs; the host emulation uses one warp)
+#endif
 
 __device__ __forceinline__ constexpr int ctz_const(int r) { return (r & 1) ? 0 : 1 + ctz_const(r >> 1); }
 __device__ __forceinline__ constexpr u32 shr32(u32 x, int s) { return s >= 32 ? 0u : x >> s; }

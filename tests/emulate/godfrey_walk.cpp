@@ -1,0 +1,103 @@
+// Host emulation of kernels/godfrey.cu: godfrey_walk on every signature of the outer positions
+// (two at each end), a block of one warp at a time, its lanes as fibers (warp_fibers.h), the
+// parked products and the block sums as on the GPU. Checked against the whole Godfrey sum,
+// 2^(2n+1) L(2,n) modulo 2^(64 WORDS) for the known L(2,n), and each signature's sum against a direct evaluation of (Π x_k) Π S_i over its points. The
+// configuration (N, WORDS, PRUNE, WALK, UNROLL, Q, LOW) comes from scripts/emulate-kernels,
+// as godfrey_gpu.rs would set it. Prints "all equal" or the differences.
+#include <cstdio>
+#include <cstring>
+#include "warp_fibers.h"
+#define THREADS 32
+struct D3 { u32 x; };
+#define threadIdx (D3{(u32)(emu_thread % THREADS)})
+#define blockIdx (D3{(u32)(emu_thread / THREADS)})
+#define blockDim (D3{THREADS})
+#define __shared__ static
+#define __noinline__
+#define __launch_bounds__(t)
+inline void __syncthreads() { __syncwarp(); }
+inline int __popc(u32 x) { return __builtin_popcount(x); }
+inline int __popcll(u64 x) { return __builtin_popcountll(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline u32 __brev(u32 x) {
+    u32 r = 0;
+    for (int b = 0; b < 32; b++) r |= ((x >> b) & 1u) << (31 - b);
+    return r;
+}
+inline u64 __umul64hi(u64 a, u64 b) { return (u64)(((unsigned __int128)a * b) >> 64); }
+#define FIRST 2
+#include "godfrey_kernel.h"  // kernels/godfrey.cu, written by scripts/emulate-kernels
+
+typedef __int128 i128;
+
+// (Π x_k) Π S_i summed directly over the fibre of `outer` (positions FIRST..2N-FIRST-1 free).
+static i128 direct(u64 outer) {
+    const int free = 2 * N - 2 * FIRST;
+    i128 sum = 0;
+    for (u64 bits = 0; bits < (1ull << free); bits++) {
+        const u64 x = outer | (bits << FIRST);  // bit p set: x_p = -1
+        i128 term = (__builtin_popcountll(x) & 1) ? -1 : 1;
+        for (int i = 1; i <= N; i++) {
+            const int terms = 2 * N - i - 1;
+            term *= terms - 2 * __builtin_popcountll((x ^ (x >> (i + 1))) & ((1ull << terms) - 1));
+        }
+        sum += term;
+    }
+    return sum;
+}
+
+// The kernel's sum over one fibre, modulo 2^(64 WORDS), and the points it skipped.
+static void kernel_sum(u64 outer, u64 (&sum)[WORDS], u64 &skipped) {
+    const u64 threads = 1ull << (2 * N - 2 * FIRST - WALK);
+    const u64 blocks = (threads + THREADS - 1) / THREADS;
+    std::vector<u64> partial(blocks * (WORDS + 1));
+    launch_warps(blocks * THREADS, [&] { godfrey_walk(outer, threads, partial.data()); });
+    memset(sum, 0, sizeof(sum));
+    skipped = 0;
+    for (u64 b = 0; b < blocks; b++) {
+        u64 carry = 0;
+        for (int w = 0; w < WORDS; w++) {
+            const u64 v = partial[b * (WORDS + 1) + w];
+            const u64 a = sum[w] + v, c1 = a < v, s = a + carry;
+            carry = c1 | (s < carry);
+            sum[w] = s;
+        }
+        skipped += partial[b * (WORDS + 1) + WORDS];
+    }
+}
+
+int main() {
+    const u64 known[] = {0, 0, 0, 1, 1, 0, 0, 26, 150, 0, 0, 17792, 108144};
+    const int outer_positions[4] = {0, 1, 2 * N - 2, 2 * N - 1};
+    u64 total[WORDS] = {};
+    int bad = 0;
+    for (u64 sig = 0; sig < 16; sig++) {
+        u64 outer = 0;
+        for (int b = 0; b < 4; b++) outer |= ((sig >> b) & 1) << outer_positions[b];
+        u64 sum[WORDS], skipped;
+        kernel_sum(outer, sum, skipped);
+        {
+            const i128 want = direct(outer);
+            const u64 lo = (u64)want, hi = (u64)(want >> 64);
+            if (sum[0] != lo || (WORDS > 1 && sum[1] != hi)) {
+                printf("  n %d prune %d outer %llx: kernel %llx:%llx, direct %llx:%llx\n", N, PRUNE,
+                       outer, sum[WORDS > 1 ? 1 : 0], sum[0], hi, lo);
+                bad++;
+            }
+        }
+        if (skipped > (1ull << (2 * N - 2 * FIRST))) bad++, printf("  skipped %llu points of a fibre\n", skipped);
+        u64 carry = 0;
+        for (int w = 0; w < WORDS; w++) {
+            const u64 a = total[w] + sum[w], c1 = a < sum[w], s = a + carry;
+            carry = c1 | (s < carry);
+            total[w] = s;
+        }
+    }
+    // 2^(2n+1) L(2,n), with 2n+1 <= 25 here: within the first two words.
+    const unsigned __int128 want = (unsigned __int128)known[N] << (2 * N + 1);
+    bool whole = total[0] == (u64)want;
+    for (int w = 1; w < WORDS; w++) whole = whole && total[w] == (w == 1 ? (u64)(want >> 64) : 0);
+    if (!whole) printf("  n %d prune %d: whole sum is not 2^%d L(2,%d) = 2^%d * %llu\n", N, PRUNE, 2 * N + 1, N, 2 * N + 1, known[N]), bad++;
+    printf("  n %d words %d prune %d walk %d unroll %d: %s\n", N, WORDS, PRUNE, WALK, UNROLL, bad ? "DIFFER" : "all equal");
+    return bad ? 1 : 0;
+}
