@@ -150,32 +150,43 @@ __device__ __forceinline__ int lane_value(const u32 *words, int l) {
 #define ENTRY (ODD_WORDS + 2)
 #define WARPS (THREADS / WARP)
 
-// (Π x_k) Π S_i of a parked point, modulo 2^(64 WORDS). Factors are
-// multiplied five at a time in 32 bits (|S_i| < 64), then into the wide product by magnitude.
+// p *= m modulo 2^(64 WORDS).
+__device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
+    u64 carry = 0;
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) {
+        u64 lo = p[w] * m;
+        u64 hi = __umul64hi(p[w], m);
+        lo += carry;
+        hi += lo < carry;
+        p[w] = lo;
+        carry = hi;
+    }
+}
+
+// (Π x_k) Π S_i of a parked point, modulo 2^(64 WORDS). Factors are multiplied five at a time
+// in 32 bits (|S_i| < 64), two such magnitudes into 64 bits, and those into the wide product
+// (whose first 64-bit factor is simply stored).
 __device__ __noinline__ Wide product(const u32 *entry) {
     const u32 *odd = entry, c0 = entry[ODD_WORDS], c1 = entry[ODD_WORDS + 1];
     u64 p[WORDS];
-    p[0] = 1;
 #pragma unroll
-    for (int w = 1; w < WORDS; ++w) p[w] = 0;
+    for (int w = 0; w < WORDS; ++w) p[w] = 0;
     // Π x_k is -1 when an odd number of positions hold -1.
     bool negative = (__popc(c0) + __popc(c1)) & 1;
     int group = 1;
+    u64 pair = 1;
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
         group *= (i & 1) ? lane_value(odd, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
+            // Group k = (i-1)/5 closes; odd k and the last close a pair (all constants).
+            const int k = (i - 1) / 5;
             negative ^= group < 0;
-            u64 m = (u64)(group < 0 ? -group : group);
-            u64 carry = 0;
-#pragma unroll
-            for (int w = 0; w < WORDS; ++w) {
-                u64 lo = p[w] * m;
-                u64 hi = __umul64hi(p[w], m);
-                lo += carry;
-                hi += lo < carry;
-                p[w] = lo;
-                carry = hi;
+            pair *= (u32)(group < 0 ? -group : group);
+            if (k % 2 == 1 || i == N) {
+                if (k < 2) p[0] = pair; else multiply_wide(p, pair);
+                pair = 1;
             }
             group = 1;
         }
@@ -208,38 +219,22 @@ __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
 // Points whose product is due, per warp: lanes park them here and the warp multiplies 32 at
 // a time, one per lane, so a few lanes needing a product do not hold up the other 31.
 struct Parked {
-    u32 *buffer;  // this warp's 64 entries
+    u32 *buffer;  // this warp's PARKED entries
     int fill;     // the same in every lane
     u32 lane;
     bool active;  // false for threads past the task's end: they walk but never park
     Wide acc;     // this lane's share of the task's sum
 };
 
+// Entries a warp's buffer holds: fewer than 32 left over, and up to four points from each lane.
+#define PARKED (32 + 4 * WARP)
+
 struct Odd {
     u32 w[ODD_WORDS];
 };
 
-// The warp's parking step for one point (out of line: the walk inlines `evaluate` many
-// times, and this part runs only when some lane of the warp has a product due).
-__device__ __noinline__ void park(Parked &q, Odd odd, u32 c0, u32 c1, bool due, u32 due_lanes) {
-    if (due) {
-        u32 *e = q.buffer + (q.fill + __popc(due_lanes & ((1u << q.lane) - 1u))) * ENTRY;
-#pragma unroll
-        for (int w = 0; w < ODD_WORDS; ++w) e[w] = odd.w[w];
-        e[ODD_WORDS] = c0;
-        e[ODD_WORDS + 1] = c1;
-    }
-    q.fill += __popc(due_lanes);
-    if (q.fill >= 32) {
-        __syncwarp();
-        q.fill -= 32;
-        add_to(q.acc, product(q.buffer + (q.fill + q.lane) * ENTRY));
-        __syncwarp();
-    }
-}
-
-// Skip the point when an odd S_i is zero (lane equal to the bias 128); else park it.
-__device__ __forceinline__ void evaluate(const Odd &odd, u32 c0, u32 c1, Parked &q) {
+// Whether no odd S_i is zero (no lane equals the bias 128): else the point is skipped.
+__device__ __forceinline__ bool nonzero(const Odd &odd) {
     u32 zero = 0;
 #pragma unroll
     for (int w = 0; w < ODD_WORDS; ++w) {
@@ -248,12 +243,45 @@ __device__ __forceinline__ void evaluate(const Odd &odd, u32 c0, u32 c1, Parked 
         u32 v = odd.w[w] ^ 0x80808080u;
         zero |= (v - ONES) & ~v & high;
     }
-    const bool due = zero == 0 && q.active;
-    const u32 due_lanes = __ballot_sync(FULL, due);
-    if (due_lanes != 0) park(q, odd, c0, c1, due, due_lanes);
+    return zero == 0;
 }
 
-// The four points x_Q, x_{Q+1} = ±1 of the current walk position (biases: 120 + 4 + 4).
+__device__ __forceinline__ void park_entry(u32 *e, const Odd &odd, u32 c0, u32 c1) {
+#pragma unroll
+    for (int w = 0; w < ODD_WORDS; ++w) e[w] = odd.w[w];
+    e[ODD_WORDS] = c0;
+    e[ODD_WORDS + 1] = c1;
+}
+
+// The warp's parking step for the due points of one walk position (out of line: the walk
+// inlines `evaluate4` many times; inlined, this measured 2.6% faster at n = 20 but slower at
+// n = 23, its copies stalling the instruction fetch, more so at larger n). `slot` is this
+// lane's first entry, `total` the warp's due points.
+__device__ __noinline__ void park4(Parked &q, Odd plain, Odd first, Odd second, Odd both, u32 c0,
+                                   u32 c1, u32 due, int slot, int total) {
+    // Bits of positions Q and Q+1 in their classes.
+    const u32 bq = 1u << (Q >> 1), bq1 = 1u << ((Q + 1) >> 1);
+    u32 *e = q.buffer + slot * ENTRY;
+    if (due & 1) park_entry(e, plain, c0, c1), e += ENTRY;
+    if (due & 2) park_entry(e, first, (Q & 1) ? c0 : c0 ^ bq, (Q & 1) ? c1 ^ bq : c1), e += ENTRY;
+    if (due & 4)
+        park_entry(e, second, ((Q + 1) & 1) ? c0 : c0 ^ bq1, ((Q + 1) & 1) ? c1 ^ bq1 : c1), e += ENTRY;
+    if (due & 8) park_entry(e, both, c0 ^ ((Q & 1) ? bq1 : bq), c1 ^ ((Q & 1) ? bq : bq1));
+    q.fill += total;
+#pragma unroll 1
+    while (q.fill >= 32) {
+        __syncwarp();
+        q.fill -= 32;
+        add_to(q.acc, product(q.buffer + (q.fill + q.lane) * ENTRY));
+        __syncwarp();
+    }
+}
+
+// The four points x_Q, x_{Q+1} = ±1 of the current walk position (biases: 120 + 4 + 4): the
+// due ones are parked, all four of a lane in one step. Each lane's count (0 to 4) goes to the
+// warp as three ballots, its bits, which give every lane its first slot and the warp its total
+// (one parking step for four points: nearly every point finds some lane of its warp due, and
+// a ballot and a parking call per point had cost a tenth more instructions).
 __device__ __forceinline__ void evaluate4(const State &s, Parked &q) {
     Odd plain, first, second, both;
 #pragma unroll
@@ -264,13 +292,18 @@ __device__ __forceinline__ void evaluate4(const State &s, Parked &q) {
         second.w[w] = b + s.d1[w];
         both.w[w] = a + s.d1[w];
     }
-    // Bits of positions Q and Q+1 in their classes.
-    const u32 bq = 1u << (Q >> 1), bq1 = 1u << ((Q + 1) >> 1);
-    const u32 c0 = s.cls[0], c1 = s.cls[1];
-    evaluate(plain, c0, c1, q);
-    evaluate(first, (Q & 1) ? c0 : c0 ^ bq, (Q & 1) ? c1 ^ bq : c1, q);
-    evaluate(second, ((Q + 1) & 1) ? c0 : c0 ^ bq1, ((Q + 1) & 1) ? c1 ^ bq1 : c1, q);
-    evaluate(both, c0 ^ ((Q & 1) ? bq1 : bq), c1 ^ ((Q & 1) ? bq : bq1), q);
+    const u32 due = q.active ? (u32)nonzero(plain) | (u32)nonzero(first) << 1 |
+                                   (u32)nonzero(second) << 2 | (u32)nonzero(both) << 3
+                             : 0u;
+    const u32 count = __popc(due);
+    const u32 ones = __ballot_sync(FULL, count & 1), twos = __ballot_sync(FULL, count & 2),
+              fours = __ballot_sync(FULL, count & 4);
+    if ((ones | twos | fours) == 0) return;
+    const u32 before = (1u << q.lane) - 1u;
+    const int slot = q.fill + __popc(ones & before) + 2 * __popc(twos & before) +
+                     4 * __popc(fours & before);
+    const int total = __popc(ones) + 2 * __popc(twos) + 4 * __popc(fours);
+    park4(q, plain, first, second, both, s.cls[0], s.cls[1], due, slot, total);
 }
 
 // The 2^UNROLL walk positions of one block: flips of positions G..G+UNROLL-1 in ruler order.
@@ -332,7 +365,7 @@ __device__ __forceinline__ bool block_prunable(const State &s) {
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
-    __shared__ u32 parked[WARPS][64 * ENTRY];
+    __shared__ u32 parked[WARPS][PARKED * ENTRY];
     const u64 t = thread_index();
     Parked q;
     q.buffer = parked[threadIdx.x / WARP];
