@@ -13,64 +13,12 @@
 // GpuExchange::alltoallv_runs moves them, stored by bc_unpack): every rank's δ of its own
 // vertices and its fixed-point sums equal the whole graph's bit for bit.
 // Run by scripts/emulate-kernels.
-#include <ucontext.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <random>
-#include <vector>
-typedef unsigned long long u64; typedef unsigned int u32; typedef long long i64;
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define WARP 32
-#define FULL 0xffffffffu
-static u64 emu_thread;
-inline u64 thread_index() { return emu_thread; }
-inline u32 lane_id() { return emu_thread % WARP; }
-inline int __ffs(u32 x) { return __builtin_ffs(x); }
-// A warp's 32 threads as fibers on the host thread, taking turns in lane order: at a ballot or
-// shuffle each posts its word and passes to the next lane, then, once all have posted, each
-// reads and passes on again, so no word is overwritten before every lane has read it. (The
-// kernels reach each ballot and shuffle with the whole warp, as CUDA needs.)
-struct Warp {
-    ucontext_t host, lane[WARP];
-    u64 words[WARP];
-    const std::function<void()> *job;
-    u64 first_thread;
-};
-static Warp emu_warp;
-static std::vector<char> emu_stacks[WARP];
-inline void pass_on() {
-    u32 l = lane_id();
-    swapcontext(&emu_warp.lane[l], &emu_warp.lane[(l + 1) % WARP]);
-    emu_thread = emu_warp.first_thread + l;  // back in this lane
-}
-inline u64 exchange(u64 mine, int from) {
-    emu_warp.words[lane_id()] = mine;
-    pass_on();
-    u64 got = emu_warp.words[from];
-    pass_on();
-    return got;
-}
-template <class T> T __shfl_sync(u32, T x, int from) { return (T)exchange((u64)x, from); }
-inline u32 __ballot_sync(u32, bool p) {
-    emu_warp.words[lane_id()] = p;
-    pass_on();
-    u32 ballot = 0;
-    for (int j = 0; j < WARP; j++) ballot |= (u32)(emu_warp.words[j] != 0) << j;
-    pass_on();
-    return ballot;
-}
-// A lane's whole run; the last lane to finish hands back to the host.
-static void lane_entry(int l) {
-    emu_thread = emu_warp.first_thread + l;
-    (*emu_warp.job)();
-    swapcontext(&emu_warp.lane[l], l + 1 < WARP ? &emu_warp.lane[l + 1] : &emu_warp.host);
-}
+#include "warp_fibers.h"
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
 inline u32 atomicAdd(u32 *a, u32 v) { u32 old = *a; *a += v; return old; }
 inline double __dadd_rn(double a, double b) { return a + b; }
@@ -84,24 +32,6 @@ inline double __ull2double_rn(u64 x) { return (double)x; }
 
 template <class F> void launch(u64 threads, F f) {
     for (u64 t = threads; t-- > 0;) { emu_thread = t; f(); }
-}
-
-// `threads` rounded up to whole warps, a warp at a time (in reverse order), its lanes as fibers.
-template <class F> void launch_warps(u64 threads, F f) {
-    std::function<void()> job = f;
-    emu_warp.job = &job;
-    for (u64 w = (threads + WARP - 1) / WARP; w-- > 0;) {
-        emu_warp.first_thread = w * WARP;
-        for (int l = 0; l < WARP; l++) {
-            emu_stacks[l].resize(1 << 16);
-            getcontext(&emu_warp.lane[l]);
-            emu_warp.lane[l].uc_stack.ss_sp = emu_stacks[l].data();
-            emu_warp.lane[l].uc_stack.ss_size = emu_stacks[l].size();
-            emu_warp.lane[l].uc_link = nullptr;
-            makecontext(&emu_warp.lane[l], (void (*)())lane_entry, 1, l);
-        }
-        swapcontext(&emu_warp.host, &emu_warp.lane[0]);
-    }
 }
 
 // bc_forward's and bc_backward's threads for `count` vertices (gpu.rs `per_level_vertex`).
