@@ -8,7 +8,7 @@
 
 use super::cpu::{OTHER_GIANT, SAME_GIANT};
 use super::{most_frequent, Labeller, SAMPLE_VERTICES};
-use crate::comm::gpu::{GpuExchange, OwnerBuckets};
+use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{run_starts, GpuTransport, Op, World};
 use crate::device::{grid, memory, Gpu, Kernel};
 use crate::error::{Error, Result};
@@ -390,16 +390,22 @@ impl<'a> GpuLabeller<'a> {
         Ok(())
     }
 
-    /// Put the first `count` of `boundary.items` into runs by owner and send them; returns
-    /// how many came from each rank (in `boundary.received`).
+    /// Put the first `count` of `boundary.items` (all for other ranks) into runs by owner and
+    /// send them; returns how many came from each rank (in `boundary.received`).
     fn route_items(&mut self, count: u64) -> Result<Vec<usize>> {
         let b = &mut self.boundary;
-        let counts = self
-            .owners
-            .bucket(self.gpu, &b.items, count, &mut b.bucketed)?;
+        let me = self.exchange.rank();
+        let (moved, counts) = remote_runs(
+            self.gpu,
+            &mut self.owners,
+            (&b.items, count),
+            &mut b.bucketed,
+            (me, self.ranks),
+        )?;
+        let send = if moved { &b.bucketed } else { &b.items };
         let at = run_starts(&counts);
         self.exchange
-            .alltoallv_runs(&b.bucketed, (&at, &counts), &mut b.received)
+            .alltoallv_runs(send, (&at, &counts), &mut b.received)
     }
 
     /// The counter, which is then reset (every use starts from zero).
