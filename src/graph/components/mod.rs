@@ -312,8 +312,11 @@ pub struct Phases {
 /// One run of the labelling: its local step and rounds.
 pub struct Labelling {
     pub local_seconds: f64,
-    /// The part of `local_seconds` after the local union-find: the giants joined across ranks
-    /// and the cut edges read listed (`join_giants`; rank 0's).
+    /// The slowest rank's local union-find (`link_local`).
+    pub link_seconds: f64,
+    /// Rank 0's part of `local_seconds` after its local union-find: the giants joined across
+    /// ranks and the cut edges read listed (`join_giants`), with any wait for a slower
+    /// rank's union-find at its first collective.
     pub giants_seconds: f64,
     pub seconds: f64,
     pub rounds: Vec<Round>,
@@ -338,6 +341,7 @@ pub fn label_components(
     let started = Instant::now();
     labeller.link_local()?;
     let linked = Instant::now();
+    let link_seconds = (linked - started).as_secs_f64();
     let (mut giants, mut setup_bytes) = (None, 0);
     if world.size() > 1 {
         let (joined, classes, bytes) = join_giants(world, part, labeller)?;
@@ -388,10 +392,12 @@ pub fn label_components(
             break;
         }
     }
+    let seconds = started.elapsed().as_secs_f64();
     Ok(Labelling {
         local_seconds,
+        link_seconds: world.allreduce(link_seconds, Op::Max),
         giants_seconds,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds,
         rounds,
         phases: p,
     })

@@ -155,6 +155,7 @@ impl Cc {
         r.count("rounds", f.last.rounds.len() as u64);
         r.count("trials", self.trials).stored_only();
         r.seconds("local_seconds", f.last.local_seconds);
+        r.seconds("link_seconds", f.last.link_seconds).stored_only();
         r.seconds("giants_seconds", f.last.giants_seconds)
             .stored_only();
         let phases = &f.last.phases;
