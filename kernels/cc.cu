@@ -297,14 +297,35 @@ extern "C" __global__ void cc_apply_hooks(const u64 *items, u64 count, u64 first
 }
 
 // Shortcutting: a boundary component whose label l names another vertex takes l's label:
-// here if this rank owns l (counted in `lowered` when it falls), else it asks l's owner with
-// (l << 32 | boundary index).
+// here if this rank owns l (counted in `lowered` when it falls), else from l's owner, asked
+// once per distinct l however many components point at it (most point at a few labels, a
+// giant's). The remote labels asked meet in `table` (open addressing over `mask + 1` slots,
+// key l + 1, 0 empty): each component notes its slot in `slots` (NO_SLOT: not asking), and
+// the one lane that filled a slot sends (l << 32 | slot). Lanes of a warp asking for one l
+// look it up once.
+#define NO_SLOT 0xffffffffu
+
+// The slot of `key` (not 0) in `table`, filled if the key is new (`*filled`: by this call).
+__device__ __forceinline__ u32 table_slot(u64 *table, u64 mask, u64 key, bool *filled) {
+    u64 h = key * 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 29)) & mask;
+    for (;;) {
+        u64 seen = ((volatile u64 *)table)[h];
+        if (seen == 0) seen = atomicCAS(&table[h], 0ull, key);
+        if (seen == 0 || seen == key) {
+            *filled = seen == 0;
+            return (u32)h;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
 extern "C" __global__ void cc_queries(const u32 *roots, u64 count, u64 first, u64 local_n,
-                                      const u32 *parent, u64 *comp_min, u64 *out, u64 *tail,
-                                      u64 *lowered) {
+                                      const u32 *parent, u64 *comp_min, u64 *table, u64 mask,
+                                      u32 *slots, u64 *out, u64 *tail, u64 *lowered) {
     u64 i = thread_index();
-    bool take = false, fell = false;
-    u64 item = 0;
+    bool fell = false, filled = false;
+    u64 key = 0;
     if (i < count) {
         u64 l = comp_min[roots[i]];
         if (l != first + roots[i]) {
@@ -313,17 +334,23 @@ extern "C" __global__ void cc_queries(const u32 *roots, u64 count, u64 first, u6
                 fell = jumped < l;
                 if (fell) atomicMin(&comp_min[roots[i]], jumped);
             } else {
-                take = true;
-                item = (l << 32) | i;
+                key = l + 1;
             }
         }
     }
-    u64 at = warp_slot(take, tail);
-    if (take) out[at] = item;
+    u32 active = __activemask();
+    u32 same = __match_any_sync(active, key);
+    int leader = __ffs(same) - 1;
+    u32 slot = NO_SLOT;
+    if (key && lane_id() == leader) slot = table_slot(table, mask, key, &filled);
+    slot = __shfl_sync(active, slot, leader);
+    if (i < count) slots[i] = slot;
+    u64 at = warp_slot(filled, tail);
+    if (filled) out[at] = ((key - 1) << 32) | slot;
     warp_add(lowered, fell ? 1u : 0u);
 }
 
-// Queries that arrived, answered in place: (l << 32 | index) becomes (label of l << 32 | index).
+// Queries that arrived, answered in place: (l << 32 | slot) becomes (label of l << 32 | slot).
 extern "C" __global__ void cc_answer(u64 *items, u64 count, u64 first, const u32 *parent,
                                      const u64 *comp_min) {
     u64 i = thread_index();
@@ -332,14 +359,20 @@ extern "C" __global__ void cc_answer(u64 *items, u64 count, u64 first, const u32
     items[i] = (comp_min[parent[l - first]] << 32) | (items[i] & LOW32);
 }
 
-// Answers that came back: boundary component `index` takes the label where it is lower.
-extern "C" __global__ void cc_take_answers(const u64 *items, u64 count, const u32 *roots,
-                                           u64 *comp_min, u64 *lowered) {
+// Answers that came back: each slot of `table` asked holds its label's label from now on.
+extern "C" __global__ void cc_store_answers(const u64 *items, u64 count, u64 *table) {
+    u64 i = thread_index();
+    if (i < count) table[items[i] & LOW32] = items[i] >> 32;
+}
+
+// Each boundary component that asked takes the answer in its slot where it is lower.
+extern "C" __global__ void cc_take_answers(const u32 *slots, u64 count, const u32 *roots,
+                                           const u64 *table, u64 *comp_min, u64 *lowered) {
     u64 i = thread_index();
     bool fell = false;
-    if (i < count) {
-        u32 root = roots[items[i] & LOW32];
-        u64 label = items[i] >> 32;
+    if (i < count && slots[i] != NO_SLOT) {
+        u32 root = roots[i];
+        u64 label = table[slots[i]];
         fell = label < comp_min[root];
         if (fell) atomicMin(&comp_min[root], label);
     }

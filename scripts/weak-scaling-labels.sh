@@ -10,7 +10,9 @@
 #   the lattice side is $WS_L sqrt(P) (46341 on 2, 65536 on 4), each slab a strip.
 # cc rows: rounds, bytes sent per rank (all rounds, mean over ranks), the labelling's median
 # seconds over $WS_TRIALS (3) trials and its phases (local union-find, refresh, absorb, hook,
-# shortcut, relabel; the last trial's, rank 0), and the weak-scaling efficiency t(1)/t(P).
+# shortcut, relabel; the last trial's, rank 0; where the binary writes them, `link`, the slowest
+# rank's local union-find, and `giants`, rank 0's part of local after its own union-find), and
+# the weak-scaling efficiency t(1)/t(P).
 # Percolation rows: the median labelling seconds over $WS_SAMPLES (5) samples (and per site),
 # the boundary merge's seconds and the most bytes one rank received in it, the cost model's bound
 # (lattice::merge::merge_cost: 2 ceil(log2 P) steps, ceil(log2 P) (3 + 10 L^(d-1)) words at
@@ -130,7 +132,8 @@ for run in runs:
             if kind == "kron":
                 cc_seconds[ranks] = t
             ph = " ".join(f"{p}={float(c.attrs[p + '_seconds']):.4f}"
-                          for p in ["local", "refresh", "absorb", "hook", "shortcut", "relabel"])
+                          for p in ["local", "link", "giants", "refresh", "absorb", "hook", "shortcut", "relabel"]
+                          if p + "_seconds" in c.attrs)
             print(f"{name:<18} {ranks:>4} {rounds:>6} {mb:>9.1f} {t:>9.4f} {base[kind] / t:>5.2f}  {ph}"
                   f"  ({float(c.attrs['edges_per_second']):.3e} edges/s)")
 PY

@@ -16,7 +16,6 @@ struct D3 { u32 x; };
 #define __noinline__
 #define __launch_bounds__(t)
 inline void __syncthreads() { __syncwarp(); }
-inline int __popc(u32 x) { return __builtin_popcount(x); }
 inline int __popcll(u64 x) { return __builtin_popcountll(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline u32 __brev(u32 x) {

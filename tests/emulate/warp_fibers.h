@@ -1,6 +1,10 @@
-// A warp's 32 CUDA threads as fibers on one host thread, for the host emulations of kernels
-// whose warps work together (ballots, shuffles, __syncwarp): tests/emulate/bc_levels.cpp and
-// tests/emulate/godfrey_walk.cpp. Run by scripts/emulate-kernels.
+// A CUDA warp on the host, for the emulations whose kernels talk across lanes (ballots,
+// shuffles, matches): `launch_warps` runs the threads a warp at a time (warps in reverse
+// order), its 32 threads as fibers on the host thread, taking turns in lane order: at a
+// ballot, shuffle or match each posts its word and passes to the next lane, then, once all
+// have posted, each reads and passes on again, so no word is overwritten before every lane
+// has read it. (The kernels reach each of these with the whole warp, as CUDA needs.)
+// Used by bc_levels.cpp, cc_shortcut.cpp, ghosts_split.cpp and godfrey_walk.cpp.
 #pragma once
 #include <ucontext.h>
 #include <cstdint>
@@ -15,12 +19,9 @@ typedef unsigned long long u64; typedef unsigned int u32; typedef long long i64;
 static u64 emu_thread;
 inline u64 thread_index() { return emu_thread; }
 inline u32 lane_id() { return emu_thread % WARP; }
+inline u32 lanes_before() { return (1u << lane_id()) - 1u; }
 inline int __ffs(u32 x) { return __builtin_ffs(x); }
-
-// A warp's 32 threads as fibers on the host thread, taking turns in lane order: at a ballot or
-// shuffle each posts its word and passes to the next lane, then, once all have posted, each
-// reads and passes on again, so no word is overwritten before every lane has read it. (The
-// kernels reach each ballot and shuffle with the whole warp, as CUDA needs.)
+inline int __popc(u32 x) { return __builtin_popcount(x); }
 struct Warp {
     ucontext_t host, lane[WARP];
     u64 words[WARP];
@@ -41,6 +42,7 @@ inline u64 exchange(u64 mine, int from) {
     pass_on();
     return got;
 }
+inline u32 __activemask() { return FULL; }
 template <class T> T __shfl_sync(u32, T x, int from) { return (T)exchange((u64)x, from); }
 inline u32 __ballot_sync(u32, bool p) {
     emu_warp.words[lane_id()] = p;
@@ -49,6 +51,15 @@ inline u32 __ballot_sync(u32, bool p) {
     for (int j = 0; j < WARP; j++) ballot |= (u32)(emu_warp.words[j] != 0) << j;
     pass_on();
     return ballot;
+}
+// The lanes whose value equals this lane's.
+inline u32 __match_any_sync(u32, u64 value) {
+    emu_warp.words[lane_id()] = value;
+    pass_on();
+    u32 same = 0;
+    for (int j = 0; j < WARP; j++) same |= (u32)(emu_warp.words[j] == value) << j;
+    pass_on();
+    return same;
 }
 // A lane's whole run; the last lane to finish hands back to the host.
 static void lane_entry(int l) {

@@ -2,11 +2,13 @@
 //! ghost plan uploaded once; labels stay on the device between rounds. Every step across
 //! ranks runs there too: changed labels are compacted per destination rank, hooks and
 //! shortcut queries put into runs by owner (`OwnerBuckets`), and all of them travel GPU to GPU
-//! through the exchange layer (NCCL, or staged through MPI); the host sees only counts.
+//! through the exchange layer (NCCL, or staged through MPI); the host sees only counts. A
+//! shortcut step asks each distinct remote label once (a hash table of the labels asked,
+//! `cc_queries`), as the CPU does, where one query per boundary component went before.
 
 use super::cpu::{OTHER_GIANT, SAME_GIANT};
 use super::{most_frequent, Labeller, SAMPLE_VERTICES};
-use crate::comm::gpu::{GpuExchange, OwnerBuckets};
+use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{run_starts, GpuTransport, Op, World};
 use crate::device::{grid, memory, Gpu, Kernel};
 use crate::error::{Error, Result};
@@ -56,6 +58,11 @@ struct GiantSkip {
 struct Boundary {
     roots: CudaSlice<u32>,
     count: u64,
+    /// The shortcut's remote labels asked, one slot each (`cc_queries`), `table_mask + 1`
+    /// slots; per boundary component, the slot it asked through.
+    table: CudaSlice<u64>,
+    table_mask: u64,
+    slots: CudaSlice<u32>,
     before: CudaSlice<u64>,
     items: CudaSlice<u64>,
     bucketed: CudaSlice<u64>,
@@ -90,6 +97,12 @@ pub struct GpuLabeller<'a> {
     kernels: HashMap<&'static str, Kernel>,
 }
 
+/// Slots of the shortcut's table for `count` boundary components: a power of two, at least
+/// twice as many (open addressing stays short), so a slot index fits the 32 bits beside a label.
+fn table_slots(count: u64) -> u64 {
+    (2 * count).next_power_of_two().max(2)
+}
+
 /// Device bytes the labelling needs for `rows`, with their local edges (`with_edges`) or
 /// without (already on the GPU).
 fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
@@ -98,18 +111,19 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         true => DeviceCsr::bytes(n, rows.adj.len() as u64),
         false => 0,
     };
-    // Boundary components: at most one per vertex, with flags, roots and four u64 buffers.
+    // Boundary components: at most one per vertex, with flags, roots and four u64 buffers,
+    // and the shortcut's slot (u32) and table (up to four u64 slots per component).
     // Cut edges: their ghosts and row offsets, and those read (own vertex and ghost). The
     // masks of the ghosts read (a bit each, both ways) counted as a byte, beside the flags.
     edges
         + 12 * rows.cut_own.len() as u64
         + (8 + 4 + 8 + 8) * n
-        + (4 + 4 + 4 * 8) * n
+        + (4 + 4 + 4 * 8 + 4 + 4 * 8) * n
         + (4 + 4 + 8 + 8 + 1) * rows.ghosts.send_local.len() as u64
         + (8 + 8 + 1 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
 }
 
-const KERNELS: [&str; 24] = [
+const KERNELS: [&str; 25] = [
     "cc_giant_reports",
     "cc_init",
     "cc_link_nth",
@@ -132,6 +146,7 @@ const KERNELS: [&str; 24] = [
     "cc_apply_hooks",
     "cc_queries",
     "cc_answer",
+    "cc_store_answers",
     "cc_take_answers",
     "cc_list_flagged",
 ];
@@ -193,6 +208,9 @@ impl<'a> GpuLabeller<'a> {
         let boundary = Boundary {
             roots: gpu.zeros("boundary roots", n)?,
             count: 0,
+            table: empty()?,
+            table_mask: 0,
+            slots: gpu.zeros("boundary slots", 1)?,
             before: empty()?,
             items: empty()?,
             bucketed: empty()?,
@@ -288,6 +306,10 @@ impl<'a> GpuLabeller<'a> {
         b.items = gpu.zeros("boundary messages", count as usize)?;
         b.bucketed = gpu.zeros("boundary messages", count as usize)?;
         b.replies = gpu.zeros("boundary replies", count as usize)?;
+        let slots = table_slots(count);
+        b.table = gpu.zeros("shortcut labels asked", slots as usize)?;
+        b.table_mask = slots - 1;
+        b.slots = gpu.zeros("shortcut slots", count.max(1) as usize)?;
         Ok(read)
     }
 
@@ -368,16 +390,22 @@ impl<'a> GpuLabeller<'a> {
         Ok(())
     }
 
-    /// Put the first `count` of `boundary.items` into runs by owner and send them; returns
-    /// how many came from each rank (in `boundary.received`).
+    /// Put the first `count` of `boundary.items` (all for other ranks) into runs by owner and
+    /// send them; returns how many came from each rank (in `boundary.received`).
     fn route_items(&mut self, count: u64) -> Result<Vec<usize>> {
         let b = &mut self.boundary;
-        let counts = self
-            .owners
-            .bucket(self.gpu, &b.items, count, &mut b.bucketed)?;
+        let me = self.exchange.rank();
+        let (moved, counts) = remote_runs(
+            self.gpu,
+            &mut self.owners,
+            (&b.items, count),
+            &mut b.bucketed,
+            (me, self.ranks),
+        )?;
+        let send = if moved { &b.bucketed } else { &b.items };
         let at = run_starts(&counts);
         self.exchange
-            .alltoallv_runs(&b.bucketed, (&at, &counts), &mut b.received)
+            .alltoallv_runs(send, (&at, &counts), &mut b.received)
     }
 
     /// The counter, which is then reset (every use starts from zero).
@@ -545,6 +573,7 @@ impl Labeller for GpuLabeller<'_> {
         let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
         let mut lowered = gpu.zeros::<u64>("lowered count", 1)?;
         let b = &mut self.boundary;
+        gpu.clear("the shortcut labels asked", &mut b.table)?;
         gpu.launch(&self.kernels["cc_queries"], grid(b.count), |a| {
             a.arg(&b.roots)
                 .arg(&b.count)
@@ -552,6 +581,9 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&local_n)
                 .arg(&self.parent)
                 .arg(&mut self.comp_min)
+                .arg(&mut b.table)
+                .arg(&b.table_mask)
+                .arg(&mut b.slots)
                 .arg(&mut b.items)
                 .arg(&mut self.counter)
                 .arg(&mut lowered);
@@ -570,10 +602,14 @@ impl Labeller for GpuLabeller<'_> {
         let at = run_starts(&from);
         self.exchange
             .alltoallv_runs(&b.received, (&at, &from), &mut b.replies)?;
-        gpu.launch(&self.kernels["cc_take_answers"], grid(asked), |a| {
-            a.arg(&b.replies)
-                .arg(&asked)
+        gpu.launch(&self.kernels["cc_store_answers"], grid(asked), |a| {
+            a.arg(&b.replies).arg(&asked).arg(&mut b.table);
+        })?;
+        gpu.launch(&self.kernels["cc_take_answers"], grid(b.count), |a| {
+            a.arg(&b.slots)
+                .arg(&b.count)
                 .arg(&b.roots)
+                .arg(&b.table)
                 .arg(&mut self.comp_min)
                 .arg(&mut lowered);
         })?;

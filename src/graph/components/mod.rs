@@ -30,7 +30,8 @@
 //! - tree hooking: a component whose label fell from L to m sends (L, m) to L's owner, which
 //!   lowers the label of the component holding vertex L to m, so whole trees join at once;
 //! - shortcutting: each component with a cut edge asks the owner of its label L for L's own
-//!   label and takes it, repeated until no component anywhere changes.
+//!   label and takes it, repeated until no component anywhere changes (each rank asks each
+//!   distinct L once, however many of its components point at it).
 //!
 //! Rounds end when no label changes anywhere. Then every cut edge read joins equal labels
 //! (each saw the other end's last label), and so does every skipped one (joined giants'
@@ -311,6 +312,12 @@ pub struct Phases {
 /// One run of the labelling: its local step and rounds.
 pub struct Labelling {
     pub local_seconds: f64,
+    /// The slowest rank's local union-find (`link_local`).
+    pub link_seconds: f64,
+    /// Rank 0's part of `local_seconds` after its local union-find: the giants joined across
+    /// ranks and the cut edges read listed (`join_giants`), with any wait for a slower
+    /// rank's union-find at its first collective.
+    pub giants_seconds: f64,
     pub seconds: f64,
     pub rounds: Vec<Round>,
     pub phases: Phases,
@@ -333,12 +340,15 @@ pub fn label_components(
     world.barrier();
     let started = Instant::now();
     labeller.link_local()?;
+    let linked = Instant::now();
+    let link_seconds = (linked - started).as_secs_f64();
     let (mut giants, mut setup_bytes) = (None, 0);
     if world.size() > 1 {
         let (joined, classes, bytes) = join_giants(world, part, labeller)?;
         log::debug!("cc: {joined} ranks' giant components joined before the rounds");
         (giants, setup_bytes) = (Some(classes), bytes);
     }
+    let giants_seconds = linked.elapsed().as_secs_f64();
     world.barrier();
     let local_seconds = started.elapsed().as_secs_f64();
     let mut rounds: Vec<Round> = Vec::new();
@@ -382,9 +392,12 @@ pub fn label_components(
             break;
         }
     }
+    let seconds = started.elapsed().as_secs_f64();
     Ok(Labelling {
         local_seconds,
-        seconds: started.elapsed().as_secs_f64(),
+        link_seconds: world.allreduce(link_seconds, Op::Max),
+        giants_seconds,
+        seconds,
         rounds,
         phases: p,
     })
