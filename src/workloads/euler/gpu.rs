@@ -78,6 +78,19 @@ impl Kernels {
             "euler_rank_spread",
             "euler_rank_place",
             "euler_fill",
+            "euler_local_next",
+            "euler_owner_count",
+            "euler_owner_scatter",
+            "euler_head_state",
+            "euler_walk_start",
+            "euler_walk",
+            "euler_walk_rulers",
+            "euler_ask",
+            "euler_answer",
+            "euler_answered",
+            "euler_rule_min",
+            "euler_rule_rank",
+            "euler_rule_spread",
         ] {
             kernels.insert(name, gpu.function("euler.cu", name)?);
         }

@@ -24,6 +24,7 @@ pub mod gpu;
 pub mod gpu_ends;
 mod gpu_mates;
 pub mod gpu_ranks;
+mod gpu_ruling;
 pub mod hierholzer;
 pub mod jump;
 pub mod pieces;
