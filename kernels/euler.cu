@@ -652,16 +652,17 @@ __device__ __forceinline__ void set_item(u32 (&o)[ITEM], u32 a, u32 b, u32 c, u3
     o[4] = e;
 }
 
-// The walkers leaving this rank's sampled rulers (a ruler whose run ends its list is done).
+// The walkers leaving this rank's sampled rulers (a ruler whose run ends its list is done);
+// with `write` 0 only counted (so that `out` is allocated to fit).
 extern "C" __global__ void euler_walk_start(const u32 *heads, u64 count, u32 first,
-                                            const u32 *hnext, const u32 *hweight, u32 *out,
-                                            u64 *out_count) {
+                                            const u32 *hnext, const u32 *hweight, u32 write,
+                                            u32 *out, u64 *out_count) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k];
     bool walks = sampled_ruler(first + h) && hnext[h] != NIL;
     u64 at = warp_slot(walks, out_count);
-    if (walks) put_item(out, at, {hnext[h], WALKER, first + h, hweight[h], 0});
+    if (walks && write) put_item(out, at, {hnext[h], WALKER, first + h, hweight[h], 0});
 }
 
 // One round at this rank's `count` arrived items: a finish is stored at its ruler; a walker

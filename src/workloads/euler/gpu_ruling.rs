@@ -238,17 +238,26 @@ fn walk(
 ) -> Result<usize> {
     let gpu = r.gpu;
     let (heads, count) = h.heads;
-    let mut items = gpu.zeros::<u32>("walkers", (ITEM as u64 * count) as usize)?;
     let mut items_count = gpu.zeros::<u64>("counter", 1)?;
-    gpu.launch(r.k.get("euler_walk_start"), grid(count), |b| {
-        b.arg(heads)
-            .arg(&count)
-            .arg(&r.first)
-            .arg(&*h.next)
-            .arg(&*h.weight)
-            .arg(&mut items)
-            .arg(&mut items_count);
-    })?;
+    // Counted first, then written into an array of that size.
+    let mut start = |write: u32, items: &mut CudaSlice<u32>| {
+        gpu.clear("a counter", &mut items_count)?;
+        gpu.launch(r.k.get("euler_walk_start"), grid(count), |b| {
+            b.arg(heads)
+                .arg(&count)
+                .arg(&r.first)
+                .arg(&*h.next)
+                .arg(&*h.weight)
+                .arg(&write)
+                .arg(items)
+                .arg(&mut items_count);
+        })?;
+        read_one(gpu, &items_count, 0)
+    };
+    let mut items = gpu.zeros::<u32>("walkers", 1)?;
+    let walkers = start(0, &mut items)?;
+    items = gpu.zeros::<u32>("walkers", (u64::from(ITEM) * walkers) as usize)?;
+    start(1, &mut items)?;
     let mut moving = read_one(gpu, &items_count, 0)?;
     let (mut rounds, sum32) = (0, u32::from(sum));
     while r.total(moving) > 0 {
