@@ -40,7 +40,7 @@ pub fn solve(
     let slots = ends.len() as u64;
     let n = part.local_n() as u64;
     gpu::check_fits(s.n, s.m)?;
-    world.agree(gpu::check_memory(gpu, slots, n, s.m))?;
+    world.agree(gpu::check_memory(gpu, (slots, n), s.m, world.size() as u64))?;
     let k = Kernels::load(gpu)?;
     // Untimed, as the graph: NCCL's set-up and first connection.
     let exchange = GpuExchange::open(world, gpu, transport)?;
@@ -76,6 +76,7 @@ pub fn solve(
                 .arg(&NIL32)
                 .arg(&mut gnext);
         })?;
+        drop(mate);
         let (label, label_rounds) = cycle_min(&router, &k, &gnext, &p.dart)?;
         // Two cycles per trail, one per direction of travel.
         let starts = gpu::trail_starts(gpu, &k, &p, &label)?;
@@ -232,6 +233,7 @@ fn cycle_min(
         hnext: &mut hnext,
     };
     runs.head_state((k, r), gnext, false, run)?;
+    drop(run_next);
     let heads = HeadState {
         heads: (&runs.heads, runs.count),
         next: &mut hnext,
@@ -239,7 +241,7 @@ fn cycle_min(
         end: &mut run_end,
     };
     let (rounds, _) = gpu_ruling::jump(r, heads, false)?;
-    drop((run_next, run_end, hnext));
+    drop((run_end, hnext));
     let mut label = alloc("labels")?;
     gpu.launch(k.get("euler_fill"), grid(n), |b| {
         b.arg(&mut label).arg(&n).arg(&NIL32);
@@ -297,6 +299,7 @@ fn rank_lists(r: &Router, k: &Kernels, next: Vec<u64>) -> Result<(Vec<u64>, Vec<
         hnext: &mut hnext,
     };
     runs.head_state((k, r), &gnext, true, run)?;
+    drop((run_next, gnext));
     let heads = HeadState {
         heads: (&runs.heads, runs.count),
         next: &mut hnext,

@@ -142,6 +142,7 @@ impl<'a, 'w> Router<'a, 'w> {
             return Ok(0);
         }
         let q = self.route(&asks, asked, 2)?;
+        drop(asks);
         let mut answer = gpu.zeros::<u32>("answers", (q.count * u64::from(width)) as usize)?;
         gpu.launch(self.k.get("euler_answer"), grid(q.count), |b| {
             b.arg(&q.arrived)
@@ -153,9 +154,17 @@ impl<'a, 'w> Router<'a, 'w> {
                 .arg(&width)
                 .arg(&mut answer);
         })?;
+        let Routed {
+            sent,
+            sent_counts,
+            arrived,
+            recv_counts,
+            ..
+        } = q;
+        drop(arrived);
         // Back along the runs the questions came by: 2 u32 per question, `width` per answer.
         let scale = |c: &Vec<usize>| -> Vec<usize> { c.iter().map(|&x| x / 2 * width as usize).collect() };
-        let (back_counts, expect) = (scale(&q.recv_counts), scale(&q.sent_counts));
+        let (back_counts, expect) = (scale(&recv_counts), scale(&sent_counts));
         let mut back = gpu.zeros::<u32>("answers", 1)?;
         let got = self.exchange.alltoallv_runs(
             &answer,
@@ -163,8 +172,9 @@ impl<'a, 'w> Router<'a, 'w> {
             &mut back,
         )?;
         debug_assert_eq!(got, expect);
+        drop(answer);
         gpu.launch(self.k.get("euler_answered"), grid(asked), |b| {
-            b.arg(&q.sent).arg(&back).arg(&asked).arg(&width).arg(out);
+            b.arg(&sent).arg(&back).arg(&asked).arg(&width).arg(out);
         })?;
         Ok(total)
     }
