@@ -797,3 +797,97 @@ extern "C" __global__ void euler_rule_spread(const u32 *heads, u64 count, const 
     weight[h] = sum ? got[2 * k] - before[h] : got[2 * k];
     if (sum) end[h] = got[2 * k + 1];
 }
+
+// ---- Several ranks: the spanning forest of the trail graph (gpu_forest.rs; forest.rs) -----
+//
+// forest.rs's min-label hooking with the trails (nodes, by label) in even blocks over the
+// ranks: each round the offers ask their trails' roots of the trails' owners, each offer
+// between two trees goes to its larger root's owner, every root with offers hooks under the
+// smallest (root, link), and the nodes that moved jump to their roots by questions too.
+
+extern "C" __global__ void euler_forest_start(u32 *root, u64 *best, u64 nodes, u32 first) {
+    u64 i = thread_index();
+    if (i >= nodes) return;
+    root[i] = first + (u32)i;
+    best[i] = NO_BEST;
+}
+
+// Questions for the roots of both trails of each offer: (trail, 2k + side).
+extern "C" __global__ void euler_forest_ask(const u32 *offers, u64 count, u32 *out) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    out[4 * k] = offers[3 * k];
+    out[4 * k + 1] = (u32)(2 * k);
+    out[4 * k + 2] = offers[3 * k + 1];
+    out[4 * k + 3] = (u32)(2 * k + 1);
+}
+
+// Each offer between two trees: (larger root, smaller root, link's global slot).
+extern "C" __global__ void euler_forest_between(const u32 *offers, u64 count, const u32 *roots,
+                                                u32 slot_first, u32 *out, u64 *out_count) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 ra = roots[2 * k], rb = roots[2 * k + 1];
+    bool between = ra != rb;
+    u64 at = warp_slot(between, out_count);
+    if (between) {
+        out[3 * at] = ra > rb ? ra : rb;
+        out[3 * at + 1] = ra > rb ? rb : ra;
+        out[3 * at + 2] = slot_first + offers[3 * k + 2];
+    }
+}
+
+// The offers arrived at their larger root's owner: the smallest (root, link) per root.
+extern "C" __global__ void euler_forest_best(const u32 *items, u64 count, u32 first, u64 *best) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 hi = items[3 * i] - first;
+    u64 offer = (u64)items[3 * i + 1] << 32 | items[3 * i + 2];
+    if (offer < best[hi]) atomicMin(&best[hi], offer);
+}
+
+// Each own root with an offer hooks under it; its link joins `chosen` (appended).
+extern "C" __global__ void euler_forest_hooks(u64 *best, u64 nodes, u32 *root, u32 *chosen,
+                                              u64 *chosen_count) {
+    u64 i = thread_index();
+    if (i >= nodes) return;
+    bool hook = best[i] != NO_BEST;
+    u64 at = warp_slot(hook, chosen_count);
+    if (hook) {
+        root[i] = (u32)(best[i] >> 32);
+        chosen[at] = (u32)best[i];
+        best[i] = NO_BEST;
+    }
+}
+
+// The own nodes that are no root (local indices).
+extern "C" __global__ void euler_forest_moved(const u32 *root, u64 nodes, u32 first, u32 *moved,
+                                              u64 *count) {
+    u64 i = thread_index();
+    if (i >= nodes) return;
+    bool off = root[i] != first + (u32)i;
+    u64 at = warp_slot(off, count);
+    if (off) moved[at] = (u32)i;
+}
+
+// One shortcut step: each moved node takes its root's root (got); counts the changes.
+extern "C" __global__ void euler_forest_up(const u32 *moved, u64 count, const u32 *got,
+                                           u32 *root, u64 *changed) {
+    u64 k = thread_index();
+    u64 change = 0;
+    if (k < count) {
+        u32 i = moved[k];
+        change = got[k] != root[i];
+        root[i] = got[k];
+    }
+    const int index[1] = {0};
+    const u64 add[1] = {change};
+    block_add(changed, index, add);
+}
+
+// The chosen links, arrived at their slots' owner, mark their slots.
+extern "C" __global__ void euler_forest_joined(const u32 *links, u64 count, u32 first,
+                                               u8 *joined) {
+    u64 i = thread_index();
+    if (i < count) joined[links[i] - first] = 1;
+}

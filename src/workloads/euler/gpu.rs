@@ -107,6 +107,14 @@ impl Kernels {
             "euler_rule_min",
             "euler_rule_rank",
             "euler_rule_spread",
+            "euler_forest_start",
+            "euler_forest_ask",
+            "euler_forest_between",
+            "euler_forest_best",
+            "euler_forest_hooks",
+            "euler_forest_moved",
+            "euler_forest_up",
+            "euler_forest_joined",
         ] {
             kernels.insert(name, gpu.function("euler.cu", name)?);
         }

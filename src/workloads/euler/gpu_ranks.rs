@@ -9,6 +9,7 @@
 
 use super::darts::Darts;
 use super::gpu::{self, Kernels, Paired, Setup};
+use super::gpu_forest;
 use super::gpu_mates;
 use super::gpu_ruling::{self, HeadState, Router};
 use super::jump::{self, NIL};
@@ -84,22 +85,16 @@ pub fn solve(
     })?;
 
     let (joined, tree_rounds) = phases.run("tree", || {
-        let (offers, count) = gpu::offers(gpu, &k, &p, &label)?;
-        let first = darts.slots.first();
-        let offers: Vec<Triple> = gpu
-            .download("trail offers", &offers, 3 * count as usize)?
-            .chunks(3)
-            .map(|o| Triple(o[0].into(), o[1].into(), first + u64::from(o[2])))
-            .collect();
-        let trails = Ranges::even(s.m, world.size(), world.rank());
-        let (joined, rounds, links) = super::splice::join(world, &darts.slots, &offers, &trails)?;
+        let offers = gpu::offers(gpu, &k, &p, &label)?;
+        let trail_ranges = Ranges::even(s.m, world.size(), world.rank());
+        let trails = Router::new(world, gpu, &k, &exchange, &trail_ranges)?;
+        let mut joined = gpu.zeros::<u8>("tree links", slots as usize)?;
+        let (rounds, links) = gpu_forest::join((&router, &trails), (&offers.0, offers.1), &mut joined)?;
         super::one_tree(initial_trails, links, components)?;
         Ok((joined, rounds))
     })?;
 
     phases.run("splice", || {
-        let joined: Vec<u8> = joined.into_par_iter().map(u8::from).collect();
-        let joined = gpu.upload("tree links", &joined)?;
         gpu::splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
         drop((joined, label));
         let partner = gpu.download("partners", &p.partner, slots as usize)?;

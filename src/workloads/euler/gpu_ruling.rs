@@ -11,7 +11,7 @@ use super::jump::NIL;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::ranges::Ranges;
 use crate::comm::{run_starts, Op, World};
-use crate::device::{grid, Gpu};
+use crate::device::{grid, Gpu, Kernel};
 use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -37,12 +37,12 @@ pub(super) struct Router<'a, 'w> {
 }
 
 /// Items routed to their owners: what arrived here, and the runs both ways (for answers).
-struct Routed {
+pub(super) struct Routed {
     sent: CudaSlice<u32>,
     sent_counts: Vec<usize>,
-    arrived: CudaSlice<u32>,
+    pub arrived: CudaSlice<u32>,
     recv_counts: Vec<usize>,
-    count: u64,
+    pub count: u64,
 }
 
 impl<'a, 'w> Router<'a, 'w> {
@@ -69,13 +69,17 @@ impl<'a, 'w> Router<'a, 'w> {
         self.gpu
     }
 
+    pub fn kernel(&self, name: &str) -> &'a Kernel {
+        self.k.get(name)
+    }
+
     /// Every rank's count summed (collective).
     pub fn total(&self, count: u64) -> u64 {
         self.world.allreduce(count, Op::Sum)
     }
 
     /// Send `count` items of `width` u32 to their slots' owners (collective).
-    fn route(&self, items: &CudaSlice<u32>, count: u64, width: u32) -> Result<Routed> {
+    pub fn route(&self, items: &CudaSlice<u32>, count: u64, width: u32) -> Result<Routed> {
         let (gpu, ranks) = (self.gpu, self.ranks);
         let mut counts = gpu.zeros::<u64>("owner counts", ranks as usize)?;
         gpu.launch(self.k.get("euler_owner_count"), grid(count), |b| {
@@ -122,7 +126,7 @@ impl<'a, 'w> Router<'a, 'w> {
     /// For entries i of `list` (local slots) whose `table` entry is a global slot (not NIL),
     /// that slot's values in the first `width` of `tables`, into `out[width * i..]`
     /// (collective). Returns how many asked on all ranks (none: nothing moved).
-    fn query(
+    pub fn query(
         &self,
         (list, count): (&CudaSlice<u32>, u64),
         table: &CudaSlice<u32>,
@@ -137,6 +141,20 @@ impl<'a, 'w> Router<'a, 'w> {
             b.arg(list).arg(&count).arg(table).arg(&mut asks).arg(&mut asked);
         })?;
         let asked = read_one(gpu, &asked, 0)?;
+        self.ask((asks, asked), tables, width, out)
+    }
+
+    /// The questions `asks` (`count` pairs: a global slot, the asker's entry i), answered by
+    /// the slot's owner from the first `width` of `tables`, into `out[width * i..]`
+    /// (collective). Returns how many asked on all ranks (none: nothing moved).
+    pub fn ask(
+        &self,
+        (asks, asked): (CudaSlice<u32>, u64),
+        tables: [&CudaSlice<u32>; 3],
+        width: u32,
+        out: &mut CudaSlice<u32>,
+    ) -> Result<u64> {
+        let gpu = self.gpu;
         let total = self.total(asked);
         if total == 0 {
             return Ok(0);

@@ -22,6 +22,7 @@ pub mod darts;
 pub mod forest;
 pub mod gpu;
 pub mod gpu_ends;
+mod gpu_forest;
 mod gpu_mates;
 pub mod gpu_ranks;
 mod gpu_ruling;
