@@ -7,6 +7,7 @@
 // up to thousands (so some walkers outrun the 128 rounds and stop, and some lists hold no
 // sampled ruler). Run by scripts/emulate-kernels euler.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
@@ -28,12 +29,13 @@ inline int __ffs(u32 x) { return __builtin_ffs(x); }
 inline int __popc(u32 x) { return __builtin_popcount(x); }
 template <class T> T __shfl_sync(u32, T v, int) { return v; }
 inline u64 atomicAdd(u64 *a, u64 v) { u64 old = *a; *a += v; return old; }
+inline u64 atomicMin(u64 *a, u64 v) { u64 old = *a; *a = std::min(old, v); return old; }
 inline u64 warp_slot(bool take, u64 *tail) { return take ? (*tail)++ : 0; }
 inline void warp_add(u64 *a, u32 v) { *a += v; }
 template <int K> void block_add(u64 *c, const int (&index)[K], const u64 (&value)[K]) {
     for (int k = 0; k < K; k++) c[index[k]] += value[k];
 }
-#include "euler_ruling.h" // the prelude's mix64, euler.cu's NIL and ruling section
+#include "euler_ruling.h" // the prelude's mix64, euler.cu's NIL, NO_BEST and the several ranks' sections
 
 static std::mt19937_64 rng(7);
 
@@ -94,30 +96,21 @@ vector<Routed> route(World &w, vector<vector<u32>> &items, const vector<u64> &co
     return out;
 }
 
-// Router::query on every rank: tables are chosen per rank by `pick` (0 weight, 1 next, 2 end).
-u64 query(World &w, vector<vector<u32>> &list, vector<u64> &count, int table, const int (&tables)[3],
-          u32 width, vector<vector<u32>> &out) {
+// Router::ask on every rank: asks[r] holds asked[r] (slot, entry) pairs; tables[r][j] rank
+// r's tables.
+u64 ask(World &w, vector<vector<u32>> &asks, vector<u64> &asked, vector<std::array<u32 *, 3>> tables, u32 width,
+        vector<vector<u32>> &out) {
     u32 P = w.size();
-    auto pick = [&](Rank &k, int t) -> vector<u32> & {
-        return t == 0 ? k.weight : t == 1 ? k.next : t == 2 ? k.end : k.ruler_of;
-    };
-    vector<vector<u32>> asks(P);
-    vector<u64> asked(P, 0);
     u64 total = 0;
-    for (u32 r = 0; r < P; r++) {
-        asks[r].assign(2 * count[r] + 1, 0);
-        launch(count[r], [&] { euler_ask(list[r].data(), count[r], pick(w.ranks[r], table).data(), asks[r].data(), &asked[r]); });
-        total += asked[r];
-    }
+    for (u64 a : asked) total += a;
     if (total == 0) return 0;
     vector<Routed> q = route(w, asks, asked, 2);
     vector<vector<u32>> answer(P);
     for (u32 r = 0; r < P; r++) {
-        Rank &k = w.ranks[r];
         answer[r].assign(q[r].count * width + 1, 0);
         launch(q[r].count, [&] {
-            euler_answer(q[r].arrived.data(), q[r].count, k.first, pick(k, tables[0]).data(),
-                         pick(k, tables[1]).data(), pick(k, tables[2]).data(), width, answer[r].data());
+            euler_answer(q[r].arrived.data(), q[r].count, w.ranks[r].first, tables[r][0], tables[r][1], tables[r][2],
+                         width, answer[r].data());
         });
     }
     // Back along the runs: rank r's answers for rank s lie in r's arrival order.
@@ -133,6 +126,25 @@ u64 query(World &w, vector<vector<u32>> &list, vector<u64> &count, int table, co
         launch(asked[s], [&] { euler_answered(q[s].sent.data(), back.data(), asked[s], width, out[s].data()); });
     }
     return total;
+}
+
+// Router::query on every rank: tables by number (0 weight, 1 next, 2 end, 3 ruler_of).
+u64 query(World &w, vector<vector<u32>> &list, vector<u64> &count, int table, const int (&tables)[3],
+          u32 width, vector<vector<u32>> &out) {
+    u32 P = w.size();
+    auto pick = [&](Rank &k, int t) -> vector<u32> & {
+        return t == 0 ? k.weight : t == 1 ? k.next : t == 2 ? k.end : k.ruler_of;
+    };
+    vector<vector<u32>> asks(P);
+    vector<u64> asked(P, 0);
+    vector<std::array<u32 *, 3>> t(P);
+    for (u32 r = 0; r < P; r++) {
+        Rank &k = w.ranks[r];
+        asks[r].assign(2 * count[r] + 1, 0);
+        launch(count[r], [&] { euler_ask(list[r].data(), count[r], pick(k, table).data(), asks[r].data(), &asked[r]); });
+        t[r] = {pick(k, tables[0]).data(), pick(k, tables[1]).data(), pick(k, tables[2]).data()};
+    }
+    return ask(w, asks, asked, t, width, out);
 }
 
 // gpu_ruling::walk.
@@ -307,8 +319,163 @@ int check(u32 P, u64 N) {
     return bad + !ended + !refused;
 }
 
+// Blocks of N nodes (slots) over P ranks: even, or uneven with rank 2 empty.
+World blocks(u64 N, u32 P, bool even) {
+    World w;
+    for (u32 r = 0; r <= P; r++) {
+        u64 at = even ? N * r / P : (r == P ? N : (P > 2 && r == 2 ? N * (r - 1) * (r - 1) / (P * P) : N * r * r / (P * P)));
+        w.starts.push_back(at);
+    }
+    for (u32 r = 0; r < P; r++) {
+        Rank k;
+        k.first = (u32)w.starts[r];
+        k.here = (u32)(w.starts[r + 1] - w.starts[r]);
+        w.ranks.push_back(k);
+    }
+    return w;
+}
+
+// gpu_forest::join over links (a, b, slot) held by the rank of the slot: the chosen slots
+// and the rounds.
+std::pair<vector<u32>, size_t> forest(u64 trails_n, u64 slots_n, const vector<std::array<u32, 3>> &links, u32 P) {
+    World slots = blocks(slots_n, P, false), trails = blocks(trails_n, P, true);
+    vector<vector<u32>> offers(P), root(P), chosen(P);
+    vector<vector<u64>> best(P);
+    vector<u64> count(P, 0), chosen_count(P, 0);
+    for (auto &l : links) {
+        u32 r = 0;
+        while (slots.starts[r + 1] <= l[2]) r++;
+        offers[r].insert(offers[r].end(), {l[0], l[1], l[2] - slots.ranks[r].first});
+        count[r]++;
+    }
+    for (u32 r = 0; r < P; r++) {
+        u64 n = trails.ranks[r].here;
+        root[r].assign(n + 1, 0), best[r].assign(n + 1, 0), chosen[r].assign(n + 1, 0);
+        launch(n, [&] { euler_forest_start(root[r].data(), best[r].data(), n, trails.ranks[r].first); });
+    }
+    size_t rounds = 0;
+    for (;;) {
+        rounds++;
+        vector<vector<u32>> asks(P), roots(P), between(P);
+        vector<u64> asked(P), between_count(P, 0), hooked(P);
+        vector<std::array<u32 *, 3>> t(P);
+        for (u32 r = 0; r < P; r++) {
+            asks[r].assign(4 * count[r] + 1, 0);
+            launch(count[r], [&] { euler_forest_ask(offers[r].data(), count[r], asks[r].data()); });
+            asked[r] = 2 * count[r];
+            roots[r].assign(2 * count[r] + 1, 0);
+            t[r] = {root[r].data(), root[r].data(), root[r].data()};
+        }
+        ask(trails, asks, asked, t, 1, roots);
+        for (u32 r = 0; r < P; r++) {
+            between[r].assign(3 * count[r] + 1, 0);
+            launch(count[r], [&] {
+                euler_forest_between(offers[r].data(), count[r], roots[r].data(), slots.ranks[r].first, between[r].data(),
+                                     &between_count[r]);
+            });
+        }
+        vector<Routed> arrived = route(trails, between, between_count, 3);
+        u64 any = 0;
+        for (u32 r = 0; r < P; r++) {
+            u64 n = trails.ranks[r].here;
+            launch(arrived[r].count, [&] {
+                euler_forest_best(arrived[r].arrived.data(), arrived[r].count, trails.ranks[r].first, best[r].data());
+            });
+            u64 before = chosen_count[r];
+            launch(n, [&] { euler_forest_hooks(best[r].data(), n, root[r].data(), chosen[r].data(), &chosen_count[r]); });
+            any += chosen_count[r] - before;
+        }
+        if (any == 0) break;
+        // The shortcut: the moved nodes ask their roots' roots until nothing changes.
+        vector<vector<u32>> moved(P), up(P);
+        vector<u64> moved_count(P, 0);
+        for (u32 r = 0; r < P; r++) {
+            u64 n = trails.ranks[r].here;
+            moved[r].assign(n + 1, 0);
+            launch(n, [&] { euler_forest_moved(root[r].data(), n, trails.ranks[r].first, moved[r].data(), &moved_count[r]); });
+            up[r].assign(moved_count[r] + 1, 0);
+        }
+        for (;;) {
+            vector<vector<u32>> qs(P);
+            vector<u64> qn(P, 0);
+            for (u32 r = 0; r < P; r++) {
+                qs[r].assign(2 * moved_count[r] + 1, 0);
+                launch(moved_count[r], [&] { euler_ask(moved[r].data(), moved_count[r], root[r].data(), qs[r].data(), &qn[r]); });
+                t[r] = {root[r].data(), root[r].data(), root[r].data()};
+            }
+            ask(trails, qs, qn, t, 1, up);
+            u64 changed = 0;
+            for (u32 r = 0; r < P; r++)
+                launch(moved_count[r], [&] { euler_forest_up(moved[r].data(), moved_count[r], up[r].data(), root[r].data(), &changed); });
+            if (changed == 0) break;
+        }
+    }
+    vector<u64> n(P);
+    for (u32 r = 0; r < P; r++) n[r] = chosen_count[r];
+    vector<Routed> arrived = route(slots, chosen, n, 1);
+    vector<u8> joined(slots_n + 1, 0);
+    for (u32 r = 0; r < P; r++)
+        launch(arrived[r].count, [&] {
+            euler_forest_joined(arrived[r].arrived.data(), arrived[r].count, slots.ranks[r].first, joined.data() + slots.ranks[r].first);
+        });
+    vector<u32> out;
+    for (u32 s = 0; s < slots_n; s++)
+        if (joined[s]) out.push_back(s);
+    return {out, rounds};
+}
+
+// forest.rs's hooking rounds, one node at a time.
+std::pair<vector<u32>, size_t> forest_reference(u64 trails_n, const vector<std::array<u32, 3>> &links) {
+    vector<u32> root(trails_n);
+    std::iota(root.begin(), root.end(), 0);
+    vector<u32> chosen;
+    for (size_t rounds = 1;; rounds++) {
+        vector<u64> best(trails_n, NO_BEST);
+        for (auto &l : links) {
+            u32 a = root[l[0]], b = root[l[1]];
+            if (a != b) best[std::max(a, b)] = std::min(best[std::max(a, b)], (u64)std::min(a, b) << 32 | l[2]);
+        }
+        bool hooked = false;
+        for (u64 i = 0; i < trails_n; i++)
+            if (best[i] != NO_BEST) root[i] = (u32)(best[i] >> 32), chosen.push_back((u32)best[i]), hooked = true;
+        if (!hooked) {
+            std::sort(chosen.begin(), chosen.end());
+            return {chosen, rounds};
+        }
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (u64 i = 0; i < trails_n; i++) changed |= root[i] != root[root[i]], root[i] = root[root[i]];
+        }
+    }
+}
+
+int check_forest(u32 P) {
+    // Trails labelled by some of the node ids, links between random pairs of them (some
+    // repeated, a few pieces apart), each on its own slot.
+    u64 trails_n = 5000, slots_n = 40000;
+    vector<u32> labels;
+    for (u32 i = 0; i < trails_n; i++)
+        if (rng() % 3 == 0) labels.push_back(i);
+    vector<u32> slot(slots_n);
+    std::iota(slot.begin(), slot.end(), 0);
+    std::shuffle(slot.begin(), slot.end(), rng);
+    vector<std::array<u32, 3>> links;
+    for (u32 k = 0; k < 3000; k++) {
+        u32 a = labels[rng() % labels.size()], b = labels[rng() % labels.size()];
+        if (a % 97 == 1 || b % 97 == 1) continue; // some trails stay apart
+        links.push_back({std::min(a, b), std::max(a, b), slot[k]});
+    }
+    auto got = forest(trails_n, slots_n, links, P);
+    auto want = forest_reference(trails_n, links);
+    bool same = got == want;
+    printf("  forest, %u rank(s), %zu trails, %zu links: %zu chosen in %zu rounds: %s\n", P, labels.size(), links.size(),
+           want.first.size(), want.second, same ? "all equal" : "DIFFERENT");
+    return !same;
+}
+
 int main() {
     int bad = 0;
     for (u32 P = 1; P <= 4; P++) bad += check(P, 30000);
+    for (u32 P = 1; P <= 4; P++) bad += check_forest(P);
     return bad ? 1 : 0;
 }
