@@ -2,10 +2,11 @@
 //! at a rank's own vertices and slots runs on its GPU: the sort and pairing, the local runs
 //! of the cycle minima and of the list ranking (chains of successors that stay on the rank,
 //! cut at splitters, as `jump` cuts them), the trails' links and the splice. The mates cross
-//! ranks on the devices through `GpuExchange`: the mates (`gpu_mates`) and the jumping over
-//! the run heads (`gpu_ruling`: a ruling set, as the CPU's `ruling`). The spanning forest of
-//! the trail graph (`splice::join`) and the circuit's order (`order_circuit`) stay
-//! host-staged through the CPU path's collectives.
+//! ranks on the devices through `GpuExchange`: the mates (`gpu_mates`), the jumping over the
+//! run heads (`gpu_ruling`: a ruling set, as the CPU's `ruling`) and the spanning forest of
+//! the trail graph (`gpu_forest`, as the CPU's `forest`). The circuit's order
+//! (`order_circuit`: the cut, the placement) stays on the host, so the slots are copied there
+//! after the pairing (`on_host`) and the partners after the splice.
 
 use super::darts::Darts;
 use super::gpu::{self, Kernels, Paired, Setup};
