@@ -1,6 +1,7 @@
-// Euler circuits on GPUs (host side: src/workloads/euler/gpu.rs, one rank; gpu_ranks.rs, several; the
-// CPU path, whose results these kernels reproduce exactly: src/workloads/euler/darts.rs, jump.rs,
-// forest.rs, splice.rs).
+// Euler circuits on GPUs (host side: src/workloads/euler/gpu.rs, one rank; gpu_ranks.rs,
+// gpu_mates.rs, gpu_ruling.rs and gpu_forest.rs, several; the CPU path, whose results these
+// kernels reproduce exactly: src/workloads/euler/darts.rs, jump.rs, ruling.rs, forest.rs,
+// splice.rs).
 //
 // Slots are a rank's darts sorted by (vertex, class | order, dart) with u32 indices
 // (2m < 2^32): vertex_start[x] .. vertex_start[x + 1] are own vertex x's. A vertex's work (sorting its darts,
