@@ -1,6 +1,7 @@
-// Euler circuits on GPUs (host side: src/workloads/euler/gpu.rs, one rank; gpu_ranks.rs, several; the
-// CPU path, whose results these kernels reproduce exactly: src/workloads/euler/darts.rs, jump.rs,
-// forest.rs, splice.rs).
+// Euler circuits on GPUs (host side: src/workloads/euler/gpu.rs, one rank; gpu_ranks.rs,
+// gpu_mates.rs, gpu_ruling.rs and gpu_forest.rs, several; the CPU path, whose results these
+// kernels reproduce exactly: src/workloads/euler/darts.rs, jump.rs, ruling.rs, forest.rs,
+// splice.rs).
 //
 // Slots are a rank's darts sorted by (vertex, class | order, dart) with u32 indices
 // (2m < 2^32): vertex_start[x] .. vertex_start[x + 1] are own vertex x's. A vertex's work (sorting its darts,
@@ -161,6 +162,14 @@ extern "C" __global__ void euler_next(const u32 *mate, const u32 *partner, u64 s
     if (s >= slots) return;
     u32 t = mate[partner[s]];
     next[s] = (t == cut_a || t == cut_b) ? NIL : t;
+}
+
+// The local successors of global ones: NIL where another rank's slot (or none) follows.
+extern "C" __global__ void euler_local_next(const u32 *gnext, u64 slots, u32 first, u32 *next) {
+    u64 s = thread_index();
+    if (s >= slots) return;
+    u32 t = gnext[s];
+    next[s] = t != NIL && (u64)(t - first) < slots ? t - first : NIL;
 }
 
 // Cycle minima and list ranking collapse runs first (as the CPU path's jump.rs does): about one
@@ -557,4 +566,329 @@ extern "C" __global__ void euler_apart(const u32 *vertex, u64 count, const u32 *
 extern "C" __global__ void euler_fill(u32 *a, u64 count, u32 value) {
     u64 i = thread_index();
     if (i < count) a[i] = value;
+}
+
+// ---- Several ranks: the ruling set over the run heads (gpu_ruling.rs; ruling.rs on the CPU) --
+//
+// The same walk as the CPU's: a walker leaves every sampled ruler and follows the heads
+// after it until the next ruler or the list's end, recording at each head passed its ruler
+// and the combined weight before it; each round moves all walkers in one all-to-all. Items
+// crossing ranks are 5 u32: (slot, kind, a, b, c), sent to the owner of `slot`. A walker:
+// (head it arrives at, WALKER, ruler, combined weight, 0). A finish: (ruler, FINISH, ruler
+// or NIL reached, combined weight, list's last slot). Per local slot, the heads' arrays
+// `hnext` (the head the run leads to, global, NIL at a list's end), `hweight` and `hlast`
+// become the rulers' (their segments') in place: a walker reads them only at heads that are
+// no sampled ruler, and a finish writes them only at a sampled ruler.
+
+#define RULER_EVERY 32
+#define RULER_SALT 0x72756c657273ULL
+#define WALKER 0u
+#define FINISH 1u
+#define ITEM 5
+
+__device__ __forceinline__ bool sampled_ruler(u32 slot) {
+    return mix64((u64)slot ^ RULER_SALT) % RULER_EVERY == 0;
+}
+
+// The rank holding global slot s, of `ranks` whose first slots are starts[0..=ranks].
+__device__ __forceinline__ u32 slot_owner(const u64 *starts, u32 ranks, u32 s) {
+    u32 lo = 0, hi = ranks;
+    while (hi - lo > 1) {
+        u32 mid = (lo + hi) / 2;
+        if (starts[mid] <= s) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+// Items of `width` u32 (the first a global slot) counted per owner rank.
+extern "C" __global__ void euler_owner_count(const u32 *items, u64 count, u32 width,
+                                             const u64 *starts, u32 ranks, u64 *counts) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    warp_add(&counts[slot_owner(starts, ranks, items[i * width])], 1);
+}
+
+// The items into runs by owner rank, each at its run's cursor.
+extern "C" __global__ void euler_owner_scatter(const u32 *items, u64 count, u32 width,
+                                               const u64 *starts, u32 ranks, u64 *cursor,
+                                               u32 *out) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 r = slot_owner(starts, ranks, items[i * width]);
+    u32 same = __match_any_sync(__activemask(), r);
+    int leader = __ffs(same) - 1;
+    u64 base = 0;
+    if ((int)lane_id() == leader) base = atomicAdd(&cursor[r], (u64)__popc(same));
+    base = __shfl_sync(same, base, leader);
+    u64 at = base + __popc(same & lanes_before());
+    for (u32 j = 0; j < width; j++) out[at * width + j] = items[i * width + j];
+}
+
+// Each head's state for the walk: `hnext` the head (global) its run leads to, NIL at a
+// list's end; with `lists`, the weight takes the step to another rank's slot and `run_end`
+// becomes global.
+extern "C" __global__ void euler_head_state(const u32 *heads, u64 count, const u32 *gnext,
+                                            u32 first, u32 lists, const u32 *run_next,
+                                            u32 *run_weight, u32 *run_end, u32 *hnext) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k], rn = run_next[h];
+    u32 after = rn != NIL ? first + rn : gnext[run_end[h]];
+    hnext[h] = after;
+    if (lists) {
+        if (rn == NIL && after != NIL) run_weight[h] += 1;
+        run_end[h] = first + run_end[h];
+    }
+}
+
+__device__ __forceinline__ void put_item(u32 *out, u64 at, const u32 (&o)[ITEM]) {
+    for (int j = 0; j < ITEM; j++) out[ITEM * at + j] = o[j];
+}
+
+__device__ __forceinline__ void set_item(u32 (&o)[ITEM], u32 a, u32 b, u32 c, u32 d, u32 e) {
+    o[0] = a;
+    o[1] = b;
+    o[2] = c;
+    o[3] = d;
+    o[4] = e;
+}
+
+// The walkers leaving this rank's sampled rulers (a ruler whose run ends its list is done);
+// with `write` 0 only counted (so that `out` is allocated to fit).
+extern "C" __global__ void euler_walk_start(const u32 *heads, u64 count, u32 first,
+                                            const u32 *hnext, const u32 *hweight, u32 write,
+                                            u32 *out, u64 *out_count) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k];
+    bool walks = sampled_ruler(first + h) && hnext[h] != NIL;
+    u64 at = warp_slot(walks, out_count);
+    if (walks && write) put_item(out, at, {hnext[h], WALKER, first + h, hweight[h], 0});
+}
+
+// One round at this rank's `count` arrived items: a finish is stored at its ruler; a walker
+// goes on along this rank's heads (or, past the rounds, `go_on` 0, stops before its head)
+// and leaves one item for the next round. `sum`: weights add (lists), else the smallest.
+extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 here, u32 sum,
+                                      u32 go_on, u32 *hnext, u32 *hweight, u32 *hlast,
+                                      u32 *ruler_of, u32 *before, u32 *out, u64 *out_count) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    const u32 *w = in + ITEM * i;
+    u32 key = w[0], ruler = w[2], acc = w[3];
+    u32 o[ITEM] = {ruler, FINISH, key, acc, NIL};
+    bool emit = w[1] == WALKER;
+    if (!emit) {
+        u32 k = key - first;
+        hnext[k] = w[2];
+        hweight[k] = w[3];
+        hlast[k] = w[4];
+    } else if (go_on) {
+        u32 at = key;
+        while (!sampled_ruler(at)) {
+            u32 k = at - first, nx = hnext[k];
+            ruler_of[k] = ruler;
+            before[k] = acc;
+            acc = sum ? acc + hweight[k] : min(acc, hweight[k]);
+            if (nx == NIL) {
+                set_item(o, ruler, FINISH, NIL, acc, hlast[k]);
+                break;
+            }
+            at = nx;
+            if ((u64)nx - first >= here) {
+                set_item(o, nx, WALKER, ruler, acc, 0);
+                break;
+            }
+        }
+        // Stopped at a ruler: that ruler is the segment's end.
+        if (sampled_ruler(at) && o[1] == FINISH) set_item(o, ruler, FINISH, at, acc, NIL);
+    }
+    u64 at = warp_slot(emit, out_count);
+    if (emit) put_item(out, at, o);
+}
+
+// The rulers once the walk is over: the sampled ones and the heads no walker reached (their
+// own one-head segments, already in place).
+extern "C" __global__ void euler_walk_rulers(const u32 *heads, u64 count, const u32 *ruler_of,
+                                             u32 *rulers,
+                                             u64 *ruler_count) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k];
+    bool rules = ruler_of[h] == NIL;
+    u64 at = warp_slot(rules, ruler_count);
+    if (rules) rulers[at] = h;
+}
+
+// Questions (the global slot table[list[i]], i) for the entries where it is not NIL.
+extern "C" __global__ void euler_ask(const u32 *list, u64 count, const u32 *table, u32 *out,
+                                     u64 *out_count) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 key = table[list[i]];
+    bool ask = key != NIL;
+    u64 at = warp_slot(ask, out_count);
+    if (ask) {
+        out[2 * at] = key;
+        out[2 * at + 1] = (u32)i;
+    }
+}
+
+// The answers to the arrived questions: the first `width` of the tables t0, t1, t2 at each
+// asked (own) slot.
+extern "C" __global__ void euler_answer(const u32 *got, u64 count, u32 first, const u32 *t0,
+                                        const u32 *t1, const u32 *t2, u32 width, u32 *answer) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 k = got[2 * i] - first;
+    const u32 *tables[3] = {t0, t1, t2};
+    for (u32 j = 0; j < width; j++) answer[width * i + j] = tables[j][k];
+}
+
+// The answers, back in the order the questions went, to their askers' entries.
+extern "C" __global__ void euler_answered(const u32 *asked, const u32 *answer, u64 count,
+                                          u32 width, u32 *out) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 o = asked[2 * i + 1];
+    for (u32 j = 0; j < width; j++) out[width * o + j] = answer[width * i + j];
+}
+
+// One round of plain minima over the rulers (jump.rs `plain_minima`): got[2i..] holds the
+// weight and next of ruler i's next ruler; counts the minima that fell.
+extern "C" __global__ void euler_rule_min(const u32 *rulers, u64 count, const u32 *got,
+                                          u32 *weight, u32 *next, u64 *changed) {
+    u64 i = thread_index();
+    u64 fell = 0;
+    if (i < count) {
+        u32 r = rulers[i];
+        if (next[r] != NIL) {
+            next[r] = got[2 * i + 1];
+            fell = got[2 * i] < weight[r];
+            if (fell) weight[r] = got[2 * i];
+        }
+    }
+    const int index[1] = {0};
+    const u64 add[1] = {fell};
+    block_add(changed, index, add);
+}
+
+// One round of Wyllie's ranking over the rulers (jump.rs `plain_ranks`): got[3i..] holds
+// the steps, next and last slot of ruler i's next ruler.
+extern "C" __global__ void euler_rule_rank(const u32 *rulers, u64 count, const u32 *got,
+                                           u32 *dist, u32 *next, u32 *end) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 r = rulers[i];
+    if (next[r] == NIL) return;
+    dist[r] += got[3 * i];
+    next[r] = got[3 * i + 1];
+    end[r] = got[3 * i + 2];
+}
+
+// Each reached head takes its ruler's result (got[2k..]: weight, last slot), for lists less
+// its steps from the ruler; a ruler keeps its own.
+extern "C" __global__ void euler_rule_spread(const u32 *heads, u64 count, const u32 *ruler_of,
+                                             const u32 *before, const u32 *got, u32 sum,
+                                             u32 *weight, u32 *end) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 h = heads[k];
+    if (ruler_of[h] == NIL) return;
+    weight[h] = sum ? got[2 * k] - before[h] : got[2 * k];
+    if (sum) end[h] = got[2 * k + 1];
+}
+
+// ---- Several ranks: the spanning forest of the trail graph (gpu_forest.rs; forest.rs) -----
+//
+// forest.rs's min-label hooking with the trails (nodes, by label) in even blocks over the
+// ranks: each round the offers ask their trails' roots of the trails' owners, each offer
+// between two trees goes to its larger root's owner, every root with offers hooks under the
+// smallest (root, link), and the nodes that moved jump to their roots by questions too.
+
+extern "C" __global__ void euler_forest_start(u32 *root, u64 *best, u64 nodes, u32 first) {
+    u64 i = thread_index();
+    if (i >= nodes) return;
+    root[i] = first + (u32)i;
+    best[i] = NO_BEST;
+}
+
+// Questions for the roots of both trails of each offer: (trail, 2k + side).
+extern "C" __global__ void euler_forest_ask(const u32 *offers, u64 count, u32 *out) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    out[4 * k] = offers[3 * k];
+    out[4 * k + 1] = (u32)(2 * k);
+    out[4 * k + 2] = offers[3 * k + 1];
+    out[4 * k + 3] = (u32)(2 * k + 1);
+}
+
+// Each offer between two trees: (larger root, smaller root, link's global slot).
+extern "C" __global__ void euler_forest_between(const u32 *offers, u64 count, const u32 *roots,
+                                                u32 slot_first, u32 *out, u64 *out_count) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u32 ra = roots[2 * k], rb = roots[2 * k + 1];
+    bool between = ra != rb;
+    u64 at = warp_slot(between, out_count);
+    if (between) {
+        out[3 * at] = ra > rb ? ra : rb;
+        out[3 * at + 1] = ra > rb ? rb : ra;
+        out[3 * at + 2] = slot_first + offers[3 * k + 2];
+    }
+}
+
+// The offers arrived at their larger root's owner: the smallest (root, link) per root.
+extern "C" __global__ void euler_forest_best(const u32 *items, u64 count, u32 first, u64 *best) {
+    u64 i = thread_index();
+    if (i >= count) return;
+    u32 hi = items[3 * i] - first;
+    u64 offer = (u64)items[3 * i + 1] << 32 | items[3 * i + 2];
+    if (offer < best[hi]) atomicMin(&best[hi], offer);
+}
+
+// Each own root with an offer hooks under it; its link joins `chosen` (appended).
+extern "C" __global__ void euler_forest_hooks(u64 *best, u64 nodes, u32 *root, u32 *chosen,
+                                              u64 *chosen_count) {
+    u64 i = thread_index();
+    if (i >= nodes) return;
+    bool hook = best[i] != NO_BEST;
+    u64 at = warp_slot(hook, chosen_count);
+    if (hook) {
+        root[i] = (u32)(best[i] >> 32);
+        chosen[at] = (u32)best[i];
+        best[i] = NO_BEST;
+    }
+}
+
+// The own nodes that are no root (local indices).
+extern "C" __global__ void euler_forest_moved(const u32 *root, u64 nodes, u32 first, u32 *moved,
+                                              u64 *count) {
+    u64 i = thread_index();
+    if (i >= nodes) return;
+    bool off = root[i] != first + (u32)i;
+    u64 at = warp_slot(off, count);
+    if (off) moved[at] = (u32)i;
+}
+
+// One shortcut step: each moved node takes its root's root (got); counts the changes.
+extern "C" __global__ void euler_forest_up(const u32 *moved, u64 count, const u32 *got,
+                                           u32 *root, u64 *changed) {
+    u64 k = thread_index();
+    u64 change = 0;
+    if (k < count) {
+        u32 i = moved[k];
+        change = got[k] != root[i];
+        root[i] = got[k];
+    }
+    const int index[1] = {0};
+    const u64 add[1] = {change};
+    block_add(changed, index, add);
+}
+
+// The chosen links, arrived at their slots' owner, mark their slots.
+extern "C" __global__ void euler_forest_joined(const u32 *links, u64 count, u32 first,
+                                               u8 *joined) {
+    u64 i = thread_index();
+    if (i < count) joined[links[i] - first] = 1;
 }

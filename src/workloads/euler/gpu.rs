@@ -35,11 +35,27 @@ pub struct Setup {
     pub start: u64,
 }
 
-/// Device bytes at the peak, per slot (the tree: darts, partners, mates and labels, u32 each,
-/// the forest's roots and best offers over the trails, its offers, the links it joins; the
-/// labelling and the ranking stay below) and per vertex (the slot starts and their cursors).
+/// Device bytes at the peak, per slot (one rank: the tree: darts, partners, mates and labels,
+/// u32 each, the forest's roots and best offers over the trails, its offers, the links it
+/// joins; the labelling and the ranking stay below) and per vertex (the slot starts and their
+/// cursors).
 const BYTES_PER_SLOT: u64 = 30;
 const BYTES_PER_VERTEX: u64 = 12;
+
+/// The same on several ranks, where every slot may head a run (gpu_ranks.rs, gpu_ruling.rs):
+/// the labelling's peak is the heads' questions to their rulers (32 per head: the questions
+/// sent, the answers twice, the results) over darts, partners, mates and successors (16),
+/// the local runs (successors, heads, minima, ends, next heads: 20) and the walk's notes (8);
+/// the mates' step (36, gpu_mates.rs) and the ranking stay below.
+const BYTES_PER_SLOT_RANKS: u64 = 76;
+
+fn bytes_per_slot(ranks: u64) -> u64 {
+    if ranks > 1 {
+        BYTES_PER_SLOT_RANKS
+    } else {
+        BYTES_PER_SLOT
+    }
+}
 
 /// The end of a list (`jump::NIL`) in the kernels' 32-bit slots.
 const NIL32: u32 = NIL as u32;
@@ -78,6 +94,27 @@ impl Kernels {
             "euler_rank_spread",
             "euler_rank_place",
             "euler_fill",
+            "euler_local_next",
+            "euler_owner_count",
+            "euler_owner_scatter",
+            "euler_head_state",
+            "euler_walk_start",
+            "euler_walk",
+            "euler_walk_rulers",
+            "euler_ask",
+            "euler_answer",
+            "euler_answered",
+            "euler_rule_min",
+            "euler_rule_rank",
+            "euler_rule_spread",
+            "euler_forest_start",
+            "euler_forest_ask",
+            "euler_forest_between",
+            "euler_forest_best",
+            "euler_forest_hooks",
+            "euler_forest_moved",
+            "euler_forest_up",
+            "euler_forest_joined",
         ] {
             kernels.insert(name, gpu.function("euler.cu", name)?);
         }
@@ -106,7 +143,8 @@ pub(super) struct Paired {
 pub(super) fn check_device(gpu: &Gpu, (n, m): (u64, u64), ranks: u64) -> Result<()> {
     check_fits(n, m)?;
     let own = n.div_ceil(ranks);
-    let bytes = |m: u64| BYTES_PER_SLOT * 2 * m.div_ceil(ranks) + BYTES_PER_VERTEX * own;
+    let per_slot = bytes_per_slot(ranks);
+    let bytes = |m: u64| per_slot * 2 * m.div_ceil(ranks) + BYTES_PER_VERTEX * own;
     memory::check(
         "the GPU Euler path",
         bytes(m),
@@ -120,16 +158,18 @@ pub(super) fn check_device(gpu: &Gpu, (n, m): (u64, u64), ranks: u64) -> Result<
     )
 }
 
-/// Fail unless `slots` edge-ends of `n` own vertices fit the free device memory.
-pub(super) fn check_memory(gpu: &Gpu, slots: u64, n: u64, m: u64) -> Result<()> {
-    let needed = BYTES_PER_SLOT * slots + BYTES_PER_VERTEX * n;
+/// Fail unless `slots` edge-ends of `n` own vertices fit the free device memory, on one of
+/// `ranks` ranks.
+pub(super) fn check_memory(gpu: &Gpu, (slots, n): (u64, u64), m: u64, ranks: u64) -> Result<()> {
+    let per_slot = bytes_per_slot(ranks);
+    let needed = per_slot * slots + BYTES_PER_VERTEX * n;
     let place = Place::Gpu(gpu);
     memory::check(
         &format!("the GPU Euler path ({slots} edge-ends of {m} edges)"),
         needed,
         place,
         |free| {
-            let edges = free.saturating_sub(BYTES_PER_VERTEX * n) / (2 * BYTES_PER_SLOT);
+            let edges = free.saturating_sub(BYTES_PER_VERTEX * n) / (2 * per_slot);
             format!("about {edges} edges fit; use more ranks or a GPU with more memory")
         },
     )

@@ -25,7 +25,7 @@ impl DeviceEnds {
     /// added ones come by `extend`), after checking that the run fits the device.
     pub fn upload(gpu: &Gpu, n: u64, edges: &[Edge], planned: u64) -> Result<DeviceEnds> {
         check_fits(n, planned)?;
-        check_memory(gpu, 2 * planned, n, planned)?;
+        check_memory(gpu, (2 * planned, n), planned, 1)?;
         // Compile the kernel files now, untimed with the graph: a cold compile (about a
         // second) would otherwise land in the check phase.
         gpu.function("euler.cu", "euler_degrees")?;

@@ -6,7 +6,7 @@
 //! other dart, which goes back along the same runs (kernels/euler.cu `euler_mate_*`). The
 //! bytes: 16 per slot (8 there, 8 back), whatever the partition. Device bytes at this step's
 //! peak: about 36 per slot (darts and partners; the questions, the arrivals and the answers),
-//! more than the 30 `gpu::check_memory` counts for one rank's tree phase.
+//! below the several ranks' labelling peak that `gpu::check_memory` counts (76).
 
 use super::gpu::Paired;
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};

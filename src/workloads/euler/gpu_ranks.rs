@@ -2,14 +2,17 @@
 //! at a rank's own vertices and slots runs on its GPU: the sort and pairing, the local runs
 //! of the cycle minima and of the list ranking (chains of successors that stay on the rank,
 //! cut at splitters, as `jump` cuts them), the trails' links and the splice. The mates cross
-//! ranks on the devices (`gpu_mates`, through `GpuExchange`); the rest that crosses ranks is
-//! host-staged through the CPU path's collectives: pointer jumping over the run heads
-//! (`jump::jump_minima`, `jump::jump_ranks`: a ruling set) and the spanning forest of the
-//! trail graph (`splice::join`).
+//! ranks on the devices through `GpuExchange`: the mates (`gpu_mates`), the jumping over the
+//! run heads (`gpu_ruling`: a ruling set, as the CPU's `ruling`) and the spanning forest of
+//! the trail graph (`gpu_forest`, as the CPU's `forest`). The circuit's order
+//! (`order_circuit`: the cut, the placement) stays on the host, so the slots are copied there
+//! after the pairing (`on_host`) and the partners after the splice.
 
 use super::darts::Darts;
 use super::gpu::{self, Kernels, Paired, Setup};
+use super::gpu_forest;
 use super::gpu_mates;
+use super::gpu_ruling::{self, HeadState, Router};
 use super::jump::{self, NIL};
 use super::{Phases, Solved};
 use crate::comm::ranges::Ranges;
@@ -39,12 +42,12 @@ pub fn solve(
     let slots = ends.len() as u64;
     let n = part.local_n() as u64;
     gpu::check_fits(s.n, s.m)?;
-    world.agree(gpu::check_memory(gpu, slots, n, s.m))?;
+    world.agree(gpu::check_memory(gpu, (slots, n), s.m, world.size() as u64))?;
     let k = Kernels::load(gpu)?;
     // Untimed, as the graph: NCCL's set-up and first connection.
     let exchange = GpuExchange::open(world, gpu, transport)?;
 
-    let (mut p, mut darts) = phases.run("pair", || {
+    let (mut p, paired) = phases.run("pair", || {
         let first_vertex = part.first();
         let local: Vec<u32> = ends
             .par_iter()
@@ -60,34 +63,39 @@ pub fn solve(
         let slot_ranges = Ranges::of_lengths(world, slots);
         let mate = gpu_mates::mates(gpu, &exchange, &p, &slot_ranges, s.m)?;
         let darts = on_host(gpu, &k, (&p, &mate), slot_ranges, part.first(), s.directed)?;
-        Ok((p, darts))
+        Ok((p, (darts, mate)))
     })?;
+    let (mut darts, mate) = paired;
+    let router = Router::new(world, gpu, &k, &exchange, &darts.slots)?;
 
     let (label, label_rounds, initial_trails) = phases.run("label", || {
-        let (label, label_rounds) =
-            cycle_min(world, gpu, &k, &darts.slots, &darts.next(), &p.dart)?;
+        let mut gnext = gpu.zeros::<u32>("successors", slots as usize)?;
+        gpu.launch(k.get("euler_next"), grid(slots), |b| {
+            b.arg(&mate)
+                .arg(&p.partner)
+                .arg(&slots)
+                .arg(&NIL32)
+                .arg(&NIL32)
+                .arg(&mut gnext);
+        })?;
+        drop(mate);
+        let (label, label_rounds) = cycle_min(&router, &k, &gnext, &p.dart)?;
         // Two cycles per trail, one per direction of travel.
         let starts = gpu::trail_starts(gpu, &k, &p, &label)?;
         Ok((label, label_rounds, world.allreduce(starts, Op::Sum) / 2))
     })?;
 
     let (joined, tree_rounds) = phases.run("tree", || {
-        let (offers, count) = gpu::offers(gpu, &k, &p, &label)?;
-        let first = darts.slots.first();
-        let offers: Vec<Triple> = gpu
-            .download("trail offers", &offers, 3 * count as usize)?
-            .chunks(3)
-            .map(|o| Triple(o[0].into(), o[1].into(), first + u64::from(o[2])))
-            .collect();
-        let trails = Ranges::even(s.m, world.size(), world.rank());
-        let (joined, rounds, links) = super::splice::join(world, &darts.slots, &offers, &trails)?;
+        let offers = gpu::offers(gpu, &k, &p, &label)?;
+        let trail_ranges = Ranges::even(s.m, world.size(), world.rank());
+        let trails = Router::new(world, gpu, &k, &exchange, &trail_ranges)?;
+        let mut joined = gpu.zeros::<u8>("tree links", slots as usize)?;
+        let (rounds, links) = gpu_forest::join((&router, &trails), (&offers.0, offers.1), &mut joined)?;
         super::one_tree(initial_trails, links, components)?;
         Ok((joined, rounds))
     })?;
 
     phases.run("splice", || {
-        let joined: Vec<u8> = joined.into_par_iter().map(u8::from).collect();
-        let joined = gpu.upload("tree links", &joined)?;
         gpu::splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
         drop((joined, label));
         let partner = gpu.download("partners", &p.partner, slots as usize)?;
@@ -97,7 +105,7 @@ pub fn solve(
 
     let placed = phases.run("rank", || {
         super::order_circuit(world, &darts, s.m, s.start, |next| {
-            rank_lists(world, gpu, &k, &darts.slots, next)
+            rank_lists(&router, &k, next)
         })
     })?;
     Ok(Solved {
@@ -134,87 +142,74 @@ fn on_host(
     })
 }
 
-/// The local runs of `next` (global successors) on the device: `next` as local slots (NIL
+/// The local runs of the global successors `gnext` on the device: `next` as local slots (NIL
 /// where the list ends or another rank's slot follows) and the heads (splitters and the slots
 /// no local slot points at).
 struct Runs {
     next: CudaSlice<u32>,
     heads: CudaSlice<u32>,
     count: u64,
-    /// For each local slot: its head index, where it is one.
-    head_of: Vec<u32>,
-    heads_host: Vec<u32>,
 }
 
 impl Runs {
-    fn of(gpu: &Gpu, k: &Kernels, slots: &Ranges, next: &[u64]) -> Result<Runs> {
-        let n = next.len() as u64;
-        let first = slots.first();
-        let local: Vec<u32> = next
-            .par_iter()
-            .map(|&t| match t.wrapping_sub(first) {
-                i if i < n => i as u32,
-                _ => NIL32,
-            })
-            .collect();
-        let next = gpu.upload("successors", &local)?;
+    fn of(gpu: &Gpu, k: &Kernels, first: u32, gnext: &CudaSlice<u32>, n: u64) -> Result<Runs> {
+        let mut next = gpu.zeros::<u32>("successors", n as usize)?;
+        gpu.launch(k.get("euler_local_next"), grid(n), |b| {
+            b.arg(gnext).arg(&n).arg(&first).arg(&mut next);
+        })?;
         let mut pointed = gpu.zeros::<u8>("list marks", n as usize)?;
         gpu.launch(k.get("euler_pointed"), grid(n), |b| {
             b.arg(&next).arg(&n).arg(&mut pointed);
         })?;
         let (heads, count) = gpu::heads(gpu, k, n, Some(&pointed), [NIL32; 2])?;
-        let heads_host = gpu.download("run heads", &heads, count as usize)?;
-        let mut head_of = vec![u32::MAX; n as usize];
-        for (i, &h) in heads_host.iter().enumerate() {
-            head_of[h as usize] = i as u32;
-        }
-        Ok(Runs {
-            next,
-            heads,
-            count,
-            head_of,
-            heads_host,
+        Ok(Runs { next, heads, count })
+    }
+
+    /// Each head's next head (global; NIL at a list's end) into `hnext`, from its run's
+    /// `run_next` and last slot `run_end`; with `lists`, the steps take the step to another
+    /// rank and `run_end` becomes global.
+    fn head_state(&self, (k, r): (&Kernels, &Router), gnext: &CudaSlice<u32>, lists: bool, run: RunArrays) -> Result<()> {
+        let lists = u32::from(lists);
+        r.gpu().launch(k.get("euler_head_state"), grid(self.count), |b| {
+            b.arg(&self.heads)
+                .arg(&self.count)
+                .arg(gnext)
+                .arg(&r.first)
+                .arg(&lists)
+                .arg(run.next)
+                .arg(run.weight)
+                .arg(run.end)
+                .arg(run.hnext);
         })
-    }
-
-    /// Each head's global slot.
-    fn head_slots(&self, first: u64) -> Vec<u64> {
-        self.heads_host.par_iter().map(|&h| first + u64::from(h)).collect()
-    }
-
-    /// The index of the head at global slot `s` (held here).
-    fn head(&self, slots: &Ranges, s: u64) -> usize {
-        self.head_of[slots.local(s)] as usize
-    }
-
-    /// Where head h's run goes after its last slot `last` (global; NIL at a list's end):
-    /// the next local head, or the successor `next` names.
-    fn after(&self, first: u64, run_next: u32, last: u32, next: &[u64]) -> u64 {
-        if run_next != NIL32 {
-            first + u64::from(run_next)
-        } else {
-            next[last as usize]
-        }
     }
 }
 
-/// For each local slot, the smallest edge (dart / 2) over its cycle of `next` (a permutation
-/// of the global slots), on the device; with the jumping rounds.
+/// A head's run as the walk kernels leave it (per local slot).
+struct RunArrays<'a> {
+    next: &'a CudaSlice<u32>,
+    weight: &'a mut CudaSlice<u32>,
+    end: &'a mut CudaSlice<u32>,
+    hnext: &'a mut CudaSlice<u32>,
+}
+
+/// For each local slot, the smallest edge (dart / 2) over its cycle of `gnext` (global
+/// successors, a permutation of the global slots), on the devices; with the rounds of
+/// exchange.
 fn cycle_min(
-    world: &World,
-    gpu: &Gpu,
+    r: &Router,
     k: &Kernels,
-    slots: &Ranges,
-    next: &[u64],
+    gnext: &CudaSlice<u32>,
     dart: &CudaSlice<u32>,
 ) -> Result<(CudaSlice<u32>, usize)> {
-    let n = next.len() as u64;
-    let runs = Runs::of(gpu, k, slots, next)?;
+    let gpu = r.gpu();
+    let n = u64::from(r.here);
+    let runs = Runs::of(gpu, k, r.first, gnext, n)?;
     let alloc = |what: &str| gpu.zeros::<u32>(what, n as usize);
-    let (mut run_min, mut run_next, mut run_end) = (
+    let (mut run_min, mut run_next, mut run_end, mut hnext) = (
         alloc("run minima")?,
         alloc("run successors")?,
         alloc("run ends")?,
+        alloc("next heads")?,
     );
     let open = 1u32;
     gpu.launch(k.get("euler_min_walk"), grid(runs.count), |b| {
@@ -227,32 +222,22 @@ fn cycle_min(
             .arg(&mut run_next)
             .arg(&mut run_end);
     })?;
-    let mut minima = gpu.download("run minima", &run_min, n as usize)?;
-    let run_next = gpu.download("run successors", &run_next, n as usize)?;
-    let run_end = gpu.download("run ends", &run_end, n as usize)?;
-    let first = slots.first();
-    let (head_next, mut head_min): (Vec<u64>, Vec<u64>) = runs
-        .heads_host
-        .par_iter()
-        .map(|&h| {
-            let h = h as usize;
-            let after = runs.after(first, run_next[h], run_end[h], next);
-            (after, u64::from(minima[h]))
-        })
-        .unzip();
-    let head_slot = runs.head_slots(first);
-    let rounds = jump::jump_minima(
-        world,
-        slots,
-        &head_slot,
-        |s| runs.head(slots, s),
-        head_next,
-        &mut head_min,
-    )?;
-    for (&h, &m) in runs.heads_host.iter().zip(&head_min) {
-        minima[h as usize] = m as u32;
-    }
-    let run_min = gpu.upload("run minima", &minima)?;
+    let run = RunArrays {
+        next: &run_next,
+        weight: &mut run_min,
+        end: &mut run_end,
+        hnext: &mut hnext,
+    };
+    runs.head_state((k, r), gnext, false, run)?;
+    drop(run_next);
+    let heads = HeadState {
+        heads: (&runs.heads, runs.count),
+        next: &mut hnext,
+        weight: &mut run_min,
+        end: &mut run_end,
+    };
+    let (rounds, _) = gpu_ruling::jump(r, heads, false)?;
+    drop((run_end, hnext));
     let mut label = alloc("labels")?;
     gpu.launch(k.get("euler_fill"), grid(n), |b| {
         b.arg(&mut label).arg(&n).arg(&NIL32);
@@ -274,20 +259,19 @@ fn cycle_min(
 
 /// List ranking of `next` (global successors, NIL ending each list; collective): each local
 /// slot's distance to its list's end and that end's global slot, as `jump::rank_lists`.
-fn rank_lists(
-    world: &World,
-    gpu: &Gpu,
-    k: &Kernels,
-    slots: &Ranges,
-    next: Vec<u64>,
-) -> Result<(Vec<u64>, Vec<u64>)> {
-    let n = next.len() as u64;
-    let runs = Runs::of(gpu, k, slots, &next)?;
+fn rank_lists(r: &Router, k: &Kernels, next: Vec<u64>) -> Result<(Vec<u64>, Vec<u64>)> {
+    let gpu = r.gpu();
+    let n = u64::from(r.here);
+    let narrow: Vec<u32> = next.into_par_iter().map(|t| t as u32).collect();
+    let gnext = gpu.upload("successors", &narrow)?;
+    drop(narrow);
+    let runs = Runs::of(gpu, k, r.first, &gnext, n)?;
     let alloc = |what: &str| gpu.zeros::<u32>(what, n as usize);
-    let (mut run_dist, mut run_next, mut run_end) = (
+    let (mut run_dist, mut run_next, mut run_end, mut hnext) = (
         alloc("run distances")?,
         alloc("run successors")?,
         alloc("run ends")?,
+        alloc("next heads")?,
     );
     let mut visited = gpu.zeros::<u64>("counter", 1)?;
     gpu.launch(k.get("euler_rank_walk"), grid(runs.count), |b| {
@@ -301,46 +285,26 @@ fn rank_lists(
     })?;
     // A slot in no run lies on a cycle within the rank.
     let visited = gpu.download("counter", &visited, 1)?[0];
-    if world.allreduce(u64::from(visited != n), Op::Sum) > 0 {
+    if r.total(u64::from(visited != n)) > 0 {
         return Err(jump::no_end());
     }
-    let mut steps = gpu.download("run distances", &run_dist, n as usize)?;
-    let run_next = gpu.download("run successors", &run_next, n as usize)?;
-    let mut ends = gpu.download("run ends", &run_end, n as usize)?;
-    let first = slots.first();
-    // A run that stops where another rank's slot follows takes that step too.
-    type Head = (u64, (u64, u64));
-    let (head_next, (mut dist, mut end)): (Vec<u64>, (Vec<u64>, Vec<u64>)) = runs
-        .heads_host
-        .par_iter()
-        .map(|&h| -> Head {
-            let h = h as usize;
-            let after = runs.after(first, run_next[h], ends[h], &next);
-            let remote = run_next[h] == NIL32 && after != NIL;
-            let d = u64::from(steps[h]) + u64::from(remote);
-            (after, (d, first + u64::from(ends[h])))
-        })
-        .unzip();
-    let head_slot = runs.head_slots(first);
-    if !jump::jump_ranks(
-        world,
-        slots,
-        &head_slot,
-        |s| runs.head(slots, s),
-        head_next,
-        &mut dist,
-        &mut end,
-    )? {
+    let run = RunArrays {
+        next: &run_next,
+        weight: &mut run_dist,
+        end: &mut run_end,
+        hnext: &mut hnext,
+    };
+    runs.head_state((k, r), &gnext, true, run)?;
+    drop((run_next, gnext));
+    let heads = HeadState {
+        heads: (&runs.heads, runs.count),
+        next: &mut hnext,
+        weight: &mut run_dist,
+        end: &mut run_end,
+    };
+    if !gpu_ruling::jump(r, heads, true)?.1 {
         return Err(jump::no_end());
     }
-    for (i, &h) in runs.heads_host.iter().enumerate() {
-        steps[h as usize] = dist[i] as u32;
-        ends[h as usize] = end[i] as u32;
-    }
-    let (run_dist, run_end) = (
-        gpu.upload("run distances", &steps)?,
-        gpu.upload("run ends", &ends)?,
-    );
     let (mut dist, mut end) = (alloc("distances")?, alloc("list ends")?);
     gpu.launch(k.get("euler_rank_spread"), grid(runs.count), |b| {
         b.arg(&runs.heads)

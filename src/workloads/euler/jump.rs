@@ -177,7 +177,8 @@ fn plain_jumping() -> bool {
 
 /// Cycle minima over run heads (collective): `head_slot[k]` is head k's global slot, the
 /// rest as `plain_minima` says; over a ruling set unless `plain_jumping`. Returns the
-/// rounds of exchange. The CPU's runs and the GPU's (euler/gpu_ranks.rs) both jump here.
+/// rounds of exchange. The CPU path's; several GPUs jump on the devices (euler/gpu_ruling.rs),
+/// always over the ruling set.
 pub fn jump_minima(
     world: &World,
     slots: &Ranges,
