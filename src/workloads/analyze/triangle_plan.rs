@@ -18,7 +18,6 @@
 
 use super::triangles::Oriented;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Out-rows up to this long are owned by a warp (as `SHORT_ROW` in kernels/triangles.cu).
 pub const SHORT_ROW: u64 = 128;
@@ -85,56 +84,119 @@ impl Plan {
     }
 }
 
+/// Owners per bucket of `group_by_owner`'s second pass (a bucket's counters stay in cache).
+const BUCKET_BITS: u32 = 16;
+
 /// Every oriented edge with two non-empty out-rows, as a partner of its owner (the end with
 /// the longer out-row, u of (u, v) on a tie): the partners, owner after owner, each owner's
-/// ascending, and where each owner's start (n + 1 offsets). A counting sort: the edges are
-/// counted per owner, placed at their owner's cursor, then each owner's partners sorted (a
-/// sort of all the pairs took seconds at SCALE 24).
+/// ascending, and where each owner's starts (n + 1 offsets).
+///
+/// A two-pass stable radix sort of the (owner, partner) pairs without shared counters (the
+/// hubs own most edges: atomic counters per owner, and before them a sort of all the pairs,
+/// took seconds at SCALE 24): chunks of rows count their pairs per bucket of 2^16 owners and
+/// write them to their own slice of each bucket; then each bucket is counting-sorted by
+/// owner. Rows are read in order, so an owner's partners come out ascending: those below it
+/// (edges into it, row by row) before its own row's.
 fn group_by_owner(oriented: &Oriented) -> (Vec<u32>, Vec<u64>) {
     let n = oriented.n() as usize;
-    let degree = |x: u32| oriented.degree(x.into());
-    // The (owner, partner) pairs of row u.
-    let pairs = |u: usize| {
-        let du = oriented.degree(u as u64);
-        let u = u as u32;
-        oriented
-            .row(u.into())
-            .iter()
-            .filter(move |&&v| degree(v) > 0)
-            .map(move |&v| if degree(v) > du { (v, u) } else { (u, v) })
-    };
-    let counts: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
-    (0..n).into_par_iter().for_each(|u| {
-        pairs(u).for_each(|(o, _)| {
-            counts[o as usize].fetch_add(1, Relaxed);
-        })
-    });
-    let mut starts = Vec::with_capacity(n + 1);
-    starts.push(0);
-    for c in &counts {
-        starts.push(starts.last().unwrap() + c.load(Relaxed));
-    }
-    // The counters become each owner's cursor.
-    counts
+    let buckets = (n >> BUCKET_BITS) + 1;
+    let chunks = row_chunks(oriented, 4 * rayon::current_num_threads());
+    let counts: Vec<Vec<usize>> = chunks
         .par_iter()
-        .zip(&starts[..n])
-        .for_each(|(c, &s)| c.store(s, Relaxed));
-    let slots: Vec<AtomicU32> = (0..starts[n]).into_par_iter().map(|_| AtomicU32::new(0)).collect();
-    (0..n).into_par_iter().for_each(|u| {
-        pairs(u).for_each(|(o, p)| {
-            let at = counts[o as usize].fetch_add(1, Relaxed);
-            slots[at as usize].store(p, Relaxed);
+        .map(|rows| {
+            let mut count = vec![0; buckets];
+            rows.clone()
+                .for_each(|u| owned_pairs(oriented, u).for_each(|(o, _)| count[bucket(o)] += 1));
+            count
         })
-    });
-    let mut partners: Vec<u32> = slots.into_par_iter().map(AtomicU32::into_inner).collect();
-    let mut segments = Vec::with_capacity(n);
-    let mut rest = &mut partners[..];
-    for w in starts.windows(2) {
-        let (segment, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
-        segments.push(segment);
-        rest = tail;
+        .collect();
+    // Each chunk's slice of each bucket, bucket after bucket, chunk after chunk.
+    let mut pairs = vec![0u64; counts.iter().flatten().sum()];
+    let mut slices: Vec<Vec<&mut [u64]>> = chunks.iter().map(|_| Vec::new()).collect();
+    let mut bucket_pairs = Vec::with_capacity(buckets);
+    let mut rest = &mut pairs[..];
+    for b in 0..buckets {
+        let mut total = 0;
+        for (c, count) in counts.iter().enumerate() {
+            let (slice, tail) = rest.split_at_mut(count[b]);
+            slices[c].push(slice);
+            rest = tail;
+            total += count[b];
+        }
+        bucket_pairs.push(total);
     }
-    segments.into_par_iter().for_each(|s| s.sort_unstable());
+    chunks.par_iter().zip(slices).for_each(|(rows, mut slices)| {
+        let mut at = vec![0; buckets];
+        rows.clone().for_each(|u| {
+            owned_pairs(oriented, u).for_each(|(o, p)| {
+                let b = bucket(o);
+                slices[b][at[b]] = u64::from(o) << 32 | u64::from(p);
+                at[b] += 1;
+            })
+        });
+    });
+    sort_buckets(n, &pairs, &bucket_pairs)
+}
+
+/// The bucket of owner `o` in `group_by_owner`.
+fn bucket(o: u32) -> usize {
+    (o >> BUCKET_BITS) as usize
+}
+
+/// Row ranges of about equal entries, `parts` of them at most.
+fn row_chunks(oriented: &Oriented, parts: usize) -> Vec<std::ops::Range<u64>> {
+    let (n, entries) = (oriented.n(), oriented.adj.len() as u64);
+    let first_row_at = |e: u64| oriented.offsets.partition_point(|&o| o < e) as u64;
+    let bounds: Vec<u64> = (0..=parts as u64)
+        .map(|k| first_row_at(entries * k / parts as u64).min(n))
+        .chain([n])
+        .collect();
+    let mut chunks: Vec<_> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+    chunks.retain(|r| !r.is_empty());
+    chunks
+}
+
+/// Row u's edges with two non-empty out-rows, as (owner, partner).
+fn owned_pairs(oriented: &Oriented, u: u64) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let degree = |x: u32| oriented.degree(x.into());
+    let du = oriented.degree(u);
+    let u = u as u32;
+    oriented
+        .row(u.into())
+        .iter()
+        .filter(move |&&v| degree(v) > 0)
+        .map(move |&v| if degree(v) > du { (v, u) } else { (u, v) })
+}
+
+/// The pairs (owner << 32 | partner), bucket after bucket (`sizes` pairs each), counting
+/// sorted by owner within each bucket, stably: the partners and each owner's start.
+fn sort_buckets(n: usize, pairs: &[u64], sizes: &[usize]) -> (Vec<u32>, Vec<u64>) {
+    let mut partners = vec![0u32; pairs.len()];
+    let mut starts = vec![0u64; n + 1];
+    starts[n] = pairs.len() as u64;
+    let mut jobs = Vec::with_capacity(sizes.len());
+    let (mut input, mut output, mut begin) = (pairs, &mut partners[..], 0);
+    for (&size, owner_starts) in sizes.iter().zip(starts[..n].chunks_mut(1 << BUCKET_BITS)) {
+        let (bucket_in, rest_in) = input.split_at(size);
+        let (bucket_out, rest_out) = output.split_at_mut(size);
+        jobs.push((bucket_in, bucket_out, owner_starts, begin));
+        (input, output, begin) = (rest_in, rest_out, begin + size as u64);
+    }
+    jobs.into_par_iter()
+        .for_each(|(input, output, owner_starts, begin)| {
+            let low = |pair: u64| (pair >> 32) as usize & ((1 << BUCKET_BITS) - 1);
+            let mut at = vec![0usize; owner_starts.len()];
+            input.iter().for_each(|&pair| at[low(pair)] += 1);
+            let mut sum = 0;
+            for (a, start) in at.iter_mut().zip(owner_starts.iter_mut()) {
+                *start = begin + sum as u64;
+                (*a, sum) = (sum, sum + *a);
+            }
+            for &pair in input {
+                output[at[low(pair)]] = pair as u32;
+                at[low(pair)] += 1;
+            }
+        });
     (partners, starts)
 }
 
@@ -277,6 +339,8 @@ mod tests {
                 assert!(bin.windows(2).all(|w| w[0].probes >= w[1].probes));
                 for item in bin.iter() {
                     assert_eq!(degree(item.owner) <= SHORT_ROW, short);
+                    let range = item.begin as usize..item.end as usize;
+                    assert!(plan.partners[range].windows(2).all(|w| w[0] < w[1]));
                     let last = degree(plan.partners[item.end as usize - 1]);
                     assert!(item.probes < cap + last && item.begin < item.end);
                 }
@@ -298,4 +362,5 @@ mod tests {
         assert_eq!(cut(9, 2..3, 100, &[0, 1, 2], &degree).len(), 1);
     }
 }
+
 
