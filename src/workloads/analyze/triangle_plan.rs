@@ -267,7 +267,17 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let mut graphs: Vec<HostCsr> = [(1, 0), (2, 1), (12, 30), (40, 100), (60, 900)]
+        // The last two span several buckets of `group_by_owner` (n a multiple of 2^16, and not).
+        let sizes = [
+            (1, 0),
+            (2, 1),
+            (12, 30),
+            (40, 100),
+            (60, 900),
+            (1 << 17, 100_000),
+            ((1 << 17) + 3, 100_000),
+        ];
+        let mut graphs: Vec<HostCsr> = sizes
             .iter()
             .map(|&(n, m)| {
                 let edges: Vec<(u64, u64)> = (0..m).map(|_| (next() % n, next() % n)).collect();

@@ -368,6 +368,10 @@ pub fn triangle_stats(csr: &HostCsr, per_vertex: Vec<u64>) -> TriangleStats {
 /// Every rank's `local` concatenated in rank order, on every rank (collective), gathered in
 /// rounds of at most about `ROUND_WORDS` words in all.
 fn gather_all(world: &World, local: &[u64]) -> Result<Vec<u64>> {
+    if world.size() == 1 {
+        // No MPI: one copy on all cores, not rounds of allgatherv through temporary buffers.
+        return Ok(local.par_iter().copied().collect());
+    }
     let lens = world.allgather(local.len() as u64);
     let piece = (ROUND_WORDS / world.size() as u64).max(1);
     let rounds = lens.iter().max().unwrap_or(&0).div_ceil(piece);
