@@ -102,6 +102,27 @@ __device__ __forceinline__ int find_in_row(const u32 *row, u32 len, u32 w) {
     return lo < len && row[lo] == w ? (int)lo : -1;
 }
 
+// The last of the partners before[0..here) (ascending) whose probes start at or before q,
+// from k on (before[k] <= q): a gallop, as a thread's next probe is mostly in the same
+// partner or the next (a binary search over the whole group cost eight dependent
+// shared-memory loads a probe).
+__device__ __forceinline__ u32 partner_of(const u32 *before, u32 here, u32 k, u32 q) {
+    if (k + 1 >= here || before[k + 1] > q) return k;
+    u32 lo = k + 1, step = 1, hi = lo + 1;
+    while (hi < here && before[hi] <= q) {
+        lo = hi;
+        step *= 2;
+        hi = lo + step;
+    }
+    hi = min(hi, here);
+    while (hi - lo > 1) { // before[lo] <= q < before[hi] (or hi = here)
+        u32 mid = (lo + hi) / 2;
+        if (before[mid] <= q) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
 // The probes of partners[begin..end) by `team`, Team::SIZE partners at a time. `lookup(w)`
 // tells whether the owner's row holds w (and counts w's corner). Adds each edge's triangles
 // to t[partner]; returns the thread's hits. Every thread of the team must call.
@@ -123,22 +144,28 @@ __device__ u64 probe_partners(const u64 *offsets, const u32 *adj, const u32 *par
         g.found[me] = 0;
         team.sync();
         u32 here = (u32)min(end - j0, (u64)Team::SIZE);
-        u32 k = 0; // the last partner whose probes start at or before q: it only moves on
-        for (u32 q = me; q < probes; q += Team::SIZE) {
-            if (k + 1 < here && g.before[k + 1] <= q) {
-                u32 lo = k + 1, hi = here - 1;
-                while (lo < hi) {
-                    u32 mid = (lo + hi + 1) / 2;
-                    if (g.before[mid] <= q) lo = mid;
-                    else hi = mid - 1;
-                }
-                k = lo;
-            }
+        // Two probes a step, both entries loaded before either is looked up (two loads in
+        // flight a thread). k, the last partner whose probes start at or before q, only
+        // moves on.
+        u32 k = 0;
+        for (u32 q = me; q < probes; q += 2 * Team::SIZE) {
+            k = partner_of(g.before, here, k, q);
             u32 w = adj[g.row_start[k] + (q - g.before[k])];
+            u32 q2 = q + Team::SIZE, k2 = k, w2 = 0;
+            bool second = q2 < probes;
+            if (second) {
+                k2 = partner_of(g.before, here, k, q2);
+                w2 = adj[g.row_start[k2] + (q2 - g.before[k2])];
+            }
             if (lookup(w)) {
                 mine++;
                 if (CORNERS) atomicAdd(&g.found[k], 1u);
             }
+            if (second && lookup(w2)) {
+                mine++;
+                if (CORNERS) atomicAdd(&g.found[k2], 1u);
+            }
+            k = k2;
         }
         team.sync();
         if (CORNERS && me < here && g.found[me]) atomicAdd(&t[g.vertex[me]], (u64)g.found[me]);

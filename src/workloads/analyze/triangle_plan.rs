@@ -26,7 +26,7 @@ pub const SHORT_ROW: u64 = 128;
 /// pass it): enough to pay for staging the owner's row, few enough to keep every SM busy
 /// to the end.
 const WARP_PROBES: u64 = 1 << 12;
-const BLOCK_PROBES: u64 = 1 << 16;
+const BLOCK_PROBES: u64 = 1 << 17;
 
 /// A run of one owner's partners: `partners[begin..end]` of the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,39 +52,17 @@ impl Plan {
     /// Lay out the work of counting the triangles of `oriented`.
     pub fn new(oriented: &Oriented) -> Plan {
         let degree = |x: u32| oriented.degree(x.into());
-        // (owner << 32 | partner), sorted: the partners grouped by owner.
-        let mut pairs: Vec<u64> = (0..oriented.n())
+        let (partners, starts) = group_by_owner(oriented);
+        let items: Vec<Item> = (0..oriented.n() as usize)
             .into_par_iter()
-            .flat_map_iter(|u| {
-                let du = oriented.degree(u);
-                oriented
-                    .row(u)
-                    .iter()
-                    .filter(move |&&v| degree(v) > 0)
-                    .map(move |&v| match degree(v) > du {
-                        true => u64::from(v) << 32 | u,
-                        false => u << 32 | u64::from(v),
-                    })
-            })
-            .collect();
-        pairs.par_sort_unstable();
-        let owner_starts: Vec<usize> = (0..pairs.len())
-            .into_par_iter()
-            .filter(|&i| i == 0 || pairs[i] >> 32 != pairs[i - 1] >> 32)
-            .collect();
-        let partners: Vec<u32> = pairs.par_iter().map(|&p| p as u32).collect();
-        let owner_of = |i: usize| (pairs[i] >> 32) as u32;
-        let items: Vec<Item> = owner_starts
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(k, &start)| {
-                let end = owner_starts.get(k + 1).copied().unwrap_or(pairs.len());
-                let owner = owner_of(start);
-                let cap = match degree(owner) <= SHORT_ROW {
+            .filter(|&o| starts[o] < starts[o + 1])
+            .flat_map_iter(|o| {
+                let cap = match degree(o as u32) <= SHORT_ROW {
                     true => WARP_PROBES,
                     false => BLOCK_PROBES,
                 };
-                cut(owner, start..end, cap, &partners, &degree)
+                let range = starts[o] as usize..starts[o + 1] as usize;
+                cut(o as u32, range, cap, &partners, &degree)
             })
             .collect();
         let (mut short, mut long): (Vec<Item>, Vec<Item>) = items
@@ -104,6 +82,122 @@ impl Plan {
     pub fn probes(&self) -> u64 {
         self.short.iter().chain(&self.long).map(|i| i.probes).sum()
     }
+}
+
+/// Owners per bucket of `group_by_owner`'s second pass (a bucket's counters stay in cache).
+const BUCKET_BITS: u32 = 16;
+
+/// Every oriented edge with two non-empty out-rows, as a partner of its owner (the end with
+/// the longer out-row, u of (u, v) on a tie): the partners, owner after owner, each owner's
+/// ascending, and where each owner's starts (n + 1 offsets).
+///
+/// A two-pass stable radix sort of the (owner, partner) pairs without shared counters (the
+/// hubs own most edges: atomic counters per owner, and before them a sort of all the pairs,
+/// took seconds at SCALE 24): chunks of rows count their pairs per bucket of 2^16 owners and
+/// write them to their own slice of each bucket; then each bucket is counting-sorted by
+/// owner. Rows are read in order, so an owner's partners come out ascending: those below it
+/// (edges into it, row by row) before its own row's.
+fn group_by_owner(oriented: &Oriented) -> (Vec<u32>, Vec<u64>) {
+    let n = oriented.n() as usize;
+    let buckets = (n >> BUCKET_BITS) + 1;
+    let chunks = row_chunks(oriented, 4 * rayon::current_num_threads());
+    let counts: Vec<Vec<usize>> = chunks
+        .par_iter()
+        .map(|rows| {
+            let mut count = vec![0; buckets];
+            rows.clone()
+                .for_each(|u| owned_pairs(oriented, u).for_each(|(o, _)| count[bucket(o)] += 1));
+            count
+        })
+        .collect();
+    // Each chunk's slice of each bucket, bucket after bucket, chunk after chunk.
+    let mut pairs = vec![0u64; counts.iter().flatten().sum()];
+    let mut slices: Vec<Vec<&mut [u64]>> = chunks.iter().map(|_| Vec::new()).collect();
+    let mut bucket_pairs = Vec::with_capacity(buckets);
+    let mut rest = &mut pairs[..];
+    for b in 0..buckets {
+        let mut total = 0;
+        for (c, count) in counts.iter().enumerate() {
+            let (slice, tail) = rest.split_at_mut(count[b]);
+            slices[c].push(slice);
+            rest = tail;
+            total += count[b];
+        }
+        bucket_pairs.push(total);
+    }
+    chunks.par_iter().zip(slices).for_each(|(rows, mut slices)| {
+        let mut at = vec![0; buckets];
+        rows.clone().for_each(|u| {
+            owned_pairs(oriented, u).for_each(|(o, p)| {
+                let b = bucket(o);
+                slices[b][at[b]] = u64::from(o) << 32 | u64::from(p);
+                at[b] += 1;
+            })
+        });
+    });
+    sort_buckets(n, &pairs, &bucket_pairs)
+}
+
+/// The bucket of owner `o` in `group_by_owner`.
+fn bucket(o: u32) -> usize {
+    (o >> BUCKET_BITS) as usize
+}
+
+/// Row ranges of about equal entries, `parts` of them at most.
+fn row_chunks(oriented: &Oriented, parts: usize) -> Vec<std::ops::Range<u64>> {
+    let (n, entries) = (oriented.n(), oriented.adj.len() as u64);
+    let first_row_at = |e: u64| oriented.offsets.partition_point(|&o| o < e) as u64;
+    let bounds: Vec<u64> = (0..=parts as u64)
+        .map(|k| first_row_at(entries * k / parts as u64).min(n))
+        .chain([n])
+        .collect();
+    let mut chunks: Vec<_> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+    chunks.retain(|r| !r.is_empty());
+    chunks
+}
+
+/// Row u's edges with two non-empty out-rows, as (owner, partner).
+fn owned_pairs(oriented: &Oriented, u: u64) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let degree = |x: u32| oriented.degree(x.into());
+    let du = oriented.degree(u);
+    let u = u as u32;
+    oriented
+        .row(u.into())
+        .iter()
+        .filter(move |&&v| degree(v) > 0)
+        .map(move |&v| if degree(v) > du { (v, u) } else { (u, v) })
+}
+
+/// The pairs (owner << 32 | partner), bucket after bucket (`sizes` pairs each), counting
+/// sorted by owner within each bucket, stably: the partners and each owner's start.
+fn sort_buckets(n: usize, pairs: &[u64], sizes: &[usize]) -> (Vec<u32>, Vec<u64>) {
+    let mut partners = vec![0u32; pairs.len()];
+    let mut starts = vec![0u64; n + 1];
+    starts[n] = pairs.len() as u64;
+    let mut jobs = Vec::with_capacity(sizes.len());
+    let (mut input, mut output, mut begin) = (pairs, &mut partners[..], 0);
+    for (&size, owner_starts) in sizes.iter().zip(starts[..n].chunks_mut(1 << BUCKET_BITS)) {
+        let (bucket_in, rest_in) = input.split_at(size);
+        let (bucket_out, rest_out) = output.split_at_mut(size);
+        jobs.push((bucket_in, bucket_out, owner_starts, begin));
+        (input, output, begin) = (rest_in, rest_out, begin + size as u64);
+    }
+    jobs.into_par_iter()
+        .for_each(|(input, output, owner_starts, begin)| {
+            let low = |pair: u64| (pair >> 32) as usize & ((1 << BUCKET_BITS) - 1);
+            let mut at = vec![0usize; owner_starts.len()];
+            input.iter().for_each(|&pair| at[low(pair)] += 1);
+            let mut sum = 0;
+            for (a, start) in at.iter_mut().zip(owner_starts.iter_mut()) {
+                *start = begin + sum as u64;
+                (*a, sum) = (sum, sum + *a);
+            }
+            for &pair in input {
+                output[at[low(pair)]] = pair as u32;
+                at[low(pair)] += 1;
+            }
+        });
+    (partners, starts)
 }
 
 /// The items of `rank` among `parts`: every parts-th of `bin`, from its rank-th on.
@@ -173,7 +267,17 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let mut graphs: Vec<HostCsr> = [(1, 0), (2, 1), (12, 30), (40, 100), (60, 900)]
+        // The last two span several buckets of `group_by_owner` (n a multiple of 2^16, and not).
+        let sizes = [
+            (1, 0),
+            (2, 1),
+            (12, 30),
+            (40, 100),
+            (60, 900),
+            (1 << 17, 100_000),
+            ((1 << 17) + 3, 100_000),
+        ];
+        let mut graphs: Vec<HostCsr> = sizes
             .iter()
             .map(|&(n, m)| {
                 let edges: Vec<(u64, u64)> = (0..m).map(|_| (next() % n, next() % n)).collect();
@@ -245,6 +349,8 @@ mod tests {
                 assert!(bin.windows(2).all(|w| w[0].probes >= w[1].probes));
                 for item in bin.iter() {
                     assert_eq!(degree(item.owner) <= SHORT_ROW, short);
+                    let range = item.begin as usize..item.end as usize;
+                    assert!(plan.partners[range].windows(2).all(|w| w[0] < w[1]));
                     let last = degree(plan.partners[item.end as usize - 1]);
                     assert!(item.probes < cap + last && item.begin < item.end);
                 }
@@ -266,3 +372,5 @@ mod tests {
         assert_eq!(cut(9, 2..3, 100, &[0, 1, 2], &degree).len(), 1);
     }
 }
+
+

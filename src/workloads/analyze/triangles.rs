@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::graph::{block_range, DistGraph};
 use rayon::prelude::*;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Bins of the local clustering histogram over [0, 1] (C_v = 1 falls in the last).
 pub const CLUSTERING_BINS: usize = 20;
@@ -161,12 +161,19 @@ pub fn orient(csr: &HostCsr) -> Result<Oriented> {
             csr.n()
         )));
     }
-    let mut order: Vec<u64> = (0..csr.n()).collect();
-    order.par_sort_unstable_by_key(|&v| (csr.degree(v), v));
-    let mut rank = vec![0u32; order.len()];
-    for (r, &v) in order.iter().enumerate() {
-        rank[v as usize] = r as u32;
-    }
+    // (degree, id) packed in one word (both below 2^32): a sort of plain integers.
+    let mut keys: Vec<u64> = (0..csr.n())
+        .into_par_iter()
+        .map(|v| csr.degree(v) << 32 | v)
+        .collect();
+    keys.par_sort_unstable();
+    let order: Vec<u64> = keys.into_par_iter().map(|k| k & u64::from(u32::MAX)).collect();
+    let rank: Vec<AtomicU32> = order.par_iter().map(|_| AtomicU32::new(0)).collect();
+    order
+        .par_iter()
+        .enumerate()
+        .for_each(|(r, &v)| rank[v as usize].store(r as u32, Relaxed));
+    let rank: Vec<u32> = rank.into_par_iter().map(AtomicU32::into_inner).collect();
     let later = |r: usize| {
         let v = order[r];
         csr.row(v)
@@ -361,6 +368,10 @@ pub fn triangle_stats(csr: &HostCsr, per_vertex: Vec<u64>) -> TriangleStats {
 /// Every rank's `local` concatenated in rank order, on every rank (collective), gathered in
 /// rounds of at most about `ROUND_WORDS` words in all.
 fn gather_all(world: &World, local: &[u64]) -> Result<Vec<u64>> {
+    if world.size() == 1 {
+        // No MPI: one copy on all cores, not rounds of allgatherv through temporary buffers.
+        return Ok(local.par_iter().copied().collect());
+    }
     let lens = world.allgather(local.len() as u64);
     let piece = (ROUND_WORDS / world.size() as u64).max(1);
     let rounds = lens.iter().max().unwrap_or(&0).div_ceil(piece);

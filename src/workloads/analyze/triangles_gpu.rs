@@ -60,8 +60,14 @@ pub fn count_triangles_gpu(
     gpu: &Gpu,
     csr: &HostCsr,
 ) -> Result<(TriangleStats, KernelSeconds)> {
+    let clock = std::time::Instant::now();
     let oriented = orient(csr)?;
+    let oriented_at = clock.elapsed().as_secs_f64();
     let plan = Plan::new(&oriented);
+    log::info!(
+        "triangles: oriented in {oriented_at:.2} s, planned in {:.2} s (host)",
+        clock.elapsed().as_secs_f64() - oriented_at
+    );
     // Measured before the count's buffers take their memory; a failure costs only the figure.
     let copy_rate = gpu.copy_rate().unwrap_or(0.0);
     let (short, long) = (
