@@ -1,8 +1,9 @@
 //! The initial seeds from each rank's share of the nodes: the centroids of k equal runs of
 //! all nodes in Hilbert order (by key, then global id), found without moving any node. Run j
-//! starts at global position ⌊j N / k⌋; the key there is found by bisection on the key,
-//! counting keys below a guess on every rank (one reduction of k counts per halving, 63 in
-//! all), and nodes of that very key are taken in global id order, which is rank order.
+//! starts at global position ⌊j N / k⌋; the key there is found by a 16-way search on the key,
+//! counting keys below 15 guesses per run on every rank (one reduction of 15 k counts a
+//! round, 16 rounds), and nodes of that very key are taken in global id order, which is
+//! rank order.
 
 use super::{Ranks, FIXED};
 use crate::mesh::hilbert;
@@ -10,6 +11,8 @@ use rayon::prelude::*;
 
 /// Hilbert keys have 63 bits (21 per axis).
 const KEY_END: u64 = 1 << 63;
+/// Pieces a run's key interval is cut into per round (16: 4 bits a round, 16 reductions).
+const FAN: u64 = 16;
 
 /// The k initial seeds (fixed-point centroids, as the iterations' seeds) and this rank's
 /// nodes (share indices) in Hilbert order.
@@ -55,18 +58,27 @@ pub fn run_cuts(order: &[(u64, u32)], n: usize, k: usize, ranks: &dyn Ranks) -> 
     let position: Vec<i64> = (0..k).map(|j| (j * n / k) as i64).collect();
     let below = |key: u64| order.partition_point(|&(h, _)| h < key);
     // Per run: keys with at most `position` nodes below them on all ranks (lo), and keys
-    // with more (hi); the run's first node has the key lo when they meet.
+    // with more (hi); the run's first node has the key lo when they meet. Each round counts
+    // below FAN - 1 keys spread over (lo, hi) and keeps the piece holding the start.
     let mut lo = vec![0u64; k];
     let mut hi = vec![KEY_END; k];
     while lo.iter().zip(&hi).any(|(l, h)| h - l > 1) {
-        let mid: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| l + (h - l) / 2).collect();
-        let mut count: Vec<i64> = mid.iter().map(|&m| below(m) as i64).collect();
+        let guess =
+            |j: usize, g: u64| lo[j] + ((hi[j] - lo[j]) as u128 * g as u128 / FAN as u128) as u64;
+        let guesses: Vec<u64> = (0..k)
+            .flat_map(|j| (1..FAN).map(move |g| (j, g)))
+            .map(|(j, g)| guess(j, g))
+            .collect();
+        let mut count: Vec<i64> = guesses.iter().map(|&key| below(key) as i64).collect();
         ranks.sum(&mut count);
         for j in 0..k {
-            if count[j] <= position[j] {
-                lo[j] = mid[j];
-            } else {
-                hi[j] = mid[j];
+            let piece = (j * (FAN as usize - 1))..((j + 1) * (FAN as usize - 1));
+            for (&key, &c) in guesses[piece.clone()].iter().zip(&count[piece]) {
+                if c <= position[j] {
+                    lo[j] = lo[j].max(key);
+                } else {
+                    hi[j] = hi[j].min(key);
+                }
             }
         }
     }
