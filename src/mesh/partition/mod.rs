@@ -247,8 +247,7 @@ pub fn geometric_share(share: &Share, k: usize, ranks: &dyn Ranks) -> (Vec<u32>,
     let points = normalised(share, ranks);
     // This rank's nodes in Hilbert order: the seed search's blocks are then compact (in node
     // order a block of a layer-numbered mesh is a strip across it), and the sums do not care.
-    let (mut seeds, order) = split::hilbert_seeds(&points, n, k, ranks);
-    let local: Vec<[f64; 3]> = order.par_iter().map(|&i| points[i as usize]).collect();
+    let (mut seeds, order, local) = split::hilbert_seeds(&points, n, k, ranks);
     let split_seconds = clock.elapsed().as_secs_f64();
     let mut weights = vec![1.0; k];
     let target = n as f64 / k as f64;

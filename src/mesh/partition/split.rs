@@ -14,29 +14,33 @@ const KEY_END: u64 = 1 << 63;
 /// Pieces a run's key interval is cut into per round (16: 4 bits a round, 16 reductions).
 const FAN: u64 = 16;
 
-/// The k initial seeds (fixed-point centroids, as the iterations' seeds) and this rank's
-/// nodes (share indices) in Hilbert order.
+/// The k initial seeds (fixed-point centroids, as the iterations' seeds), this rank's nodes
+/// (share indices) in Hilbert order, and their points in that order.
+#[allow(clippy::type_complexity)]
 pub fn hilbert_seeds(
     points: &[[f64; 3]],
     n: usize,
     k: usize,
     ranks: &dyn Ranks,
-) -> (Vec<[f64; 3]>, Vec<u32>) {
-    let mut order: Vec<(u64, u32)> = points
+) -> (Vec<[f64; 3]>, Vec<u32>, Vec<[f64; 3]>) {
+    let mut keyed: Vec<(u64, u32)> = points
         .par_iter()
         .enumerate()
         .map(|(i, &p)| (hilbert::of_point(p, [0.0; 3], [1.0; 3]), i as u32))
         .collect();
-    order.par_sort_unstable();
-    let cuts = run_cuts(&order, n, k, ranks);
+    keyed.par_sort_unstable();
+    let cuts = run_cuts(&keyed, n, k, ranks);
+    let order: Vec<u32> = keyed.into_par_iter().map(|(_, i)| i).collect();
+    let sorted: Vec<[f64; 3]> = order.par_iter().map(|&i| points[i as usize]).collect();
+    // Each run is a contiguous slice of the sorted points.
     let mut sums: Vec<i64> = (0..k)
         .into_par_iter()
         .flat_map_iter(|j| {
             let mut s = [0i64; 4];
-            for &(_, i) in &order[cuts[j]..cuts[j + 1]] {
+            for p in &sorted[cuts[j]..cuts[j + 1]] {
                 s[0] += 1;
                 for d in 0..3 {
-                    s[d + 1] += (points[i as usize][d] * FIXED) as i64;
+                    s[d + 1] += (p[d] * FIXED) as i64;
                 }
             }
             s
@@ -49,7 +53,7 @@ pub fn hilbert_seeds(
             std::array::from_fn(|d| sums[4 * j + d + 1] as f64 / FIXED / count)
         })
         .collect();
-    (seeds, order.into_iter().map(|(_, i)| i).collect())
+    (seeds, order, sorted)
 }
 
 /// Where each of the k runs starts in this rank's sorted `(key, index)` list, and where the
