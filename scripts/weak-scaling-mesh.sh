@@ -1,93 +1,103 @@
 #!/usr/bin/env bash
-# scripts/weak-scaling-mesh.sh: weak scaling of mesh smoothing (l2v on the GPUs) and of the
-# geometric partitioner at a fixed node count per rank, on 1, 2, 4 (and 8) ranks, one per GPU
-# present. Rank count p smooths a box of C x C x (p (C+1) - 1) cubes, extent 1 x 1 x p (the
-# same cubes; p (C+1)^3 nodes), its interior pulled as the seed's bar2, for
-# $MESH_WEAK_ITERATIONS l2v iterations (tolerance 0: every run does them all), and partitions
-# the plain box into 64 parts. Efficiency: time per iteration (partition: seconds) on 1 rank
-# over that on p ranks. Prints a table and each run's wall time; logs and result files go
-# under $MESH_WEAK_OUT.
+# scripts/weak-scaling-mesh.sh: weak scaling of mesh smoothing (each method on the GPUs) and
+# of the geometric partitioner at a fixed node count per rank, on 1, 2, 4 (and 8) ranks, one
+# per GPU present. Rank count p works on a box of C x C x (p (C+1) - 1) cubes, extent
+# 1 x 1 x p (the same cubes; p (C+1)^3 nodes): it smooths it, its interior pulled as the
+# seed's bar2, for $MESH_WEAK_ITERATIONS iterations (tolerance 0: every run does them all)
+# with each method in $MESH_WEAK_METHODS, and partitions the plain box into 64 parts.
+# Efficiency: time per iteration (partition: seconds) on 1 rank over that on p ranks. Each
+# run prints its row as it finishes (a run cut short leaves the rows before it); logs and
+# result files go under $MESH_WEAK_OUT.
 #
 # Smoothing a generated box, each rank makes only its own layers of it (its cells and one
-# ghost layer), so its set-up does not grow with the rank count. Partitioning is not so: every
-# rank builds the whole box and its node graph (replicated set-up, about 3M nodes per 2 s per
-# 16 cores) before the timed partition, which makes the partition runs the slow ones; C = 214
-# gives the issue's 10M nodes per GPU (9.94M).
+# ghost layer), so its set-up does not grow with the rank count. Partitioning is not so:
+# every rank builds the whole box and its node graph (replicated set-up, about 3M nodes per
+# 2 s per 16 cores) before the timed partition, which then works on the rank's own block of
+# the nodes; that makes the partition runs the slow ones. The timed partition excludes
+# gathering the parts. C = 214 gives the issue's 10M nodes per GPU (9.94M).
 #
-# Environment: TESSERA_BIN (default target/release/tessera), MESH_WEAK_CUBES (C, default 135),
-# MESH_WEAK_ITERATIONS (10), MESH_WEAK_OUT (out/weak-mesh), MESH_WEAK_TRANSPORT
-# (gpu_transport: auto, nccl or mpi; default auto), MESH_WEAK_RANKS (the rank counts, default
-# 1, 2, 4, ... up to the GPUs present), MESH_WEAK_SMOOTH and MESH_WEAK_PARTITION (1, or 0 to
-# leave those runs out).
+# Environment: TESSERA_BIN (default target/release/tessera), MESH_WEAK_CUBES (C, default 214),
+# MESH_WEAK_ITERATIONS (10), MESH_WEAK_METHODS ("l2v laplace opt-colour"), MESH_WEAK_OUT
+# (out/weak-mesh), MESH_WEAK_TRANSPORT (gpu_transport: auto, nccl or mpi; default auto),
+# MESH_WEAK_RANKS (the rank counts, default 1, 2, 4, ... up to the GPUs present),
+# MESH_WEAK_PARTITION (1, or 0 to leave those runs out), MESH_WEAK_BASE_BIN (another binary,
+# e.g. an older one, whose 1-rank partition runs beside it as the row `partition (base)`).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_nccl_visible
 bin=${TESSERA_BIN:-target/release/tessera}
-cubes=${MESH_WEAK_CUBES:-135}
+cubes=${MESH_WEAK_CUBES:-214}
 iterations=${MESH_WEAK_ITERATIONS:-10}
 out=${MESH_WEAK_OUT:-out/weak-mesh}
 transport=${MESH_WEAK_TRANSPORT:-auto}
+read -r -a methods <<<"${MESH_WEAK_METHODS:-l2v laplace opt-colour}"
+base_bin=${MESH_WEAK_BASE_BIN:-}
 [[ -x $bin ]] || die "no binary at $bin (build with cargo build --release)"
 (($(gpus_present) > 0)) || die "nvidia-smi lists no GPU"
 mkdir -p "$out"
 
 status=0
+# run NAME NP BINARY ARGS...: one run, then its row.
 run() {
-    local name=$1 np=$2
-    shift 2
+    local name=$1 np=$2 exe=$3
+    shift 3
     rm -f "$out/$name.h5"
     local t=$SECONDS
-    if "${MPIRUN[@]}" --bind-to none -np "$np" "$bin" "$@" --write-mesh false \
+    if "${MPIRUN[@]}" --bind-to none -np "$np" "$exe" "$@" --write-mesh false \
         --output "$out/$name.h5" >"$out/$name.log" 2>&1; then
-        echo "$name: $((SECONDS - t)) s wall" >&2
+        row "$name" "$np" "$((SECONDS - t))" || status=1
     else
-        echo "FAILED: $name (log: $out/$name.log)" >&2
-        tail -5 "$out/$name.log" >&2
+        echo "FAILED: $name (log: $out/$name.log)"
+        tail -5 "$out/$name.log"
         status=1
     fi
 }
 
-names=()
+# row NAME NP WALL: the run's figures and its efficiency against the same run on 1 rank.
+row() {
+    "${PYTHON:-python3}" - "$out" "$@" <<'PY'
+import sys, re, h5py
+out, name, p, wall = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+one = re.sub(r"-np\d+$", "-np1", name)
+def seconds(n):
+    f = h5py.File(f"{out}/{n}.h5", "r")
+    if "partition" in n:
+        a = f["mesh/partition"].attrs
+        return f, float(a["seconds"])
+    h = f["mesh/history"].attrs
+    return f, float(h["seconds"]) / max(int(h["iterations"]), 1)
+f, s = seconds(name)
+try:
+    eff = f"{seconds(one)[1] / s:.2f}" if one.endswith("-np1") else "-"
+except OSError:
+    eff = "-"
+nodes = int(f["mesh"].attrs["nodes"])
+if "partition" in name:
+    a = f["mesh/partition"].attrs
+    what = (f"partition {s:.3f} s, {int(a['iterations'])} iterations, cut {int(a['edge_cut'])}, "
+            f"imbalance {float(a['imbalance']):.4f}")
+else:
+    rate = float(f["mesh/history"].attrs["node_updates_per_second"])
+    what = f"{s:.4f} s/iteration, {rate:.3e} node updates/s"
+print(f"{name:<24} ranks {p}  nodes {nodes:>9}  {what}  eff {eff}  ({wall} s wall)", flush=True)
+PY
+}
+
+echo "weak scaling, $((cubes + 1))^3 nodes per rank; eff: the 1-rank time over the p-rank time"
 for np in $(scaling_ranks "${MESH_WEAK_RANKS:-}"); do
     nz=$((np * (cubes + 1) - 1))
     box=(box "$cubes" "$cubes" "$nz" --extent "1,1,$np")
-    ((${MESH_WEAK_SMOOTH:-1})) && run "smooth-np$np" "$np" mesh smooth "${box[@]}" --perturb bar2 \
-        --method l2v --iterations "$iterations" --tolerance 0 --device gpu --gpu-transport "$transport"
-    ((${MESH_WEAK_PARTITION:-1})) && run "partition-np$np" "$np" mesh partition "${box[@]}" --parts 64 --device cpu
-    names+=("$np")
+    for m in "${methods[@]}"; do
+        run "$m-np$np" "$np" "$bin" mesh smooth "${box[@]}" --perturb bar2 --method "$m" \
+            --iterations "$iterations" --tolerance 0 --device gpu --gpu-transport "$transport"
+    done
+    if ((${MESH_WEAK_PARTITION:-1})); then
+        run "partition-np$np" "$np" "$bin" mesh partition "${box[@]}" --parts 64 --device cpu
+        grep -h "partition phases" "$out/partition-np$np.log" || true
+        if [[ -n $base_bin && $np == 1 ]]; then
+            run "partition-base" 1 "$base_bin" mesh partition "${box[@]}" --parts 64 --device cpu
+        fi
+    fi
 done
-
-"${PYTHON:-python3}" - "$out" "${names[@]}" <<'PY' || status=1
-import sys, h5py
-out, counts = sys.argv[1], [int(c) for c in sys.argv[2:]]
-print(f"{'ranks':>5} {'nodes':>11} {'s/iteration':>11} {'updates/s':>10} {'eff':>5} "
-      f"{'partition s':>11} {'cut':>10} {'imbalance':>9} {'eff':>5}")
-def result(name):
-    try:
-        return h5py.File(f"{out}/{name}.h5", "r")
-    except OSError:
-        return None
-base = [None, None]
-for p in counts:
-    s, q = result(f"smooth-np{p}"), result(f"partition-np{p}")
-    row = f"{p:>5} "
-    if s is not None:
-        h = s["mesh/history"].attrs
-        per_it = float(h["seconds"]) / max(int(h["iterations"]), 1)
-        base[0] = base[0] or per_it
-        row += (f"{int(s['mesh'].attrs['nodes']):>11} {per_it:>11.4f} "
-                f"{float(h['node_updates_per_second']):>10.3e} {base[0] / per_it:>5.2f} ")
-    else:
-        row += f"{'-':>11} {'-':>11} {'-':>10} {'-':>5} "
-    if q is not None:
-        a = q["mesh/partition"].attrs
-        part_s = float(a["seconds"])
-        base[1] = base[1] or part_s
-        row += (f"{part_s:>11.3f} {int(a['edge_cut']):>10} {float(a['imbalance']):>9.4f} "
-                f"{base[1] / part_s:>5.2f} ({int(q['mesh'].attrs['nodes'])} nodes)")
-    print(row)
-print("eff: the 1-rank time over the p-rank time (work per rank fixed); smoothing s/iteration is "
-      "the smoothing seconds (guard, exchanges, summaries included) over the iterations")
-PY
 exit $status

