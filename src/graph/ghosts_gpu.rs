@@ -16,11 +16,10 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 const FILE: &str = "ghosts.cu";
 
-/// Device bytes of the split beside the rows: the bitmap, its word counts and offsets, two
-/// lengths and two offsets per row, the split rows (4 bytes per local entry, 8 per cut one)
-/// and the ghosts' ids.
+/// Device bytes of the split beside the rows: the bitmap and its word offsets, two counts and
+/// two offsets per row, and the split rows (4 bytes per local entry, 8 per cut one).
 fn bytes_needed(n: u64, vertices: u64, entries: u64) -> u64 {
-    3 * 8 * vertices.div_ceil(64) + 4 * 8 * (n + 1) + 8 * entries + 8 * vertices.min(entries)
+    2 * 8 * vertices.div_ceil(64) + 4 * 8 * (n + 1) + 8 * entries + 8 * vertices.min(entries)
 }
 
 /// This rank's rows split on its GPU, or None where that does not fit every rank's free GPU
