@@ -48,7 +48,7 @@ pub struct Ghosts {
 }
 
 /// A local index as the 32 bits the local form stores.
-pub(super) fn narrow(i: usize, what: &str) -> Result<u32> {
+fn narrow(i: usize, what: &str) -> Result<u32> {
     u32::try_from(i).map_err(|_| {
         Error::Unavailable(format!(
             "a rank holds more than 2^32 {what}: run on more ranks"

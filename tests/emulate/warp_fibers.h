@@ -4,7 +4,7 @@
 // ballot, shuffle or match each posts its word and passes to the next lane, then, once all
 // have posted, each reads and passes on again, so no word is overwritten before every lane
 // has read it. (The kernels reach each of these with the whole warp, as CUDA needs.)
-// Used by bc_levels.cpp, cc_shortcut.cpp, ghosts_split.cpp and godfrey_walk.cpp.
+// Used by bc_levels.cpp, cc_shortcut.cpp and godfrey_walk.cpp.
 #pragma once
 #include <ucontext.h>
 #include <cstdint>

@@ -12,7 +12,6 @@ use crate::device::Selected;
 use crate::error::Result;
 use crate::graph::components::{cpu, gpu, label_components, Labeller, Labelling};
 use crate::graph::ghosts::LocalRows;
-use crate::graph::ghosts_gpu;
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::report::Report;
@@ -90,18 +89,11 @@ impl Workload for Cc {
     fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let mut built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
-        // Where the GPU built the graph its rows are split there; on one rank every edge is
-        // local and the local rows are the CSR itself, which then serves as them.
-        let device_csr = built.take_device_csr();
+        // On one rank every edge is local and the local rows are the CSR itself, so the CSR
+        // the GPU built serves as them; on several the split is made on the host.
+        let device_csr = built.take_device_csr().filter(|_| world.size() == 1);
         let g = &built.graph;
-        let rows = h.timed("split", || {
-            let on_gpu = match (&h.device, &device_csr) {
-                (Selected::Gpu(gpu), Some(csr)) => ghosts_gpu::split(world, gpu, g, csr)?,
-                _ => None,
-            };
-            on_gpu.map_or_else(|| LocalRows::split(world, g), Ok)
-        })?;
-        let device_csr = device_csr.filter(|_| world.size() == 1);
+        let rows = h.timed("split", || LocalRows::split(world, g))?;
         let mut labeller: Box<dyn Labeller + '_> = match &h.device {
             Selected::Cpu => Box::new(cpu::CpuLabeller::new(&rows, g.part.first())),
             Selected::Gpu(gpu) => h.timed("upload", || {
