@@ -276,6 +276,25 @@ fn exclusive_sums(gpu: &Gpu, k: &Kernels, a: &mut CudaSlice<u32>, count: u64) ->
 }
 
 /// Slots at which a trail's smallest edge sits (two per trail, one per direction of travel).
+/// Each slot's successor on its cycle: the slot after its mate's partner (`euler_next`).
+pub(super) fn successors(
+    gpu: &Gpu,
+    k: &Kernels,
+    p: &Paired,
+    mate: &CudaSlice<u32>,
+) -> Result<CudaSlice<u32>> {
+    let mut next = gpu.zeros::<u32>("successors", p.slots as usize)?;
+    gpu.launch(k.get("euler_next"), grid(p.slots), |b| {
+        b.arg(mate)
+            .arg(&p.partner)
+            .arg(&p.slots)
+            .arg(&NIL32)
+            .arg(&NIL32)
+            .arg(&mut next);
+    })?;
+    Ok(next)
+}
+
 pub(super) fn trail_starts(
     gpu: &Gpu,
     k: &Kernels,
@@ -379,15 +398,7 @@ pub fn solve(gpu: &Gpu, g: DeviceEnds, s: &Setup, phases: &mut Phases) -> Result
 
     // Phase 2: each slot labelled with the smallest edge of its cycle.
     let (label, label_rounds, initial_trails) = phases.run("label", || {
-        let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
-        gpu.launch(k.get("euler_next"), grid(slots), |b| {
-            b.arg(&mate)
-                .arg(&p.partner)
-                .arg(&slots)
-                .arg(&NIL32)
-                .arg(&NIL32)
-                .arg(&mut next);
-        })?;
+        let next = successors(gpu, &k, &p, &mate)?;
         let (label, label_rounds) = cycle_min(gpu, &k, &next, &p.dart, slots)?;
         drop(next);
         let initial_trails = trail_starts(gpu, &k, &p, &label)? / 2;

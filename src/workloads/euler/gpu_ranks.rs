@@ -69,15 +69,7 @@ pub fn solve(
     let router = Router::new(world, gpu, &k, &exchange, &darts.slots)?;
 
     let (label, label_rounds, initial_trails) = phases.run("label", || {
-        let mut gnext = gpu.zeros::<u32>("successors", slots as usize)?;
-        gpu.launch(k.get("euler_next"), grid(slots), |b| {
-            b.arg(&mate)
-                .arg(&p.partner)
-                .arg(&slots)
-                .arg(&NIL32)
-                .arg(&NIL32)
-                .arg(&mut gnext);
-        })?;
+        let gnext = gpu::successors(gpu, &k, &p, &mate)?;
         drop(mate);
         let (label, label_rounds) = cycle_min(&router, &k, &gnext, &p.dart)?;
         // Two cycles per trail, one per direction of travel.
