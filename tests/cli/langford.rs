@@ -103,6 +103,7 @@ fn check_known_counts(test: &str, known: &[(u32, u64)]) {
 /// scripts/test-long); the HDF5 file reports the points visited apart from the points of the
 /// space.
 #[test]
+#[ignore = "CI time; the whole matrix is its ignored neighbour: run by scripts/test-long"]
 fn pruned_godfrey_gives_the_known_counts_at_1_to_4_ranks() {
     check_pruned_counts("langford_pruned_ranks", |i| vec![1, 2 + i % 3]);
 }
@@ -191,6 +192,7 @@ fn stop_after_samples_tasks_across_the_range() {
 /// Every depth at every rank count, the farm modes alternating (so each mode meets every
 /// depth and every rank count: launches are what this costs).
 #[test]
+#[ignore = "CI time (about 15 s of launches): run by scripts/test-long"]
 fn count_does_not_depend_on_depth_ranks_or_farm_mode() {
     let dir = test_dir("langford_independent");
     let cases: &[(&str, &[&str])] = &[("godfrey", &["4", "8", "14"]), ("miller", &["1", "2", "3"])];
