@@ -45,58 +45,55 @@ static i128 direct(u64 outer) {
     return sum;
 }
 
-// The kernel's sum over one fibre, modulo 2^(64 WORDS), and the points it skipped.
-static void kernel_sum(u64 outer, u64 (&sum)[WORDS], u64 &skipped) {
+// A signed value as the kernel's wrap-around words (sign-extended past the 128 bits).
+static Wide to_wide(i128 v) {
+    Wide r;
+    for (int w = 0; w < WORDS; w++) r.w[w] = w < 2 ? (u64)(v >> (64 * w)) : (v < 0 ? ~0ull : 0);
+    return r;
+}
+
+static bool equal(const Wide &a, const Wide &b) { return memcmp(a.w, b.w, sizeof(a.w)) == 0; }
+
+// The kernel's sum over one fibre, modulo 2^(64 WORDS) (the blocks' partial sums added with
+// the kernel's own add_to), and the points it skipped.
+static Wide kernel_sum(u64 outer, u64 &skipped) {
     const u64 threads = 1ull << (2 * N - 2 * FIRST - WALK);
     const u64 blocks = (threads + THREADS - 1) / THREADS;
     std::vector<u64> partial(blocks * (WORDS + 1));
     launch_warps(blocks * THREADS, [&] { godfrey_walk(outer, threads, partial.data()); });
-    memset(sum, 0, sizeof(sum));
+    Wide sum = to_wide(0);
     skipped = 0;
     for (u64 b = 0; b < blocks; b++) {
-        u64 carry = 0;
-        for (int w = 0; w < WORDS; w++) {
-            const u64 v = partial[b * (WORDS + 1) + w];
-            const u64 a = sum[w] + v, c1 = a < v, s = a + carry;
-            carry = c1 | (s < carry);
-            sum[w] = s;
-        }
+        Wide block;
+        memcpy(block.w, &partial[b * (WORDS + 1)], sizeof(block.w));
+        add_to(sum, block);
         skipped += partial[b * (WORDS + 1) + WORDS];
     }
+    return sum;
 }
 
 int main() {
     const u64 known[] = {0, 0, 0, 1, 1, 0, 0, 26, 150, 0, 0, 17792, 108144};
     const int outer_positions[4] = {0, 1, 2 * N - 2, 2 * N - 1};
-    u64 total[WORDS] = {};
+    Wide total = to_wide(0);
     int bad = 0;
     for (u64 sig = 0; sig < 16; sig++) {
         u64 outer = 0;
         for (int b = 0; b < 4; b++) outer |= ((sig >> b) & 1) << outer_positions[b];
-        u64 sum[WORDS], skipped;
-        kernel_sum(outer, sum, skipped);
-        {
-            const i128 want = direct(outer);
-            const u64 lo = (u64)want, hi = (u64)(want >> 64);
-            if (sum[0] != lo || (WORDS > 1 && sum[1] != hi)) {
-                printf("  n %d prune %d outer %llx: kernel %llx:%llx, direct %llx:%llx\n", N, PRUNE,
-                       outer, sum[WORDS > 1 ? 1 : 0], sum[0], hi, lo);
-                bad++;
-            }
+        u64 skipped;
+        const Wide sum = kernel_sum(outer, skipped);
+        const i128 want = direct(outer);
+        if (!equal(sum, to_wide(want))) {
+            printf("  n %d prune %d outer %llx: kernel %llx:%llx, direct %llx:%llx\n", N, PRUNE, outer,
+                   sum.w[WORDS > 1 ? 1 : 0], sum.w[0], (u64)(want >> 64), (u64)want);
+            bad++;
         }
         if (skipped > (1ull << (2 * N - 2 * FIRST))) bad++, printf("  skipped %llu points of a fibre\n", skipped);
-        u64 carry = 0;
-        for (int w = 0; w < WORDS; w++) {
-            const u64 a = total[w] + sum[w], c1 = a < sum[w], s = a + carry;
-            carry = c1 | (s < carry);
-            total[w] = s;
-        }
+        add_to(total, sum);
     }
     // 2^(2n+1) L(2,n), with 2n+1 <= 25 here: within the first two words.
-    const unsigned __int128 want = (unsigned __int128)known[N] << (2 * N + 1);
-    bool whole = total[0] == (u64)want;
-    for (int w = 1; w < WORDS; w++) whole = whole && total[w] == (w == 1 ? (u64)(want >> 64) : 0);
-    if (!whole) printf("  n %d prune %d: whole sum is not 2^%d L(2,%d) = 2^%d * %llu\n", N, PRUNE, 2 * N + 1, N, 2 * N + 1, known[N]), bad++;
+    if (!equal(total, to_wide((i128)known[N] << (2 * N + 1))))
+        printf("  n %d prune %d: whole sum is not 2^%d L(2,%d) = 2^%d * %llu\n", N, PRUNE, 2 * N + 1, N, 2 * N + 1, known[N]), bad++;
     printf("  n %d words %d prune %d walk %d unroll %d: %s\n", N, WORDS, PRUNE, WALK, UNROLL, bad ? "DIFFER" : "all equal");
     return bad ? 1 : 0;
 }
