@@ -23,7 +23,6 @@ pub struct GpuSlab<'g> {
     n: u32,
     tile: Kernel,
     seams: Kernel,
-    compress: Kernel,
     faces: Kernel,
     mark: Kernel,
     remap: Kernel,
@@ -55,7 +54,6 @@ impl<'g> GpuSlab<'g> {
             } else {
                 "lattice_seams"
             })?,
-            compress: f("lattice_compress")?,
             faces: f("lattice_faces")?,
             mark: f("lattice_mark")?,
             remap: f("lattice_remap")?,
@@ -147,9 +145,7 @@ impl SlabDevice for GpuSlab<'_> {
                     .arg(&thickness);
             })?;
         }
-        gpu.launch(&self.compress, cfg, |b| {
-            b.arg(&mut self.parent).arg(&n);
-        })
+        Ok(())
     }
 
     fn face_roots(&mut self, mask: &CudaSlice<u8>, faces: &Faces) -> Result<(Vec<u32>, Vec<u8>)> {
@@ -186,7 +182,7 @@ impl SlabDevice for GpuSlab<'_> {
         })?;
         gpu.launch(&self.remap, grid(u64::from(n)), |b| {
             b.arg(mask)
-                .arg(&self.parent)
+                .arg(&mut self.parent)
                 .arg(&table)
                 .arg(&mut self.labels)
                 .arg(&n)
