@@ -220,7 +220,16 @@ impl Row {
 /// normalised by their sum; the tails are cut where a term falls below 2^-64 of the sum.
 fn hypergeometric(u: f64, total: u128, good: u128, draws: u128) -> u128 {
     let walk = HyperWalk::new(total, good, draws);
-    let sum: f64 = walk.clone().map(|(_, w)| w).sum();
+    // The walk's weights do not increase, so once one is below 2^-54 of the sum, which is
+    // under half the sum's ulp, it and every later one leave the sum's bits as they are:
+    // stopping there gives the sum of the whole walk.
+    let mut sum = 0.0;
+    for (_, w) in walk.clone() {
+        if w < sum * f64::powi(2.0, -54) {
+            break;
+        }
+        sum += w;
+    }
     let target = u * sum;
     let mut acc = 0.0;
     let mut last = walk.mode;
@@ -250,6 +259,8 @@ struct HyperWalk {
     up: (u128, f64),
     /// Sum of the weights visited (0 before the mode).
     sum: f64,
+    /// The next weights below and above as last computed, while their side has not moved.
+    next: (Option<f64>, Option<f64>),
 }
 
 impl HyperWalk {
@@ -265,6 +276,7 @@ impl HyperWalk {
             down: (0, 1.0),
             up: (0, 1.0),
             sum: 0.0,
+            next: (None, None),
         }
     }
 }
@@ -281,25 +293,28 @@ impl Iterator for HyperWalk {
         let ((i, wi), (j, wj)) = (self.down, self.up);
         let (fi, fj) = (i as f64, j as f64);
         // P(x - 1) / P(x) at x = mode - i: x (bad - draws + x) / ((good - x + 1)(draws - x + 1)).
-        let below = match i < self.room.0 {
+        let below = self.next.0.take().unwrap_or_else(|| match i < self.room.0 {
             true => wi * ((m - fi) * (c - fi)) / ((g + fi + 1.0) * (d + fi + 1.0)),
             false => 0.0,
-        };
+        });
         // P(x + 1) / P(x) at x = mode + j: (good - x)(draws - x) / ((x + 1)(bad - draws + x + 1)).
-        let above = match j < self.room.1 {
+        let above = self.next.1.take().unwrap_or_else(|| match j < self.room.1 {
             true => wj * ((g - fj) * (d - fj)) / ((m + fj + 1.0) * (c + fj + 1.0)),
             false => 0.0,
-        };
+        });
         let w = below.max(above);
         if w < self.sum * f64::powi(2.0, -64) {
             return None;
         }
         self.sum += w;
+        // The side not taken keeps its weight for the next step.
         if above >= below {
             self.up = (j + 1, above);
+            self.next.0 = Some(below);
             Some((self.mode + j + 1, above))
         } else {
             self.down = (i + 1, below);
+            self.next.1 = Some(above);
             Some((self.mode - i - 1, below))
         }
     }
