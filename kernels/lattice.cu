@@ -194,9 +194,20 @@ extern "C" __global__ void lattice_seams_2d(const u8 *mask, u32 *parent, u32 n, 
     if (!bond_implied(mask, i, j, x, slow, fast)) uf_unite(parent, i, j);
 }
 
+// Every site pointed straight at its root; a site already pointing there is not written
+// (vacant sites, and the sites of clusters inside one tile: most of them).
+extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
+    u64 i = thread_index();
+    if (i >= n) return;
+    u32 p = parent[i];
+    if (p == i) return;
+    u32 r = uf_root(parent, p);
+    if (r != p) parent[i] = r;
+}
+
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------
 
-// The root and mask of each face site (the forest is not compressed yet: lattice_remap does it).
+// The root and mask of each face site.
 extern "C" __global__ void lattice_faces(const u8 *mask, const u32 *parent, const u32 *sites,
                                          u32 count, u32 *roots, u8 *masks) {
     u64 k = thread_index();
@@ -204,7 +215,7 @@ extern "C" __global__ void lattice_faces(const u8 *mask, const u32 *parent, cons
     u32 s = sites[k];
     u8 m = mask[s];
     masks[k] = m;
-    roots[k] = (m & VACANT) ? NO_ROOT : uf_root(parent, s);
+    roots[k] = (m & VACANT) ? NO_ROOT : parent[s];
 }
 
 // The root of node k points at ROOT_FLAG | k.
@@ -213,26 +224,13 @@ extern "C" __global__ void lattice_mark(u32 *parent, const u32 *roots, u32 count
     if (k < count) parent[roots[k]] = ROOT_FLAG | (u32)k;
 }
 
-// The root of site i once the forest is compressed (after lattice_remap).
+// The root of site i after lattice_mark.
 __device__ __forceinline__ u32 root_of(const u32 *parent, u32 i) {
     u32 p = parent[i];
     return (p & ROOT_FLAG) ? i : p;
 }
 
-// The root of site i in the forest after lattice_mark: a root's parent is itself or flagged.
-// Other threads may meanwhile point sites of the walk straight at their root, which only
-// shortens it.
-__device__ __forceinline__ u32 walk_to_root(const u32 *parent, u32 i) {
-    const volatile u32 *p = parent;
-    u32 next;
-    while (!((next = p[i]) & ROOT_FLAG) && next != i) i = next;
-    return i;
-}
-
-// The final label of every site, and the forest compressed on the way: each site's parent
-// becomes its root, written only where it is not already (vacant sites, and the sites of
-// clusters inside one tile: most of them), so the labels' pass is also the compression's.
-extern "C" __global__ void lattice_remap(const u8 *mask, u32 *parent, const u64 *table,
+extern "C" __global__ void lattice_remap(const u8 *mask, const u32 *parent, const u64 *table,
                                          u64 *labels, u32 n, u64 offset) {
     u64 i = thread_index();
     if (i >= n) return;
@@ -240,8 +238,7 @@ extern "C" __global__ void lattice_remap(const u8 *mask, u32 *parent, const u64 
         labels[i] = NO_LABEL;
         return;
     }
-    u32 p = parent[i], root = (p & ROOT_FLAG) || p == (u32)i ? (u32)i : walk_to_root(parent, p);
-    if (root != p && root != (u32)i) parent[i] = root;
+    u32 root = root_of(parent, (u32)i);
     u32 q = parent[root];
     labels[i] = (q & ROOT_FLAG) ? table[q & ~ROOT_FLAG] : offset + root;
 }

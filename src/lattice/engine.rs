@@ -25,15 +25,13 @@ pub const ROOT_FLAG: u32 = 1 << 31;
 pub trait SlabDevice {
     /// The bond masks as this device holds them (see `occupation`).
     type Mask: ?Sized;
-    /// Unite the bonds inside the slab: every site's parents lead to its root, the smallest
-    /// local index of its cluster within the slab (the CPU compresses here, the GPU in
-    /// `relabel`, its labels' pass).
+    /// Unite the bonds inside the slab and compress: every site's parent is its root, the
+    /// smallest local index of its cluster within the slab.
     fn label_box(&mut self, mask: &Self::Mask) -> Result<()>;
     /// The root (`boundary::NO_ROOT` when vacant) and the mask of each face site.
     fn face_roots(&mut self, mask: &Self::Mask, faces: &Faces) -> Result<(Vec<u32>, Vec<u8>)>;
     /// Final labels: sites under node root `roots[k]` take `labels[k]`, the others the global
-    /// index of their root, vacant sites `NO_LABEL`. Flags the node roots' parents and leaves
-    /// every other site's parent at its root.
+    /// index of their root, vacant sites `NO_LABEL`. Flags the node roots' parents.
     fn relabel(&mut self, mask: &Self::Mask, roots: &[u32], labels: &[u64]) -> Result<()>;
     /// The slab's interior clusters (roots not flagged) tallied, and the local size of each
     /// node root in `roots`.

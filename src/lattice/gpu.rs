@@ -23,6 +23,7 @@ pub struct GpuSlab<'g> {
     n: u32,
     tile: Kernel,
     seams: Kernel,
+    compress: Kernel,
     faces: Kernel,
     mark: Kernel,
     remap: Kernel,
@@ -54,6 +55,7 @@ impl<'g> GpuSlab<'g> {
             } else {
                 "lattice_seams"
             })?,
+            compress: f("lattice_compress")?,
             faces: f("lattice_faces")?,
             mark: f("lattice_mark")?,
             remap: f("lattice_remap")?,
@@ -145,7 +147,9 @@ impl SlabDevice for GpuSlab<'_> {
                     .arg(&thickness);
             })?;
         }
-        Ok(())
+        gpu.launch(&self.compress, cfg, |b| {
+            b.arg(&mut self.parent).arg(&n);
+        })
     }
 
     fn face_roots(&mut self, mask: &CudaSlice<u8>, faces: &Faces) -> Result<(Vec<u32>, Vec<u8>)> {
@@ -182,7 +186,7 @@ impl SlabDevice for GpuSlab<'_> {
         })?;
         gpu.launch(&self.remap, grid(u64::from(n)), |b| {
             b.arg(mask)
-                .arg(&mut self.parent)
+                .arg(&self.parent)
                 .arg(&table)
                 .arg(&mut self.labels)
                 .arg(&n)
