@@ -267,36 +267,90 @@ GENERATOR(ws)
 #define ER_MOST 4096
 #define ER_THREADS 256
 
+#define ER_PER (ER_MOST / ER_THREADS)
+// Buckets of the counting sort: the values' top 11 bits, about one value a bucket.
+#define ER_BUCKET_BITS 11
+#define ER_BUCKETS (1u << ER_BUCKET_BITS)
+
+// a[0..len) (len a multiple of ER_THREADS, at most ER_THREADS * ER_PER) replaced by its
+// exclusive prefix sums; returns the total. Every thread of the block calls.
+__device__ u32 er_exclusive_scan(u32 *a, u32 len) {
+    __shared__ u32 warps[ER_THREADS / WARP];
+    u32 per = len / ER_THREADS, first = threadIdx.x * per, mine = 0;
+    for (u32 t = 0; t < per; t++) mine += a[first + t];
+    u32 before = mine;  // inclusive within the warp, then exclusive over the block
+    for (u32 d = 1; d < WARP; d <<= 1) {
+        u32 other = __shfl_up_sync(FULL, before, d);
+        if (lane_id() >= d) before += other;
+    }
+    if (lane_id() == WARP - 1) warps[threadIdx.x / WARP] = before;
+    __syncthreads();
+    u32 total = 0;
+    for (u32 w = 0; w < ER_THREADS / WARP; w++) {
+        u32 c = warps[w];
+        if (w < threadIdx.x / WARP) before += c;
+        total += c;
+    }
+    before -= mine;
+    for (u32 t = 0; t < per; t++) {
+        u32 c = a[first + t];
+        a[first + t] = before;
+        before += c;
+    }
+    __syncthreads();
+    return total;
+}
+
+// Sort s[0..k) (k <= ER_MOST), values of [0, cap) drawn uniformly: a counting sort by
+// their top bits (bucket = value >> shift < ER_BUCKETS), then each bucket's few values by
+// insertion. The order within a bucket before the insertion depends on the atomics, the
+// result does not.
+__device__ void er_sort(u64 *s, u32 k, u64 cap) {
+    __shared__ u32 start[ER_BUCKETS];
+    u32 bits = 64 - __clzll(cap);
+    u32 shift = bits > ER_BUCKET_BITS ? bits - ER_BUCKET_BITS : 0;
+    for (u32 b = threadIdx.x; b < ER_BUCKETS; b += blockDim.x) start[b] = 0;
+    __syncthreads();
+    u64 mine[ER_PER];
+    u32 at[ER_PER];
+    for (u32 t = 0; t < ER_PER; t++) {
+        u32 i = threadIdx.x + t * ER_THREADS;
+        mine[t] = i < k ? s[i] : 0;
+        at[t] = i < k ? atomicAdd(&start[mine[t] >> shift], 1u) : 0;
+    }
+    __syncthreads();
+    er_exclusive_scan(start, ER_BUCKETS);
+    for (u32 t = 0; t < ER_PER; t++)
+        if (threadIdx.x + t * ER_THREADS < k) s[start[mine[t] >> shift] + at[t]] = mine[t];
+    __syncthreads();
+    for (u32 b = threadIdx.x; b < ER_BUCKETS; b += blockDim.x) {
+        u32 from = start[b], to = b + 1 < ER_BUCKETS ? start[b + 1] : k;
+        for (u32 i = from + 1; i < to; i++) {
+            u64 v = s[i];
+            u32 j = i;
+            for (; j > from && s[j - 1] > v; j--) s[j] = s[j - 1];
+            s[j] = v;
+        }
+    }
+    __syncthreads();
+}
+
 // Drop repeats from the sorted s[0..k); returns how many distinct values remain.
 __device__ u32 er_dedup(u64 *s, u32 k) {
     __shared__ u32 counts[ER_THREADS];
-    const u32 per = ER_MOST / ER_THREADS;
-    u64 mine[per];
-    u32 kept = 0, first = threadIdx.x * per;
-    for (u32 t = 0; t < per; t++) {
+    u64 mine[ER_PER];
+    u32 kept = 0, first = threadIdx.x * ER_PER;
+    for (u32 t = 0; t < ER_PER; t++) {
         u32 i = first + t;
         mine[t] = i < k && (i == 0 || s[i] != s[i - 1]) ? s[i] : ~0ULL;
         kept += mine[t] != ~0ULL;
     }
     counts[threadIdx.x] = kept;
     __syncthreads();
-    // Exclusive prefix of the counts by one thread: 256 adds.
-    if (threadIdx.x == 0) {
-        u32 sum = 0;
-        for (u32 t = 0; t < ER_THREADS; t++) {
-            u32 c = counts[t];
-            counts[t] = sum;
-            sum += c;
-        }
-    }
-    __syncthreads();
+    u32 distinct = er_exclusive_scan(counts, ER_THREADS);
     u32 at = counts[threadIdx.x];
-    for (u32 t = 0; t < per; t++)
+    for (u32 t = 0; t < ER_PER; t++)
         if (mine[t] != ~0ULL) s[at++] = mine[t];
-    __syncthreads();
-    u32 total = counts[ER_THREADS - 1] + (threadIdx.x == ER_THREADS - 1 ? kept : 0);
-    __shared__ u32 distinct;
-    if (threadIdx.x == ER_THREADS - 1) distinct = total;
     __syncthreads();
     return distinct;
 }
@@ -309,7 +363,8 @@ __device__ void er_distinct(u64 *s, u64 key, u32 k, u64 cap) {
         u32 need = k - have;
         for (u32 t = threadIdx.x; t < need; t += blockDim.x) s[have + t] = below(draw(key, counter + t), cap);
         counter += need;
-        block_sort(s, k, ~0ULL);
+        __syncthreads();
+        er_sort(s, k, cap);
         have = er_dedup(s, k);
     }
 }
