@@ -54,11 +54,14 @@ __device__ void kron_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
 // hundredths, [12..12+SCALE) the level keys of attempt 0 (draw(p[0], level)).
 
 // The quadrant (row bit, column bit) 64 random bits choose: noisy initiator, in integers.
-__device__ __forceinline__ void ssca2_quadrant(const u64 *initiator, u64 bits, bool &row,
+// The initiator's entries are hundredths (at most 100), so each weight is below 2^23 and
+// their sum below 2^25: 32-bit products, and t, the top 16 bits times the sum over 2^16, is
+// the high word of (top 16 bits << 16) times the sum. The same integers as `quadrant`.
+__device__ __forceinline__ void ssca2_quadrant(const u32 (&initiator)[4], u64 bits, bool &row,
                                                bool &col) {
-    u64 w[4];
-    for (int i = 0; i < 4; i++) w[i] = initiator[i] * (38912 + ((bits >> (12 * i)) & 0xfff));
-    u64 t = ((bits >> 48) * (w[0] + w[1] + w[2] + w[3])) >> 16;
+    u32 w[4];
+    for (int i = 0; i < 4; i++) w[i] = initiator[i] * (38912u + ((u32)(bits >> (12 * i)) & 0xfffu));
+    u32 t = __umulhi((u32)(bits >> 48) << 16, w[0] + w[1] + w[2] + w[3]);
     int q = (t >= w[0]) + (t >= w[0] + w[1]) + (t >= w[0] + w[1] + w[2]);
     row = q >= 2;
     col = q % 2 == 1;
@@ -66,6 +69,7 @@ __device__ __forceinline__ void ssca2_quadrant(const u64 *initiator, u64 bits, b
 
 __device__ void ssca2_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
     u32 scale = (u32)p[7];
+    const u32 initiator[4] = {(u32)p[8], (u32)p[9], (u32)p[10], (u32)p[11]};
     // A self-loop is redrawn whole with the next attempt number.
     for (u64 attempt = 0;; attempt++) {
         u = 0;
@@ -73,7 +77,7 @@ __device__ void ssca2_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
         for (u32 level = 0; level < scale; level++) {
             u64 key = attempt == 0 ? p[12 + level] : draw(p[0], 64 * attempt + level);
             bool row, col;
-            ssca2_quadrant(p + 8, draw(key, e), row, col);
+            ssca2_quadrant(initiator, draw(key, e), row, col);
             u = (u << 1) | row;
             v = (v << 1) | col;
         }
