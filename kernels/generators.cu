@@ -54,11 +54,14 @@ __device__ void kron_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
 // hundredths, [12..12+SCALE) the level keys of attempt 0 (draw(p[0], level)).
 
 // The quadrant (row bit, column bit) 64 random bits choose: noisy initiator, in integers.
-__device__ __forceinline__ void ssca2_quadrant(const u64 *initiator, u64 bits, bool &row,
+// The initiator's entries are hundredths (at most 100), so each weight is below 2^23 and
+// their sum below 2^25: 32-bit products, and t, the top 16 bits times the sum over 2^16, is
+// the high word of (top 16 bits << 16) times the sum. The same integers as `quadrant`.
+__device__ __forceinline__ void ssca2_quadrant(const u32 (&initiator)[4], u64 bits, bool &row,
                                                bool &col) {
-    u64 w[4];
-    for (int i = 0; i < 4; i++) w[i] = initiator[i] * (38912 + ((bits >> (12 * i)) & 0xfff));
-    u64 t = ((bits >> 48) * (w[0] + w[1] + w[2] + w[3])) >> 16;
+    u32 w[4];
+    for (int i = 0; i < 4; i++) w[i] = initiator[i] * (38912u + ((u32)(bits >> (12 * i)) & 0xfffu));
+    u32 t = __umulhi((u32)(bits >> 48) << 16, w[0] + w[1] + w[2] + w[3]);
     int q = (t >= w[0]) + (t >= w[0] + w[1]) + (t >= w[0] + w[1] + w[2]);
     row = q >= 2;
     col = q % 2 == 1;
@@ -66,6 +69,7 @@ __device__ __forceinline__ void ssca2_quadrant(const u64 *initiator, u64 bits, b
 
 __device__ void ssca2_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
     u32 scale = (u32)p[7];
+    const u32 initiator[4] = {(u32)p[8], (u32)p[9], (u32)p[10], (u32)p[11]};
     // A self-loop is redrawn whole with the next attempt number.
     for (u64 attempt = 0;; attempt++) {
         u = 0;
@@ -73,7 +77,7 @@ __device__ void ssca2_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
         for (u32 level = 0; level < scale; level++) {
             u64 key = attempt == 0 ? p[12 + level] : draw(p[0], 64 * attempt + level);
             bool row, col;
-            ssca2_quadrant(p + 8, draw(key, e), row, col);
+            ssca2_quadrant(initiator, draw(key, e), row, col);
             u = (u << 1) | row;
             v = (v << 1) | col;
         }
@@ -267,36 +271,90 @@ GENERATOR(ws)
 #define ER_MOST 4096
 #define ER_THREADS 256
 
+#define ER_PER (ER_MOST / ER_THREADS)
+// Buckets of the counting sort: the values' top 11 bits, about one value a bucket.
+#define ER_BUCKET_BITS 11
+#define ER_BUCKETS (1u << ER_BUCKET_BITS)
+
+// a[0..len) (len a multiple of ER_THREADS, at most ER_THREADS * ER_PER) replaced by its
+// exclusive prefix sums; returns the total. Every thread of the block calls.
+__device__ u32 er_exclusive_scan(u32 *a, u32 len) {
+    __shared__ u32 warps[ER_THREADS / WARP];
+    u32 per = len / ER_THREADS, first = threadIdx.x * per, mine = 0;
+    for (u32 t = 0; t < per; t++) mine += a[first + t];
+    u32 before = mine;  // inclusive within the warp, then exclusive over the block
+    for (u32 d = 1; d < WARP; d <<= 1) {
+        u32 other = __shfl_up_sync(FULL, before, d);
+        if (lane_id() >= d) before += other;
+    }
+    if (lane_id() == WARP - 1) warps[threadIdx.x / WARP] = before;
+    __syncthreads();
+    u32 total = 0;
+    for (u32 w = 0; w < ER_THREADS / WARP; w++) {
+        u32 c = warps[w];
+        if (w < threadIdx.x / WARP) before += c;
+        total += c;
+    }
+    before -= mine;
+    for (u32 t = 0; t < per; t++) {
+        u32 c = a[first + t];
+        a[first + t] = before;
+        before += c;
+    }
+    __syncthreads();
+    return total;
+}
+
+// Sort s[0..k) (k <= ER_MOST), values of [0, cap) drawn uniformly: a counting sort by
+// their top bits (bucket = value >> shift < ER_BUCKETS), then each bucket's few values by
+// insertion. The order within a bucket before the insertion depends on the atomics, the
+// result does not.
+__device__ void er_sort(u64 *s, u32 k, u64 cap) {
+    __shared__ u32 start[ER_BUCKETS];
+    u32 bits = 64 - __clzll(cap);
+    u32 shift = bits > ER_BUCKET_BITS ? bits - ER_BUCKET_BITS : 0;
+    for (u32 b = threadIdx.x; b < ER_BUCKETS; b += blockDim.x) start[b] = 0;
+    __syncthreads();
+    u64 mine[ER_PER];
+    u32 at[ER_PER];
+    for (u32 t = 0; t < ER_PER; t++) {
+        u32 i = threadIdx.x + t * ER_THREADS;
+        mine[t] = i < k ? s[i] : 0;
+        at[t] = i < k ? atomicAdd(&start[mine[t] >> shift], 1u) : 0;
+    }
+    __syncthreads();
+    er_exclusive_scan(start, ER_BUCKETS);
+    for (u32 t = 0; t < ER_PER; t++)
+        if (threadIdx.x + t * ER_THREADS < k) s[start[mine[t] >> shift] + at[t]] = mine[t];
+    __syncthreads();
+    for (u32 b = threadIdx.x; b < ER_BUCKETS; b += blockDim.x) {
+        u32 from = start[b], to = b + 1 < ER_BUCKETS ? start[b + 1] : k;
+        for (u32 i = from + 1; i < to; i++) {
+            u64 v = s[i];
+            u32 j = i;
+            for (; j > from && s[j - 1] > v; j--) s[j] = s[j - 1];
+            s[j] = v;
+        }
+    }
+    __syncthreads();
+}
+
 // Drop repeats from the sorted s[0..k); returns how many distinct values remain.
 __device__ u32 er_dedup(u64 *s, u32 k) {
     __shared__ u32 counts[ER_THREADS];
-    const u32 per = ER_MOST / ER_THREADS;
-    u64 mine[per];
-    u32 kept = 0, first = threadIdx.x * per;
-    for (u32 t = 0; t < per; t++) {
+    u64 mine[ER_PER];
+    u32 kept = 0, first = threadIdx.x * ER_PER;
+    for (u32 t = 0; t < ER_PER; t++) {
         u32 i = first + t;
         mine[t] = i < k && (i == 0 || s[i] != s[i - 1]) ? s[i] : ~0ULL;
         kept += mine[t] != ~0ULL;
     }
     counts[threadIdx.x] = kept;
     __syncthreads();
-    // Exclusive prefix of the counts by one thread: 256 adds.
-    if (threadIdx.x == 0) {
-        u32 sum = 0;
-        for (u32 t = 0; t < ER_THREADS; t++) {
-            u32 c = counts[t];
-            counts[t] = sum;
-            sum += c;
-        }
-    }
-    __syncthreads();
+    u32 distinct = er_exclusive_scan(counts, ER_THREADS);
     u32 at = counts[threadIdx.x];
-    for (u32 t = 0; t < per; t++)
+    for (u32 t = 0; t < ER_PER; t++)
         if (mine[t] != ~0ULL) s[at++] = mine[t];
-    __syncthreads();
-    u32 total = counts[ER_THREADS - 1] + (threadIdx.x == ER_THREADS - 1 ? kept : 0);
-    __shared__ u32 distinct;
-    if (threadIdx.x == ER_THREADS - 1) distinct = total;
     __syncthreads();
     return distinct;
 }
@@ -309,7 +367,8 @@ __device__ void er_distinct(u64 *s, u64 key, u32 k, u64 cap) {
         u32 need = k - have;
         for (u32 t = threadIdx.x; t < need; t += blockDim.x) s[have + t] = below(draw(key, counter + t), cap);
         counter += need;
-        block_sort(s, k, ~0ULL);
+        __syncthreads();
+        er_sort(s, k, cap);
         have = er_dedup(s, k);
     }
 }
