@@ -60,20 +60,32 @@ __device__ __forceinline__ bool first_send(u64 *sent, u64 v) {
     return !(atomicOr(&sent[v / 64], bit) & bit);
 }
 
-// One neighbour v of frontier vertex ug: claim it if local, else queue the pair for its owner
-// unless v was already sent in this search (its owner has claimed it, or will with the parent
-// sent first: one parent per vertex is all a search needs).
+// One neighbour v of frontier vertex ug: claim it if local, else put the pair in the run of
+// v's owner unless v was already sent in this search (its owner has claimed it, or will with
+// the parent sent first: one parent per vertex is all a search needs). The runs lie in
+// `remote` in rank order without `me`, `run_capacity` pairs each, as the exchange sends them
+// (no bucketing pass); counters[5 + owner] counts each run, the lanes of a warp with the same
+// owner sharing one atomic.
 __device__ __forceinline__ void visit(u64 v, u64 ug, u64 first, u64 local_n, i64 *parent,
                                       const u64 *offsets, u32 *next_queue, u64 *counters,
-                                      u64 *remote, u64 remote_capacity, u64 *sent, u64 &edges) {
+                                      u64 *remote, u64 run_capacity, u64 block, u64 me,
+                                      u64 *sent, u64 &edges) {
     u64 l = v - first;  // wraps for v < first
     bool local = l < local_n;
     bool took = local && claim(parent, l, ug);
     if (took) edges += offsets[l + 1] - offsets[l];
     push_next(took, l, next_queue, &counters[0]);
     bool send = !local && first_send(sent, v);
-    u64 at = warp_slot(send, &counters[3]);
-    if (send && at < remote_capacity) remote[at] = v << 32 | ug;
+    u64 owner = send ? v / block : ~0ULL;
+    u32 active = __activemask();
+    u32 same = __match_any_sync(active, owner);
+    int leader = __ffs(same) - 1;
+    u64 base = 0;
+    if (send && lane_id() == leader) base = atomicAdd(&counters[5 + owner], (u64)__popc(same));
+    base = __shfl_sync(active, base, leader);
+    u64 at = base + __popc(same & lanes_before());
+    u64 run = owner - (owner > me);
+    if (send && at < run_capacity) remote[run * run_capacity + at] = v << 32 | ug;
 }
 
 // One warp per queue entry u, lanes striding over its row: visit(v, u, edges) for each
@@ -123,13 +135,13 @@ __device__ __forceinline__ void scan_heavy_rows(const u64 *offsets, const u32 *a
 extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 *parent,
                                         const u32 *queue, u64 queue_len, u64 first,
                                         u64 local_n, u32 *next_queue, u64 *counters,
-                                        u64 *remote, u64 remote_capacity, u64 *sent,
-                                        u32 *heavy) {
+                                        u64 *remote, u64 run_capacity, u64 block, u64 me,
+                                        u64 *sent, u32 *heavy) {
     u64 edges = 0, inspected = 0;
     scan_rows(offsets, adj, queue, queue_len, heavy, counters, edges, inspected,
               [&](u64 v, u64 u, u64 &edges) {
                   visit(v, first + u, first, local_n, parent, offsets, next_queue, counters,
-                        remote, remote_capacity, sent, edges);
+                        remote, run_capacity, block, me, sent, edges);
               });
     const int index[2] = {1, 2};
     u64 value[2] = {edges, inspected};
@@ -141,13 +153,13 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
 extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
                                               const u32 *, u64, u64 first, u64 local_n,
                                               u32 *next_queue, u64 *counters, u64 *remote,
-                                              u64 remote_capacity, u64 *sent,
+                                              u64 run_capacity, u64 block, u64 me, u64 *sent,
                                               const u32 *heavy) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(offsets, adj, heavy, counters, edges, inspected,
                     [&](u64 v, u64 u, u64 &edges) {
                         visit(v, first + u, first, local_n, parent, offsets, next_queue,
-                              counters, remote, remote_capacity, sent, edges);
+                              counters, remote, run_capacity, block, me, sent, edges);
                     });
     const int index[2] = {1, 2};
     u64 value[2] = {edges, inspected};

@@ -119,13 +119,7 @@ impl<'w> GpuExchange<'w> {
         counts[self.world.rank()] = 0;
         let recv_counts = self.world.alltoall_counts(&counts);
         let at = run_starts(&counts);
-        self.exchange_runs(
-            &send,
-            (&at, &counts),
-            &recv_counts,
-            &mut recv,
-            Some(Path::Device),
-        )?;
+        self.exchange_runs(&send, (&at, &counts), &recv_counts, &mut recv, Path::Device)?;
         self.allgather(&one, &mut recv)
     }
 
@@ -158,7 +152,7 @@ impl<'w> GpuExchange<'w> {
         send_counts: &[usize],
         recv: &mut CudaSlice<T>,
     ) -> Result<usize> {
-        let recv_counts = self.world.alltoall_counts(send_counts);
+        let (recv_counts, path) = self.plan::<T>(send_counts);
         let total: usize = recv_counts.iter().sum();
         if total > recv.len() {
             return Err(Error::Gpu(format!(
@@ -167,7 +161,7 @@ impl<'w> GpuExchange<'w> {
             )));
         }
         let send_at = run_starts(send_counts);
-        self.exchange_runs(send, (&send_at, send_counts), &recv_counts, recv, None)?;
+        self.exchange_runs(send, (&send_at, send_counts), &recv_counts, recv, path)?;
         Ok(total)
     }
 
@@ -180,7 +174,7 @@ impl<'w> GpuExchange<'w> {
         (send_at, send_counts): (&[usize], &[usize]),
         recv: &mut CudaSlice<T>,
     ) -> Result<Vec<usize>> {
-        let recv_counts = self.world.alltoall_counts(send_counts);
+        let (recv_counts, path) = self.plan::<T>(send_counts);
         let total: usize = recv_counts.iter().sum();
         if total > recv.len() {
             *recv = self
@@ -188,26 +182,23 @@ impl<'w> GpuExchange<'w> {
                 .alloc_zeros(total.next_power_of_two())
                 .map_err(|e| gpu_error("grow the receive buffer", e))?;
         }
-        self.exchange_runs(send, (send_at, send_counts), &recv_counts, recv, None)?;
+        self.exchange_runs(send, (send_at, send_counts), &recv_counts, recv, path)?;
         Ok(recv_counts)
     }
 
-    /// The transfers of an all-to-all whose counts every rank knows, by `forced` path where
-    /// one is given (every rank giving the same).
+    /// The transfers of an all-to-all whose counts every rank knows, by `path` (every rank
+    /// giving the same: a rank that skipped a collective another rank enters would hang them
+    /// both).
     fn exchange_runs<T: Item>(
         &self,
         send: &CudaSlice<T>,
         (send_at, send_counts): (&[usize], &[usize]),
         recv_counts: &[usize],
         recv: &mut CudaSlice<T>,
-        forced: Option<Path>,
+        path: Path,
     ) -> Result<()> {
         let total: usize = recv_counts.iter().sum();
         let sent: usize = send_counts.iter().sum();
-        // One decision for every rank (a rank that skipped a collective another rank enters
-        // would hang them both): nothing moves anywhere, a small exchange (through the host
-        // even over NCCL, gpu/small.rs), or a large one.
-        let path = forced.unwrap_or_else(|| self.path::<T>(sent, total));
         if path == Path::Nothing {
             return Ok(());
         }

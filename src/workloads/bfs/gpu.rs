@@ -1,14 +1,14 @@
 //! The GPU side of the BFS (`search::Frontiers`): the rank's CSR (a `DeviceCsr`), parents and
 //! frontiers live on its GPU for the whole run; the kernels are in `kernels/bfs.cu`, and every
 //! launch below passes its arguments in the order of the kernel's parameters there. What goes
-//! to other ranks is bucketed by owner on the GPU and moved by `GpuExchange` (NCCL, or host
-//! memory and MPI).
+//! to other ranks the top-down scan writes straight into runs by owner, and `GpuExchange`
+//! moves them (NCCL, or host memory and MPI).
 
-use super::gpu_vertices::{FrontierLayout, OwnVertices};
+use super::gpu_vertices::{FrontierLayout, OwnVertices, COUNTERS};
 use super::search::{Frontiers, LevelClock};
 use super::validate_depths::DeviceVerdict;
 use super::validate_gpu::DeviceValidator;
-use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
+use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::{blocks, gpu_error, grid, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
@@ -43,13 +43,16 @@ pub struct GpuFrontiers<'a> {
     ranks: usize,
     csr: DeviceCsr,
     global_bits: CudaSlice<u64>,
-    /// Packed (vertex, parent) pairs for other ranks, as the top-down scan found them.
+    /// Packed (vertex, parent) pairs for other ranks, as the top-down scan found them: one
+    /// run of `run_capacity` pairs per other rank, in rank order.
     remote: CudaSlice<u64>,
-    /// The same pairs in runs by owner rank, for the exchange.
-    send: CudaSlice<u64>,
+    run_capacity: u64,
+    /// Where each rank's run starts in `remote` (this rank's: 0, empty).
+    run_at: Vec<usize>,
+    /// Vertices per rank: the owner of vertex v is v / block.
+    block: u64,
     /// Pairs other ranks sent here.
     received: CudaSlice<u64>,
-    owners: OwnerBuckets,
     /// Global bitmap of the vertices already sent to their owners in this search.
     sent: CudaSlice<u64>,
     /// Frontier vertices whose rows the whole grid scans (see kernels/bfs.cu).
@@ -61,18 +64,31 @@ pub struct GpuFrontiers<'a> {
     world: &'a World,
 }
 
-/// Pairs a rank may send and receive in one level. The `sent` bitmap lets a rank send each
-/// remote vertex once per search, so it sends at most N - local_n pairs; each pair received
-/// stands for one adjacency entry of a local vertex (the graph is symmetric), and at most
-/// one comes from each other rank.
+/// Pairs a rank may send to each other rank (its run in the send buffer) and receive in all
+/// in one level. The `sent` bitmap lets a rank send each remote vertex once per search, so
+/// it sends an owner at most its `block` vertices, and at most one pair per entry; each pair
+/// received stands for one adjacency entry of a local vertex (the graph is symmetric), and
+/// at most one comes from each other rank.
 fn exchange_capacities(part: &Block1D, entries: u64) -> (usize, usize) {
     if part.size == 1 {
         return (1, 1);
     }
     let local_n = part.local_n() as u64;
-    let send = entries.min(part.n - local_n).max(1);
+    let run = entries.min(part.block).max(1);
     let recv = entries.min(local_n * (part.size as u64 - 1)).max(1);
-    (send as usize, recv as usize)
+    (run as usize, recv as usize)
+}
+
+/// Where the runs for each of `ranks` ranks start in the send buffer: the other ranks' in
+/// rank order, `run` pairs each; `me`'s is empty (0).
+fn run_starts(run: usize, (me, ranks): (usize, usize)) -> Vec<usize> {
+    (0..ranks)
+        .map(|r| match r.cmp(&me) {
+            std::cmp::Ordering::Less => r * run,
+            std::cmp::Ordering::Equal => 0,
+            std::cmp::Ordering::Greater => (r - 1) * run,
+        })
+        .collect()
 }
 
 /// Device bytes a rank needs for the search besides its CSR (`entries` adjacency entries).
@@ -80,8 +96,9 @@ fn search_bytes(part: &Block1D, entries: u64) -> u64 {
     let n = part.local_n() as u64;
     let words = part.words_per_rank() as u64;
     let ranks = part.size as u64;
-    let (send, recv) = exchange_capacities(part, entries);
-    let exchange = 8 * (2 * send as u64 + recv as u64) + 8 * ranks;
+    let (run, recv) = exchange_capacities(part, entries);
+    let runs = (ranks - 1).max(1);
+    let exchange = 8 * (run as u64 * runs + recv as u64) + 8 * ranks;
     let heavy = 4 * (entries / HEAVY_DEGREE as u64 + 1);
     // Global frontier and sent bitmaps.
     let bitmaps = 2 * 8 * words * ranks;
@@ -120,18 +137,20 @@ impl<'a> GpuFrontiers<'a> {
         let words = g.part.words_per_rank();
         let local_n = g.local_n();
         let ranks = world.size();
-        let (send_capacity, recv_capacity) = exchange_capacities(&g.part, entries);
+        let (run, recv_capacity) = exchange_capacities(&g.part, entries);
+        let runs = (ranks - 1).max(1);
         Ok(GpuFrontiers {
-            own: OwnVertices::new(gpu, g.n(), g.part.first(), local_n, words)?,
+            own: OwnVertices::new(gpu, g.n(), (g.part.first(), local_n), words, ranks)?,
             exchange,
             k: Kernels::new(gpu)?,
             ranks,
             csr,
             global_bits: gpu.zeros("global bitmap", words * ranks)?,
-            remote: gpu.zeros("exchange buffer", send_capacity)?,
-            send: gpu.zeros("exchange buffer", send_capacity)?,
+            remote: gpu.zeros("exchange buffer", run * runs)?,
+            run_capacity: run as u64,
+            run_at: run_starts(run, (world.rank(), ranks)),
+            block: g.part.block,
             received: gpu.zeros("exchange buffer", recv_capacity)?,
-            owners: OwnerBuckets::new(gpu, ranks, g.part.block)?,
             sent: gpu.zeros("sent bitmap", words * ranks)?,
             heavy: gpu.zeros("heavy list", entries as usize / HEAVY_DEGREE + 1)?,
             resident_blocks: gpu.resident_blocks(THREADS)?,
@@ -226,25 +245,17 @@ impl Frontiers for GpuFrontiers<'_> {
     }
 
     fn top_down(&mut self, clock: &mut LevelClock) -> Result<u64> {
-        let (inspected, remote) = clock.local(|| self.scan_frontier())?;
+        let (inspected, counts) = clock.local(|| self.scan_frontier())?;
         if self.ranks == 1 {
             return Ok(inspected);
         }
-        let (gpu, me) = (self.own.gpu, self.exchange.rank());
-        let (moved, counts) = clock.local(|| {
-            let pairs = (&self.remote, remote);
-            remote_runs(
-                gpu,
-                &mut self.owners,
-                pairs,
-                &mut self.send,
-                (me, self.ranks),
-            )
+        clock.bytes_sent += 8 * counts.iter().sum::<usize>() as u64;
+        let runs = (self.run_at.as_slice(), counts.as_slice());
+        let received = clock.exchange(|| {
+            self.exchange
+                .alltoallv_runs(&self.remote, runs, &mut self.received)
         })?;
-        clock.bytes_sent += 8 * remote;
-        let send = if moved { &self.send } else { &self.remote };
-        let received =
-            clock.exchange(|| self.exchange.alltoallv(send, &counts, &mut self.received))?;
+        let received: usize = received.iter().sum();
         clock.bytes_received += 8 * received as u64;
         let first = self.own.first;
         clock.local(|| {
@@ -304,12 +315,13 @@ impl Frontiers for GpuFrontiers<'_> {
 
 impl GpuFrontiers<'_> {
     /// Top-down scan of the current frontier's rows: local neighbours are claimed into the
-    /// next queue, packed pairs for other ranks written to `remote`. Returns the entries read
-    /// and the pairs written.
-    fn scan_frontier(&mut self) -> Result<(u64, u64)> {
+    /// next queue, packed pairs for other ranks written to their runs in `remote`. Returns
+    /// the entries read and the runs' lengths by rank.
+    fn scan_frontier(&mut self) -> Result<(u64, Vec<usize>)> {
         let len = self.own.current_queue()?;
         self.own.zero_counters()?;
-        let capacity = self.remote.len() as u64;
+        let capacity = self.run_capacity;
+        let (block, me) = (self.block, self.exchange.rank() as u64);
         let (own, csr) = (&mut self.own, &self.csr);
         let gpu = own.gpu;
         // The light rows a warp each, then the heavy ones over the whole grid; both kernels
@@ -329,18 +341,21 @@ impl GpuFrontiers<'_> {
                     .arg(&mut own.counters)
                     .arg(&mut self.remote)
                     .arg(&capacity)
+                    .arg(&block)
+                    .arg(&me)
                     .arg(&mut self.sent)
                     .arg(&mut self.heavy);
             })?;
         }
-        let [_, _, inspected, remote] = own.counters()?;
-        if remote > capacity {
+        let counters = own.all_counters()?;
+        if let Some(most) = counters[COUNTERS..].iter().find(|&&c| c > capacity) {
             return Err(Error::Gpu(format!(
-                "bfs_top_down: {remote} pairs for other ranks exceed the exchange buffer of {capacity}"
+                "bfs_top_down: {most} pairs for one rank exceed its run of {capacity} in the exchange buffer"
             )));
         }
         own.next = FrontierLayout::Queue(0);
-        Ok((inspected, remote))
+        let runs = counters[COUNTERS..].iter().map(|&c| c as usize).collect();
+        Ok((counters[2], runs))
     }
 
     /// Bottom-up scan of the unvisited local vertices against the frontier (the gathered
@@ -384,13 +399,21 @@ mod tests {
             exchange_capacities(&Block1D::new(1024, 1, 0), 1 << 20),
             (1, 1)
         );
-        // Four ranks of 256 vertices: at most 768 remote vertices to send, 3 x 256 to receive.
+        // Four ranks of 256 vertices: at most 256 remote vertices to send each other rank,
+        // 3 x 256 to receive.
         let part = Block1D::new(1024, 4, 1);
         assert_eq!(exchange_capacities(&part, 100), (100, 100));
-        assert_eq!(exchange_capacities(&part, 1 << 20), (768, 768));
+        assert_eq!(exchange_capacities(&part, 1 << 20), (256, 768));
         // Past the caps, each further entry costs its 4 bytes of adjacency (and the heavy list).
         let more =
             bytes_needed(&part, (1 << 20) + HEAVY_DEGREE as u64) - bytes_needed(&part, 1 << 20);
         assert_eq!(more, 4 * HEAVY_DEGREE as u64 + 4);
+    }
+
+    #[test]
+    fn runs_follow_rank_order_without_this_rank() {
+        assert_eq!(run_starts(10, (0, 1)), vec![0]);
+        assert_eq!(run_starts(10, (1, 4)), vec![0, 0, 10, 20]);
+        assert_eq!(run_starts(10, (3, 4)), vec![0, 10, 20, 0]);
     }
 }

@@ -126,7 +126,7 @@ impl<'a> Gpu2dFrontiers<'a> {
         let (col, row) = (layout.col_len(), layout.row_len());
         let some = |n: usize| n.max(1);
         Ok(Gpu2dFrontiers {
-            own: OwnVertices::new(gpu, g.n(), g.part.first(), local_n, words)?,
+            own: OwnVertices::new(gpu, g.n(), (g.part.first(), local_n), words, 0)?,
             layout,
             row: GpuExchange::open(&grid.row, gpu, transport)?,
             col: GpuExchange::open(&grid.col, gpu, transport)?,

@@ -36,6 +36,9 @@ enum HostParents {
     Wide(Vec<i64>),
 }
 
+/// Counters before the owners' runs (see `OwnVertices::counters`).
+pub const COUNTERS: usize = 5;
+
 pub struct OwnVertices<'a> {
     pub gpu: &'a Gpu,
     k: Kernels,
@@ -55,7 +58,8 @@ pub struct OwnVertices<'a> {
     pub bits: CudaSlice<u64>,
     pub next_bits: CudaSlice<u64>,
     /// [0] next frontier vertices, [1] their edges, [2] entries inspected, [3] pairs for
-    /// other ranks, [4] heavy frontier vertices (kernels/bfs.cu).
+    /// other ranks (2D), [4] heavy frontier vertices, then per owner rank the pairs the 1D
+    /// top-down scan put in its run (kernels/bfs.cu).
     pub counters: CudaSlice<u64>,
     pub current: FrontierLayout,
     pub next: FrontierLayout,
@@ -69,11 +73,18 @@ pub struct OwnVertices<'a> {
 impl<'a> OwnVertices<'a> {
     /// Device bytes for `local_n` own vertices and `words` bitmap words.
     pub fn bytes(local_n: u64, words: u64) -> u64 {
-        8 * local_n + 3 * 4 * local_n + 2 * 8 * words + 8 * 5
+        8 * local_n + 3 * 4 * local_n + 2 * 8 * words + 8 * COUNTERS as u64
     }
 
-    /// Buffers for the vertices `first .. first + local_n` of a graph of `n` vertices.
-    pub fn new(gpu: &'a Gpu, n: u64, first: u64, local_n: usize, words: usize) -> Result<Self> {
+    /// Buffers for the vertices `first .. first + local_n` of a graph of `n` vertices, with
+    /// `owners` run counters after the five others.
+    pub fn new(
+        gpu: &'a Gpu,
+        n: u64,
+        (first, local_n): (u64, usize),
+        words: usize,
+        owners: usize,
+    ) -> Result<Self> {
         let f = |name| gpu.function("bfs.cu", name);
         let mut own = OwnVertices {
             gpu,
@@ -96,7 +107,7 @@ impl<'a> OwnVertices<'a> {
             next_queue: gpu.zeros("queue", local_n)?,
             bits: gpu.zeros("frontier bitmap", words)?,
             next_bits: gpu.zeros("frontier bitmap", words)?,
-            counters: gpu.zeros("counters", 5)?,
+            counters: gpu.zeros("counters", COUNTERS + owners)?,
             current: FrontierLayout::Queue(0),
             next: FrontierLayout::Queue(0),
             pinned_parents: None,
@@ -153,6 +164,12 @@ impl<'a> OwnVertices<'a> {
             .stream
             .memset_zeros(&mut self.counters)
             .map_err(|e| gpu_error("reset counters", e))
+    }
+
+    /// Every counter: the five of `counters()`'s kind, then the owners' runs.
+    pub fn all_counters(&self) -> Result<Vec<u64>> {
+        self.gpu
+            .download("counters", &self.counters, self.counters.len())
     }
 
     pub fn counters(&self) -> Result<[u64; 4]> {
