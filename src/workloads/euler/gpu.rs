@@ -94,6 +94,8 @@ impl Kernels {
             "euler_rank_spread",
             "euler_rank_place",
             "euler_fill",
+            "euler_find",
+            "euler_slot_place",
             "euler_local_next",
             "euler_owner_count",
             "euler_owner_scatter",
