@@ -146,7 +146,6 @@ fn rank(
 ) -> Result<(CudaSlice<u64>, CudaSlice<u64>, CudaSlice<u32>)> {
     let gpu = r.gpu();
     let slots = p.slots;
-    let vertex = gpu::slot_vertices(gpu, k, &p.vertex_start, p.n, slots)?;
     // The list's last slot: the one whose successor was `head`.
     let gnext = gpu::successors(gpu, k, &p, &mate)?;
     let last = find(r.world(), (gpu, k), (&gnext, slots), u64::from(r.first), head)?;
@@ -160,8 +159,9 @@ fn rank(
             .arg(&tail)
             .arg(&mut next);
     })?;
-    drop((mate, p.partner, p.vertex_start));
+    drop((mate, p.partner));
     let (dist, end) = rank_lists(r, k, next)?;
+    let vertex = gpu::slot_vertices(gpu, k, &p.vertex_start, p.n, slots)?;
     let alloc = |what: &str| gpu.zeros::<u64>(what, slots as usize);
     let (mut pos, mut code) = (alloc("circuit positions")?, alloc("circuit")?);
     let mut count = gpu.zeros::<u64>("counter", 1)?;
