@@ -892,3 +892,29 @@ extern "C" __global__ void euler_forest_joined(const u32 *links, u64 count, u32 
     u64 i = thread_index();
     if (i < count) joined[links[i] - first] = 1;
 }
+
+// ---- Several ranks: the circuit's order (gpu_ranks.rs `rank`) --------------------------
+
+// The smallest index first + s with a[s] == value, into *found (set to NIL before).
+extern "C" __global__ void euler_find(const u32 *a, u64 count, u32 value, u32 first, u32 *found) {
+    u64 s = thread_index();
+    if (s < count && a[s] == value) atomicMin(found, first + (u32)s);
+}
+
+// Several ranks: each slot on the list that ends at `last` gets its circuit position
+// m - 1 - dist (the others ~0) and its code (edge << 1 | forward), as euler_rank_place
+// puts them; counts the slots placed.
+extern "C" __global__ void euler_slot_place(const u32 *dist, const u32 *end, const u32 *dart,
+                                            u64 slots, u32 last, u64 m, u64 *pos, u64 *code,
+                                            u64 *placed) {
+    u64 s = thread_index();
+    bool on = s < slots && end[s] == last && dist[s] < m;
+    if (s < slots) {
+        u32 x = dart[s];
+        pos[s] = on ? m - 1 - dist[s] : ~(u64)0;
+        code[s] = (u64)(x / 2) << 1 | (x & 1);
+    }
+    const int index[1] = {0};
+    const u64 add[1] = {on ? 1ull : 0ull};
+    block_add(placed, index, add);
+}

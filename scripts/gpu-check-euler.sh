@@ -4,7 +4,7 @@
 # Eulerian generator and pairing, small: on one rank (everything on the device) and on
 # $GPU_CHECK_EULER_RANKS ranks (the several-rank path: the mates, the ruling set's jumping and
 # the forest through the device exchange layer, NCCL, and once staged through MPI
-# (union-random-mpi); the circuit's order host-staged; by default one
+# (union-random-mpi); the circuit's order (cut, ranking, placement) on the devices; by default one
 # rank per GPU, 2 up to the GPUs present, or 2 and 3 ranks sharing the GPU of a one-GPU host:
 # tessera refuses more ranks than GPUs on a host of several), the circuit's checksum (order-dependent: edges,
 # directions), its initial trail count and the checker's verdict must equal the CPU run's.

@@ -676,7 +676,8 @@ fn the_checker_refuses_spoiled_circuits_on_every_rank_count() {
 }
 
 fn spoiled_circuits(cases: &[(&str, usize)]) {
-    let dir = test_dir("euler-spoiled");
+    // A folder per case list: the CI test and its every-rank-count twin may run at once.
+    let dir = test_dir(&format!("euler-spoiled-{}", cases.len()));
     let args = [
         "--generator",
         "union-cycles",

@@ -5,7 +5,9 @@
 // references: each head's cycle minimum, and each head's steps to its list's end and that
 // end's slot, on 1 to 4 ranks of uneven sizes (one empty), with cycles and lists of one head
 // up to thousands (so some walkers outrun the 128 rounds and stop, and some lists hold no
-// sampled ruler). Run by scripts/emulate-kernels euler.
+// sampled ruler). Then the circuit's order (the section "Several ranks: the circuit's
+// order"): the cut slots found and each slot placed, as gpu_ranks.rs `rank` does. Run by
+// scripts/emulate-kernels euler.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -30,6 +32,7 @@ inline int __popc(u32 x) { return __builtin_popcount(x); }
 template <class T> T __shfl_sync(u32, T v, int) { return v; }
 inline u64 atomicAdd(u64 *a, u64 v) { u64 old = *a; *a += v; return old; }
 inline u64 atomicMin(u64 *a, u64 v) { u64 old = *a; *a = std::min(old, v); return old; }
+inline u32 atomicMin(u32 *a, u32 v) { u32 old = *a; *a = std::min(old, v); return old; }
 inline u64 warp_slot(bool take, u64 *tail) { return take ? (*tail)++ : 0; }
 inline void warp_add(u64 *a, u32 v) { *a += v; }
 template <int K> void block_add(u64 *c, const int (&index)[K], const u64 (&value)[K]) {
@@ -473,9 +476,53 @@ int check_forest(u32 P) {
     return !same;
 }
 
+// gpu_ranks.rs `rank`'s finds and placement over slots in P blocks: two cycles of m slots
+// (a circuit's two directions) in random slot order with random darts; the head (cycle A's
+// first slot, by its dart), the last slot (whose successor is the head), and after the cut
+// (A from the head, B from its first slot) the lists' distances and ends as the ranking gives
+// them; cycle A's slots must land at positions 0 .. m-1 in walking order, B's nowhere.
+int check_order(u32 P, u64 m) {
+    u64 N = 2 * m;
+    World w = blocks(N, P, P % 2 == 0);
+    vector<u32> perm(N), dart(N), gnext(N), dist(N), end(N);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::iota(dart.begin(), dart.end(), 0);
+    std::shuffle(dart.begin(), dart.end(), rng);
+    for (u64 i = 0; i < m; i++) {
+        gnext[perm[i]] = perm[(i + 1) % m], gnext[perm[m + i]] = perm[m + (i + 1) % m];
+        dist[perm[i]] = (u32)(m - 1 - i), end[perm[i]] = perm[m - 1];
+        dist[perm[m + i]] = (u32)(m - 1 - i), end[perm[m + i]] = perm[2 * m - 1];
+    }
+    auto find = [&](const vector<u32> &a, u32 value) {
+        u32 global = NIL;
+        for (auto &k : w.ranks) {
+            u32 found = NIL;
+            launch(k.here, [&] { euler_find(a.data() + k.first, k.here, value, k.first, &found); });
+            global = std::min(global, found);
+        }
+        return global;
+    };
+    u32 head = find(dart, dart[perm[0]]), last = find(gnext, head);
+    int bad = head != perm[0] || last != perm[m - 1] || find(dart, (u32)N) != NIL;
+    vector<u64> pos(N), code(N);
+    u64 placed = 0;
+    for (auto &k : w.ranks)
+        launch(k.here, [&] {
+            euler_slot_place(dist.data() + k.first, end.data() + k.first, dart.data() + k.first, k.here, last, m,
+                             pos.data() + k.first, code.data() + k.first, &placed);
+        });
+    for (u64 i = 0; i < m; i++)
+        bad += pos[perm[i]] != i || code[perm[i]] != dart[perm[i]] || pos[perm[m + i]] != ~0ull;
+    bad += placed != m;
+    printf("  order, %u rank(s), %llu slots: %s\n", P, N, bad ? "DIFFERENT" : "all equal");
+    return bad;
+}
+
 int main() {
     int bad = 0;
     for (u32 P = 1; P <= 4; P++) bad += check(P, 30000);
     for (u32 P = 1; P <= 4; P++) bad += check_forest(P);
+    for (u32 P = 1; P <= 4; P++) bad += check_order(P, 5000);
     return bad ? 1 : 0;
 }

@@ -46,7 +46,9 @@ const BYTES_PER_VERTEX: u64 = 12;
 /// the labelling's peak is the heads' questions to their rulers (32 per head: the questions
 /// sent, the answers twice, the results) over darts, partners, mates and successors (16),
 /// the local runs (successors, heads, minima, ends, next heads: 20) and the walk's notes (8);
-/// the mates' step (36, gpu_mates.rs) and the ranking stay below.
+/// the mates' step (36, gpu_mates.rs) and the ranking stay below (darts and cut successors,
+/// the runs and the heads' questions: 60; then the placement's positions, codes and
+/// vertices over darts, distances and list ends: 32).
 const BYTES_PER_SLOT_RANKS: u64 = 76;
 
 fn bytes_per_slot(ranks: u64) -> u64 {
@@ -94,6 +96,8 @@ impl Kernels {
             "euler_rank_spread",
             "euler_rank_place",
             "euler_fill",
+            "euler_find",
+            "euler_slot_place",
             "euler_local_next",
             "euler_owner_count",
             "euler_owner_scatter",

@@ -4,11 +4,10 @@
 //! cut at splitters, as `jump` cuts them), the trails' links and the splice. The mates cross
 //! ranks on the devices through `GpuExchange`: the mates (`gpu_mates`), the jumping over the
 //! run heads (`gpu_ruling`: a ruling set, as the CPU's `ruling`) and the spanning forest of
-//! the trail graph (`gpu_forest`, as the CPU's `forest`). The circuit's order
-//! (`order_circuit`: the cut, the placement) stays on the host, so the slots are copied there
-//! after the pairing (`on_host`) and the partners after the splice.
+//! the trail graph (`gpu_forest`, as the CPU's `forest`). The circuit's order (the cut, the
+//! list ranking, the placement: `rank`, as the host's `order_circuit`) runs on the devices
+//! too; only each rank's placed slots come to the host, untimed, as on one GPU.
 
-use super::darts::Darts;
 use super::gpu::{self, Kernels, Paired, Setup};
 use super::gpu_forest;
 use super::gpu_mates;
@@ -19,7 +18,7 @@ use crate::comm::ranges::Ranges;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, Op, Triple, World};
 use crate::device::{grid, Gpu};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::Block1D;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
@@ -47,7 +46,7 @@ pub fn solve(
     // Untimed, as the graph: NCCL's set-up and first connection.
     let exchange = GpuExchange::open(world, gpu, transport)?;
 
-    let (mut p, paired) = phases.run("pair", || {
+    let (mut p, mate, slot_ranges, cut) = phases.run("pair", || {
         let first_vertex = part.first();
         let local: Vec<u32> = ends
             .par_iter()
@@ -62,16 +61,17 @@ pub fn solve(
         drop(ends);
         let slot_ranges = Ranges::of_lengths(world, slots);
         let mate = gpu_mates::mates(gpu, &exchange, &p, &slot_ranges, s.m)?;
-        let darts = on_host(gpu, &k, (&p, &mate), slot_ranges, part.first(), s.directed)?;
-        Ok((p, (darts, mate)))
+        // The circuit is cut after edge `start` travelled forwards (see `order_circuit`).
+        let at = |dart: u64| find(world, (gpu, &k), (&p.dart, slots), slot_ranges.first(), dart as u32);
+        let cut = (at(2 * s.start + 1)?, at(2 * s.start)?);
+        Ok((p, mate, slot_ranges, cut))
     })?;
-    let (mut darts, mate) = paired;
-    let router = Router::new(world, gpu, &k, &exchange, &darts.slots)?;
+    let router = Router::new(world, gpu, &k, &exchange, &slot_ranges)?;
 
     let (label, label_rounds, initial_trails) = phases.run("label", || {
         let gnext = gpu::successors(gpu, &k, &p, &mate)?;
-        drop(mate);
         let (label, label_rounds) = cycle_min(&router, &k, &gnext, &p.dart)?;
+        drop(gnext);
         // Two cycles per trail, one per direction of travel.
         let starts = gpu::trail_starts(gpu, &k, &p, &label)?;
         Ok((label, label_rounds, world.allreduce(starts, Op::Sum) / 2))
@@ -90,16 +90,22 @@ pub fn solve(
     phases.run("splice", || {
         gpu::splice(gpu, &k, &mut p, &label, &joined, s.directed)?;
         drop((joined, label));
-        let partner = gpu.download("partners", &p.partner, slots as usize)?;
-        darts.partner = partner.into_par_iter().map(|q| q as usize).collect();
-        Ok(())
+        gpu.sync("splice")
     })?;
 
-    let placed = phases.run("rank", || {
-        super::order_circuit(world, &darts, s.m, s.start, |next| {
-            rank_lists(&router, &k, next)
-        })
-    })?;
+    let (pos, code, vertex) = phases.run("rank", || rank(&router, &k, p, mate, cut, s.m))?;
+    // Untimed, as on one GPU: this rank's part of the circuit to the host.
+    let (pos, code, vertex) = (
+        gpu.download("circuit", &pos, slots as usize)?,
+        gpu.download("circuit", &code, slots as usize)?,
+        gpu.download("circuit vertices", &vertex, slots as usize)?,
+    );
+    let first = part.first();
+    let placed = (pos, code, vertex)
+        .into_par_iter()
+        .filter(|&(at, _, _)| at != u64::MAX)
+        .map(|(at, c, v)| Triple(at, c, first + u64::from(v)))
+        .collect();
     Ok(Solved {
         placed,
         initial_trails,
@@ -108,30 +114,75 @@ pub fn solve(
     })
 }
 
-/// The device's sorted, paired slots and their mates on the host, for the host-staged
-/// phases (the `slots` of this rank; `first` its first vertex).
-fn on_host(
-    gpu: &Gpu,
-    k: &Kernels,
-    (p, mate): (&Paired, &CudaSlice<u32>),
-    slots: Ranges,
+/// The global slot holding `value` in `a` (this rank's slots from global slot `first`; NIL32
+/// where no rank holds it; collective).
+fn find(
+    world: &World,
+    (gpu, k): (&Gpu, &Kernels),
+    (a, count): (&CudaSlice<u32>, u64),
     first: u64,
-    directed: bool,
-) -> Result<Darts> {
-    let count = p.slots as usize;
-    let widen = |v: Vec<u32>| -> Vec<u64> { v.into_par_iter().map(u64::from).collect() };
-    let local = |v: Vec<u32>| -> Vec<usize> { v.into_par_iter().map(|x| x as usize).collect() };
-    let vertex = gpu::slot_vertices(gpu, k, &p.vertex_start, p.n, p.slots)?;
-    let vertex = gpu.download("slot vertices", &vertex, count)?;
-    Ok(Darts {
-        slots,
-        vertex_start: local(gpu.download("vertex slots", &p.vertex_start, p.n as usize + 1)?),
-        vertex: vertex.into_par_iter().map(|x| first + u64::from(x)).collect(),
-        dart: widen(gpu.download("slots", &p.dart, count)?),
-        mate: widen(gpu.download("mates", mate, count)?),
-        partner: local(gpu.download("partners", &p.partner, count)?),
-        directed,
-    })
+    value: u32,
+) -> Result<u32> {
+    let first = first as u32;
+    let mut found = gpu.upload("found slot", &[NIL32])?;
+    gpu.launch(k.get("euler_find"), grid(count), |b| {
+        b.arg(a).arg(&count).arg(&value).arg(&first).arg(&mut found);
+    })?;
+    let here = gpu::read_one(gpu, &found, 0)?;
+    Ok(world.allreduce(u64::from(here), Op::Min) as u32)
+}
+
+/// Phase 5 on the devices, as `order_circuit` on the host: cut after the slot `head` (and
+/// before `tail`), rank the list and place each slot of the list that ends at the cut: its
+/// circuit position (u64::MAX: on the other direction's list), code and own vertex, per
+/// local slot.
+fn rank(
+    r: &Router,
+    k: &Kernels,
+    p: Paired,
+    mate: CudaSlice<u32>,
+    (head, tail): (u32, u32),
+    m: u64,
+) -> Result<(CudaSlice<u64>, CudaSlice<u64>, CudaSlice<u32>)> {
+    let gpu = r.gpu();
+    let slots = p.slots;
+    // The list's last slot: the one whose successor was `head`.
+    let gnext = gpu::successors(gpu, k, &p, &mate)?;
+    let last = find(r.world(), (gpu, k), (&gnext, slots), u64::from(r.first), head)?;
+    drop(gnext);
+    let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
+    gpu.launch(k.get("euler_next"), grid(slots), |b| {
+        b.arg(&mate)
+            .arg(&p.partner)
+            .arg(&slots)
+            .arg(&head)
+            .arg(&tail)
+            .arg(&mut next);
+    })?;
+    drop((mate, p.partner));
+    let (dist, end) = rank_lists(r, k, next)?;
+    let vertex = gpu::slot_vertices(gpu, k, &p.vertex_start, p.n, slots)?;
+    let alloc = |what: &str| gpu.zeros::<u64>(what, slots as usize);
+    let (mut pos, mut code) = (alloc("circuit positions")?, alloc("circuit")?);
+    let mut count = gpu.zeros::<u64>("counter", 1)?;
+    gpu.launch(k.get("euler_slot_place"), grid(slots), |b| {
+        b.arg(&dist)
+            .arg(&end)
+            .arg(&p.dart)
+            .arg(&slots)
+            .arg(&last)
+            .arg(&m)
+            .arg(&mut pos)
+            .arg(&mut code)
+            .arg(&mut count);
+    })?;
+    let placed = r.total(gpu::read_one(gpu, &count, 0)?);
+    if placed != m {
+        return Err(Error::Check(format!(
+            "splicing left more than one closed trail: the circuit holds {placed} of {m} edges"
+        )));
+    }
+    Ok((pos, code, vertex))
 }
 
 /// The local runs of the global successors `gnext` on the device: `next` as local slots (NIL
@@ -251,12 +302,13 @@ fn cycle_min(
 
 /// List ranking of `next` (global successors, NIL ending each list; collective): each local
 /// slot's distance to its list's end and that end's global slot, as `jump::rank_lists`.
-fn rank_lists(r: &Router, k: &Kernels, next: Vec<u64>) -> Result<(Vec<u64>, Vec<u64>)> {
+fn rank_lists(
+    r: &Router,
+    k: &Kernels,
+    gnext: CudaSlice<u32>,
+) -> Result<(CudaSlice<u32>, CudaSlice<u32>)> {
     let gpu = r.gpu();
     let n = u64::from(r.here);
-    let narrow: Vec<u32> = next.into_par_iter().map(|t| t as u32).collect();
-    let gnext = gpu.upload("successors", &narrow)?;
-    drop(narrow);
     let runs = Runs::of(gpu, k, r.first, &gnext, n)?;
     let alloc = |what: &str| gpu.zeros::<u32>(what, n as usize);
     let (mut run_dist, mut run_next, mut run_end, mut hnext) = (
@@ -307,9 +359,5 @@ fn rank_lists(r: &Router, k: &Kernels, next: Vec<u64>) -> Result<(Vec<u64>, Vec<
             .arg(&mut dist)
             .arg(&mut end);
     })?;
-    let widen = |v: Vec<u32>| -> Vec<u64> { v.into_par_iter().map(u64::from).collect() };
-    Ok((
-        widen(gpu.download("distances", &dist, n as usize)?),
-        widen(gpu.download("list ends", &end, n as usize)?),
-    ))
+    Ok((dist, end))
 }

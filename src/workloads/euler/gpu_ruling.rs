@@ -69,6 +69,10 @@ impl<'a, 'w> Router<'a, 'w> {
         self.gpu
     }
 
+    pub fn world(&self) -> &'a World {
+        self.world
+    }
+
     pub fn kernel(&self, name: &str) -> &'a Kernel {
         self.k.get(name)
     }
