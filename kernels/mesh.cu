@@ -161,6 +161,16 @@ __device__ __forceinline__ double mesh_mean_ratio_of(double v, double s) {
     return 4.0 * sqrt(3.0) * v / s;
 }
 
+// η³ without the cube root (geometry::mean_ratio_cubed_of): orders cells as η does; l2v's
+// safeguard compares cells by it.
+template <u32 N>
+__device__ __forceinline__ double mesh_mean_ratio_cubed_of(double v, double s) {
+    if (v <= 0.0 || s <= 0.0) return 0.0;
+    if (N == 4) return 15552.0 * v * v / (s * s * s);
+    double e = 4.0 * sqrt(3.0) * v / s;
+    return e * e * e;
+}
+
 // Node positions packed as (x, y, z, unused) for the l2v node kernel: a corner is two loads
 // from one 32-byte sector (from the three arrays x, y, z: three sectors, three loads).
 struct __align__(32) Point {
@@ -200,9 +210,9 @@ __device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__
 // Corner i's terms of its cell's f = S / W, W = 6V (i known at run time only): the gradient
 // t[0..3] and the Hessian block's entries t[3..9] (xx yy zz xy xz yz; the diagonal t[3..6]
 // only unless `block`), operation by operation as geometry::l2v_terms on the CPU (one
-// division per cell: r = 1 / W). Returns the cell's η as it stands (the safeguard's floor
-// for the node, as guard::worst_around computes it), or -1 when V <= 0 (then the node stays
-// and t is not set).
+// division per cell: r = 1 / W). Returns the cell's η³ as it stands (the safeguard's floor
+// for the node, as guard::worst_by computes it), or -1 when V <= 0 (then the node stays and
+// t is not set).
 template <u32 N>
 __device__ __forceinline__ double mesh_l2v_corner(const Corners &q, u32 i, u32 block, double *t) {
     double e1[3], e2[3], a[4][3];
@@ -229,7 +239,7 @@ __device__ __forceinline__ double mesh_l2v_corner(const Corners &q, u32 i, u32 b
 #pragma unroll
     for (int d = 0; d < 3; d++) a[0][d] = -(a[1][d] + a[2][d] + a[3][d]);
     double s = mesh_edge_sum<N>(q);
-    double eta = mesh_mean_ratio_of<N>(v, s);
+    double quality = mesh_mean_ratio_cubed_of<N>(v, s);
     double sum[3] = {0.0, 0.0, 0.0};
 #pragma unroll
     for (u32 k = 0; k < N; k++)
@@ -253,11 +263,11 @@ __device__ __forceinline__ double mesh_l2v_corner(const Corners &q, u32 i, u32 b
         double h = rr * (2.0 * f * ai[j] * ai[k] - (g[j] * ai[k] + ai[j] * g[k]));
         t[3 + e] = e < 3 ? diag + h : h;
     }
-    return eta;
+    return quality;
 }
 
-// Whether node i at `at` keeps each of its cells valid with η >= floor (guard::keeps: stops
-// at the first cell that fails).
+// Whether node i at `at` keeps each of its cells valid with η³ >= floor (guard::keeps:
+// stops at the first cell that fails).
 template <u32 N>
 __device__ __forceinline__ bool mesh_keeps(const Point *__restrict__ xyz,
                                            const u32 *__restrict__ cells, const u64 *off,
@@ -268,7 +278,7 @@ __device__ __forceinline__ bool mesh_keeps(const Point *__restrict__ xyz,
         Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
         mesh_place<N>(q, slot % N, at);
         double v = mesh_volume<N>(q);
-        if (v <= 0.0 || mesh_mean_ratio_of<N>(v, mesh_edge_sum<N>(q)) < floor) return false;
+        if (v <= 0.0 || mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)) < floor) return false;
     }
     return true;
 }
@@ -311,7 +321,7 @@ __device__ __forceinline__ bool mesh_solve_spd3(const double *h, const double *r
 }
 
 // Node i's step: its cells' terms summed in slot order (the CPU's cell loop then node loop,
-// fused: the terms are computed where they are summed, never stored), with the worst η of
+// fused: the terms are computed where they are summed, never stored), with the worst η³ of
 // its cells as they stand taken in the same pass, the preconditioned step, then the
 // safeguard's halvings.
 template <u32 N>
@@ -324,9 +334,9 @@ __device__ __forceinline__ void mesh_l2v_step(const Point *__restrict__ xyz,
         u32 slot = slots[k];
         double t[9];
         Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
-        double eta = mesh_l2v_corner<N>(q, slot % N, block, t);
-        if (eta < 0.0) return;
-        worst = fmin(worst, eta);
+        double quality = mesh_l2v_corner<N>(q, slot % N, block, t);
+        if (quality < 0.0) return;
+        worst = fmin(worst, quality);
 #pragma unroll
         for (int d = 0; d < 3; d++) g[d] += t[d];
 #pragma unroll
