@@ -364,9 +364,10 @@ __device__ __forceinline__ void mesh_l2v_step(const Point *__restrict__ xyz,
     }
 }
 
-extern "C" __global__ void mesh_l2v_node(const Point *xyz, const u32 *cells, u32 n,
-                                         const u64 *off, const u32 *slots, const u8 *active,
-                                         u32 nodes, u32 block, double *moves) {
+__device__ __forceinline__ void mesh_l2v_node_at(const Point *xyz, const u32 *cells, u32 n,
+                                                 const u64 *off, const u32 *slots,
+                                                 const u8 *active, u32 nodes, u32 block,
+                                                 double *moves) {
     u64 i = thread_index();
     if (i >= nodes) return;
     double *m = moves + 3 * i;
@@ -376,6 +377,21 @@ extern "C" __global__ void mesh_l2v_node(const Point *xyz, const u32 *cells, u32
         mesh_l2v_step<4>(xyz, cells, off, slots, (u32)i, block, m);
     else
         mesh_l2v_step<3>(xyz, cells, off, slots, (u32)i, block, m);
+}
+
+extern "C" __global__ void mesh_l2v_node(const Point *xyz, const u32 *cells, u32 n,
+                                         const u64 *off, const u32 *slots, const u8 *active,
+                                         u32 nodes, u32 block, double *moves) {
+    mesh_l2v_node_at(xyz, cells, n, off, slots, active, nodes, block, moves);
+}
+
+// The same with at most 80 registers (3 blocks of 256 per SM, some values spilled to local
+// memory) against 116: which is faster is measured (TESSERA_MESH_L2V_TIGHT=1 picks it).
+extern "C" __global__ void __launch_bounds__(256, 3)
+    mesh_l2v_node_tight(const Point *xyz, const u32 *cells, u32 n, const u64 *off,
+                        const u32 *slots, const u8 *active, u32 nodes, u32 block,
+                        double *moves) {
+    mesh_l2v_node_at(xyz, cells, n, off, slots, active, nodes, block, moves);
 }
 
 // Node i's move to its neighbours' centroid, into d (laplace::centroid_move).

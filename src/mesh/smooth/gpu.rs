@@ -80,7 +80,11 @@ impl Functions {
         let f = |name: &str| gpu.function(FILE, name);
         Ok(Functions {
             pack_points: f("mesh_pack_points")?,
-            l2v_node: f("mesh_l2v_node")?,
+            l2v_node: f(if std::env::var_os("TESSERA_MESH_L2V_TIGHT").is_some() {
+                "mesh_l2v_node_tight"
+            } else {
+                "mesh_l2v_node"
+            })?,
             laplace_node: f("mesh_laplace_node")?,
             apply: f("mesh_apply")?,
             flag_bad: f("mesh_flag_bad")?,
