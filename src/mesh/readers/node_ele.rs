@@ -14,8 +14,10 @@ use super::super::ranks::Ranks;
 use super::{input_error, parse_word, unreadable, Raw};
 use crate::comm::file_parts::owned_span;
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
+use std::ops::Range;
 use std::path::Path;
 
 pub fn read(path: &Path, ranks: &dyn Ranks) -> Result<Raw> {
@@ -32,18 +34,23 @@ pub fn read(path: &Path, ranks: &dyn Ranks) -> Result<Raw> {
     })
 }
 
-/// A rank's part of a file: the header (its first data line) and the data lines this rank
-/// owns, with their line numbers in the file.
+/// A rank's part of a file: the header (its first data line) and the lines this rank owns,
+/// cut into pieces that are parsed in parallel.
 struct Part {
     file: String,
     header: Option<(u64, Vec<String>)>,
-    /// The owned lines, the first of them line `first + 1` of the file.
     text: String,
-    first: u64,
-    /// Rows on the ranks before this one.
-    rows_before: usize,
-    /// Rows on all ranks.
+    pieces: Vec<Piece>,
+    /// Rows (data lines) on all ranks.
     rows_total: usize,
+}
+
+/// Whole lines of a part's text: `text[bytes]`, the first of them line `first_line + 1` of
+/// the file, their first data line row `first_row` of the file.
+struct Piece {
+    bytes: Range<usize>,
+    first_line: u64,
+    first_row: usize,
 }
 
 impl Part {
@@ -52,31 +59,64 @@ impl Part {
         let file = path.display().to_string();
         // Reading is local; a rank that cannot read says so to all before the collectives.
         let read = read_span(path, ranks).map_err(|e| unreadable(&file, e));
-        ranks.agree(match &read {
-            Ok(_) => Ok(()),
-            Err(e) => Err(Error::Agreed(e.to_string())),
-        })?;
+        ranks.agree(agreed(&read))?;
         let (header, header_lines, bytes) = read?;
-        let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
-        let mut part = Part {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let ranges = split_lines(text.as_bytes(), rayon::current_num_threads() * 4);
+        // Lines and data lines per piece, then the places of the pieces' first ones.
+        let counts: Vec<[usize; 2]> = ranges
+            .par_iter()
+            .map(|r| {
+                let t = &text[r.clone()];
+                let data = t.lines().filter(|l| is_data(l)).count();
+                [t.bytes().filter(|&b| b == b'\n').count(), data]
+            })
+            .collect();
+        let mine = counts
+            .iter()
+            .fold([0i64; 2], |a, c| [a[0] + c[0] as i64, a[1] + c[1] as i64]);
+        let before = ranks.before(&mine);
+        let mut total = [mine[1]];
+        ranks.sum(&mut total);
+        // The lines of the header and of the ranks before.
+        let (mut line, mut row) = (header_lines + before[0] as u64, before[1] as usize);
+        let mut pieces = Vec::with_capacity(ranges.len());
+        for (bytes, [lines, rows]) in ranges.into_iter().zip(counts) {
+            pieces.push(Piece {
+                bytes,
+                first_line: line,
+                first_row: row,
+            });
+            line += lines as u64;
+            row += rows;
+        }
+        Ok(Part {
             file,
             header,
-            text: String::from_utf8_lossy(&bytes).into_owned(),
-            // The lines of the header and of the ranks before.
-            first: header_lines + ranks.before(&[newlines as i64])[0] as u64,
-            rows_before: 0,
-            rows_total: 0,
-        };
-        let mut counts = [part.rows().count() as i64];
-        part.rows_before = ranks.before(&counts)[0] as usize;
-        ranks.sum(&mut counts);
-        part.rows_total = counts[0] as usize;
-        Ok(part)
+            text,
+            pieces,
+            rows_total: total[0] as usize,
+        })
     }
 
-    /// The owned data lines: their line numbers in the file and their words.
-    fn rows(&self) -> impl Iterator<Item = (u64, Vec<&str>)> {
-        super::data_lines(&self.text).map(|(l, words)| (self.first + l, words))
+    /// `parse` on every piece's data lines (each with its line number and row in the file,
+    /// in parallel); the outputs in file order, or the first bad line's error.
+    fn parse<T: Send>(
+        &self,
+        parse: impl Fn(u64, usize, &[&str], &mut T) -> Result<()> + Sync,
+        empty: impl Fn() -> T + Sync,
+    ) -> Result<Vec<T>> {
+        self.pieces
+            .par_iter()
+            .map(|p| {
+                let mut out = empty();
+                let lines = super::data_lines(&self.text[p.bytes.clone()]);
+                for (k, (l, words)) in lines.enumerate() {
+                    parse(p.first_line + l, p.first_row + k, &words, &mut out)?;
+                }
+                Ok(out)
+            })
+            .collect()
     }
 
     /// The header's words, or the error of an empty file.
@@ -94,6 +134,30 @@ impl Part {
             }),
         }
     }
+}
+
+/// Whether a line holds data (words before any `#`), as `super::data_lines` keeps it.
+fn is_data(line: &str) -> bool {
+    line.split('#').next().is_some_and(|l| !l.trim().is_empty())
+}
+
+/// `bytes` cut into at most `pieces` non-empty consecutive ranges covering it, each ending
+/// just after a '\n' or at the end.
+fn split_lines(bytes: &[u8], pieces: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::with_capacity(pieces);
+    let mut start = 0;
+    for k in 1..=pieces {
+        let target = (bytes.len() * k / pieces).max(start);
+        let end = match bytes[target..].iter().position(|&b| b == b'\n') {
+            Some(i) if k < pieces => target + i + 1,
+            _ => bytes.len(),
+        };
+        if end > start {
+            out.push(start..end);
+            start = end;
+        }
+    }
+    out
 }
 
 type Span = (Option<(u64, Vec<String>)>, u64, Vec<u8>);
@@ -116,6 +180,14 @@ type Header = (Option<(u64, Vec<String>)>, u64, u64);
 
 /// The first data line (its number and words), the byte just after it, and the lines up to
 /// and including it.
+/// A local outcome for `Ranks::agree` (which takes the error; the outcome keeps its value).
+fn agreed<T>(outcome: &Result<T>) -> Result<()> {
+    match outcome {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::Agreed(e.to_string())),
+    }
+}
+
 fn read_header(f: &File) -> std::io::Result<Header> {
     let mut reader = BufReader::new(f);
     let (mut line, mut at, mut number) = (Vec::new(), 0u64, 0u64);
@@ -171,42 +243,37 @@ fn read_nodes(part: &Part, ranks: &dyn Ranks) -> Result<Nodes> {
     let [count, dim, attrs, markers] = node_header(part)?;
     // The numbering's base: the first row's id (whoever holds it); its own rank checks it.
     let first_id = part
-        .rows()
-        .next()
+        .pieces
+        .first()
+        .and_then(|p| super::data_lines(&part.text[p.bytes.clone()]).next())
         .and_then(|(_, w)| w[0].parse::<u32>().ok());
     let base = ranks
         .gather(&[first_id.map_or(u32::MAX, |id| id.min(u32::MAX - 1))])
         .into_iter()
         .find(|&id| id != u32::MAX)
         .unwrap_or(0) as u64;
-    let mut coords = Vec::new();
-    let mut tagged = Vec::new();
-    let parsed = (|| {
-        for (k, (l, words)) in part.rows().enumerate() {
-            let row = part.rows_before + k;
-            let p = node_row(
-                &part.file,
-                (l, &words),
-                row,
-                base,
-                [count, dim, attrs, markers],
-            )?;
-            coords.extend_from_slice(&p.0);
-            if let Some(m) = p.1 {
+    let header = [count, dim, attrs, markers];
+    let parsed = part.parse(
+        |l, row, words, (coords, tagged): &mut (Vec<f64>, Vec<u32>)| {
+            let (p, marker) = node_row(&part.file, (l, words), row, base, header)?;
+            coords.extend_from_slice(&p);
+            if let Some(m) = marker {
                 tagged.extend_from_slice(&[row as u32, m as u32, (m >> 32) as u32]);
             }
-        }
-        Ok(())
-    })();
-    ranks.agree(parsed)?;
+            Ok(())
+        },
+        || (Vec::new(), Vec::new()),
+    );
+    ranks.agree(agreed(&parsed))?;
     if part.rows_total < count {
         return Err(Error::InputFile {
             file: part.file.clone(),
             msg: format!("{} nodes: the header promises {count}", part.rows_total),
         });
     }
-    let coords = ranks.gather_f64(&coords);
-    let tagged = ranks.gather(&tagged);
+    let (coords, tagged): (Vec<Vec<f64>>, Vec<Vec<u32>>) = parsed?.into_iter().unzip();
+    let coords = ranks.gather_f64(&coords.concat());
+    let tagged = ranks.gather(&tagged.concat());
     Ok(Nodes {
         dim,
         base,
@@ -282,26 +349,27 @@ fn read_elements(part: &Part, nodes: &Nodes, ranks: &dyn Ranks) -> Result<(Vec<u
     let attrs: usize = head
         .get(2)
         .map_or(Ok(0), |w| parse_word(file, l, w, "an attribute count"))?;
-    let mut cells = Vec::new();
-    let mut lines = Vec::new();
-    let parsed = (|| {
-        for (k, (l, words)) in part.rows().enumerate() {
-            if part.rows_before + k >= count {
+    let parsed = part.parse(
+        |l, row, words, (cells, lines): &mut (Vec<u32>, Vec<u32>)| {
+            if row >= count {
                 let msg = format!("more lines than the {count} elements the header promises");
                 return Err(input_error(file, l, msg));
             }
-            element_row(file, (l, &words), (corners, attrs), nodes, &mut cells)?;
+            element_row(file, (l, words), (corners, attrs), nodes, cells)?;
             lines.extend_from_slice(&[l as u32, (l >> 32) as u32]);
-        }
-        Ok(())
-    })();
-    ranks.agree(parsed)?;
+            Ok(())
+        },
+        || (Vec::new(), Vec::new()),
+    );
+    ranks.agree(agreed(&parsed))?;
     if part.rows_total < count {
         return Err(Error::InputFile {
             file: file.clone(),
             msg: format!("{} elements: the header promises {count}", part.rows_total),
         });
     }
+    let (cells, lines): (Vec<Vec<u32>>, Vec<Vec<u32>>) = parsed?.into_iter().unzip();
+    let (cells, lines) = (cells.concat(), lines.concat());
     let lines = ranks.gather(&lines);
     let lines = lines
         .chunks(2)
