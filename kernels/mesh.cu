@@ -364,94 +364,9 @@ __device__ __forceinline__ void mesh_l2v_step(const Point *__restrict__ xyz,
     }
 }
 
-// The same step in two kernels (measured against the fused one: TESSERA_MESH_L2V_SPLIT=1):
-// mesh_l2v_propose leaves each node's unguarded step in moves and its floor (the worst η³ of
-// its cells; -1: the node stays) in floors, mesh_l2v_safeguard halves the step as
-// mesh_l2v_step does. Each kernel needs fewer registers than the fused one.
-template <u32 N>
-__device__ __forceinline__ double mesh_l2v_proposal(const Point *__restrict__ xyz,
-                                                    const u32 *__restrict__ cells,
-                                                    const u64 *off, const u32 *slots, u32 i,
-                                                    u32 block, double *step) {
-    double g[3] = {0.0, 0.0, 0.0}, h[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    double worst = 1.0 / 0.0;
-    for (u64 k = off[i]; k < off[i + 1]; k++) {
-        u32 slot = slots[k];
-        double t[9];
-        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
-        double quality = mesh_l2v_corner<N>(q, slot % N, block, t);
-        if (quality < 0.0) return -1.0;
-        worst = fmin(worst, quality);
-#pragma unroll
-        for (int d = 0; d < 3; d++) g[d] += t[d];
-#pragma unroll
-        for (int d = 0; d < 6; d++)
-            if (d < 3 || block) h[d] += t[3 + d];
-    }
-    double mg[3] = {-g[0], -g[1], -g[2]};
-    if (!(block && mesh_solve_spd3(h, mg, step))) {
-        double p = 0.5 * (h[0] + h[1] + h[2]);
-#pragma unroll
-        for (int d = 0; d < 3; d++) step[d] = p > 0.0 ? mg[d] / p : 0.0;
-    }
-    return worst;
-}
-
-extern "C" __global__ void mesh_l2v_propose(const Point *xyz, const u32 *cells, u32 n,
-                                            const u64 *off, const u32 *slots,
-                                            const u8 *active, u32 nodes, u32 block,
-                                            double *moves, double *floors) {
-    u64 i = thread_index();
-    if (i >= nodes) return;
-    double step[3] = {0.0, 0.0, 0.0}, worst = -1.0;
-    if (active[i])
-        worst = n == 4 ? mesh_l2v_proposal<4>(xyz, cells, off, slots, (u32)i, block, step)
-                       : mesh_l2v_proposal<3>(xyz, cells, off, slots, (u32)i, block, step);
-    bool go = worst >= 0.0;
-    double *m = moves + 3 * i;
-    m[0] = go ? step[0] : 0.0;
-    m[1] = go ? step[1] : 0.0;
-    m[2] = go ? step[2] : 0.0;
-    floors[i] = worst;
-}
-
-template <u32 N>
-__device__ __forceinline__ void mesh_l2v_halve(const Point *__restrict__ xyz,
-                                               const u32 *__restrict__ cells, const u64 *off,
-                                               const u32 *slots, u32 i, double worst,
-                                               double *m) {
-    double step[3] = {m[0], m[1], m[2]};
-    m[0] = m[1] = m[2] = 0.0;
-    Point own = xyz[i];
-    double here[3] = {own.x, own.y, own.z};
-    for (int halving = 0; halving <= 4; halving++) {
-        double at[3] = {here[0] + step[0], here[1] + step[1], here[2] + step[2]};
-        if (mesh_keeps<N>(xyz, cells, off, slots, i, at, worst)) {
-            m[0] = step[0];
-            m[1] = step[1];
-            m[2] = step[2];
-            return;
-        }
-#pragma unroll
-        for (int d = 0; d < 3; d++) step[d] = 0.5 * step[d];
-    }
-}
-
-extern "C" __global__ void mesh_l2v_safeguard(const Point *xyz, const u32 *cells, u32 n,
-                                              const u64 *off, const u32 *slots, u32 nodes,
-                                              const double *floors, double *moves) {
-    u64 i = thread_index();
-    if (i >= nodes || floors[i] < 0.0) return;
-    if (n == 4)
-        mesh_l2v_halve<4>(xyz, cells, off, slots, (u32)i, floors[i], moves + 3 * i);
-    else
-        mesh_l2v_halve<3>(xyz, cells, off, slots, (u32)i, floors[i], moves + 3 * i);
-}
-
-__device__ __forceinline__ void mesh_l2v_node_at(const Point *xyz, const u32 *cells, u32 n,
-                                                 const u64 *off, const u32 *slots,
-                                                 const u8 *active, u32 nodes, u32 block,
-                                                 double *moves) {
+extern "C" __global__ void mesh_l2v_node(const Point *xyz, const u32 *cells, u32 n,
+                                         const u64 *off, const u32 *slots, const u8 *active,
+                                         u32 nodes, u32 block, double *moves) {
     u64 i = thread_index();
     if (i >= nodes) return;
     double *m = moves + 3 * i;
@@ -461,21 +376,6 @@ __device__ __forceinline__ void mesh_l2v_node_at(const Point *xyz, const u32 *ce
         mesh_l2v_step<4>(xyz, cells, off, slots, (u32)i, block, m);
     else
         mesh_l2v_step<3>(xyz, cells, off, slots, (u32)i, block, m);
-}
-
-extern "C" __global__ void mesh_l2v_node(const Point *xyz, const u32 *cells, u32 n,
-                                         const u64 *off, const u32 *slots, const u8 *active,
-                                         u32 nodes, u32 block, double *moves) {
-    mesh_l2v_node_at(xyz, cells, n, off, slots, active, nodes, block, moves);
-}
-
-// The same with at most 80 registers (3 blocks of 256 per SM, some values spilled to local
-// memory) against 116: which is faster is measured (TESSERA_MESH_L2V_TIGHT=1 picks it).
-extern "C" __global__ void __launch_bounds__(256, 3)
-    mesh_l2v_node_tight(const Point *xyz, const u32 *cells, u32 n, const u64 *off,
-                        const u32 *slots, const u8 *active, u32 nodes, u32 block,
-                        double *moves) {
-    mesh_l2v_node_at(xyz, cells, n, off, slots, active, nodes, block, moves);
 }
 
 // Node i's move to its neighbours' centroid, into d (laplace::centroid_move).

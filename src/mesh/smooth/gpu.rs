@@ -64,8 +64,6 @@ impl<'w> DeviceHalo<'w> {
 struct Functions {
     pack_points: Kernel,
     l2v_node: Kernel,
-    l2v_propose: Kernel,
-    l2v_safeguard: Kernel,
     laplace_node: Kernel,
     apply: Kernel,
     flag_bad: Kernel,
@@ -82,13 +80,7 @@ impl Functions {
         let f = |name: &str| gpu.function(FILE, name);
         Ok(Functions {
             pack_points: f("mesh_pack_points")?,
-            l2v_node: f(if std::env::var_os("TESSERA_MESH_L2V_TIGHT").is_some() {
-                "mesh_l2v_node_tight"
-            } else {
-                "mesh_l2v_node"
-            })?,
-            l2v_propose: f("mesh_l2v_propose")?,
-            l2v_safeguard: f("mesh_l2v_safeguard")?,
+            l2v_node: f("mesh_l2v_node")?,
             laplace_node: f("mesh_laplace_node")?,
             apply: f("mesh_apply")?,
             flag_bad: f("mesh_flag_bad")?,
@@ -121,8 +113,6 @@ struct Resident<'g> {
     pos: [CudaSlice<f64>; 3],
     /// l2v: the positions packed as (x, y, z, unused) per node, for the node kernel's loads.
     points: CudaSlice<f64>,
-    /// l2v in two kernels (TESSERA_MESH_L2V_SPLIT=1): each node's floor for its safeguard.
-    floors: Option<CudaSlice<f64>>,
     old: [CudaSlice<f64>; 3],
     moved: CudaSlice<u8>,
     flag: CudaSlice<u8>,
@@ -202,10 +192,6 @@ impl<'g> Resident<'g> {
                 "packed positions",
                 if s.method == Method::L2v { 4 * n } else { 4 },
             )?,
-            floors: match std::env::var_os("TESSERA_MESH_L2V_SPLIT") {
-                Some(_) if s.method == Method::L2v => Some(gpu.zeros("safeguard floors", n)?),
-                _ => None,
-            },
             old: [
                 gpu.zeros("saved x", n)?,
                 gpu.zeros("saved y", n)?,
@@ -383,30 +369,6 @@ impl<'g> Resident<'g> {
             gpu.launch(&self.k.pack_points, grid(nodes as u64), |b| {
                 b.arg(x).arg(y).arg(z).arg(&nodes).arg(&mut self.points);
             })?;
-            if let Some(floors) = self.floors.as_mut() {
-                gpu.launch(&self.k.l2v_propose, grid(nodes as u64), |b| {
-                    b.arg(&self.points)
-                        .arg(&self.cells)
-                        .arg(&n)
-                        .arg(&self.n2c_offsets)
-                        .arg(&self.n2c)
-                        .arg(&self.active)
-                        .arg(&nodes)
-                        .arg(&block)
-                        .arg(&mut self.moves)
-                        .arg(&mut *floors);
-                })?;
-                return gpu.launch(&self.k.l2v_safeguard, grid(nodes as u64), |b| {
-                    b.arg(&self.points)
-                        .arg(&self.cells)
-                        .arg(&n)
-                        .arg(&self.n2c_offsets)
-                        .arg(&self.n2c)
-                        .arg(&nodes)
-                        .arg(&*floors)
-                        .arg(&mut self.moves);
-                });
-            }
             gpu.launch(&self.k.l2v_node, grid(nodes as u64), |b| {
                 b.arg(&self.points)
                     .arg(&self.cells)
