@@ -161,39 +161,126 @@ __device__ __forceinline__ double mesh_mean_ratio_of(double v, double s) {
     return 4.0 * sqrt(3.0) * v / s;
 }
 
-// Corner i's terms of its cell c's f = S / (6V) (i known at run time only): the gradient
-// t[0..3] and the Hessian block's entries t[3..9] (xx yy zz xy xz yz; the diagonal t[3..6]
-// only unless `block`), operation by operation as geometry::l2v_terms on the CPU.
+// η³ without the cube root (geometry::mean_ratio_cubed_of): orders cells as η does; l2v's
+// safeguard compares cells by it.
 template <u32 N>
-__device__ __forceinline__ void mesh_l2v_corner(const double *x, const double *y,
-                                                const double *z, const u32 *cells, u64 c,
-                                                u32 i, u32 block, double *t) {
-    Corners q = mesh_corners<N>(x, y, z, cells, c);
-    double a[4][3];
-    double v = mesh_volume_gradient<N>(q, a);
+__device__ __forceinline__ double mesh_mean_ratio_cubed_of(double v, double s) {
+    if (v <= 0.0 || s <= 0.0) return 0.0;
+    if (N == 4) return 15552.0 * v * v / (s * s * s);
+    double e = 4.0 * sqrt(3.0) * v / s;
+    return e * e * e;
+}
+
+// Node positions packed as (x, y, z, unused) for the l2v node kernel: a corner is two loads
+// from one 32-byte sector (from the three arrays x, y, z: three sectors, three loads).
+struct __align__(32) Point {
+    double x, y, z, unused;
+};
+
+extern "C" __global__ void mesh_pack_points(const double *x, const double *y, const double *z,
+                                            u32 nodes, Point *xyz) {
+    u64 i = thread_index();
+    if (i >= nodes) return;
+    xyz[i] = Point{x[i], y[i], z[i], 0.0};
+}
+
+// Cell c's corners from the packed positions (a tet's four node ids are one 16-byte load).
+template <u32 N>
+__device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__ xyz,
+                                                       const u32 *__restrict__ cells, u64 c) {
+    u32 id[4] = {0, 0, 0, 0};
+    if (N == 4) {
+        uint4 v = __ldg(reinterpret_cast<const uint4 *>(cells) + c);
+        id[0] = v.x, id[1] = v.y, id[2] = v.z, id[3] = v.w;
+    } else {
+#pragma unroll
+        for (u32 k = 0; k < N; k++) id[k] = __ldg(cells + c * N + k);
+    }
+    Corners q;
+#pragma unroll
+    for (u32 k = 0; k < 4; k++) {
+        double2 xy = k < N ? __ldg(reinterpret_cast<const double2 *>(xyz + id[k])) : double2{0.0, 0.0};
+        q.p[k][0] = xy.x;
+        q.p[k][1] = xy.y;
+        q.p[k][2] = k < N ? __ldg(&xyz[id[k]].z) : 0.0;
+    }
+    return q;
+}
+
+// Corner i's terms of its cell's f = S / W, W = 6V (i known at run time only): the gradient
+// t[0..3] and the Hessian block's entries t[3..9] (xx yy zz xy xz yz; the diagonal t[3..6]
+// only unless `block`), operation by operation as geometry::l2v_terms on the CPU (one
+// division per cell: r = 1 / W). Returns the cell's η³ as it stands (the safeguard's floor
+// for the node, as guard::worst_by computes it), or -1 when V <= 0 (then the node stays and
+// t is not set).
+template <u32 N>
+__device__ __forceinline__ double mesh_l2v_corner(const Corners &q, u32 i, u32 block, double *t) {
+    double e1[3], e2[3], a[4][3];
+    mesh_sub(q.p[1], q.p[0], e1);
+    mesh_sub(q.p[2], q.p[0], e2);
+    double w, v;
+    if (N == 4) {
+        double e3[3];
+        mesh_sub(q.p[3], q.p[0], e3);
+        mesh_cross(e2, e3, a[1]);
+        mesh_cross(e3, e1, a[2]);
+        mesh_cross(e1, e2, a[3]);
+        w = mesh_dot(e1, a[1]);
+        v = w / 6.0;
+    } else {
+        double c = e1[0] * e2[1] - e1[1] * e2[0];
+        a[1][0] = 3.0 * e2[1], a[1][1] = -3.0 * e2[0], a[1][2] = 0.0;
+        a[2][0] = -3.0 * e1[1], a[2][1] = 3.0 * e1[0], a[2][2] = 0.0;
+        a[3][0] = a[3][1] = a[3][2] = 0.0;
+        w = 3.0 * c;
+        v = 0.5 * c;
+    }
+    if (v <= 0.0) return -1.0;
+#pragma unroll
+    for (int d = 0; d < 3; d++) a[0][d] = -(a[1][d] + a[2][d] + a[3][d]);
     double s = mesh_edge_sum<N>(q);
+    double quality = mesh_mean_ratio_cubed_of<N>(v, s);
     double sum[3] = {0.0, 0.0, 0.0};
 #pragma unroll
     for (u32 k = 0; k < N; k++)
 #pragma unroll
         for (int d = 0; d < 3; d++) sum[d] += q.p[k][d];
-    double v6 = 6.0 * v, v6v = 6.0 * v * v;
-    double diag = 2.0 * ((double)N - 1.0) / v6;
+    double r = 1.0 / w;
+    double f = s * r, rr = r * r;
+    double diag = 2.0 * ((double)N - 1.0) * r;
     double pi[3], ai[3], g[3];
     mesh_pick<N>(q.p, i, pi);
     mesh_pick<N>(a, i, ai);
 #pragma unroll
     for (int d = 0; d < 3; d++) g[d] = 2.0 * ((double)N * pi[d] - sum[d]);
 #pragma unroll
-    for (int d = 0; d < 3; d++) t[d] = g[d] / v6 - s * ai[d] / v6v;
+    for (int d = 0; d < 3; d++) t[d] = (g[d] - f * ai[d]) * r;
     const int rows[6] = {0, 1, 2, 0, 0, 1}, cols[6] = {0, 1, 2, 1, 2, 2};
 #pragma unroll
     for (int e = 0; e < 6; e++) {
         if (e >= 3 && !block) break;
-        int r = rows[e], k = cols[e];
-        double h = -(g[r] * ai[k] + ai[r] * g[k]) / v6v + 2.0 * s * ai[r] * ai[k] / (v6v * v);
+        int j = rows[e], k = cols[e];
+        double h = rr * (2.0 * f * ai[j] * ai[k] - (g[j] * ai[k] + ai[j] * g[k]));
         t[3 + e] = e < 3 ? diag + h : h;
     }
+    return quality;
+}
+
+// Whether node i at `at` keeps each of its cells valid with η³ >= floor (guard::keeps:
+// stops at the first cell that fails).
+template <u32 N>
+__device__ __forceinline__ bool mesh_keeps(const Point *__restrict__ xyz,
+                                           const u32 *__restrict__ cells, const u64 *off,
+                                           const u32 *slots, u32 i, const double *at,
+                                           double floor) {
+    for (u64 k = off[i]; k < off[i + 1]; k++) {
+        u32 slot = slots[k];
+        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
+        mesh_place<N>(q, slot % N, at);
+        double v = mesh_volume<N>(q);
+        if (v <= 0.0 || mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)) < floor) return false;
+    }
+    return true;
 }
 
 // The worst mean ratio of node i's cells with i at `at`; -1 when one would invert.
@@ -234,17 +321,22 @@ __device__ __forceinline__ bool mesh_solve_spd3(const double *h, const double *r
 }
 
 // Node i's step: its cells' terms summed in slot order (the CPU's cell loop then node loop,
-// fused: the terms are computed where they are summed, never stored), the preconditioned
-// step, then the safeguard's halvings.
+// fused: the terms are computed where they are summed, never stored), with the worst η³ of
+// its cells as they stand taken in the same pass, the preconditioned step, then the
+// safeguard's halvings.
 template <u32 N>
-__device__ __forceinline__ void mesh_l2v_step(const double *x, const double *y, const double *z,
-                                              const u32 *cells, const u64 *off,
+__device__ __forceinline__ void mesh_l2v_step(const Point *__restrict__ xyz,
+                                              const u32 *__restrict__ cells, const u64 *off,
                                               const u32 *slots, u32 i, u32 block, double *m) {
     double g[3] = {0.0, 0.0, 0.0}, h[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double worst = 1.0 / 0.0;
     for (u64 k = off[i]; k < off[i + 1]; k++) {
         u32 slot = slots[k];
         double t[9];
-        mesh_l2v_corner<N>(x, y, z, cells, slot / N, slot % N, block, t);
+        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
+        double quality = mesh_l2v_corner<N>(q, slot % N, block, t);
+        if (quality < 0.0) return;
+        worst = fmin(worst, quality);
 #pragma unroll
         for (int d = 0; d < 3; d++) g[d] += t[d];
 #pragma unroll
@@ -257,13 +349,11 @@ __device__ __forceinline__ void mesh_l2v_step(const double *x, const double *y, 
 #pragma unroll
         for (int d = 0; d < 3; d++) step[d] = p > 0.0 ? mg[d] / p : 0.0;
     }
-    double here[3] = {x[i], y[i], z[i]};
-    double worst = mesh_worst_around<N>(x, y, z, cells, off, slots, i, here);
-    if (worst < 0.0) return;
+    Point own = xyz[i];
+    double here[3] = {own.x, own.y, own.z};
     for (int halving = 0; halving <= 4; halving++) {
         double at[3] = {here[0] + step[0], here[1] + step[1], here[2] + step[2]};
-        double w = mesh_worst_around<N>(x, y, z, cells, off, slots, i, at);
-        if (w >= 0.0 && w >= worst) {
+        if (mesh_keeps<N>(xyz, cells, off, slots, i, at, worst)) {
             m[0] = step[0];
             m[1] = step[1];
             m[2] = step[2];
@@ -274,19 +364,18 @@ __device__ __forceinline__ void mesh_l2v_step(const double *x, const double *y, 
     }
 }
 
-extern "C" __global__ void mesh_l2v_node(const double *x, const double *y, const double *z,
-                                         const u32 *cells, u32 n, const u64 *off,
-                                         const u32 *slots, const u8 *active, u32 nodes,
-                                         u32 block, double *moves) {
+extern "C" __global__ void mesh_l2v_node(const Point *xyz, const u32 *cells, u32 n,
+                                         const u64 *off, const u32 *slots, const u8 *active,
+                                         u32 nodes, u32 block, double *moves) {
     u64 i = thread_index();
     if (i >= nodes) return;
     double *m = moves + 3 * i;
     m[0] = m[1] = m[2] = 0.0;
     if (!active[i]) return;
     if (n == 4)
-        mesh_l2v_step<4>(x, y, z, cells, off, slots, (u32)i, block, m);
+        mesh_l2v_step<4>(xyz, cells, off, slots, (u32)i, block, m);
     else
-        mesh_l2v_step<3>(x, y, z, cells, off, slots, (u32)i, block, m);
+        mesh_l2v_step<3>(xyz, cells, off, slots, (u32)i, block, m);
 }
 
 // Node i's move to its neighbours' centroid, into d (laplace::centroid_move).

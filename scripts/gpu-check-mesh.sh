@@ -12,8 +12,9 @@
 # updates/s on one GPU for a box of $GPU_CHECK_MESH_CUBES cubes a side (214: 9.94M nodes,
 # 58.8M tets), $GPU_CHECK_MESH_ITERATIONS iterations, for each method in
 # $GPU_CHECK_MESH_TIMED, and the geometric partition of the plain box into 64 parts on the
-# host's cores (GPU_CHECK_MESH_PARTITION=0 leaves it out). Prints a table; sets status=1 on
-# any failed check.
+# host's cores (GPU_CHECK_MESH_PARTITION=0 leaves it out). GPU_CHECK_MESH_CASES names the
+# comparisons to run (default all: l2v-scalar l2v-block laplace laplace-smart opt-colour).
+# Prints a table; sets status=1 on any failed check.
 check_mesh() {
     local cubes=${GPU_CHECK_MESH_CUBES:-214} iters=${GPU_CHECK_MESH_ITERATIONS:-10}
     local -a small=(mesh smooth box 16 16 16 --perturb bar2 --iterations 20 --tolerance 0)
@@ -27,8 +28,10 @@ check_mesh() {
         "laplace-smart:--method laplace --smart"
         "opt-colour:--method opt-colour"
     )
+    local wanted=" ${GPU_CHECK_MESH_CASES:-l2v-scalar l2v-block laplace laplace-smart opt-colour} "
     for case in "${cases[@]}"; do
         name=${case%%:*}
+        [[ $wanted == *" $name "* ]] || continue
         read -r -a args <<<"${case#*:}"
         run_tessera "mesh-$name-cpu" 1 "${small[@]}" --device cpu "${args[@]}" || continue
         run_tessera "mesh-$name-gpu" 1 "${small[@]}" --device gpu "${args[@]}" &&

@@ -1,6 +1,7 @@
 //! The MPI layer: the world (rank, size, node-local rank), typed collectives for the
 //! workloads, per-phase timers and the abort path. Algorithms talk to MPI only through here.
 
+pub mod file_parts;
 pub mod gpu;
 mod grid;
 pub mod ranges;

@@ -10,6 +10,7 @@
 //! comment `# tessera ... vertices N edges M` (what `writers` writes) declares N and M; files
 //! without it keep N = largest id + 1.
 
+use crate::comm::file_parts::{line_number, owned_span, ReadAt};
 use crate::comm::{Op, World};
 use crate::error::{Error, Result};
 use crate::graph::{block_range, Edge, EdgeSource};
@@ -24,9 +25,6 @@ const ID_LIMIT: u64 = 1 << 48;
 
 /// Bytes of owned lines read and parsed at a time (grown for a single longer line).
 const CHUNK_BYTES: usize = 64 << 20;
-
-/// Bytes read at a time when scanning for a newline or counting lines.
-const SCAN_BYTES: usize = 64 << 10;
 
 /// Longest excerpt of a bad line quoted in an error message.
 const QUOTE_CHARS: usize = 80;
@@ -192,82 +190,6 @@ fn input_file(name: &str, msg: String) -> Error {
         file: name.to_string(),
         msg,
     }
-}
-
-/// Positional reads from a file or (in tests) an in-memory byte string.
-trait ReadAt: Sync {
-    /// Fill `buf` with the bytes starting at `offset`; fail if they are not all there.
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
-}
-
-impl ReadAt for File {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
-    }
-}
-
-impl ReadAt for [u8] {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX);
-        let src = start
-            .checked_add(buf.len())
-            .and_then(|end| self.get(start..end))
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-}
-
-/// The bytes of the lines whose first byte lies in `part` (a sub-range of the data region
-/// `data`): from the first line start at or after `part.start` to the end of the line that
-/// holds byte `part.end - 1`. A line starts at `data.start` or right after a '\n'.
-fn owned_span<R: ReadAt + ?Sized>(
-    src: &R,
-    data: &Range<u64>,
-    part: Range<u64>,
-) -> io::Result<Range<u64>> {
-    if part.is_empty() {
-        return Ok(part.start..part.start);
-    }
-    let start = if part.start == data.start {
-        part.start
-    } else {
-        after_newline(src, part.start - 1, data.end)?
-    };
-    if start >= part.end {
-        return Ok(start..start);
-    }
-    Ok(start..after_newline(src, part.end - 1, data.end)?)
-}
-
-/// Position just after the first '\n' at or after `from`, or `limit` if there is none.
-fn after_newline<R: ReadAt + ?Sized>(src: &R, from: u64, limit: u64) -> io::Result<u64> {
-    let mut buf = vec![0u8; SCAN_BYTES];
-    let mut pos = from;
-    while pos < limit {
-        let len = (limit - pos).min(SCAN_BYTES as u64) as usize;
-        src.read_exact_at(&mut buf[..len], pos)?;
-        if let Some(i) = buf[..len].iter().position(|&b| b == b'\n') {
-            return Ok(pos + i as u64 + 1);
-        }
-        pos += len as u64;
-    }
-    Ok(limit)
-}
-
-/// 1-based line number of the line starting at byte `offset`: one plus the number of '\n'
-/// before it. Reads the whole prefix, so it is meant for the error path only.
-fn line_number<R: ReadAt + ?Sized>(src: &R, offset: u64) -> io::Result<u64> {
-    let mut buf = vec![0u8; SCAN_BYTES];
-    let mut lines = 1;
-    let mut pos = 0;
-    while pos < offset {
-        let len = (offset - pos).min(SCAN_BYTES as u64) as usize;
-        src.read_exact_at(&mut buf[..len], pos)?;
-        lines += buf[..len].iter().filter(|&&b| b == b'\n').count() as u64;
-        pos += len as u64;
-    }
-    Ok(lines)
 }
 
 /// Why reading a span of lines failed.

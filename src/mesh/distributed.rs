@@ -154,4 +154,12 @@ impl Ranks for MpiRanks<'_> {
     fn gather(&self, mine: &[u32]) -> Vec<u32> {
         self.0.allgatherv(mine).expect("labels fit one MPI call")
     }
+
+    fn gather_f64(&self, mine: &[f64]) -> Vec<f64> {
+        self.0.allgatherv(mine).expect("values fit one MPI call")
+    }
+
+    fn agree(&self, mine: crate::error::Result<()>) -> crate::error::Result<()> {
+        self.0.agree(mine)
+    }
 }

@@ -96,6 +96,19 @@ pub fn mean_ratio_of(v: f64, s: f64, n: usize) -> f64 {
     }
 }
 
+/// η³ without η's cube root (15552 V² / S³ for tets, η³ for triangles; 0 when V ≤ 0): it
+/// orders cells as η does, and l2v's safeguard compares cells by it.
+pub fn mean_ratio_cubed_of(v: f64, s: f64, n: usize) -> f64 {
+    if v <= 0.0 || s <= 0.0 {
+        0.0
+    } else if n == 4 {
+        15552.0 * v * v / (s * s * s)
+    } else {
+        let e = 4.0 * 3f64.sqrt() * v / s;
+        e * e * e
+    }
+}
+
 /// The L2V deformation f = S / (6V) (infinite when V ≤ 0).
 pub fn l2v(p: &Corners, n: usize) -> f64 {
     let v = volume(p, n);
@@ -114,9 +127,32 @@ pub struct CornerTerms {
     pub hess: [f64; 6],
 }
 
-/// ∂f/∂x_i and ∂²f/∂x_i² for every corner i of a cell with V > 0 (see the module note).
+/// W = 6V and its gradient A_i = ∂W/∂x_i per corner, without the divisions by 6 (the l2v
+/// terms need only W and A; kernels/mesh.cu's mesh_l2v_corner does the same operations).
+pub fn six_volume_and_gradient(p: &Corners, n: usize) -> (f64, [[f64; 3]; 4]) {
+    let e1 = sub(&p[1], &p[0]);
+    let e2 = sub(&p[2], &p[0]);
+    let mut a = [[0.0; 3]; 4];
+    let w = if n == 4 {
+        let e3 = sub(&p[3], &p[0]);
+        a[1] = cross(&e2, &e3);
+        a[2] = cross(&e3, &e1);
+        a[3] = cross(&e1, &e2);
+        dot(&e1, &a[1])
+    } else {
+        a[1] = [3.0 * e2[1], -3.0 * e2[0], 0.0];
+        a[2] = [-3.0 * e1[1], 3.0 * e1[0], 0.0];
+        3.0 * (e1[0] * e2[1] - e1[1] * e2[0])
+    };
+    a[0] = std::array::from_fn(|d| -(a[1][d] + a[2][d] + a[3][d]));
+    (w, a)
+}
+
+/// ∂f/∂x_i and ∂²f/∂x_i² for every corner i of a cell with V > 0 (see the module note),
+/// written with W = 6V, A_i = 6 a_i, r = 1/W and f = S r so that one division serves the
+/// cell: ∂f/∂x_i = (g_i − f A_i) r, ∂²f/∂x_i² = 2(n−1) r I + r² (2 f A_i A_iᵀ − g_i A_iᵀ − A_i g_iᵀ).
 pub fn l2v_terms(p: &Corners, n: usize) -> [CornerTerms; 4] {
-    let (v, a) = volume_and_gradient(p, n);
+    let (w, a) = six_volume_and_gradient(p, n);
     let s = edge_sum(p, n);
     let mut sum = [0.0; 3];
     for q in p.iter().take(n) {
@@ -124,19 +160,18 @@ pub fn l2v_terms(p: &Corners, n: usize) -> [CornerTerms; 4] {
             sum[d] += q[d];
         }
     }
-    let (v6, v6v) = (6.0 * v, 6.0 * v * v);
-    let diag = 2.0 * (n as f64 - 1.0) / v6;
+    let r = 1.0 / w;
+    let (f, rr) = (s * r, r * r);
+    let diag = 2.0 * (n as f64 - 1.0) * r;
     let mut out = [CornerTerms::default(); 4];
     for i in 0..n {
         let g: [f64; 3] = std::array::from_fn(|d| 2.0 * (n as f64 * p[i][d] - sum[d]));
         let ai = a[i];
         let t = &mut out[i];
         for d in 0..3 {
-            t.grad[d] = g[d] / v6 - s * ai[d] / v6v;
+            t.grad[d] = (g[d] - f * ai[d]) * r;
         }
-        let h = |r: usize, c: usize| {
-            -(g[r] * ai[c] + ai[r] * g[c]) / v6v + 2.0 * s * ai[r] * ai[c] / (v6v * v)
-        };
+        let h = |r: usize, c: usize| rr * (2.0 * f * ai[r] * ai[c] - (g[r] * ai[c] + ai[r] * g[c]));
         t.hess = [
             diag + h(0, 0),
             diag + h(1, 1),

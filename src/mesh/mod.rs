@@ -15,6 +15,7 @@ pub mod hilbert;
 pub mod partition;
 pub mod patch;
 pub mod quality;
+pub mod ranks;
 pub mod readers;
 pub mod smooth;
 

@@ -127,7 +127,35 @@ fn mesh_generate_writes_vtkhdf_and_reads_back() {
     let r3 = mesh_run(1, &dir, "r3", &["smooth", "g3.h5", "--iterations", "0"]);
     assert_eq!(r3.ds::<f64>("VTKHDF/Points"), points);
     assert_eq!(r3.ds::<i64>("VTKHDF/Connectivity"), conn);
-    // Malformed input: one line naming the file, the line and what was expected.
+    // The same mesh as TetGen .node/.ele (1-based, a comment), read in parts by 3 ranks.
+    let mut node = format!("{} 3 0 0\n", points.len() / 3);
+    for (i, p) in points.chunks(3).enumerate() {
+        node += &format!("{} {} {} {}\n# node {}\n", i + 1, p[0], p[1], p[2], i + 1);
+    }
+    let mut ele = format!("{} 4 0\n", conn.len() / 4);
+    for (c, q) in conn.chunks(4).enumerate() {
+        ele += &format!(
+            "{} {} {} {} {}\n",
+            c + 1,
+            q[0] + 1,
+            q[1] + 1,
+            q[2] + 1,
+            q[3] + 1
+        );
+    }
+    write_file(&dir, "parts.node", &node);
+    write_file(&dir, "parts.ele", &ele);
+    let p3 = mesh_run(3, &dir, "p3", &["smooth", "parts.ele", "--iterations", "0"]);
+    assert_eq!(by_node::<f64>(&p3, "VTKHDF/Points", 3), points);
+    // The pieces hold each rank's cells: the same cells, in another order.
+    let sorted = |c: Vec<i64>| {
+        let mut cells: Vec<&[i64]> = c.chunks(4).collect();
+        cells.sort_unstable();
+        cells.concat()
+    };
+    assert_eq!(sorted(whole_numbering(&p3).1), sorted(conn.clone()));
+    // Malformed input: one line naming the file, the line and what was expected (read by
+    // 2 ranks: the error of the rank that holds the line).
     write_file(
         &dir,
         "bad.node",
@@ -135,7 +163,7 @@ fn mesh_generate_writes_vtkhdf_and_reads_back() {
     );
     write_file(&dir, "bad.ele", "1 4 0\n1 1 2 3 7\n");
     let run = tessera(
-        1,
+        2,
         &["mesh", "smooth", "bad.ele", "--output", "bad.h5"],
         &dir,
     );

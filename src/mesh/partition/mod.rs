@@ -27,37 +27,7 @@ const MAX_ITERATIONS: usize = 200;
 /// Fixed-point scale of coordinates normalised to the bounding box (2^30).
 const FIXED: f64 = 1073741824.0;
 
-/// What the partitioner needs of the ranks: collectives over them, which every rank calls
-/// in the same order.
-pub trait Ranks {
-    /// The nodes whose part this rank computes.
-    fn range(&self, n: usize) -> Range<usize>;
-    /// Element-wise sums over the ranks, in place.
-    fn sum(&self, values: &mut [i64]);
-    /// Element-wise maxima over the ranks, in place.
-    fn max(&self, values: &mut [f64]);
-    /// Element-wise sums over the ranks before this one (exclusive prefix).
-    fn before(&self, values: &[i64]) -> Vec<i64>;
-    /// Every rank's labels concatenated in rank order.
-    fn gather(&self, mine: &[u32]) -> Vec<u32>;
-}
-
-/// One rank computing everything.
-pub struct Serial;
-
-impl Ranks for Serial {
-    fn range(&self, n: usize) -> Range<usize> {
-        0..n
-    }
-    fn sum(&self, _values: &mut [i64]) {}
-    fn max(&self, _values: &mut [f64]) {}
-    fn before(&self, values: &[i64]) -> Vec<i64> {
-        vec![0; values.len()]
-    }
-    fn gather(&self, mine: &[u32]) -> Vec<u32> {
-        mine.to_vec()
-    }
-}
+pub use super::ranks::{Ranks, Serial};
 
 /// This rank's run of the nodes: global ids `first..first + len`, their coordinates and
 /// their node-graph rows (global ids): `graph.row(graph_first + i)` for the run's node i

@@ -1,3 +1,4 @@
+use super::super::ranks::threads::on_ranks;
 use super::super::{adjacency, generate};
 use super::*;
 
@@ -53,83 +54,6 @@ fn every_node_in_one_part_within_the_bound() {
         }
         assert!(after.edge_cut <= before.edge_cut);
     }
-}
-
-/// Ranks as threads of one process: each collective puts every rank's words on a board.
-struct Board {
-    barrier: std::sync::Barrier,
-    slots: std::sync::Mutex<Vec<Vec<u64>>>,
-}
-
-struct Threads<'b> {
-    rank: usize,
-    size: usize,
-    board: &'b Board,
-}
-
-impl Threads<'_> {
-    fn all(&self, mine: Vec<u64>) -> Vec<Vec<u64>> {
-        self.board.slots.lock().unwrap()[self.rank] = mine;
-        self.board.barrier.wait();
-        let all = self.board.slots.lock().unwrap().clone();
-        self.board.barrier.wait();
-        all
-    }
-}
-
-impl Ranks for Threads<'_> {
-    fn range(&self, n: usize) -> Range<usize> {
-        let r = crate::comm::ranges::block_range(n as u64, self.size, self.rank);
-        r.start as usize..r.end as usize
-    }
-    fn sum(&self, values: &mut [i64]) {
-        let all = self.all(values.iter().map(|&v| v as u64).collect());
-        for (i, v) in values.iter_mut().enumerate() {
-            *v = all.iter().map(|a| a[i] as i64).sum();
-        }
-    }
-    fn max(&self, values: &mut [f64]) {
-        let all = self.all(values.iter().map(|v| v.to_bits()).collect());
-        for (i, v) in values.iter_mut().enumerate() {
-            *v = all
-                .iter()
-                .map(|a| f64::from_bits(a[i]))
-                .fold(f64::NEG_INFINITY, f64::max);
-        }
-    }
-    fn before(&self, values: &[i64]) -> Vec<i64> {
-        let all = self.all(values.iter().map(|&v| v as u64).collect());
-        (0..values.len())
-            .map(|i| all[..self.rank].iter().map(|a| a[i] as i64).sum())
-            .collect()
-    }
-    fn gather(&self, mine: &[u32]) -> Vec<u32> {
-        let all = self.all(mine.iter().map(|&v| u64::from(v)).collect());
-        all.concat().into_iter().map(|v| v as u32).collect()
-    }
-}
-
-/// `f` on `np` threads as ranks: every rank's result, in rank order.
-fn on_ranks<T: Send>(np: usize, f: impl Fn(&dyn Ranks) -> T + Sync) -> Vec<T> {
-    let board = Board {
-        barrier: std::sync::Barrier::new(np),
-        slots: std::sync::Mutex::new(vec![Vec::new(); np]),
-    };
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..np)
-            .map(|rank| {
-                let (board, f) = (&board, &f);
-                s.spawn(move || {
-                    f(&Threads {
-                        rank,
-                        size: np,
-                        board,
-                    })
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
 }
 
 /// The distributed Hilbert split against one sort of all (key, id) pairs: run j holds the

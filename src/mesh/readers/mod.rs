@@ -10,6 +10,7 @@ pub mod msh4;
 pub mod node_ele;
 pub mod vtkhdf;
 
+use super::ranks::Ranks;
 use super::{boundary, geometry, Index, Mesh};
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -27,12 +28,13 @@ pub struct Raw {
     pub fixed: Option<Vec<bool>>,
 }
 
-/// Read a mesh; `free` lists the boundary patches (physical tags) whose nodes may move.
-pub fn read(path: &Path, free: &[i64]) -> Result<Mesh> {
+/// Read a mesh (collective: `.node`/`.ele` are read in parts, every other format whole by
+/// every rank); `free` lists the boundary patches (physical tags) whose nodes may move.
+pub fn read(path: &Path, free: &[i64], ranks: &dyn Ranks) -> Result<Mesh> {
     let file = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let raw = match ext {
-        "node" | "ele" => node_ele::read(path)?,
+        "node" | "ele" => node_ele::read(path, ranks)?,
         "msh" => {
             let bytes = std::fs::read(path).map_err(|e| unreadable(&file, e))?;
             if msh2::is_version_2(&bytes) {

@@ -1,6 +1,11 @@
 //! Each reader on small hand-written files, and each malformed case giving its one line.
 
-use super::read;
+use super::super::ranks::Serial;
+use std::path::Path;
+
+fn read(path: &Path, free: &[i64]) -> crate::error::Result<crate::mesh::Mesh> {
+    super::read(path, free, &Serial)
+}
 use std::path::PathBuf;
 
 fn dir(name: &str) -> PathBuf {
@@ -207,4 +212,66 @@ fn msh4_binary_and_truncated() {
     );
     let cut = &bytes[..bytes.len() / 2];
     assert_mentions(&error_of(&put(&d, "cut.msh", cut)), &["cut.msh", "byte "]);
+}
+
+/// `.node`/`.ele` read in parts by 1 to 4 ranks (threads as ranks) give every rank what one
+/// rank reading the whole files gets: the mesh (a Kuhn box with markers, comments and blank
+/// lines), and for malformed files the first bad line's error.
+#[test]
+fn node_ele_in_parts_same_at_every_rank_count() {
+    use crate::mesh::ranks::threads::on_ranks;
+    let d = dir("nodeele-parts");
+    let m = crate::mesh::generate::kuhn_box([3, 2, 2], [1.0; 3]);
+    let mut node = format!("# a box\n\n{} 3 0 1\n", m.num_nodes());
+    for i in 0..m.num_nodes() {
+        let [x, y, z] = m.point(i);
+        node += &format!("{} {x} {y} {z} {}\n", i + 1, i32::from(m.fixed[i]) * 7);
+        if i % 5 == 0 {
+            node += "  # a comment\n\n";
+        }
+    }
+    let mut ele = format!("{} 4 0\n", m.num_cells());
+    for c in 0..m.num_cells() {
+        let ids: Vec<String> = m.cell(c).iter().map(|n| (n + 1).to_string()).collect();
+        ele += &format!("{} {}\n", c + 1, ids.join(" "));
+    }
+    put(&d, "box.node", node.as_bytes());
+    let path = put(&d, "box.ele", ele.as_bytes());
+    let whole = read(&path, &[]).unwrap();
+    assert_eq!(
+        (&whole.x, &whole.cells, &whole.fixed),
+        (&m.x, &m.cells, &m.fixed)
+    );
+    let cells = m.num_cells();
+    // Line k (0-based) of `text` replaced.
+    let with_line = |text: &str, k: usize, new: &str| {
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[k] = new;
+        lines.join("\n") + "\n"
+    };
+    let cases = [
+        ("box", node.clone(), ele.clone()),
+        ("ids", node.replace("\n13 ", "\n31 "), ele.clone()),
+        ("coordinate", node.replace("\n20 ", "\n20 x"), ele.clone()),
+        ("long", node.clone(), format!("{ele}99 1 2 3 4\n")),
+        (
+            "short",
+            node.clone(),
+            ele.replacen(&format!("{cells} 4"), &format!("{} 4", cells + 2), 1),
+        ),
+        ("range", node.clone(), with_line(&ele, 17, "17 1 2 3 5000")),
+    ];
+    for (stem, node_text, ele_text) in cases {
+        put(&d, &format!("{stem}.node"), node_text.as_bytes());
+        let path = put(&d, &format!("{stem}.ele"), ele_text.as_bytes());
+        let serial = read(&path, &[]).map_err(|e| e.to_string());
+        assert_eq!(serial.is_ok(), stem == "box", "{stem}: {serial:?}");
+        for np in 1..=4 {
+            for got in on_ranks(np, |ranks| {
+                super::read(&path, &[], ranks).map_err(|e| e.to_string())
+            }) {
+                assert_eq!(got, serial, "{stem} at np {np}");
+            }
+        }
+    }
 }

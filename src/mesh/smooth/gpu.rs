@@ -62,6 +62,7 @@ impl<'w> DeviceHalo<'w> {
 }
 
 struct Functions {
+    pack_points: Kernel,
     l2v_node: Kernel,
     laplace_node: Kernel,
     apply: Kernel,
@@ -78,6 +79,7 @@ impl Functions {
     fn load(gpu: &Gpu) -> Result<Functions> {
         let f = |name: &str| gpu.function(FILE, name);
         Ok(Functions {
+            pack_points: f("mesh_pack_points")?,
             l2v_node: f("mesh_l2v_node")?,
             laplace_node: f("mesh_laplace_node")?,
             apply: f("mesh_apply")?,
@@ -109,6 +111,8 @@ struct Resident<'g> {
     counted: CudaSlice<u8>,
     moves: CudaSlice<f64>,
     pos: [CudaSlice<f64>; 3],
+    /// l2v: the positions packed as (x, y, z, unused) per node, for the node kernel's loads.
+    points: CudaSlice<f64>,
     old: [CudaSlice<f64>; 3],
     moved: CudaSlice<u8>,
     flag: CudaSlice<u8>,
@@ -184,6 +188,10 @@ impl<'g> Resident<'g> {
                 gpu.upload("y", &m.y)?,
                 gpu.upload("z", &m.z)?,
             ],
+            points: gpu.zeros(
+                "packed positions",
+                if s.method == Method::L2v { 4 * n } else { 4 },
+            )?,
             old: [
                 gpu.zeros("saved x", n)?,
                 gpu.zeros("saved y", n)?,
@@ -358,10 +366,11 @@ impl<'g> Resident<'g> {
         let block = u32::from(pre == Preconditioner::Block);
         let [x, y, z] = &self.pos;
         clock.node += gpu.timed(|| {
+            gpu.launch(&self.k.pack_points, grid(nodes as u64), |b| {
+                b.arg(x).arg(y).arg(z).arg(&nodes).arg(&mut self.points);
+            })?;
             gpu.launch(&self.k.l2v_node, grid(nodes as u64), |b| {
-                b.arg(x)
-                    .arg(y)
-                    .arg(z)
+                b.arg(&self.points)
                     .arg(&self.cells)
                     .arg(&n)
                     .arg(&self.n2c_offsets)

@@ -138,6 +138,17 @@ fn bad_nodes(
 /// The worst η of node i's cells with i at `at` (the others where they are); `None` when
 /// one of them would invert.
 pub fn worst_around(patch: &Patch, i: usize, at: [f64; 3]) -> Option<f64> {
+    worst_by(patch, i, at, geometry::mean_ratio_of)
+}
+
+/// The worst `quality(V, S, corners)` of node i's cells with i at `at`; `None` when one of
+/// them would invert.
+pub fn worst_by(
+    patch: &Patch,
+    i: usize,
+    at: [f64; 3],
+    quality: fn(f64, f64, usize) -> f64,
+) -> Option<f64> {
     let m = &patch.mesh;
     let n = m.corners();
     let mut worst = f64::INFINITY;
@@ -149,13 +160,13 @@ pub fn worst_around(patch: &Patch, i: usize, at: [f64; 3]) -> Option<f64> {
         if v <= 0.0 {
             return None;
         }
-        worst = worst.min(geometry::mean_ratio_of(v, geometry::edge_sum(&p, n), n));
+        worst = worst.min(quality(v, geometry::edge_sum(&p, n), n));
     }
     Some(worst)
 }
 
-/// Whether node i at `at` keeps every one of its cells valid with η ≥ `floor` (stops at the
-/// first cell that fails).
+/// Whether node i at `at` keeps every one of its cells valid with η³ ≥ `floor`
+/// (geometry::mean_ratio_cubed_of; stops at the first cell that fails).
 pub fn keeps(patch: &Patch, i: usize, at: [f64; 3], floor: f64) -> bool {
     let m = &patch.mesh;
     let n = m.corners();
@@ -164,6 +175,6 @@ pub fn keeps(patch: &Patch, i: usize, at: [f64; 3], floor: f64) -> bool {
         let mut p = m.cell_points(c);
         p[k] = at;
         let v = geometry::volume(&p, n);
-        v > 0.0 && geometry::mean_ratio_of(v, geometry::edge_sum(&p, n), n) >= floor
+        v > 0.0 && geometry::mean_ratio_cubed_of(v, geometry::edge_sum(&p, n), n) >= floor
     })
 }

@@ -8,7 +8,7 @@
 use super::super::geometry::{self, CornerTerms};
 use super::super::patch::{Exchange, Patch};
 use super::super::quality::Summary;
-use super::guard::{self, keeps, worst_around};
+use super::guard::{self, keeps, worst_by};
 use super::{global_summary, Clock, Preconditioner};
 use rayon::prelude::*;
 
@@ -56,10 +56,11 @@ pub fn node_step(patch: &Patch, terms: &[CornerTerms], i: usize, pre: Preconditi
 }
 
 /// Node i's step after the safeguard: halved until its cells stay valid and their worst η
-/// does not fall, else zero.
+/// does not fall, else zero. The cells are compared by η³, which orders them as η does
+/// without a cube root per cell (kernels/mesh.cu does the same).
 fn safeguarded(patch: &Patch, i: usize, step: [f64; 3]) -> [f64; 3] {
     let here = patch.mesh.point(i);
-    let Some(worst) = worst_around(patch, i, here) else {
+    let Some(worst) = worst_by(patch, i, here, geometry::mean_ratio_cubed_of) else {
         return [0.0; 3];
     };
     let mut d = step;

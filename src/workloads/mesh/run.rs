@@ -30,7 +30,7 @@ pub fn execute(w: &MeshWorkload, h: &Harness) -> Result<Report> {
 
 /// Every rank makes or reads the whole mesh (files, partitioning, generating).
 fn whole(w: &MeshWorkload, h: &Harness) -> Result<Report> {
-    let mesh = h.timed("mesh", || h.world.agree(load(&w.source)))?;
+    let mesh = h.timed("mesh", || h.world.agree(load(&w.source, &MpiRanks(h.world))))?;
     let (n2c, graph) = h.timed("adjacency", || {
         let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
         let graph = adjacency::node_graph(&mesh, &n2c);
@@ -96,10 +96,11 @@ fn log_mesh(t: &Totals, dim: usize) {
     log::info!("mesh: {} nodes, {} cells ({dim}D), {} fixed", t.nodes, t.cells, t.fixed);
 }
 
-fn load(source: &Source) -> Result<Mesh> {
+/// The whole mesh on every rank (collective: a file may be read in parts).
+fn load(source: &Source, ranks: &dyn Ranks) -> Result<Mesh> {
     match source {
         Source::Box { cubes, .. } => Ok(load_layers(source, 0..cubes[2] + 1)),
-        Source::File { path, free } => readers::read(path, free),
+        Source::File { path, free } => readers::read(path, free, ranks),
     }
 }
 
