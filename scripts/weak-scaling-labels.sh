@@ -132,7 +132,8 @@ for run in runs:
             if kind == "kron":
                 cc_seconds[ranks] = t
             ph = " ".join(f"{p}={float(c.attrs[p + '_seconds']):.4f}"
-                          for p in ["local", "link", "giants", "refresh", "absorb", "hook", "shortcut", "relabel"]
+                          for p in ["local", "link", "giants", "giants_find", "giants_probe", "giants_skip",
+                                    "giants_relabel", "refresh", "absorb", "hook", "shortcut", "relabel"]
                           if p + "_seconds" in c.attrs)
             print(f"{name:<18} {ranks:>4} {rounds:>6} {mb:>9.1f} {t:>9.4f} {base[kind] / t:>5.2f}  {ph}"
                   f"  ({float(c.attrs['edges_per_second']):.3e} edges/s)")

@@ -374,6 +374,13 @@ fn only_the_labels_read_are_sent() {
         check(&h5, &truth, &format!("labels read np {np}"));
         if np == 2 {
             assert_eq!(h5.ds::<u64>("cc/rounds/labels_sent"), [16, 8]);
+            // The giants' join is timed in parts that add up to no more than it.
+            let parts: f64 = ["find", "probe", "skip", "relabel"]
+                .iter()
+                .map(|p| h5.attr::<f64>("cc", &format!("giants_{p}_seconds")))
+                .inspect(|&s| assert!(s > 0.0, "giants parts: {s}"))
+                .sum();
+            assert!(parts <= h5.attr::<f64>("cc", "giants_seconds"), "{parts}");
         }
     }
 }

@@ -161,14 +161,18 @@ impl Giants {
 /// so the label is a valid pointer; the giants' boundary vertices are then never refreshed
 /// and the cut edges between joined giants never read (`Labeller::skip_giants`), their
 /// labels kept equal by `sync_giants` each round. Collective; returns how many ranks' giants
-/// took a smaller label, the classes, and the bytes this rank sent in `skip_giants`.
+/// took a smaller label, the classes, and the bytes this rank sent in `skip_giants`; `phases`
+/// takes the seconds of its parts.
 fn join_giants(
     world: &World,
     part: &Block1D,
     labeller: &mut dyn Labeller,
+    phases: &mut GiantsPhases,
 ) -> Result<(u64, Giants, u64)> {
     let ranks = world.size();
+    let mut mark = Instant::now();
     let giant = labeller.giant()?;
+    phases.find = lap(&mut mark);
     let none = u64::MAX;
     let giants = world.allgather(giant.map_or(none, |g| part.global(g as usize)));
     let pairs = probe_giants(world, part, labeller, giant, &giants)?;
@@ -194,6 +198,7 @@ fn join_giants(
         .collect();
     let giants_now = Giants { root: giant, class };
     let labels = giants_now.class_minima(&giants);
+    phases.probe = lap(&mut mark);
     let lowered = match giant {
         Some(g) if labels[me] < giants[me] => {
             labeller.lower_component(g, labels[me])?;
@@ -202,7 +207,9 @@ fn join_giants(
         _ => 0,
     };
     let bytes = labeller.skip_giants(world, giant, &joined, &labels)?;
+    phases.skip = lap(&mut mark);
     labeller.relabel()?;
+    phases.relabel = lap(&mut mark);
     Ok((world.allreduce(lowered, Op::Sum), giants_now, bytes))
 }
 
@@ -309,6 +316,18 @@ pub struct Phases {
     pub relabel: f64,
 }
 
+/// The parts of `join_giants` (seconds, rank 0): `find` the giant's root (a sample's roots),
+/// `probe` the giants joined (the first collectives, so any wait for a slower rank's
+/// union-find is here), `skip` the cut edges read listed and the read masks sent
+/// (`Labeller::skip_giants`), `relabel` the giant's lowered label handed to its vertices.
+#[derive(Clone, Copy, Default)]
+pub struct GiantsPhases {
+    pub find: f64,
+    pub probe: f64,
+    pub skip: f64,
+    pub relabel: f64,
+}
+
 /// One run of the labelling: its local step and rounds.
 pub struct Labelling {
     pub local_seconds: f64,
@@ -318,6 +337,8 @@ pub struct Labelling {
     /// ranks and the cut edges read listed (`join_giants`), with any wait for a slower
     /// rank's union-find at its first collective.
     pub giants_seconds: f64,
+    /// `giants_seconds` split (rank 0).
+    pub giants: GiantsPhases,
     pub seconds: f64,
     pub rounds: Vec<Round>,
     pub phases: Phases,
@@ -343,8 +364,9 @@ pub fn label_components(
     let linked = Instant::now();
     let link_seconds = (linked - started).as_secs_f64();
     let (mut giants, mut setup_bytes) = (None, 0);
+    let mut giants_phases = GiantsPhases::default();
     if world.size() > 1 {
-        let (joined, classes, bytes) = join_giants(world, part, labeller)?;
+        let (joined, classes, bytes) = join_giants(world, part, labeller, &mut giants_phases)?;
         log::debug!("cc: {joined} ranks' giant components joined before the rounds");
         (giants, setup_bytes) = (Some(classes), bytes);
     }
@@ -397,6 +419,7 @@ pub fn label_components(
         local_seconds,
         link_seconds: world.allreduce(link_seconds, Op::Max),
         giants_seconds,
+        giants: giants_phases,
         seconds,
         rounds,
         phases: p,

@@ -158,6 +158,15 @@ impl Cc {
         r.seconds("link_seconds", f.last.link_seconds).stored_only();
         r.seconds("giants_seconds", f.last.giants_seconds)
             .stored_only();
+        let giants = &f.last.giants;
+        for (name, seconds) in [
+            ("giants_find_seconds", giants.find),
+            ("giants_probe_seconds", giants.probe),
+            ("giants_skip_seconds", giants.skip),
+            ("giants_relabel_seconds", giants.relabel),
+        ] {
+            r.seconds(name, seconds).stored_only();
+        }
         let phases = &f.last.phases;
         for (name, seconds) in [
             ("refresh_seconds", phases.refresh),
