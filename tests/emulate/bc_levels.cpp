@@ -12,6 +12,8 @@
 // (bc_discover for the next level, each level's σ and δ packed by bc_pack, moved as
 // GpuExchange::alltoallv_runs moves them, stored by bc_unpack): every rank's δ of its own
 // vertices and its fixed-point sums equal the whole graph's bit for bit.
+// Rows longer than HEAVY arcs go through bc_expand_heavy and bc_forward_heavy in segments, as
+// gpu.rs splits them (thresholds shrunk); every fourth trial adds a hub.
 // Run by scripts/emulate-kernels.
 #include <algorithm>
 #include <cmath>

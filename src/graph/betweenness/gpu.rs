@@ -28,7 +28,11 @@ const HEAVY_WARPS: u64 = 1 << 14;
 /// Room for a level's queued segments: a row longer than HEAVY ≥ SEGMENT arcs has fewer
 /// than 2·len/SEGMENT of them, and a level's rows are distinct.
 fn segment_room(view: &View) -> usize {
-    let longest = view.out.adj.len().max(view.inc.as_ref().map_or(0, |r| r.adj.len()));
+    let longest = view
+        .out
+        .adj
+        .len()
+        .max(view.inc.as_ref().map_or(0, |r| r.adj.len()));
     2 * longest / SEGMENT as usize + 1
 }
 
