@@ -25,70 +25,23 @@ extern "C" __global__ void bc_sources(const u64 *sources, u32 k, u32 lanes, doub
     atomicOr(&reached[v], 1ull << s);
 }
 
-// Rows longer than `heavy` arcs are split: the kernel that meets one (bc_expand, bc_forward)
-// queues its segments of `segment` arcs, each as (vertex << 32 | index), and leaves it to
-// the `_heavy` twin, where a warp per segment (and lane group) takes its arcs. A hub's row
-// (R-MAT/Kronecker hubs hold 1e5-1e6 arcs) then spreads over many warps instead of one warp
-// walking it while the level waits. Only order-free sums are split: the masks' ORs and σ,
-// whose integer values (< 2^53) add exactly in any order (atomicAdd of doubles).
-__device__ __forceinline__ bool queue_if_heavy(const u64 *offsets, u64 v, u64 heavy, u32 segment,
-                                               bool writer, u64 *segments, u32 *segment_count) {
-    u64 len = offsets[v + 1] - offsets[v];
-    if (len <= heavy) return false;
-    if (writer) {
-        u32 parts = (u32)((len + segment - 1) / segment);
-        u32 base = atomicAdd(segment_count, parts);
-        for (u32 i = 0; i < parts; i++) segments[base + i] = v << 32 | i;
-    }
-    return true;
-}
-
-// A queued segment's arcs [begin, end) and its vertex.
-__device__ __forceinline__ u64 segment_arcs(const u64 *offsets, u64 entry, u32 segment, u64 &begin,
-                                            u64 &end) {
-    u64 v = entry >> 32;
-    begin = offsets[v] + (entry & 0xffffffffull) * segment;
-    end = min(begin + segment, offsets[v + 1]);
-    return v;
-}
-
-// Frontier vertex v's arcs [begin, end) pushed: each unreached (w, lane) that v reaches in
-// that lane joins the next level's mask, and w joins the next level's list the first time
-// it gains a lane. Integer atomics only: the masks do not depend on the order, and the
-// list's order changes nothing (each vertex pulls its own σ).
-__device__ __forceinline__ void push_arcs(const u32 *adj, u64 begin, u64 end, u64 lanes,
-                                          const u64 *reached, u64 *next, u32 *next_list,
-                                          u32 *next_count) {
-    for (u64 e = begin + lane_id(); e < end; e += WARP) {
+// Level d's frontier (list[count]: the vertices with a lane in `current`) pushed along the
+// out-rows, WARP threads per frontier vertex striding over its row: each unreached (w, lane)
+// that a frontier vertex reaches in that lane joins the next level's mask, and w joins the
+// next level's list the first time it gains a lane. Integer atomics only: the masks do not
+// depend on the order, and the list's order changes nothing (each vertex pulls its own σ).
+extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
+                                     const u64 *current, const u64 *reached, u64 *next,
+                                     u32 *next_list, u32 *next_count) {
+    u64 t = thread_index();
+    u64 f = t / WARP;
+    if (f >= count) return;
+    u32 v = list[f];
+    u64 lanes = current[v];
+    for (u64 e = offsets[v] + t % WARP; e < offsets[v + 1]; e += WARP) {
         u32 w = adj[e];
         u64 fresh = lanes & ~reached[w];
         if (fresh && atomicOr(&next[w], fresh) == 0) next_list[atomicAdd(next_count, 1u)] = w;
-    }
-}
-
-// Level d's frontier (list[count]: the vertices with a lane in `current`) pushed along the
-// out-rows, WARP threads per frontier vertex striding over its row (heavy rows queued).
-extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
-                                     const u64 *current, const u64 *reached, u64 *next,
-                                     u32 *next_list, u32 *next_count, u64 heavy, u32 segment,
-                                     u64 *segments, u32 *segment_count) {
-    u64 f = thread_index() / WARP;
-    if (f >= count) return;
-    u32 v = list[f];
-    if (queue_if_heavy(offsets, v, heavy, segment, lane_id() == 0, segments, segment_count)) return;
-    push_arcs(adj, offsets[v], offsets[v + 1], current[v], reached, next, next_list, next_count);
-}
-
-// bc_expand's queued segments, a warp per segment over `warps` warps.
-extern "C" __global__ void bc_expand_heavy(const u64 *offsets, const u32 *adj, const u64 *segments,
-                                           const u32 *segment_count, u32 segment, u64 warps,
-                                           const u64 *current, const u64 *reached, u64 *next,
-                                           u32 *next_list, u32 *next_count) {
-    u64 total = *segment_count;
-    for (u64 x = thread_index() / WARP; x < total; x += warps) {
-        u64 begin, end;
-        u64 v = segment_arcs(offsets, segments[x], segment, begin, end);
-        push_arcs(adj, begin, end, current[v], reached, next, next_list, next_count);
     }
 }
 
@@ -132,19 +85,19 @@ __device__ __forceinline__ u64 group_lanes(u64 mask, u32 group) {
     return mask >> (group * WARP) & 0xffffffffull;
 }
 
-// Σ over the arcs [begin, end) of a row (row order) of term(w) for each neighbour w whose
-// `masks` bit is the thread's lane `s`, among the lanes `open` (the vertex's lanes this warp
-// group serves).
+// Σ over row v (row order) of term(w) for each neighbour w whose `masks` bit is the thread's
+// lane `s`, among the lanes `open` (the vertex's lanes this warp group serves).
 template <typename Term>
-__device__ __forceinline__ double row_sum(const u32 *adj, u64 begin, u64 end, const u64 *masks,
-                                          u64 open, u32 group, u32 s, Term term) {
+__device__ __forceinline__ double row_sum(const u64 *offsets, const u32 *adj, u64 v,
+                                          const u64 *masks, u64 open, u32 group, u32 s,
+                                          Term term) {
     double sum = 0.0;
     bool mine = open >> lane_id() & 1;
-    for (u64 base = begin; base < end; base += WARP) {
+    for (u64 base = offsets[v]; base < offsets[v + 1]; base += WARP) {
         u64 e = base + lane_id();
         u32 w = 0;
         u64 hit = 0;
-        if (e < end) {
+        if (e < offsets[v + 1]) {
             w = adj[e];
             hit = group_lanes(masks[w], group) & open;
         }
@@ -161,49 +114,23 @@ __device__ __forceinline__ double row_sum(const u32 *adj, u64 begin, u64 end, co
 // The next level's σ: each (vertex, lane) of its list whose lane is in its `next` mask sums σ
 // over its predecessors (in-rows, in row order) in the current level's mask; `reached` gains
 // the vertex's new lanes. The same sums as a pull over every unreached vertex: exactly these
-// pairs have a predecessor in the current level. Heavy rows are queued for bc_forward_heavy.
+// pairs have a predecessor in the current level.
 extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
                                       u32 lanes, const u64 *current, const u64 *next, u64 *reached,
-                                      double *sigma, u64 heavy, u32 segment, u64 *segments,
-                                      u32 *segment_count) {
+                                      double *sigma) {
     u64 f;
     u32 s, group;
     level_thread(lanes, f, s, group);
     if (f >= count) return;  // the whole warp leaves together
     u64 v = list[f];
     if (s == 0) reached[v] |= next[v];  // one writer per vertex; no thread here reads it
-    if (queue_if_heavy(offsets, v, heavy, segment, s == 0, segments, segment_count)) return;
     u64 open = group_lanes(next[v], group);
     if (!open) return;  // the whole warp
-    double sum = row_sum(adj, offsets[v], offsets[v + 1], current, open, group, s,
+    double sum = row_sum(offsets, adj, v, current, open, group, s,
                          [&](double acc, u32 w, u32 lane) {
                              return __dadd_rn(acc, sigma[(u64)w * lanes + lane]);
                          });
     if (open >> lane_id() & 1) sigma[v * lanes + s] = sum;
-}
-
-// bc_forward's queued segments, a warp per segment and group of 32 lanes over `warps` warps:
-// each adds its partial σ sums to the vertex's (zero until now: its lanes are new), exact in
-// any order as σ are integers below 2^53.
-extern "C" __global__ void bc_forward_heavy(const u64 *offsets, const u32 *adj,
-                                            const u64 *segments, const u32 *segment_count,
-                                            u32 segment, u64 warps, u32 lanes,
-                                            const u64 *current, const u64 *next, double *sigma) {
-    u32 groups = (lanes + WARP - 1) / WARP;
-    u64 total = (u64)*segment_count * groups;
-    for (u64 x = thread_index() / WARP; x < total; x += warps) {
-        u32 group = (u32)(x % groups);
-        u32 s = group * WARP + lane_id();
-        u64 begin, end;
-        u64 v = segment_arcs(offsets, segments[x / groups], segment, begin, end);
-        u64 open = group_lanes(next[v], group);
-        if (!open) continue;  // the whole warp
-        double sum = row_sum(adj, begin, end, current, open, group, s,
-                             [&](double acc, u32 w, u32 lane) {
-                                 return __dadd_rn(acc, sigma[(u64)w * lanes + lane]);
-                             });
-        if ((open >> lane_id() & 1) && sum != 0.0) atomicAdd(&sigma[v * lanes + s], sum);
-    }
 }
 
 // δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): the sum over
@@ -221,7 +148,7 @@ extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const
     if (!open) return;  // the whole warp
     bool mine = open >> lane_id() & 1;
     double sv = mine ? sigma[v * lanes + s] : 0.0;
-    double sum = row_sum(adj, offsets[v], offsets[v + 1], deeper, open, group, s,
+    double sum = row_sum(offsets, adj, v, deeper, open, group, s,
                          [&](double acc, u32 w, u32 lane) {
                              u64 j = (u64)w * lanes + lane;
                              double ratio = __ddiv_rn(sv, sigma[j]);

@@ -12,8 +12,6 @@
 // (bc_discover for the next level, each level's σ and δ packed by bc_pack, moved as
 // GpuExchange::alltoallv_runs moves them, stored by bc_unpack): every rank's δ of its own
 // vertices and its fixed-point sums equal the whole graph's bit for bit.
-// Rows longer than HEAVY arcs go through bc_expand_heavy and bc_forward_heavy in segments, as
-// gpu.rs splits them (thresholds shrunk); every fourth trial adds a hub.
 // Run by scripts/emulate-kernels.
 #include <algorithm>
 #include <cmath>
@@ -23,7 +21,6 @@
 #include "warp_fibers.h"
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
 inline u32 atomicAdd(u32 *a, u32 v) { u32 old = *a; *a += v; return old; }
-inline double atomicAdd(double *a, double v) { double old = *a; *a += v; return old; }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dsub_rn(double a, double b) { return a - b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
@@ -31,7 +28,6 @@ inline double __ddiv_rn(double a, double b) { return a / b; }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline u64 __double2ull_rz(double x) { return (u64)x; }
 inline double __ull2double_rn(u64 x) { return (double)x; }
-using std::min;
 #include "bc_kernels.h"  // kernels/bc.cu, written by scripts/emulate-kernels
 
 template <class F> void launch(u64 threads, F f) {
@@ -42,36 +38,6 @@ template <class F> void launch(u64 threads, F f) {
 inline u64 level_threads(u32 count, u32 lanes) { return (u64)count * WARP * ((lanes + WARP - 1) / WARP); }
 
 struct Rows { std::vector<u64> off; std::vector<u32> adj; };
-
-// Heavy rows as gpu.rs splits them, shrunk so that the test graphs have some: rows longer
-// than HEAVY arcs go to the `_heavy` kernels in segments of SEGMENT arcs, over HEAVY_WARPS
-// warps (grid-strided).
-const u64 HEAVY = 6;
-const u32 SEGMENT = 5;
-const u64 HEAVY_WARPS = 3;
-
-// The segments' queue of one level (room for every row split).
-struct Queue {
-    std::vector<u64> segments;
-    u32 count = 0;
-    explicit Queue(const Rows &r) : segments(r.adj.size() + r.off.size()) {}
-};
-
-// Level `level`'s next masks and list: bc_expand, then its heavy segments.
-static u32 expand(const Rows &out, std::vector<std::vector<u64>> &levels, std::vector<std::vector<u32>> &lists, std::vector<u64> &reached, size_t level, u32 count) {
-    u32 next = 0;
-    Queue q(out);
-    launch((u64)count * WARP, [&] { bc_expand(out.off.data(), out.adj.data(), lists[level].data(), count, levels[level].data(), reached.data(), levels[level + 1].data(), lists[level + 1].data(), &next, HEAVY, SEGMENT, q.segments.data(), &q.count); });
-    launch(HEAVY_WARPS * WARP, [&] { bc_expand_heavy(out.off.data(), out.adj.data(), q.segments.data(), &q.count, SEGMENT, HEAVY_WARPS, levels[level].data(), reached.data(), levels[level + 1].data(), lists[level + 1].data(), &next); });
-    return next;
-}
-
-// The next level's σ: bc_forward, then its heavy segments.
-static void forward(const Rows &inc, const std::vector<u32> &list, u32 next, u32 lanes, const std::vector<u64> &current, const std::vector<u64> &deeper, std::vector<u64> &reached, std::vector<double> &sigma) {
-    Queue q(inc);
-    launch_warps(level_threads(next, lanes), [&] { bc_forward(inc.off.data(), inc.adj.data(), list.data(), next, lanes, current.data(), deeper.data(), reached.data(), sigma.data(), HEAVY, SEGMENT, q.segments.data(), &q.count); });
-    launch_warps(HEAVY_WARPS * WARP, [&] { bc_forward_heavy(inc.off.data(), inc.adj.data(), q.segments.data(), &q.count, SEGMENT, HEAVY_WARPS, lanes, current.data(), deeper.data(), sigma.data()); });
-}
 
 static Rows rows_of(u32 n, const std::vector<std::pair<u32, u32>> &arcs, bool reverse) {
     Rows r{std::vector<u64>(n + 1, 0), {}};
@@ -101,9 +67,10 @@ static std::vector<double> kernels_batch(u32 n, const Rows &out, const Rows &inc
     for (;;) {
         levels.emplace_back(n);
         lists.emplace_back(n);
-        u32 next = expand(out, levels, lists, reached, level, counts[level]);
+        u32 count = counts[level], next = 0;
+        launch((u64)count * WARP, [&] { bc_expand(out.off.data(), out.adj.data(), lists[level].data(), count, levels[level].data(), reached.data(), levels[level + 1].data(), lists[level + 1].data(), &next); });
         if (next == 0) break;
-        forward(inc, lists[level + 1], next, lanes, levels[level], levels[level + 1], reached, sigma);
+        launch_warps(level_threads(next, lanes), [&] { bc_forward(inc.off.data(), inc.adj.data(), lists[level + 1].data(), next, lanes, levels[level].data(), levels[level + 1].data(), reached.data(), sigma.data()); });
         counts.push_back(next);
         level++;
     }
@@ -268,7 +235,8 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
             s.lists.emplace_back(p.n + 1);
             u32 n = p.n;
             launch((u64)n * WARP, [&] { bc_discover(p.inc.off.data(), p.inc.adj.data(), n, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
-            if (next[r] > 0) forward(p.inc, s.lists[level + 1], next[r], lanes, s.levels[level], s.levels[level + 1], s.reached, s.sigma);
+            if (next[r] > 0)
+                launch_warps(level_threads(next[r], lanes), [&] { bc_forward(p.inc.off.data(), p.inc.adj.data(), s.lists[level + 1].data(), next[r], lanes, s.levels[level].data(), s.levels[level + 1].data(), s.reached.data(), s.sigma.data()); });
             found |= next[r] > 0;
         }
         push(parts, kb, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[level + 1]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
@@ -324,12 +292,6 @@ int main() {
             arcs.push_back({a, b});
             if (g() % 8 == 0) arcs.push_back({a, b});  // a parallel arc
             if (!directed) arcs.push_back({b, a});
-        }
-        for (u32 i = 0; trial % 4 == 1 && i < n; i++) {  // a hub with arcs to and from most vertices
-            u32 w = g() % (n - 5);
-            if (w != 0) arcs.push_back({0, w});
-            if (w != 0 && !directed) arcs.push_back({w, 0});
-            if (w != 0 && directed && i % 2) arcs.push_back({w, 0});
         }
         Rows out = rows_of(n, arcs, false), inc = rows_of(n, arcs, true);
         std::vector<u64> batch;

@@ -18,24 +18,6 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 /// Threads per vertex in `bc_expand` and `bc_discover` (kernels/bc.cu's WARP).
 const WARP: u32 = 32;
 
-/// Rows longer than this go to `bc_expand_heavy` / `bc_forward_heavy` (kernels/bc.cu), in
-/// segments of `SEGMENT` arcs, a warp each, over `HEAVY_WARPS` warps (grid-strided): a
-/// hub's row spreads over many warps instead of one walking it while the level waits.
-const HEAVY: u64 = 1024;
-const SEGMENT: u32 = 256;
-const HEAVY_WARPS: u64 = 1 << 14;
-
-/// Room for a level's queued segments: a row longer than HEAVY ≥ SEGMENT arcs has fewer
-/// than 2·len/SEGMENT of them, and a level's rows are distinct.
-fn segment_room(view: &View) -> usize {
-    let longest = view
-        .out
-        .adj
-        .len()
-        .max(view.inc.as_ref().map_or(0, |r| r.adj.len()));
-    2 * longest / SEGMENT as usize + 1
-}
-
 /// Device bytes for the view's rows, `lanes` lanes of values over its slots (own vertices
 /// and ghosts) and, on a partitioned graph, the ghost plan and its buffers.
 pub fn bytes_needed(view: &View, lanes: usize) -> u64 {
@@ -45,7 +27,6 @@ pub fn bytes_needed(view: &View, lanes: usize) -> u64 {
         + view.inc.as_ref().map_or(0, rows)
         + slots * lanes as u64 * super::BYTES_PER_LANE
         + 16 * slots
-        + 8 * segment_room(view) as u64
         + view
             .ghosts
             .as_ref()
@@ -67,10 +48,8 @@ fn upload_rows(gpu: &Gpu, rows: &LocalRows) -> Result<DeviceRows> {
 struct Kernels {
     sources: Kernel,
     expand: Kernel,
-    expand_heavy: Kernel,
     discover: Kernel,
     forward: Kernel,
-    forward_heavy: Kernel,
     backward: Kernel,
     accumulate: Kernel,
 }
@@ -93,10 +72,8 @@ pub fn batches(
     let k = Kernels {
         sources: f("bc_sources")?,
         expand: f("bc_expand")?,
-        expand_heavy: f("bc_expand_heavy")?,
         discover: f("bc_discover")?,
         forward: f("bc_forward")?,
-        forward_heavy: f("bc_forward_heavy")?,
         backward: f("bc_backward")?,
         accumulate: f("bc_accumulate")?,
     };
@@ -111,7 +88,7 @@ pub fn batches(
     };
     let inc = inc.as_ref().unwrap_or(&out);
     let (n, slots) = (view.local_n, view.slots());
-    let mut state = State::new(gpu, (n, slots), lanes, segment_room(view))?;
+    let mut state = State::new(gpu, (n, slots), lanes)?;
     gpu.sync("the betweenness set-up")?;
     let setup = setup();
     let mut deepest = 0;
@@ -187,8 +164,7 @@ impl Batch {
 
 /// The device values of the batches: σ, δ, lane masks (reached, and per level, kept
 /// between batches and cleared), per level the list of its vertices (level 0's: the batch's
-/// sources) and its length, the sums, the next level's length as the GPU counts it, and the
-/// queue of heavy rows' segments.
+/// sources) and its length, the sums, and the next level's length as the GPU counts it.
 struct State {
     sigma: CudaSlice<f64>,
     delta: CudaSlice<f64>,
@@ -199,13 +175,11 @@ struct State {
     lo: CudaSlice<u64>,
     hi: CudaSlice<u64>,
     count: CudaSlice<u32>,
-    segments: CudaSlice<u64>,
-    segment_count: CudaSlice<u32>,
 }
 
 impl State {
-    /// Values for `lanes` lanes of every slot, sums of the `n` own vertices, `room` segments.
-    fn new(gpu: &Gpu, (n, slots): (usize, usize), lanes: usize, room: usize) -> Result<State> {
+    /// Values for `lanes` lanes of every slot, and sums of the `n` own vertices.
+    fn new(gpu: &Gpu, (n, slots): (usize, usize), lanes: usize) -> Result<State> {
         Ok(State {
             sigma: gpu.zeros::<f64>("betweenness sigma", slots * lanes)?,
             delta: gpu.zeros::<f64>("betweenness delta", slots * lanes)?,
@@ -216,8 +190,6 @@ impl State {
             lo: gpu.zeros::<u64>("betweenness sums", n)?,
             hi: gpu.zeros::<u64>("betweenness sums", n)?,
             count: gpu.zeros::<u32>("betweenness level size", 1)?,
-            segments: gpu.zeros::<u64>("betweenness heavy segments", room)?,
-            segment_count: gpu.zeros::<u32>("betweenness heavy segments", 1)?,
         })
     }
 
@@ -348,31 +320,18 @@ fn forward_level(
 ) -> Result<bool> {
     st.level(gpu, level + 1, (n, slots))?;
     gpu.clear("betweenness level size", &mut st.count)?;
-    gpu.clear("betweenness heavy segments", &mut st.segment_count)?;
     let count = st.counts[level];
     let (done, rest) = st.levels.split_at_mut(level + 1);
     let (lists, next_list) = st.lists.split_at_mut(level + 1);
     match part {
-        None => {
-            gpu.launch(&k.expand, spread(count, WARP), |a| {
-                a.arg(&out.offsets)
-                    .arg(&out.adj)
-                    .arg(&lists[level])
-                    .arg(&count);
-                a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
-                a.arg(&mut next_list[0]).arg(&mut st.count);
-                a.arg(&HEAVY).arg(&SEGMENT);
-                a.arg(&mut st.segments).arg(&mut st.segment_count);
-            })?;
-            gpu.launch(&k.expand_heavy, grid(HEAVY_WARPS * WARP as u64), |a| {
-                a.arg(&out.offsets).arg(&out.adj);
-                a.arg(&st.segments).arg(&st.segment_count);
-                a.arg(&SEGMENT).arg(&HEAVY_WARPS);
-                a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
-                a.arg(&mut next_list[0]).arg(&mut st.count);
-            })?;
-            gpu.clear("betweenness heavy segments", &mut st.segment_count)?;
-        }
+        None => gpu.launch(&k.expand, spread(count, WARP), |a| {
+            a.arg(&out.offsets)
+                .arg(&out.adj)
+                .arg(&lists[level])
+                .arg(&count);
+            a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
+            a.arg(&mut next_list[0]).arg(&mut st.count);
+        })?,
         Some(_) => {
             let n32 = n as u32;
             gpu.launch(&k.discover, spread(n32, WARP), |a| {
@@ -391,14 +350,7 @@ fn forward_level(
                 .arg(&next)
                 .arg(&lanes32);
             a.arg(&done[level]).arg(&rest[0]).arg(&mut st.reached);
-            a.arg(&mut st.sigma).arg(&HEAVY).arg(&SEGMENT);
-            a.arg(&mut st.segments).arg(&mut st.segment_count);
-        })?;
-        gpu.launch(&k.forward_heavy, grid(HEAVY_WARPS * WARP as u64), |a| {
-            a.arg(&inc.offsets).arg(&inc.adj);
-            a.arg(&st.segments).arg(&st.segment_count);
-            a.arg(&SEGMENT).arg(&HEAVY_WARPS).arg(&lanes32);
-            a.arg(&done[level]).arg(&rest[0]).arg(&mut st.sigma);
+            a.arg(&mut st.sigma);
         })?;
     }
     let found = match part {
