@@ -61,6 +61,8 @@ fn bytes_per_slot(ranks: u64) -> u64 {
 
 /// The end of a list (`jump::NIL`) in the kernels' 32-bit slots.
 const NIL32: u32 = NIL as u32;
+/// `successors` without a cut.
+pub(super) const UNCUT: (u32, u32) = (NIL32, NIL32);
 
 pub(super) struct Kernels(HashMap<&'static str, Kernel>);
 
@@ -280,20 +282,22 @@ fn exclusive_sums(gpu: &Gpu, k: &Kernels, a: &mut CudaSlice<u32>, count: u64) ->
 }
 
 /// Slots at which a trail's smallest edge sits (two per trail, one per direction of travel).
-/// Each slot's successor on its cycle: the slot after its mate's partner (`euler_next`).
+/// Each slot's successor on its cycle: the slot after its mate's partner (`euler_next`), NIL
+/// where that successor is one of the two slots of `cut` (`UNCUT`: none).
 pub(super) fn successors(
     gpu: &Gpu,
     k: &Kernels,
     p: &Paired,
     mate: &CudaSlice<u32>,
+    cut: (u32, u32),
 ) -> Result<CudaSlice<u32>> {
     let mut next = gpu.zeros::<u32>("successors", p.slots as usize)?;
     gpu.launch(k.get("euler_next"), grid(p.slots), |b| {
         b.arg(mate)
             .arg(&p.partner)
             .arg(&p.slots)
-            .arg(&NIL32)
-            .arg(&NIL32)
+            .arg(&cut.0)
+            .arg(&cut.1)
             .arg(&mut next);
     })?;
     Ok(next)
@@ -402,7 +406,7 @@ pub fn solve(gpu: &Gpu, g: DeviceEnds, s: &Setup, phases: &mut Phases) -> Result
 
     // Phase 2: each slot labelled with the smallest edge of its cycle.
     let (label, label_rounds, initial_trails) = phases.run("label", || {
-        let next = successors(gpu, &k, &p, &mate)?;
+        let next = successors(gpu, &k, &p, &mate, UNCUT)?;
         let (label, label_rounds) = cycle_min(gpu, &k, &next, &p.dart, slots)?;
         drop(next);
         let initial_trails = trail_starts(gpu, &k, &p, &label)? / 2;
@@ -508,15 +512,7 @@ fn rank(
         &p.partner,
         u64::from(read_one(gpu, &mate, u64::from(head))?),
     )?;
-    let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
-    gpu.launch(k.get("euler_next"), grid(slots), |b| {
-        b.arg(&mate)
-            .arg(&p.partner)
-            .arg(&slots)
-            .arg(&head)
-            .arg(&tail)
-            .arg(&mut next);
-    })?;
+    let next = successors(gpu, k, &p, &mate, (head, tail))?;
     drop(mate);
     let Paired {
         vertex_start,

@@ -69,7 +69,7 @@ pub fn solve(
     let router = Router::new(world, gpu, &k, &exchange, &slot_ranges)?;
 
     let (label, label_rounds, initial_trails) = phases.run("label", || {
-        let gnext = gpu::successors(gpu, &k, &p, &mate)?;
+        let gnext = gpu::successors(gpu, &k, &p, &mate, gpu::UNCUT)?;
         let (label, label_rounds) = cycle_min(&router, &k, &gnext, &p.dart)?;
         drop(gnext);
         // Two cycles per trail, one per direction of travel.
@@ -147,18 +147,10 @@ fn rank(
     let gpu = r.gpu();
     let slots = p.slots;
     // The list's last slot: the one whose successor was `head`.
-    let gnext = gpu::successors(gpu, k, &p, &mate)?;
+    let gnext = gpu::successors(gpu, k, &p, &mate, gpu::UNCUT)?;
     let last = find(r.world(), (gpu, k), (&gnext, slots), u64::from(r.first), head)?;
     drop(gnext);
-    let mut next = gpu.zeros::<u32>("successors", slots as usize)?;
-    gpu.launch(k.get("euler_next"), grid(slots), |b| {
-        b.arg(&mate)
-            .arg(&p.partner)
-            .arg(&slots)
-            .arg(&head)
-            .arg(&tail)
-            .arg(&mut next);
-    })?;
+    let next = gpu::successors(gpu, k, &p, &mate, (head, tail))?;
     drop((mate, p.partner));
     let (dist, end) = rank_lists(r, k, next)?;
     let vertex = gpu::slot_vertices(gpu, k, &p.vertex_start, p.n, slots)?;
