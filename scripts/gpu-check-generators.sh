@@ -32,27 +32,16 @@ generators_run() { # NAME NP DEVICE FLAGS...
     run_tessera "$name" "$np" generate --device "$device" "$@"
 }
 
-check_generators() {
-    local case name np construction pairs=()
-    local -a flags
-    for case in "${generator_cases[@]}"; do
-        name=${case%%|*}
-        read -r -a flags <<<"${case#*|}"
-        construction=gpu
-        [[ $name == *-cpu ]] && construction=auto
-        generators_run "gen-$name-cpu" 1 cpu "${flags[@]}" || continue
-        for np in "${counts[@]}"; do
-            generators_run "gen-$name-gpu-np$np" "$np" gpu --construction "$construction" "${flags[@]}" &&
-                pairs+=("gen-$name-cpu:gen-$name-gpu-np$np")
-        done
-    done
-    echo
-    python3 - "$out" "${pairs[@]}" <<'PY' || status=1
+# generators_compare PAIRS...: one row per CPU:GPU pair (the header before the first row of the
+# section); returns 1 on any difference.
+generators_compare() {
+    python3 - "$out" "${generators_header:-1}" "$@" <<'PY'
 import sys, h5py
-out, pairs = sys.argv[1], sys.argv[2:]
+out, header, pairs = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
 text = lambda v: v.decode() if isinstance(v, bytes) else str(v)
 bad = 0
-print(f"{'generator':<18} {'gpus':>4} {'edges':>9} {'gpu edges/s':>12} {'cpu edges/s':>12} {'made':<4} {'built':<5} {'edges':>5} {'csr':>5}  result")
+if header:
+    print(f"{'generator':<18} {'gpus':>4} {'edges':>9} {'gpu edges/s':>12} {'cpu edges/s':>12} {'made':<4} {'built':<5} {'edges':>5} {'csr':>5}  result")
 for pair in pairs:
     ref_name, name = pair.split(":")
     with h5py.File(f"{out}/{ref_name}.h5") as rf, h5py.File(f"{out}/{name}.h5") as gf:
@@ -64,7 +53,30 @@ for pair in pairs:
         label = name[len("gen-"):name.rindex("-gpu-")]
         print(f"{label:<18} {int(gf.attrs['ranks']):>4} {int(g['edges']):>9} {float(g['edges_per_second']):>12.4g} "
               f"{float(r['edges_per_second']):>12.4g} {text(g['generate_device']):<4} {text(g['construction_device']):<5} "
-              f"{'same' if same_edges else 'DIFF':>5} {'same' if same_csr else 'DIFF':>5}  {'ok' if ok else 'FAIL'}")
+              f"{'same' if same_edges else 'DIFF':>5} {'same' if same_csr else 'DIFF':>5}  {'ok' if ok else 'FAIL'}", flush=True)
 sys.exit(1 if bad else 0)
 PY
+}
+
+# Each case's rows print as soon as its runs end, so a section cut by a time limit still shows
+# what it compared.
+check_generators() {
+    local case name np construction pairs generators_header=1
+    local -a flags
+    echo
+    for case in "${generator_cases[@]}"; do
+        name=${case%%|*}
+        read -r -a flags <<<"${case#*|}"
+        construction=gpu
+        [[ $name == *-cpu ]] && construction=auto
+        generators_run "gen-$name-cpu" 1 cpu "${flags[@]}" || continue
+        pairs=()
+        for np in "${counts[@]}"; do
+            generators_run "gen-$name-gpu-np$np" "$np" gpu --construction "$construction" "${flags[@]}" &&
+                pairs+=("gen-$name-cpu:gen-$name-gpu-np$np")
+        done
+        ((${#pairs[@]})) || continue
+        generators_compare "${pairs[@]}" || status=1
+        generators_header=0
+    done
 }

@@ -16,10 +16,58 @@
 # ($GPU_CHECK_SPIN_SWEEPS_WOLFF = 400 clusters); the time is the sweeps' (halo exchanges
 # included; measurements excluded). Prints a table; sets status=1 on any difference or failed
 # run.
+# spin_compare PAIRS...: one row per CPU:GPU pair, the header before the section's first row;
+# returns 1 on any difference.
+spin_compare() {
+    python3 - "$out" "${spin_header:-1}" "$@" <<'PY'
+import sys, h5py, numpy as np
+out, header, pairs = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
+bad = 0
+if header:
+    print(f"{'run':<44} {'gpus':>4} {'L':>5} {'e (last beta)':>14} {'series':>6} {'spins':>6}  result")
+for pair in pairs:
+    ref_name, name = pair.split(":")
+    with h5py.File(f"{out}/{ref_name}.h5") as rf, h5py.File(f"{out}/{name}.h5") as gf:
+        r, g = rf["spin"], gf["spin"]
+        series = all(np.array_equal(r[k][:], g[k][:], equal_nan=True) for k in ("energy", "m"))
+        spins = np.array_equal(r["configuration"][:], g["configuration"][:])
+        ok = series and spins
+        bad += not ok
+        e = g["summary/energy"][-1]
+        print(f"{name:<44} {int(gf.attrs['ranks']):>4} {int(g.attrs['l']):>5} {e:>14.6f} "
+              f"{'same' if series else 'DIFF':>6} {'same' if spins else 'DIFF':>6}  {'ok' if ok else 'FAIL'}",
+              flush=True)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# spin_timing NAMES...: the timing rows.
+spin_timing() {
+    python3 - "$out" "$@" <<'PY'
+import sys, h5py
+out, timing = sys.argv[1], sys.argv[2:]
+for name in timing:
+    with h5py.File(f"{out}/{name}.h5") as f:
+        g = f["spin"]
+        rate = g["summary/flips_per_ns"][0]
+        sweeps = int(g["sweeps_timed"][0])
+        secs = g["update_seconds"][0]
+        update = g.attrs["update"]
+        update = update.decode() if isinstance(update, bytes) else str(update)
+        what = {"metropolis": f"{rate:.1f} spin flips/ns",
+                "wolff": f"{rate:.4f} cluster flips/ns ({rate * 1e9:.3e} per s; "
+                         f"mean cluster {g['summary/mean_cluster_size'][0]:.0f} sites)"}.get(
+            update, f"{1 / rate:.4f} ns per spin per sweep")
+        print(f"timing: 2D Ising {update} L = {int(g.attrs['l'])} at T_c on {f.attrs['device']}: "
+              f"{what} ({sweeps} sweeps in {secs:.3f} s; e = {g['summary/energy'][0]:.5f})")
+PY
+}
+
 check_spin() {
     local l2=${GPU_CHECK_SPIN_L2:-192} l3=${GPU_CHECK_SPIN_L3:-16} l3i=${GPU_CHECK_SPIN_L3I:-64}
     local sweeps=${GPU_CHECK_SPIN_SWEEPS:-40}
-    local pairs=() model update name np
+    local pairs model update name np spin_header=1
+    echo
     _spin() { # NAME NP DEVICE ARGS...
         local name=$1 np=$2 device=$3
         shift 3
@@ -37,6 +85,7 @@ check_spin() {
             esac
             name="spin-$model-$update"
             _spin "$name-cpu" 1 cpu "${args[@]}" || continue
+            pairs=()
             for np in "${counts[@]}"; do
                 _spin "$name-gpu-np$np" "$np" gpu "${args[@]}" && pairs+=("$name-cpu:$name-gpu-np$np")
             done
@@ -44,6 +93,9 @@ check_spin() {
                 _spin "$name-gpu-np$np-shared" "$np" gpu --gpu-transport mpi "${args[@]}" &&
                     pairs+=("$name-cpu:$name-gpu-np$np-shared")
             done
+            ((${#pairs[@]})) || continue
+            spin_compare "${pairs[@]}" || status=1
+            spin_header=0
         done
     done
     local timing=() l s sizes
@@ -60,38 +112,5 @@ check_spin() {
     l=${GPU_CHECK_SPIN_WOLFF_L:-1024} s=${GPU_CHECK_SPIN_SWEEPS_WOLFF:-400}
     _spin "spin-timing-wolff-l$l" 1 gpu --l "$l" --update wolff --equilibration 0 \
         --sweeps "$s" --measure-every "$s" && timing+=("spin-timing-wolff-l$l")
-    echo
-    python3 - "$out" "${#pairs[@]}" "${pairs[@]}" "${timing[@]}" <<'PY' || status=1
-import sys, h5py, numpy as np
-out, npairs = sys.argv[1], int(sys.argv[2])
-pairs, timing = sys.argv[3:3 + npairs], sys.argv[3 + npairs:]
-bad = 0
-print(f"{'run':<44} {'gpus':>4} {'L':>5} {'e (last beta)':>14} {'series':>6} {'spins':>6}  result")
-for pair in pairs:
-    ref_name, name = pair.split(":")
-    with h5py.File(f"{out}/{ref_name}.h5") as rf, h5py.File(f"{out}/{name}.h5") as gf:
-        r, g = rf["spin"], gf["spin"]
-        series = all(np.array_equal(r[k][:], g[k][:], equal_nan=True) for k in ("energy", "m"))
-        spins = np.array_equal(r["configuration"][:], g["configuration"][:])
-        ok = series and spins
-        bad += not ok
-        e = g["summary/energy"][-1]
-        print(f"{name:<44} {int(gf.attrs['ranks']):>4} {int(g.attrs['l']):>5} {e:>14.6f} "
-              f"{'same' if series else 'DIFF':>6} {'same' if spins else 'DIFF':>6}  {'ok' if ok else 'FAIL'}")
-for name in timing:
-    with h5py.File(f"{out}/{name}.h5") as f:
-        g = f["spin"]
-        rate = g["summary/flips_per_ns"][0]
-        sweeps = int(g["sweeps_timed"][0])
-        secs = g["update_seconds"][0]
-        update = g.attrs["update"]
-        update = update.decode() if isinstance(update, bytes) else str(update)
-        what = {"metropolis": f"{rate:.1f} spin flips/ns",
-                "wolff": f"{rate:.4f} cluster flips/ns ({rate * 1e9:.3e} per s; "
-                         f"mean cluster {g['summary/mean_cluster_size'][0]:.0f} sites)"}.get(
-            update, f"{1 / rate:.4f} ns per spin per sweep")
-        print(f"timing: 2D Ising {update} L = {int(g.attrs['l'])} at T_c on {f.attrs['device']}: "
-              f"{what} ({sweeps} sweeps in {secs:.3f} s; e = {g['summary/energy'][0]:.5f})")
-sys.exit(1 if bad else 0)
-PY
+    if ((${#timing[@]})); then spin_timing "${timing[@]}" || status=1; fi
 }
