@@ -439,8 +439,9 @@ impl<'a> GpuLabeller<'a> {
     }
 
     /// Put the first `count` of `boundary.items` (all for other ranks) into runs by owner and
-    /// send them; returns how many came from each rank (in `boundary.received`).
-    fn route_items(&mut self, count: u64) -> Result<Vec<usize>> {
+    /// send them; returns how many went to each rank and how many came from each (in
+    /// `boundary.received`).
+    fn route_items(&mut self, count: u64) -> Result<(Vec<usize>, Vec<usize>)> {
         let b = &mut self.boundary;
         let me = self.exchange.rank();
         let (moved, counts) = remote_runs(
@@ -452,8 +453,10 @@ impl<'a> GpuLabeller<'a> {
         )?;
         let send = if moved { &b.bucketed } else { &b.items };
         let at = run_starts(&counts);
-        self.exchange
-            .alltoallv_runs(send, (&at, &counts), &mut b.received)
+        let got = self
+            .exchange
+            .alltoallv_runs(send, (&at, &counts), &mut b.received)?;
+        Ok((counts, got))
     }
 
     /// The counter, which is then reset (every use starts from zero).
@@ -602,7 +605,7 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.counter);
         })?;
         let hooks = self.take_counter()?;
-        let total = self.route_items(hooks)?.iter().sum::<usize>() as u64;
+        let total = self.route_items(hooks)?.1.iter().sum::<usize>() as u64;
         let b = &self.boundary;
         gpu.launch(&self.kernels["cc_apply_hooks"], grid(total), |a| {
             a.arg(&b.received)
@@ -641,7 +644,7 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(lowered);
         })?;
         let asked = self.take_counter()?;
-        let from = self.route_items(asked)?;
+        let (sent, from) = self.route_items(asked)?;
         let total = from.iter().sum::<usize>() as u64;
         let b = &mut self.boundary;
         gpu.launch(&self.kernels["cc_answer"], grid(total), |a| {
@@ -651,9 +654,8 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&self.parent)
                 .arg(&self.comp_min);
         })?;
-        let at = run_starts(&from);
         self.exchange
-            .alltoallv_runs(&b.received, (&at, &from), &mut b.replies)?;
+            .reply_runs(&b.received, &from, &sent, &mut b.replies)?;
         gpu.launch(&self.kernels["cc_store_answers"], grid(asked), |a| {
             a.arg(&b.replies).arg(&asked).arg(&mut b.table);
         })?;
