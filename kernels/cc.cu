@@ -73,17 +73,18 @@ extern "C" __global__ void cc_label(u32 n, u64 first, const u32 *parent, u64 *la
 // one the asking rank does not read.
 #define NEVER_SENT 0xffffffffffffffffull
 
-// The own labels in the ghost plan's run [from, to) for rank `dest` that changed since last
-// sent (`sent`: that label plus one, 0 for none yet, NEVER_SENT for never), as (the receiver's
-// ghost index << 32 | label), compacted at out[from + slot] with the slots counted in
-// tails[dest].
-extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *targets, u64 from,
-                                           u64 to, u32 dest, const u64 *labels, u64 *sent,
-                                           u64 *out, u64 *tails) {
-    u64 i = from + thread_index();
+// The own labels of rank `dest`'s live entries of the ghost plan (live[from .. to): entries
+// of its run, which starts at `from`) that changed since last sent (`sent`: that label plus
+// one, 0 for none yet, NEVER_SENT for never), as (the receiver's ghost index << 32 | label),
+// compacted at out[from + slot] with the slots counted in tails[dest].
+extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *targets,
+                                           const u32 *live, u64 from, u64 to, u32 dest,
+                                           const u64 *labels, u64 *sent, u64 *out, u64 *tails) {
+    u64 k = from + thread_index();
+    u64 i = k < to ? live[k] : 0;
     bool take = false;
     u64 label = 0;
-    if (i < to && sent[i] != NEVER_SENT) {
+    if (k < to && sent[i] != NEVER_SENT) {
         label = labels[send_local[i]];
         take = label + 1 != sent[i];
         if (take) sent[i] = label + 1;
@@ -274,14 +275,27 @@ extern "C" __global__ void cc_ghost_kinds(const u64 *words, const u8 *kinds, con
 // Per entry i of the ghost plan (asking rank s's run from send_at[s], whose read mask came in
 // at words[in_at[s] ..]): never sent where s does not read it or its vertex is in this rank's
 // giant (rooted at `giant`; u32::MAX for none: its giant's label stands for it), else not sent
-// yet.
+// yet and listed among s's live entries (live[send_at[s] ..], counted in live_counts[s], in
+// no particular order), which the refresh goes through instead of the whole plan.
 extern "C" __global__ void cc_apply_masks(const u64 *words, const u64 *send_at, const u64 *in_at,
                                           u32 ranks, u64 count, const u32 *send_local,
-                                          const u32 *parent, u32 giant, u64 *sent) {
+                                          const u32 *parent, u32 giant, u64 *sent, u32 *live,
+                                          u64 *live_counts) {
     u64 i = thread_index();
-    if (i >= count) return;
-    bool read = mask_bit(words, send_at, in_at, run_of(send_at, ranks, i), i);
-    sent[i] = read && parent[send_local[i]] != giant ? 0 : NEVER_SENT;
+    u32 s = ranks;
+    bool take = false;
+    if (i < count) {
+        s = run_of(send_at, ranks, i);
+        take = mask_bit(words, send_at, in_at, s, i) && parent[send_local[i]] != giant;
+        sent[i] = take ? 0 : NEVER_SENT;
+    }
+    u32 active = __activemask();
+    u32 same = __match_any_sync(active, take ? s : ranks);
+    int leader = __ffs(same) - 1;
+    u64 base = 0;
+    if (take && lane_id() == leader) base = atomicAdd(&live_counts[s], (u64)__popc(same));
+    base = __shfl_sync(active, base, leader);
+    if (take) live[send_at[s] + base + __popc(same & lanes_before())] = (u32)i;
 }
 
 // Reports for the giants whose cut edges are not read: per rank s (ghosts of s from

@@ -6,8 +6,8 @@
 // vertex outside the giant is read, and of the giant's only those to a ghost whose owner has a
 // giant of another class; a root is a boundary component iff a read edge leaves it; a ghost's
 // mask bit is set iff a read edge reaches it, and then it takes its owner's giant kind, else
-// none; a plan entry is sent iff its asking rank's mask has its bit and its vertex is outside
-// the giant. 2 to 4 ranks, short rows and rows of up to 300 cut edges (hubs, in the giant and
+// none; a plan entry is sent (and listed among its asking rank's live entries) iff that rank's
+// mask has its bit and its vertex is outside the giant. 2 to 4 ranks, short rows and rows of up to 300 cut edges (hubs, in the giant and
 // out), giants of the same, of another or of no class. Run by scripts/emulate-kernels.
 #include <algorithm>
 #include <cstdio>
@@ -101,15 +101,24 @@ static int run_case(u32 ranks, u32 me, u32 n, u32 hubs, bool others, u64 seed) {
     for (auto &w : inbox) w = rng() & rng();
     std::vector<u32> send_local(sends);
     for (auto &u : send_local) u = rng() % n;
-    std::vector<u64> sent(sends, 5);
-    launch_warps(sends, [&] { cc_apply_masks(inbox.data(), send_at.data(), in_at.data(), ranks, sends, send_local.data(), parent.data(), giant, sent.data()); });
-    for (u32 s = 0; s < ranks; s++)
+    std::vector<u64> sent(sends, 5), live_counts(ranks, 0);
+    std::vector<u32> live(sends + 1, ~0u);
+    launch_warps(sends, [&] { cc_apply_masks(inbox.data(), send_at.data(), in_at.data(), ranks, sends, send_local.data(), parent.data(), giant, sent.data(), live.data(), live_counts.data()); });
+    for (u32 s = 0; s < ranks; s++) {
+        std::set<u32> want_live, got_live;
         for (u64 i = send_at[s]; i < send_at[s + 1]; i++) {
             u64 j = i - send_at[s];
             bool asked = (inbox[in_at[s] + j / 64] >> (j % 64)) & 1;
             u64 expect = asked && parent[send_local[i]] != giant ? 0 : NEVER_SENT;
             if (sent[i] != expect && failures++ < 5) printf("  plan entry %llu: %llu, expected %llu\n", i, sent[i], expect);
+            if (expect == 0) want_live.insert(i);
         }
+        for (u64 k = 0; k < live_counts[s] && k < send_at[s + 1] - send_at[s]; k++) got_live.insert(live[send_at[s] + k]);
+        if (live_counts[s] != want_live.size() || got_live != want_live) {
+            failures++;
+            printf("  rank %u's live entries: %llu listed, %zu expected (or others)\n", s, live_counts[s], want_live.size());
+        }
+    }
     return failures;
 }
 

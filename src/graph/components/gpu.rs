@@ -25,8 +25,14 @@ const SAMPLE_NEIGHBOURS: u32 = 2;
 struct SendPlan {
     send_local: CudaSlice<u32>,
     targets: CudaSlice<u32>,
-    /// Per entry, the label last sent plus one (0: none yet).
+    /// Per entry, the label last sent plus one (0: none yet; `NEVER_SENT` in kernels/cc.cu:
+    /// never, as nobody reads it).
     sent: CudaSlice<u64>,
+    /// The entries some rank reads, per asking rank (`live_counts[s]` of them from where its
+    /// run starts), listed by `skip_giants`; the refresh goes through these only.
+    live: CudaSlice<u32>,
+    live_counts: CudaSlice<u64>,
+    live_host: Vec<usize>,
     /// Changed labels, compacted within each rank's run.
     out: CudaSlice<u64>,
     /// Per destination rank, how many of its run changed.
@@ -182,7 +188,7 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         + 12 * rows.cut_own.len() as u64
         + (8 + 4 + 8 + 8) * n
         + (1 + 4 + 4 * 8 + 4 + 4 * 8) * n
-        + (4 + 4 + 8 + 8 + 1) * rows.ghosts.send_local.len() as u64
+        + (4 + 4 + 8 + 8 + 4 + 1) * rows.ghosts.send_local.len() as u64
         + (8 + 8 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
 }
 
@@ -261,6 +267,9 @@ impl<'a> GpuLabeller<'a> {
             send_local: gpu.upload("ghost plan", &ghosts.send_local)?,
             targets: gpu.upload("ghost plan", &ghosts.targets)?,
             sent: gpu.zeros("labels sent", ghosts.send_local.len())?,
+            live: gpu.zeros("entries read", ghosts.send_local.len())?,
+            live_counts: gpu.zeros("entries read", world.size())?,
+            live_host: vec![0; world.size()],
             out: gpu.zeros("labels to send", ghosts.send_local.len())?,
             tails: gpu.zeros("send counts", world.size())?,
             incoming: gpu.zeros("labels received", ghosts.ids.len())?,
@@ -400,6 +409,7 @@ impl<'a> GpuLabeller<'a> {
         self.exchange
             .alltoallv_runs(&m.out, (&m.out_starts, &m.out_counts), &mut m.inbox)?;
         let sends = self.rows.ghosts.send_local.len() as u64;
+        gpu.clear("the counts of entries read", &mut self.plan.live_counts)?;
         gpu.launch(&self.kernels["cc_apply_masks"], grid(sends), |a| {
             a.arg(&m.inbox)
                 .arg(&m.send_at)
@@ -409,8 +419,13 @@ impl<'a> GpuLabeller<'a> {
                 .arg(&self.plan.send_local)
                 .arg(&self.parent)
                 .arg(&self.giants.root)
-                .arg(&mut self.plan.sent);
+                .arg(&mut self.plan.sent)
+                .arg(&mut self.plan.live)
+                .arg(&mut self.plan.live_counts);
         })?;
+        let p = &mut self.plan;
+        let counts = gpu.download("counts of entries read", &p.live_counts, self.ranks)?;
+        p.live_host = counts.into_iter().map(|c| c as usize).collect();
         Ok(8 * m.out_counts.iter().sum::<usize>() as u64)
     }
 
@@ -518,12 +533,13 @@ impl Labeller for GpuLabeller<'_> {
         let p = &mut self.plan;
         let at = run_starts(&ghosts.send_counts);
         gpu.clear("the send counts", &mut p.tails)?;
-        for (dest, (&from, &count)) in at.iter().zip(&ghosts.send_counts).enumerate() {
+        for (dest, (&from, &count)) in at.iter().zip(&p.live_host).enumerate() {
             let (from, to, dest) = (from as u64, (from + count) as u64, dest as u32);
             if count > 0 {
                 gpu.launch(&self.kernels["cc_send_changed"], grid(count as u64), |a| {
                     a.arg(&p.send_local)
                         .arg(&p.targets)
+                        .arg(&p.live)
                         .arg(&from)
                         .arg(&to)
                         .arg(&dest)
