@@ -124,17 +124,32 @@ __device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
     if (label < comp_min[root]) atomicMin(&comp_min[root], label);
 }
 
-// Slots at `*tail` for `count` items per lane, one global atomic per warp: the first slot of
-// this lane's. Every lane of the warp must call.
-__device__ __forceinline__ u64 warp_slots(u64 count, u64 *tail) {
+// Slots at `*tail` for `count` items per thread, one global atomic per block: the first slot
+// of this thread's. (One atomic per warp serialised at the counter where most warps take
+// some, as in the listing below: 2^21 warps for 2^26 vertices.) Every thread of the block
+// must call, once per launch.
+__device__ __forceinline__ u64 block_slots(u64 count, u64 *tail) {
+    __shared__ u64 warp_base[WARP];
+    __shared__ u64 block_base;
     u64 upto = count;
     for (u32 d = 1; d < WARP; d *= 2) {
         u64 below = __shfl_up_sync(FULL, upto, d);
         if (lane_id() >= d) upto += below;
     }
-    u64 base = 0;
-    if (lane_id() == WARP - 1 && upto) base = atomicAdd(tail, upto);
-    return __shfl_sync(FULL, base, WARP - 1) + upto - count;
+    u32 warp = threadIdx.x / WARP;
+    if (lane_id() == WARP - 1) warp_base[warp] = upto;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 sum = 0;
+        for (u32 w = 0; w < blockDim.x / WARP; w++) {
+            u64 c = warp_base[w];
+            warp_base[w] = sum;
+            sum += c;
+        }
+        block_base = sum ? atomicAdd(tail, sum) : 0;
+    }
+    __syncthreads();
+    return block_base + warp_base[warp] + upto - count;
 }
 
 // Runs of items grouped by rank (ghosts by owner, plan entries by asking rank): rank s's run
@@ -221,7 +236,7 @@ extern "C" __global__ void cc_list_reads(const u64 *cut_at, const u32 *cut_ghost
         c = warp_sum(c);
         if (lane_id() == l) take = c;
     }
-    u64 at = warp_slots(take, tail);
+    u64 at = block_slots(take, tail);
     if (take && !flags[root]) flags[root] = 1;
     if (take && !long_row) {
         for (u64 e = from; e < to; e++) {
@@ -465,6 +480,6 @@ extern "C" __global__ void cc_take_answers(const u32 *slots, u64 count, const u3
 extern "C" __global__ void cc_list_flagged(const u8 *flags, u32 n, u32 *out, u64 *count) {
     u64 v = thread_index();
     bool take = v < n && flags[v];
-    u64 at = warp_slot(take, count);
+    u64 at = block_slots(take, count);
     if (take) out[at] = (u32)v;
 }

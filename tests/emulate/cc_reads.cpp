@@ -17,6 +17,12 @@ typedef unsigned char u8;
 #include "warp_fibers.h"
 inline u64 atomicAdd(u64 *a, u64 v) { u64 old = *a; *a += v; return old; }
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
+// Blocks of one warp: block_slots' shared words are statics, its barriers the warp's.
+struct Dim { u32 x; };
+#define threadIdx (Dim{lane_id()})
+static const Dim blockDim{WARP};
+#define __shared__ static
+#define __syncthreads() __syncwarp()
 #include "cc_reads_kernels.h"  // the prelude's warp sums, cc.cu's defines and listing section
 
 static int run_case(u32 ranks, u32 me, u32 n, u32 hubs, bool others, u64 seed) {
