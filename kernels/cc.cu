@@ -11,7 +11,7 @@
 // rows.
 //
 // Rounds across ranks: only changed labels that another rank reads travel (`list_reads`,
-// `pack_read` and `drop_unread` before the rounds; `send_changed`, `receive_labels`), the
+// `ghost_kinds` and `apply_masks` before the rounds; `send_changed`, `receive_labels`), the
 // giant's vertices never (their giant's label stands for them: `giant_ghosts`); `cut_min`
 // gives each local component (by its root) the smallest label of a ghost that came in over
 // its cut edges read; tree hooking and shortcutting below; `relabel` hands the components'
@@ -73,17 +73,18 @@ extern "C" __global__ void cc_label(u32 n, u64 first, const u32 *parent, u64 *la
 // one the asking rank does not read.
 #define NEVER_SENT 0xffffffffffffffffull
 
-// The own labels in the ghost plan's run [from, to) for rank `dest` that changed since last
-// sent (`sent`: that label plus one, 0 for none yet, NEVER_SENT for never), as (the receiver's
-// ghost index << 32 | label), compacted at out[from + slot] with the slots counted in
-// tails[dest].
-extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *targets, u64 from,
-                                           u64 to, u32 dest, const u64 *labels, u64 *sent,
-                                           u64 *out, u64 *tails) {
-    u64 i = from + thread_index();
+// The own labels of rank `dest`'s live entries of the ghost plan (live[from .. to): entries
+// of its run, which starts at `from`) that changed since last sent (`sent`: that label plus
+// one, 0 for none yet, NEVER_SENT for never), as (the receiver's ghost index << 32 | label),
+// compacted at out[from + slot] with the slots counted in tails[dest].
+extern "C" __global__ void cc_send_changed(const u32 *send_local, const u32 *targets,
+                                           const u32 *live, u64 from, u64 to, u32 dest,
+                                           const u64 *labels, u64 *sent, u64 *out, u64 *tails) {
+    u64 k = from + thread_index();
+    u64 i = k < to ? live[k] : 0;
     bool take = false;
     u64 label = 0;
-    if (i < to && sent[i] != NEVER_SENT) {
+    if (k < to && sent[i] != NEVER_SENT) {
         label = labels[send_local[i]];
         take = label + 1 != sent[i];
         if (take) sent[i] = label + 1;
@@ -110,19 +111,6 @@ extern "C" __global__ void cc_receive_labels(const u64 *items, u64 count, u64 *g
 #define SAME_GIANT 2
 #define OTHER_GIANT 1
 
-// Own vertices in the giant rooted at `giant` are never sent.
-extern "C" __global__ void cc_mark_giant_sends(const u32 *send_local, u64 count,
-                                               const u32 *parent, u32 giant, u64 *sent) {
-    u64 i = thread_index();
-    if (i < count && parent[send_local[i]] == giant) sent[i] = NEVER_SENT;
-}
-
-// The ghosts [from, to) (one owner's) start as in its giant, of kind `kind`.
-extern "C" __global__ void cc_fill_kind(u8 *ghost_giant, u64 from, u64 to, u8 kind) {
-    u64 g = from + thread_index();
-    if (g < to) ghost_giant[g] = kind;
-}
-
 // The ghosts [from, to) (one owner's) in its giant take its giant's label, marked as come in.
 extern "C" __global__ void cc_giant_ghosts(const u8 *ghost_giant, u64 from, u64 to, u64 label,
                                            u64 *ghost_labels, u8 *changed) {
@@ -136,30 +124,94 @@ __device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
     if (label < comp_min[root]) atomicMin(&comp_min[root], label);
 }
 
-// Slots at `*tail` for `count` items per lane, one global atomic per warp: the first slot of
-// this lane's. Every lane of the warp must call.
-__device__ __forceinline__ u64 warp_slots(u64 count, u64 *tail) {
+// Slots at `*tail` for `count` items per thread, one global atomic per block: the first slot
+// of this thread's. (One atomic per warp serialised at the counter where most warps take
+// some, as in the listing below: 2^21 warps for 2^26 vertices.) Every thread of the block
+// must call, once per launch.
+__device__ __forceinline__ u64 block_slots(u64 count, u64 *tail) {
+    __shared__ u64 warp_base[WARP];
+    __shared__ u64 block_base;
     u64 upto = count;
     for (u32 d = 1; d < WARP; d *= 2) {
         u64 below = __shfl_up_sync(FULL, upto, d);
         if (lane_id() >= d) upto += below;
     }
-    u64 base = 0;
-    if (lane_id() == WARP - 1 && upto) base = atomicAdd(tail, upto);
-    return __shfl_sync(FULL, base, WARP - 1) + upto - count;
+    u32 warp = threadIdx.x / WARP;
+    if (lane_id() == WARP - 1) warp_base[warp] = upto;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 sum = 0;
+        for (u32 w = 0; w < blockDim.x / WARP; w++) {
+            u64 c = warp_base[w];
+            warp_base[w] = sum;
+            sum += c;
+        }
+        block_base = sum ? atomicAdd(tail, sum) : 0;
+    }
+    __syncthreads();
+    return block_base + warp_base[warp] + upto - count;
 }
+
+// Runs of items grouped by rank (ghosts by owner, plan entries by asking rank): rank s's run
+// starts at starts[s]; the rank whose run holds item i (the last whose run starts at or before
+// it).
+__device__ __forceinline__ u32 run_of(const u64 *starts, u32 ranks, u64 i) {
+    u32 lo = 0, hi = ranks - 1;
+    while (lo < hi) {
+        u32 mid = (lo + hi + 1) / 2;
+        if (starts[mid] <= i) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+// Whether bit j of rank s's mask run (words from word_at[s] on) is set, for item i of its run
+// of items (from starts[s]).
+__device__ __forceinline__ bool mask_bit(const u64 *words, const u64 *starts, const u64 *word_at,
+                                         u32 s, u64 i) {
+    u64 j = i - starts[s];
+    return (words[word_at[s] + j / 64] >> (j % 64)) & 1;
+}
+
+// Ghost g as read: its bit in its owner's mask run (ghosts from ghost_at[s], words from
+// word_at[s]).
+__device__ __forceinline__ void mark_read(u64 *words, const u64 *ghost_at, const u64 *word_at,
+                                          u32 ranks, u32 g) {
+    u32 s = run_of(ghost_at, ranks, g);
+    u64 j = g - ghost_at[s];
+    u64 *word = &words[word_at[s] + j / 64];
+    u64 bit = 1ull << (j % 64);
+    if (!(*word & bit)) atomicOr(word, bit);
+}
+
+// Whether the giant reads its cut edge to ghost g: g's owner has a giant of another class
+// (`kinds`: per rank, SAME_GIANT, OTHER_GIANT or 0 for none).
+__device__ __forceinline__ bool other_giant(const u8 *kinds, const u64 *ghost_at, u32 ranks,
+                                            u32 g) {
+    return kinds[run_of(ghost_at, ranks, g)] == OTHER_GIANT;
+}
+
+// Cut rows longer than this that are read go through a warp's lanes together.
+#define LONG_ROW WARP
 
 // The cut edges read from now on (`skip_giants`), a thread per own vertex (its cut edges at
 // cut_at[v] .. cut_at[v + 1]), before the first refresh: the giant's are not read, but those
 // to a ghost of a rank whose giant is of another class (`any_other`: whether this rank has
 // such ghosts; without, a giant row is not even looked at); every other edge is listed in
-// (active_own, active_ghost), flags its root as a boundary component and marks its ghost as
-// read. Rows of vertices outside the giant are few on the graphs with a giant, so this reads
-// a word or two per vertex where a pass over the cut edges reads them all.
+// (active_own, active_ghost), flags its root as a boundary component and sets its ghost's bit
+// in the read masks (`words`, a run per owner). Rows of vertices outside the giant are few
+// and short on the graphs with a giant, so this reads a word or two per vertex where a pass
+// over the cut edges reads them all; a row longer than LONG_ROW that is read (a hub's) is
+// counted and listed by the whole warp, a lane an edge, rather than by its own thread.
 extern "C" __global__ void cc_list_reads(const u64 *cut_at, const u32 *cut_ghost, u32 n,
-                                         const u8 *ghost_giant, u32 giant, u32 any_other,
-                                         const u32 *parent, u32 *flags, u8 *read,
-                                         u32 *active_own, u32 *active_ghost, u64 *tail) {
+                                         const u8 *kinds, const u64 *ghost_at,
+                                         const u64 *word_at, u32 ranks, u32 giant,
+                                         u32 any_other, const u32 *parent, u8 *flags,
+                                         u64 *words, u32 *active_own, u32 *active_ghost,
+                                         u64 *tail) {
     u64 v = thread_index();
     u64 from = 0, to = 0, take = 0;
     u32 root = giant;
@@ -169,51 +221,96 @@ extern "C" __global__ void cc_list_reads(const u64 *cut_at, const u32 *cut_ghost
         if (from < to) root = parent[v];
     }
     bool whole = root != giant;
+    bool long_row = (whole || any_other) && to - from > LONG_ROW;
     if (whole) {
         take = to - from;
-    } else if (any_other) {
-        for (u64 e = from; e < to; e++) take += ghost_giant[cut_ghost[e]] == OTHER_GIANT;
+    } else if (any_other && !long_row) {
+        for (u64 e = from; e < to; e++) take += other_giant(kinds, ghost_at, ranks, cut_ghost[e]);
     }
-    u64 at = warp_slots(take, tail);
-    if (!take) return;
-    if (!flags[root]) flags[root] = 1;
-    for (u64 e = from; e < to; e++) {
-        u32 g = cut_ghost[e];
-        if (!whole && ghost_giant[g] != OTHER_GIANT) continue;
-        active_own[at] = (u32)v;
-        active_ghost[at] = g;
-        at++;
-        if (!read[g]) read[g] = 1;
+    // The giant's long rows, counted by the warp.
+    for (u32 rows = __ballot_sync(FULL, long_row && !whole); rows; rows &= rows - 1) {
+        int l = __ffs(rows) - 1;
+        u64 f = __shfl_sync(FULL, from, l), t = __shfl_sync(FULL, to, l);
+        u64 c = 0;
+        for (u64 e = f + lane_id(); e < t; e += WARP) c += other_giant(kinds, ghost_at, ranks, cut_ghost[e]);
+        c = warp_sum(c);
+        if (lane_id() == l) take = c;
     }
-}
-
-// The read flags of one owner's ghosts [from, to) as a bitmask (bit j of word j / 64: ghost
-// from + j), at words[at ..]; a ghost not read takes no giant label either (kind 0).
-extern "C" __global__ void cc_pack_read(const u8 *read, u64 from, u64 to, u64 *words, u64 at,
-                                        u8 *ghost_giant) {
-    u64 w = thread_index();
-    u64 first = from + 64 * w;
-    if (first >= to) return;
-    u64 last = first + 64 < to ? first + 64 : to;
-    u64 word = 0;
-    for (u64 g = first; g < last; g++) {
-        if (read[g]) {
-            word |= 1ull << (g - first);
-        } else {
-            ghost_giant[g] = 0;
+    u64 at = block_slots(take, tail);
+    if (take && !flags[root]) flags[root] = 1;
+    if (take && !long_row) {
+        for (u64 e = from; e < to; e++) {
+            u32 g = cut_ghost[e];
+            if (!whole && !other_giant(kinds, ghost_at, ranks, g)) continue;
+            active_own[at] = (u32)v;
+            active_ghost[at] = g;
+            at++;
+            mark_read(words, ghost_at, word_at, ranks, g);
         }
     }
-    words[at + w] = word;
+    // The long rows, listed by the warp in order: each lane an edge, its slot after the kept
+    // edges of the lanes below it.
+    for (u32 rows = __ballot_sync(FULL, take && long_row); rows; rows &= rows - 1) {
+        int l = __ffs(rows) - 1;
+        u64 f = __shfl_sync(FULL, from, l), t = __shfl_sync(FULL, to, l);
+        u64 base = __shfl_sync(FULL, at, l);
+        u32 row = __shfl_sync(FULL, (u32)v, l);
+        bool all = __shfl_sync(FULL, (u32)whole, l);
+        for (u64 e0 = f; e0 < t; e0 += WARP) {
+            u64 e = e0 + lane_id();
+            u32 g = 0;
+            bool keep = false;
+            if (e < t) {
+                g = cut_ghost[e];
+                keep = all || other_giant(kinds, ghost_at, ranks, g);
+            }
+            u32 kept = __ballot_sync(FULL, keep);
+            if (keep) {
+                u64 slot = base + __popc(kept & lanes_before());
+                active_own[slot] = row;
+                active_ghost[slot] = g;
+                mark_read(words, ghost_at, word_at, ranks, g);
+            }
+            base += __popc(kept);
+        }
+    }
 }
 
-// The ghost plan's run [from, to) for one asking rank, whose bitmask came in at words[at ..]:
-// an entry the rank does not read is never sent.
-extern "C" __global__ void cc_drop_unread(const u64 *words, u64 at, u64 from, u64 to,
-                                          u64 *sent) {
-    u64 i = from + thread_index();
-    if (i >= to) return;
-    u64 j = i - from;
-    if (!((words[at + j / 64] >> (j % 64)) & 1)) sent[i] = NEVER_SENT;
+// Per ghost, after the listing: its giant kind (`kinds[owner]`) where a listed edge reads it,
+// else 0 (a ghost not read takes no giant label).
+extern "C" __global__ void cc_ghost_kinds(const u64 *words, const u8 *kinds, const u64 *ghost_at,
+                                          const u64 *word_at, u32 ranks, u64 ghosts,
+                                          u8 *ghost_giant) {
+    u64 g = thread_index();
+    if (g >= ghosts) return;
+    u32 s = run_of(ghost_at, ranks, g);
+    ghost_giant[g] = mask_bit(words, ghost_at, word_at, s, g) ? kinds[s] : 0;
+}
+
+// Per entry i of the ghost plan (asking rank s's run from send_at[s], whose read mask came in
+// at words[in_at[s] ..]): never sent where s does not read it or its vertex is in this rank's
+// giant (rooted at `giant`; u32::MAX for none: its giant's label stands for it), else not sent
+// yet and listed among s's live entries (live[send_at[s] ..], counted in live_counts[s], in
+// no particular order), which the refresh goes through instead of the whole plan.
+extern "C" __global__ void cc_apply_masks(const u64 *words, const u64 *send_at, const u64 *in_at,
+                                          u32 ranks, u64 count, const u32 *send_local,
+                                          const u32 *parent, u32 giant, u64 *sent, u32 *live,
+                                          u64 *live_counts) {
+    u64 i = thread_index();
+    u32 s = ranks;
+    bool take = false;
+    if (i < count) {
+        s = run_of(send_at, ranks, i);
+        take = mask_bit(words, send_at, in_at, s, i) && parent[send_local[i]] != giant;
+        sent[i] = take ? 0 : NEVER_SENT;
+    }
+    u32 active = __activemask();
+    u32 same = __match_any_sync(active, take ? s : ranks);
+    int leader = __ffs(same) - 1;
+    u64 base = 0;
+    if (take && lane_id() == leader) base = atomicAdd(&live_counts[s], (u64)__popc(same));
+    base = __shfl_sync(active, base, leader);
+    if (take) live[send_at[s] + base + __popc(same & lanes_before())] = (u32)i;
 }
 
 // Reports for the giants whose cut edges are not read: per rank s (ghosts of s from
@@ -229,8 +326,7 @@ extern "C" __global__ void cc_giant_reports(const u32 *cut_own, const u32 *cut_g
     if (!ghost_giant[g]) return;
     u64 label = comp_min[parent[cut_own[i]]];
     if (label >= ghost_labels[g]) return;
-    u32 s = 0;
-    while (s + 1 < ranks && run_starts[s + 1] <= g) s++;
+    u32 s = run_of(run_starts, ranks, g);
     if (label < reports[s]) atomicMin(&reports[s], label);
 }
 
@@ -381,9 +477,9 @@ extern "C" __global__ void cc_take_answers(const u32 *slots, u64 count, const u3
 
 // The roots of the local components with a cut edge read: flagged by `cc_list_reads`, then
 // listed (in no particular order).
-extern "C" __global__ void cc_list_flagged(const u32 *flags, u32 n, u32 *out, u64 *count) {
+extern "C" __global__ void cc_list_flagged(const u8 *flags, u32 n, u32 *out, u64 *count) {
     u64 v = thread_index();
     bool take = v < n && flags[v];
-    u64 at = warp_slot(take, count);
+    u64 at = block_slots(take, count);
     if (take) out[at] = (u32)v;
 }

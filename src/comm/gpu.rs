@@ -38,6 +38,8 @@ pub struct GpuExchange<'w> {
     world: &'w MpiComm,
     stream: Arc<CudaStream>,
     channel: Channel,
+    /// The path of the last `alltoallv_runs`, which `reply_runs` takes back.
+    last_path: std::cell::Cell<Path>,
 }
 
 fn nccl_error(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -97,6 +99,7 @@ impl<'w> GpuExchange<'w> {
             world,
             stream,
             channel,
+            last_path: std::cell::Cell::new(Path::Nothing),
         };
         if let Channel::Nccl(_) = exchange.channel {
             exchange.connect()?;
@@ -175,6 +178,7 @@ impl<'w> GpuExchange<'w> {
         recv: &mut CudaSlice<T>,
     ) -> Result<Vec<usize>> {
         let (recv_counts, path) = self.plan::<T>(send_counts);
+        self.last_path.set(path);
         let total: usize = recv_counts.iter().sum();
         if total > recv.len() {
             *recv = self
@@ -184,6 +188,29 @@ impl<'w> GpuExchange<'w> {
         }
         self.exchange_runs(send, (send_at, send_counts), &recv_counts, recv, path)?;
         Ok(recv_counts)
+    }
+
+    /// One answer per item of the last `alltoallv_runs` (of the same item type), sent back to
+    /// where the item came from: `send` holds `got[r]` answers for rank r (what came from it),
+    /// in rank order; rank r's `asked[r]` answers (what went to it) land at the start of
+    /// `recv`, in rank order. The counts are that exchange's, transposed, so every rank knows
+    /// them and the path is the same: no counts travel. Collective.
+    pub fn reply_runs<T: Item>(
+        &self,
+        send: &CudaSlice<T>,
+        got: &[usize],
+        asked: &[usize],
+        recv: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        let total: usize = asked.iter().sum();
+        if total > recv.len() {
+            return Err(Error::Gpu(format!(
+                "{total} answers to receive exceed the receive buffer of {}",
+                recv.len()
+            )));
+        }
+        let at = run_starts(got);
+        self.exchange_runs(send, (&at, got), asked, recv, self.last_path.get())
     }
 
     /// The transfers of an all-to-all whose counts every rank knows, by `path` (every rank

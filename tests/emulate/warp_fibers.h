@@ -4,7 +4,7 @@
 // ballot, shuffle or match each posts its word and passes to the next lane, then, once all
 // have posted, each reads and passes on again, so no word is overwritten before every lane
 // has read it. (The kernels reach each of these with the whole warp, as CUDA needs.)
-// Used by bc_levels.cpp, cc_shortcut.cpp and godfrey_walk.cpp.
+// Used by bc_levels.cpp, cc_shortcut.cpp, cc_reads.cpp and godfrey_walk.cpp.
 #pragma once
 #include <ucontext.h>
 #include <cstdint>
@@ -44,6 +44,11 @@ inline u64 exchange(u64 mine, int from) {
 }
 inline u32 __activemask() { return FULL; }
 template <class T> T __shfl_sync(u32, T x, int from) { return (T)exchange((u64)x, from); }
+template <class T> T __shfl_up_sync(u32, T x, u32 d) {
+    u32 l = lane_id();
+    return (T)exchange((u64)x, l >= d ? l - d : l);
+}
+template <class T> T __shfl_xor_sync(u32, T x, int m) { return (T)exchange((u64)x, lane_id() ^ m); }
 inline u32 __ballot_sync(u32, bool p) {
     emu_warp.words[lane_id()] = p;
     pass_on();

@@ -25,8 +25,14 @@ const SAMPLE_NEIGHBOURS: u32 = 2;
 struct SendPlan {
     send_local: CudaSlice<u32>,
     targets: CudaSlice<u32>,
-    /// Per entry, the label last sent plus one (0: none yet).
+    /// Per entry, the label last sent plus one (0: none yet; `NEVER_SENT` in kernels/cc.cu:
+    /// never, as nobody reads it).
     sent: CudaSlice<u64>,
+    /// The entries some rank reads, per asking rank (`live_counts[s]` of them from where its
+    /// run starts), listed by `skip_giants`; the refresh goes through these only.
+    live: CudaSlice<u32>,
+    live_counts: CudaSlice<u64>,
+    live_host: Vec<usize>,
     /// Changed labels, compacted within each rank's run.
     out: CudaSlice<u64>,
     /// Per destination rank, how many of its run changed.
@@ -45,8 +51,6 @@ struct GiantSkip {
     handed: Vec<u64>,
     /// Whether a ghost's owner has a giant of another class (the giant's edges to it are read).
     any_other: u32,
-    /// Where each rank's ghosts start (for `cc_giant_reports`).
-    run_starts: CudaSlice<u64>,
     /// The cut edges read (all but the giant's, except to a rank whose giant is of another
     /// class), listed by `skip_giants` (`active`: how many, None before).
     active_own: CudaSlice<u32>,
@@ -54,7 +58,69 @@ struct GiantSkip {
     active: Option<u64>,
 }
 
-/// The boundary components (local roots with a cut edge read) and the buffers of their steps.
+/// Which ghosts a rank reads, told to their owners before the rounds as a bitmask per owner
+/// (`skip_giants`); the run tables and buffers are made once, with the labeller.
+struct ReadMasks {
+    /// Per rank (and one more): where its ghosts start among ours, where its mask run starts
+    /// among the words we send, where its entries start in the ghost plan, where the mask it
+    /// sends us starts among the words received.
+    ghost_at: CudaSlice<u64>,
+    word_at: CudaSlice<u64>,
+    send_at: CudaSlice<u64>,
+    in_at: CudaSlice<u64>,
+    /// The words sent per rank, and where each run starts (host copies).
+    out_counts: Vec<usize>,
+    out_starts: Vec<usize>,
+    out: CudaSlice<u64>,
+    inbox: CudaSlice<u64>,
+    /// Per rank, its giant's kind to us (`SAME_GIANT`, `OTHER_GIANT`, 0: none).
+    kinds: CudaSlice<u8>,
+    /// Per own vertex, whether its root has a cut edge read (`cc_list_reads`).
+    flags: CudaSlice<u8>,
+}
+
+impl ReadMasks {
+    fn new(gpu: &Gpu, rows: &LocalRows) -> Result<Self> {
+        let ghosts = &rows.ghosts;
+        let words_of =
+            |counts: &[usize]| -> Vec<usize> { counts.iter().map(|&c| mask_words(c)).collect() };
+        let (out_counts, in_counts) =
+            (words_of(&ghosts.recv_counts), words_of(&ghosts.send_counts));
+        let table = |counts: &[usize]| -> Result<CudaSlice<u64>> {
+            let mut at: Vec<u64> = run_starts(counts).iter().map(|&s| s as u64).collect();
+            at.push(counts.iter().sum::<usize>() as u64);
+            gpu.upload("ghost runs", &at)
+        };
+        Ok(ReadMasks {
+            ghost_at: table(&ghosts.recv_counts)?,
+            word_at: table(&out_counts)?,
+            send_at: table(&ghosts.send_counts)?,
+            in_at: table(&in_counts)?,
+            out: gpu.zeros("read masks", out_counts.iter().sum())?,
+            inbox: gpu.zeros("read masks", in_counts.iter().sum())?,
+            out_starts: run_starts(&out_counts),
+            out_counts,
+            kinds: gpu.zeros("giant kinds", ghosts.recv_counts.len())?,
+            flags: gpu.zeros("boundary flags", rows.local_n())?,
+        })
+    }
+}
+
+/// `buffer` made at least `len` long (kept where it is: buffers live across trials).
+fn grow<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    gpu: &Gpu,
+    what: &str,
+    buffer: &mut CudaSlice<T>,
+    len: usize,
+) -> Result<()> {
+    if buffer.len() < len {
+        *buffer = gpu.zeros(what, len)?;
+    }
+    Ok(())
+}
+
+/// The boundary components (local roots with a cut edge read) and the buffers of their steps
+/// (grown as needed, kept across trials).
 struct Boundary {
     roots: CudaSlice<u32>,
     count: u64,
@@ -91,9 +157,12 @@ pub struct GpuLabeller<'a> {
     /// Per ghost, whether its label came in this round.
     changed_ghosts: CudaSlice<u8>,
     giants: GiantSkip,
+    masks: ReadMasks,
     boundary: Boundary,
-    /// A counter the kernels add to (changes, slots).
+    /// A counter the kernels add to (changes, slots), and the shortcut's count of labels
+    /// lowered.
     counter: CudaSlice<u64>,
+    lowered: CudaSlice<u64>,
     kernels: HashMap<&'static str, Kernel>,
 }
 
@@ -111,19 +180,19 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         true => DeviceCsr::bytes(n, rows.adj.len() as u64),
         false => 0,
     };
-    // Boundary components: at most one per vertex, with flags, roots and four u64 buffers,
-    // and the shortcut's slot (u32) and table (up to four u64 slots per component).
+    // Boundary components: at most one per vertex, with flags (u8), roots and four u64
+    // buffers, and the shortcut's slot (u32) and table (up to four u64 slots per component).
     // Cut edges: their ghosts and row offsets, and those read (own vertex and ghost). The
-    // masks of the ghosts read (a bit each, both ways) counted as a byte, beside the flags.
+    // masks of the ghosts read (a bit each, both ways) counted as a byte.
     edges
         + 12 * rows.cut_own.len() as u64
         + (8 + 4 + 8 + 8) * n
-        + (4 + 4 + 4 * 8 + 4 + 4 * 8) * n
-        + (4 + 4 + 8 + 8 + 1) * rows.ghosts.send_local.len() as u64
-        + (8 + 8 + 1 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
+        + (1 + 4 + 4 * 8 + 4 + 4 * 8) * n
+        + (4 + 4 + 8 + 8 + 4 + 1) * rows.ghosts.send_local.len() as u64
+        + (8 + 8 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
 }
 
-const KERNELS: [&str; 25] = [
+const KERNELS: [&str; 23] = [
     "cc_giant_reports",
     "cc_init",
     "cc_link_nth",
@@ -135,10 +204,8 @@ const KERNELS: [&str; 25] = [
     "cc_receive_labels",
     "cc_cut_min",
     "cc_list_reads",
-    "cc_pack_read",
-    "cc_drop_unread",
-    "cc_mark_giant_sends",
-    "cc_fill_kind",
+    "cc_ghost_kinds",
+    "cc_apply_masks",
     "cc_giant_ghosts",
     "cc_relabel",
     "cc_boundary_labels",
@@ -200,6 +267,9 @@ impl<'a> GpuLabeller<'a> {
             send_local: gpu.upload("ghost plan", &ghosts.send_local)?,
             targets: gpu.upload("ghost plan", &ghosts.targets)?,
             sent: gpu.zeros("labels sent", ghosts.send_local.len())?,
+            live: gpu.zeros("entries read", ghosts.send_local.len())?,
+            live_counts: gpu.zeros("entries read", world.size())?,
+            live_host: vec![0; world.size()],
             out: gpu.zeros("labels to send", ghosts.send_local.len())?,
             tails: gpu.zeros("send counts", world.size())?,
             incoming: gpu.zeros("labels received", ghosts.ids.len())?,
@@ -241,13 +311,14 @@ impl<'a> GpuLabeller<'a> {
                 labels: Vec::new(),
                 handed: Vec::new(),
                 any_other: 0,
-                run_starts: gpu.zeros("ghost runs", world.size())?,
                 active_own: gpu.zeros("cut edges read", rows.cut_own.len())?,
                 active_ghost: gpu.zeros("cut edges read", rows.cut_own.len())?,
                 active: None,
             },
+            masks: ReadMasks::new(gpu, rows)?,
             boundary,
             counter: gpu.zeros("counter", 1)?,
+            lowered: gpu.zeros("lowered count", 1)?,
             kernels,
         })
     }
@@ -272,98 +343,90 @@ impl<'a> GpuLabeller<'a> {
 
     /// List the cut edges read from now on (all but those of the giant, except to a rank
     /// whose giant is of another class) and the boundary components (the roots of their own
-    /// ends), size the latter's buffers; returns per ghost whether a listed edge reads it.
-    fn list_reads(&mut self) -> Result<CudaSlice<u8>> {
-        let (gpu, n) = (self.gpu, self.n);
-        let mut flags = gpu.zeros::<u32>("boundary flags", n as usize)?;
-        let mut read = gpu.zeros::<u8>("ghosts read", self.rows.ghosts.ids.len())?;
+    /// ends), size the latter's buffers; the ghosts they read set their bits in `masks.out`.
+    fn list_reads(&mut self) -> Result<()> {
+        let (gpu, n, ranks) = (self.gpu, self.n, self.ranks as u32);
+        let m = &mut self.masks;
+        gpu.clear("the boundary flags", &mut m.flags)?;
+        gpu.clear("the read masks", &mut m.out)?;
         let k = &mut self.giants;
         gpu.launch(&self.kernels["cc_list_reads"], grid(n.into()), |a| {
             a.arg(&self.cut_offsets)
                 .arg(&self.cut_ghost)
                 .arg(&n)
-                .arg(&k.ghost_giant)
+                .arg(&m.kinds)
+                .arg(&m.ghost_at)
+                .arg(&m.word_at)
+                .arg(&ranks)
                 .arg(&k.root)
                 .arg(&k.any_other)
                 .arg(&self.parent)
-                .arg(&mut flags)
-                .arg(&mut read)
+                .arg(&mut m.flags)
+                .arg(&mut m.out)
                 .arg(&mut k.active_own)
                 .arg(&mut k.active_ghost)
                 .arg(&mut self.counter);
         })?;
-        self.giants.active = Some(self.take_counter()?);
         gpu.launch(&self.kernels["cc_list_flagged"], grid(n.into()), |a| {
-            a.arg(&flags)
+            a.arg(&m.flags)
                 .arg(&n)
                 .arg(&mut self.boundary.roots)
-                .arg(&mut self.counter);
+                .arg(&mut self.lowered);
         })?;
-        let count = self.take_counter()?;
+        self.giants.active = Some(self.take_counter()?);
+        let count = gpu.download("boundary count", &self.lowered, 1)?[0];
+        gpu.clear("the lowered count", &mut self.lowered)?;
         let b = &mut self.boundary;
         b.count = count;
-        b.before = gpu.zeros("boundary labels", count as usize)?;
-        b.items = gpu.zeros("boundary messages", count as usize)?;
-        b.bucketed = gpu.zeros("boundary messages", count as usize)?;
-        b.replies = gpu.zeros("boundary replies", count as usize)?;
+        let len = count as usize;
+        grow(gpu, "boundary labels", &mut b.before, len)?;
+        grow(gpu, "boundary messages", &mut b.items, len)?;
+        grow(gpu, "boundary messages", &mut b.bucketed, len)?;
+        grow(gpu, "boundary replies", &mut b.replies, len)?;
         let slots = table_slots(count);
-        b.table = gpu.zeros("shortcut labels asked", slots as usize)?;
+        grow(gpu, "shortcut labels asked", &mut b.table, slots as usize)?;
         b.table_mask = slots - 1;
-        b.slots = gpu.zeros("shortcut slots", count.max(1) as usize)?;
-        Ok(read)
+        grow(gpu, "shortcut slots", &mut b.slots, len)
     }
 
-    /// Tell each owner which of its vertices this rank reads (`read`, per ghost: a bitmask per
-    /// owner's run), and never send the own labels no asking rank reads (collective; the
-    /// ghosts not read take no giant label either). Returns the bytes sent.
-    fn ask_owners(&mut self, read: &CudaSlice<u8>) -> Result<u64> {
-        let gpu = self.gpu;
-        let ghosts = &self.rows.ghosts;
-        let words_of =
-            |counts: &[usize]| -> Vec<usize> { counts.iter().map(|&c| mask_words(c)).collect() };
-        let (out_counts, in_counts) =
-            (words_of(&ghosts.recv_counts), words_of(&ghosts.send_counts));
-        let out_at = run_starts(&out_counts);
-        let mut words = gpu.zeros::<u64>("read masks", out_counts.iter().sum())?;
-        for ((&from, &count), &at) in run_starts(&ghosts.recv_counts)
-            .iter()
-            .zip(&ghosts.recv_counts)
-            .zip(&out_at)
-        {
-            let (from, to, at) = (from as u64, (from + count) as u64, at as u64);
-            gpu.launch(
-                &self.kernels["cc_pack_read"],
-                grid(mask_words(count) as u64),
-                |a| {
-                    a.arg(read)
-                        .arg(&from)
-                        .arg(&to)
-                        .arg(&mut words)
-                        .arg(&at)
-                        .arg(&mut self.giants.ghost_giant);
-                },
-            )?;
-        }
-        let mut received = gpu.zeros::<u64>("read masks", in_counts.iter().sum())?;
+    /// Tell each owner which of its vertices this rank reads (`masks.out`, a bitmask per
+    /// owner's run), and never send the own labels no asking rank reads, nor those of the own
+    /// giant (collective; the ghosts not read take no giant label either). Returns the bytes
+    /// sent.
+    fn ask_owners(&mut self) -> Result<u64> {
+        let (gpu, ranks) = (self.gpu, self.ranks as u32);
+        let m = &mut self.masks;
+        let ghosts = self.rows.ghosts.ids.len() as u64;
+        gpu.launch(&self.kernels["cc_ghost_kinds"], grid(ghosts), |a| {
+            a.arg(&m.out)
+                .arg(&m.kinds)
+                .arg(&m.ghost_at)
+                .arg(&m.word_at)
+                .arg(&ranks)
+                .arg(&ghosts)
+                .arg(&mut self.giants.ghost_giant);
+        })?;
         self.exchange
-            .alltoallv_runs(&words, (&out_at, &out_counts), &mut received)?;
+            .alltoallv_runs(&m.out, (&m.out_starts, &m.out_counts), &mut m.inbox)?;
+        let sends = self.rows.ghosts.send_local.len() as u64;
+        gpu.clear("the counts of entries read", &mut self.plan.live_counts)?;
+        gpu.launch(&self.kernels["cc_apply_masks"], grid(sends), |a| {
+            a.arg(&m.inbox)
+                .arg(&m.send_at)
+                .arg(&m.in_at)
+                .arg(&ranks)
+                .arg(&sends)
+                .arg(&self.plan.send_local)
+                .arg(&self.parent)
+                .arg(&self.giants.root)
+                .arg(&mut self.plan.sent)
+                .arg(&mut self.plan.live)
+                .arg(&mut self.plan.live_counts);
+        })?;
         let p = &mut self.plan;
-        let in_at = run_starts(&in_counts);
-        for ((&from, &count), &at) in run_starts(&ghosts.send_counts)
-            .iter()
-            .zip(&ghosts.send_counts)
-            .zip(&in_at)
-        {
-            let (from, to, at) = (from as u64, (from + count) as u64, at as u64);
-            gpu.launch(&self.kernels["cc_drop_unread"], grid(count as u64), |a| {
-                a.arg(&received)
-                    .arg(&at)
-                    .arg(&from)
-                    .arg(&to)
-                    .arg(&mut p.sent);
-            })?;
-        }
-        Ok(8 * out_counts.iter().sum::<usize>() as u64)
+        let counts = gpu.download("counts of entries read", &p.live_counts, self.ranks)?;
+        p.live_host = counts.into_iter().map(|c| c as usize).collect();
+        Ok(8 * m.out_counts.iter().sum::<usize>() as u64)
     }
 
     /// Hand the ghosts in giants their owners' giant labels where these changed.
@@ -391,8 +454,9 @@ impl<'a> GpuLabeller<'a> {
     }
 
     /// Put the first `count` of `boundary.items` (all for other ranks) into runs by owner and
-    /// send them; returns how many came from each rank (in `boundary.received`).
-    fn route_items(&mut self, count: u64) -> Result<Vec<usize>> {
+    /// send them; returns how many went to each rank and how many came from each (in
+    /// `boundary.received`).
+    fn route_items(&mut self, count: u64) -> Result<(Vec<usize>, Vec<usize>)> {
         let b = &mut self.boundary;
         let me = self.exchange.rank();
         let (moved, counts) = remote_runs(
@@ -404,8 +468,10 @@ impl<'a> GpuLabeller<'a> {
         )?;
         let send = if moved { &b.bucketed } else { &b.items };
         let at = run_starts(&counts);
-        self.exchange
-            .alltoallv_runs(send, (&at, &counts), &mut b.received)
+        let got = self
+            .exchange
+            .alltoallv_runs(send, (&at, &counts), &mut b.received)?;
+        Ok((counts, got))
     }
 
     /// The counter, which is then reset (every use starts from zero).
@@ -450,9 +516,9 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.labels)
                 .arg(&mut self.comp_min);
         })?;
-        gpu.clear("the labels sent", &mut self.plan.sent)?;
+        // `plan.sent` and `giants.ghost_giant` are set for every entry by `skip_giants` on
+        // several ranks (unread on one).
         let k = &mut self.giants;
-        gpu.clear("the ghosts in giants", &mut k.ghost_giant)?;
         (k.root, k.active, self.boundary.count) = (u32::MAX, None, 0);
         k.labels.clear();
         gpu.sync("cc local labelling")
@@ -467,12 +533,13 @@ impl Labeller for GpuLabeller<'_> {
         let p = &mut self.plan;
         let at = run_starts(&ghosts.send_counts);
         gpu.clear("the send counts", &mut p.tails)?;
-        for (dest, (&from, &count)) in at.iter().zip(&ghosts.send_counts).enumerate() {
+        for (dest, (&from, &count)) in at.iter().zip(&p.live_host).enumerate() {
             let (from, to, dest) = (from as u64, (from + count) as u64, dest as u32);
             if count > 0 {
                 gpu.launch(&self.kernels["cc_send_changed"], grid(count as u64), |a| {
                     a.arg(&p.send_local)
                         .arg(&p.targets)
+                        .arg(&p.live)
                         .arg(&from)
                         .arg(&to)
                         .arg(&dest)
@@ -554,7 +621,7 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut self.counter);
         })?;
         let hooks = self.take_counter()?;
-        let total = self.route_items(hooks)?.iter().sum::<usize>() as u64;
+        let total = self.route_items(hooks)?.1.iter().sum::<usize>() as u64;
         let b = &self.boundary;
         gpu.launch(&self.kernels["cc_apply_hooks"], grid(total), |a| {
             a.arg(&b.received)
@@ -571,9 +638,13 @@ impl Labeller for GpuLabeller<'_> {
             return Ok((0, 0));
         }
         let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
-        let mut lowered = gpu.zeros::<u64>("lowered count", 1)?;
+        let lowered = &mut self.lowered;
+        gpu.clear("the lowered count", lowered)?;
         let b = &mut self.boundary;
-        gpu.clear("the shortcut labels asked", &mut b.table)?;
+        let slots = (b.table_mask + 1) as usize;
+        gpu.stream
+            .memset_zeros(&mut b.table.slice_mut(0..slots))
+            .map_err(|e| crate::device::gpu_error("clear the shortcut labels asked", e))?;
         gpu.launch(&self.kernels["cc_queries"], grid(b.count), |a| {
             a.arg(&b.roots)
                 .arg(&b.count)
@@ -586,10 +657,10 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&mut b.slots)
                 .arg(&mut b.items)
                 .arg(&mut self.counter)
-                .arg(&mut lowered);
+                .arg(lowered);
         })?;
         let asked = self.take_counter()?;
-        let from = self.route_items(asked)?;
+        let (sent, from) = self.route_items(asked)?;
         let total = from.iter().sum::<usize>() as u64;
         let b = &mut self.boundary;
         gpu.launch(&self.kernels["cc_answer"], grid(total), |a| {
@@ -599,9 +670,8 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&self.parent)
                 .arg(&self.comp_min);
         })?;
-        let at = run_starts(&from);
         self.exchange
-            .alltoallv_runs(&b.received, (&at, &from), &mut b.replies)?;
+            .reply_runs(&b.received, &from, &sent, &mut b.replies)?;
         gpu.launch(&self.kernels["cc_store_answers"], grid(asked), |a| {
             a.arg(&b.replies).arg(&asked).arg(&mut b.table);
         })?;
@@ -611,9 +681,9 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&b.roots)
                 .arg(&b.table)
                 .arg(&mut self.comp_min)
-                .arg(&mut lowered);
+                .arg(&mut self.lowered);
         })?;
-        let lowered = gpu.download("lowered count", &lowered, 1)?[0];
+        let lowered = gpu.download("lowered count", &self.lowered, 1)?[0];
         Ok((lowered, 8 * (asked + total)))
     }
 
@@ -687,41 +757,36 @@ impl Labeller for GpuLabeller<'_> {
         joined: &[bool],
         labels: &[u64],
     ) -> Result<u64> {
-        let gpu = self.gpu;
         let k = &mut self.giants;
         k.root = root.unwrap_or(u32::MAX);
-        let sends = self.rows.ghosts.send_local.len() as u64;
-        if root.is_some() && sends > 0 {
-            gpu.launch(&self.kernels["cc_mark_giant_sends"], grid(sends), |a| {
-                a.arg(&self.plan.send_local)
-                    .arg(&sends)
-                    .arg(&self.parent)
-                    .arg(&k.root)
-                    .arg(&mut self.plan.sent);
-            })?;
-        }
         let recv = &self.rows.ghosts.recv_counts;
-        let starts: Vec<u64> = run_starts(recv).iter().map(|&s| s as u64).collect();
-        k.run_starts = gpu.upload("ghost runs", &starts)?;
-        k.any_other = 0;
-        for (s, (&from, &count)) in run_starts(recv).iter().zip(recv).enumerate() {
-            let kind: u8 = match (labels[s], joined[s]) {
-                (u64::MAX, _) => continue,
+        let kinds: Vec<u8> = (0..self.ranks)
+            .map(|s| match (labels[s], joined[s]) {
+                _ if recv[s] == 0 => 0,
+                (u64::MAX, _) => 0,
                 (_, true) => SAME_GIANT,
                 (_, false) => OTHER_GIANT,
-            };
-            k.any_other |= u32::from(kind == OTHER_GIANT && count > 0);
-            let (from, to) = (from as u64, (from + count) as u64);
-            if count > 0 {
-                gpu.launch(&self.kernels["cc_fill_kind"], grid(count as u64), |a| {
-                    a.arg(&mut k.ghost_giant).arg(&from).arg(&to).arg(&kind);
-                })?;
-            }
-        }
+            })
+            .collect();
+        k.any_other = u32::from(kinds.contains(&OTHER_GIANT));
         k.labels = labels.to_vec();
         k.handed = vec![u64::MAX; labels.len()];
-        let read = self.list_reads()?;
-        self.ask_owners(&read)
+        self.gpu
+            .stream
+            .memcpy_htod(&kinds, &mut self.masks.kinds)
+            .map_err(|e| crate::device::gpu_error("upload the giant kinds", e))?;
+        let started = std::time::Instant::now();
+        self.list_reads()?;
+        let listed = std::time::Instant::now();
+        let bytes = self.ask_owners()?;
+        self.gpu.sync("cc read masks")?;
+        log::debug!(
+            "cc: skip on rank {}: listing {:.6} s, masks {:.6} s",
+            self.exchange.rank(),
+            (listed - started).as_secs_f64(),
+            listed.elapsed().as_secs_f64()
+        );
+        Ok(bytes)
     }
 
     fn giant_labels(&mut self, labels: &[u64]) {
@@ -736,12 +801,13 @@ impl Labeller for GpuLabeller<'_> {
         };
         let mut reports = gpu.upload("giant reports", &none)?;
         let (k, ranks32) = (&self.giants, ranks as u32);
+        let ghost_at = &self.masks.ghost_at;
         gpu.launch(&self.kernels["cc_giant_reports"], grid(active), |a| {
             a.arg(&k.active_own)
                 .arg(&k.active_ghost)
                 .arg(&active)
                 .arg(&k.ghost_giant)
-                .arg(&k.run_starts)
+                .arg(ghost_at)
                 .arg(&ranks32)
                 .arg(&self.parent)
                 .arg(&self.comp_min)

@@ -270,17 +270,15 @@ fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> R
         Some(root) => labeller.root_label(root)?,
         None => u64::MAX,
     };
-    // reports[r * ranks + s]: rank r's report for rank s's giant.
-    let reports = world.allgatherv(&labeller.giant_reports()?)?;
-    let reported: Vec<u64> = world
-        .allgather(mine)
-        .into_iter()
-        .enumerate()
-        .map(|(s, label)| {
-            (0..ranks)
-                .map(|r| reports[r * ranks + s])
-                .fold(label, u64::min)
-        })
+    // One gather: per rank r, its reports for each rank s's giant, then its giant's label
+    // (all[r * (ranks + 1) + s], all[r * (ranks + 1) + ranks]).
+    let mut mine_all = labeller.giant_reports()?;
+    mine_all.push(mine);
+    let mut all = vec![0u64; ranks * (ranks + 1)];
+    world.allgather_into(&mine_all, &mut all);
+    let at = |r: usize, s: usize| all[r * (ranks + 1) + s];
+    let reported: Vec<u64> = (0..ranks)
+        .map(|s| (0..ranks).map(|r| at(r, s)).fold(at(s, ranks), u64::min))
         .collect();
     let labels = giants.class_minima(&reported);
     if let Some(root) = giants.root {
@@ -399,10 +397,11 @@ pub fn label_components(
         p.shortcut += lap(&mut mark);
         let changed = world.allreduce(labeller.relabel()?, Op::Sum);
         p.relabel += lap(&mut mark);
+        // This rank's labels and bytes; summed over ranks after the rounds.
         rounds.push(Round {
             changed,
-            labels_sent: world.allreduce(labels_sent, Op::Sum),
-            bytes: world.allreduce(bytes, Op::Sum),
+            labels_sent,
+            bytes,
             shortcuts,
             seconds: t.elapsed().as_secs_f64(),
         });
@@ -415,6 +414,7 @@ pub fn label_components(
         }
     }
     let seconds = started.elapsed().as_secs_f64();
+    sum_over_ranks(world, &mut rounds);
     Ok(Labelling {
         local_seconds,
         link_seconds: world.allreduce(link_seconds, Op::Max),
@@ -424,6 +424,19 @@ pub fn label_components(
         rounds,
         phases: p,
     })
+}
+
+/// Each round's labels sent and bytes, this rank's, summed over ranks (one collective for all
+/// the rounds, where one a round held them back).
+fn sum_over_ranks(world: &World, rounds: &mut [Round]) {
+    let mut sums: Vec<u64> = rounds
+        .iter()
+        .flat_map(|r| [r.labels_sent, r.bytes])
+        .collect();
+    world.allreduce_slice(&mut sums, Op::Sum);
+    for (round, pair) in rounds.iter_mut().zip(sums.chunks(2)) {
+        (round.labels_sent, round.bytes) = (pair[0], pair[1]);
+    }
 }
 
 /// How many of `vertices` another rank owns.
