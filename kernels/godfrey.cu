@@ -250,8 +250,15 @@ struct Parked {
     Wide acc;     // this lane's share of the task's sum
 };
 
-// Entries a warp's buffer holds: fewer than 32 left over, and up to four points from each lane.
-#define PARKED (32 + 4 * WARP)
+#ifndef DRAIN
+#define DRAIN 0       // 1: entries written inline, products formed once DRAIN_AT are parked
+#endif
+#ifndef DRAIN_AT
+#define DRAIN_AT 32
+#endif
+// Entries a warp's buffer holds: fewer than DRAIN_AT left over, and up to four points from
+// each lane (an even count, for the u64 words of the buffers).
+#define PARKED ((DRAIN_AT + 4 * WARP) & ~1)
 
 struct Odd {
     u32 w[ODD_WORDS];
@@ -316,6 +323,19 @@ __device__ PARK4_INLINING void park4(Parked &q, Odd plain, Odd first, Odd second
     }
 }
 
+// Products of the parked entries above the lowest fill % 32, 32 at a time (one per lane), added
+// to `acc`: out of line, called once DRAIN_AT entries are parked.
+__device__ __noinline__ Wide drain(const u32 *buffer, int fill, u32 lane, Wide acc) {
+#pragma unroll 1
+    while (fill >= 32) {
+        __syncwarp();
+        fill -= 32;
+        add_to(acc, product(buffer + (fill + lane) * ENTRY));
+        __syncwarp();
+    }
+    return acc;
+}
+
 // The four points x_Q, x_{Q+1} = ±1 of the current walk position (biases: 120 + 4 + 4): the
 // due ones are parked, all four of a lane in one step. Each lane's count (0 to 4) goes to the
 // warp as three ballots, its bits, which give every lane its first slot and the warp its total
@@ -345,8 +365,21 @@ __device__ __forceinline__ void evaluate4(const State &s, Parked &q) {
     Even even, e0, e1;
 #pragma unroll
     for (int w = 0; w < EVEN_WORDS; ++w) even.w[w] = s.even[w], e0.w[w] = s.e0[w], e1.w[w] = s.e1[w];
-    park4(q, plain, first, second, both, even, e0, e1, (__popc(s.cls[0]) + __popc(s.cls[1])) & 1,
-          due, slot, total);
+    const u32 parity = (__popc(s.cls[0]) + __popc(s.cls[1])) & 1;
+#if DRAIN
+    u32 *e = q.buffer + slot * ENTRY;
+    if (due & 1) park_entry(e, plain, even, e0, e1, parity, false, false), e += ENTRY;
+    if (due & 2) park_entry(e, first, even, e0, e1, parity, true, false), e += ENTRY;
+    if (due & 4) park_entry(e, second, even, e0, e1, parity, false, true), e += ENTRY;
+    if (due & 8) park_entry(e, both, even, e0, e1, parity, true, true);
+    q.fill += total;
+    if (q.fill >= DRAIN_AT) {
+        q.acc = drain(q.buffer, q.fill, q.lane, q.acc);
+        q.fill &= 31;
+    }
+#else
+    park4(q, plain, first, second, both, even, e0, e1, parity, due, slot, total);
+#endif
 }
 
 // The 2^UNROLL walk positions of one block: flips of positions G..G+UNROLL-1 in ruler order.
@@ -478,6 +511,8 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
         Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
     }
     // Products still parked.
+    q.acc = drain(q.buffer, q.fill, q.lane, q.acc);
+    q.fill &= 31;
     __syncwarp();
     if ((int)q.lane < q.fill) add_to(q.acc, product(q.buffer + q.lane * ENTRY));
     // Block sum of the accumulators, by one thread, carries included; then the points skipped.

@@ -65,6 +65,8 @@ impl<'a> GodfreyGpu<'a> {
         let defines = [
             ("MIN_BLOCKS", knob("TESSERA_GODFREY_MIN_BLOCKS", 1)),
             ("PARK_INLINE", knob("TESSERA_GODFREY_PARK_INLINE", 0)),
+            ("DRAIN", knob("TESSERA_GODFREY_DRAIN", 0)),
+            ("DRAIN_AT", knob("TESSERA_GODFREY_DRAIN_AT", 32)),
             ("N", u64::from(n)),
             ("Q", u64::from(q)),
             ("FIRST", u64::from(first)),
