@@ -5,21 +5,18 @@
 // set (n, the task split, the words of the sum), so every shift and mask of a flip at a known
 // position is a constant.
 //
-// Every S_i sits in a byte lane of 32-bit words, biased by 128, updated at every flip: the
-// odd-i lanes decide whether a point is skipped, the even-i lanes are read only by the points
-// whose product is formed (a minority at large n). Positions are split by parity into two
-// 32-bit classes (and their bit reversals), so the neighbours that move the odd lanes of one
-// flip are consecutive bits of its own class, those that move the even lanes consecutive bits
-// of the other class. (The even lanes were once recomputed per product from the classes by two
-// popcounts each, about half of a product's instructions.)
+// The odd-i S_i sit in byte lanes of 32-bit words, biased by 128, updated at every flip:
+// they decide whether a point is skipped. Positions are split by parity into two 32-bit
+// classes (and their bit reversals), so the neighbours that move the lanes of one flip are
+// consecutive bits of one class. The even-i S_i are needed only for points whose product is
+// formed (a minority at large n), so they are not walked: each is recomputed from the classes
+// by two popcounts when the product is due.
 //
 // Positions Q and Q+1 are not walked. They belong to different classes, so neither moves the
 // odd lanes' neighbours of the other: each step of the walk over Q+2.. gives four points,
 // from the lanes kept with x_Q = x_{Q+1} = +1 (biased by 120) plus each position's flip
-// delta (d0 for Q, d1 for Q+1, biased by 4 per lane), in six word additions (the even lanes
-// likewise with e0 and e1, added only for the points parked). A walked flip changes one lane
-// of one odd delta and one lane of one even delta by 4 (it is a neighbour of Q or Q+1 at a
-// known distance).
+// delta (d0 for Q, d1 for Q+1, biased by 4 per lane), in six word additions. A walked flip
+// changes one lane of one delta by 4 (it is a neighbour of Q or Q+1 at a known distance).
 //
 // Pruning (PRUNE 1; the host then puts Q at n-1, the middle). Before each block of 2^UNROLL
 // steps (4·2^UNROLL points: positions Q..Q+UNROLL+1 free) a thread tests the rule of
@@ -59,8 +56,6 @@
 
 #define ODD_LANES ((N + 1) / 2)
 #define ODD_WORDS ((ODD_LANES + 3) / 4)
-#define EVEN_LANES (N / 2)  // i = 2, 4, ..: lane m holds S_{2m+2}
-#define EVEN_WORDS (EVEN_LANES > 0 ? (EVEN_LANES + 3) / 4 : 1)
 #ifndef THREADS
 #define THREADS 256   // threads per block (godfrey_gpu.rs; the host emulation uses one warp)
 #endif
@@ -84,9 +79,6 @@ struct State {
     u32 odd[ODD_WORDS];  // odd-i S_i + 120 per lane, with x_Q = x_{Q+1} = +1
     u32 d0[ODD_WORDS];   // change of each odd S_i when x_Q flips to -1, + 4 per lane
     u32 d1[ODD_WORDS];   // the same for x_{Q+1}
-    u32 even[EVEN_WORDS];  // even-i S_i + 120 per lane, with x_Q = x_{Q+1} = +1
-    u32 e0[EVEN_WORDS];    // change of each even S_i when x_Q flips to -1, + 4 per lane
-    u32 e1[EVEN_WORDS];    // the same for x_{Q+1}
 };
 
 // A wide value, returned by value so that no accumulator's address escapes into local memory.
@@ -118,13 +110,6 @@ __device__ __forceinline__ void flip(State &s, int p, bool plus) {
     const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
     move_lanes(s.odd, shr32(same, h + 1) & odd_up_valid, shr32(same_rev, N - h) & odd_down_valid,
                odd_up_valid, odd_down_valid, plus);
-    // Even i = 2m+2 (lane m): neighbours p ± (2m+3), other class, index h+m+1+c and h-m-2+c.
-    const u32 even_up_valid = lanes_below(min_int(EVEN_LANES, N - 1 - h - c));
-    const u32 even_down_valid = lanes_below(min_int(EVEN_LANES, h - 1 + c));
-    const u32 other = c ? s.cls[0] : s.cls[1], other_rev = c ? s.rev[0] : s.rev[1];
-    move_lanes(s.even, shr32(other, h + 1 + c) & even_up_valid,
-               shr32(other_rev, N + 1 - h - c) & even_down_valid, even_up_valid,
-               even_down_valid, plus);
     if (c) {
         s.cls[1] ^= 1u << h;
         s.rev[1] ^= 1u << (N - 1 - h);
@@ -146,18 +131,15 @@ __device__ __forceinline__ void flip(State &s, int p, bool plus) {
             else s.d0[w] = plus ? s.d0[w] + step : s.d0[w] - step;
         }
     }
-    // The same for the even lanes: p - Q = 2m+3 (Q's lane m) or 2m+4 (Q+1's lane m).
-    const bool even_second = ((p - Q) & 1) == 0;
-    const int m = even_second ? (p - Q - 4) >> 1 : (p - Q - 3) >> 1;
-    if (m >= 0 && m < EVEN_LANES) {
-        const u32 step = 4u << (8 * (m & 3));
-#pragma unroll
-        for (int w = 0; w < EVEN_WORDS; ++w) {
-            if (w != (m >> 2)) continue;
-            if (even_second) s.e1[w] = plus ? s.e1[w] + step : s.e1[w] - step;
-            else s.e0[w] = plus ? s.e0[w] + step : s.e0[w] - step;
-        }
-    }
+}
+
+// S_2l from the classes: pairs (2a, 2a+2l+1) match class 0 bit a with class 1 bit a+l, and
+// pairs (2a+1, 2a+2l+2) class 1 bit a with class 0 bit a+l+1; each differing pair counts -1.
+__device__ __forceinline__ int even_correlation(u32 c0, u32 c1, int l) {
+    const u32 first = (1u << (N - l)) - 1u;  // l >= 1
+    const u32 second = (1u << (N - 1 - l)) - 1u;
+    const int differ = __popc((c0 ^ (c1 >> l)) & first) + __popc((c1 ^ (c0 >> (l + 1))) & second);
+    return 2 * N - 2 * l - 1 - 2 * differ;
 }
 
 // S_i of lane l of words whose bias has been flipped off (w ^ 0x80808080: signed bytes).
@@ -165,9 +147,8 @@ __device__ __forceinline__ int signed_lane(const u32 *words, int l) {
     return (int)(words[l >> 2] << (24 - 8 * (l & 3))) >> 24;
 }
 
-// A point whose product is due, parked in the warp's buffer: odd lanes, even lanes, then the
-// parity of its positions holding -1.
-#define ENTRY (ODD_WORDS + EVEN_WORDS + 1)
+// A point whose product is due, parked in the warp's buffer: odd lanes, then both classes.
+#define ENTRY (ODD_WORDS + 2)
 #define WARPS (THREADS / WARP)
 
 // p *= m modulo 2^(64 WORDS).
@@ -188,21 +169,20 @@ __device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
 // in 32 bits (|S_i| < 64), two such magnitudes into 64 bits, and those into the wide product
 // (whose first 64-bit factor is simply stored).
 __device__ __noinline__ Wide product(const u32 *entry) {
-    u32 odd[ODD_WORDS], even[EVEN_WORDS];
+    const u32 c0 = entry[ODD_WORDS], c1 = entry[ODD_WORDS + 1];
+    u32 odd[ODD_WORDS];
 #pragma unroll
     for (int w = 0; w < ODD_WORDS; ++w) odd[w] = entry[w] ^ 0x80808080u;
-#pragma unroll
-    for (int w = 0; w < EVEN_WORDS; ++w) even[w] = entry[ODD_WORDS + w] ^ 0x80808080u;
     u64 p[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) p[w] = 0;
     // Π x_k is -1 when an odd number of positions hold -1.
-    bool negative = entry[ODD_WORDS + EVEN_WORDS] & 1;
+    bool negative = (__popc(c0) + __popc(c1)) & 1;
     int group = 1;
     u64 pair = 1;
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
-        group *= (i & 1) ? signed_lane(odd, (i - 1) / 2) : signed_lane(even, i / 2 - 1);
+        group *= (i & 1) ? signed_lane(odd, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
             // Group k = (i-1)/5 closes; odd k and the last close a pair (all constants).
             const int k = (i - 1) / 5;
@@ -251,20 +231,13 @@ struct Parked {
 };
 
 #ifndef DRAIN
-#define DRAIN 0       // 1: entries written inline, products formed once DRAIN_AT are parked
+#define DRAIN 0       // 1: entries written inline, products out of line once 32 are parked
 #endif
-#ifndef DRAIN_AT
-#define DRAIN_AT 32
-#endif
-// Entries a warp's buffer holds: fewer than DRAIN_AT left over, and up to four points from
-// each lane (an even count, for the u64 words of the buffers).
-#define PARKED ((DRAIN_AT + 4 * WARP) & ~1)
+// Entries a warp's buffer holds: fewer than 32 left over, and up to four points from each lane.
+#define PARKED (32 + 4 * WARP)
 
 struct Odd {
     u32 w[ODD_WORDS];
-};
-struct Even {
-    u32 w[EVEN_WORDS];
 };
 
 // Whether no odd S_i is zero (no lane equals the bias 128): else the point is skipped.
@@ -280,39 +253,27 @@ __device__ __forceinline__ bool nonzero(const Odd &odd) {
     return zero == 0;
 }
 
-// Parks one of the four points: `first`, `second` say whether x_Q, x_{Q+1} are flipped to -1
-// (constants at each call), which picks the even deltas and the parity.
-__device__ __forceinline__ void park_entry(u32 *e, const Odd &odd, const Even &even,
-                                           const Even &e0, const Even &e1, u32 parity,
-                                           bool first, bool second) {
+__device__ __forceinline__ void park_entry(u32 *e, const Odd &odd, u32 c0, u32 c1) {
 #pragma unroll
     for (int w = 0; w < ODD_WORDS; ++w) e[w] = odd.w[w];
-#pragma unroll
-    for (int w = 0; w < EVEN_WORDS; ++w)
-        e[ODD_WORDS + w] = even.w[w] + (first ? e0.w[w] : 4 * ONES) + (second ? e1.w[w] : 4 * ONES);
-    e[ODD_WORDS + EVEN_WORDS] = parity ^ (u32)first ^ (u32)second;
+    e[ODD_WORDS] = c0;
+    e[ODD_WORDS + 1] = c1;
 }
 
 // The warp's parking step for the due points of one walk position (out of line: the walk
 // inlines `evaluate4` many times; inlined, this measured 2.6% faster at n = 20 but slower at
 // n = 23, its copies stalling the instruction fetch, more so at larger n). `slot` is this
 // lane's first entry, `total` the warp's due points.
-#ifndef PARK_INLINE
-#define PARK_INLINE 0
-#endif
-#if PARK_INLINE
-#define PARK4_INLINING __forceinline__
-#else
-#define PARK4_INLINING __noinline__
-#endif
-__device__ PARK4_INLINING void park4(Parked &q, Odd plain, Odd first, Odd second, Odd both,
-                                   Even even, Even e0, Even e1, u32 parity, u32 due, int slot,
-                                   int total) {
+__device__ __noinline__ void park4(Parked &q, Odd plain, Odd first, Odd second, Odd both, u32 c0,
+                                   u32 c1, u32 due, int slot, int total) {
+    // Bits of positions Q and Q+1 in their classes.
+    const u32 bq = 1u << (Q >> 1), bq1 = 1u << ((Q + 1) >> 1);
     u32 *e = q.buffer + slot * ENTRY;
-    if (due & 1) park_entry(e, plain, even, e0, e1, parity, false, false), e += ENTRY;
-    if (due & 2) park_entry(e, first, even, e0, e1, parity, true, false), e += ENTRY;
-    if (due & 4) park_entry(e, second, even, e0, e1, parity, false, true), e += ENTRY;
-    if (due & 8) park_entry(e, both, even, e0, e1, parity, true, true);
+    if (due & 1) park_entry(e, plain, c0, c1), e += ENTRY;
+    if (due & 2) park_entry(e, first, (Q & 1) ? c0 : c0 ^ bq, (Q & 1) ? c1 ^ bq : c1), e += ENTRY;
+    if (due & 4)
+        park_entry(e, second, ((Q + 1) & 1) ? c0 : c0 ^ bq1, ((Q + 1) & 1) ? c1 ^ bq1 : c1), e += ENTRY;
+    if (due & 8) park_entry(e, both, c0 ^ ((Q & 1) ? bq1 : bq), c1 ^ ((Q & 1) ? bq : bq1));
     q.fill += total;
 #pragma unroll 1
     while (q.fill >= 32) {
@@ -323,8 +284,7 @@ __device__ PARK4_INLINING void park4(Parked &q, Odd plain, Odd first, Odd second
     }
 }
 
-// Products of the parked entries above the lowest fill % 32, 32 at a time (one per lane), added
-// to `acc`: out of line, called once DRAIN_AT entries are parked.
+// Products of the parked entries above the lowest fill % 32, 32 at a time (one per lane).
 __device__ __noinline__ Wide drain(const u32 *buffer, int fill, u32 lane, Wide acc) {
 #pragma unroll 1
     while (fill >= 32) {
@@ -362,23 +322,22 @@ __device__ __forceinline__ void evaluate4(const State &s, Parked &q) {
     const int slot = q.fill + __popc(ones & before) + 2 * __popc(twos & before) +
                      4 * __popc(fours & before);
     const int total = __popc(ones) + 2 * __popc(twos) + 4 * __popc(fours);
-    Even even, e0, e1;
-#pragma unroll
-    for (int w = 0; w < EVEN_WORDS; ++w) even.w[w] = s.even[w], e0.w[w] = s.e0[w], e1.w[w] = s.e1[w];
-    const u32 parity = (__popc(s.cls[0]) + __popc(s.cls[1])) & 1;
 #if DRAIN
+    const u32 c0 = s.cls[0], c1 = s.cls[1];
+    const u32 bq = 1u << (Q >> 1), bq1 = 1u << ((Q + 1) >> 1);
     u32 *e = q.buffer + slot * ENTRY;
-    if (due & 1) park_entry(e, plain, even, e0, e1, parity, false, false), e += ENTRY;
-    if (due & 2) park_entry(e, first, even, e0, e1, parity, true, false), e += ENTRY;
-    if (due & 4) park_entry(e, second, even, e0, e1, parity, false, true), e += ENTRY;
-    if (due & 8) park_entry(e, both, even, e0, e1, parity, true, true);
+    if (due & 1) park_entry(e, plain, c0, c1), e += ENTRY;
+    if (due & 2) park_entry(e, first, (Q & 1) ? c0 : c0 ^ bq, (Q & 1) ? c1 ^ bq : c1), e += ENTRY;
+    if (due & 4)
+        park_entry(e, second, ((Q + 1) & 1) ? c0 : c0 ^ bq1, ((Q + 1) & 1) ? c1 ^ bq1 : c1), e += ENTRY;
+    if (due & 8) park_entry(e, both, c0 ^ ((Q & 1) ? bq1 : bq), c1 ^ ((Q & 1) ? bq : bq1));
     q.fill += total;
-    if (q.fill >= DRAIN_AT) {
+    if (q.fill >= 32) {
         q.acc = drain(q.buffer, q.fill, q.lane, q.acc);
         q.fill &= 31;
     }
 #else
-    park4(q, plain, first, second, both, even, e0, e1, parity, due, slot, total);
+    park4(q, plain, first, second, both, s.cls[0], s.cls[1], due, slot, total);
 #endif
 }
 
@@ -444,12 +403,10 @@ __device__ __forceinline__ bool block_prunable(const State &s) {
 #endif
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
-    // The warps' parking buffers, reused for the block sum at the end.
-    // (u64 words: the sums need their alignment; PARKED is even.)
-    __shared__ u64 parked[WARPS][PARKED * ENTRY / 2];
+    __shared__ u32 parked[WARPS][PARKED * ENTRY];
     const u64 t = thread_index();
     Parked q;
-    q.buffer = reinterpret_cast<u32 *>(parked[threadIdx.x / WARP]);
+    q.buffer = parked[threadIdx.x / WARP];
     q.fill = 0;
     q.lane = lane_id();
     q.active = t < threads;
@@ -468,16 +425,12 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
 #pragma unroll
     for (int w = 0; w < ODD_WORDS; ++w) s.odd[w] = s.d0[w] = s.d1[w] = 0;
 #pragma unroll
-    for (int w = 0; w < EVEN_WORDS; ++w) s.even[w] = s.e0[w] = s.e1[w] = 0;
-#pragma unroll
-    for (int i = 1; i <= N; ++i) {
+    for (int i = 1; i <= N; i += 2) {
         const int terms = 2 * N - i - 1;
         const u64 differ = (x ^ (x >> (i + 1))) & ((1ull << terms) - 1);
         const u32 biased = (u32)(terms - 2 * __popcll(differ) + 120);
-        const bool odd = i & 1;
-        const int l = odd ? (i - 1) / 2 : i / 2 - 1;  // lane
-        if (odd) s.odd[l >> 2] |= biased << (8 * (l & 3));
-        else s.even[l >> 2] |= biased << (8 * (l & 3));
+        const int l = (i - 1) / 2;
+        s.odd[l >> 2] |= biased << (8 * (l & 3));
         // Flipping position p changes S_i by -2 (y_{p+i+1} + y_{p-i-1}) (from y_p = +1).
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
@@ -485,11 +438,7 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
             const int up = p + i + 1 < 2 * N ? 1 - 2 * (int)((x >> (p + i + 1)) & 1) : 0;
             const int down = p - i - 1 >= 0 ? 1 - 2 * (int)((x >> (p - i - 1)) & 1) : 0;
             const u32 delta = (u32)(-2 * (up + down) + 4) << (8 * (l & 3));
-            if (odd) {
-                if (k) s.d1[l >> 2] |= delta; else s.d0[l >> 2] |= delta;
-            } else {
-                if (k) s.e1[l >> 2] |= delta; else s.e0[l >> 2] |= delta;
-            }
+            if (k) s.d1[l >> 2] |= delta; else s.d0[l >> 2] |= delta;
         }
     }
     for (u64 block = 0; block < (1ull << (GRAY - UNROLL)); ++block) {
@@ -511,15 +460,10 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
         Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
     }
     // Products still parked.
-    q.acc = drain(q.buffer, q.fill, q.lane, q.acc);
-    q.fill &= 31;
     __syncwarp();
     if ((int)q.lane < q.fill) add_to(q.acc, product(q.buffer + q.lane * ENTRY));
     // Block sum of the accumulators, by one thread, carries included; then the points skipped.
-    // (In the parking buffers: every warp is done with them after the barrier.)
-    static_assert(sizeof(parked) >= THREADS * (WORDS + 1) * sizeof(u64), "sums fit the buffers");
-    __syncthreads();
-    u64 (*sums)[WORDS + 1] = reinterpret_cast<u64 (*)[WORDS + 1]>(parked);
+    __shared__ u64 sums[THREADS][WORDS + 1];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) sums[threadIdx.x][w] = q.acc.w[w];
     sums[threadIdx.x][WORDS] = skipped;
