@@ -142,9 +142,8 @@ __device__ __forceinline__ int even_correlation(u32 c0, u32 c1, int l) {
     return 2 * N - 2 * l - 1 - 2 * differ;
 }
 
-// S_i of lane l of words whose bias has been flipped off (w ^ 0x80808080: signed bytes).
-__device__ __forceinline__ int signed_lane(const u32 *words, int l) {
-    return (int)(words[l >> 2] << (24 - 8 * (l & 3))) >> 24;
+__device__ __forceinline__ int lane_value(const u32 *words, int l) {
+    return (int)((words[l >> 2] >> (8 * (l & 3))) & 0xffu) - 128;
 }
 
 // A point whose product is due, parked in the warp's buffer: odd lanes, then both classes.
@@ -169,10 +168,7 @@ __device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
 // in 32 bits (|S_i| < 64), two such magnitudes into 64 bits, and those into the wide product
 // (whose first 64-bit factor is simply stored).
 __device__ __noinline__ Wide product(const u32 *entry) {
-    const u32 c0 = entry[ODD_WORDS], c1 = entry[ODD_WORDS + 1];
-    u32 odd[ODD_WORDS];
-#pragma unroll
-    for (int w = 0; w < ODD_WORDS; ++w) odd[w] = entry[w] ^ 0x80808080u;
+    const u32 *odd = entry, c0 = entry[ODD_WORDS], c1 = entry[ODD_WORDS + 1];
     u64 p[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) p[w] = 0;
@@ -182,7 +178,7 @@ __device__ __noinline__ Wide product(const u32 *entry) {
     u64 pair = 1;
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
-        group *= (i & 1) ? signed_lane(odd, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
+        group *= (i & 1) ? lane_value(odd, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
             // Group k = (i-1)/5 closes; odd k and the last close a pair (all constants).
             const int k = (i - 1) / 5;
@@ -230,9 +226,6 @@ struct Parked {
     Wide acc;     // this lane's share of the task's sum
 };
 
-#ifndef DRAIN
-#define DRAIN 0       // 1: entries written inline, products out of line once 32 are parked
-#endif
 // Entries a warp's buffer holds: fewer than 32 left over, and up to four points from each lane.
 #define PARKED (32 + 4 * WARP)
 
@@ -284,18 +277,6 @@ __device__ __noinline__ void park4(Parked &q, Odd plain, Odd first, Odd second, 
     }
 }
 
-// Products of the parked entries above the lowest fill % 32, 32 at a time (one per lane).
-__device__ __noinline__ Wide drain(const u32 *buffer, int fill, u32 lane, Wide acc) {
-#pragma unroll 1
-    while (fill >= 32) {
-        __syncwarp();
-        fill -= 32;
-        add_to(acc, product(buffer + (fill + lane) * ENTRY));
-        __syncwarp();
-    }
-    return acc;
-}
-
 // The four points x_Q, x_{Q+1} = ±1 of the current walk position (biases: 120 + 4 + 4): the
 // due ones are parked, all four of a lane in one step. Each lane's count (0 to 4) goes to the
 // warp as three ballots, its bits, which give every lane its first slot and the warp its total
@@ -322,23 +303,7 @@ __device__ __forceinline__ void evaluate4(const State &s, Parked &q) {
     const int slot = q.fill + __popc(ones & before) + 2 * __popc(twos & before) +
                      4 * __popc(fours & before);
     const int total = __popc(ones) + 2 * __popc(twos) + 4 * __popc(fours);
-#if DRAIN
-    const u32 c0 = s.cls[0], c1 = s.cls[1];
-    const u32 bq = 1u << (Q >> 1), bq1 = 1u << ((Q + 1) >> 1);
-    u32 *e = q.buffer + slot * ENTRY;
-    if (due & 1) park_entry(e, plain, c0, c1), e += ENTRY;
-    if (due & 2) park_entry(e, first, (Q & 1) ? c0 : c0 ^ bq, (Q & 1) ? c1 ^ bq : c1), e += ENTRY;
-    if (due & 4)
-        park_entry(e, second, ((Q + 1) & 1) ? c0 : c0 ^ bq1, ((Q + 1) & 1) ? c1 ^ bq1 : c1), e += ENTRY;
-    if (due & 8) park_entry(e, both, c0 ^ ((Q & 1) ? bq1 : bq), c1 ^ ((Q & 1) ? bq : bq1));
-    q.fill += total;
-    if (q.fill >= 32) {
-        q.acc = drain(q.buffer, q.fill, q.lane, q.acc);
-        q.fill &= 31;
-    }
-#else
     park4(q, plain, first, second, both, s.cls[0], s.cls[1], due, slot, total);
-#endif
 }
 
 // The 2^UNROLL walk positions of one block: flips of positions G..G+UNROLL-1 in ruler order.
@@ -398,10 +363,7 @@ __device__ __forceinline__ bool block_prunable(const State &s) {
     return lanes != 0;
 }
 
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(THREADS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ u32 parked[WARPS][PARKED * ENTRY];
     const u64 t = thread_index();

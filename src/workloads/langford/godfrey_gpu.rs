@@ -54,19 +54,7 @@ impl<'a> GodfreyGpu<'a> {
         } else {
             first
         };
-        // MEASUREMENT KNOBS (temporary): blocks per SM the registers must allow, and UNROLL.
-        let knob = |name: &str, default: u64| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(default)
-        };
-        let unroll = knob("TESSERA_GODFREY_UNROLL", u64::from(UNROLL)) as u32;
         let defines = [
-            ("MIN_BLOCKS", knob("TESSERA_GODFREY_MIN_BLOCKS", 1)),
-            ("PARK_INLINE", knob("TESSERA_GODFREY_PARK_INLINE", 0)),
-            ("DRAIN", knob("TESSERA_GODFREY_DRAIN", 0)),
-            ("DRAIN_AT", knob("TESSERA_GODFREY_DRAIN_AT", 32)),
             ("N", u64::from(n)),
             ("Q", u64::from(q)),
             ("FIRST", u64::from(first)),
@@ -76,7 +64,7 @@ impl<'a> GodfreyGpu<'a> {
             ("WALK", u64::from(walk_bits)),
             (
                 "UNROLL",
-                u64::from(unroll.min(walk_bits.saturating_sub(PAIRED))),
+                u64::from(UNROLL.min(walk_bits.saturating_sub(PAIRED))),
             ),
         ];
         let walk = gpu.specialised("godfrey.cu", &defines, "godfrey_walk")?;
