@@ -195,11 +195,19 @@ pub fn betweenness(
     };
     log::info!("betweenness: {setup:.3} s before the first batch (rows, exchange set-up)");
     let phases = phases.map_or(Vec::new(), |p| {
-        p.named().map(|(name, s)| (name, world.allreduce(s, Op::Max))).to_vec()
+        p.named()
+            .map(|(name, s)| (name, world.allreduce(s, Op::Max)))
+            .to_vec()
     });
     if !phases.is_empty() {
-        let listed: Vec<String> = phases.iter().map(|(n, s)| format!("{n} {s:.3} s")).collect();
-        log::info!("betweenness GPU phases (most over ranks): {}", listed.join(", "));
+        let listed: Vec<String> = phases
+            .iter()
+            .map(|(n, s)| format!("{n} {s:.3} s"))
+            .collect();
+        log::info!(
+            "betweenness GPU phases (most over ranks): {}",
+            listed.join(", ")
+        );
     }
     Ok(Centrality {
         fixed,
@@ -260,7 +268,8 @@ pub fn report(r: &mut Section, c: &Centrality, sources: &[Vid], every_vertex: bo
     }
     r.count("bc_checksum", checksum);
     for (name, seconds) in &c.phases {
-        r.seconds(&format!("bc_{name}_time"), *seconds).stored_only();
+        r.seconds(&format!("bc_{name}_time"), *seconds)
+            .stored_only();
     }
     r.data("bc_sources", sources);
     r.data(
