@@ -85,12 +85,23 @@ __device__ __forceinline__ u64 group_lanes(u64 mask, u32 group) {
     return mask >> (group * WARP) & 0xffffffffull;
 }
 
-// Σ over row v (row order) of term(w) for each neighbour w whose `masks` bit is the thread's
-// lane `s`, among the lanes `open` (the vertex's lanes this warp group serves).
-template <typename Term>
+// The values a term reads of one neighbour in the thread's lane (σ; and δ backward).
+struct Lane {
+    double sigma, delta;
+};
+
+// Neighbours whose values a thread loads before adding their terms: the loads of a group go
+// out together, so a warp waits one memory latency per group instead of one per neighbour
+// (a hub's row, scanned by one warp, is otherwise a chain of latencies).
+#define AHEAD 8
+
+// Σ over row v (row order) of add(sum, load(w, s)) for each neighbour w whose `masks` bit is
+// the thread's lane `s`, among the lanes `open` (the vertex's lanes this warp group serves).
+// Loads run ahead of the adds, the adds keep the row order: the sums are the same, bit for bit.
+template <typename Load, typename Add>
 __device__ __forceinline__ double row_sum(const u64 *offsets, const u32 *adj, u64 v,
                                           const u64 *masks, u64 open, u32 group, u32 s,
-                                          Term term) {
+                                          Load load, Add add) {
     double sum = 0.0;
     bool mine = open >> lane_id() & 1;
     for (u64 base = offsets[v]; base < offsets[v + 1]; base += WARP) {
@@ -101,11 +112,25 @@ __device__ __forceinline__ double row_sum(const u64 *offsets, const u32 *adj, u6
             w = adj[e];
             hit = group_lanes(masks[w], group) & open;
         }
-        for (u32 ballot = __ballot_sync(FULL, hit != 0); ballot; ballot &= ballot - 1) {
-            int j = __ffs(ballot) - 1;
-            u64 lanes_j = __shfl_sync(FULL, hit, j);
-            u32 wj = __shfl_sync(FULL, w, j);
-            if (mine && (lanes_j >> lane_id() & 1)) sum = term(sum, wj, s);
+        u32 ballot = __ballot_sync(FULL, hit != 0);
+        while (ballot) {  // the same on every thread of the warp
+            Lane got[AHEAD];
+            bool use[AHEAD];
+#pragma unroll
+            for (int i = 0; i < AHEAD; i++) {
+                use[i] = false;
+                if (ballot) {
+                    int j = __ffs(ballot) - 1;
+                    ballot &= ballot - 1;
+                    u64 lanes_j = __shfl_sync(FULL, hit, j);
+                    u32 wj = __shfl_sync(FULL, w, j);
+                    use[i] = mine && (lanes_j >> lane_id() & 1);
+                    if (use[i]) got[i] = load(wj, s);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < AHEAD; i++)
+                if (use[i]) sum = add(sum, got[i]);
         }
     }
     return sum;
@@ -126,10 +151,10 @@ extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const 
     if (s == 0) reached[v] |= next[v];  // one writer per vertex; no thread here reads it
     u64 open = group_lanes(next[v], group);
     if (!open) return;  // the whole warp
-    double sum = row_sum(offsets, adj, v, current, open, group, s,
-                         [&](double acc, u32 w, u32 lane) {
-                             return __dadd_rn(acc, sigma[(u64)w * lanes + lane]);
-                         });
+    double sum = row_sum(
+        offsets, adj, v, current, open, group, s,
+        [&](u32 w, u32 lane) { return Lane{sigma[(u64)w * lanes + lane], 0.0}; },
+        [](double acc, Lane w) { return __dadd_rn(acc, w.sigma); });
     if (open >> lane_id() & 1) sigma[v * lanes + s] = sum;
 }
 
@@ -148,12 +173,16 @@ extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const
     if (!open) return;  // the whole warp
     bool mine = open >> lane_id() & 1;
     double sv = mine ? sigma[v * lanes + s] : 0.0;
-    double sum = row_sum(offsets, adj, v, deeper, open, group, s,
-                         [&](double acc, u32 w, u32 lane) {
-                             u64 j = (u64)w * lanes + lane;
-                             double ratio = __ddiv_rn(sv, sigma[j]);
-                             return __dadd_rn(acc, __dmul_rn(ratio, __dadd_rn(1.0, delta[j])));
-                         });
+    double sum = row_sum(
+        offsets, adj, v, deeper, open, group, s,
+        [&](u32 w, u32 lane) {
+            u64 j = (u64)w * lanes + lane;
+            return Lane{sigma[j], delta[j]};
+        },
+        [&](double acc, Lane w) {
+            double ratio = __ddiv_rn(sv, w.sigma);
+            return __dadd_rn(acc, __dmul_rn(ratio, __dadd_rn(1.0, w.delta)));
+        });
     if (mine) delta[v * lanes + s] = sum;
 }
 

@@ -106,5 +106,9 @@ with h5py.File(path) as f:
         print(f"{name:<18} bc {a['bc_time']:.3f} s  setup {a['bc_setup_time']:.2f} s  "
               f"{a['traversed_arcs_per_second']:.3e} arcs/s  arcs {int(a['arcs'])}  "
               f"levels {int(a['deepest_level'])}  lanes {int(a['lanes'])}  [{phases}]")
+    sweeps = " ".join(f"{k[3:-5]} {float(v):.3f}" for k, v in a.items()
+                      if k.startswith("bc_") and k.endswith("_time") and k not in ("bc_time", "bc_setup_time"))
+    if sweeps:
+        print(f"{'':<18} GPU seconds per sweep phase: {sweeps}")
 PY
 }

@@ -55,8 +55,8 @@ struct Kernels {
 }
 
 /// Every batch of `sources` on the GPU: the sums of the view's own vertices, the deepest
-/// level and `setup()` read once the device set-up (uploads, the exchange) is done: the
-/// seconds before the first batch. With `world`, the view is the rank's part
+/// level, `setup()` read once the device set-up (uploads, the exchange) is done (the
+/// seconds before the first batch) and the GPU seconds of each phase. With `world`, the view is the rank's part
 /// of a partitioned graph and every rank runs every batch (collective; ghosts' values through
 /// `transport`).
 pub fn batches(
@@ -66,7 +66,7 @@ pub fn batches(
     lanes: usize,
     world: Option<(&World, GpuTransport)>,
     setup: impl Fn() -> f64,
-) -> Result<(Vec<u128>, u32, f64)> {
+) -> Result<(Vec<u128>, u32, f64, Option<Phases>)> {
     check_memory(gpu, view, lanes, world.map(|w| w.0))?;
     let f = |name| gpu.function("bc.cu", name);
     let k = Kernels {
@@ -106,7 +106,7 @@ pub fn batches(
         .zip(&hi)
         .map(|(&l, &h)| l as u128 | (h as u128) << 64)
         .collect();
-    Ok((sums, deepest, setup))
+    Ok((sums, deepest, setup, Some(state.phases)))
 }
 
 /// Refuse, before allocating, where the view and its lanes do not fit in the GPU's free
@@ -175,6 +175,7 @@ struct State {
     lo: CudaSlice<u64>,
     hi: CudaSlice<u64>,
     count: CudaSlice<u32>,
+    phases: Phases,
 }
 
 impl State {
@@ -190,6 +191,7 @@ impl State {
             lo: gpu.zeros::<u64>("betweenness sums", n)?,
             hi: gpu.zeros::<u64>("betweenness sums", n)?,
             count: gpu.zeros::<u32>("betweenness level size", 1)?,
+            phases: Phases::default(),
         })
     }
 
@@ -219,6 +221,47 @@ fn per_level_vertex(count: u32, lanes: u32) -> LaunchConfig {
     spread(count, WARP * lanes.div_ceil(WARP))
 }
 
+/// GPU seconds per phase of the sweeps, summed over batches and levels (CUDA events around
+/// each launch; the ghost pushes by the host's clock): where the time goes.
+#[derive(Default)]
+pub struct Phases {
+    pub clear: f64,
+    pub expand: f64,
+    pub forward: f64,
+    pub backward: f64,
+    pub accumulate: f64,
+    pub push: f64,
+}
+
+impl Phases {
+    /// (name, seconds) of each phase, in sweep order.
+    pub fn named(&self) -> [(&'static str, f64); 6] {
+        [
+            ("clear", self.clear),
+            ("expand", self.expand),
+            ("forward", self.forward),
+            ("backward", self.backward),
+            ("accumulate", self.accumulate),
+            ("push", self.push),
+        ]
+    }
+}
+
+/// The ghost push of a level's σ or δ, timed into `phases.push`.
+fn timed_push(
+    gpu: &Gpu,
+    push: &mut GhostPush,
+    carried: Carried,
+    kb: u32,
+    (level, values): (&mut CudaSlice<u64>, &mut CudaSlice<f64>),
+    phases: &mut Phases,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    push.push(gpu, carried, kb as usize, level, values)?;
+    phases.push += started.elapsed().as_secs_f64();
+    Ok(())
+}
+
 /// The rows a batch reads: in-rows (forward) and out-rows (backward).
 type Rows<'a> = (&'a DeviceRows, &'a DeviceRows);
 
@@ -239,14 +282,16 @@ fn run_batch(
     mut part: Partitioned,
 ) -> Result<u32> {
     let (lanes32, kb) = (lanes as u32, batch.lanes.len() as u32);
-    gpu.clear("betweenness sigma", &mut st.sigma)?;
-    gpu.clear("betweenness delta", &mut st.delta)?;
-    gpu.clear("betweenness masks", &mut st.reached)?;
-    st.level(gpu, 0, (n, slots))?;
     let on_gpu = gpu.upload("betweenness sources", &batch.lanes)?;
-    gpu.launch(&k.sources, grid(kb as u64), |a| {
-        a.arg(&on_gpu).arg(&kb).arg(&lanes32).arg(&mut st.sigma);
-        a.arg(&mut st.levels[0]).arg(&mut st.reached);
+    st.phases.clear += gpu.timed(|| {
+        gpu.clear("betweenness sigma", &mut st.sigma)?;
+        gpu.clear("betweenness delta", &mut st.delta)?;
+        gpu.clear("betweenness masks", &mut st.reached)?;
+        st.level(gpu, 0, (n, slots))?;
+        gpu.launch(&k.sources, grid(kb as u64), |a| {
+            a.arg(&on_gpu).arg(&kb).arg(&lanes32).arg(&mut st.sigma);
+            a.arg(&mut st.levels[0]).arg(&mut st.reached);
+        })
     })?;
     if !batch.first.is_empty() {
         gpu.stream
@@ -259,13 +304,8 @@ fn run_batch(
     st.counts.clear();
     st.counts.push(batch.first.len() as u32);
     if let Some((_, push)) = part.as_mut() {
-        push.push(
-            gpu,
-            Carried::Sigma,
-            kb as usize,
-            &mut st.levels[0],
-            &mut st.sigma,
-        )?;
+        let values = (&mut st.levels[0], &mut st.sigma);
+        timed_push(gpu, push, Carried::Sigma, kb, values, &mut st.phases)?;
     }
     let mut level = 0;
     while forward_level(gpu, k, rows, (n, slots), lanes32, level, kb, st, &mut part)? {
@@ -273,32 +313,31 @@ fn run_batch(
     }
     for at in (0..level).rev() {
         let count = st.counts[at];
-        gpu.launch(&k.backward, per_level_vertex(count, lanes32), |a| {
-            a.arg(&rows.1.offsets)
-                .arg(&rows.1.adj)
-                .arg(&st.lists[at])
-                .arg(&count)
-                .arg(&lanes32);
-            a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
-            a.arg(&st.sigma).arg(&mut st.delta);
+        st.phases.backward += gpu.timed(|| {
+            gpu.launch(&k.backward, per_level_vertex(count, lanes32), |a| {
+                a.arg(&rows.1.offsets)
+                    .arg(&rows.1.adj)
+                    .arg(&st.lists[at])
+                    .arg(&count)
+                    .arg(&lanes32);
+                a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
+                a.arg(&st.sigma).arg(&mut st.delta);
+            })
         })?;
         if let (Some((_, push)), true) = (part.as_mut(), at > 0) {
-            push.push(
-                gpu,
-                Carried::Delta,
-                kb as usize,
-                &mut st.levels[at],
-                &mut st.delta,
-            )?;
+            let values = (&mut st.levels[at], &mut st.delta);
+            timed_push(gpu, push, Carried::Delta, kb, values, &mut st.phases)?;
         }
     }
     let n32 = n as u32;
-    gpu.launch(&k.accumulate, grid(n as u64), |a| {
-        a.arg(&n32)
-            .arg(&lanes32)
-            .arg(&st.reached)
-            .arg(&st.levels[0]);
-        a.arg(&st.delta).arg(&mut st.lo).arg(&mut st.hi);
+    st.phases.accumulate += gpu.timed(|| {
+        gpu.launch(&k.accumulate, grid(n as u64), |a| {
+            a.arg(&n32)
+                .arg(&lanes32)
+                .arg(&st.reached)
+                .arg(&st.levels[0]);
+            a.arg(&st.delta).arg(&mut st.lo).arg(&mut st.hi);
+        })
     })?;
     Ok(level as u32)
 }
@@ -318,12 +357,14 @@ fn forward_level(
     st: &mut State,
     part: &mut Partitioned,
 ) -> Result<bool> {
-    st.level(gpu, level + 1, (n, slots))?;
-    gpu.clear("betweenness level size", &mut st.count)?;
+    st.phases.clear += gpu.timed(|| {
+        st.level(gpu, level + 1, (n, slots))?;
+        gpu.clear("betweenness level size", &mut st.count)
+    })?;
     let count = st.counts[level];
     let (done, rest) = st.levels.split_at_mut(level + 1);
     let (lists, next_list) = st.lists.split_at_mut(level + 1);
-    match part {
+    st.phases.expand += gpu.timed(|| match part {
         None => gpu.launch(&k.expand, spread(count, WARP), |a| {
             a.arg(&out.offsets)
                 .arg(&out.adj)
@@ -331,38 +372,35 @@ fn forward_level(
                 .arg(&count);
             a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
             a.arg(&mut next_list[0]).arg(&mut st.count);
-        })?,
+        }),
         Some(_) => {
             let n32 = n as u32;
             gpu.launch(&k.discover, spread(n32, WARP), |a| {
                 a.arg(&inc.offsets).arg(&inc.adj).arg(&n32);
                 a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
                 a.arg(&mut next_list[0]).arg(&mut st.count);
-            })?
+            })
         }
-    }
+    })?;
     let next = gpu.download("betweenness level size", &st.count, 1)?[0];
     if next > 0 {
-        gpu.launch(&k.forward, per_level_vertex(next, lanes32), |a| {
-            a.arg(&inc.offsets)
-                .arg(&inc.adj)
-                .arg(&next_list[0])
-                .arg(&next)
-                .arg(&lanes32);
-            a.arg(&done[level]).arg(&rest[0]).arg(&mut st.reached);
-            a.arg(&mut st.sigma);
+        st.phases.forward += gpu.timed(|| {
+            gpu.launch(&k.forward, per_level_vertex(next, lanes32), |a| {
+                a.arg(&inc.offsets)
+                    .arg(&inc.adj)
+                    .arg(&next_list[0])
+                    .arg(&next)
+                    .arg(&lanes32);
+                a.arg(&done[level]).arg(&rest[0]).arg(&mut st.reached);
+                a.arg(&mut st.sigma);
+            })
         })?;
     }
     let found = match part {
         None => next > 0,
         Some((world, push)) => {
-            push.push(
-                gpu,
-                Carried::Sigma,
-                kb as usize,
-                &mut rest[0],
-                &mut st.sigma,
-            )?;
+            let values = (&mut rest[0], &mut st.sigma);
+            timed_push(gpu, push, Carried::Sigma, kb, values, &mut st.phases)?;
             world.allreduce(u8::from(next > 0), Op::Max) == 1
         }
     };

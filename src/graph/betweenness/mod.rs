@@ -112,6 +112,9 @@ pub struct Centrality {
     /// Seconds before the first batch (the rows' view, their upload and the exchange's
     /// set-up on a GPU), the most over the ranks.
     pub setup_seconds: f64,
+    /// On a GPU: the seconds of each phase of the sweeps (`gpu::Phases`), the most over the
+    /// ranks; empty on the CPU.
+    pub phases: Vec<(&'static str, f64)>,
 }
 
 impl Centrality {
@@ -169,33 +172,49 @@ pub fn betweenness(
     let lanes = world.allreduce(lanes as u64, Op::Min) as usize;
     // Seconds since the engine started: taken just before the first batch.
     let set_up = || started.elapsed().as_secs_f64();
-    let (fixed, deepest, setup) = match distribution {
+    let (fixed, deepest, setup, phases) = match distribution {
         Distribution::Full => {
             let share = block_range(sources.len() as u64, world.size(), world.rank());
             let mine = &sources[share.start as usize..share.end as usize];
-            let (sums, deepest, setup) = match device {
+            let (sums, deepest, setup, phases) = match device {
                 Selected::Cpu => batches(&view, mine, lanes, None, set_up())?,
                 Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes, None, set_up)?,
             };
-            (sum_over_ranks(world, &sums), deepest, setup)
+            (sum_over_ranks(world, &sums), deepest, setup, phases)
         }
         Distribution::Partitioned => {
-            let (sums, deepest, setup) = match device {
+            let (sums, deepest, setup, phases) = match device {
                 Selected::Cpu => batches(&view, sources, lanes, Some(world), set_up())?,
                 Selected::Gpu(gpu) => {
                     let world = Some((world, transport));
                     gpu::batches(gpu, &view, sources, lanes, world, set_up)?
                 }
             };
-            (gather_at_root(world, &sums)?, deepest, setup)
+            (gather_at_root(world, &sums)?, deepest, setup, phases)
         }
     };
     log::info!("betweenness: {setup:.3} s before the first batch (rows, exchange set-up)");
+    let phases = phases.map_or(Vec::new(), |p| {
+        p.named()
+            .map(|(name, s)| (name, world.allreduce(s, Op::Max)))
+            .to_vec()
+    });
+    if !phases.is_empty() {
+        let listed: Vec<String> = phases
+            .iter()
+            .map(|(n, s)| format!("{n} {s:.3} s"))
+            .collect();
+        log::info!(
+            "betweenness GPU phases (most over ranks): {}",
+            listed.join(", ")
+        );
+    }
     Ok(Centrality {
         fixed,
         deepest_level: world.allreduce(deepest, Op::Max),
         lanes,
         setup_seconds: world.allreduce(setup, Op::Max),
+        phases,
     })
 }
 
@@ -216,14 +235,14 @@ fn batches(
     lanes: usize,
     world: Option<&World>,
     setup: f64,
-) -> Result<(Vec<u128>, u32, f64)> {
+) -> Result<(Vec<u128>, u32, f64, Option<gpu::Phases>)> {
     let state = Lanes::new(view.slots(), lanes);
     let mut fixed = vec![0u128; view.local_n];
     let mut deepest = 0;
     for batch in sources.chunks(lanes) {
         deepest = deepest.max(sweep::run_batch(view, &state, batch, world, &mut fixed)?);
     }
-    Ok((fixed, deepest, setup))
+    Ok((fixed, deepest, setup, None))
 }
 
 /// Vertices listed with the largest values.
@@ -248,6 +267,10 @@ pub fn report(r: &mut Section, c: &Centrality, sources: &[Vid], every_vertex: bo
         r.count("bc_max_vertex", top as u64);
     }
     r.count("bc_checksum", checksum);
+    for (name, seconds) in &c.phases {
+        r.seconds(&format!("bc_{name}_time"), *seconds)
+            .stored_only();
+    }
     r.data("bc_sources", sources);
     r.data(
         "bc_top_vertex",
