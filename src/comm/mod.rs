@@ -212,8 +212,12 @@ impl Comm {
         out
     }
 
-    /// Element-wise reduction of a slice, in place.
+    /// Element-wise reduction of a slice, in place (on one rank nothing to do: no copy of
+    /// what may be gigabytes).
     pub fn allreduce_slice<T: Equivalence + Copy>(&self, xs: &mut [T], op: Op) {
+        if self.size == 1 {
+            return;
+        }
         let send = xs.to_vec();
         self.comm.all_reduce_into(&send[..], xs, op.system());
     }
