@@ -728,6 +728,8 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
                                                    const u64 *off, const u32 *slots,
                                                    const u64 *goff, const u32 *adj, u32 i,
                                                    Group g, double *here) {
+    // A node in no cell stays (the CPU's search finds nothing to climb).
+    if (off[i] == off[i + 1]) return;
     u32 slot = 0, trial = 0;
     double worst = mesh_opt_worst<N>(xyz, cells, off, slots, i, here, g, &slot);
     if (worst < 0.0) return;
