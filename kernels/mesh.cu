@@ -659,80 +659,123 @@ __device__ __forceinline__ void mesh_mean_ratio_gradient(const Corners &q, u32 i
     for (int d = 0; d < 3; d++) out[d] = eta * (power * ai[d] / v - g[d] / s);
 }
 
-// The corners of node i's worst cell (first of the lowest η) with i at `at`; *corner: i's
-// place in it.
+// A node's group of lanes in opt-colour: `size` lanes (a power of two, at most a warp)
+// share the node's cells, `rank` is this lane's place in the group, `mask` the group's lanes.
+// Lanes of a group go the same way (every decision is taken on values reduced over the
+// group); groups of a warp need not.
+struct Group {
+    u32 size, rank, mask;
+};
+
+__device__ __forceinline__ Group mesh_group(u32 size) {
+    u32 lane = lane_id();
+    u32 mask = size == WARP ? FULL : ((1u << size) - 1u) << (lane & ~(size - 1u));
+    return Group{size, lane % size, mask};
+}
+
+// The worst η³ of node i's cells with i at `at` (optimise::worst_around), -1 when one would
+// invert; *worst_slot: the first slot of the lowest η³ (optimise::worst_slot's cell when
+// nothing inverts). The group's lanes take every size-th cell, then reduce (η³, place) to the
+// lowest η³, the first place on ties, so the value and the cell are the serial loop's.
+// Corners come from the packed positions.
 template <u32 N>
-__device__ __forceinline__ Corners mesh_worst_cell(const double *x, const double *y,
-                                                   const double *z, const u32 *cells,
-                                                   const u64 *off, const u32 *slots, u32 i,
-                                                   const double *at, u32 *corner) {
-    double best = 1.0 / 0.0;
-    Corners worst;
-#pragma unroll
-    for (int k = 0; k < 4; k++) worst.p[k][0] = worst.p[k][1] = worst.p[k][2] = 0.0;
-    *corner = 0;
-    for (u64 k = off[i]; k < off[i + 1]; k++) {
+__device__ __forceinline__ double mesh_opt_worst(const Point *__restrict__ xyz,
+                                                 const u32 *__restrict__ cells, const u64 *off,
+                                                 const u32 *slots, u32 i, const double *at,
+                                                 Group g, u32 *worst_slot) {
+    double worst = 1.0 / 0.0;
+    u64 where = ~0ull;
+    bool bad = false;
+    for (u64 k = off[i] + g.rank; k < off[i + 1]; k += g.size) {
         u32 slot = slots[k];
-        Corners q = mesh_corners<N>(x, y, z, cells, slot / N);
+        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
         mesh_place<N>(q, slot % N, at);
-        double eta = mesh_mean_ratio_of<N>(mesh_volume<N>(q), mesh_edge_sum<N>(q));
-        if (eta < best) {
-            best = eta;
-            worst = q;
-            *corner = slot % N;
+        double v = mesh_volume<N>(q);
+        if (v <= 0.0) {
+            bad = true;
+            break;
+        }
+        double eta3 = mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q));
+        if (eta3 < worst) {
+            worst = eta3;
+            where = k;
         }
     }
+    if (g.size > 1) {
+        bad = __any_sync(g.mask, bad);
+        for (u32 s = g.size / 2; s > 0; s /= 2) {
+            double w = __shfl_xor_sync(g.mask, worst, s);
+            u64 k = __shfl_xor_sync(g.mask, where, s);
+            if (w < worst || (w == worst && k < where)) {
+                worst = w;
+                where = k;
+            }
+        }
+    }
+    if (bad) return -1.0;
+    if (where != ~0ull) *worst_slot = slots[where];
     return worst;
 }
 
-// Node i's new position (optimise::optimise_node): its neighbours' centroid if that raises
-// its worst η, then up to 4 ascent steps along its worst cell's ∇η, each halved up to 5
-// times until the worst η rises.
+// Node i's new position from `here` (optimise::optimise_node): its neighbours' centroid if
+// that raises its worst η³, then up to 4 ascent steps along its worst cell's ∇η, each halved
+// up to 5 times until the worst η³ rises. The worst cell of a step is the one the last kept
+// evaluation found at `here` (the CPU's worst_slot finds it again, the same way). Every lane
+// of the group computes the same (the centroid and the reach are sums in the CPU's order).
 template <u32 N>
-__device__ __forceinline__ void mesh_optimise_node(const double *x, const double *y,
-                                                   const double *z, const u32 *cells,
+__device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz,
+                                                   const u32 *__restrict__ cells,
                                                    const u64 *off, const u32 *slots,
                                                    const u64 *goff, const u32 *adj, u32 i,
-                                                   double *here) {
-    here[0] = x[i];
-    here[1] = y[i];
-    here[2] = z[i];
-    double worst = mesh_worst_around<N>(x, y, z, cells, off, slots, i, here);
+                                                   Group g, double *here) {
+    // A node in no cell stays (the CPU's search finds nothing to climb).
+    if (off[i] == off[i + 1]) return;
+    u32 slot = 0, trial = 0;
+    double worst = mesh_opt_worst<N>(xyz, cells, off, slots, i, here, g, &slot);
     if (worst < 0.0) return;
-    double d[3], centroid[3];
-    mesh_centroid_move(x, y, z, goff, adj, i, d);
+    double c[3] = {0.0, 0.0, 0.0};
+    for (u64 k = goff[i]; k < goff[i + 1]; k++) {
+        const Point *p = xyz + adj[k];
+        double2 pxy = __ldg(reinterpret_cast<const double2 *>(p));
+        c[0] += pxy.x;
+        c[1] += pxy.y;
+        c[2] += __ldg(&p->z);
+    }
+    double deg = (double)(goff[i + 1] - goff[i]), centroid[3];
 #pragma unroll
-    for (int k = 0; k < 3; k++) centroid[k] = here[k] + d[k];
-    double w = mesh_worst_around<N>(x, y, z, cells, off, slots, i, centroid);
+    for (int k = 0; k < 3; k++) centroid[k] = here[k] + (c[k] / deg - here[k]);
+    double w = mesh_opt_worst<N>(xyz, cells, off, slots, i, centroid, g, &trial);
     if (w >= 0.0 && w > worst) {
 #pragma unroll
         for (int k = 0; k < 3; k++) here[k] = centroid[k];
         worst = w;
+        slot = trial;
     }
     double reach = 0.0;
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
-        u32 j = adj[k];
-        double p[3] = {x[j], y[j], z[j]}, e[3];
-        mesh_sub(here, p, e);
+        const Point *p = xyz + adj[k];
+        double2 pxy = __ldg(reinterpret_cast<const double2 *>(p));
+        double e[3] = {here[0] - pxy.x, here[1] - pxy.y, here[2] - __ldg(&p->z)};
         reach += sqrt(mesh_dot(e, e));
     }
-    reach /= fmax((double)(goff[i + 1] - goff[i]), 1.0);
+    reach /= fmax(deg, 1.0);
     for (int step = 0; step < 4; step++) {
-        u32 corner;
-        Corners q = mesh_worst_cell<N>(x, y, z, cells, off, slots, i, here, &corner);
-        double g[3];
-        mesh_mean_ratio_gradient<N>(q, corner, g);
-        double norm = sqrt(mesh_dot(g, g));
+        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
+        mesh_place<N>(q, slot % N, here);
+        double grad[3];
+        mesh_mean_ratio_gradient<N>(q, slot % N, grad);
+        double norm = sqrt(mesh_dot(grad, grad));
         if (norm == 0.0) return;
         double t = 0.1 * reach / norm;
         bool raised = false;
         for (int h = 0; h < 5; h++) {
-            double at[3] = {here[0] + t * g[0], here[1] + t * g[1], here[2] + t * g[2]};
-            double wa = mesh_worst_around<N>(x, y, z, cells, off, slots, i, at);
+            double at[3] = {here[0] + t * grad[0], here[1] + t * grad[1], here[2] + t * grad[2]};
+            double wa = mesh_opt_worst<N>(xyz, cells, off, slots, i, at, g, &trial);
             if (wa >= 0.0 && wa > worst) {
 #pragma unroll
                 for (int k = 0; k < 3; k++) here[k] = at[k];
                 worst = wa;
+                slot = trial;
                 raised = true;
                 break;
             }
@@ -743,28 +786,35 @@ __device__ __forceinline__ void mesh_optimise_node(const double *x, const double
 }
 
 // One colour class: its nodes, list[start .. start + count) (active nodes of the class, in
-// ascending order, so every thread of a warp has work), each to its optimised position, in
-// place (nodes of a class share no cell, so none reads another's position); the largest
-// move as bits in *best.
-extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, const u32 *cells,
-                                          u32 n, const u64 *off, const u32 *slots,
-                                          const u64 *goff, const u32 *adj, const u32 *list,
-                                          u64 start, u64 count, u64 *best) {
-    u64 k = thread_index();
+// ascending order, so every group of a warp has work), a group of `lanes` lanes per node
+// (lanes: a power of two, at most 32), each node to its optimised position, in place in x, y,
+// z and the packed xyz (nodes of a class share no cell, so none reads another's position,
+// and the group's lanes have read the node's last before its first lane writes it); the
+// largest move as bits in *best.
+extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, Point *xyz,
+                                          const u32 *cells, u32 n, const u64 *off,
+                                          const u32 *slots, const u64 *goff, const u32 *adj,
+                                          const u32 *list, u64 start, u64 count, u32 lanes,
+                                          u64 *best) {
+    Group g = mesh_group(lanes);
+    u64 k = thread_index() / lanes;
     u64 bits = 0;
     if (k < count) {
         u32 i = list[start + k];
-        double p[3];
+        double2 xy = __ldg(reinterpret_cast<const double2 *>(xyz + i));
+        double was[3] = {xy.x, xy.y, __ldg(&xyz[i].z)}, p[3] = {was[0], was[1], was[2]}, d[3];
         if (n == 4)
-            mesh_optimise_node<4>(x, y, z, cells, off, slots, goff, adj, i, p);
+            mesh_optimise_node<4>(xyz, cells, off, slots, goff, adj, i, g, p);
         else
-            mesh_optimise_node<3>(x, y, z, cells, off, slots, goff, adj, i, p);
-        double here[3] = {x[i], y[i], z[i]}, d[3];
-        mesh_sub(p, here, d);
+            mesh_optimise_node<3>(xyz, cells, off, slots, goff, adj, i, g, p);
+        mesh_sub(p, was, d);
         bits = (u64)__double_as_longlong(sqrt(mesh_dot(d, d)));
-        x[i] = p[0];
-        y[i] = p[1];
-        z[i] = p[2];
+        if (g.rank == 0) {
+            x[i] = p[0];
+            y[i] = p[1];
+            z[i] = p[2];
+            xyz[i] = Point{p[0], p[1], p[2], 0.0};
+        }
     }
     mesh_max_into(best, bits);
 }

@@ -4,8 +4,12 @@
 # per GPU present. Rank count p works on a box of C x C x (p (C+1) - 1) cubes, extent
 # 1 x 1 x p (the same cubes; p (C+1)^3 nodes): it smooths it, its interior pulled as the
 # seed's bar2, for $MESH_WEAK_ITERATIONS iterations (tolerance 0: every run does them all)
-# with each method in $MESH_WEAK_METHODS, and partitions the plain box into 64 parts.
-# Efficiency: time per iteration (partition: seconds) on 1 rank over that on p ranks. Each
+# with each method in $MESH_WEAK_METHODS, and partitions the plain box into 64 p parts on
+# the host's cores. The parts keep their size and shape as the box grows (a fixed 64 parts
+# of a p times longer box are p times longer parts, which take more iterations to balance:
+# 34 against 5 at p = 2), and every rank count runs the same worker threads per rank (the
+# host's cores over the largest rank count; a 1-rank run on all the cores would time a
+# larger machine). The 64-part partition of one rank's box is the 1-rank row. Efficiency: time per iteration (partition: seconds) on 1 rank over that on p ranks. Each
 # run prints its row as it finishes (a run cut short leaves the rows before it); logs and
 # result files go under $MESH_WEAK_OUT.
 #
@@ -20,7 +24,8 @@
 # MESH_WEAK_ITERATIONS (10), MESH_WEAK_METHODS ("l2v laplace opt-colour"), MESH_WEAK_OUT
 # (out/weak-mesh), MESH_WEAK_TRANSPORT (gpu_transport: auto, nccl or mpi; default auto),
 # MESH_WEAK_RANKS (the rank counts, default 1, 2, 4, ... up to the GPUs present),
-# MESH_WEAK_PARTITION (1, or 0 to leave those runs out), MESH_WEAK_BASE_BIN (another binary,
+# MESH_WEAK_PARTITION (1, or 0 to leave those runs out), MESH_WEAK_PARTS_PER_RANK (64),
+# MESH_WEAK_THREADS (worker threads per rank of the partition runs), MESH_WEAK_BASE_BIN (another binary,
 # e.g. an older one, whose 1-rank partition runs beside it as the row `partition (base)`).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -75,7 +80,8 @@ except OSError:
 nodes = int(f["mesh"].attrs["nodes"])
 if "partition" in name:
     a = f["mesh/partition"].attrs
-    what = (f"partition {s:.3f} s, {int(a['iterations'])} iterations, cut {int(a['edge_cut'])}, "
+    what = (f"partition {s:.3f} s, {int(a['parts'])} parts, {int(a['iterations'])} iterations, "
+            f"cut {int(a['edge_cut'])}, "
             f"imbalance {float(a['imbalance']):.4f}")
 else:
     rate = float(f["mesh/history"].attrs["node_updates_per_second"])
@@ -84,8 +90,13 @@ print(f"{name:<24} ranks {p}  nodes {nodes:>9}  {what}  eff {eff}  ({wall} s wal
 PY
 }
 
+read -r -a counts <<<"$(scaling_ranks "${MESH_WEAK_RANKS:-}")"
+most=1
+for np in "${counts[@]}"; do ((np > most)) && most=$np; done
+threads=${MESH_WEAK_THREADS:-$(($(nproc) / most > 0 ? $(nproc) / most : 1))}
+per_rank=${MESH_WEAK_PARTS_PER_RANK:-64}
 echo "weak scaling, $((cubes + 1))^3 nodes per rank; eff: the 1-rank time over the p-rank time"
-for np in $(scaling_ranks "${MESH_WEAK_RANKS:-}"); do
+for np in "${counts[@]}"; do
     nz=$((np * (cubes + 1) - 1))
     box=(box "$cubes" "$cubes" "$nz" --extent "1,1,$np")
     for m in "${methods[@]}"; do
@@ -93,10 +104,11 @@ for np in $(scaling_ranks "${MESH_WEAK_RANKS:-}"); do
             --iterations "$iterations" --tolerance 0 --device gpu --gpu-transport "$transport"
     done
     if ((${MESH_WEAK_PARTITION:-1})); then
-        run "partition-np$np" "$np" "$bin" mesh partition "${box[@]}" --parts 64 --device cpu
+        part=(mesh partition "${box[@]}" --parts $((per_rank * np)) --device cpu --threads "$threads")
+        run "partition-np$np" "$np" "$bin" "${part[@]}"
         grep -h "partition phases" "$out/partition-np$np.log" || true
         if [[ -n $base_bin && $np == 1 ]]; then
-            run "partition-base" 1 "$base_bin" mesh partition "${box[@]}" --parts 64 --device cpu
+            run "partition-base" 1 "$base_bin" "${part[@]}"
         fi
     fi
 done

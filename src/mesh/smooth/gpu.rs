@@ -111,7 +111,8 @@ struct Resident<'g> {
     counted: CudaSlice<u8>,
     moves: CudaSlice<f64>,
     pos: [CudaSlice<f64>; 3],
-    /// l2v: the positions packed as (x, y, z, unused) per node, for the node kernel's loads.
+    /// l2v and opt-colour: the positions packed as (x, y, z, unused) per node, for the node
+    /// kernels' loads.
     points: CudaSlice<f64>,
     old: [CudaSlice<f64>; 3],
     moved: CudaSlice<u8>,
@@ -122,6 +123,8 @@ struct Resident<'g> {
     class_nodes: CudaSlice<u32>,
     class_start: Vec<u64>,
     local_classes: f64,
+    /// Lanes per node in opt-colour's class kernel (a power of two, at most 32).
+    opt_lanes: u32,
     /// Blocks of THREADS resident on the whole GPU at once: the grid of the grid-stride
     /// reductions (a few atomics per block, not one per item).
     resident: u64,
@@ -133,6 +136,16 @@ fn offsets(o: &[usize]) -> Vec<u64> {
 
 fn flags(n: usize, f: impl Fn(usize) -> bool) -> Vec<u8> {
     (0..n).map(|i| u8::from(f(i))).collect()
+}
+
+/// Lanes per node of opt-colour's class kernel: TESSERA_MESH_OPT_LANES (1, 2, 4, 8, 16 or
+/// 32; for measuring), else 4.
+fn opt_lanes() -> u32 {
+    std::env::var("TESSERA_MESH_OPT_LANES")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|l| l.is_power_of_two() && *l <= 32)
+        .unwrap_or(4)
 }
 
 /// The active nodes grouped by colour (ascending within a class) and where each class starts
@@ -190,7 +203,11 @@ impl<'g> Resident<'g> {
             ],
             points: gpu.zeros(
                 "packed positions",
-                if s.method == Method::L2v { 4 * n } else { 4 },
+                if s.method == Method::Laplace {
+                    4
+                } else {
+                    4 * n
+                },
             )?,
             old: [
                 gpu.zeros("saved x", n)?,
@@ -209,6 +226,7 @@ impl<'g> Resident<'g> {
                 .filter(|&&c| c != u32::MAX)
                 .max()
                 .map_or(-1.0, |&c| c as f64),
+            opt_lanes: opt_lanes(),
             resident: gpu.resident_blocks(THREADS)? as u64,
         })
     }
@@ -320,8 +338,8 @@ impl<'g> Resident<'g> {
         clock: &mut Clock,
     ) -> Result<f64> {
         let classes = (ex.max(self.local_classes) + 1.0) as usize;
-        let (gpu, n) = (self.gpu, self.corners);
         self.set_words(&[0])?;
+        clock.node += self.gpu.timed(|| self.pack_points())?;
         for class in 0..classes {
             // A class this rank lacks has no nodes here; the ghost exchange still runs.
             let start = self.class_start.get(class).copied().unwrap_or(0);
@@ -330,26 +348,13 @@ impl<'g> Resident<'g> {
                 .get(class + 1)
                 .map_or(0, |&end| end - start);
             if count > 0 {
-                clock.node += gpu.timed(|| {
-                    let [x, y, z] = &mut self.pos;
-                    gpu.launch(&self.k.opt_class, grid(count), |b| {
-                        b.arg(x)
-                            .arg(y)
-                            .arg(z)
-                            .arg(&self.cells)
-                            .arg(&n)
-                            .arg(&self.n2c_offsets)
-                            .arg(&self.n2c)
-                            .arg(&self.graph_offsets)
-                            .arg(&self.graph)
-                            .arg(&self.class_nodes)
-                            .arg(&start)
-                            .arg(&count)
-                            .arg(&mut self.words);
-                    })
-                })?;
+                clock.node += self.gpu.timed(|| self.opt_class(start, count))?;
             }
-            self.timed_ghosts(halo.as_deref_mut(), clock)?;
+            if halo.is_some() {
+                self.timed_ghosts(halo.as_deref_mut(), clock)?;
+                // The ghosts came into x, y, z; the kernel reads the packed copy.
+                clock.node += self.gpu.timed(|| self.pack_points())?;
+            }
         }
         let largest = f64::from_bits(self.words(1)?[0]);
         let t = Instant::now();
@@ -358,17 +363,51 @@ impl<'g> Resident<'g> {
         Ok(largest)
     }
 
+    /// The packed copy of the positions from x, y, z.
+    fn pack_points(&mut self) -> Result<()> {
+        let nodes = self.nodes;
+        let [x, y, z] = &self.pos;
+        self.gpu
+            .launch(&self.k.pack_points, grid(nodes as u64), |b| {
+                b.arg(x).arg(y).arg(z).arg(&nodes).arg(&mut self.points);
+            })
+    }
+
+    /// One colour class's moves: class_nodes[start..start + count].
+    fn opt_class(&mut self, start: u64, count: u64) -> Result<()> {
+        let n = self.corners;
+        let [x, y, z] = &mut self.pos;
+        self.gpu.launch(
+            &self.k.opt_class,
+            grid(count * u64::from(self.opt_lanes)),
+            |b| {
+                b.arg(x)
+                    .arg(y)
+                    .arg(z)
+                    .arg(&mut self.points)
+                    .arg(&self.cells)
+                    .arg(&n)
+                    .arg(&self.n2c_offsets)
+                    .arg(&self.n2c)
+                    .arg(&self.graph_offsets)
+                    .arg(&self.graph)
+                    .arg(&self.class_nodes)
+                    .arg(&start)
+                    .arg(&count)
+                    .arg(&self.opt_lanes)
+                    .arg(&mut self.words);
+            },
+        )
+    }
+
     /// l2v's moves: one node kernel (each node sums its cells' corner terms, computed in
     /// place, then steps with the safeguard).
     fn l2v_moves(&mut self, pre: Preconditioner, clock: &mut Clock) -> Result<()> {
         let gpu = self.gpu;
         let (n, nodes) = (self.corners, self.nodes);
         let block = u32::from(pre == Preconditioner::Block);
-        let [x, y, z] = &self.pos;
         clock.node += gpu.timed(|| {
-            gpu.launch(&self.k.pack_points, grid(nodes as u64), |b| {
-                b.arg(x).arg(y).arg(z).arg(&nodes).arg(&mut self.points);
-            })?;
+            self.pack_points()?;
             gpu.launch(&self.k.l2v_node, grid(nodes as u64), |b| {
                 b.arg(&self.points)
                     .arg(&self.cells)

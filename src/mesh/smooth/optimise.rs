@@ -3,12 +3,13 @@
 //! once without conflict, and ghosts are refreshed between classes. A node first tries its
 //! neighbours' centroid, then climbs the gradient of its worst cell's η with a halving step;
 //! a move is kept only if the worst η rises, so the minimum η never falls and no cell
-//! inverts.
+//! inverts. Cells are compared by η³ (no cube root per cell, as l2v's safeguard does); η
+//! itself is taken only for the worst cell's gradient.
 
 use super::super::geometry;
 use super::super::patch::{Exchange, Patch};
 use super::super::quality::Summary;
-use super::guard::worst_around;
+use super::guard::worst_by;
 use super::laplace::centroid_move;
 use super::{global_summary, Clock};
 use rayon::prelude::*;
@@ -16,7 +17,13 @@ use rayon::prelude::*;
 const ASCENT_STEPS: usize = 4;
 const HALVINGS: usize = 5;
 
-/// The incident cell (slot) with the worst η with node i at `at`.
+/// The worst η³ of node i's cells with i at `at`; None when one would invert.
+fn worst_around(patch: &Patch, i: usize, at: [f64; 3]) -> Option<f64> {
+    worst_by(patch, i, at, geometry::mean_ratio_cubed_of)
+}
+
+/// The incident cell (slot) with the worst η (the first of the lowest η³) with node i at
+/// `at`: its corner of i and its corners.
 fn worst_slot(patch: &Patch, i: usize, at: [f64; 3]) -> (usize, geometry::Corners) {
     let m = &patch.mesh;
     let n = m.corners();
@@ -25,7 +32,8 @@ fn worst_slot(patch: &Patch, i: usize, at: [f64; 3]) -> (usize, geometry::Corner
         let (c, k) = (slot as usize / n, slot as usize % n);
         let mut p = m.cell_points(c);
         p[k] = at;
-        let eta = geometry::mean_ratio(&p, n);
+        let eta =
+            geometry::mean_ratio_cubed_of(geometry::volume(&p, n), geometry::edge_sum(&p, n), n);
         if eta < best.0 {
             best = (eta, k, p);
         }
