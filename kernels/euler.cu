@@ -546,6 +546,29 @@ extern "C" __global__ void euler_uneven(const int *degree, u64 n, u32 directed, 
     block_add(count, index, add);
 }
 
+// Several ranks (gpu_spread.rs): each of this rank's `edges` tuples (u, v), edge i's id
+// first + i, gives its two ends as packed pairs (vertex << 32 | dart) for their vertices'
+// owners (OwnerBuckets); the owner splits what arrives into local vertices and darts and
+// counts the degrees there.
+extern "C" __global__ void euler_end_pairs(const u32 *tuples, u64 edges, u64 first, u64 *pairs) {
+    u64 d = thread_index();
+    if (d < 2 * edges) pairs[d] = (u64)tuples[d] << 32 | (2 * first + d);
+}
+
+extern "C" __global__ void euler_end_split(const u64 *pairs, u64 count, u64 first_vertex,
+                                           u32 *vertex, u32 *dart) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    vertex[k] = (u32)((pairs[k] >> 32) - first_vertex);
+    dart[k] = (u32)pairs[k];
+}
+
+extern "C" __global__ void euler_end_degrees(const u32 *vertex, const u32 *dart, u64 count,
+                                             u32 directed, int *degree) {
+    u64 k = thread_index();
+    if (k < count) atomicAdd(&degree[vertex[k]], directed && dart[k] % 2 == 1 ? -1 : 1);
+}
+
 // Unite the two ends of each edge (the prelude's union-find; cc.cu's cc_init and cc_compress
 // set up and flatten the forest).
 extern "C" __global__ void euler_link(const u32 *ends, u64 edges, u32 *parent) {
