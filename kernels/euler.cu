@@ -603,14 +603,14 @@ extern "C" __global__ void euler_fill(u32 *a, u64 count, u32 value) {
 // become the rulers' (their segments') in place: a walker reads them only at heads that are
 // no sampled ruler, and a finish writes them only at a sampled ruler.
 
-#define RULER_EVERY 32
 #define RULER_SALT 0x72756c657273ULL
 #define WALKER 0u
 #define FINISH 1u
 #define ITEM 5
 
-__device__ __forceinline__ bool sampled_ruler(u32 slot) {
-    return mix64((u64)slot ^ RULER_SALT) % RULER_EVERY == 0;
+// About one head in `every` is sampled (gpu_ruling.rs `RULER_EVERY`).
+__device__ __forceinline__ bool sampled_ruler(u32 slot, u32 every) {
+    return mix64((u64)slot ^ RULER_SALT) % every == 0;
 }
 
 // The rank holding global slot s, of `ranks` whose first slots are starts[0..=ranks].
@@ -678,13 +678,13 @@ __device__ __forceinline__ void set_item(u32 (&o)[ITEM], u32 a, u32 b, u32 c, u3
 
 // The walkers leaving this rank's sampled rulers (a ruler whose run ends its list is done);
 // with `write` 0 only counted (so that `out` is allocated to fit).
-extern "C" __global__ void euler_walk_start(const u32 *heads, u64 count, u32 first,
+extern "C" __global__ void euler_walk_start(const u32 *heads, u64 count, u32 first, u32 every,
                                             const u32 *hnext, const u32 *hweight, u32 write,
                                             u32 *out, u64 *out_count) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k];
-    bool walks = sampled_ruler(first + h) && hnext[h] != NIL;
+    bool walks = sampled_ruler(first + h, every) && hnext[h] != NIL;
     u64 at = warp_slot(walks, out_count);
     if (walks && write) put_item(out, at, {hnext[h], WALKER, first + h, hweight[h], 0});
 }
@@ -692,8 +692,8 @@ extern "C" __global__ void euler_walk_start(const u32 *heads, u64 count, u32 fir
 // One round at this rank's `count` arrived items: a finish is stored at its ruler; a walker
 // goes on along this rank's heads (or, past the rounds, `go_on` 0, stops before its head)
 // and leaves one item for the next round. `sum`: weights add (lists), else the smallest.
-extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 here, u32 sum,
-                                      u32 go_on, u32 *hnext, u32 *hweight, u32 *hlast,
+extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 here, u32 every,
+                                      u32 sum, u32 go_on, u32 *hnext, u32 *hweight, u32 *hlast,
                                       u32 *ruler_of, u32 *before, u32 *out, u64 *out_count) {
     u64 i = thread_index();
     if (i >= count) return;
@@ -708,7 +708,7 @@ extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 h
         hlast[k] = w[4];
     } else if (go_on) {
         u32 at = key;
-        while (!sampled_ruler(at)) {
+        while (!sampled_ruler(at, every)) {
             u32 k = at - first, nx = hnext[k];
             ruler_of[k] = ruler;
             before[k] = acc;
@@ -724,7 +724,7 @@ extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 h
             }
         }
         // Stopped at a ruler: that ruler is the segment's end.
-        if (sampled_ruler(at) && o[1] == FINISH) set_item(o, ruler, FINISH, at, acc, NIL);
+        if (sampled_ruler(at, every) && o[1] == FINISH) set_item(o, ruler, FINISH, at, acc, NIL);
     }
     u64 at = warp_slot(emit, out_count);
     if (emit) put_item(out, at, o);
