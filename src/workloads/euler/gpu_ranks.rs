@@ -45,6 +45,7 @@ pub fn solve(
         exchange,
         vertex: end_vertex,
         dart: end_dart,
+        shuffle,
         ..
     } = ends;
 
@@ -93,10 +94,14 @@ pub fn solve(
         gpu.download("circuit vertices", &vertex, slots as usize)?,
     );
     let first = part.first();
+    let id = |v: u32| {
+        let v = first + u64::from(v);
+        shuffle.map_or(v, |s| s.undo(v))
+    };
     let placed = (pos, code, vertex)
         .into_par_iter()
         .filter(|&(at, _, _)| at != u64::MAX)
-        .map(|(at, c, v)| Triple(at, c, first + u64::from(v)))
+        .map(|(at, c, v)| Triple(at, c, id(v)))
         .collect();
     Ok(Solved {
         placed,

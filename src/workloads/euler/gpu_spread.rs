@@ -26,24 +26,28 @@ pub struct SpreadEnds<'w> {
     pub vertex: CudaSlice<u32>,
     pub dart: CudaSlice<u32>,
     pub count: u64,
+    /// Random vertex blocks: the vertices the ends name are shuffled ids.
+    pub shuffle: Option<Shuffle>,
 }
 
 impl<'w> SpreadEnds<'w> {
-    /// Upload this rank's `edges`, the first with id `first` (collective: opens the exchange).
+    /// Upload this rank's `edges`, the first with id `first`, their vertices shuffled by
+    /// `shuffle` where given (collective: opens the exchange).
     pub fn upload(
         world: &'w World,
         gpu: &Gpu,
         transport: GpuTransport,
-        edges: &[Edge],
-        first: u64,
+        (edges, first): (&[Edge], u64),
+        shuffle: Option<Shuffle>,
     ) -> Result<Self> {
         // Compile the kernel files now, untimed with the graph.
         gpu.function("euler.cu", "euler_end_pairs")?;
         gpu.function("exchange.cu", "exchange_count_owners")?;
         let exchange = GpuExchange::open(world, gpu, transport)?;
+        let id = |v: u64| shuffle.map_or(v, |s| s.apply(v)) as u32;
         let flat: Vec<u32> = edges
             .par_iter()
-            .flat_map_iter(|&(u, v)| [u as u32, v as u32])
+            .flat_map_iter(|&(u, v)| [id(u), id(v)])
             .collect();
         let tuples = gpu.upload("edge tuples", &flat)?;
         Ok(SpreadEnds {
@@ -52,6 +56,7 @@ impl<'w> SpreadEnds<'w> {
             vertex: gpu.zeros("edge-ends", 1)?,
             dart: gpu.zeros("edge-ends", 1)?,
             count: 0,
+            shuffle,
         })
     }
 
@@ -101,7 +106,9 @@ impl<'w> SpreadEnds<'w> {
         if total == 0 {
             return Ok(());
         }
-        let more = darts::distribute(world, part, &[(first, edges)])?;
+        let id = |v: u64| self.shuffle.map_or(v, |s| s.apply(v));
+        let edges: Vec<Edge> = edges.iter().map(|&(u, v)| (id(u), id(v))).collect();
+        let more = darts::distribute(world, part, &[(first, &edges)])?;
         let vertex: Vec<u32> = more.iter().map(|t| part.local(t.0) as u32).collect();
         let dart: Vec<u32> = more.iter().map(|t| t.1 as u32).collect();
         self.vertex = append(gpu, &self.vertex, self.count, &vertex)?;
@@ -160,4 +167,87 @@ fn append(gpu: &Gpu, a: &CudaSlice<u32>, held: u64, more: &[u32]) -> Result<Cuda
             .map_err(|e| gpu_error("upload the added edge-ends", e))?;
     }
     Ok(grown)
+}
+
+/// Random vertex blocks, for comparison with the contiguous ones (`TESSERA_EULER_BLOCKS=random`):
+/// the several GPUs' path works on the ids v' = a v + b mod n (a coprime to n), so that
+/// each rank's block of v' is a scattered set of the graph's vertices; the circuit's
+/// vertices go back by the inverse. Only an Eulerian graph's circuit is found this way
+/// (eulerize and the trail are refused; a failed degree check names no vertex).
+#[derive(Clone, Copy, Debug)]
+pub struct Shuffle {
+    n: u64,
+    a: u64,
+    b: u64,
+    a_inverse: u64,
+}
+
+impl Shuffle {
+    /// The shuffle `TESSERA_EULER_BLOCKS=random` asks for on `n` vertices, or None.
+    pub fn asked(n: u64) -> Option<Shuffle> {
+        let random = std::env::var("TESSERA_EULER_BLOCKS").is_ok_and(|v| v == "random");
+        (random && n > 1).then(|| Shuffle::new(n))
+    }
+
+    fn new(n: u64) -> Shuffle {
+        let mut a = crate::rng::GOLDEN % n;
+        while gcd(a, n) != 1 {
+            a += 1;
+        }
+        let a_inverse = inverse(a, n);
+        Shuffle {
+            n,
+            a,
+            b: n / 3,
+            a_inverse,
+        }
+    }
+
+    pub fn apply(&self, v: u64) -> u64 {
+        ((u128::from(v) * u128::from(self.a) + u128::from(self.b)) % u128::from(self.n)) as u64
+    }
+
+    pub fn undo(&self, w: u64) -> u64 {
+        let shifted = (w + self.n - self.b) % self.n;
+        ((u128::from(shifted) * u128::from(self.a_inverse)) % u128::from(self.n)) as u64
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// x with a x = 1 mod n (a coprime to n).
+fn inverse(a: u64, n: u64) -> u64 {
+    let (mut r0, mut r1) = (i128::from(n), i128::from(a));
+    let (mut t0, mut t1) = (0i128, 1i128);
+    while r1 != 0 {
+        let q = r0 / r1;
+        (r0, r1) = (r1, r0 - q * r1);
+        (t0, t1) = (t1, t0 - q * t1);
+    }
+    t0.rem_euclid(i128::from(n)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shuffle;
+
+    #[test]
+    fn shuffles_are_bijections_undone_by_their_inverse() {
+        for n in [2u64, 3, 64, 1000, 4096, 99_991] {
+            let s = Shuffle::new(n);
+            let mut seen = vec![false; n as usize];
+            for v in 0..n {
+                let w = s.apply(v);
+                assert!(!seen[w as usize], "n {n}: {w} twice");
+                seen[w as usize] = true;
+                assert_eq!(s.undo(w), v);
+            }
+        }
+    }
 }

@@ -46,7 +46,7 @@ use crate::report::Report;
 use crate::rng::{draw, stream_key};
 use darts::Darts;
 use gpu_ends::DeviceEnds;
-use gpu_spread::SpreadEnds;
+use gpu_spread::{Shuffle, SpreadEnds};
 use jump::NIL;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -421,8 +421,15 @@ impl Euler {
             }
             Selected::Gpu(gpu) => {
                 let first = Ranges::of_lengths(world, list.local.len() as u64).first();
-                let transport = h.run.gpu_transport;
-                Ends::Spread(gpu, SpreadEnds::upload(world, gpu, transport, &list.local, first)?)
+                let shuffle = Shuffle::asked(list.n);
+                if shuffle.is_some() && (self.eulerize || self.trail) {
+                    return Err(Error::Unavailable(
+                        "TESSERA_EULER_BLOCKS=random takes neither eulerize nor trail".into(),
+                    ));
+                }
+                let (local, transport) = (&list.local[..], h.run.gpu_transport);
+                let ends = SpreadEnds::upload(world, gpu, transport, (local, first), shuffle)?;
+                Ends::Spread(gpu, ends)
             }
             Selected::Cpu => {
                 let first = Ranges::of_lengths(world, list.local.len() as u64).first();
@@ -549,6 +556,12 @@ impl Ends<'_> {
         };
         if balanced {
             return Ok(None);
+        }
+        if matches!(self, Ends::Spread(_, g) if g.shuffle.is_some()) {
+            return Err(Error::NotEulerian(
+                "unbalanced degrees (random vertex blocks, TESSERA_EULER_BLOCKS, name no vertex)"
+                    .into(),
+            ));
         }
         check::degrees_ok(world, part, &self.degrees(part, directed)?, directed, trail)
     }
