@@ -330,7 +330,7 @@ impl Euler {
         let solved = match (ends, &h.device) {
             (Ends::Device(gpu, g), _) => gpu::solve(gpu, g, &setup, &mut phases)?,
             (Ends::Spread(gpu, ends), _) => {
-                gpu_ranks::solve(world, gpu, &part, ends, &setup, &mut phases, &components)?
+                gpu_ranks::solve(world, gpu, &part, *ends, &setup, &mut phases, &components)?
             }
             (Ends::Host(ends), _) => {
                 let pairing = self.pairing;
@@ -429,7 +429,7 @@ impl Euler {
                 }
                 let (local, transport) = (&list.local[..], h.run.gpu_transport);
                 let ends = SpreadEnds::upload(world, gpu, transport, (local, first), shuffle)?;
-                Ends::Spread(gpu, ends)
+                Ends::Spread(gpu, Box::new(ends))
             }
             Selected::Cpu => {
                 let first = Ranges::of_lengths(world, list.local.len() as u64).first();
@@ -515,7 +515,7 @@ fn solve_seconds(f: &Findings) -> f64 {
 enum Ends<'g> {
     Host(Vec<Triple>),
     Device(&'g Gpu, DeviceEnds),
-    Spread(&'g Gpu, SpreadEnds<'g>),
+    Spread(&'g Gpu, Box<SpreadEnds<'g>>),
 }
 
 impl Ends<'_> {
