@@ -21,12 +21,11 @@ const NIL32: u32 = NIL as u32;
 const ITEM: u32 = 5;
 
 /// About one run head in this many is sampled as a ruler; walkers stop after 4 times as
-/// many rounds (the heads beyond, about e^-4 of them, rule too). Denser than the CPU's 32
-/// (`ruling::RULER_EVERY`): on the devices each round of exchange costs a fixed latency
-/// (a fraction of a millisecond through NCCL) whatever it carries, so fewer rounds of walk
-/// (32 rather than 128) pay for the larger rulers' list and its one or two more rounds
-/// of jumping. The result does not depend on it.
-const RULER_EVERY: u32 = 8;
+/// many rounds (the heads beyond, about e^-4 of them, rule too), as the CPU's
+/// (`ruling::RULER_EVERY`). One in 8 (walks of 32 rounds) was measured slower on 2 and 4
+/// H200s (label 0.065 s against 0.048 at 2^24 edges per GPU, 50% more bytes):
+/// docs/benchmarks.md, Euler circuits, step 5. The result does not depend on it.
+const RULER_EVERY: u32 = 32;
 
 /// `RULER_EVERY`, or `TESSERA_EULER_RULERS` where set (for comparisons).
 fn ruler_every() -> u32 {
