@@ -546,6 +546,29 @@ extern "C" __global__ void euler_uneven(const int *degree, u64 n, u32 directed, 
     block_add(count, index, add);
 }
 
+// Several ranks (gpu_spread.rs): each of this rank's `edges` tuples (u, v), edge i's id
+// first + i, gives its two ends as packed pairs (vertex << 32 | dart) for their vertices'
+// owners (OwnerBuckets); the owner splits what arrives into local vertices and darts and
+// counts the degrees there.
+extern "C" __global__ void euler_end_pairs(const u32 *tuples, u64 edges, u64 first, u64 *pairs) {
+    u64 d = thread_index();
+    if (d < 2 * edges) pairs[d] = (u64)tuples[d] << 32 | (2 * first + d);
+}
+
+extern "C" __global__ void euler_end_split(const u64 *pairs, u64 count, u64 first_vertex,
+                                           u32 *vertex, u32 *dart) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    vertex[k] = (u32)((pairs[k] >> 32) - first_vertex);
+    dart[k] = (u32)pairs[k];
+}
+
+extern "C" __global__ void euler_end_degrees(const u32 *vertex, const u32 *dart, u64 count,
+                                             u32 directed, int *degree) {
+    u64 k = thread_index();
+    if (k < count) atomicAdd(&degree[vertex[k]], directed && dart[k] % 2 == 1 ? -1 : 1);
+}
+
 // Unite the two ends of each edge (the prelude's union-find; cc.cu's cc_init and cc_compress
 // set up and flatten the forest).
 extern "C" __global__ void euler_link(const u32 *ends, u64 edges, u32 *parent) {
@@ -580,14 +603,14 @@ extern "C" __global__ void euler_fill(u32 *a, u64 count, u32 value) {
 // become the rulers' (their segments') in place: a walker reads them only at heads that are
 // no sampled ruler, and a finish writes them only at a sampled ruler.
 
-#define RULER_EVERY 32
 #define RULER_SALT 0x72756c657273ULL
 #define WALKER 0u
 #define FINISH 1u
 #define ITEM 5
 
-__device__ __forceinline__ bool sampled_ruler(u32 slot) {
-    return mix64((u64)slot ^ RULER_SALT) % RULER_EVERY == 0;
+// About one head in `every` is sampled (gpu_ruling.rs `RULER_EVERY`).
+__device__ __forceinline__ bool sampled_ruler(u32 slot, u32 every) {
+    return mix64((u64)slot ^ RULER_SALT) % every == 0;
 }
 
 // The rank holding global slot s, of `ranks` whose first slots are starts[0..=ranks].
@@ -655,13 +678,13 @@ __device__ __forceinline__ void set_item(u32 (&o)[ITEM], u32 a, u32 b, u32 c, u3
 
 // The walkers leaving this rank's sampled rulers (a ruler whose run ends its list is done);
 // with `write` 0 only counted (so that `out` is allocated to fit).
-extern "C" __global__ void euler_walk_start(const u32 *heads, u64 count, u32 first,
+extern "C" __global__ void euler_walk_start(const u32 *heads, u64 count, u32 first, u32 every,
                                             const u32 *hnext, const u32 *hweight, u32 write,
                                             u32 *out, u64 *out_count) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 h = heads[k];
-    bool walks = sampled_ruler(first + h) && hnext[h] != NIL;
+    bool walks = sampled_ruler(first + h, every) && hnext[h] != NIL;
     u64 at = warp_slot(walks, out_count);
     if (walks && write) put_item(out, at, {hnext[h], WALKER, first + h, hweight[h], 0});
 }
@@ -669,8 +692,8 @@ extern "C" __global__ void euler_walk_start(const u32 *heads, u64 count, u32 fir
 // One round at this rank's `count` arrived items: a finish is stored at its ruler; a walker
 // goes on along this rank's heads (or, past the rounds, `go_on` 0, stops before its head)
 // and leaves one item for the next round. `sum`: weights add (lists), else the smallest.
-extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 here, u32 sum,
-                                      u32 go_on, u32 *hnext, u32 *hweight, u32 *hlast,
+extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 here, u32 every,
+                                      u32 sum, u32 go_on, u32 *hnext, u32 *hweight, u32 *hlast,
                                       u32 *ruler_of, u32 *before, u32 *out, u64 *out_count) {
     u64 i = thread_index();
     if (i >= count) return;
@@ -685,7 +708,7 @@ extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 h
         hlast[k] = w[4];
     } else if (go_on) {
         u32 at = key;
-        while (!sampled_ruler(at)) {
+        while (!sampled_ruler(at, every)) {
             u32 k = at - first, nx = hnext[k];
             ruler_of[k] = ruler;
             before[k] = acc;
@@ -701,7 +724,7 @@ extern "C" __global__ void euler_walk(const u32 *in, u64 count, u32 first, u32 h
             }
         }
         // Stopped at a ruler: that ruler is the segment's end.
-        if (sampled_ruler(at) && o[1] == FINISH) set_item(o, ruler, FINISH, at, acc, NIL);
+        if (sampled_ruler(at, every) && o[1] == FINISH) set_item(o, ruler, FINISH, at, acc, NIL);
     }
     u64 at = warp_slot(emit, out_count);
     if (emit) put_item(out, at, o);

@@ -4,7 +4,7 @@
 // threads run one at a time in a random order (single-lane warps). Against sequential
 // references: each head's cycle minimum, and each head's steps to its list's end and that
 // end's slot, on 1 to 4 ranks of uneven sizes (one empty), with cycles and lists of one head
-// up to thousands (so some walkers outrun the 128 rounds and stop, and some lists hold no
+// up to thousands (so some walkers outrun their 4 * EVERY rounds and stop, and some lists hold no
 // sampled ruler). Then the circuit's order (the section "Several ranks: the circuit's
 // order"): the cut slots found and each slot placed, as gpu_ranks.rs `rank` does. Run by
 // scripts/emulate-kernels euler.
@@ -41,6 +41,8 @@ template <int K> void block_add(u64 *c, const int (&index)[K], const u64 (&value
 #include "euler_ruling.h" // the prelude's mix64, euler.cu's NIL, NO_BEST and the several ranks' sections
 
 static std::mt19937_64 rng(7);
+// One head in EVERY a sampled ruler; walkers stop after 4 * EVERY rounds (gpu_ruling.rs).
+static u32 EVERY = 8;
 
 // A kernel's `n` threads, one at a time, in a random order.
 template <class F> void launch(u64 n, F kernel) {
@@ -158,9 +160,9 @@ size_t walk(World &w, bool sum) {
     for (u32 r = 0; r < P; r++) {
         Rank &k = w.ranks[r];
         u64 n = k.heads.size(), c = 0;
-        launch(n, [&] { euler_walk_start(k.heads.data(), n, k.first, k.next.data(), k.weight.data(), 0, nullptr, &c); });
+        launch(n, [&] { euler_walk_start(k.heads.data(), n, k.first, EVERY, k.next.data(), k.weight.data(), 0, nullptr, &c); });
         items[r].assign(ITEM * c + 1, 0);
-        launch(n, [&] { euler_walk_start(k.heads.data(), n, k.first, k.next.data(), k.weight.data(), 1, items[r].data(), &moving[r]); });
+        launch(n, [&] { euler_walk_start(k.heads.data(), n, k.first, EVERY, k.next.data(), k.weight.data(), 1, items[r].data(), &moving[r]); });
     }
     size_t rounds = 0;
     for (;;) {
@@ -169,14 +171,14 @@ size_t walk(World &w, bool sum) {
         if (total == 0) return rounds;
         rounds++;
         vector<Routed> arrived = route(w, items, moving, ITEM);
-        u32 go_on = rounds <= 128;
+        u32 go_on = rounds <= 4 * EVERY;
         for (u32 r = 0; r < P; r++) {
             Rank &k = w.ranks[r];
             u64 n = arrived[r].count;
             items[r].assign(ITEM * n + 1, 0);
             moving[r] = 0;
             launch(n, [&] {
-                euler_walk(arrived[r].arrived.data(), n, k.first, k.here, sum, go_on, k.next.data(), k.weight.data(),
+                euler_walk(arrived[r].arrived.data(), n, k.first, k.here, EVERY, sum, go_on, k.next.data(), k.weight.data(),
                            k.end.data(), k.ruler_of.data(), k.before.data(), items[r].data(), &moving[r]);
             });
         }
@@ -317,7 +319,7 @@ int check(u32 P, u64 N) {
         w = split(next, weight, end, P);
         refused = !jump(w, true);
     }
-    printf("  %u rank(s), %llu heads, %zu pieces: %s\n", P, N, parts.size(),
+    printf("  %u rank(s), %llu heads, %zu pieces, 1 ruler in %u: %s\n", P, N, parts.size(), EVERY,
            bad == 0 && ended && refused ? "all equal" : "DIFFERENT");
     return bad + !ended + !refused;
 }
@@ -521,7 +523,12 @@ int check_order(u32 P, u64 m) {
 
 int main() {
     int bad = 0;
-    for (u32 P = 1; P <= 4; P++) bad += check(P, 30000);
+    // The rulers' density changes the rounds, never the result: sparse (walks cut at
+    // their round limit, many unreached heads ruling) and dense.
+    for (u32 every : {32u, 8u, 2u}) {
+        EVERY = every;
+        for (u32 P = 1; P <= 4; P++) bad += check(P, 30000);
+    }
     for (u32 P = 1; P <= 4; P++) bad += check_forest(P);
     for (u32 P = 1; P <= 4; P++) bad += check_order(P, 5000);
     return bad ? 1 : 0;

@@ -12,11 +12,11 @@ use super::gpu::{self, Kernels, Paired, Setup};
 use super::gpu_forest;
 use super::gpu_mates;
 use super::gpu_ruling::{self, HeadState, Router};
+use super::gpu_spread::SpreadEnds;
 use super::jump::{self, NIL};
 use super::{Phases, Solved};
 use crate::comm::ranges::Ranges;
-use crate::comm::gpu::GpuExchange;
-use crate::comm::{GpuTransport, Op, Triple, World};
+use crate::comm::{Op, Triple, World};
 use crate::device::{grid, Gpu};
 use crate::error::{Error, Result};
 use crate::graph::Block1D;
@@ -25,40 +25,33 @@ use rayon::prelude::*;
 
 const NIL32: u32 = NIL as u32;
 
-/// Run phases 1-5 on this rank's `ends` (Triple(vertex, dart, other end) of its own
-/// vertices; collective), each through `phases`; the devices exchange by `transport`.
-#[allow(clippy::too_many_arguments)]
+/// Run phases 1-5 on this rank's `ends` (at its own vertices, on its GPU, since the check;
+/// collective), each through `phases`; the devices exchange through the ends' exchange.
 pub fn solve(
     world: &World,
     gpu: &Gpu,
-    transport: GpuTransport,
     part: &Block1D,
-    ends: Vec<Triple>,
+    ends: SpreadEnds,
     s: &Setup,
     phases: &mut Phases,
     components: &dyn Fn() -> Result<()>,
 ) -> Result<Solved> {
-    let slots = ends.len() as u64;
+    let slots = ends.count;
     let n = part.local_n() as u64;
     gpu::check_fits(s.n, s.m)?;
     world.agree(gpu::check_memory(gpu, (slots, n), s.m, world.size() as u64))?;
     let k = Kernels::load(gpu)?;
-    // Untimed, as the graph: NCCL's set-up and first connection.
-    let exchange = GpuExchange::open(world, gpu, transport)?;
+    let SpreadEnds {
+        exchange,
+        vertex: end_vertex,
+        dart: end_dart,
+        shuffle,
+        ..
+    } = ends;
 
     let (mut p, mate, slot_ranges, cut) = phases.run("pair", || {
-        let first_vertex = part.first();
-        let local: Vec<u32> = ends
-            .par_iter()
-            .map(|e| (e.0 - first_vertex) as u32)
-            .collect();
-        let end_vertex = gpu.upload("edge-ends", &local)?;
-        let dart: Vec<u32> = ends.par_iter().map(|e| e.1 as u32).collect();
-        let end_dart = gpu.upload("edge-ends", &dart)?;
-        drop((local, dart));
         let p = gpu::pair(gpu, &k, (&end_vertex, Some(&end_dart)), (slots, n), s, None)?;
         drop((end_vertex, end_dart));
-        drop(ends);
         let slot_ranges = Ranges::of_lengths(world, slots);
         let mate = gpu_mates::mates(gpu, &exchange, &p, &slot_ranges, s.m)?;
         // The circuit is cut after edge `start` travelled forwards (see `order_circuit`).
@@ -101,10 +94,14 @@ pub fn solve(
         gpu.download("circuit vertices", &vertex, slots as usize)?,
     );
     let first = part.first();
+    let id = |v: u32| {
+        let v = first + u64::from(v);
+        shuffle.map_or(v, |s| s.undo(v))
+    };
     let placed = (pos, code, vertex)
         .into_par_iter()
         .filter(|&(at, _, _)| at != u64::MAX)
-        .map(|(at, c, v)| Triple(at, c, first + u64::from(v)))
+        .map(|(at, c, v)| Triple(at, c, id(v)))
         .collect();
     Ok(Solved {
         placed,

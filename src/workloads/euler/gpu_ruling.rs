@@ -20,8 +20,21 @@ const NIL32: u32 = NIL as u32;
 /// u32 per item of the walk (kernels/euler.cu ITEM).
 const ITEM: u32 = 5;
 
-/// Walkers stop after this many rounds, as the CPU's (`ruling::WALK_ROUNDS`).
-const WALK_ROUNDS: usize = 128;
+/// About one run head in this many is sampled as a ruler; walkers stop after 4 times as
+/// many rounds (the heads beyond, about e^-4 of them, rule too), as the CPU's
+/// (`ruling::RULER_EVERY`). One in 8 (walks of 32 rounds) was measured slower on 2 and 4
+/// H200s (label 0.065 s against 0.048 at 2^24 edges per GPU, 50% more bytes):
+/// docs/benchmarks.md, Euler circuits, step 5. The result does not depend on it.
+const RULER_EVERY: u32 = 32;
+
+/// `RULER_EVERY`, or `TESSERA_EULER_RULERS` where set (for comparisons).
+fn ruler_every() -> u32 {
+    std::env::var("TESSERA_EULER_RULERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&e: &u32| (1..=1 << 16).contains(&e))
+        .unwrap_or(RULER_EVERY)
+}
 
 /// Sends device items to the owners of the global slots they start with.
 pub(super) struct Router<'a, 'w> {
@@ -271,6 +284,7 @@ fn walk(
     let gpu = r.gpu;
     let (heads, count) = h.heads;
     let mut items_count = gpu.zeros::<u64>("counter", 1)?;
+    let every = ruler_every();
     // Counted first, then written into an array of that size.
     let mut start = |write: u32, items: &mut CudaSlice<u32>| {
         gpu.clear("a counter", &mut items_count)?;
@@ -278,6 +292,7 @@ fn walk(
             b.arg(heads)
                 .arg(&count)
                 .arg(&r.first)
+                .arg(&every)
                 .arg(&*h.next)
                 .arg(&*h.weight)
                 .arg(&write)
@@ -296,7 +311,7 @@ fn walk(
         rounds += 1;
         let arrived = r.route(&items, moving, ITEM)?;
         // The walkers past the last round stop before their heads (finishes still arrive).
-        let go_on = u32::from(rounds <= WALK_ROUNDS);
+        let go_on = u32::from(rounds <= 4 * every as usize);
         let n = arrived.count;
         if items.len() < (ITEM as u64 * n) as usize {
             items = gpu.zeros::<u32>("walkers", (ITEM as u64 * n) as usize)?;
@@ -307,6 +322,7 @@ fn walk(
                 .arg(&n)
                 .arg(&r.first)
                 .arg(&r.here)
+                .arg(&every)
                 .arg(&sum32)
                 .arg(&go_on)
                 .arg(&mut *h.next)

@@ -26,6 +26,7 @@ mod gpu_forest;
 mod gpu_mates;
 pub mod gpu_ranks;
 mod gpu_ruling;
+pub mod gpu_spread;
 pub mod hierholzer;
 pub mod jump;
 pub mod pieces;
@@ -45,6 +46,7 @@ use crate::report::Report;
 use crate::rng::{draw, stream_key};
 use darts::Darts;
 use gpu_ends::DeviceEnds;
+use gpu_spread::{Shuffle, SpreadEnds};
 use jump::NIL;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -327,12 +329,10 @@ impl Euler {
         };
         let solved = match (ends, &h.device) {
             (Ends::Device(gpu, g), _) => gpu::solve(gpu, g, &setup, &mut phases)?,
-            (Ends::Host(ends), Selected::Gpu(gpu)) => {
-                let transport = h.run.gpu_transport;
-                let phases = &mut phases;
-                gpu_ranks::solve(world, gpu, transport, &part, ends, &setup, phases, &components)?
+            (Ends::Spread(gpu, ends), _) => {
+                gpu_ranks::solve(world, gpu, &part, *ends, &setup, &mut phases, &components)?
             }
-            (Ends::Host(ends), Selected::Cpu) => {
+            (Ends::Host(ends), _) => {
                 let pairing = self.pairing;
                 let order = move |dart: u64| match pairing {
                     Pairing::Adjacency => dart,
@@ -405,7 +405,8 @@ impl Euler {
         Ok(f)
     }
 
-    /// This rank's edge-ends where the solver takes them: on one rank's GPU, or at their
+    /// This rank's edge-ends where the solver takes them: on one rank's GPU, this rank's
+    /// tuples on its GPU (several ranks: routed in the first timed phase), or at their
     /// vertices' owners on the host. A graph without edges is refused.
     fn place_ends<'h>(&self, h: &'h Harness, list: &EdgeList) -> Result<Ends<'h>> {
         let world = h.world;
@@ -418,7 +419,19 @@ impl Euler {
             Selected::Gpu(gpu) if world.size() == 1 => {
                 Ends::Device(gpu, DeviceEnds::upload(gpu, list.n, &list.local, m)?)
             }
-            _ => {
+            Selected::Gpu(gpu) => {
+                let first = Ranges::of_lengths(world, list.local.len() as u64).first();
+                let shuffle = Shuffle::asked(list.n);
+                if shuffle.is_some() && (self.eulerize || self.trail) {
+                    return Err(Error::Unavailable(
+                        "TESSERA_EULER_BLOCKS=random takes neither eulerize nor trail".into(),
+                    ));
+                }
+                let (local, transport) = (&list.local[..], h.run.gpu_transport);
+                let ends = SpreadEnds::upload(world, gpu, transport, (local, first), shuffle)?;
+                Ends::Spread(gpu, Box::new(ends))
+            }
+            Selected::Cpu => {
                 let first = Ranges::of_lengths(world, list.local.len() as u64).first();
                 Ends::Host(darts::distribute(world, &part, &[(first, &list.local)])?)
             }
@@ -497,11 +510,12 @@ fn solve_seconds(f: &Findings) -> f64 {
         .sum()
 }
 
-/// Where the edge-ends live: at their vertices' owners on the host (the CPU, and GPUs on
-/// several ranks), or as one rank's endpoint array on its GPU.
+/// Where the edge-ends live: at their vertices' owners on the host (the CPU), as one rank's
+/// endpoint array on its GPU, or on several ranks' GPUs (tuples, then ends at the owners).
 enum Ends<'g> {
     Host(Vec<Triple>),
     Device(&'g Gpu, DeviceEnds),
+    Spread(&'g Gpu, Box<SpreadEnds<'g>>),
 }
 
 impl Ends<'_> {
@@ -513,38 +527,50 @@ impl Ends<'_> {
                 Ok(())
             }
             Ends::Device(gpu, g) => g.extend(gpu, edges),
+            Ends::Spread(gpu, g) => g.extend(world, gpu, part, first, edges),
         }
     }
 
     /// Per own vertex its degree, or for a digraph out-degree minus in-degree.
-    fn degrees(&self, part: &Block1D, directed: bool) -> Result<Vec<i64>> {
+    fn degrees(&mut self, part: &Block1D, directed: bool) -> Result<Vec<i64>> {
         match self {
             Ends::Host(ends) => Ok(darts::degrees(part, ends, directed)),
             Ends::Device(gpu, g) => g.host_degrees(gpu, directed),
+            Ends::Spread(gpu, g) => g.host_degrees(gpu, part, directed),
         }
     }
 
-    /// `check::degrees_ok`; a GPU settles the common case (all even) without the host.
+    /// `check::degrees_ok`; a GPU settles the common case (all even) without the host
+    /// (collective).
     fn degrees_ok(
-        &self,
+        &mut self,
         world: &World,
         part: &Block1D,
         directed: bool,
         trail: bool,
     ) -> Result<Option<(u64, u64)>> {
-        if let Ends::Device(gpu, g) = self {
-            if g.balanced(gpu, directed)? {
-                return Ok(None);
-            }
+        let balanced = match self {
+            Ends::Host(_) => false,
+            Ends::Device(gpu, g) => g.balanced(gpu, directed)?,
+            Ends::Spread(gpu, g) => g.balanced(world, gpu, part, directed)?,
+        };
+        if balanced {
+            return Ok(None);
+        }
+        if matches!(self, Ends::Spread(_, g) if g.shuffle.is_some()) {
+            return Err(Error::NotEulerian(
+                "unbalanced degrees (random vertex blocks, TESSERA_EULER_BLOCKS, name no vertex)"
+                    .into(),
+            ));
         }
         check::degrees_ok(world, part, &self.degrees(part, directed)?, directed, trail)
     }
 
     /// Whether all edges lie in one component, where one GPU tells; false runs the CPU check.
-    /// The host ends answer true: their tree phase tells (`one_tree`).
+    /// The ends of several ranks answer true: their tree phase tells (`one_tree`).
     fn connected(&self) -> Result<bool> {
         match self {
-            Ends::Host(_) => Ok(true),
+            Ends::Host(_) | Ends::Spread(..) => Ok(true),
             Ends::Device(gpu, g) => g.connected(gpu),
         }
     }
