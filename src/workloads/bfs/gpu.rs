@@ -10,7 +10,7 @@ use super::validate_depths::DeviceVerdict;
 use super::validate_gpu::DeviceValidator;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, Op, World};
-use crate::device::{blocks, gpu_error, grid, memory, Gpu, Kernel, THREADS};
+use crate::device::{blocks, gpu_error, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{Block1D, DistGraph, Vid};
@@ -324,9 +324,9 @@ impl GpuFrontiers<'_> {
         let (block, me) = (self.block, self.exchange.rank() as u64);
         let (own, csr) = (&mut self.own, &self.csr);
         let gpu = own.gpu;
-        // The light rows a warp each, then the heavy ones over the whole grid; both kernels
-        // take the same arguments.
-        let light = (&self.k.top_down, grid(len * 32));
+        // The light rows (a lane or a warp each), then the heavy ones over the whole grid;
+        // both kernels take the same arguments.
+        let light = (&self.k.top_down, queue_grid(len, self.resident_blocks));
         let heavy = (&self.k.top_down_heavy, filling_grid(self.resident_blocks));
         for (kernel, cfg) in [light, heavy] {
             gpu.launch(kernel, cfg, |b| {
@@ -387,6 +387,12 @@ impl GpuFrontiers<'_> {
 /// kernels.
 pub fn filling_grid(resident_blocks: u32) -> LaunchConfig {
     blocks(resident_blocks as u64, THREADS)
+}
+
+/// The grid of a top-down scan of a queue of `len` entries (kernels/bfs.cu `scan_rows`: a
+/// thread per entry and step, grid-stride): a thread per entry, at most a filling grid.
+pub fn queue_grid(len: u64, resident_blocks: u32) -> LaunchConfig {
+    blocks(len.div_ceil(THREADS as u64).min(resident_blocks as u64), THREADS)
 }
 
 #[cfg(test)]

@@ -253,10 +253,8 @@ impl<'a> OwnVertices<'a> {
             FrontierLayout::Bits => {
                 std::mem::swap(&mut self.bits, &mut self.next_bits);
                 self.current = FrontierLayout::Bits;
-                let words = self.words as u64;
-                self.gpu.launch(&self.k.depth_bits, grid(words), |b| {
+                self.gpu.launch(&self.k.depth_bits, grid(self.local_n), |b| {
                     b.arg(&self.bits)
-                        .arg(&words)
                         .arg(&self.local_n)
                         .arg(&mut self.depth)
                         .arg(&level);

@@ -195,8 +195,11 @@ pub fn bfs(
     Ok(levels)
 }
 
-/// Beamer's switch: go bottom-up once the frontier's edges outweigh the unexplored edges
-/// divided by alpha; return top-down once the frontier is shrinking and below N / beta.
+/// Beamer's switch: go bottom-up once the growing frontier's edges outweigh the unexplored
+/// edges divided by alpha; return top-down once the frontier is shrinking and below N / beta.
+/// Only a growing frontier goes bottom-up: at the last levels the unexplored edges are few, so
+/// a frontier of a few hundred vertices outweighed them and took a bottom-up level (a scan of
+/// every unvisited vertex, 0.45 ms at SCALE 26) where a top-down one costs 0.05 ms.
 fn choose_direction(
     current: Direction,
     params: &Params,
@@ -207,7 +210,9 @@ fn choose_direction(
     n: u64,
 ) -> Direction {
     match current {
-        Direction::TopDown if m_f as f64 > m_u as f64 / params.alpha => Direction::BottomUp,
+        Direction::TopDown if n_f > prev_n_f && m_f as f64 > m_u as f64 / params.alpha => {
+            Direction::BottomUp
+        }
         Direction::BottomUp if n_f < prev_n_f && (n_f as f64) < n as f64 / params.beta => {
             Direction::TopDown
         }
