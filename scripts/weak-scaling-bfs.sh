@@ -20,8 +20,9 @@
 #
 # Environment: TESSERA_BIN (default target/release/tessera), WEAK_SCALE (26), WEAK_ROOTS
 # (64), WEAK_RANKS (1, 2, 4, ... up to the GPUs present), WEAK_PARTITIONS ("1d 2d"),
-# WEAK_LEVELS (unset), WEAK_OUT (out/weak-scaling-bfs), WEAK_DEVICE (gpu; cpu for a dry run of
-# the script on a host without GPUs, at a small WEAK_SCALE).
+# WEAK_LEVELS (unset), WEAK_ARGS (more `tessera bfs` flags, e.g. "--beta 96"), WEAK_OUT
+# (out/weak-scaling-bfs), WEAK_DEVICE (gpu; cpu for a dry run of the script on a host
+# without GPUs, at a small WEAK_SCALE).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -32,6 +33,7 @@ roots=${WEAK_ROOTS:-64}
 out=${WEAK_OUT:-out/weak-scaling-bfs}
 read -r -a ranks <<<"$(scaling_ranks "${WEAK_RANKS:-}")"
 read -r -a partitions <<<"${WEAK_PARTITIONS:-1d 2d}"
+read -r -a extra <<<"${WEAK_ARGS:-}"
 [[ -x $bin ]] || { echo "error: no binary at $bin (build with cargo build --release)" >&2; exit 1; }
 device=${WEAK_DEVICE:-gpu}
 gpus=$(gpus_present)
@@ -77,7 +79,7 @@ for np in "${ranks[@]}"; do
         rm -f "$out/$name.h5"
         if ! mpirun --oversubscribe --bind-to none -np "$np" "$bin" bfs --device "$device" \
             --scale "$s" --roots "$roots" --partition "$part" --validator device \
-            --output "$out/$name.h5" >"$out/$name.log" 2>&1; then
+            --output "$out/$name.h5" "${extra[@]}" >"$out/$name.log" 2>&1; then
             echo "FAILED: $name (log: $out/$name.log)"
             tail -3 "$out/$name.log"
             status=1
