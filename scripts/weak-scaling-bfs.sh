@@ -11,7 +11,8 @@
 #   direction, levels;
 # - bytes the busiest rank sent per search, and the communication model's share of one rank
 #   (src/workloads/bfs/comm_model.rs: an exact count for bitmap levels, a bound for queues);
-# - validation seconds per root (mean, on the devices).
+# - validation seconds per root (mean, on the devices);
+# - on several ranks, the model's exchange time per search beside the measured one (`model`).
 # With WEAK_LEVELS=1, each run's levels follow its row: per level index, the searches'
 # directions, mean frontier vertices, local and exchange milliseconds (the slowest rank's),
 # the ranks' mean local time, the reduction after the level, MB the busiest rank sent, and
@@ -67,6 +68,40 @@ for lvl in np.unique(d["level"]):
 PY
 }
 
+# model FILE: the communication model's exchange time per search beside the measured one.
+# Per level, steps x lambda + the model's bytes per rank / B: steps are the level's exchanges
+# (1D top-down: the counts, then the pairs; 1D bottom-up: the bitmaps' all-gather; 2D: the
+# expand along the column, counts and items, where R > 1, then the fold along the row where
+# C > 1, and bottom-up the C hand-overs of the segment), lambda ($WEAK_LAMBDA_US, 25 us) and B
+# ($WEAK_LINK_GBS, 100 GB/s) as fitted on a 4-H100 NVLink host (docs/benchmarks.md).
+model() {
+    python3 - "$1" "${WEAK_LAMBDA_US:-25}" "${WEAK_LINK_GBS:-100}" <<'PY'
+import sys, h5py, numpy as np
+lam, link = float(sys.argv[2]) * 1e-6, float(sys.argv[3]) * 1e9
+with h5py.File(sys.argv[1]) as f:
+    a = dict(f["bfs"].attrs)
+    g = f["bfs/per_level"]
+    d = {k: g[k][:] for k in g}
+r, c = int(a["grid_rows"]), int(a["grid_cols"])
+two_d = a["partition"] == "2d"
+if two_d:
+    td = 2 * (r > 1) + 2 * (c > 1)
+    bu = (r > 1) + (c + 2) * (c > 1)
+    bytes_ = d["model_bytes_2d"]
+else:
+    td, bu = 2 * (r * c > 1), 1 * (r * c > 1)
+    bytes_ = d["model_bytes_1d"]
+steps = np.where(d["direction"] == 1, bu, td)
+searches = len(np.unique(d["root_index"]))
+model = (steps * lam + bytes_ / (r * c) / link).sum() / searches
+least = d["time_exchange_min"].sum() / searches
+most = d["time_exchange"].sum() / searches
+print(f"    model: {1e3 * model:.3f} ms of exchanges per search ({steps.sum() / searches:.1f} steps,"
+      f" {bytes_.sum() / (r * c) / searches / 1e6:.1f} MB a rank); measured {1e3 * least:.3f}"
+      f" (least rank) to {1e3 * most:.3f} ms (most)")
+PY
+}
+
 status=0
 base=""
 printf '%-5s %-4s %-5s %-11s %-5s %-9s %-9s %-9s %-9s %-9s %-6s %-9s %-9s %-9s\n' \
@@ -98,6 +133,7 @@ for np in "${ranks[@]}"; do
             "$(figure "$log" bytes_sent_per_rank_per_search)" \
             "$(figure "$log" model_bytes_per_rank_per_search)" \
             "$(figure "$log" "bfs  mean_validate")"
+        ((np > 1)) && model "$out/$name.h5"
         [[ -n ${WEAK_LEVELS:-} ]] && levels "$out/$name.h5" "$np"
     done
 done
