@@ -42,12 +42,23 @@ extern "C" __global__ void bfs_depth_queue(const u32 *queue, u64 len, i32 *depth
     if (i < len) depth[queue[i]] = level;
 }
 
-// A thread per own vertex, so that a warp's writes are one line: a thread per word wrote its
-// word's vertices one after another, 64 lines apart, and cost up to a millisecond on the
-// frontiers of 2.5e7 vertices of SCALE 26's middle levels.
-extern "C" __global__ void bfs_depth_bits(const u64 *bits, u64 local_n, i32 *depth, i32 level) {
-    u64 l = thread_index();
-    if (l < local_n && (bits[l / 64] >> (l % 64)) & 1) depth[l] = level;
+// A thread per word, each warp walking its 32 words together: a non-zero word's vertices are
+// written by the warp's lanes, a line at a time (a thread writing its own word's vertices
+// wrote 64 lines apart and cost up to a millisecond on the middle levels' frontiers of 2.5e7
+// vertices at SCALE 26; a thread per vertex cost 0.1 ms on the sparse ones after them).
+extern "C" __global__ void bfs_depth_bits(const u64 *bits, u64 words, u64 local_n, i32 *depth,
+                                          i32 level) {
+    u64 w = thread_index();
+    u64 mine = w < words ? bits[w] : 0;
+    u64 first = w / WARP * WARP;
+    for (int j = 0; j < WARP; j++) {
+        u64 word = __shfl_sync(FULL, mine, j);
+        if (!word) continue;
+        for (int half = 0; half < 64; half += WARP) {
+            u64 l = (first + j) * 64 + half + lane_id();
+            if ((word >> (half + lane_id())) & 1 && l < local_n) depth[l] = level;
+        }
+    }
 }
 
 // True for the one thread that first marks global vertex v in `sent` during this search.
@@ -85,30 +96,35 @@ __device__ __forceinline__ void visit(bool on, u64 v, u64 ug, u64 first, u64 loc
     if (send && at < run_capacity) remote[run * run_capacity + at] = v << 32 | ug;
 }
 
-// The rows of the frontier queue, 32 queue entries per warp step (a grid-stride loop): rows
-// shorter than a warp a lane each, the lanes stepping together; longer ones the whole warp,
-// one row after another; rows of HEAVY_DEGREE or more go to the heavy list (counters[4])
-// instead, for scan_heavy_rows. visit(on, v, u, edges) for each neighbour v of row u, by
-// every lane at once (`on` where the lane has an entry). Adds the entries read to
-// `inspected`. A warp per entry left 31 lanes idle on the low-degree frontiers of the last
-// levels, and its per-warp atomics cost more than the scan there.
+// The rows of the frontier queue, `per_warp` queue entries (1 or 32) per warp step, a
+// grid-stride loop. With 32 (long queues): rows shorter than a warp a lane each, the lanes
+// stepping together, and longer ones the whole warp, one row after another. With 1 (queues
+// no longer than the grid's warps): every row the whole warp, as a warp then has no other
+// work and a row's entries must not wait for another row's. Rows of HEAVY_DEGREE or more go
+// to the heavy list (counters[4]) instead, for scan_heavy_rows. visit(on, v, u, edges) for
+// each neighbour v of row u, by every lane at once (`on` where the lane has an entry). Adds
+// the entries read to `inspected`. A warp per entry left 31 lanes idle on the long queues of
+// low-degree vertices of the last levels, and its per-warp atomics cost more than the scan.
 template <typename Visit>
 __device__ __forceinline__ void scan_rows(const u64 *offsets, const u32 *adj, const u32 *queue,
                                           u64 queue_len, u32 *heavy, u64 *counters,
-                                          u64 &edges, u64 &inspected, Visit visit) {
-    u64 stride = grid_threads();
-    for (u64 base = thread_index() / WARP * WARP; base < queue_len; base += stride) {
+                                          u64 &edges, u64 &inspected, u64 per_warp,
+                                          Visit visit) {
+    u64 step = grid_threads() / WARP * per_warp;
+    u64 lane_rows = per_warp == WARP ? WARP : 1;  // rows shorter than this go a lane each
+    for (u64 base = thread_index() / WARP * per_warp; base < queue_len; base += step) {
         u64 k = base + lane_id();
-        u64 u = k < queue_len ? queue[k] : 0;
-        u64 begin = k < queue_len ? offsets[u] : 0;
-        u64 degree = k < queue_len ? offsets[u + 1] - begin : 0;
+        bool has = lane_id() < per_warp && k < queue_len;
+        u64 u = has ? queue[k] : 0;
+        u64 begin = has ? offsets[u] : 0;
+        u64 degree = has ? offsets[u + 1] - begin : 0;
         bool is_heavy = degree >= HEAVY_DEGREE;
         if (is_heavy) heavy[atomicAdd(&counters[4], 1ULL)] = (u32)u;
         else inspected += degree;
-        u64 short_row = degree < WARP ? degree : 0;
+        u64 short_row = degree < lane_rows ? degree : 0;
         for (u64 i = 0; __ballot_sync(FULL, i < short_row); i++)
             visit(i < short_row, i < short_row ? adj[begin + i] : 0, u, edges);
-        u32 longer = __ballot_sync(FULL, degree >= WARP && !is_heavy);
+        u32 longer = __ballot_sync(FULL, degree >= lane_rows && !is_heavy);
         for (; longer; longer &= longer - 1) {
             int owner = __ffs(longer) - 1;
             u64 row = __shfl_sync(FULL, u, owner);
@@ -145,9 +161,9 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
                                         const u32 *queue, u64 queue_len, u64 first,
                                         u64 local_n, u32 *next_queue, u64 *counters,
                                         u64 *remote, u64 run_capacity, u64 block, u64 me,
-                                        u64 *sent, u32 *heavy) {
+                                        u64 *sent, u32 *heavy, u64 per_warp) {
     u64 edges = 0, inspected = 0;
-    scan_rows(offsets, adj, queue, queue_len, heavy, counters, edges, inspected,
+    scan_rows(offsets, adj, queue, queue_len, heavy, counters, edges, inspected, per_warp,
               [&](bool on, u64 v, u64 u, u64 &edges) {
                   visit(on, v, first + u, first, local_n, parent, offsets, next_queue,
                         counters, remote, run_capacity, block, me, sent, edges);
@@ -158,12 +174,12 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
 }
 
 // The heavy rows bfs_top_down left (its arguments, so that one argument list serves both;
-// the queue is not read).
+// the queue and per_warp are not read).
 extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
                                               const u32 *, u64, u64 first, u64 local_n,
                                               u32 *next_queue, u64 *counters, u64 *remote,
                                               u64 run_capacity, u64 block, u64 me, u64 *sent,
-                                              const u32 *heavy) {
+                                              const u32 *heavy, u64) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(offsets, adj, heavy, counters, edges, inspected,
                     [&](bool on, u64 v, u64 u, u64 &edges) {
@@ -297,10 +313,10 @@ extern "C" __global__ void bfs2d_top_down(const u64 *out_offsets, const u32 *out
                                           const u32 *queue, u64 queue_len, u64 block, u64 cols,
                                           u64 j, i64 *parent, u64 local_n, const u64 *degrees,
                                           u32 *next_queue, u64 *sent, u64 *found, u64 capacity,
-                                          u64 *counters, u32 *heavy) {
+                                          u64 *counters, u32 *heavy, u64 per_warp) {
     u64 edges = 0, inspected = 0;
     scan_rows(out_offsets, out_adj, queue, queue_len, heavy, counters, edges, inspected,
-              [&](bool on, u64 v, u64 u, u64 &edges) {
+              per_warp, [&](bool on, u64 v, u64 u, u64 &edges) {
                   visit_2d(on, v, column_vertex(u, block, cols, j), j * block, local_n,
                            parent, degrees, next_queue, sent, found, capacity, counters,
                            edges);
@@ -310,13 +326,13 @@ extern "C" __global__ void bfs2d_top_down(const u64 *out_offsets, const u32 *out
     block_add(counters, index, value);
 }
 
-// The heavy rows bfs2d_top_down left (its arguments; the queue is not read).
+// The heavy rows bfs2d_top_down left (its arguments; the queue and per_warp are not read).
 extern "C" __global__ void bfs2d_top_down_heavy(const u64 *out_offsets, const u32 *out_adj,
                                                 const u32 *, u64, u64 block, u64 cols, u64 j,
                                                 i64 *parent, u64 local_n, const u64 *degrees,
                                                 u32 *next_queue, u64 *sent, u64 *found,
                                                 u64 capacity, u64 *counters,
-                                                const u32 *heavy) {
+                                                const u32 *heavy, u64) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(out_offsets, out_adj, heavy, counters, edges, inspected,
                     [&](bool on, u64 v, u64 u, u64 &edges) {

@@ -1,7 +1,8 @@
 // Host emulation of kernels/bfs.cu's 1D top-down scan (scan_rows with the neighbour step
 // `visit` of bfs_top_down), a warp at a time (warp_fibers.h), on one of 2 to 4 emulated ranks:
-// the rows of a random frontier queue (degrees 0 to a few hundred, some heavy), a lane per
-// short row and a warp per longer one, over a small grid so that the grid-stride loop turns.
+// the rows of a random frontier queue (degrees 0 to a few hundred, some heavy), 32 entries a
+// warp step (a lane per short row, a warp per longer one) and 1 (a warp per row), over a small
+// grid so that the grid-stride loop turns.
 // Checked against the scan's and the visit's definitions, written here: every entry of every
 // row below HEAVY_DEGREE is visited once and counted as inspected, every heavy row is listed
 // once and not visited; every own neighbour is claimed once into the next queue with a parent
@@ -34,7 +35,8 @@ static u64 random_degree(std::mt19937_64 &rng) {
 // One case: rank `me` of `ranks` ranks of `block` vertices scans a queue of `queue_len`
 // random own rows (neighbours mostly a few hot vertices, else any) with `threads` threads.
 // Returns the failures.
-static int run_case(u32 ranks, u32 me, u64 block, u64 queue_len, u64 threads, u64 seed) {
+static int run_case(u32 ranks, u32 me, u64 block, u64 queue_len, u64 threads, u64 per_warp,
+                    u64 seed) {
     std::mt19937_64 rng(seed);
     u64 n = ranks * block, first = me * block, local_n = block;
     std::vector<u64> offsets(local_n + 1, 0);
@@ -54,7 +56,7 @@ static int run_case(u32 ranks, u32 me, u64 block, u64 queue_len, u64 threads, u6
     launch_warps(threads, [&] {
         u64 edges = 0, mine = 0;
         scan_rows(offsets.data(), adj.data(), queue.data(), queue_len, heavy.data(),
-                  counters.data(), edges, mine, [&](bool on, u64 v, u64 u, u64 &edges) {
+                  counters.data(), edges, mine, per_warp, [&](bool on, u64 v, u64 u, u64 &edges) {
                       if (on) visited[{u, v}]++;
                       visit(on, v, first + u, first, local_n, parent.data(), offsets.data(),
                             next_queue.data(), counters.data(), remote.data(), run_capacity,
@@ -107,11 +109,12 @@ int main() {
     int bad = 0, cases = 0;
     for (u32 ranks = 2; ranks <= 4; ranks++)
         for (u32 me = 0; me < ranks; me++)
-            for (u64 queue_len : {1, 45, 700}) {
-                u64 seed = 1000 * ranks + 10 * me + queue_len;
-                bad += run_case(ranks, me, 1024, queue_len, 64, seed) != 0;
-                cases++;
-            }
+            for (u64 queue_len : {1, 45, 700})
+                for (u64 per_warp : {1, 32}) {
+                    u64 seed = 1000 * ranks + 10 * me + queue_len + per_warp;
+                    bad += run_case(ranks, me, 1024, queue_len, 64, per_warp, seed) != 0;
+                    cases++;
+                }
     if (bad) printf("  %d of %d cases DIFFER\n", bad, cases);
     else printf("  top-down scan and visit, 2-4 ranks, %d cases: all equal\n", cases);
     return bad != 0;

@@ -268,7 +268,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         clock.local(|| {
             // The light rows (a lane or a warp each), then the heavy ones over the whole
             // grid; both kernels take the same arguments.
-            let light = (&self.k.top_down, queue_grid(len, self.resident_blocks));
+            let (light_grid, per_warp) = queue_grid(len, self.resident_blocks);
+            let light = (&self.k.top_down, light_grid);
             let heavy = (&self.k.top_down_heavy, filling_grid(self.resident_blocks));
             for (kernel, cfg) in [light, heavy] {
                 gpu.launch(kernel, cfg, |b| {
@@ -287,7 +288,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&mut self.found)
                         .arg(&capacity)
                         .arg(&mut own.counters)
-                        .arg(&mut self.heavy);
+                        .arg(&mut self.heavy)
+                        .arg(&per_warp);
                 })?;
             }
             gpu.sync("bfs2d_top_down")

@@ -254,8 +254,10 @@ impl<'a> OwnVertices<'a> {
             FrontierLayout::Bits => {
                 std::mem::swap(&mut self.bits, &mut self.next_bits);
                 self.current = FrontierLayout::Bits;
-                self.gpu.launch(&self.k.depth_bits, grid(self.local_n), |b| {
+                let words = self.words as u64;
+                self.gpu.launch(&self.k.depth_bits, grid(words), |b| {
                     b.arg(&self.bits)
+                        .arg(&words)
                         .arg(&self.local_n)
                         .arg(&mut self.depth)
                         .arg(&level);
