@@ -427,6 +427,19 @@ mod tests {
     }
 
     #[test]
+    fn short_queues_take_a_warp_an_entry_and_long_ones_32() {
+        // 10 resident blocks of THREADS threads: 80 warps of 32 at 256 threads a block.
+        let warps = 10 * u64::from(THREADS) / 32;
+        let (cfg, per_warp) = queue_grid(warps, 10);
+        assert_eq!((per_warp, cfg.grid_dim.0), (1, 10));
+        let (cfg, per_warp) = queue_grid(3, 10);
+        assert_eq!((per_warp, cfg.grid_dim.0), (1, 1));
+        let (cfg, per_warp) = queue_grid(warps + 1, 10);
+        assert_eq!((per_warp, cfg.grid_dim.0), (32, 1));
+        assert_eq!(queue_grid(1 << 30, 10).0.grid_dim.0, 10);
+    }
+
+    #[test]
     fn runs_follow_rank_order_without_this_rank() {
         assert_eq!(run_starts(10, (0, 1)), vec![0]);
         assert_eq!(run_starts(10, (1, 4)), vec![0, 0, 10, 20]);

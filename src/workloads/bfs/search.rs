@@ -233,3 +233,26 @@ pub fn frontiers<'g>(
         Selected::Gpu(gpu) => Box::new(GpuFrontiers::new(world, gpu, transport, g, csr)?),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_growing_frontier_goes_bottom_up() {
+        let p = Params {
+            mode: Mode::Hybrid,
+            alpha: 14.0,
+            beta: 24.0,
+        };
+        let n = 1 << 20;
+        // 500 frontier edges outweigh 1000 unexplored edges / 14 either way.
+        let growing = choose_direction(Direction::TopDown, &p, 400, 10, 500, 1000, n);
+        let shrinking = choose_direction(Direction::TopDown, &p, 400, 9000, 500, 1000, n);
+        assert_eq!(growing, Direction::BottomUp);
+        assert_eq!(shrinking, Direction::TopDown);
+        // Back top-down once shrinking below N / beta.
+        let back = choose_direction(Direction::BottomUp, &p, 1000, 5000, 10, 10, n);
+        assert_eq!(back, Direction::TopDown);
+    }
+}
