@@ -42,14 +42,22 @@ extern "C" __global__ void bfs_depth_queue(const u32 *queue, u64 len, i32 *depth
     if (i < len) depth[queue[i]] = level;
 }
 
+// A thread per word, each warp walking its 32 words together: a non-zero word's vertices are
+// written by the warp's lanes, a line at a time (a thread writing its own word's vertices
+// wrote 64 lines apart and cost up to a millisecond on the middle levels' frontiers of 2.5e7
+// vertices at SCALE 26; a thread per vertex cost 0.1 ms on the sparse ones after them).
 extern "C" __global__ void bfs_depth_bits(const u64 *bits, u64 words, u64 local_n, i32 *depth,
                                           i32 level) {
     u64 w = thread_index();
-    u64 word = w < words ? bits[w] : 0;
-    while (word) {
-        u64 l = w * 64 + (__ffsll(word) - 1);
-        if (l < local_n) depth[l] = level;
-        word &= word - 1;
+    u64 mine = w < words ? bits[w] : 0;
+    u64 first = w / WARP * WARP;
+    for (int j = 0; j < WARP; j++) {
+        u64 word = __shfl_sync(FULL, mine, j);
+        if (!word) continue;
+        for (int half = 0; half < 64; half += WARP) {
+            u64 l = (first + j) * 64 + half + lane_id();
+            if ((word >> (half + lane_id())) & 1 && l < local_n) depth[l] = level;
+        }
     }
 }
 
@@ -60,54 +68,71 @@ __device__ __forceinline__ bool first_send(u64 *sent, u64 v) {
     return !(atomicOr(&sent[v / 64], bit) & bit);
 }
 
-// One neighbour v of frontier vertex ug: claim it if local, else put the pair in the run of
-// v's owner unless v was already sent in this search (its owner has claimed it, or will with
-// the parent sent first: one parent per vertex is all a search needs). The runs lie in
-// `remote` in rank order without `me`, `run_capacity` pairs each, as the exchange sends them
-// (no bucketing pass); counters[5 + owner] counts each run, the lanes of a warp with the same
-// owner sharing one atomic.
-__device__ __forceinline__ void visit(u64 v, u64 ug, u64 first, u64 local_n, i64 *parent,
-                                      const u64 *offsets, u32 *next_queue, u64 *counters,
-                                      u64 *remote, u64 run_capacity, u64 block, u64 me,
-                                      u64 *sent, u64 &edges) {
+// One neighbour v of frontier vertex ug, where `on` (every lane of the warp calls, `on` or
+// not, as the ballots and matches below need the whole warp): claim it if local, else put the
+// pair in the run of v's owner unless v was already sent in this search (its owner has
+// claimed it, or will with the parent sent first: one parent per vertex is all a search
+// needs). The runs lie in `remote` in rank order without `me`, `run_capacity` pairs each, as
+// the exchange sends them (no bucketing pass); counters[5 + owner] counts each run, the lanes
+// of a warp with the same owner sharing one atomic.
+__device__ __forceinline__ void visit(bool on, u64 v, u64 ug, u64 first, u64 local_n,
+                                      i64 *parent, const u64 *offsets, u32 *next_queue,
+                                      u64 *counters, u64 *remote, u64 run_capacity, u64 block,
+                                      u64 me, u64 *sent, u64 &edges) {
     u64 l = v - first;  // wraps for v < first
-    bool local = l < local_n;
+    bool local = on && l < local_n;
     bool took = local && claim(parent, l, ug);
     if (took) edges += offsets[l + 1] - offsets[l];
     push_next(took, l, next_queue, &counters[0]);
-    bool send = !local && first_send(sent, v);
+    bool send = on && !local && first_send(sent, v);
     u64 owner = send ? v / block : ~0ULL;
-    u32 active = __activemask();
-    u32 same = __match_any_sync(active, owner);
+    u32 same = __match_any_sync(FULL, owner);
     int leader = __ffs(same) - 1;
     u64 base = 0;
     if (send && lane_id() == leader) base = atomicAdd(&counters[5 + owner], (u64)__popc(same));
-    base = __shfl_sync(active, base, leader);
+    base = __shfl_sync(FULL, base, leader);
     u64 at = base + __popc(same & lanes_before());
     u64 run = owner - (owner > me);
     if (send && at < run_capacity) remote[run * run_capacity + at] = v << 32 | ug;
 }
 
-// One warp per queue entry u, lanes striding over its row: visit(v, u, edges) for each
-// neighbour v. Rows of HEAVY_DEGREE or more go to the heavy list (counters[4]) instead, for
-// scan_heavy_rows. Adds the entries read to `inspected`.
+// The rows of the frontier queue, `per_warp` queue entries (1 or 32) per warp step, a
+// grid-stride loop. With 32 (long queues): rows shorter than a warp a lane each, the lanes
+// stepping together, and longer ones the whole warp, one row after another. With 1 (queues
+// no longer than the grid's warps): every row the whole warp, as a warp then has no other
+// work and a row's entries must not wait for another row's. Rows of HEAVY_DEGREE or more go
+// to the heavy list (counters[4]) instead, for scan_heavy_rows. visit(on, v, u, edges) for
+// each neighbour v of row u, by every lane at once (`on` where the lane has an entry). Adds
+// the entries read to `inspected`. A warp per entry left 31 lanes idle on the long queues of
+// low-degree vertices of the last levels, and its per-warp atomics cost more than the scan.
 template <typename Visit>
 __device__ __forceinline__ void scan_rows(const u64 *offsets, const u32 *adj, const u32 *queue,
                                           u64 queue_len, u32 *heavy, u64 *counters,
-                                          u64 &edges, u64 &inspected, Visit visit) {
-    u64 warp = thread_index() / WARP;
-    u32 lane = lane_id();
-    if (warp >= queue_len) return;
-    u64 u = queue[warp];
-    u64 begin = offsets[u], end = offsets[u + 1];
-    if (end - begin >= HEAVY_DEGREE) {
-        if (lane == 0) heavy[atomicAdd(&counters[4], 1ULL)] = (u32)u;
-        return;
-    }
-    if (lane == 0) inspected += end - begin;
-    for (u64 base = begin; base < end; base += WARP) {
-        u64 e = base + lane;
-        if (e < end) visit(adj[e], u, edges);
+                                          u64 &edges, u64 &inspected, u64 per_warp,
+                                          Visit visit) {
+    u64 step = grid_threads() / WARP * per_warp;
+    u64 lane_rows = per_warp == WARP ? WARP : 1;  // rows shorter than this go a lane each
+    for (u64 base = thread_index() / WARP * per_warp; base < queue_len; base += step) {
+        u64 k = base + lane_id();
+        bool has = lane_id() < per_warp && k < queue_len;
+        u64 u = has ? queue[k] : 0;
+        u64 begin = has ? offsets[u] : 0;
+        u64 degree = has ? offsets[u + 1] - begin : 0;
+        bool is_heavy = degree >= HEAVY_DEGREE;
+        if (is_heavy) heavy[atomicAdd(&counters[4], 1ULL)] = (u32)u;
+        else inspected += degree;
+        u64 short_row = degree < lane_rows ? degree : 0;
+        for (u64 i = 0; __ballot_sync(FULL, i < short_row); i++)
+            visit(i < short_row, i < short_row ? adj[begin + i] : 0, u, edges);
+        u32 longer = __ballot_sync(FULL, degree >= lane_rows && !is_heavy);
+        for (; longer; longer &= longer - 1) {
+            int owner = __ffs(longer) - 1;
+            u64 row = __shfl_sync(FULL, u, owner);
+            u64 from = __shfl_sync(FULL, begin, owner);
+            u64 end = from + __shfl_sync(FULL, degree, owner);
+            for (u64 e = from + lane_id(); e - lane_id() < end; e += WARP)
+                visit(e < end, e < end ? adj[e] : 0, row, edges);
+        }
     }
 }
 
@@ -122,10 +147,10 @@ __device__ __forceinline__ void scan_heavy_rows(const u64 *offsets, const u32 *a
         u64 u = heavy[h];
         u64 begin = offsets[u], end = offsets[u + 1];
         if (blockIdx.x == 0 && threadIdx.x == 0) inspected += end - begin;
-        // Whole warps step together so the visits' ballots see every lane.
+        // Whole warps step together so the visits' ballots and matches see every lane.
         for (u64 base = begin + thread_index() / WARP * WARP; base < end; base += stride) {
             u64 e = base + lane_id();
-            if (e < end) visit(adj[e], u, edges);
+            visit(e < end, e < end ? adj[e] : 0, u, edges);
         }
     }
 }
@@ -136,12 +161,12 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
                                         const u32 *queue, u64 queue_len, u64 first,
                                         u64 local_n, u32 *next_queue, u64 *counters,
                                         u64 *remote, u64 run_capacity, u64 block, u64 me,
-                                        u64 *sent, u32 *heavy) {
+                                        u64 *sent, u32 *heavy, u64 per_warp) {
     u64 edges = 0, inspected = 0;
-    scan_rows(offsets, adj, queue, queue_len, heavy, counters, edges, inspected,
-              [&](u64 v, u64 u, u64 &edges) {
-                  visit(v, first + u, first, local_n, parent, offsets, next_queue, counters,
-                        remote, run_capacity, block, me, sent, edges);
+    scan_rows(offsets, adj, queue, queue_len, heavy, counters, edges, inspected, per_warp,
+              [&](bool on, u64 v, u64 u, u64 &edges) {
+                  visit(on, v, first + u, first, local_n, parent, offsets, next_queue,
+                        counters, remote, run_capacity, block, me, sent, edges);
               });
     const int index[2] = {1, 2};
     u64 value[2] = {edges, inspected};
@@ -149,16 +174,16 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
 }
 
 // The heavy rows bfs_top_down left (its arguments, so that one argument list serves both;
-// the queue is not read).
+// the queue and per_warp are not read).
 extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
                                               const u32 *, u64, u64 first, u64 local_n,
                                               u32 *next_queue, u64 *counters, u64 *remote,
                                               u64 run_capacity, u64 block, u64 me, u64 *sent,
-                                              const u32 *heavy) {
+                                              const u32 *heavy, u64) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(offsets, adj, heavy, counters, edges, inspected,
-                    [&](u64 v, u64 u, u64 &edges) {
-                        visit(v, first + u, first, local_n, parent, offsets, next_queue,
+                    [&](bool on, u64 v, u64 u, u64 &edges) {
+                        visit(on, v, first + u, first, local_n, parent, offsets, next_queue,
                               counters, remote, run_capacity, block, me, sent, edges);
                     });
     const int index[2] = {1, 2};
@@ -268,18 +293,19 @@ __device__ __forceinline__ void found_2d(bool hit, u64 v, u64 ug, u64 *found, u6
     if (hit && at < capacity) found[at] = v << 32 | ug;
 }
 
-// One entry (u, v) of the block in a top-down scan: v (a row index) is claimed if it is own
-// (l = v - own_first below local_n), else packed for its owner unless sent before.
-__device__ __forceinline__ void visit_2d(u64 v, u64 ug, u64 own_first, u64 local_n,
+// One entry (u, v) of the block in a top-down scan, where `on` (every lane of the warp calls):
+// v (a row index) is claimed if it is own (l = v - own_first below local_n), else packed for
+// its owner unless sent before.
+__device__ __forceinline__ void visit_2d(bool on, u64 v, u64 ug, u64 own_first, u64 local_n,
                                          i64 *parent, const u64 *degrees, u32 *next_queue,
                                          u64 *sent, u64 *found, u64 capacity, u64 *counters,
                                          u64 &edges) {
     u64 l = v - own_first;  // wraps for v < own_first
-    bool local = l < local_n;
+    bool local = on && l < local_n;
     bool took = local && claim(parent, l, ug);
     if (took) edges += degrees[l + 1] - degrees[l];
     push_next(took, l, next_queue, &counters[0]);
-    found_2d(!local && first_send(sent, v), v, ug, found, capacity, counters);
+    found_2d(on && !local && first_send(sent, v), v, ug, found, capacity, counters);
 }
 
 // Top-down over the block: the rows of the column's frontier (column indices).
@@ -287,29 +313,30 @@ extern "C" __global__ void bfs2d_top_down(const u64 *out_offsets, const u32 *out
                                           const u32 *queue, u64 queue_len, u64 block, u64 cols,
                                           u64 j, i64 *parent, u64 local_n, const u64 *degrees,
                                           u32 *next_queue, u64 *sent, u64 *found, u64 capacity,
-                                          u64 *counters, u32 *heavy) {
+                                          u64 *counters, u32 *heavy, u64 per_warp) {
     u64 edges = 0, inspected = 0;
     scan_rows(out_offsets, out_adj, queue, queue_len, heavy, counters, edges, inspected,
-              [&](u64 v, u64 u, u64 &edges) {
-                  visit_2d(v, column_vertex(u, block, cols, j), j * block, local_n, parent,
-                           degrees, next_queue, sent, found, capacity, counters, edges);
+              per_warp, [&](bool on, u64 v, u64 u, u64 &edges) {
+                  visit_2d(on, v, column_vertex(u, block, cols, j), j * block, local_n,
+                           parent, degrees, next_queue, sent, found, capacity, counters,
+                           edges);
               });
     const int index[2] = {1, 2};
     u64 value[2] = {edges, inspected};
     block_add(counters, index, value);
 }
 
-// The heavy rows bfs2d_top_down left (its arguments; the queue is not read).
+// The heavy rows bfs2d_top_down left (its arguments; the queue and per_warp are not read).
 extern "C" __global__ void bfs2d_top_down_heavy(const u64 *out_offsets, const u32 *out_adj,
                                                 const u32 *, u64, u64 block, u64 cols, u64 j,
                                                 i64 *parent, u64 local_n, const u64 *degrees,
                                                 u32 *next_queue, u64 *sent, u64 *found,
                                                 u64 capacity, u64 *counters,
-                                                const u32 *heavy) {
+                                                const u32 *heavy, u64) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(out_offsets, out_adj, heavy, counters, edges, inspected,
-                    [&](u64 v, u64 u, u64 &edges) {
-                        visit_2d(v, column_vertex(u, block, cols, j), j * block, local_n,
+                    [&](bool on, u64 v, u64 u, u64 &edges) {
+                        visit_2d(on, v, column_vertex(u, block, cols, j), j * block, local_n,
                                  parent, degrees, next_queue, sent, found, capacity, counters,
                                  edges);
                     });

@@ -1,51 +1,87 @@
-// Host emulation of kernels/bfs.cu's 1D top-down visit (the neighbour step of bfs_top_down
-// and bfs_top_down_heavy), a warp at a time (warp_fibers.h): each lane visits one adjacency
-// entry (v, parent) of random frontier rows on one of 2 to 4 emulated ranks. Checked against
-// the visit's definition, written here: every own neighbour is claimed once into the next
-// queue with a parent that has it as a neighbour; every other rank's neighbour is sent to its
-// owner exactly once per search (the `sent` bitmap), in the owner's run of the send buffer
-// (the other ranks' runs in rank order, `run_capacity` pairs each, the counters after the
-// five others counting them), and no pair lands outside its run. Run by scripts/emulate-kernels.
+// Host emulation of kernels/bfs.cu's 1D top-down scan (scan_rows with the neighbour step
+// `visit` of bfs_top_down), a warp at a time (warp_fibers.h), on one of 2 to 4 emulated ranks:
+// the rows of a random frontier queue (degrees 0 to a few hundred, some heavy), 32 entries a
+// warp step (a lane per short row, a warp per longer one) and 1 (a warp per row), over a small
+// grid so that the grid-stride loop turns.
+// Checked against the scan's and the visit's definitions, written here: every entry of every
+// row below HEAVY_DEGREE is visited once and counted as inspected, every heavy row is listed
+// once and not visited; every own neighbour is claimed once into the next queue with a parent
+// that has it as a neighbour; every other rank's neighbour is sent to its owner exactly once
+// per search (the `sent` bitmap), in the owner's run of the send buffer (the other ranks' runs
+// in rank order, `run_capacity` pairs each, the counters after the five others counting
+// them), and no pair lands outside its run. Run by scripts/emulate-kernels.
 #include <cstdio>
+#include <map>
 #include <random>
 #include <set>
 #include "warp_fibers.h"
 typedef int i32;
+static u64 emu_grid_threads;
+inline u64 grid_threads() { return emu_grid_threads; }
 inline u64 atomicAdd(u64 *a, u64 v) { u64 old = *a; *a += v; return old; }
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
 inline u64 atomicCAS(u64 *a, u64 cmp, u64 v) { u64 old = *a; if (old == cmp) *a = v; return old; }
-#include "bfs_visit.h"  // the prelude's warp_slot, bfs.cu's claim, push_next, first_send, visit
+#include "bfs_visit.h"  // warp_slot, HEAVY_DEGREE, bfs.cu's claim, push_next, first_send, visit, scan_rows
 
-// One case: rank `me` of `ranks` ranks of `block` vertices scans `entries` random entries
-// (local rows of random frontier vertices, neighbours anywhere; whole warps, as the
-// emulated warp needs every lane at its ballots and matches). Returns the failures.
-static int run_case(u32 ranks, u32 me, u64 block, u64 entries, u64 seed) {
+// A random degree: mostly short rows, some a few warps long, a few heavy.
+static u64 random_degree(std::mt19937_64 &rng) {
+    u64 r = rng() % 100;
+    if (r < 70) return rng() % 8;
+    if (r < 90) return rng() % 40;
+    if (r < 98) return 32 + rng() % 300;
+    return HEAVY_DEGREE + rng() % 100;
+}
+
+// One case: rank `me` of `ranks` ranks of `block` vertices scans a queue of `queue_len`
+// random own rows (neighbours mostly a few hot vertices, else any) with `threads` threads.
+// Returns the failures.
+static int run_case(u32 ranks, u32 me, u64 block, u64 queue_len, u64 threads, u64 per_warp,
+                    u64 seed) {
     std::mt19937_64 rng(seed);
     u64 n = ranks * block, first = me * block, local_n = block;
-    std::vector<u64> u(entries), v(entries), offsets(local_n + 1, 0);
-    for (u64 e = 0; e < entries; e++) {
-        u[e] = first + rng() % local_n;
-        // Mostly a few hot vertices (repeats within a warp), else any.
-        v[e] = rng() % 2 ? rng() % 8 * (n / 8) + rng() % 3 : rng() % n;
-    }
+    std::vector<u64> offsets(local_n + 1, 0);
+    for (u64 l = 0; l < local_n; l++) offsets[l + 1] = offsets[l] + random_degree(rng);
+    std::vector<u32> adj(offsets[local_n]);
+    for (u32 &v : adj) v = rng() % 2 ? rng() % 8 * (n / 8) + rng() % 3 : rng() % n;
+    std::vector<u32> queue(queue_len);
+    for (u32 &u : queue) u = rng() % local_n;  // repeats too, as a bitmap's queue never has
     std::vector<i64> parent(local_n, -1);
-    std::vector<u32> next_queue(local_n);
+    std::vector<u32> next_queue(local_n), heavy(queue_len + 1);
     std::vector<u64> counters(5 + ranks, 0), sent((n + 63) / 64, 0);
     u64 run_capacity = block, runs = ranks - 1;
     std::vector<u64> remote(run_capacity * runs, ~0ULL);
-    launch_warps(entries, [&] {
-        u64 e = thread_index(), edges = 0;
-        if (e < entries)
-            visit(v[e], u[e], first, local_n, parent.data(), offsets.data(), next_queue.data(),
-                  counters.data(), remote.data(), run_capacity, block, me, sent.data(), edges);
+    std::map<std::pair<u64, u64>, int> visited;  // (row, entry index) -> visits
+    u64 inspected = 0;
+    emu_grid_threads = threads;
+    launch_warps(threads, [&] {
+        u64 edges = 0, mine = 0;
+        scan_rows(offsets.data(), adj.data(), queue.data(), queue_len, heavy.data(),
+                  counters.data(), edges, mine, per_warp, [&](bool on, u64 v, u64 u, u64 &edges) {
+                      if (on) visited[{u, v}]++;
+                      visit(on, v, first + u, first, local_n, parent.data(), offsets.data(),
+                            next_queue.data(), counters.data(), remote.data(), run_capacity,
+                            block, me, sent.data(), edges);
+                  });
+        inspected += mine;
     });
     int bad = 0;
+    // The scan: each light row's entries visited once per queue entry, heavy rows listed.
+    std::map<std::pair<u64, u64>, int> expected;
+    std::multiset<u64> heavy_rows;
+    u64 light_entries = 0;
     std::set<std::pair<u64, u64>> edge_set;
     std::set<u64> own_seen, remote_seen;
-    for (u64 e = 0; e < entries; e++) {
-        edge_set.insert({u[e], v[e]});
-        (v[e] / block == me ? own_seen : remote_seen).insert(v[e]);
+    for (u64 u : queue) {
+        if (offsets[u + 1] - offsets[u] >= HEAVY_DEGREE) { heavy_rows.insert(u); continue; }
+        for (u64 e = offsets[u]; e < offsets[u + 1]; e++) {
+            expected[{u, adj[e]}]++;
+            edge_set.insert({first + u, adj[e]});
+            (adj[e] / block == me ? own_seen : remote_seen).insert(adj[e]);
+            light_entries++;
+        }
     }
+    bad += visited != expected || inspected != light_entries;
+    bad += std::multiset<u64>(heavy.begin(), heavy.begin() + counters[4]) != heavy_rows;
     // Own neighbours: each claimed once into the queue, by a frontier vertex next to it.
     std::set<u64> queued(next_queue.begin(), next_queue.begin() + counters[0]);
     if (queued.size() != counters[0] || queued.size() != own_seen.size()) bad++;
@@ -73,11 +109,13 @@ int main() {
     int bad = 0, cases = 0;
     for (u32 ranks = 2; ranks <= 4; ranks++)
         for (u32 me = 0; me < ranks; me++)
-            for (u64 entries : {32, 224, 3008}) {
-                bad += run_case(ranks, me, 1024, entries, 1000 * ranks + 10 * me + entries) != 0;
-                cases++;
-            }
+            for (u64 queue_len : {1, 45, 700})
+                for (u64 per_warp : {1, 32}) {
+                    u64 seed = 1000 * ranks + 10 * me + queue_len + per_warp;
+                    bad += run_case(ranks, me, 1024, queue_len, 64, per_warp, seed) != 0;
+                    cases++;
+                }
     if (bad) printf("  %d of %d cases DIFFER\n", bad, cases);
-    else printf("  top-down visit, 2-4 ranks, %d cases: all equal\n", cases);
+    else printf("  top-down scan and visit, 2-4 ranks, %d cases: all equal\n", cases);
     return bad != 0;
 }

@@ -7,7 +7,7 @@
 //! or host memory and MPI). Kernels `bfs2d_*` in kernels/bfs.cu; launches pass their
 //! arguments in the order of the kernel's parameters there.
 
-use super::gpu::{check_fit, check_ids, filling_grid, HEAVY_DEGREE};
+use super::gpu::{check_fit, check_ids, filling_grid, queue_grid, HEAVY_DEGREE};
 use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
 use super::validate_depths::DeviceVerdict;
@@ -266,9 +266,10 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         let gpu = own.gpu;
         own.zero_counters()?;
         clock.local(|| {
-            // The light rows a warp each, then the heavy ones over the whole grid; both
-            // kernels take the same arguments.
-            let light = (&self.k.top_down, grid(len * 32));
+            // The light rows (a lane or a warp each), then the heavy ones over the whole
+            // grid; both kernels take the same arguments.
+            let (light_grid, per_warp) = queue_grid(len, self.resident_blocks);
+            let light = (&self.k.top_down, light_grid);
             let heavy = (&self.k.top_down_heavy, filling_grid(self.resident_blocks));
             for (kernel, cfg) in [light, heavy] {
                 gpu.launch(kernel, cfg, |b| {
@@ -287,7 +288,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&mut self.found)
                         .arg(&capacity)
                         .arg(&mut own.counters)
-                        .arg(&mut self.heavy);
+                        .arg(&mut self.heavy)
+                        .arg(&per_warp);
                 })?;
             }
             gpu.sync("bfs2d_top_down")

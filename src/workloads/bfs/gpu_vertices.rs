@@ -212,7 +212,8 @@ impl<'a> OwnVertices<'a> {
     }
 
     /// Claim the first `count` packed pairs of `pairs` (key << 32 | parent, the own vertex
-    /// being key - `key_first`) into the next queue; `offsets` gives their degrees.
+    /// being key - `key_first`) into the next queue; `offsets` gives their degrees. Returns
+    /// without waiting: `advance` reads the counters next, which waits for the claim.
     pub fn claim(
         &mut self,
         pairs: &CudaSlice<u64>,
@@ -231,7 +232,7 @@ impl<'a> OwnVertices<'a> {
                     .arg(&mut self.counters);
             })?;
         }
-        self.gpu.sync("bfs_claim")
+        Ok(())
     }
 
     /// Make the next frontier current; its local vertex and edge counts. Its vertices'

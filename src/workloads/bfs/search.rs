@@ -195,8 +195,11 @@ pub fn bfs(
     Ok(levels)
 }
 
-/// Beamer's switch: go bottom-up once the frontier's edges outweigh the unexplored edges
-/// divided by alpha; return top-down once the frontier is shrinking and below N / beta.
+/// Beamer's switch: go bottom-up once the growing frontier's edges outweigh the unexplored
+/// edges divided by alpha; return top-down once the frontier is shrinking and below N / beta.
+/// Only a growing frontier goes bottom-up: at the last levels the unexplored edges are few, so
+/// a frontier of a few hundred vertices outweighed them and took a bottom-up level (a scan of
+/// every unvisited vertex, 0.45 ms at SCALE 26) where a top-down one costs 0.05 ms.
 fn choose_direction(
     current: Direction,
     params: &Params,
@@ -207,7 +210,9 @@ fn choose_direction(
     n: u64,
 ) -> Direction {
     match current {
-        Direction::TopDown if m_f as f64 > m_u as f64 / params.alpha => Direction::BottomUp,
+        Direction::TopDown if n_f > prev_n_f && m_f as f64 > m_u as f64 / params.alpha => {
+            Direction::BottomUp
+        }
         Direction::BottomUp if n_f < prev_n_f && (n_f as f64) < n as f64 / params.beta => {
             Direction::TopDown
         }
@@ -227,4 +232,27 @@ pub fn frontiers<'g>(
         Selected::Cpu => Box::new(CpuFrontiers::new(world, g)),
         Selected::Gpu(gpu) => Box::new(GpuFrontiers::new(world, gpu, transport, g, csr)?),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_growing_frontier_goes_bottom_up() {
+        let p = Params {
+            mode: Mode::Hybrid,
+            alpha: 14.0,
+            beta: 24.0,
+        };
+        let n = 1 << 20;
+        // 500 frontier edges outweigh 1000 unexplored edges / 14 either way.
+        let growing = choose_direction(Direction::TopDown, &p, 400, 10, 500, 1000, n);
+        let shrinking = choose_direction(Direction::TopDown, &p, 400, 9000, 500, 1000, n);
+        assert_eq!(growing, Direction::BottomUp);
+        assert_eq!(shrinking, Direction::TopDown);
+        // Back top-down once shrinking below N / beta.
+        let back = choose_direction(Direction::BottomUp, &p, 1000, 5000, 10, 10, n);
+        assert_eq!(back, Direction::TopDown);
+    }
 }
