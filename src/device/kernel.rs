@@ -89,34 +89,20 @@ pub fn compile(file: &str, source: &str, arch: &str) -> Result<Ptx> {
     compile_program(file, &program(file, &[], source), arch)
 }
 
-/// NVRTC's options for kernels/`file`.
-fn nvrtc_flags(file: &str) -> Vec<String> {
-    let mut flags = vec!["--std=c++17".to_string()];
-    if STRICT_FLOAT.contains(&file) {
-        flags.push("--fmad=false".into());
-    }
-    flags
-}
-
-/// NVRTC's version as "major.minor" (part of the kernel cache's key). Called only where a GPU
-/// was chosen, which needs NVRTC loaded.
-fn nvrtc_version() -> String {
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: NVRTC is loaded (device choice checks it); the call writes two ints.
-    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
-    format!("{major}.{minor}")
-}
-
 fn compile_program(file: &str, text: &str, arch: &str) -> Result<Ptx> {
     if !super::nvrtc_present() {
         return Err(Error::Unavailable(
             "the NVRTC library (libnvrtc.so) cannot be loaded: put CUDA's lib directory on LD_LIBRARY_PATH".into(),
         ));
     }
+    let mut flags = vec!["--std=c++17".to_string()];
+    if STRICT_FLOAT.contains(&file) {
+        flags.push("--fmad=false".into());
+    }
     let options = CompileOptions {
         // NVRTC wants the architecture as a static string; one per process and arch is fine.
         arch: Some(Box::leak(arch.to_string().into_boxed_str())),
-        options: nvrtc_flags(file),
+        options: flags,
         name: Some(file.to_string()),
         ..Default::default()
     };
@@ -164,16 +150,11 @@ impl Gpu {
         load_function(&module, file, name)
     }
 
-    /// Compile a program made from kernels/`file` for this GPU (or take its PTX from the
-    /// kernel cache) and load it.
+    /// Compile a program made from kernels/`file` for this GPU and load it.
     fn load(&self, file: &str, text: &str) -> Result<Arc<CudaModule>> {
-        let flags = nvrtc_flags(file).join(" ");
-        let key = [file, text, &self.arch, &flags, &nvrtc_version()];
-        let ptx = super::ptx_cache::cached(super::ptx_cache::folder().as_deref(), &key, || {
-            compile_program(file, text, &self.arch).map(|ptx| ptx.to_src())
-        })?;
+        let ptx = compile_program(file, text, &self.arch)?;
         self.ctx
-            .load_module(Ptx::from_src(ptx))
+            .load_module(ptx)
             .map_err(|e| gpu_error(format!("load kernels/{file}"), e))
     }
 

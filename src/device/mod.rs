@@ -9,7 +9,6 @@
 
 mod kernel;
 pub mod memory;
-mod ptx_cache;
 
 pub use kernel::{blocks, compile, grid, Kernel, KERNELS, THREADS};
 
