@@ -20,12 +20,41 @@ pub struct Raw {
     pub dim: usize,
     pub points: Vec<[f64; 3]>,
     pub cells: Vec<Index>,
-    /// Where each cell was read (a line number, or 0 where the format has none).
-    pub lines: Vec<u64>,
+    /// Where each cell was read, for the error that refuses it.
+    pub origins: Origins,
     /// Boundary nodes with their patch (physical tag), when the file tags them.
     pub tagged: Option<Vec<(Index, i64)>>,
     /// Fixed flags carried by the file itself (a VTKHDF mesh tessera wrote).
     pub fixed: Option<Vec<bool>>,
+}
+
+/// Where a reader found each cell: its line, its element tag (binary and MSH 4.1 files,
+/// whose blocks are not line based), or nothing beyond its place in the file.
+pub enum Origins {
+    Lines(Vec<u64>),
+    ElementTags(Vec<u64>),
+    None,
+}
+
+impl Origins {
+    /// The error refusing cell `c` (0-based) for `what`.
+    fn error(&self, file: &str, c: usize, what: &str) -> Error {
+        let msg = format!(
+            "cell {} is {what}: expected positively oriented cells",
+            c + 1
+        );
+        match self {
+            Origins::Lines(lines) => input_error(file, lines[c], msg),
+            Origins::ElementTags(tags) => Error::InputFile {
+                file: file.into(),
+                msg: format!("element {}: {msg}", tags[c]),
+            },
+            Origins::None => Error::InputFile {
+                file: file.into(),
+                msg,
+            },
+        }
+    }
 }
 
 /// Read a mesh (collective: `.node`/`.ele` are read in parts, every other format whole by
@@ -94,14 +123,7 @@ pub fn finish(file: &str, raw: Raw, free: &[i64]) -> Result<Mesh> {
             None
         };
         if let Some(bad) = bad {
-            return Err(Error::Input {
-                file: file.into(),
-                line: raw.lines[c],
-                msg: format!(
-                    "cell {} is {bad}: expected positively oriented cells",
-                    c + 1
-                ),
-            });
+            return Err(raw.origins.error(file, c, bad));
         }
     }
     let fixed = match (raw.fixed, raw.tagged) {

@@ -4,7 +4,7 @@
 //! triangles (2) make a 2D one. Lower-dimension elements (points 15, lines 1, triangles of a
 //! 3D mesh) with a physical tag mark boundary patches. Other types are refused.
 
-use super::{input_error, parse_word, Raw};
+use super::{input_error, parse_word, Origins, Raw};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 
@@ -212,7 +212,7 @@ fn assemble(
         dim,
         points,
         cells,
-        lines,
+        origins: Origins::Lines(lines),
         tagged: Some(tagged),
         fixed: None,
     })

@@ -3,7 +3,7 @@
 //! a physical group mark boundary patches. Other element types are refused with their block.
 //! A parse error names the line (ASCII) or byte offset (binary) and what was expected.
 
-use super::{input_error, Raw};
+use super::{input_error, Origins, Raw};
 use crate::error::{Error, Result};
 use mshio::{ElementType, MshFile};
 use std::collections::HashMap;
@@ -21,12 +21,14 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<Raw> {
         });
     };
     let blocks = &elements.element_blocks;
+    let listed: usize = blocks.iter().map(|b| b.elements.len()).sum();
+    check_count(file, "$Elements", elements.num_elements, listed, "elements")?;
     let dim = if blocks.iter().any(|b| b.element_type == ElementType::Tet4) {
         3
     } else {
         2
     };
-    let (mut cells, mut tagged) = (Vec::new(), Vec::new());
+    let (mut cells, mut tags, mut tagged) = (Vec::new(), Vec::new(), Vec::new());
     for (b, block) in blocks.iter().enumerate() {
         let corners = match block.element_type {
             ElementType::Pnt => 1,
@@ -43,6 +45,9 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<Raw> {
         let is_cell = corners == dim + 1;
         let tag = physical.get(&(block.entity_dim, block.entity_tag)).copied();
         for e in &block.elements {
+            if is_cell {
+                tags.push(e.element_tag);
+            }
             for n in &e.nodes {
                 let local = index(*n).ok_or_else(|| Error::InputFile {
                     file: file.into(),
@@ -60,12 +65,11 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<Raw> {
             }
         }
     }
-    let lines = vec![0; cells.len() / (dim + 1)];
     Ok(Raw {
         dim,
         points,
         cells,
-        lines,
+        origins: Origins::ElementTags(tags),
         tagged: Some(tagged),
         fixed: None,
     })
@@ -91,6 +95,7 @@ fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Opt
         }
         points.extend(block.nodes.iter().map(|n| [n.x, n.y, n.z]));
     }
+    check_count(file, "$Nodes", section.num_nodes, points.len(), "nodes")?;
     let (min, count) = (section.min_node_tag, points.len() as u64);
     let index: Box<dyn Fn(u64) -> Option<u32>> = if any_sparse {
         Box::new(move |t| sparse.get(&t).copied())
@@ -98,6 +103,18 @@ fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Opt
         Box::new(move |t| (t >= min && t - min < count).then(|| (t - min) as u32))
     };
     Ok((points, index))
+}
+
+/// A section header's count against what its blocks hold (`mshio` reads the blocks by their
+/// own counts and does not compare the two).
+fn check_count(file: &str, section: &str, header: u64, held: usize, what: &str) -> Result<()> {
+    if header == held as u64 {
+        return Ok(());
+    }
+    Err(Error::InputFile {
+        file: file.into(),
+        msg: format!("{section}: the header gives {header} {what} but its blocks hold {held}: expected the two to agree"),
+    })
 }
 
 /// The first physical tag of each (dimension, entity) that has one.

@@ -11,7 +11,7 @@
 //! and a malformed file gives every rank the error of its first bad line.
 
 use super::super::ranks::Ranks;
-use super::{input_error, parse_word, unreadable, Raw};
+use super::{input_error, parse_word, unreadable, Origins, Raw};
 use crate::comm::file_parts::owned_span;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -28,7 +28,7 @@ pub fn read(path: &Path, ranks: &dyn Ranks) -> Result<Raw> {
         dim: nodes.dim,
         points: nodes.points,
         cells,
-        lines,
+        origins: Origins::Lines(lines),
         tagged: nodes.tagged,
         fixed: None,
     })

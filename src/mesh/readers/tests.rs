@@ -139,10 +139,12 @@ fn msh4_ascii_with_physical_groups() {
     assert_eq!((m.dim, m.num_nodes(), m.num_cells()), (3, 5, 2));
     assert_eq!(m.cells, vec![0, 1, 2, 3, 1, 2, 3, 4]);
     assert_eq!(m.fixed, vec![true, true, true, false, false]);
-    let tet10 = MSH4.replace(
-        "3 1 4 2\n2 1 2 3 4\n3 2 3 4 5",
-        "3 1 11 1\n2 1 2 3 4 5 1 2 3 4 5",
-    );
+    let tet10 = MSH4
+        .replace("$Elements\n2 3 1 3", "$Elements\n2 2 1 3")
+        .replace(
+            "3 1 4 2\n2 1 2 3 4\n3 2 3 4 5",
+            "3 1 11 1\n2 1 2 3 4 5 1 2 3 4 5",
+        );
     assert_mentions(
         &error_of(&put(&d, "t.msh", tet10.as_bytes())),
         &["t.msh", "element block 2", "unsupported element type"],
@@ -152,6 +154,37 @@ fn msh4_ascii_with_physical_groups() {
         &error_of(&put(&d, "g.msh", garbled.as_bytes())),
         &["g.msh:", "node"],
     );
+    let malformed = [
+        (
+            "nodes.msh",
+            MSH4.replace("$Nodes\n1 5 1 5", "$Nodes\n1 6 1 6"),
+            &["$Nodes", "6 nodes", "hold 5"][..],
+        ),
+        (
+            "elements.msh",
+            MSH4.replace("$Elements\n2 3 1 3", "$Elements\n2 5 1 3"),
+            &["$Elements", "5 elements", "hold 3"][..],
+        ),
+        (
+            "range.msh",
+            MSH4.replace("3 2 3 4 5", "3 2 3 4 9"),
+            &["element block 2, element 3", "node 9"][..],
+        ),
+        (
+            "inverted.msh",
+            MSH4.replace("2 1 2 3 4", "2 2 1 3 4"),
+            &["element 2", "cell 1 is inverted"][..],
+        ),
+        (
+            "flat.msh",
+            MSH4.replace("1 1 1\n$EndNodes", "0.5 0.5 0\n$EndNodes"),
+            &["element 3", "cell 2 is degenerate"][..],
+        ),
+    ];
+    for (name, text, needles) in malformed {
+        let msg = error_of(&put(&d, name, text.as_bytes()));
+        assert_mentions(&msg, &[&[name][..], needles].concat());
+    }
 }
 
 /// MSH 4.1 binary: header, then sections of size_t (8 bytes), int (4) and double (8).

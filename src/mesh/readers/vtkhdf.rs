@@ -3,7 +3,7 @@
 //! flags it stored per node; the pieces are put back together by their nodes' and cells'
 //! global ids (without them, the pieces' nodes and cells in file order).
 
-use super::Raw;
+use super::{Origins, Raw};
 use crate::error::{Error, Result};
 use crate::mesh::Index;
 use hdf5_metno as hdf5;
@@ -83,7 +83,7 @@ pub fn read(path: &Path) -> Result<Raw> {
     })?;
     Ok(Raw {
         dim,
-        lines: vec![0; whole.2.len() / k],
+        origins: Origins::None,
         points: whole.0,
         cells: whole.2,
         tagged: None,
