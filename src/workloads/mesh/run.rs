@@ -178,9 +178,9 @@ fn smooth_patch(
 
 fn log_iteration(it: usize, r: &Record) {
     log::info!(
-        "mesh: iteration {}: F {:.9e}, min eta {:.6}, mean eta {:.6}, inverted {}, max move {:.3e}, {:.3} s",
+        "mesh: iteration {}: F {:.9e}, min eta {:.6}, mean eta {:.6}, inverted {}, max move {:.3e}, cell {:.3e} s, node {:.3e} s, exchange {:.3e} s",
         it + 1, r.deformation, r.min_eta, r.mean_eta, r.inverted, r.max_move,
-        r.seconds_cell + r.seconds_node + r.seconds_exchange
+        r.seconds_cell, r.seconds_node, r.seconds_exchange
     );
 }
 
