@@ -13,8 +13,8 @@
 //! The partners are cut into items of bounded probes (hubs own hundreds of thousands of
 //! edges) and binned by the owner's out-degree: up to `SHORT_ROW` a warp per item (the row
 //! staged in the warp's slice of shared memory), above it a block per item (the row in a
-//! shared-memory hash table). Each bin lists its items most probes first, and ranks take
-//! every size-th item of each bin.
+//! shared-memory bitmap over its ids' range, or a hash table where the range is too wide).
+//! Each bin lists its items most probes first, and ranks take every size-th item of each bin.
 
 use super::triangles::Oriented;
 use rayon::prelude::*;
