@@ -11,7 +11,10 @@
 // costs min(|N+(u)|, |N+(v)|) probes of O(1) each.
 //   triangles_warp:  a warp per item of an owner with at most SHORT_ROW out-neighbours; the
 //                    row is staged in the warp's slice of shared memory and binary-searched.
-//   triangles_block: a block per item of a longer owner; its row goes into a shared-memory
+//   triangles_block: a block per item of a longer owner; its row goes into a bitmap over
+//                    the range of its ids in shared memory where the range fits (one
+//                    shared load a probe, no probing chain: the relabelled ids of a hub's
+//                    out-row lie among the few ids above it), else into a shared-memory
 //                    hash table (linear probing, load at most 1/2, 1/8 where it fits). A
 //                    row too long for the table is binary-searched in global memory.
 // In both, the item's threads (the warp, the block) take the probes of as many partners
@@ -41,6 +44,14 @@
 // emulation, tests/emulate/triangle_items.cpp, sets it smaller to reach the other path).
 #ifndef TABLE_SLOTS
 #define TABLE_SLOTS (CORNERS ? 4096 : 8192)
+#endif
+// The block's shared table, in words: the hash table's keys (and with the corners a hit
+// counter a slot), or a row's bitmap (with the corners, after it each word's first entry and
+// a hit counter an entry).
+#define SPACE_WORDS (CORNERS ? 2 * TABLE_SLOTS : TABLE_SLOTS)
+// Bitmap words at most (the host emulation sets it smaller to reach the hash table).
+#ifndef BITMAP_WORDS
+#define BITMAP_WORDS SPACE_WORDS
 #endif
 #define EMPTY_SLOT 0xffffffffu
 
@@ -256,6 +267,51 @@ struct GlobalRow {
     }
 };
 
+// The owner's row as a bitmap over its ids' range [lo, lo + range): bit w - lo is set for each
+// entry w. With the corners, the entry's index (for its hit counter) is the index of its
+// word's first entry plus the set bits below it in the word.
+struct BitmapRow {
+    const u32 *bits;
+    u32 lo, range;
+    const unsigned short *first;
+    u32 *hits;
+    __device__ bool operator()(u32 w) const {
+        u32 x = w - lo; // ids below lo wrap past the range
+        if (x >= range) return false;
+        u32 word = bits[x / 32], below = (1u << (x % 32)) - 1;
+        if (!((word >> (x % 32)) & 1)) return false;
+        if (CORNERS) atomicAdd(&hits[first[x / 32] + __popc(word & below)], 1u);
+        return true;
+    }
+};
+
+// Whether a row of `len` entries whose ids span `range` fits the shared table as a bitmap.
+__device__ __forceinline__ bool bitmap_fits(u32 range, u32 len) {
+    u32 words = (range + 31) / 32;
+    if (words > BITMAP_WORDS) return false;
+    // With the corners: the words, their first entries (16 bits each) and the hit counters.
+    return !CORNERS || words + (words + 1) / 2 + len <= SPACE_WORDS;
+}
+
+// The sorted row into a bitmap of `words` words at `bits` (with the corners: each word's first
+// entry into `first`, hit counters cleared). All threads of the block must call.
+__device__ void fill_bitmap(u32 *bits, u32 words, unsigned short *first, u32 *hits,
+                            const u32 *row, u32 len) {
+    for (u32 i = threadIdx.x; i < words; i += blockDim.x) bits[i] = 0;
+    __syncthreads();
+    u32 lo = row[0];
+    for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
+        u32 x = row[i] - lo;
+        atomicOr(&bits[x / 32], 1u << (x % 32));
+        if (CORNERS) {
+            hits[i] = 0;
+            // Words without entries are never read: their bits are all clear.
+            if (i == 0 || (row[i - 1] - lo) / 32 != x / 32) first[x / 32] = (unsigned short)i;
+        }
+    }
+    __syncthreads();
+}
+
 // Slots for a row of `len` entries (at most TABLE_SLOTS / 2): a power of two at least eight
 // times as many where the table has them (most probes miss, and a miss ends at the first
 // empty slot), else TABLE_SLOTS; at least a warp.
@@ -283,8 +339,7 @@ __device__ void fill_table(u32 *keys, u32 *hits, u32 mask, const u32 *row, u32 l
 extern "C" __global__ void triangles_block(const u64 *offsets, const u32 *adj,
                                            const u32 *partners, const u32 *owners,
                                            const u64 *spans, u64 count, u64 *t, u64 *total) {
-    __shared__ u32 keys[TABLE_SLOTS];
-    __shared__ u32 hits[CORNERS ? TABLE_SLOTS : 1];
+    __shared__ u32 space[SPACE_WORDS];
     __shared__ Partners<BlockTeam::SIZE> group;
     __shared__ u32 warp_totals[WARPS_PER_BLOCK];
     BlockTeam team{warp_totals};
@@ -294,10 +349,19 @@ extern "C" __global__ void triangles_block(const u64 *offsets, const u32 *adj,
         const u32 *row = adj + offsets[o];
         u32 len = (u32)(offsets[o + 1] - offsets[o]);
         u64 begin = spans[2 * item], end = spans[2 * item + 1];
-        bool hashed = 2 * len <= TABLE_SLOTS;
+        u32 range = row[len - 1] - row[0] + 1; // rows are sorted
+        bool bitmap = bitmap_fits(range, len);
+        bool hashed = !bitmap && 2 * len <= TABLE_SLOTS;
         u32 mask = hashed ? table_slots(len) - 1 : 0;
+        u32 words = (range + 31) / 32;
+        u32 *keys = space, *hits = bitmap ? space + words + (words + 1) / 2 : space + TABLE_SLOTS;
         u64 for_item;
-        if (hashed) {
+        if (bitmap) {
+            auto first = (unsigned short *)(space + words);
+            fill_bitmap(space, words, first, hits, row, len);
+            BitmapRow lookup{space, row[0], range, first, hits};
+            for_item = probe_partners(offsets, adj, partners, begin, end, team, group, lookup, t);
+        } else if (hashed) {
             fill_table(keys, hits, mask, row, len);
             HashedRow lookup{keys, mask, hits};
             for_item = probe_partners(offsets, adj, partners, begin, end, team, group, lookup, t);
@@ -316,6 +380,9 @@ extern "C" __global__ void triangles_block(const u64 *offsets, const u32 *adj,
         if (CORNERS && hashed)
             for (u32 s = threadIdx.x; s <= mask; s += blockDim.x)
                 if (hits[s]) atomicAdd(&t[keys[s]], (u64)hits[s]);
+        if (CORNERS && bitmap)
+            for (u32 i = threadIdx.x; i < len; i += blockDim.x)
+                if (hits[i]) atomicAdd(&t[row[i]], (u64)hits[i]);
         __syncthreads();
     }
     const int index[1] = {0};

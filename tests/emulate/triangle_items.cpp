@@ -2,9 +2,10 @@
 // out as src/workloads/analyze/triangle_plan.rs lays them out (each oriented edge with two
 // non-empty out-rows given to the endpoint with the longer one), against t_v counted by
 // brute force over every triple. Each CUDA thread of a block is a host thread; a warp's
-// shuffles and __syncwarp meet at the warp's barrier, __syncthreads at the block's. Three
-// builds of the kernels: with the corners (t_v), without (the count alone), and with a
-// hash table too small for the long rows (the binary search in global memory). The clique
+// shuffles and __syncwarp meet at the warp's barrier, __syncthreads at the block's. Four
+// builds of the kernels: with the corners (t_v), without (the count alone), both with the long
+// rows in bitmaps where their ranges fit; with bitmaps of one word (the hash table); and with
+// a hash table too small for the long rows (the binary search in global memory). The clique
 // of 302 gives a block item of 300 partners: two rounds of the block.
 // Run by scripts/emulate-kernels (needs g++ with C++20).
 #include <algorithm>
@@ -46,6 +47,7 @@ inline u32 __ballot_sync(u32, bool) { return 0; } // warp_slot only, which trian
 inline int __ffs(u32 x) { return __builtin_ffs(x); }
 inline int __popc(u32 x) { return __builtin_popcount(x); }
 template <class T> T atomicAdd(T *a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_RELAXED); }
+inline u32 atomicOr(u32 *a, u32 v) { return __atomic_fetch_or(a, v, __ATOMIC_RELAXED); }
 inline u32 atomicCAS(u32 *a, u32 cmp, u32 v) {
     __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     return cmp;
@@ -64,9 +66,19 @@ namespace alone {
 }
 #undef CORNERS
 #undef TABLE_SLOTS
+#undef BITMAP_WORDS
+namespace hashed {
+#define CORNERS 1
+#define BITMAP_WORDS 1
+#include "triangles_kernels.h"
+}
+#undef CORNERS
+#undef TABLE_SLOTS
+#undef BITMAP_WORDS
 namespace searched {
 #define CORNERS 1
 #define TABLE_SLOTS 64
+#define BITMAP_WORDS 1
 #include "triangles_kernels.h"
 }
 
@@ -160,7 +172,7 @@ int main() {
     std::mt19937_64 rng(11);
     int bad = 0;
     struct Case { u64 n, m, clique, cap; };
-    for (Case c : {Case{30, 120, 0, 1000}, Case{40, 200, 0, 5}, Case{136, 40, 131, 2000}, Case{302, 0, 302, 100000}}) {
+    for (Case c : {Case{30, 120, 0, 1000}, Case{40, 200, 0, 5}, Case{136, 40, 131, 2000}, Case{302, 0, 302, 100000}, Case{3000, 9000, 140, 3000}}) {
         std::vector<std::pair<u32, u32>> edges;
         for (u32 u = 0; u < c.clique; u++) for (u32 v = 0; v < u; v++) edges.push_back({u, v});
         for (u64 i = 0; i < c.m; i++) edges.push_back({(u32)(rng() % c.n), (u32)(rng() % c.n)});
@@ -175,7 +187,9 @@ int main() {
         auto [t1, total1] = run(corners::triangles_warp, corners::triangles_block, g, partners, s, l);
         auto [t0, total0] = run(alone::triangles_warp, alone::triangles_block, g, partners, s, l);
         auto [t2, total2] = run(searched::triangles_warp, searched::triangles_block, g, partners, s, l);
-        bool ok = t1 == expected && t2 == expected && total0 == triangles && total1 == triangles && total2 == triangles &&
+        auto [t3, total3] = run(hashed::triangles_warp, hashed::triangles_block, g, partners, s, l);
+        bool ok = t1 == expected && t2 == expected && t3 == expected && total0 == triangles && total1 == triangles &&
+                  total2 == triangles && total3 == triangles &&
                   t0 == std::vector<u64>(g.n);
         printf("n %llu, clique %llu, %zu warp and %zu block items: %llu triangles, %s\n", c.n, c.clique, s.owners.size(), l.owners.size(), triangles, ok ? "equal" : "DIFFERENT");
         bad += !ok;

@@ -13,8 +13,8 @@
 //! The partners are cut into items of bounded probes (hubs own hundreds of thousands of
 //! edges) and binned by the owner's out-degree: up to `SHORT_ROW` a warp per item (the row
 //! staged in the warp's slice of shared memory), above it a block per item (the row in a
-//! shared-memory hash table). Each bin lists its items most probes first, and ranks take
-//! every size-th item of each bin.
+//! shared-memory bitmap over its ids' range, or a hash table where the range is too wide).
+//! Each bin lists its items most probes first, and ranks take every size-th item of each bin.
 
 use super::triangles::Oriented;
 use rayon::prelude::*;
@@ -82,7 +82,30 @@ impl Plan {
     pub fn probes(&self) -> u64 {
         self.short.iter().chain(&self.long).map(|i| i.probes).sum()
     }
+
+    /// The share of the block bin's probes whose owner's row the block kernel keeps as a
+    /// bitmap (its ids' range fits the shared table; as `bitmap_fits` in
+    /// kernels/triangles.cu), counting alone and with the corners: a figure for the log.
+    pub fn bitmap_shares(&self, oriented: &Oriented) -> [f64; 2] {
+        let all: u64 = self.long.iter().map(|i| i.probes).sum();
+        [false, true].map(|corners| {
+            let fitting: u64 = (self.long.par_iter())
+                .filter(|i| {
+                    let row = oriented.row(i.owner.into());
+                    let words = (u64::from(row[row.len() - 1] - row[0]) + 32) / 32;
+                    let len = row.len() as u64;
+                    words <= SPACE_WORDS && (!corners || words + words.div_ceil(2) + len <= SPACE_WORDS)
+                })
+                .map(|i| i.probes)
+                .sum();
+            fitting as f64 / all.max(1) as f64
+        })
+    }
 }
+
+/// Words of the block kernel's shared table (`SPACE_WORDS` in kernels/triangles.cu, with the
+/// corners and without).
+const SPACE_WORDS: u64 = 8192;
 
 /// Owners per bucket of `group_by_owner`'s second pass (a bucket's counters stay in cache).
 const BUCKET_BITS: u32 = 16;
@@ -356,9 +379,13 @@ mod tests {
                 }
             }
         }
-        // The clique's out-rows pass SHORT_ROW: the block bin is used.
-        let plan = Plan::new(&orient(&graphs().pop().unwrap()).unwrap());
+        // The clique's out-rows pass SHORT_ROW: the block bin is used, its rows' ids within
+        // 551 of each other (bitmaps of 18 words, with 2 x 9 words of first entries and
+        // 151 hit counters).
+        let oriented = orient(&graphs().pop().unwrap()).unwrap();
+        let plan = Plan::new(&oriented);
         assert!(!plan.long.is_empty());
+        assert_eq!(plan.bitmap_shares(&oriented), [1.0, 1.0]);
     }
 
     #[test]

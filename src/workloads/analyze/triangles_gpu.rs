@@ -68,6 +68,12 @@ pub fn count_triangles_gpu(
         "triangles: oriented in {oriented_at:.2} s, planned in {:.2} s (host)",
         clock.elapsed().as_secs_f64() - oriented_at
     );
+    let [alone, corners] = plan.bitmap_shares(&oriented);
+    log::info!(
+        "triangles: {:.1}% of the block items' probes against bitmap rows counting alone, {:.1}% with t_v",
+        100.0 * alone,
+        100.0 * corners
+    );
     // Measured before the count's buffers take their memory; a failure costs only the figure.
     let copy_rate = gpu.copy_rate().unwrap_or(0.0);
     let (short, long) = (
