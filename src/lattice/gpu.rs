@@ -13,8 +13,10 @@ use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 const FILE: &str = "lattice.cu";
-/// Sites along each side of the tiles `lattice_tile` labels in shared memory (its TILE).
+/// Sites along each side of the tiles `lattice_tile` labels (its TILE), and the tiles (a warp
+/// each) of one of its blocks (TILE_WARPS).
 const TILE: u32 = 32;
+const TILE_WARPS: u32 = 4;
 
 /// A slab's parents and labels in GPU memory, with the kernels that work on them.
 pub struct GpuSlab<'g> {
@@ -113,14 +115,14 @@ impl SlabDevice for GpuSlab<'_> {
         let lattice = self.slab.lattice;
         let (dim, l) = (lattice.dim as u32, lattice.l as u32);
         let (plane, thickness) = (self.slab.plane() as u32, self.slab.thickness as u32);
-        // The tiles in shared memory, a block of TILE x TILE threads per tile of TILE rows of
-        // TILE sites, then the seams between them: in 2D a thread per tile-border site
-        // (lattice_seams_2d), in 3D a thread per site.
+        // The tiles, a warp per tile of TILE rows of TILE sites, then the seams between them:
+        // in 2D a thread per tile-border site (lattice_seams_2d), in 3D a thread per site.
         let rows = n / l;
         let tiles = u64::from(l.div_ceil(TILE)) * u64::from(rows.div_ceil(TILE));
         let cfg = grid(u64::from(n));
         // The tiles and the 3D seams take the same arguments.
-        let mut full = vec![(&self.tile, blocks(tiles, TILE * TILE))];
+        let tile_blocks = tiles.div_ceil(u64::from(TILE_WARPS));
+        let mut full = vec![(&self.tile, blocks(tile_blocks, TILE_WARPS * 32))];
         if dim != 2 {
             full.push((&self.seams, cfg));
         }
