@@ -208,15 +208,33 @@ extern "C" __global__ void lattice_seams_2d(const u8 *mask, u32 *parent, u32 n, 
     if (!bond_implied(mask, i, j, x, slow, fast)) uf_unite(parent, i, j);
 }
 
-// Every site pointed straight at its root; a site already pointing there is not written
-// (vacant sites, and the sites of clusters inside one tile: most of them).
-extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
-    u64 i = thread_index();
-    if (i >= n) return;
-    u32 p = parent[i];
+// Site i pointed straight at its root, given its parent p; `last` and `last_root` carry the
+// previous site's parent and root, which consecutive sites mostly share (one walk for them).
+__device__ __forceinline__ void compress_site(u32 *parent, u32 i, u32 p, u32 *last,
+                                              u32 *last_root) {
     if (p == i) return;
-    u32 r = uf_root(parent, p);
+    u32 r = p == *last ? *last_root : uf_root(parent, p);
+    *last = p;
+    *last_root = r;
     if (r != p) parent[i] = r;
+}
+
+// Every site pointed straight at its root, four consecutive sites a thread (their parents in
+// one 16-byte load); a site already pointing there is not written (vacant sites, and the
+// sites of clusters inside one tile: most of them).
+extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
+    u64 first = 4 * thread_index();
+    if (first >= n) return;
+    u32 i = (u32)first, last = NONE, last_root = NONE;
+    if (n - i >= 4) {
+        uint4 p = reinterpret_cast<const uint4 *>(parent)[i / 4];
+        compress_site(parent, i, p.x, &last, &last_root);
+        compress_site(parent, i + 1, p.y, &last, &last_root);
+        compress_site(parent, i + 2, p.z, &last, &last_root);
+        compress_site(parent, i + 3, p.w, &last, &last_root);
+        return;
+    }
+    for (; i < n; i++) compress_site(parent, i, parent[i], &last, &last_root);
 }
 
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------
@@ -238,23 +256,45 @@ extern "C" __global__ void lattice_mark(u32 *parent, const u32 *roots, u32 count
     if (k < count) parent[roots[k]] = ROOT_FLAG | (u32)k;
 }
 
+// The root of site i with parent p after lattice_mark.
+__device__ __forceinline__ u32 root_given(u32 i, u32 p) { return (p & ROOT_FLAG) ? i : p; }
+
 // The root of site i after lattice_mark.
 __device__ __forceinline__ u32 root_of(const u32 *parent, u32 i) {
-    u32 p = parent[i];
-    return (p & ROOT_FLAG) ? i : p;
+    return root_given(i, parent[i]);
 }
 
+// The final label of occupied site i with parent p after lattice_mark.
+__device__ __forceinline__ u64 site_label(const u32 *parent, const u64 *table, u32 i, u32 p,
+                                          u64 offset) {
+    u32 root = root_given(i, p);
+    u32 q = parent[root];
+    return (q & ROOT_FLAG) ? table[q & ~ROOT_FLAG] : offset + root;
+}
+
+// Every site's label, four consecutive sites a thread (16 bytes of parents and 4 of masks
+// loaded, 32 bytes of labels stored at once).
 extern "C" __global__ void lattice_remap(const u8 *mask, const u32 *parent, const u64 *table,
                                          u64 *labels, u32 n, u64 offset) {
-    u64 i = thread_index();
-    if (i >= n) return;
-    if (mask[i] & VACANT) {
-        labels[i] = NO_LABEL;
+    u64 first = 4 * thread_index();
+    if (first >= n) return;
+    u32 i = (u32)first;
+    if (n - i >= 4) {
+        u32 m = reinterpret_cast<const u32 *>(mask)[i / 4];
+        uint4 p = reinterpret_cast<const uint4 *>(parent)[i / 4];
+        u32 ps[4] = {p.x, p.y, p.z, p.w};
+        u64 out[4];
+#pragma unroll
+        for (u32 k = 0; k < 4; k++)
+            out[k] = (m >> (8 * k) & VACANT) ? NO_LABEL
+                                              : site_label(parent, table, i + k, ps[k], offset);
+        ulonglong2 *to = reinterpret_cast<ulonglong2 *>(labels) + i / 2;
+        to[0] = make_ulonglong2(out[0], out[1]);
+        to[1] = make_ulonglong2(out[2], out[3]);
         return;
     }
-    u32 root = root_of(parent, (u32)i);
-    u32 q = parent[root];
-    labels[i] = (q & ROOT_FLAG) ? table[q & ~ROOT_FLAG] : offset + root;
+    for (; i < n; i++)
+        labels[i] = (mask[i] & VACANT) ? NO_LABEL : site_label(parent, table, i, parent[i], offset);
 }
 
 // ---- Cluster sizes (src/lattice/clusters.rs) ------------------------------------------------

@@ -149,7 +149,8 @@ impl SlabDevice for GpuSlab<'_> {
                     .arg(&thickness);
             })?;
         }
-        gpu.launch(&self.compress, cfg, |b| {
+        // lattice_compress and lattice_remap take four sites a thread.
+        gpu.launch(&self.compress, grid(u64::from(n).div_ceil(4)), |b| {
             b.arg(&mut self.parent).arg(&n);
         })
     }
@@ -186,7 +187,7 @@ impl SlabDevice for GpuSlab<'_> {
         gpu.launch(&self.mark, grid(u64::from(count)), |b| {
             b.arg(&mut self.parent).arg(&self.node_roots).arg(&count);
         })?;
-        gpu.launch(&self.remap, grid(u64::from(n)), |b| {
+        gpu.launch(&self.remap, grid(u64::from(n).div_ceil(4)), |b| {
             b.arg(mask)
                 .arg(&self.parent)
                 .arg(&table)

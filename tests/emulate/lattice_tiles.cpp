@@ -2,6 +2,8 @@
 // lanes as fibers: warp_fibers.h), lattice_seams (lattice_seams_2d in 2D) and
 // lattice_compress, on random 2D and 3D slabs with partial tiles, site and bond masks. The
 // roots must be every site's smallest connected site, as a sequential search finds them.
+// Then the relabelling (lattice_mark, lattice_remap) with the roots of the first row's sites
+// as nodes: each site must take its node's label, else offset + its root, NO_LABEL if vacant.
 // Run by scripts/emulate-kernels (needs g++ with C++20).
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +12,9 @@
 #include "warp_fibers.h"
 typedef unsigned char u8;
 #define __shared__ static
+struct uint4 { u32 x, y, z, w; };
+struct ulonglong2 { u64 x, y; };
+inline ulonglong2 make_ulonglong2(u64 x, u64 y) { return {x, y}; }
 // Lanes take turns only at the warp's collectives, so an atomic is a plain read and write.
 inline u32 atomicCAS(u32 *a, u32 cmp, u32 v) {
     u32 old = *a;
@@ -89,10 +94,27 @@ int main() {
         } else {
             each(n, [&] { lattice_seams(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness); });
         }
-        each(n, [&] { lattice_compress(parent.data(), n); });
+        each((n + 3) / 4, [&] { lattice_compress(parent.data(), n); });
         std::vector<u32> want = reference(mask, c.dim, c.l, c.thickness);
         u32 wrong = 0;
         for (u32 i = 0; i < n; i++) wrong += !(mask[i] & VACANT) && parent[i] != want[i];
+        // Nodes: the roots of the first row's occupied sites, labelled 7 + 3k.
+        std::vector<u32> roots;
+        for (u32 x = 0; x < c.l; x++)
+            if (!(mask[x] & VACANT) && std::find(roots.begin(), roots.end(), want[x]) == roots.end())
+                roots.push_back(want[x]);
+        std::vector<u64> table(roots.size()), labels(n, 0xdeadbeef);
+        for (u32 k = 0; k < roots.size(); k++) table[k] = 7 + 3 * k;
+        u32 count = roots.size();
+        u64 offset = 1000000;
+        each(count, [&] { lattice_mark(parent.data(), roots.data(), count); });
+        each((n + 3) / 4, [&] { lattice_remap(mask.data(), parent.data(), table.data(), labels.data(), n, offset); });
+        for (u32 i = 0; i < n; i++) {
+            auto node = std::find(roots.begin(), roots.end(), want[i]);
+            u64 label = (mask[i] & VACANT) ? NO_LABEL
+                        : node != roots.end() ? table[node - roots.begin()] : offset + want[i];
+            wrong += labels[i] != label;
+        }
         cases++;
         bad += wrong != 0;
         printf("  %uD l=%u thickness=%u %s p=%.2f: %s (%u of %u sites wrong)\n", c.dim, c.l, c.thickness,
