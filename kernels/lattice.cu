@@ -100,8 +100,10 @@ __device__ __forceinline__ bool bond_inside(u32 i, u32 axis, u32 dim, u32 l, u32
 // its run's root, and a last pass walks each site to its final root and stores that root's
 // local index in the slab. A tile's roots are the smallest sites of their pieces (roots are
 // only hooked under smaller ones), so the global union-find keeps its smallest-index roots.
-extern "C" __global__ void lattice_tile(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l,
-                                        u32 plane, u32 thickness) {
+// The occupied roots are also marked in `roots`: word TILE * tile + r, bit x, for the site
+// of the tile's row r and column x (lattice_compress_roots).
+extern "C" __global__ void lattice_tile(const u8 *mask, u32 *parent, u32 *roots, u32 n, u32 dim,
+                                        u32 l, u32 plane, u32 thickness) {
     __shared__ u32 tile_par[TILE_WARPS][TILE * TILE];
     __shared__ u8 tile_mask[TILE_WARPS][TILE * TILE];
     u64 tile = thread_index() / WARP, rows = n / l;
@@ -143,11 +145,14 @@ extern "C" __global__ void lattice_tile(const u8 *mask, u32 *parent, u32 n, u32 
         above = bonded ? root : NONE;
         __syncwarp();
     }
+    u32 word = 0;  // lane r's: the roots of row r
     for (u32 r = 0; r < height; r++) {
-        if (x >= l) break;
-        u32 root = uf_root(par, r * TILE + tx);
-        parent[(row0 + r) * l + x] = (u32)((row0 + root / TILE) * l + x0 + root % TILE);
+        u32 k = r * TILE + tx, root = uf_root(par, k);
+        if (x < l) parent[(row0 + r) * l + x] = (u32)((row0 + root / TILE) * l + x0 + root % TILE);
+        u32 marks = __ballot_sync(FULL, x < l && root == k && !(masks[k] & VACANT));
+        if (tx == r) word = marks;
     }
+    roots[tile * TILE + tx] = word;
 }
 
 // Whether the bond `bit` from site i (x > 0 along the fast axis) up to site j is implied: its
@@ -208,15 +213,29 @@ extern "C" __global__ void lattice_seams_2d(const u8 *mask, u32 *parent, u32 n, 
     if (!bond_implied(mask, i, j, x, slow, fast)) uf_unite(parent, i, j);
 }
 
-// Site i pointed straight at its root, given its parent p; `last` and `last_root` carry the
-// previous site's parent and root, which consecutive sites mostly share (one walk for them).
-__device__ __forceinline__ void compress_site(u32 *parent, u32 i, u32 p, u32 *last,
-                                              u32 *last_root) {
+// Every root that lattice_tile marked pointed straight at its root after the seams, a thread
+// per word of marks (a tile's row). The seams hooked only such roots, and every parent is now
+// one of them (or the site itself), so after this each site's root is at most two steps away.
+extern "C" __global__ void lattice_compress_roots(u32 *parent, const u32 *roots, u32 words,
+                                                  u32 l) {
+    u64 t = thread_index();
+    if (t >= words) return;
+    u32 across = (l + TILE - 1) / TILE, tile = (u32)(t / TILE), r = (u32)(t % TILE);
+    u32 first = (tile / across * TILE + r) * l + tile % across * TILE;
+    for (u32 bits = roots[t]; bits; bits &= bits - 1) {
+        u32 i = first + __ffs(bits) - 1, p = parent[i];
+        if (p == i) continue;
+        u32 root = uf_root(parent, p);
+        if (root != p) parent[i] = root;
+    }
+}
+
+// Site i pointed at its root, given its parent p (after lattice_compress_roots: the root is
+// p's parent).
+__device__ __forceinline__ void compress_site(u32 *parent, u32 i, u32 p) {
     if (p == i) return;
-    u32 r = p == *last ? *last_root : uf_root(parent, p);
-    *last = p;
-    *last_root = r;
-    if (r != p) parent[i] = r;
+    u32 root = parent[p];
+    if (root != p) parent[i] = root;
 }
 
 // Every site pointed straight at its root, four consecutive sites a thread (their parents in
@@ -225,16 +244,16 @@ __device__ __forceinline__ void compress_site(u32 *parent, u32 i, u32 p, u32 *la
 extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
     u64 first = 4 * thread_index();
     if (first >= n) return;
-    u32 i = (u32)first, last = NONE, last_root = NONE;
+    u32 i = (u32)first;
     if (n - i >= 4) {
         uint4 p = reinterpret_cast<const uint4 *>(parent)[i / 4];
-        compress_site(parent, i, p.x, &last, &last_root);
-        compress_site(parent, i + 1, p.y, &last, &last_root);
-        compress_site(parent, i + 2, p.z, &last, &last_root);
-        compress_site(parent, i + 3, p.w, &last, &last_root);
+        compress_site(parent, i, p.x);
+        compress_site(parent, i + 1, p.y);
+        compress_site(parent, i + 2, p.z);
+        compress_site(parent, i + 3, p.w);
         return;
     }
-    for (; i < n; i++) compress_site(parent, i, parent[i], &last, &last_root);
+    for (; i < n; i++) compress_site(parent, i, parent[i]);
 }
 
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------

@@ -1,6 +1,6 @@
 // Host emulation of kernels/lattice.cu's local labelling: lattice_tile (a warp per tile, its
-// lanes as fibers: warp_fibers.h), lattice_seams (lattice_seams_2d in 2D) and
-// lattice_compress, on random 2D and 3D slabs with partial tiles, site and bond masks. The
+// lanes as fibers: warp_fibers.h), lattice_seams (lattice_seams_2d in 2D),
+// lattice_compress_roots and lattice_compress, on random 2D and 3D slabs with partial tiles, site and bond masks. The
 // roots must be every site's smallest connected site, as a sequential search finds them.
 // Then the relabelling (lattice_mark, lattice_remap) with the roots of the first row's sites
 // as nodes: each site must take its node's label, else offset + its root, NO_LABEL if vacant.
@@ -60,7 +60,8 @@ int main() {
     struct Case { u32 dim, l, thickness; double p; bool bonds; };
     for (Case c : std::vector<Case>{{2, 70, 45, 0.59, false}, {2, 64, 64, 0.8, false}, {2, 33, 100, 0.5, true},
                                     {2, 96, 7, 0.7, false}, {3, 20, 9, 0.31, false}, {3, 33, 5, 0.5, true},
-                                    {2, 50, 40, 1.0, false}, {3, 12, 12, 0.7, false}}) {
+                                    {2, 50, 40, 1.0, false}, {3, 12, 12, 0.7, false}, {2, 256, 160, 0.62, false},
+                                    {3, 40, 40, 0.35, false}}) {
         u32 plane = c.dim == 2 ? c.l : c.l * c.l, n = plane * c.thickness;
         std::vector<u8> mask(n);
         std::uniform_real_distribution<double> u(0, 1);
@@ -81,11 +82,20 @@ int main() {
         std::vector<u32> parent(n, 0xdeadbeef);
         u32 across = (c.l + TILE - 1) / TILE, tiles = across * ((n / c.l + TILE - 1) / TILE);
         u64 tile_threads = (u64)(tiles + TILE_WARPS - 1) / TILE_WARPS * TILE_WARPS * WARP;
+        std::vector<u32> marks(tiles * TILE, 0xdeadbeef);
         launch_warps(tile_threads, [&] {
-            lattice_tile(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness);
+            lattice_tile(mask.data(), parent.data(), marks.data(), n, c.dim, c.l, plane, c.thickness);
         });
+        // One thread at a time, in a random order (a GPU's is arbitrary; the chains the seams
+        // leave depend on it).
         auto each = [&](u64 threads, auto kernel) {
-            for (emu_thread = 0; emu_thread < threads; emu_thread++) kernel();
+            std::vector<u64> order(threads);
+            for (u64 t = 0; t < threads; t++) order[t] = t;
+            std::shuffle(order.begin(), order.end(), g);
+            for (u64 t : order) {
+                emu_thread = t;
+                kernel();
+            }
         };
         if (c.dim == 2) {
             u32 rows = n / c.l;
@@ -94,6 +104,8 @@ int main() {
         } else {
             each(n, [&] { lattice_seams(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness); });
         }
+        u32 words = marks.size();
+        each(words, [&] { lattice_compress_roots(parent.data(), marks.data(), words, c.l); });
         each((n + 3) / 4, [&] { lattice_compress(parent.data(), n); });
         std::vector<u32> want = reference(mask, c.dim, c.l, c.thickness);
         u32 wrong = 0;
