@@ -4,12 +4,12 @@
 // Masks: one byte per site, bit a = bond up along axis a open, VACANT = empty site. A slab is
 // n = thickness * plane local sites, row-major with axis 0 slowest; local index + offset is
 // the global index. Local labelling is the prelude's union-find (ECL-CC): every root is the
-// smallest index of its tree. Tiles of 32 x 32 sites are labelled in shared memory first
-// (lattice_tile), so that only the bonds between tiles go through global memory
-// (lattice_seams). Two tricks cut the unions: each run of bonded sites along the fast axis
-// within a tile row is linked to its first site through one ballot (no atomics), and a
-// slow-axis bond whose left pair is bonded the same way, with both rows bonded across, is
-// implied and skipped.
+// smallest index of its tree. Tiles of 32 x 32 sites are labelled first, a warp sweeping a
+// tile's rows with its union-find in shared memory (lattice_tile), so that only the bonds
+// between tiles go through global memory (lattice_seams). Two tricks cut the unions: each run
+// of bonded sites along the fast axis within a tile row takes one root through a ballot and a
+// segmented minimum (no atomics), and in the seams a slow-axis bond whose left pair is bonded
+// the same way, with both rows bonded across, is implied and skipped.
 
 #define VACANT 0x80
 #define ROOT_FLAG 0x80000000u
@@ -83,57 +83,76 @@ __device__ __forceinline__ bool bond_inside(u32 i, u32 axis, u32 dim, u32 l, u32
 
 // The slab as rows of l sites along the fast axis (row = local index / l: in 2D the slow
 // axis, in 3D the two slower ones), cut into tiles of TILE x TILE sites: TILE rows of TILE
-// sites, the last tiles of each direction partial. A tile is labelled by one block in shared
-// memory (lattice_tile), then the bonds between tiles, and those along the axes below the
+// sites, the last tiles of each direction partial. A tile is labelled by one warp
+// (lattice_tile), then the bonds between tiles, and those along the axes below the
 // tile's plane (3D's slowest), are united in global memory (lattice_seams).
 #define TILE 32
 
-// The tile of block b: its first row and first site along the fast axis.
-__device__ __forceinline__ void tile_origin(u32 l, u64 *row0, u32 *x0) {
-    u32 across = (l + TILE - 1) / TILE;
-    *row0 = (u64)(blockIdx.x / across) * TILE;
-    *x0 = blockIdx.x % across * TILE;
-}
+// Tiles per block of lattice_tile (a warp per tile).
+#define TILE_WARPS 4
+#define NONE 0xffffffffu
 
-// Label one tile per block of TILE * TILE threads (a warp per tile row): each run of
-// fast-axis bonds within the row is linked to its first site by one ballot, then the bonds to
-// the next row inside the tile are united in shared memory (skipping a bond implied by its
-// left neighbour's, as lattice_seams does), then every site's parent is set to its tile
-// root's local index in the slab. A tile's roots are the smallest sites of their pieces, so
-// the global union-find keeps its smallest-index roots.
-extern "C" __global__ void lattice_tile(const u8 *mask, u32 *parent, u32 n, u32 dim, u32 l,
-                                        u32 plane, u32 thickness) {
-    __shared__ u32 par[TILE * TILE];
-    __shared__ u8 masks[TILE * TILE];
-    u64 row0;
-    u32 x0;
-    tile_origin(l, &row0, &x0);
-    u32 k = threadIdx.x, tx = k % TILE, ty = k / TILE;
-    u64 rows = n / l, row = row0 + ty;
+// Label one tile per warp (lane = column), sweeping its rows in order, with the tile's
+// union-find in shared memory (the warp's own: no block barriers): each run of fast-axis
+// bonds within a row is found by one ballot; the run takes the smallest root among the sites
+// bonded to it from the row before (a segmented minimum over the run's lanes), or its first
+// site when none; a run that touches several roots unites them (rare). Every site then holds
+// its run's root, and a last pass walks each site to its final root and stores that root's
+// local index in the slab. A tile's roots are the smallest sites of their pieces (roots are
+// only hooked under smaller ones), so the global union-find keeps its smallest-index roots.
+// The occupied roots are also marked in `roots`: word TILE * tile + r, bit x, for the site
+// of the tile's row r and column x (lattice_compress_roots).
+extern "C" __global__ void lattice_tile(const u8 *mask, u32 *parent, u32 *roots, u32 n, u32 dim,
+                                        u32 l, u32 plane, u32 thickness) {
+    __shared__ u32 tile_par[TILE_WARPS][TILE * TILE];
+    __shared__ u8 tile_mask[TILE_WARPS][TILE * TILE];
+    u64 tile = thread_index() / WARP, rows = n / l;
+    u32 across = (l + TILE - 1) / TILE, tx = lane_id(), x0 = (u32)(tile % across) * TILE;
+    u64 row0 = tile / across * TILE;
+    if (row0 >= rows) return;  // the whole warp
+    u32 *par = tile_par[tile % TILE_WARPS];
+    u8 *masks = tile_mask[tile % TILE_WARPS];
     u32 x = x0 + tx;
-    bool in = x < l && row < rows;
-    u64 i = row * l + x;
-    u8 m = in ? mask[i] : 0;
-    masks[k] = m;
+    u32 height = rows - row0 < TILE ? (u32)(rows - row0) : TILE;
+    // All the tile's loads in flight at once.
+#pragma unroll
+    for (u32 r = 0; r < TILE; r++)
+        masks[r * TILE + tx] = x < l && r < height ? mask[(row0 + r) * l + x] : 0;
+    __syncwarp();
     u8 fast = 1 << (dim - 1), up = 1 << (dim - 2);
-    u8 left_mask = __shfl_up_sync(FULL, m, 1);
-    bool left = in && tx > 0 && (left_mask & fast);
-    u32 linked = __ballot_sync(FULL, left);
-    u32 upto = tx == TILE - 1 ? FULL : (2u << tx) - 1u;
-    u32 starts = ~linked & upto;
-    u32 start = starts ? TILE - 1 - __clz(starts) : 0;
-    par[k] = ty * TILE + start;
-    __syncthreads();
-    if (in && ty + 1 < TILE && (m & up) && bond_inside((u32)i, dim - 2, dim, l, plane, thickness)) {
-        bool implied = tx > 0 && (left_mask & up) && (left_mask & fast) &&
-                       (masks[k + TILE - 1] & fast);
-        if (!implied) uf_unite(par, k, k + TILE);
+    u32 above = NONE;  // the root of the site below this lane's when their bond is open
+    for (u32 r = 0; r < height; r++) {
+        u8 m = masks[r * TILE + tx];
+        u8 left_mask = __shfl_up_sync(FULL, m, 1);
+        u32 linked = __ballot_sync(FULL, tx > 0 && x < l && (left_mask & fast));
+        u32 upto = tx == TILE - 1 ? FULL : (2u << tx) - 1u;
+        u32 start = TILE - 1 - __clz(~linked & upto);
+        u32 end = __ffs(~(linked >> 1) & ~((1u << tx) - 1u)) - 1;
+        // The run's smallest root below (a suffix minimum within the run, read at its start).
+        u32 low = above;
+        for (u32 d = 1; d < WARP; d *= 2) {
+            u32 other = __shfl_down_sync(FULL, low, d);
+            if (tx + d <= end) low = min(low, other);
+        }
+        low = __shfl_sync(FULL, low, start);
+        if (above != NONE && above != low) uf_unite(par, above, low);
+        __syncwarp();
+        u32 root = low == NONE ? r * TILE + start : uf_root(par, low);
+        par[r * TILE + tx] = root;
+        u32 i = (u32)((row0 + r) * l + x);
+        bool bonded = x < l && r + 1 < height && (m & up) &&
+                      bond_inside(i, dim - 2, dim, l, plane, thickness);
+        above = bonded ? root : NONE;
+        __syncwarp();
     }
-    __syncthreads();
-    if (in) {
-        u32 r = uf_root(par, k);
-        parent[i] = (u32)((row0 + r / TILE) * l + x0 + r % TILE);
+    u32 word = 0;  // lane r's: the roots of row r
+    for (u32 r = 0; r < height; r++) {
+        u32 k = r * TILE + tx, root = uf_root(par, k);
+        if (x < l) parent[(row0 + r) * l + x] = (u32)((row0 + root / TILE) * l + x0 + root % TILE);
+        u32 marks = __ballot_sync(FULL, x < l && root == k && !(masks[k] & VACANT));
+        if (tx == r) word = marks;
     }
+    roots[tile * TILE + tx] = word;
 }
 
 // Whether the bond `bit` from site i (x > 0 along the fast axis) up to site j is implied: its
@@ -194,15 +213,47 @@ extern "C" __global__ void lattice_seams_2d(const u8 *mask, u32 *parent, u32 n, 
     if (!bond_implied(mask, i, j, x, slow, fast)) uf_unite(parent, i, j);
 }
 
-// Every site pointed straight at its root; a site already pointing there is not written
-// (vacant sites, and the sites of clusters inside one tile: most of them).
-extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
-    u64 i = thread_index();
-    if (i >= n) return;
-    u32 p = parent[i];
+// Every root that lattice_tile marked pointed straight at its root after the seams, a thread
+// per word of marks (a tile's row). The seams hooked only such roots, and every parent is now
+// one of them (or the site itself), so after this each site's root is at most two steps away.
+extern "C" __global__ void lattice_compress_roots(u32 *parent, const u32 *roots, u32 words,
+                                                  u32 l) {
+    u64 t = thread_index();
+    if (t >= words) return;
+    u32 across = (l + TILE - 1) / TILE, tile = (u32)(t / TILE), r = (u32)(t % TILE);
+    u32 first = (tile / across * TILE + r) * l + tile % across * TILE;
+    for (u32 bits = roots[t]; bits; bits &= bits - 1) {
+        u32 i = first + __ffs(bits) - 1, p = parent[i];
+        if (p == i) continue;
+        u32 root = uf_root(parent, p);
+        if (root != p) parent[i] = root;
+    }
+}
+
+// Site i pointed at its root, given its parent p (after lattice_compress_roots: the root is
+// p's parent).
+__device__ __forceinline__ void compress_site(u32 *parent, u32 i, u32 p) {
     if (p == i) return;
-    u32 r = uf_root(parent, p);
-    if (r != p) parent[i] = r;
+    u32 root = parent[p];
+    if (root != p) parent[i] = root;
+}
+
+// Every site pointed straight at its root, four consecutive sites a thread (their parents in
+// one 16-byte load); a site already pointing there is not written (vacant sites, and the
+// sites of clusters inside one tile: most of them).
+extern "C" __global__ void lattice_compress(u32 *parent, u32 n) {
+    u64 first = 4 * thread_index();
+    if (first >= n) return;
+    u32 i = (u32)first;
+    if (n - i >= 4) {
+        uint4 p = reinterpret_cast<const uint4 *>(parent)[i / 4];
+        compress_site(parent, i, p.x);
+        compress_site(parent, i + 1, p.y);
+        compress_site(parent, i + 2, p.z);
+        compress_site(parent, i + 3, p.w);
+        return;
+    }
+    for (; i < n; i++) compress_site(parent, i, parent[i]);
 }
 
 // ---- Boundary graph and relabelling (src/lattice/engine.rs) --------------------------------
@@ -224,23 +275,45 @@ extern "C" __global__ void lattice_mark(u32 *parent, const u32 *roots, u32 count
     if (k < count) parent[roots[k]] = ROOT_FLAG | (u32)k;
 }
 
+// The root of site i with parent p after lattice_mark.
+__device__ __forceinline__ u32 root_given(u32 i, u32 p) { return (p & ROOT_FLAG) ? i : p; }
+
 // The root of site i after lattice_mark.
 __device__ __forceinline__ u32 root_of(const u32 *parent, u32 i) {
-    u32 p = parent[i];
-    return (p & ROOT_FLAG) ? i : p;
+    return root_given(i, parent[i]);
 }
 
+// The final label of occupied site i with parent p after lattice_mark.
+__device__ __forceinline__ u64 site_label(const u32 *parent, const u64 *table, u32 i, u32 p,
+                                          u64 offset) {
+    u32 root = root_given(i, p);
+    u32 q = parent[root];
+    return (q & ROOT_FLAG) ? table[q & ~ROOT_FLAG] : offset + root;
+}
+
+// Every site's label, four consecutive sites a thread (16 bytes of parents and 4 of masks
+// loaded, 32 bytes of labels stored at once).
 extern "C" __global__ void lattice_remap(const u8 *mask, const u32 *parent, const u64 *table,
                                          u64 *labels, u32 n, u64 offset) {
-    u64 i = thread_index();
-    if (i >= n) return;
-    if (mask[i] & VACANT) {
-        labels[i] = NO_LABEL;
+    u64 first = 4 * thread_index();
+    if (first >= n) return;
+    u32 i = (u32)first;
+    if (n - i >= 4) {
+        u32 m = reinterpret_cast<const u32 *>(mask)[i / 4];
+        uint4 p = reinterpret_cast<const uint4 *>(parent)[i / 4];
+        u32 ps[4] = {p.x, p.y, p.z, p.w};
+        u64 out[4];
+#pragma unroll
+        for (u32 k = 0; k < 4; k++)
+            out[k] = (m >> (8 * k) & VACANT) ? NO_LABEL
+                                              : site_label(parent, table, i + k, ps[k], offset);
+        ulonglong2 *to = reinterpret_cast<ulonglong2 *>(labels) + i / 2;
+        to[0] = make_ulonglong2(out[0], out[1]);
+        to[1] = make_ulonglong2(out[2], out[3]);
         return;
     }
-    u32 root = root_of(parent, (u32)i);
-    u32 q = parent[root];
-    labels[i] = (q & ROOT_FLAG) ? table[q & ~ROOT_FLAG] : offset + root;
+    for (; i < n; i++)
+        labels[i] = (mask[i] & VACANT) ? NO_LABEL : site_label(parent, table, i, parent[i], offset);
 }
 
 // ---- Cluster sizes (src/lattice/clusters.rs) ------------------------------------------------

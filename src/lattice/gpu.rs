@@ -13,8 +13,10 @@ use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 const FILE: &str = "lattice.cu";
-/// Sites along each side of the tiles `lattice_tile` labels in shared memory (its TILE).
+/// Sites along each side of the tiles `lattice_tile` labels (its TILE), and the tiles (a warp
+/// each) of one of its blocks (TILE_WARPS).
 const TILE: u32 = 32;
+const TILE_WARPS: u32 = 4;
 
 /// A slab's parents and labels in GPU memory, with the kernels that work on them.
 pub struct GpuSlab<'g> {
@@ -23,6 +25,7 @@ pub struct GpuSlab<'g> {
     n: u32,
     tile: Kernel,
     seams: Kernel,
+    compress_roots: Kernel,
     compress: Kernel,
     faces: Kernel,
     mark: Kernel,
@@ -31,6 +34,9 @@ pub struct GpuSlab<'g> {
     tally: Kernel,
     node_sizes: Kernel,
     parent: CudaSlice<u32>,
+    /// lattice_tile's marks of the tiles' roots, and how many words.
+    tile_roots: CudaSlice<u32>,
+    tile_words: u32,
     /// The labels of the last labelling (`occupation::NO_LABEL` at vacant sites).
     pub labels: CudaSlice<u64>,
     face_sites: Option<CudaSlice<u32>>,
@@ -55,6 +61,7 @@ impl<'g> GpuSlab<'g> {
             } else {
                 "lattice_seams"
             })?,
+            compress_roots: f("lattice_compress_roots")?,
             compress: f("lattice_compress")?,
             faces: f("lattice_faces")?,
             mark: f("lattice_mark")?,
@@ -63,6 +70,8 @@ impl<'g> GpuSlab<'g> {
             tally: f("lattice_tally")?,
             node_sizes: f("lattice_node_sizes")?,
             parent: gpu.zeros("lattice parents", n)?,
+            tile_roots: gpu.zeros("tile roots", tile_words(&slab) as usize)?,
+            tile_words: tile_words(&slab),
             labels: gpu.zeros("lattice labels", n)?,
             size: gpu.zeros("cluster sizes", n)?,
             face_sites: None,
@@ -71,8 +80,73 @@ impl<'g> GpuSlab<'g> {
         })
     }
 
-    /// Bytes of GPU memory per site of a slab: mask, parent, label, and the size count.
-    pub const BYTES_PER_SITE: u64 = 1 + 4 + 8 + 4;
+    /// Bytes of GPU memory per site of a slab: mask, parent, label, the size count, and the
+    /// tile roots' marks (a bit, counted as a byte).
+    pub const BYTES_PER_SITE: u64 = 1 + 4 + 8 + 4 + 1;
+
+    /// Each tile labelled by a warp (lattice_tile): TILE rows of TILE sites.
+    fn label_tiles(&mut self, mask: &CudaSlice<u8>) -> Result<()> {
+        let (n, dim, l, plane, thickness) = self.shape();
+        let tiles = u64::from(self.tile_words / TILE);
+        let launch = blocks(tiles.div_ceil(u64::from(TILE_WARPS)), TILE_WARPS * 32);
+        self.gpu.launch(&self.tile, launch, |b| {
+            b.arg(mask)
+                .arg(&mut self.parent)
+                .arg(&mut self.tile_roots)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&l)
+                .arg(&plane)
+                .arg(&thickness);
+        })
+    }
+
+    /// The bonds the tiles left: in 2D a thread per tile-border site (lattice_seams_2d), in 3D
+    /// a thread per site.
+    fn unite_seams(&mut self, mask: &CudaSlice<u8>) -> Result<()> {
+        let (n, dim, l, plane, thickness) = self.shape();
+        if dim != 2 {
+            return self.gpu.launch(&self.seams, grid(u64::from(n)), |b| {
+                b.arg(mask)
+                    .arg(&mut self.parent)
+                    .arg(&n)
+                    .arg(&dim)
+                    .arg(&l)
+                    .arg(&plane)
+                    .arg(&thickness);
+            });
+        }
+        let rows = n / l;
+        let border =
+            u64::from(rows) * u64::from((l - 1) / TILE) + u64::from(rows / TILE) * u64::from(l);
+        self.gpu.launch(&self.seams, grid(border), |b| {
+            b.arg(mask)
+                .arg(&mut self.parent)
+                .arg(&n)
+                .arg(&l)
+                .arg(&plane)
+                .arg(&thickness);
+        })
+    }
+
+    /// Sites, dimension, side, plane and thickness of the slab, as the kernels take them.
+    fn shape(&self) -> (u32, u32, u32, u32, u32) {
+        let lattice = self.slab.lattice;
+        let (plane, thickness) = (self.slab.plane() as u32, self.slab.thickness as u32);
+        (
+            self.n,
+            lattice.dim as u32,
+            lattice.l as u32,
+            plane,
+            thickness,
+        )
+    }
+}
+
+/// Words of tile-root marks of `slab` (lattice_tile's `roots`): TILE per tile.
+fn tile_words(slab: &Slab) -> u32 {
+    let (l, n) = (slab.lattice.l, slab.sites() as u64);
+    (l.div_ceil(u64::from(TILE)) * (n / l).div_ceil(u64::from(TILE))) as u32 * TILE
 }
 
 /// Draw the slab's bond masks into `mask` on the GPU (as `occupation::draw_mask`).
@@ -109,45 +183,18 @@ impl SlabDevice for GpuSlab<'_> {
     type Mask = CudaSlice<u8>;
 
     fn label_box(&mut self, mask: &CudaSlice<u8>) -> Result<()> {
-        let (gpu, n) = (self.gpu, self.n);
-        let lattice = self.slab.lattice;
-        let (dim, l) = (lattice.dim as u32, lattice.l as u32);
-        let (plane, thickness) = (self.slab.plane() as u32, self.slab.thickness as u32);
-        // The tiles in shared memory, a block of TILE x TILE threads per tile of TILE rows of
-        // TILE sites, then the seams between them: in 2D a thread per tile-border site
-        // (lattice_seams_2d), in 3D a thread per site.
-        let rows = n / l;
-        let tiles = u64::from(l.div_ceil(TILE)) * u64::from(rows.div_ceil(TILE));
-        let cfg = grid(u64::from(n));
-        // The tiles and the 3D seams take the same arguments.
-        let mut full = vec![(&self.tile, blocks(tiles, TILE * TILE))];
-        if dim != 2 {
-            full.push((&self.seams, cfg));
-        }
-        for (kernel, launch) in full {
-            gpu.launch(kernel, launch, |b| {
-                b.arg(mask)
-                    .arg(&mut self.parent)
-                    .arg(&n)
-                    .arg(&dim)
-                    .arg(&l)
-                    .arg(&plane)
-                    .arg(&thickness);
-            })?;
-        }
-        if dim == 2 {
-            let border =
-                u64::from(rows) * u64::from((l - 1) / TILE) + u64::from(rows / TILE) * u64::from(l);
-            gpu.launch(&self.seams, grid(border), |b| {
-                b.arg(mask)
-                    .arg(&mut self.parent)
-                    .arg(&n)
-                    .arg(&l)
-                    .arg(&plane)
-                    .arg(&thickness);
-            })?;
-        }
-        gpu.launch(&self.compress, cfg, |b| {
+        self.label_tiles(mask)?;
+        self.unite_seams(mask)?;
+        // The marked tile roots first, then every site (four a thread) one step on.
+        let (gpu, n, words) = (self.gpu, self.n, self.tile_words);
+        let l = self.slab.lattice.l as u32;
+        gpu.launch(&self.compress_roots, grid(u64::from(words)), |b| {
+            b.arg(&mut self.parent)
+                .arg(&self.tile_roots)
+                .arg(&words)
+                .arg(&l);
+        })?;
+        gpu.launch(&self.compress, grid(u64::from(n).div_ceil(4)), |b| {
             b.arg(&mut self.parent).arg(&n);
         })
     }
@@ -184,7 +231,7 @@ impl SlabDevice for GpuSlab<'_> {
         gpu.launch(&self.mark, grid(u64::from(count)), |b| {
             b.arg(&mut self.parent).arg(&self.node_roots).arg(&count);
         })?;
-        gpu.launch(&self.remap, grid(u64::from(n)), |b| {
+        gpu.launch(&self.remap, grid(u64::from(n).div_ceil(4)), |b| {
             b.arg(mask)
                 .arg(&self.parent)
                 .arg(&table)

@@ -1,52 +1,30 @@
-// Host emulation of kernels/lattice.cu's local labelling: lattice_tile (a block of 32 x 32
-// threads per tile, each CUDA thread a host thread, __syncthreads a barrier, the warp's
-// ballot and shuffle through the block's barrier), lattice_seams (lattice_seams_2d in 2D)
-// and lattice_compress (one thread at a time), on random 2D and 3D slabs with partial tiles, site and bond masks. The
+// Host emulation of kernels/lattice.cu's local labelling: lattice_tile (a warp per tile, its
+// lanes as fibers: warp_fibers.h), lattice_seams (lattice_seams_2d in 2D),
+// lattice_compress_roots and lattice_compress, on random 2D and 3D slabs with partial tiles, site and bond masks. The
 // roots must be every site's smallest connected site, as a sequential search finds them.
+// Then the relabelling (lattice_mark, lattice_remap) with the roots of the first row's sites
+// as nodes: each site must take its node's label, else offset + its root, NO_LABEL if vacant.
 // Run by scripts/emulate-kernels (needs g++ with C++20).
 #include <algorithm>
-#include <atomic>
-#include <barrier>
-#include <cstdint>
 #include <cstdio>
 #include <random>
-#include <thread>
 #include <vector>
-typedef unsigned long long u64; typedef unsigned int u32; typedef unsigned char u8;
-#define __device__
-#define __forceinline__ inline
-#define __global__
+#include "warp_fibers.h"
+typedef unsigned char u8;
 #define __shared__ static
-#define WARP 32
-#define FULL 0xffffffffu
-struct D3 { u32 x, y, z; };
-thread_local D3 threadIdx, blockIdx; D3 blockDim, gridDim;
-static std::barrier<> *bar;
-inline void __syncthreads() { bar->arrive_and_wait(); }
-inline u64 thread_index() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
-inline u32 lane_id() { return threadIdx.x % WARP; }
-inline int __clz(u32 x) { return x ? __builtin_clz(x) : 32; }
+struct uint4 { u32 x, y, z, w; };
+struct ulonglong2 { u64 x, y; };
+inline ulonglong2 make_ulonglong2(u64 x, u64 y) { return {x, y}; }
+// Lanes take turns only at the warp's collectives, so an atomic is a plain read and write.
 inline u32 atomicCAS(u32 *a, u32 cmp, u32 v) {
-    std::atomic_ref<u32>(*a).compare_exchange_strong(cmp, v);
-    return cmp;
+    u32 old = *a;
+    if (old == cmp) *a = v;
+    return old;
 }
-// Every thread of the block reaches the warp collectives together (no divergence before
-// them in the kernel), so the block's barrier stands in for the warp's.
-static u32 slots[1024];
-inline u32 __ballot_sync(u32, bool p) {
-    slots[threadIdx.x] = p;
-    __syncthreads();
-    u32 base = threadIdx.x / WARP * WARP, bits = 0;
-    for (u32 t = 0; t < WARP; t++) bits |= slots[base + t] << t;
-    __syncthreads();
-    return bits;
-}
-inline u8 __shfl_up_sync(u32, u8 v, u32 d) {
-    slots[threadIdx.x] = v;
-    __syncthreads();
-    u8 got = lane_id() >= d ? (u8)slots[threadIdx.x - d] : v;
-    __syncthreads();
-    return got;
+inline int __clz(u32 x) { return x ? __builtin_clz(x) : 32; }
+template <class T> T __shfl_down_sync(u32, T x, u32 d) {
+    u32 l = lane_id();
+    return (T)exchange((u64)x, l + d < WARP ? l + d : l);
 }
 using std::max; using std::min;
 #include "lattice_labels.h"  // written by scripts/emulate-kernels
@@ -82,7 +60,8 @@ int main() {
     struct Case { u32 dim, l, thickness; double p; bool bonds; };
     for (Case c : std::vector<Case>{{2, 70, 45, 0.59, false}, {2, 64, 64, 0.8, false}, {2, 33, 100, 0.5, true},
                                     {2, 96, 7, 0.7, false}, {3, 20, 9, 0.31, false}, {3, 33, 5, 0.5, true},
-                                    {2, 50, 40, 1.0, false}, {3, 12, 12, 0.7, false}}) {
+                                    {2, 50, 40, 1.0, false}, {3, 12, 12, 0.7, false}, {2, 256, 160, 0.62, false},
+                                    {3, 40, 40, 0.35, false}}) {
         u32 plane = c.dim == 2 ? c.l : c.l * c.l, n = plane * c.thickness;
         std::vector<u8> mask(n);
         std::uniform_real_distribution<double> u(0, 1);
@@ -102,38 +81,52 @@ int main() {
         }
         std::vector<u32> parent(n, 0xdeadbeef);
         u32 across = (c.l + TILE - 1) / TILE, tiles = across * ((n / c.l + TILE - 1) / TILE);
-        blockDim = {TILE * TILE, 1, 1}; gridDim = {tiles, 1, 1};
-        for (u32 b = 0; b < tiles; b++) {
-            std::barrier<> block(TILE * TILE);
-            bar = &block;
-            std::vector<std::thread> threads;
-            for (u32 t = 0; t < TILE * TILE; t++)
-                threads.emplace_back([&, b, t] {
-                    blockIdx = {b, 0, 0}; threadIdx = {t, 0, 0};
-                    lattice_tile(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness);
-                });
-            for (auto &t : threads) t.join();
-        }
-        blockDim = {256, 1, 1}; gridDim = {(n + 255) / 256, 1, 1};
-        auto each = [&](auto kernel) {
-            for (u32 b = 0; b < gridDim.x; b++) for (u32 t = 0; t < 256; t++) {
-                blockIdx = {b, 0, 0}; threadIdx = {t, 0, 0};
+        u64 tile_threads = (u64)(tiles + TILE_WARPS - 1) / TILE_WARPS * TILE_WARPS * WARP;
+        std::vector<u32> marks(tiles * TILE, 0xdeadbeef);
+        launch_warps(tile_threads, [&] {
+            lattice_tile(mask.data(), parent.data(), marks.data(), n, c.dim, c.l, plane, c.thickness);
+        });
+        // One thread at a time, in a random order (a GPU's is arbitrary; the chains the seams
+        // leave depend on it).
+        auto each = [&](u64 threads, auto kernel) {
+            std::vector<u64> order(threads);
+            for (u64 t = 0; t < threads; t++) order[t] = t;
+            std::shuffle(order.begin(), order.end(), g);
+            for (u64 t : order) {
+                emu_thread = t;
                 kernel();
             }
         };
         if (c.dim == 2) {
             u32 rows = n / c.l;
             u64 border = (u64)rows * ((c.l - 1) / TILE) + (u64)(rows / TILE) * c.l;
-            gridDim = {(u32)((border + 255) / 256), 1, 1};
-            each([&] { lattice_seams_2d(mask.data(), parent.data(), n, c.l, plane, c.thickness); });
-            gridDim = {(n + 255) / 256, 1, 1};
+            each(border, [&] { lattice_seams_2d(mask.data(), parent.data(), n, c.l, plane, c.thickness); });
         } else {
-            each([&] { lattice_seams(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness); });
+            each(n, [&] { lattice_seams(mask.data(), parent.data(), n, c.dim, c.l, plane, c.thickness); });
         }
-        each([&] { lattice_compress(parent.data(), n); });
+        u32 words = marks.size();
+        each(words, [&] { lattice_compress_roots(parent.data(), marks.data(), words, c.l); });
+        each((n + 3) / 4, [&] { lattice_compress(parent.data(), n); });
         std::vector<u32> want = reference(mask, c.dim, c.l, c.thickness);
         u32 wrong = 0;
         for (u32 i = 0; i < n; i++) wrong += !(mask[i] & VACANT) && parent[i] != want[i];
+        // Nodes: the roots of the first row's occupied sites, labelled 7 + 3k.
+        std::vector<u32> roots;
+        for (u32 x = 0; x < c.l; x++)
+            if (!(mask[x] & VACANT) && std::find(roots.begin(), roots.end(), want[x]) == roots.end())
+                roots.push_back(want[x]);
+        std::vector<u64> table(roots.size()), labels(n, 0xdeadbeef);
+        for (u32 k = 0; k < roots.size(); k++) table[k] = 7 + 3 * k;
+        u32 count = roots.size();
+        u64 offset = 1000000;
+        each(count, [&] { lattice_mark(parent.data(), roots.data(), count); });
+        each((n + 3) / 4, [&] { lattice_remap(mask.data(), parent.data(), table.data(), labels.data(), n, offset); });
+        for (u32 i = 0; i < n; i++) {
+            auto node = std::find(roots.begin(), roots.end(), want[i]);
+            u64 label = (mask[i] & VACANT) ? NO_LABEL
+                        : node != roots.end() ? table[node - roots.begin()] : offset + want[i];
+            wrong += labels[i] != label;
+        }
         cases++;
         bad += wrong != 0;
         printf("  %uD l=%u thickness=%u %s p=%.2f: %s (%u of %u sites wrong)\n", c.dim, c.l, c.thickness,

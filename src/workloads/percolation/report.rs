@@ -2,7 +2,7 @@
 //! error sqrt(R(1-R)/n); means with standard errors), rendered once into the run's report:
 //! the statistics block and the `/percolation` group of the result file.
 
-use super::sampler::{Floor, Timing};
+use super::sampler::{Floor, Timing, LABEL_FLOOR_BYTES};
 use super::Percolation;
 use crate::lattice::clusters::SIZE_BINS;
 use crate::lattice::{ClusterStats, Occupation};
@@ -140,7 +140,14 @@ pub fn report(
             .map(|(r, e)| format!("{r:.4} ± {e:.4}"))
             .collect();
         let against_floor = floor
-            .map(|f| format!(" ({:.1}x the memory floor)", s.ns_per_site / f.ns_per_site))
+            .map(|f| {
+                format!(
+                    " ({:.1}x the memory floor: the time to move {:.0} bytes a site at the copy rate of {:.3e} bytes/s)",
+                    s.ns_per_site / f.ns_per_site,
+                    s.ns_per_site / f.ns_per_site * LABEL_FLOOR_BYTES,
+                    f.copy_rate
+                )
+            })
             .unwrap_or_default();
         g.shown_only(
             &format!("p = {}", s.p),

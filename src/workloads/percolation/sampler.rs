@@ -36,7 +36,7 @@ pub enum Sampler<'g> {
 
 /// Bytes per site a labelling moves at the least: the site's occupation mask read (one
 /// byte) and its label written (eight).
-const LABEL_FLOOR_BYTES: f64 = 9.0;
+pub const LABEL_FLOOR_BYTES: f64 = 9.0;
 
 /// The labelling's memory floor: its least traffic at the device's measured copy rate.
 #[derive(Clone, Copy)]
