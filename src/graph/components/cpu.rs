@@ -5,7 +5,7 @@
 //! With an `EdgeMask` only the edges it marks count (the spin models' Swendsen-Wang bonds).
 
 use super::{most_frequent, remote, Labeller, SAMPLE_VERTICES};
-use crate::comm::{Pair, World};
+use crate::comm::{Op, Pair, World};
 use crate::error::Result;
 use crate::graph::ghosts::LocalRows;
 use crate::graph::Block1D;
@@ -48,11 +48,16 @@ pub struct CpuLabeller<'a> {
     /// round's cut edges were absorbed.
     boundary: Vec<u32>,
     before: Vec<u64>,
+    /// Per boundary component, whether its label is a root for the rest of the round's
+    /// shortcutting (as kernels/cc.cu's `cc_queries`).
+    done: Vec<bool>,
 }
 
 /// `sent` entries: nothing sent yet, or never sent (an own vertex in the giant, or one the
 /// asking rank does not read).
 const NONE_SENT: u64 = u64::MAX;
+/// A shortcut answer's flag: the label is a root of the answering rank.
+const FINAL: u64 = 1 << 63;
 const NEVER: u64 = u64::MAX - 1;
 /// `ghost_giant` values: a ghost in the giant of a rank whose giant is joined to this rank's,
 /// or of another.
@@ -80,6 +85,7 @@ impl<'a> CpuLabeller<'a> {
             active: None,
             boundary: Vec::new(),
             before: Vec::new(),
+            done: Vec::new(),
         }
     }
 
@@ -97,10 +103,30 @@ impl<'a> CpuLabeller<'a> {
         self.comp_min[root as usize].load(Relaxed)
     }
 
-    /// Lower the component label of own vertex `v` to `label`; whether it fell.
-    fn lower(&self, v: u32, label: u64) -> bool {
+    /// Lower the component label of own vertex `v` to `label`.
+    fn lower(&self, v: u32, label: u64) {
         let root = self.parent[v as usize].load(Relaxed) as usize;
-        label < self.comp_min[root].fetch_min(label, Relaxed)
+        self.comp_min[root].fetch_min(label, Relaxed);
+    }
+
+    /// Where the label chain from vertex `l` (each label names a vertex, whose own label is
+    /// the next) leaves this rank's vertices, or the root it ends at here (kernels/cc.cu's
+    /// `chain_end`).
+    fn chain_end(&self, mut l: u64) -> u64 {
+        let n = self.rows.local_n() as u64;
+        while l.wrapping_sub(self.first) < n {
+            let next = self.component_label((l - self.first) as u32);
+            if next == l {
+                break;
+            }
+            l = next;
+        }
+        l
+    }
+
+    /// Whether vertex `l` is this rank's.
+    fn owns(&self, l: u64) -> bool {
+        l.wrapping_sub(self.first) < self.rows.local_n() as u64
     }
 
     /// The cut edges to read: all but those of the giant (except to a ghost of a rank whose
@@ -313,6 +339,8 @@ impl Labeller for CpuLabeller<'_> {
     }
 
     fn hook_trees(&mut self, world: &World, part: &Block1D) -> Result<u64> {
+        // A new round's trees: no component is known to point at a root.
+        self.done = vec![false; self.boundary.len()];
         let hooks: Vec<Pair> = self
             .boundary
             .par_iter()
@@ -330,33 +358,65 @@ impl Labeller for CpuLabeller<'_> {
         Ok(16 * remote(part, hooks.iter().map(|h| h.0)))
     }
 
-    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(u64, u64)> {
-        let (pointing, labels): (Vec<u32>, Vec<u64>) = self
+    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(bool, u64)> {
+        // Each component not yet done follows its label's chain through this rank's vertices:
+        // to a root here (done), or to another rank's vertex, whose owner it asks.
+        let ends: Vec<Option<u64>> = self
             .boundary
             .par_iter()
-            .filter_map(|&root| {
-                let label = self.comp_min[root as usize].load(Relaxed);
-                (label != part.global(root as usize)).then_some((root, label))
+            .zip(&self.done)
+            .map(|(&root, &done)| {
+                (!done).then(|| self.chain_end(self.comp_min[root as usize].load(Relaxed)))
             })
-            .unzip();
+            .collect();
+        let mut done = std::mem::take(&mut self.done);
+        let this = &*self;
+        this.boundary
+            .par_iter()
+            .zip(&mut done)
+            .zip(&ends)
+            .for_each(|((&root, done), end)| {
+                if let Some(end) = *end {
+                    this.comp_min[root as usize].fetch_min(end, Relaxed);
+                    *done = this.owns(end);
+                }
+            });
         // Many components point at one label (a giant's): each label is asked once.
-        let mut asked = labels.clone();
+        let mut asked: Vec<u64> = ends
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&l| !self.owns(l))
+            .collect();
         asked.par_sort_unstable();
         asked.dedup();
+        if world.allreduce(asked.len() as u64, Op::Sum) == 0 {
+            self.done = done;
+            return Ok((false, 0));
+        }
+        // The owner answers where the chain leaves its vertices, marked final at its own root.
         let answers = world.query(
             &asked,
             |l| part.owner(l),
-            |l| self.component_label(part.local(l) as u32),
+            |l| {
+                let end = self.chain_end(l);
+                end | (u64::from(self.owns(end)) << 63)
+            },
         )?;
-        let lowered = pointing
+        let this = &*self;
+        this.boundary
             .par_iter()
-            .zip(&labels)
-            .filter(|&(&root, label)| {
-                let answer = answers[asked.binary_search(label).expect("asked")];
-                self.lower(root, answer)
-            })
-            .count() as u64;
-        Ok((lowered, 16 * remote(part, asked.iter().copied())))
+            .zip(&mut done)
+            .zip(&ends)
+            .for_each(|((&root, done), end)| {
+                if let Some(end) = end.filter(|&l| !this.owns(l)) {
+                    let answer = answers[asked.binary_search(&end).expect("asked")];
+                    this.comp_min[root as usize].fetch_min(answer & !FINAL, Relaxed);
+                    *done = answer & FINAL != 0;
+                }
+            });
+        self.done = done;
+        Ok((true, 16 * asked.len() as u64))
     }
 
     fn relabel(&mut self) -> Result<u64> {

@@ -129,6 +129,9 @@ struct Boundary {
     table: CudaSlice<u64>,
     table_mask: u64,
     slots: CudaSlice<u32>,
+    /// Per boundary component, whether its label is a root for the rest of the round's
+    /// shortcutting (`cc_queries`).
+    done: CudaSlice<u8>,
     before: CudaSlice<u64>,
     items: CudaSlice<u64>,
     bucketed: CudaSlice<u64>,
@@ -159,10 +162,10 @@ pub struct GpuLabeller<'a> {
     giants: GiantSkip,
     masks: ReadMasks,
     boundary: Boundary,
-    /// A counter the kernels add to (changes, slots), and the shortcut's count of labels
-    /// lowered.
+    /// A counter the kernels add to (changes, slots), and a second one (the boundary
+    /// components listed).
     counter: CudaSlice<u64>,
-    lowered: CudaSlice<u64>,
+    listed: CudaSlice<u64>,
     kernels: HashMap<&'static str, Kernel>,
 }
 
@@ -281,6 +284,7 @@ impl<'a> GpuLabeller<'a> {
             table: empty()?,
             table_mask: 0,
             slots: gpu.zeros("boundary slots", 1)?,
+            done: gpu.zeros("boundary done", 1)?,
             before: empty()?,
             items: empty()?,
             bucketed: empty()?,
@@ -318,7 +322,7 @@ impl<'a> GpuLabeller<'a> {
             masks: ReadMasks::new(gpu, rows)?,
             boundary,
             counter: gpu.zeros("counter", 1)?,
-            lowered: gpu.zeros("lowered count", 1)?,
+            listed: gpu.zeros("listed count", 1)?,
             kernels,
         })
     }
@@ -371,11 +375,11 @@ impl<'a> GpuLabeller<'a> {
             a.arg(&m.flags)
                 .arg(&n)
                 .arg(&mut self.boundary.roots)
-                .arg(&mut self.lowered);
+                .arg(&mut self.listed);
         })?;
         self.giants.active = Some(self.take_counter()?);
-        let count = gpu.download("boundary count", &self.lowered, 1)?[0];
-        gpu.clear("the lowered count", &mut self.lowered)?;
+        let count = gpu.download("boundary count", &self.listed, 1)?[0];
+        gpu.clear("the listed count", &mut self.listed)?;
         let b = &mut self.boundary;
         b.count = count;
         let len = count as usize;
@@ -384,8 +388,15 @@ impl<'a> GpuLabeller<'a> {
         grow(gpu, "boundary messages", &mut b.bucketed, len)?;
         grow(gpu, "boundary replies", &mut b.replies, len)?;
         let slots = table_slots(count);
+        if slots > 1 << 31 {
+            // An answer carries its slot in 31 bits (kernels/cc.cu, FINAL_ANSWER).
+            return Err(Error::Unavailable(format!(
+                "{count} boundary components on one GPU exceed the shortcut's 2^30: run on more GPUs"
+            )));
+        }
         grow(gpu, "shortcut labels asked", &mut b.table, slots as usize)?;
         b.table_mask = slots - 1;
+        grow(gpu, "boundary done", &mut b.done, len)?;
         grow(gpu, "shortcut slots", &mut b.slots, len)
     }
 
@@ -609,6 +620,10 @@ impl Labeller for GpuLabeller<'_> {
         }
         let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
         let b = &mut self.boundary;
+        // A new round's trees: no component is known to point at a root.
+        gpu.stream
+            .memset_zeros(&mut b.done.slice_mut(0..b.count as usize))
+            .map_err(|e| crate::device::gpu_error("clear the boundary's done flags", e))?;
         gpu.launch(&self.kernels["cc_hooks"], grid(b.count), |a| {
             a.arg(&b.roots)
                 .arg(&b.count)
@@ -633,13 +648,11 @@ impl Labeller for GpuLabeller<'_> {
         Ok(8 * hooks)
     }
 
-    fn shortcut(&mut self, _: &World, _: &Block1D) -> Result<(u64, u64)> {
+    fn shortcut(&mut self, _: &World, _: &Block1D) -> Result<(bool, u64)> {
         if self.ranks == 1 {
-            return Ok((0, 0));
+            return Ok((false, 0));
         }
         let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
-        let lowered = &mut self.lowered;
-        gpu.clear("the lowered count", lowered)?;
         let b = &mut self.boundary;
         let slots = (b.table_mask + 1) as usize;
         gpu.stream
@@ -652,21 +665,27 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&local_n)
                 .arg(&self.parent)
                 .arg(&mut self.comp_min)
+                .arg(&mut b.done)
                 .arg(&mut b.table)
                 .arg(&b.table_mask)
                 .arg(&mut b.slots)
                 .arg(&mut b.items)
-                .arg(&mut self.counter)
-                .arg(lowered);
+                .arg(&mut self.counter);
         })?;
         let asked = self.take_counter()?;
         let (sent, from) = self.route_items(asked)?;
+        // The queries' counts were gathered from every rank: none asked, the shortcutting is
+        // over (no collective of its own for the verdict).
+        if !self.exchange.last_moved() {
+            return Ok((false, 0));
+        }
         let total = from.iter().sum::<usize>() as u64;
         let b = &mut self.boundary;
         gpu.launch(&self.kernels["cc_answer"], grid(total), |a| {
             a.arg(&mut b.received)
                 .arg(&total)
                 .arg(&first)
+                .arg(&local_n)
                 .arg(&self.parent)
                 .arg(&self.comp_min);
         })?;
@@ -681,10 +700,9 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&b.roots)
                 .arg(&b.table)
                 .arg(&mut self.comp_min)
-                .arg(&mut self.lowered);
+                .arg(&mut b.done);
         })?;
-        let lowered = gpu.download("lowered count", &self.lowered, 1)?[0];
-        Ok((lowered, 8 * (asked + total)))
+        Ok((true, 8 * (asked + total)))
     }
 
     fn relabel(&mut self) -> Result<u64> {

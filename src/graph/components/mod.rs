@@ -29,9 +29,13 @@
 //!   ghosts whose label came in;
 //! - tree hooking: a component whose label fell from L to m sends (L, m) to L's owner, which
 //!   lowers the label of the component holding vertex L to m, so whole trees join at once;
-//! - shortcutting: each component with a cut edge asks the owner of its label L for L's own
-//!   label and takes it, repeated until no component anywhere changes (each rank asks each
-//!   distinct L once, however many of its components point at it).
+//! - shortcutting: pointer jumping, a label L naming vertex L, whose own label is L's parent.
+//!   Each component with a cut edge follows its label's chain through its rank's vertices
+//!   and asks the owner of the first other rank's vertex L on it; the owner follows L's chain
+//!   through its own vertices and answers where it leaves them, or with the root it ends at
+//!   there (final: the component is done). Repeated until no rank asks (each rank asks each
+//!   distinct L once, however many of its components point at it), so chains within a rank
+//!   cost no step and a step at least doubles the hops a chain's cross-rank part took.
 //!
 //! Rounds end when no label changes anywhere. Then every cut edge read joins equal labels
 //! (each saw the other end's last label), and so does every skipped one (joined giants'
@@ -66,11 +70,16 @@ pub trait Labeller {
     /// ghosts whose label came in (remembering the labels before, for `hook_trees`).
     fn absorb_cut_edges(&mut self) -> Result<()>;
     /// Tree hooking: each component whose label fell from L to m lowers the component of
-    /// vertex L, at its owner, to m (collective).
+    /// vertex L, at its owner, to m (collective). Starts the round's shortcutting: no
+    /// component is done.
     fn hook_trees(&mut self, world: &World, part: &Block1D) -> Result<u64>;
-    /// One shortcutting step: each component with a cut edge takes the label of the vertex
-    /// its label names (collective); returns how many labels fell here, and the bytes.
-    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(u64, u64)>;
+    /// One shortcutting step (collective): each component with a cut edge that is not yet
+    /// done follows its label's chain (a label names a vertex, whose own label is the next)
+    /// through this rank's vertices, to a root (done) or to another rank's vertex, whose owner
+    /// answers where the chain leaves its own vertices, final at a root of its own (done).
+    /// Returns whether any rank asked (if none, the round's shortcutting is over: every
+    /// component with a cut edge points at a root), and the bytes.
+    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(bool, u64)>;
     /// Hand each vertex its component's label; returns how many own vertices changed.
     fn relabel(&mut self) -> Result<u64>;
     /// The own vertices' labels, on the host.
@@ -299,7 +308,8 @@ pub struct Round {
     /// Bytes sent between ranks, summed over ranks (the first round's with those of the
     /// bitmasks `skip_giants` sends before it).
     pub bytes: u64,
-    /// Shortcutting steps (queries of the labels' own labels) in the round.
+    /// Shortcutting steps in the round that asked (queries of where the labels' chains end;
+    /// a last gather of the queries' counts, which finds none, is not counted).
     pub shortcuts: u32,
     pub seconds: f64,
 }
@@ -385,11 +395,12 @@ pub fn label_components(
         p.hook += lap(&mut mark);
         let mut shortcuts = 0;
         loop {
-            let (lowered, sent) = labeller.shortcut(world, part)?;
-            (shortcuts, bytes) = (shortcuts + 1, bytes + sent);
-            if world.allreduce(lowered, Op::Sum) == 0 {
+            let (asked, sent) = labeller.shortcut(world, part)?;
+            bytes += sent;
+            if !asked {
                 break;
             }
+            shortcuts += 1;
         }
         if let Some(giants) = &giants {
             sync_giants(world, giants, labeller)?;
