@@ -17,6 +17,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 #include "warp_fibers.h"
 typedef unsigned char u8;
 inline u64 atomicAdd(u64 *a, u64 v) { u64 old = *a; *a += v; return old; }
@@ -64,23 +65,32 @@ static int run_case(u32 ranks, u32 block, u32 hubs, double hub_share, u64 seed) 
     }
     std::vector<std::vector<u64>> start_labels(ranks);
     for (u32 r = 0; r < ranks; r++) start_labels[r] = rk[r].comp_min;
-    // The label of vertex l (its component's); where a chain from l leaves rank r's vertices. where it leaves rank r's vertices.
+    // The label of vertex l (its component's), over labels `cm`.
     auto label_of = [&](const std::vector<std::vector<u64>> &cm, u64 l) {
         const Rank &o = rk[l / block];
         return cm[l / block][o.parent[l - o.first]];
     };
-    auto chain_end = [&](const std::vector<std::vector<u64>> &cm, u32 r, u64 l) {
-        while (l / block == r && label_of(cm, l) != l) l = label_of(cm, l);
-        return l;
+    // Where a chain from l leaves rank r's vertices, or its root there; whether that is a root
+    // (there, or after a component flagged done).
+    auto chain_end = [&](const std::vector<std::vector<u64>> &cm, const std::vector<std::vector<u8>> &dn,
+                         u32 r, u64 l) {
+        bool final = false;
+        while (l / block == r) {
+            u32 root = rk[r].parent[l - rk[r].first];
+            if (cm[r][root] == l) return std::pair<u64, bool>{l, true};
+            final = dn[r][root];
+            l = cm[r][root];
+        }
+        return std::pair<u64, bool>{l, final};
     };
     std::vector<std::vector<u8>> done(ranks);
-    for (u32 r = 0; r < ranks; r++) done[r].assign(rk[r].roots.size(), 0);
+    for (u32 r = 0; r < ranks; r++) done[r].assign(block, 0);
     int failures = 0;
     for (u32 step = 1;; step++) {
         std::vector<std::vector<u64>> before(ranks);
         for (u32 r = 0; r < ranks; r++) before[r] = rk[r].comp_min;
         std::vector<std::vector<u8>> done_before = done;
-        std::vector<std::vector<u64>> table(ranks), items(ranks);
+        std::vector<std::vector<u64>> table(ranks), items(ranks), ends(ranks);
         std::vector<std::vector<u32>> slots(ranks);
         std::vector<u64> asked(ranks, 0);
         u64 asked_all = 0;
@@ -93,10 +103,10 @@ static int run_case(u32 ranks, u32 block, u32 hubs, double hub_share, u64 seed) 
             u64 mask = table[r].size() - 1;
             slots[r].assign(count, 7);
             items[r].assign(count, 0);
-            launch_warps(count, [&] { cc_queries(k.roots.data(), count, k.first, local_n, k.parent.data(), k.comp_min.data(), done[r].data(), table[r].data(), mask, slots[r].data(), items[r].data(), &asked[r]); });
+            ends[r].assign(count, 0);
+            launch_warps(count, [&] { cc_queries(k.roots.data(), count, k.first, local_n, k.parent.data(), k.comp_min.data(), done[r].data(), ends[r].data(), table[r].data(), mask, slots[r].data(), items[r].data(), &asked[r]); });
             asked_all += asked[r];
         }
-        if (!asked_all) break;
         // Queries to the owners (in source order), answered there, back to the askers.
         std::vector<std::vector<std::pair<u32, u64>>> inbox(ranks);  // (asking rank, item)
         for (u32 r = 0; r < ranks; r++)
@@ -106,33 +116,33 @@ static int run_case(u32 ranks, u32 block, u32 hubs, double hub_share, u64 seed) 
             std::vector<u64> got;
             for (auto &p : inbox[o]) got.push_back(p.second);
             u64 total = got.size();
-            launch(total, [&] { cc_answer(got.data(), total, rk[o].first, block, rk[o].parent.data(), rk[o].comp_min.data()); });
+            launch(total, [&] { cc_answer(got.data(), total, rk[o].first, block, rk[o].parent.data(), rk[o].comp_min.data(), done[o].data()); });
             for (u64 i = 0; i < total; i++) replies[inbox[o][i].first].push_back(got[i]);
         }
         for (u32 r = 0; r < ranks; r++) {
             Rank &k = rk[r];
             u64 count = k.roots.size(), got = replies[r].size();
             launch(got, [&] { cc_store_answers(replies[r].data(), got, table[r].data()); });
-            launch_warps(count, [&] { cc_take_answers(slots[r].data(), count, k.roots.data(), table[r].data(), k.comp_min.data(), done[r].data()); });
-            // The definition, over the labels before the step.
+            launch_warps(count, [&] { cc_take_answers(slots[r].data(), count, k.roots.data(), ends[r].data(), table[r].data(), k.comp_min.data(), done[r].data()); });
+        }
+        // The definition, over the labels and flags before the step.
+        for (u32 r = 0; r < ranks; r++) {
+            Rank &k = rk[r];
             std::set<u64> remote;
-            for (u64 i = 0; i < count; i++) {
-                u32 root = k.roots[i];
+            for (u32 root : k.roots) {
                 u64 want = before[r][root];
-                bool want_done = done_before[r][i];
+                bool want_done = done_before[r][root];
                 if (!want_done) {
-                    u64 end = chain_end(before, r, want);
-                    want = end;
-                    if (end / block == r) {
-                        want_done = true;
-                    } else {
+                    auto [end, final] = chain_end(before, done_before, r, want);
+                    if (!final) {
                         remote.insert(end);
-                        want = chain_end(before, (u32)(end / block), end);
-                        want_done = want / block == end / block;
+                        std::tie(end, final) = chain_end(before, done_before, (u32)(end / block), end);
                     }
+                    want = std::min(want, end);
+                    want_done = final;
                 }
-                if (k.comp_min[root] != want || done[r][i] != want_done) {
-                    if (failures++ < 5) printf("  step %u rank %u component %u: label %llu done %d, expected %llu done %d\n", step, r, root, k.comp_min[root], done[r][i], want, want_done);
+                if (k.comp_min[root] != want || (bool)done[r][root] != want_done) {
+                    if (failures++ < 5) printf("  step %u rank %u component %u: label %llu done %d, expected %llu done %d\n", step, r, root, k.comp_min[root], done[r][root], want, want_done);
                 }
             }
             std::set<u64> sent;
@@ -142,6 +152,7 @@ static int run_case(u32 ranks, u32 block, u32 hubs, double hub_share, u64 seed) 
                 printf("  step %u rank %u: %llu queries for %zu distinct remote labels\n", step, r, asked[r], remote.size());
             }
         }
+        if (!asked_all) break;
         if (step > 64) {
             printf("  no end after %u steps\n", step);
             return failures + 1;

@@ -48,15 +48,15 @@ pub struct CpuLabeller<'a> {
     /// round's cut edges were absorbed.
     boundary: Vec<u32>,
     before: Vec<u64>,
-    /// Per boundary component, whether its label is a root for the rest of the round's
-    /// shortcutting (as kernels/cc.cu's `cc_queries`).
-    done: Vec<bool>,
+    /// Per own vertex, for the roots of boundary components: whether the component's label is
+    /// a root for the rest of the round's shortcutting (as kernels/cc.cu's `chain_end`).
+    done: Vec<AtomicBool>,
 }
 
 /// `sent` entries: nothing sent yet, or never sent (an own vertex in the giant, or one the
 /// asking rank does not read).
 const NONE_SENT: u64 = u64::MAX;
-/// A shortcut answer's flag: the label is a root of the answering rank.
+/// A chain end's flag: the label is a root (a shortcut step's answer final).
 const FINAL: u64 = 1 << 63;
 const NEVER: u64 = u64::MAX - 1;
 /// `ghost_giant` values: a ghost in the giant of a rank whose giant is joined to this rank's,
@@ -85,7 +85,7 @@ impl<'a> CpuLabeller<'a> {
             active: None,
             boundary: Vec::new(),
             before: Vec::new(),
-            done: Vec::new(),
+            done: (0..n).map(|_| AtomicBool::new(false)).collect(),
         }
     }
 
@@ -97,12 +97,6 @@ impl<'a> CpuLabeller<'a> {
         }
     }
 
-    /// The component label of own vertex `v` (local index).
-    fn component_label(&self, v: u32) -> u64 {
-        let root = self.parent[v as usize].load(Relaxed);
-        self.comp_min[root as usize].load(Relaxed)
-    }
-
     /// Lower the component label of own vertex `v` to `label`.
     fn lower(&self, v: u32, label: u64) {
         let root = self.parent[v as usize].load(Relaxed) as usize;
@@ -110,18 +104,23 @@ impl<'a> CpuLabeller<'a> {
     }
 
     /// Where the label chain from vertex `l` (each label names a vertex, whose own label is
-    /// the next) leaves this rank's vertices, or the root it ends at here (kernels/cc.cu's
-    /// `chain_end`).
+    /// the next) leaves this rank's vertices, or the root it ends at here; `FINAL` set where
+    /// that is a root (here, or after a component that is done). kernels/cc.cu's `chain_end`.
     fn chain_end(&self, mut l: u64) -> u64 {
-        let n = self.rows.local_n() as u64;
-        while l.wrapping_sub(self.first) < n {
-            let next = self.component_label((l - self.first) as u32);
+        let mut final_ = false;
+        while self.owns(l) {
+            let root = self.parent[(l - self.first) as usize].load(Relaxed) as usize;
+            let next = self.comp_min[root].load(Relaxed);
             if next == l {
-                break;
+                return l | FINAL;
             }
+            final_ = self.done[root].load(Relaxed);
             l = next;
         }
-        l
+        match final_ {
+            true => l | FINAL,
+            false => l,
+        }
     }
 
     /// Whether vertex `l` is this rank's.
@@ -340,7 +339,10 @@ impl Labeller for CpuLabeller<'_> {
 
     fn hook_trees(&mut self, world: &World, part: &Block1D) -> Result<u64> {
         // A new round's trees: no component is known to point at a root.
-        self.done = vec![false; self.boundary.len()];
+        let done = &self.done;
+        self.boundary
+            .par_iter()
+            .for_each(|&root| done[root as usize].store(false, Relaxed));
         let hooks: Vec<Pair> = self
             .boundary
             .par_iter()
@@ -359,64 +361,43 @@ impl Labeller for CpuLabeller<'_> {
     }
 
     fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(bool, u64)> {
-        // Each component not yet done follows its label's chain through this rank's vertices:
-        // to a root here (done), or to another rank's vertex, whose owner it asks.
-        let ends: Vec<Option<u64>> = self
+        // Every boundary component's chain end, from the labels and flags before the step.
+        let (comp_min, done) = (&self.comp_min, &self.done);
+        let ends: Vec<u64> = self
             .boundary
             .par_iter()
-            .zip(&self.done)
-            .map(|(&root, &done)| {
-                (!done).then(|| self.chain_end(self.comp_min[root as usize].load(Relaxed)))
+            .map(|&root| {
+                let label = comp_min[root as usize].load(Relaxed);
+                match done[root as usize].load(Relaxed) {
+                    true => label | FINAL,
+                    false => self.chain_end(label),
+                }
             })
             .collect();
-        let mut done = std::mem::take(&mut self.done);
-        let this = &*self;
-        this.boundary
-            .par_iter()
-            .zip(&mut done)
-            .zip(&ends)
-            .for_each(|((&root, done), end)| {
-                if let Some(end) = *end {
-                    this.comp_min[root as usize].fetch_min(end, Relaxed);
-                    *done = this.owns(end);
-                }
-            });
-        // Many components point at one label (a giant's): each label is asked once.
-        let mut asked: Vec<u64> = ends
-            .iter()
-            .flatten()
-            .copied()
-            .filter(|&l| !self.owns(l))
-            .collect();
+        // The ends not final are other ranks' vertices: each is asked once (many components
+        // point at one label, a giant's).
+        let mut asked: Vec<u64> = ends.par_iter().copied().filter(|&e| e & FINAL == 0).collect();
         asked.par_sort_unstable();
         asked.dedup();
-        if world.allreduce(asked.len() as u64, Op::Sum) == 0 {
-            self.done = done;
-            return Ok((false, 0));
-        }
-        // The owner answers where the chain leaves its vertices, marked final at its own root.
-        let answers = world.query(
-            &asked,
-            |l| part.owner(l),
-            |l| {
-                let end = self.chain_end(l);
-                end | (u64::from(self.owns(end)) << 63)
-            },
-        )?;
-        let this = &*self;
-        this.boundary
+        let any = world.allreduce(asked.len() as u64, Op::Sum) > 0;
+        let answers = match any {
+            true => world.query(&asked, |l| part.owner(l), |l| self.chain_end(l))?,
+            false => Vec::new(),
+        };
+        self.boundary
             .par_iter()
-            .zip(&mut done)
             .zip(&ends)
-            .for_each(|((&root, done), end)| {
-                if let Some(end) = end.filter(|&l| !this.owns(l)) {
-                    let answer = answers[asked.binary_search(&end).expect("asked")];
-                    this.comp_min[root as usize].fetch_min(answer & !FINAL, Relaxed);
-                    *done = answer & FINAL != 0;
+            .for_each(|(&root, &end)| {
+                let end = match end & FINAL {
+                    0 => answers[asked.binary_search(&end).expect("asked")],
+                    _ => end,
+                };
+                comp_min[root as usize].fetch_min(end & !FINAL, Relaxed);
+                if end & FINAL != 0 {
+                    done[root as usize].store(true, Relaxed);
                 }
             });
-        self.done = done;
-        Ok((true, 16 * asked.len() as u64))
+        Ok((any, 16 * asked.len() as u64))
     }
 
     fn relabel(&mut self) -> Result<u64> {

@@ -129,9 +129,11 @@ struct Boundary {
     table: CudaSlice<u64>,
     table_mask: u64,
     slots: CudaSlice<u32>,
-    /// Per boundary component, whether its label is a root for the rest of the round's
-    /// shortcutting (`cc_queries`).
+    /// Per own vertex, for the roots of boundary components: whether the component's label is
+    /// a root for the rest of the round's shortcutting (kernels/cc.cu, `chain_end`).
     done: CudaSlice<u8>,
+    /// Per boundary component, where its label's chain ends here, in a shortcut step.
+    ends: CudaSlice<u64>,
     before: CudaSlice<u64>,
     items: CudaSlice<u64>,
     bucketed: CudaSlice<u64>,
@@ -183,19 +185,20 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         true => DeviceCsr::bytes(n, rows.adj.len() as u64),
         false => 0,
     };
-    // Boundary components: at most one per vertex, with flags (u8), roots and four u64
-    // buffers, and the shortcut's slot (u32) and table (up to four u64 slots per component).
+    // Boundary components: at most one per vertex, with flags and done flags (u8 each), roots
+    // and five u64 buffers, and the shortcut's slot (u32) and table (up to four u64 slots per
+    // component).
     // Cut edges: their ghosts and row offsets, and those read (own vertex and ghost). The
     // masks of the ghosts read (a bit each, both ways) counted as a byte.
     edges
         + 12 * rows.cut_own.len() as u64
         + (8 + 4 + 8 + 8) * n
-        + (1 + 4 + 4 * 8 + 4 + 4 * 8) * n
+        + (2 + 4 + 5 * 8 + 4 + 4 * 8) * n
         + (4 + 4 + 8 + 8 + 4 + 1) * rows.ghosts.send_local.len() as u64
         + (8 + 8 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
 }
 
-const KERNELS: [&str; 23] = [
+const KERNELS: [&str; 24] = [
     "cc_giant_reports",
     "cc_init",
     "cc_link_nth",
@@ -219,6 +222,7 @@ const KERNELS: [&str; 23] = [
     "cc_store_answers",
     "cc_take_answers",
     "cc_list_flagged",
+    "cc_undone",
 ];
 
 impl<'a> GpuLabeller<'a> {
@@ -284,7 +288,8 @@ impl<'a> GpuLabeller<'a> {
             table: empty()?,
             table_mask: 0,
             slots: gpu.zeros("boundary slots", 1)?,
-            done: gpu.zeros("boundary done", 1)?,
+            done: gpu.zeros("boundary done", n.max(1))?,
+            ends: empty()?,
             before: empty()?,
             items: empty()?,
             bucketed: empty()?,
@@ -396,7 +401,7 @@ impl<'a> GpuLabeller<'a> {
         }
         grow(gpu, "shortcut labels asked", &mut b.table, slots as usize)?;
         b.table_mask = slots - 1;
-        grow(gpu, "boundary done", &mut b.done, len)?;
+        grow(gpu, "boundary chain ends", &mut b.ends, len)?;
         grow(gpu, "shortcut slots", &mut b.slots, len)
     }
 
@@ -483,6 +488,22 @@ impl<'a> GpuLabeller<'a> {
             .exchange
             .alltoallv_runs(send, (&at, &counts), &mut b.received)?;
         Ok((counts, got))
+    }
+
+    /// The end of a shortcut step: each boundary component takes its chain's end found here,
+    /// or the answer to its query (`cc_take_answers`).
+    fn take_ends(&mut self) -> Result<()> {
+        let b = &mut self.boundary;
+        self.gpu
+            .launch(&self.kernels["cc_take_answers"], grid(b.count), |a| {
+                a.arg(&b.slots)
+                    .arg(&b.count)
+                    .arg(&b.roots)
+                    .arg(&b.ends)
+                    .arg(&b.table)
+                    .arg(&mut self.comp_min)
+                    .arg(&mut b.done);
+            })
     }
 
     /// The counter, which is then reset (every use starts from zero).
@@ -620,10 +641,9 @@ impl Labeller for GpuLabeller<'_> {
         }
         let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
         let b = &mut self.boundary;
-        // A new round's trees: no component is known to point at a root.
-        gpu.stream
-            .memset_zeros(&mut b.done.slice_mut(0..b.count as usize))
-            .map_err(|e| crate::device::gpu_error("clear the boundary's done flags", e))?;
+        gpu.launch(&self.kernels["cc_undone"], grid(b.count), |a| {
+            a.arg(&b.roots).arg(&b.count).arg(&mut b.done);
+        })?;
         gpu.launch(&self.kernels["cc_hooks"], grid(b.count), |a| {
             a.arg(&b.roots)
                 .arg(&b.count)
@@ -664,8 +684,9 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&first)
                 .arg(&local_n)
                 .arg(&self.parent)
-                .arg(&mut self.comp_min)
-                .arg(&mut b.done)
+                .arg(&self.comp_min)
+                .arg(&b.done)
+                .arg(&mut b.ends)
                 .arg(&mut b.table)
                 .arg(&b.table_mask)
                 .arg(&mut b.slots)
@@ -675,8 +696,9 @@ impl Labeller for GpuLabeller<'_> {
         let asked = self.take_counter()?;
         let (sent, from) = self.route_items(asked)?;
         // The queries' counts were gathered from every rank: none asked, the shortcutting is
-        // over (no collective of its own for the verdict).
+        // over (no collective of its own for the verdict) once the ends found here are taken.
         if !self.exchange.last_moved() {
+            self.take_ends()?;
             return Ok((false, 0));
         }
         let total = from.iter().sum::<usize>() as u64;
@@ -687,21 +709,15 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&first)
                 .arg(&local_n)
                 .arg(&self.parent)
-                .arg(&self.comp_min);
+                .arg(&self.comp_min)
+                .arg(&b.done);
         })?;
         self.exchange
             .reply_runs(&b.received, &from, &sent, &mut b.replies)?;
         gpu.launch(&self.kernels["cc_store_answers"], grid(asked), |a| {
             a.arg(&b.replies).arg(&asked).arg(&mut b.table);
         })?;
-        gpu.launch(&self.kernels["cc_take_answers"], grid(b.count), |a| {
-            a.arg(&b.slots)
-                .arg(&b.count)
-                .arg(&b.roots)
-                .arg(&b.table)
-                .arg(&mut self.comp_min)
-                .arg(&mut b.done);
-        })?;
+        self.take_ends()?;
         Ok((true, 8 * (asked + total)))
     }
 
