@@ -376,7 +376,11 @@ impl Labeller for CpuLabeller<'_> {
             .collect();
         // The ends not final are other ranks' vertices: each is asked once (many components
         // point at one label, a giant's).
-        let mut asked: Vec<u64> = ends.par_iter().copied().filter(|&e| e & FINAL == 0).collect();
+        let mut asked: Vec<u64> = ends
+            .par_iter()
+            .copied()
+            .filter(|&e| e & FINAL == 0)
+            .collect();
         asked.par_sort_unstable();
         asked.dedup();
         let any = world.allreduce(asked.len() as u64, Op::Sum) > 0;

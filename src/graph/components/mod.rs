@@ -30,12 +30,15 @@
 //! - tree hooking: a component whose label fell from L to m sends (L, m) to L's owner, which
 //!   lowers the label of the component holding vertex L to m, so whole trees join at once;
 //! - shortcutting: pointer jumping, a label L naming vertex L, whose own label is L's parent.
-//!   Each component with a cut edge follows its label's chain through its rank's vertices
-//!   and asks the owner of the first other rank's vertex L on it; the owner follows L's chain
-//!   through its own vertices and answers where it leaves them, or with the root it ends at
-//!   there (final: the component is done). Repeated until no rank asks (each rank asks each
-//!   distinct L once, however many of its components point at it), so chains within a rank
-//!   cost no step and a step at least doubles the hops a chain's cross-rank part took.
+//!   Each component with a cut edge that is not done follows its label's chain through its
+//!   rank's vertices; where the chain ends at a root (there, or after a component already
+//!   done, whose label is a root) it takes the end and is done, else it asks the owner of the
+//!   other rank's vertex L the chain reached; the owner follows L's chain through its own
+//!   vertices likewise and answers where it ends, and whether that is final. Repeated until no
+//!   rank asks (each rank asks each distinct L once, however many of its components point at
+//!   it): chains within a rank cost no step, and the step that confirmed that nothing fell
+//!   any more is gone (roots stay roots while shortcutting). A step depends only on the
+//!   labels and flags before it, so CPU and GPU take the same steps.
 //!
 //! Rounds end when no label changes anywhere. Then every cut edge read joins equal labels
 //! (each saw the other end's last label), and so does every skipped one (joined giants'
