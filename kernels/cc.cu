@@ -331,13 +331,18 @@ extern "C" __global__ void cc_giant_reports(const u32 *cut_own, const u32 *cut_g
 }
 
 // Each listed cut edge to a changed ghost lowers its own vertex's component label to the
-// ghost's.
+// ghost's; `*fell` set where a label fell.
 extern "C" __global__ void cc_cut_min(const u32 *cut_own, const u32 *cut_ghost, u64 count,
                                       const u8 *changed, const u32 *parent,
-                                      const u64 *ghost_labels, u64 *comp_min) {
+                                      const u64 *ghost_labels, u64 *comp_min, u64 *fell) {
     u64 i = thread_index();
     if (i >= count || !changed[cut_ghost[i]]) return;
-    lower_to(comp_min, parent[cut_own[i]], ghost_labels[cut_ghost[i]]);
+    u32 root = parent[cut_own[i]];
+    u64 label = ghost_labels[cut_ghost[i]];
+    if (label < comp_min[root]) {
+        atomicMin(&comp_min[root], label);
+        *fell = 1;
+    }
 }
 
 extern "C" __global__ void cc_relabel(u32 n, const u32 *parent, const u64 *comp_min,

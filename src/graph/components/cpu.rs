@@ -306,7 +306,7 @@ impl Labeller for CpuLabeller<'_> {
         Ok((send.len() as u64, 16 * send.len() as u64))
     }
 
-    fn absorb_cut_edges(&mut self) -> Result<()> {
+    fn absorb_cut_edges(&mut self) -> Result<bool> {
         if self.active.is_none() {
             let active = self.active_edges();
             self.boundary = self.boundary_roots(&active);
@@ -320,6 +320,7 @@ impl Labeller for CpuLabeller<'_> {
         let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
         let (ghost_labels, changed) = (&self.ghost_labels, &self.changed_ghosts);
         let active = self.active.as_deref().unwrap_or_default();
+        let fell = AtomicBool::new(false);
         // Only cut edges to ghosts whose label changed: what the others gave is already in
         // `comp_min`, which only falls.
         active
@@ -332,9 +333,10 @@ impl Labeller for CpuLabeller<'_> {
                 // A read first: most edges lower nothing, and a failed fetch_min still writes.
                 if label < min.load(Relaxed) {
                     min.fetch_min(label, Relaxed);
+                    fell.store(true, Relaxed);
                 }
             });
-        Ok(())
+        Ok(fell.into_inner())
     }
 
     fn hook_trees(&mut self, world: &World, part: &Block1D) -> Result<u64> {

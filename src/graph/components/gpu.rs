@@ -165,7 +165,7 @@ pub struct GpuLabeller<'a> {
     masks: ReadMasks,
     boundary: Boundary,
     /// A counter the kernels add to (changes, slots), and a second one (the boundary
-    /// components listed).
+    /// components listed; whether a label fell in the absorb).
     counter: CudaSlice<u64>,
     listed: CudaSlice<u64>,
     kernels: HashMap<&'static str, Kernel>,
@@ -605,15 +605,15 @@ impl Labeller for GpuLabeller<'_> {
         Ok((sent, 8 * sent))
     }
 
-    fn absorb_cut_edges(&mut self) -> Result<()> {
+    fn absorb_cut_edges(&mut self) -> Result<bool> {
         let gpu = self.gpu;
         let cuts = self.rows.cut_own.len() as u64;
         if cuts == 0 {
-            return Ok(());
+            return Ok(false);
         }
         // On several ranks `skip_giants` listed the cut edges read.
         let Some(active) = self.giants.active else {
-            return Ok(());
+            return Ok(false);
         };
         let k = &self.giants;
         gpu.launch(&self.kernels["cc_cut_min"], grid(active), |a| {
@@ -623,7 +623,8 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&self.changed_ghosts)
                 .arg(&self.parent)
                 .arg(&self.ghost_labels)
-                .arg(&mut self.comp_min);
+                .arg(&mut self.comp_min)
+                .arg(&mut self.listed);
         })?;
         // Before the absorb: the roots' vertex labels, which only `relabel` changes.
         let b = &mut self.boundary;
@@ -632,7 +633,10 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&b.count)
                 .arg(&self.labels)
                 .arg(&mut b.before);
-        })
+        })?;
+        let fell = gpu.download("labels fallen", &self.listed, 1)?[0];
+        gpu.clear("the labels fallen", &mut self.listed)?;
+        Ok(fell != 0)
     }
 
     fn hook_trees(&mut self, _: &World, _: &Block1D) -> Result<u64> {

@@ -70,8 +70,9 @@ pub trait Labeller {
     /// take in the ghosts' (collective). Returns how many labels this rank sent, and the bytes.
     fn refresh_ghosts(&mut self, world: &World) -> Result<(u64, u64)>;
     /// Lower each local component's label to the smallest ghost label over its cut edges to
-    /// ghosts whose label came in (remembering the labels before, for `hook_trees`).
-    fn absorb_cut_edges(&mut self) -> Result<()>;
+    /// ghosts whose label came in (remembering the labels before, for `hook_trees`); returns
+    /// whether a label fell here.
+    fn absorb_cut_edges(&mut self) -> Result<bool>;
     /// Tree hooking: each component whose label fell from L to m lowers the component of
     /// vertex L, at its owner, to m (collective). Starts the round's shortcutting: no
     /// component is done.
@@ -275,8 +276,9 @@ fn probe_giants(
 /// After a round's steps: each giant takes the smallest label reported for it by the
 /// components across its unread cut edges, then the smallest over its class (one component,
 /// so valid pointers), which keeps every skipped cut edge joining equal labels at the end; the
-/// labels go to the ghosts in giants (collective).
-fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> Result<()> {
+/// labels go to the ghosts in giants (collective). Returns whether any rank's giant label fell
+/// (every rank knows the same).
+fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> Result<bool> {
     let ranks = world.size();
     let mine = match giants.root {
         Some(root) => labeller.root_label(root)?,
@@ -299,7 +301,7 @@ fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> R
         }
     }
     labeller.giant_labels(&labels);
-    Ok(())
+    Ok((0..ranks).any(|s| labels[s] < at(s, ranks)))
 }
 
 /// One round of the label exchange, over all ranks.
@@ -386,18 +388,26 @@ pub fn label_components(
     let local_seconds = started.elapsed().as_secs_f64();
     let mut rounds: Vec<Round> = Vec::new();
     let mut p = Phases::default();
+    // Whether a label may point at a vertex that is no root (before the first shortcutting).
+    let mut stale = true;
     loop {
         let t = Instant::now();
         let mut mark = t;
         let (labels_sent, sent) = labeller.refresh_ghosts(world)?;
         let mut bytes = sent + std::mem::take(&mut setup_bytes);
         p.refresh += lap(&mut mark);
-        labeller.absorb_cut_edges()?;
+        let fell = labeller.absorb_cut_edges()?;
         p.absorb += lap(&mut mark);
         bytes += labeller.hook_trees(world, part)?;
         p.hook += lap(&mut mark);
+        // Every component with a cut edge points at a root after a shortcutting, so another
+        // changes nothing unless a label fell since (in the absorb, hence any hook, or a
+        // giant's in the sync): all ranks learn that from one reduction and skip it together.
+        if !stale {
+            stale = world.allreduce(u64::from(fell), Op::Max) > 0;
+        }
         let mut shortcuts = 0;
-        loop {
+        while stale {
             let (asked, sent) = labeller.shortcut(world, part)?;
             bytes += sent;
             if !asked {
@@ -405,9 +415,10 @@ pub fn label_components(
             }
             shortcuts += 1;
         }
-        if let Some(giants) = &giants {
-            sync_giants(world, giants, labeller)?;
-        }
+        stale = match &giants {
+            Some(giants) => sync_giants(world, giants, labeller)?,
+            None => false,
+        };
         p.shortcut += lap(&mut mark);
         let changed = world.allreduce(labeller.relabel()?, Op::Sum);
         p.relabel += lap(&mut mark);
