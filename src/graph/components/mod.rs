@@ -407,13 +407,10 @@ pub fn label_components(
             stale = world.allreduce(u64::from(fell), Op::Max) > 0;
         }
         let mut shortcuts = 0;
-        while stale {
-            let (asked, sent) = labeller.shortcut(world, part)?;
+        if stale {
+            let sent;
+            (shortcuts, sent) = shortcutting(world, part, labeller)?;
             bytes += sent;
-            if !asked {
-                break;
-            }
-            shortcuts += 1;
         }
         stale = match &giants {
             Some(giants) => sync_giants(world, giants, labeller)?,
@@ -449,6 +446,20 @@ pub fn label_components(
         rounds,
         phases: p,
     })
+}
+
+/// Shortcut steps until no rank asks (collective); returns the steps that asked and the bytes
+/// this rank sent.
+fn shortcutting(world: &World, part: &Block1D, labeller: &mut dyn Labeller) -> Result<(u32, u64)> {
+    let (mut steps, mut bytes) = (0, 0);
+    loop {
+        let (asked, sent) = labeller.shortcut(world, part)?;
+        bytes += sent;
+        if !asked {
+            return Ok((steps, bytes));
+        }
+        steps += 1;
+    }
 }
 
 /// Each round's labels sent and bytes, this rank's, summed over ranks (one collective for all
