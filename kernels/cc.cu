@@ -331,13 +331,18 @@ extern "C" __global__ void cc_giant_reports(const u32 *cut_own, const u32 *cut_g
 }
 
 // Each listed cut edge to a changed ghost lowers its own vertex's component label to the
-// ghost's.
+// ghost's; `*fell` set where a label fell.
 extern "C" __global__ void cc_cut_min(const u32 *cut_own, const u32 *cut_ghost, u64 count,
                                       const u8 *changed, const u32 *parent,
-                                      const u64 *ghost_labels, u64 *comp_min) {
+                                      const u64 *ghost_labels, u64 *comp_min, u64 *fell) {
     u64 i = thread_index();
     if (i >= count || !changed[cut_ghost[i]]) return;
-    lower_to(comp_min, parent[cut_own[i]], ghost_labels[cut_ghost[i]]);
+    u32 root = parent[cut_own[i]];
+    u64 label = ghost_labels[cut_ghost[i]];
+    if (label < comp_min[root]) {
+        atomicMin(&comp_min[root], label);
+        *fell = 1;
+    }
 }
 
 extern "C" __global__ void cc_relabel(u32 n, const u32 *parent, const u64 *comp_min,
@@ -392,14 +397,43 @@ extern "C" __global__ void cc_apply_hooks(const u64 *items, u64 count, u64 first
     if (i < count) lower_to(comp_min, parent[(items[i] >> 32) - first], items[i] & LOW32);
 }
 
-// Shortcutting: a boundary component whose label l names another vertex takes l's label:
-// here if this rank owns l (counted in `lowered` when it falls), else from l's owner, asked
-// once per distinct l however many components point at it (most point at a few labels, a
-// giant's). The remote labels asked meet in `table` (open addressing over `mask + 1` slots,
-// key l + 1, 0 empty): each component notes its slot in `slots` (NO_SLOT: not asking), and
-// the one lane that filled a slot sends (l << 32 | slot). Lanes of a warp asking for one l
+// Shortcutting: pointer jumping over the labels, a label l naming vertex l, whose own label
+// (that of l's component) is l's parent; a root labels itself. Roots stay roots through the
+// shortcutting, which lowers labels only to their ancestors. A step is a function of the
+// labels and `done` flags before it: each boundary component not yet done follows its label's
+// chain through this rank's vertices (`chain_end`) to a root here, or to a vertex r of another
+// rank, final where the last component passed is done (its label is a root); final, it takes
+// the end and is done; else it asks r's owner, once per distinct r however many components
+// point at it (most point at a few labels, a giant's). The owner follows r's chain through its
+// own vertices likewise and answers where it ends, and whether that is final; the asker takes
+// the answer (done where final). So chains within a rank cost no exchange, a step at least
+// doubles the cross-rank hops a chain took, and the shortcutting ends when no rank asks. Only
+// `cc_take_answers` writes labels and flags (after every read of the step, on every rank).
+// The remote labels asked meet in `table` (open addressing over `mask + 1` slots, key r + 1,
+// 0 empty): each component notes its slot in `slots` (NO_SLOT: not asking, its end in `ends`),
+// and the one lane that filled a slot sends (r << 32 | slot). Lanes of a warp asking for one r
 // look it up once.
 #define NO_SLOT 0xffffffffu
+// In an answer (label << 32 | slot): the label is final (slots stay below 2^31); in a label
+// (an end, a table slot answered), the same as its top bit.
+#define FINAL_ANSWER 0x80000000ull
+#define FINAL_LABEL 0x8000000000000000ull
+
+// Where the label chain from vertex l leaves this rank's vertices (first .. first + local_n),
+// or the root it ends at here; FINAL_LABEL set where that is a root (here, or after a
+// component whose `done` flag is set, by its root).
+__device__ __forceinline__ u64 chain_end(u64 first, u64 local_n, const u32 *parent,
+                                         const u64 *comp_min, const u8 *done, u64 l) {
+    bool final = false;
+    while (l - first < local_n) {
+        u32 root = parent[l - first];
+        u64 next = comp_min[root];
+        if (next == l) return l | FINAL_LABEL;
+        final = done[root];
+        l = next;
+    }
+    return final ? l | FINAL_LABEL : l;
+}
 
 // The slot of `key` (not 0) in `table`, filled if the key is new (`*filled`: by this call).
 __device__ __forceinline__ u32 table_slot(u64 *table, u64 mask, u64 key, bool *filled) {
@@ -417,22 +451,18 @@ __device__ __forceinline__ u32 table_slot(u64 *table, u64 mask, u64 key, bool *f
 }
 
 extern "C" __global__ void cc_queries(const u32 *roots, u64 count, u64 first, u64 local_n,
-                                      const u32 *parent, u64 *comp_min, u64 *table, u64 mask,
-                                      u32 *slots, u64 *out, u64 *tail, u64 *lowered) {
+                                      const u32 *parent, const u64 *comp_min, const u8 *done,
+                                      u64 *ends, u64 *table, u64 mask, u32 *slots, u64 *out,
+                                      u64 *tail) {
     u64 i = thread_index();
-    bool fell = false, filled = false;
+    bool filled = false;
     u64 key = 0;
     if (i < count) {
-        u64 l = comp_min[roots[i]];
-        if (l != first + roots[i]) {
-            if (l - first < local_n) {
-                u64 jumped = comp_min[parent[l - first]];
-                fell = jumped < l;
-                if (fell) atomicMin(&comp_min[roots[i]], jumped);
-            } else {
-                key = l + 1;
-            }
-        }
+        u32 root = roots[i];
+        u64 end = done[root] ? comp_min[root] | FINAL_LABEL
+                             : chain_end(first, local_n, parent, comp_min, done, comp_min[root]);
+        ends[i] = end;
+        if (!(end & FINAL_LABEL)) key = end + 1;
     }
     u32 active = __activemask();
     u32 same = __match_any_sync(active, key);
@@ -443,36 +473,47 @@ extern "C" __global__ void cc_queries(const u32 *roots, u64 count, u64 first, u6
     if (i < count) slots[i] = slot;
     u64 at = warp_slot(filled, tail);
     if (filled) out[at] = ((key - 1) << 32) | slot;
-    warp_add(lowered, fell ? 1u : 0u);
 }
 
-// Queries that arrived, answered in place: (l << 32 | slot) becomes (label of l << 32 | slot).
-extern "C" __global__ void cc_answer(u64 *items, u64 count, u64 first, const u32 *parent,
-                                     const u64 *comp_min) {
+// Queries that arrived, answered in place: (r << 32 | slot) becomes (end << 32 | slot), `end`
+// where r's chain leaves this rank's vertices or its root here, FINAL_ANSWER where final.
+extern "C" __global__ void cc_answer(u64 *items, u64 count, u64 first, u64 local_n,
+                                     const u32 *parent, const u64 *comp_min, const u8 *done) {
     u64 i = thread_index();
     if (i >= count) return;
-    u64 l = items[i] >> 32;
-    items[i] = (comp_min[parent[l - first]] << 32) | (items[i] & LOW32);
+    u64 end = chain_end(first, local_n, parent, comp_min, done, items[i] >> 32);
+    u64 final = end & FINAL_LABEL ? FINAL_ANSWER : 0;
+    items[i] = ((end & ~FINAL_LABEL) << 32) | final | (items[i] & LOW32);
 }
 
-// Answers that came back: each slot of `table` asked holds its label's label from now on.
+// Answers that came back: each slot of `table` asked holds its label's chain end from now on
+// (FINAL_LABEL set where final).
 extern "C" __global__ void cc_store_answers(const u64 *items, u64 count, u64 *table) {
     u64 i = thread_index();
-    if (i < count) table[items[i] & LOW32] = items[i] >> 32;
+    if (i >= count) return;
+    u64 item = items[i];
+    u64 final = item & FINAL_ANSWER ? FINAL_LABEL : 0;
+    table[item & (LOW32 & ~FINAL_ANSWER)] = (item >> 32) | final;
 }
 
-// Each boundary component that asked takes the answer in its slot where it is lower.
+// Each boundary component takes its end, or the answer in its slot, where lower, and is done
+// where that is final.
 extern "C" __global__ void cc_take_answers(const u32 *slots, u64 count, const u32 *roots,
-                                           const u64 *table, u64 *comp_min, u64 *lowered) {
+                                           const u64 *ends, const u64 *table, u64 *comp_min,
+                                           u8 *done) {
     u64 i = thread_index();
-    bool fell = false;
-    if (i < count && slots[i] != NO_SLOT) {
-        u32 root = roots[i];
-        u64 label = table[slots[i]];
-        fell = label < comp_min[root];
-        if (fell) atomicMin(&comp_min[root], label);
-    }
-    warp_add(lowered, fell ? 1u : 0u);
+    if (i >= count) return;
+    u32 root = roots[i];
+    u64 end = slots[i] == NO_SLOT ? ends[i] : table[slots[i]];
+    u64 label = end & ~FINAL_LABEL;
+    if (label < comp_min[root]) comp_min[root] = label;
+    if (end & FINAL_LABEL) done[root] = 1;
+}
+
+// A new round's trees: no boundary component is known to point at a root.
+extern "C" __global__ void cc_undone(const u32 *roots, u64 count, u8 *done) {
+    u64 i = thread_index();
+    if (i < count) done[roots[i]] = 0;
 }
 
 // The roots of the local components with a cut edge read: flagged by `cc_list_reads`, then

@@ -3,7 +3,7 @@
 // cols = 0 the owner is key / divisor (a 1D block partition); else the pair is an entry (u, v)
 // of a 2D grid of `cols` columns over those blocks, held by the rank in the process row of
 // v's block and the process column of u's (graph::block2d::Layout2D::entry_rank). Two passes: count per owner, then scatter to
-// cursors the host set to each owner's run start. The lanes of a warp with the same owner
+// cursors set on the device to each owner's run start (no host round trip between). The lanes of a warp with the same owner
 // share one atomic (the order inside a run is not deterministic, which no result depends on).
 
 __device__ __forceinline__ u32 pair_owner(const u64 *pairs, u64 i, u64 count, u64 divisor,
@@ -21,6 +21,17 @@ extern "C" __global__ void exchange_count_owners(const u64 *pairs, u64 count, u6
     u32 owner = pair_owner(pairs, i, count, divisor, cols);
     u32 same = __match_any_sync(FULL, owner);
     if (i < count && lane_id() == __ffs(same) - 1) atomicAdd(&counts[owner], (u64)__popc(same));
+}
+
+// counts[0 .. ranks): the pairs per owner; their run starts (exclusive prefix sums) go to
+// counts[ranks .. 2 ranks), the scatter's cursors. One thread: `ranks` is small.
+extern "C" __global__ void exchange_owner_cursors(u64 *counts, u32 ranks) {
+    if (thread_index() != 0) return;
+    u64 at = 0;
+    for (u32 r = 0; r < ranks; r++) {
+        counts[ranks + r] = at;
+        at += counts[r];
+    }
 }
 
 extern "C" __global__ void exchange_scatter_owners(const u64 *pairs, u64 count, u64 divisor,

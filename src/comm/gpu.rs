@@ -190,6 +190,12 @@ impl<'w> GpuExchange<'w> {
         Ok(recv_counts)
     }
 
+    /// Whether any rank sent an item in the last `alltoallv_runs` (every rank knows it from
+    /// the counts it gathered: the same answer on all).
+    pub fn last_moved(&self) -> bool {
+        self.last_path.get() != Path::Nothing
+    }
+
     /// One answer per item of the last `alltoallv_runs` (of the same item type), sent back to
     /// where the item came from: `send` holds `got[r]` answers for rank r (what came from it),
     /// in rank order; rank r's `asked[r]` answers (what went to it) land at the start of
@@ -436,9 +442,11 @@ fn nccl_comm(world: &MpiComm, gpu: &Gpu) -> Result<Comm> {
 /// warp-aggregated atomics per owner).
 pub struct OwnerBuckets {
     count: Kernel,
+    cursors: Kernel,
     scatter: Kernel,
-    /// Per owner rank: pair counts, then the scatter cursors.
+    /// Per owner rank its pair count, then per owner rank its scatter cursor (2 × ranks).
     counts: CudaSlice<u64>,
+    ranks: u32,
     divisor: u64,
     /// Columns of the 2D grid; 0 for a 1D partition.
     cols: u64,
@@ -449,8 +457,10 @@ impl OwnerBuckets {
     pub fn new(gpu: &Gpu, ranks: usize, divisor: u64) -> Result<Self> {
         Ok(OwnerBuckets {
             count: gpu.function("exchange.cu", "exchange_count_owners")?,
+            cursors: gpu.function("exchange.cu", "exchange_owner_cursors")?,
             scatter: gpu.function("exchange.cu", "exchange_scatter_owners")?,
-            counts: gpu.zeros("owner counts", ranks)?,
+            counts: gpu.zeros("owner counts", 2 * ranks)?,
+            ranks: ranks as u32,
             divisor,
             cols: 0,
         })
@@ -484,30 +494,32 @@ impl OwnerBuckets {
                 .arg(&self.cols)
                 .arg(&mut self.counts);
         })?;
-        let counts: Vec<usize> = gpu
-            .download("owner counts", &self.counts, self.counts.len())?
-            .into_iter()
-            .map(|c| c as usize)
-            .collect();
-        let cursors: Vec<u64> = run_starts(&counts).into_iter().map(|c| c as u64).collect();
-        s.memcpy_htod(&cursors, &mut self.counts)
-            .map_err(|e| gpu_error("upload owner cursors", e))?;
+        gpu.launch(&self.cursors, grid(1), |b| {
+            b.arg(&mut self.counts).arg(&self.ranks);
+        })?;
+        let ranks = self.ranks as usize;
+        let mut cursors = self.counts.slice_mut(ranks..);
         gpu.launch(&self.scatter, grid(count), |b| {
             b.arg(pairs)
                 .arg(&count)
                 .arg(&self.divisor)
                 .arg(&self.cols)
-                .arg(&mut self.counts)
+                .arg(&mut cursors)
                 .arg(out);
         })?;
-        gpu.sync("exchange_scatter_owners")?;
+        // One host round trip: the counts, after the scatter (the download waits for it).
+        let counts: Vec<usize> = gpu
+            .download("owner counts", &self.counts, ranks)?
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
         Ok(counts)
     }
 }
 
 /// The runs of `count` pairs that are all for ranks other than `me`, out of `ranks`: with
-/// one other rank they are already its run (nothing to move, `None`); else `owners` puts
-/// them into runs in `out` (`Some`). Returns the runs' lengths too.
+/// one other rank, or no pairs, they are already its run (nothing to move, `false`); else
+/// `owners` puts them into runs in `out` (`true`). Returns the runs' lengths too.
 pub fn remote_runs(
     gpu: &Gpu,
     owners: &mut OwnerBuckets,
@@ -515,9 +527,9 @@ pub fn remote_runs(
     out: &mut CudaSlice<u64>,
     (me, ranks): (usize, usize),
 ) -> Result<(bool, Vec<usize>)> {
-    if ranks == 2 {
-        let mut counts = vec![0; 2];
-        counts[1 - me] = count as usize;
+    if ranks == 2 || count == 0 {
+        let mut counts = vec![0; ranks];
+        counts[(me + 1) % ranks] = count as usize;
         return Ok((false, counts));
     }
     Ok((true, owners.bucket(gpu, pairs, count, out)?))

@@ -5,7 +5,7 @@
 //! With an `EdgeMask` only the edges it marks count (the spin models' Swendsen-Wang bonds).
 
 use super::{most_frequent, remote, Labeller, SAMPLE_VERTICES};
-use crate::comm::{Pair, World};
+use crate::comm::{Op, Pair, World};
 use crate::error::Result;
 use crate::graph::ghosts::LocalRows;
 use crate::graph::Block1D;
@@ -48,11 +48,16 @@ pub struct CpuLabeller<'a> {
     /// round's cut edges were absorbed.
     boundary: Vec<u32>,
     before: Vec<u64>,
+    /// Per own vertex, for the roots of boundary components: whether the component's label is
+    /// a root for the rest of the round's shortcutting (as kernels/cc.cu's `chain_end`).
+    done: Vec<AtomicBool>,
 }
 
 /// `sent` entries: nothing sent yet, or never sent (an own vertex in the giant, or one the
 /// asking rank does not read).
 const NONE_SENT: u64 = u64::MAX;
+/// A chain end's flag: the label is a root (a shortcut step's answer final).
+const FINAL: u64 = 1 << 63;
 const NEVER: u64 = u64::MAX - 1;
 /// `ghost_giant` values: a ghost in the giant of a rank whose giant is joined to this rank's,
 /// or of another.
@@ -80,6 +85,7 @@ impl<'a> CpuLabeller<'a> {
             active: None,
             boundary: Vec::new(),
             before: Vec::new(),
+            done: (0..n).map(|_| AtomicBool::new(false)).collect(),
         }
     }
 
@@ -91,16 +97,35 @@ impl<'a> CpuLabeller<'a> {
         }
     }
 
-    /// The component label of own vertex `v` (local index).
-    fn component_label(&self, v: u32) -> u64 {
-        let root = self.parent[v as usize].load(Relaxed);
-        self.comp_min[root as usize].load(Relaxed)
+    /// Lower the component label of own vertex `v` to `label`.
+    fn lower(&self, v: u32, label: u64) {
+        let root = self.parent[v as usize].load(Relaxed) as usize;
+        self.comp_min[root].fetch_min(label, Relaxed);
     }
 
-    /// Lower the component label of own vertex `v` to `label`; whether it fell.
-    fn lower(&self, v: u32, label: u64) -> bool {
-        let root = self.parent[v as usize].load(Relaxed) as usize;
-        label < self.comp_min[root].fetch_min(label, Relaxed)
+    /// Where the label chain from vertex `l` (each label names a vertex, whose own label is
+    /// the next) leaves this rank's vertices, or the root it ends at here; `FINAL` set where
+    /// that is a root (here, or after a component that is done). kernels/cc.cu's `chain_end`.
+    fn chain_end(&self, mut l: u64) -> u64 {
+        let mut final_ = false;
+        while self.owns(l) {
+            let root = self.parent[(l - self.first) as usize].load(Relaxed) as usize;
+            let next = self.comp_min[root].load(Relaxed);
+            if next == l {
+                return l | FINAL;
+            }
+            final_ = self.done[root].load(Relaxed);
+            l = next;
+        }
+        match final_ {
+            true => l | FINAL,
+            false => l,
+        }
+    }
+
+    /// Whether vertex `l` is this rank's.
+    fn owns(&self, l: u64) -> bool {
+        l.wrapping_sub(self.first) < self.rows.local_n() as u64
     }
 
     /// The cut edges to read: all but those of the giant (except to a ghost of a rank whose
@@ -281,7 +306,7 @@ impl Labeller for CpuLabeller<'_> {
         Ok((send.len() as u64, 16 * send.len() as u64))
     }
 
-    fn absorb_cut_edges(&mut self) -> Result<()> {
+    fn absorb_cut_edges(&mut self) -> Result<bool> {
         if self.active.is_none() {
             let active = self.active_edges();
             self.boundary = self.boundary_roots(&active);
@@ -295,6 +320,7 @@ impl Labeller for CpuLabeller<'_> {
         let (rows, parent, min) = (self.rows, &self.parent, &self.comp_min);
         let (ghost_labels, changed) = (&self.ghost_labels, &self.changed_ghosts);
         let active = self.active.as_deref().unwrap_or_default();
+        let fell = AtomicBool::new(false);
         // Only cut edges to ghosts whose label changed: what the others gave is already in
         // `comp_min`, which only falls.
         active
@@ -307,12 +333,18 @@ impl Labeller for CpuLabeller<'_> {
                 // A read first: most edges lower nothing, and a failed fetch_min still writes.
                 if label < min.load(Relaxed) {
                     min.fetch_min(label, Relaxed);
+                    fell.store(true, Relaxed);
                 }
             });
-        Ok(())
+        Ok(fell.into_inner())
     }
 
     fn hook_trees(&mut self, world: &World, part: &Block1D) -> Result<u64> {
+        // A new round's trees: no component is known to point at a root.
+        let done = &self.done;
+        self.boundary
+            .par_iter()
+            .for_each(|&root| done[root as usize].store(false, Relaxed));
         let hooks: Vec<Pair> = self
             .boundary
             .par_iter()
@@ -330,33 +362,48 @@ impl Labeller for CpuLabeller<'_> {
         Ok(16 * remote(part, hooks.iter().map(|h| h.0)))
     }
 
-    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(u64, u64)> {
-        let (pointing, labels): (Vec<u32>, Vec<u64>) = self
+    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(bool, u64)> {
+        // Every boundary component's chain end, from the labels and flags before the step.
+        let (comp_min, done) = (&self.comp_min, &self.done);
+        let ends: Vec<u64> = self
             .boundary
             .par_iter()
-            .filter_map(|&root| {
-                let label = self.comp_min[root as usize].load(Relaxed);
-                (label != part.global(root as usize)).then_some((root, label))
+            .map(|&root| {
+                let label = comp_min[root as usize].load(Relaxed);
+                match done[root as usize].load(Relaxed) {
+                    true => label | FINAL,
+                    false => self.chain_end(label),
+                }
             })
-            .unzip();
-        // Many components point at one label (a giant's): each label is asked once.
-        let mut asked = labels.clone();
+            .collect();
+        // The ends not final are other ranks' vertices: each is asked once (many components
+        // point at one label, a giant's).
+        let mut asked: Vec<u64> = ends
+            .par_iter()
+            .copied()
+            .filter(|&e| e & FINAL == 0)
+            .collect();
         asked.par_sort_unstable();
         asked.dedup();
-        let answers = world.query(
-            &asked,
-            |l| part.owner(l),
-            |l| self.component_label(part.local(l) as u32),
-        )?;
-        let lowered = pointing
+        let any = world.allreduce(asked.len() as u64, Op::Sum) > 0;
+        let answers = match any {
+            true => world.query(&asked, |l| part.owner(l), |l| self.chain_end(l))?,
+            false => Vec::new(),
+        };
+        self.boundary
             .par_iter()
-            .zip(&labels)
-            .filter(|&(&root, label)| {
-                let answer = answers[asked.binary_search(label).expect("asked")];
-                self.lower(root, answer)
-            })
-            .count() as u64;
-        Ok((lowered, 16 * remote(part, asked.iter().copied())))
+            .zip(&ends)
+            .for_each(|(&root, &end)| {
+                let end = match end & FINAL {
+                    0 => answers[asked.binary_search(&end).expect("asked")],
+                    _ => end,
+                };
+                comp_min[root as usize].fetch_min(end & !FINAL, Relaxed);
+                if end & FINAL != 0 {
+                    done[root as usize].store(true, Relaxed);
+                }
+            });
+        Ok((any, 16 * asked.len() as u64))
     }
 
     fn relabel(&mut self) -> Result<u64> {

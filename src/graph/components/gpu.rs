@@ -129,6 +129,11 @@ struct Boundary {
     table: CudaSlice<u64>,
     table_mask: u64,
     slots: CudaSlice<u32>,
+    /// Per own vertex, for the roots of boundary components: whether the component's label is
+    /// a root for the rest of the round's shortcutting (kernels/cc.cu, `chain_end`).
+    done: CudaSlice<u8>,
+    /// Per boundary component, where its label's chain ends here, in a shortcut step.
+    ends: CudaSlice<u64>,
     before: CudaSlice<u64>,
     items: CudaSlice<u64>,
     bucketed: CudaSlice<u64>,
@@ -159,10 +164,10 @@ pub struct GpuLabeller<'a> {
     giants: GiantSkip,
     masks: ReadMasks,
     boundary: Boundary,
-    /// A counter the kernels add to (changes, slots), and the shortcut's count of labels
-    /// lowered.
+    /// A counter the kernels add to (changes, slots), and a second one (the boundary
+    /// components listed; whether a label fell in the absorb).
     counter: CudaSlice<u64>,
-    lowered: CudaSlice<u64>,
+    listed: CudaSlice<u64>,
     kernels: HashMap<&'static str, Kernel>,
 }
 
@@ -180,19 +185,20 @@ fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
         true => DeviceCsr::bytes(n, rows.adj.len() as u64),
         false => 0,
     };
-    // Boundary components: at most one per vertex, with flags (u8), roots and four u64
-    // buffers, and the shortcut's slot (u32) and table (up to four u64 slots per component).
+    // Boundary components: at most one per vertex, with flags and done flags (u8 each), roots
+    // and five u64 buffers, and the shortcut's slot (u32) and table (up to four u64 slots per
+    // component).
     // Cut edges: their ghosts and row offsets, and those read (own vertex and ghost). The
     // masks of the ghosts read (a bit each, both ways) counted as a byte.
     edges
         + 12 * rows.cut_own.len() as u64
         + (8 + 4 + 8 + 8) * n
-        + (1 + 4 + 4 * 8 + 4 + 4 * 8) * n
+        + (2 + 4 + 5 * 8 + 4 + 4 * 8) * n
         + (4 + 4 + 8 + 8 + 4 + 1) * rows.ghosts.send_local.len() as u64
         + (8 + 8 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
 }
 
-const KERNELS: [&str; 23] = [
+const KERNELS: [&str; 24] = [
     "cc_giant_reports",
     "cc_init",
     "cc_link_nth",
@@ -216,6 +222,7 @@ const KERNELS: [&str; 23] = [
     "cc_store_answers",
     "cc_take_answers",
     "cc_list_flagged",
+    "cc_undone",
 ];
 
 impl<'a> GpuLabeller<'a> {
@@ -281,6 +288,8 @@ impl<'a> GpuLabeller<'a> {
             table: empty()?,
             table_mask: 0,
             slots: gpu.zeros("boundary slots", 1)?,
+            done: gpu.zeros("boundary done", n.max(1))?,
+            ends: empty()?,
             before: empty()?,
             items: empty()?,
             bucketed: empty()?,
@@ -318,7 +327,7 @@ impl<'a> GpuLabeller<'a> {
             masks: ReadMasks::new(gpu, rows)?,
             boundary,
             counter: gpu.zeros("counter", 1)?,
-            lowered: gpu.zeros("lowered count", 1)?,
+            listed: gpu.zeros("listed count", 1)?,
             kernels,
         })
     }
@@ -371,11 +380,11 @@ impl<'a> GpuLabeller<'a> {
             a.arg(&m.flags)
                 .arg(&n)
                 .arg(&mut self.boundary.roots)
-                .arg(&mut self.lowered);
+                .arg(&mut self.listed);
         })?;
         self.giants.active = Some(self.take_counter()?);
-        let count = gpu.download("boundary count", &self.lowered, 1)?[0];
-        gpu.clear("the lowered count", &mut self.lowered)?;
+        let count = gpu.download("boundary count", &self.listed, 1)?[0];
+        gpu.clear("the listed count", &mut self.listed)?;
         let b = &mut self.boundary;
         b.count = count;
         let len = count as usize;
@@ -384,8 +393,15 @@ impl<'a> GpuLabeller<'a> {
         grow(gpu, "boundary messages", &mut b.bucketed, len)?;
         grow(gpu, "boundary replies", &mut b.replies, len)?;
         let slots = table_slots(count);
+        if slots > 1 << 31 {
+            // An answer carries its slot in 31 bits (kernels/cc.cu, FINAL_ANSWER).
+            return Err(Error::Unavailable(format!(
+                "{count} boundary components on one GPU exceed the shortcut's 2^30: run on more GPUs"
+            )));
+        }
         grow(gpu, "shortcut labels asked", &mut b.table, slots as usize)?;
         b.table_mask = slots - 1;
+        grow(gpu, "boundary chain ends", &mut b.ends, len)?;
         grow(gpu, "shortcut slots", &mut b.slots, len)
     }
 
@@ -472,6 +488,22 @@ impl<'a> GpuLabeller<'a> {
             .exchange
             .alltoallv_runs(send, (&at, &counts), &mut b.received)?;
         Ok((counts, got))
+    }
+
+    /// The end of a shortcut step: each boundary component takes its chain's end found here,
+    /// or the answer to its query (`cc_take_answers`).
+    fn take_ends(&mut self) -> Result<()> {
+        let b = &mut self.boundary;
+        self.gpu
+            .launch(&self.kernels["cc_take_answers"], grid(b.count), |a| {
+                a.arg(&b.slots)
+                    .arg(&b.count)
+                    .arg(&b.roots)
+                    .arg(&b.ends)
+                    .arg(&b.table)
+                    .arg(&mut self.comp_min)
+                    .arg(&mut b.done);
+            })
     }
 
     /// The counter, which is then reset (every use starts from zero).
@@ -573,15 +605,15 @@ impl Labeller for GpuLabeller<'_> {
         Ok((sent, 8 * sent))
     }
 
-    fn absorb_cut_edges(&mut self) -> Result<()> {
+    fn absorb_cut_edges(&mut self) -> Result<bool> {
         let gpu = self.gpu;
         let cuts = self.rows.cut_own.len() as u64;
         if cuts == 0 {
-            return Ok(());
+            return Ok(false);
         }
         // On several ranks `skip_giants` listed the cut edges read.
         let Some(active) = self.giants.active else {
-            return Ok(());
+            return Ok(false);
         };
         let k = &self.giants;
         gpu.launch(&self.kernels["cc_cut_min"], grid(active), |a| {
@@ -591,7 +623,8 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&self.changed_ghosts)
                 .arg(&self.parent)
                 .arg(&self.ghost_labels)
-                .arg(&mut self.comp_min);
+                .arg(&mut self.comp_min)
+                .arg(&mut self.listed);
         })?;
         // Before the absorb: the roots' vertex labels, which only `relabel` changes.
         let b = &mut self.boundary;
@@ -600,7 +633,10 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&b.count)
                 .arg(&self.labels)
                 .arg(&mut b.before);
-        })
+        })?;
+        let fell = gpu.download("labels fallen", &self.listed, 1)?[0];
+        gpu.clear("the labels fallen", &mut self.listed)?;
+        Ok(fell != 0)
     }
 
     fn hook_trees(&mut self, _: &World, _: &Block1D) -> Result<u64> {
@@ -609,6 +645,9 @@ impl Labeller for GpuLabeller<'_> {
         }
         let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
         let b = &mut self.boundary;
+        gpu.launch(&self.kernels["cc_undone"], grid(b.count), |a| {
+            a.arg(&b.roots).arg(&b.count).arg(&mut b.done);
+        })?;
         gpu.launch(&self.kernels["cc_hooks"], grid(b.count), |a| {
             a.arg(&b.roots)
                 .arg(&b.count)
@@ -633,13 +672,11 @@ impl Labeller for GpuLabeller<'_> {
         Ok(8 * hooks)
     }
 
-    fn shortcut(&mut self, _: &World, _: &Block1D) -> Result<(u64, u64)> {
+    fn shortcut(&mut self, _: &World, _: &Block1D) -> Result<(bool, u64)> {
         if self.ranks == 1 {
-            return Ok((0, 0));
+            return Ok((false, 0));
         }
         let (gpu, first, local_n) = (self.gpu, self.first, u64::from(self.n));
-        let lowered = &mut self.lowered;
-        gpu.clear("the lowered count", lowered)?;
         let b = &mut self.boundary;
         let slots = (b.table_mask + 1) as usize;
         gpu.stream
@@ -651,40 +688,41 @@ impl Labeller for GpuLabeller<'_> {
                 .arg(&first)
                 .arg(&local_n)
                 .arg(&self.parent)
-                .arg(&mut self.comp_min)
+                .arg(&self.comp_min)
+                .arg(&b.done)
+                .arg(&mut b.ends)
                 .arg(&mut b.table)
                 .arg(&b.table_mask)
                 .arg(&mut b.slots)
                 .arg(&mut b.items)
-                .arg(&mut self.counter)
-                .arg(lowered);
+                .arg(&mut self.counter);
         })?;
         let asked = self.take_counter()?;
         let (sent, from) = self.route_items(asked)?;
+        // The queries' counts were gathered from every rank: none asked, the shortcutting is
+        // over (no collective of its own for the verdict) once the ends found here are taken.
+        if !self.exchange.last_moved() {
+            self.take_ends()?;
+            return Ok((false, 0));
+        }
         let total = from.iter().sum::<usize>() as u64;
         let b = &mut self.boundary;
         gpu.launch(&self.kernels["cc_answer"], grid(total), |a| {
             a.arg(&mut b.received)
                 .arg(&total)
                 .arg(&first)
+                .arg(&local_n)
                 .arg(&self.parent)
-                .arg(&self.comp_min);
+                .arg(&self.comp_min)
+                .arg(&b.done);
         })?;
         self.exchange
             .reply_runs(&b.received, &from, &sent, &mut b.replies)?;
         gpu.launch(&self.kernels["cc_store_answers"], grid(asked), |a| {
             a.arg(&b.replies).arg(&asked).arg(&mut b.table);
         })?;
-        gpu.launch(&self.kernels["cc_take_answers"], grid(b.count), |a| {
-            a.arg(&b.slots)
-                .arg(&b.count)
-                .arg(&b.roots)
-                .arg(&b.table)
-                .arg(&mut self.comp_min)
-                .arg(&mut self.lowered);
-        })?;
-        let lowered = gpu.download("lowered count", &self.lowered, 1)?[0];
-        Ok((lowered, 8 * (asked + total)))
+        self.take_ends()?;
+        Ok((true, 8 * (asked + total)))
     }
 
     fn relabel(&mut self) -> Result<u64> {

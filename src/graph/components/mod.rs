@@ -29,9 +29,16 @@
 //!   ghosts whose label came in;
 //! - tree hooking: a component whose label fell from L to m sends (L, m) to L's owner, which
 //!   lowers the label of the component holding vertex L to m, so whole trees join at once;
-//! - shortcutting: each component with a cut edge asks the owner of its label L for L's own
-//!   label and takes it, repeated until no component anywhere changes (each rank asks each
-//!   distinct L once, however many of its components point at it).
+//! - shortcutting: pointer jumping, a label L naming vertex L, whose own label is L's parent.
+//!   Each component with a cut edge that is not done follows its label's chain through its
+//!   rank's vertices; where the chain ends at a root (there, or after a component already
+//!   done, whose label is a root) it takes the end and is done, else it asks the owner of the
+//!   other rank's vertex L the chain reached; the owner follows L's chain through its own
+//!   vertices likewise and answers where it ends, and whether that is final. Repeated until no
+//!   rank asks (each rank asks each distinct L once, however many of its components point at
+//!   it): chains within a rank cost no step, and the step that confirmed that nothing fell
+//!   any more is gone (roots stay roots while shortcutting). A step depends only on the
+//!   labels and flags before it, so CPU and GPU take the same steps.
 //!
 //! Rounds end when no label changes anywhere. Then every cut edge read joins equal labels
 //! (each saw the other end's last label), and so does every skipped one (joined giants'
@@ -63,14 +70,20 @@ pub trait Labeller {
     /// take in the ghosts' (collective). Returns how many labels this rank sent, and the bytes.
     fn refresh_ghosts(&mut self, world: &World) -> Result<(u64, u64)>;
     /// Lower each local component's label to the smallest ghost label over its cut edges to
-    /// ghosts whose label came in (remembering the labels before, for `hook_trees`).
-    fn absorb_cut_edges(&mut self) -> Result<()>;
+    /// ghosts whose label came in (remembering the labels before, for `hook_trees`); returns
+    /// whether a label fell here.
+    fn absorb_cut_edges(&mut self) -> Result<bool>;
     /// Tree hooking: each component whose label fell from L to m lowers the component of
-    /// vertex L, at its owner, to m (collective).
+    /// vertex L, at its owner, to m (collective). Starts the round's shortcutting: no
+    /// component is done.
     fn hook_trees(&mut self, world: &World, part: &Block1D) -> Result<u64>;
-    /// One shortcutting step: each component with a cut edge takes the label of the vertex
-    /// its label names (collective); returns how many labels fell here, and the bytes.
-    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(u64, u64)>;
+    /// One shortcutting step (collective): each component with a cut edge that is not yet
+    /// done follows its label's chain (a label names a vertex, whose own label is the next)
+    /// through this rank's vertices, to a root (done) or to another rank's vertex, whose owner
+    /// answers where the chain leaves its own vertices, final at a root of its own (done).
+    /// Returns whether any rank asked (if none, the round's shortcutting is over: every
+    /// component with a cut edge points at a root), and the bytes.
+    fn shortcut(&mut self, world: &World, part: &Block1D) -> Result<(bool, u64)>;
     /// Hand each vertex its component's label; returns how many own vertices changed.
     fn relabel(&mut self) -> Result<u64>;
     /// The own vertices' labels, on the host.
@@ -263,8 +276,9 @@ fn probe_giants(
 /// After a round's steps: each giant takes the smallest label reported for it by the
 /// components across its unread cut edges, then the smallest over its class (one component,
 /// so valid pointers), which keeps every skipped cut edge joining equal labels at the end; the
-/// labels go to the ghosts in giants (collective).
-fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> Result<()> {
+/// labels go to the ghosts in giants (collective). Returns whether any rank's giant label fell
+/// (every rank knows the same).
+fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> Result<bool> {
     let ranks = world.size();
     let mine = match giants.root {
         Some(root) => labeller.root_label(root)?,
@@ -287,7 +301,7 @@ fn sync_giants(world: &World, giants: &Giants, labeller: &mut dyn Labeller) -> R
         }
     }
     labeller.giant_labels(&labels);
-    Ok(())
+    Ok((0..ranks).any(|s| labels[s] < at(s, ranks)))
 }
 
 /// One round of the label exchange, over all ranks.
@@ -299,7 +313,8 @@ pub struct Round {
     /// Bytes sent between ranks, summed over ranks (the first round's with those of the
     /// bitmasks `skip_giants` sends before it).
     pub bytes: u64,
-    /// Shortcutting steps (queries of the labels' own labels) in the round.
+    /// Shortcutting steps in the round that asked (queries of where the labels' chains end;
+    /// a last gather of the queries' counts, which finds none, is not counted).
     pub shortcuts: u32,
     pub seconds: f64,
 }
@@ -373,27 +388,34 @@ pub fn label_components(
     let local_seconds = started.elapsed().as_secs_f64();
     let mut rounds: Vec<Round> = Vec::new();
     let mut p = Phases::default();
+    // Whether a label may point at a vertex that is no root (before the first shortcutting).
+    let mut stale = true;
     loop {
         let t = Instant::now();
         let mut mark = t;
         let (labels_sent, sent) = labeller.refresh_ghosts(world)?;
         let mut bytes = sent + std::mem::take(&mut setup_bytes);
         p.refresh += lap(&mut mark);
-        labeller.absorb_cut_edges()?;
+        let fell = labeller.absorb_cut_edges()?;
         p.absorb += lap(&mut mark);
         bytes += labeller.hook_trees(world, part)?;
         p.hook += lap(&mut mark);
+        // Every component with a cut edge points at a root after a shortcutting, so another
+        // changes nothing unless a label fell since (in the absorb, hence any hook, or a
+        // giant's in the sync): all ranks learn that from one reduction and skip it together.
+        if !stale {
+            stale = world.allreduce(u64::from(fell), Op::Max) > 0;
+        }
         let mut shortcuts = 0;
-        loop {
-            let (lowered, sent) = labeller.shortcut(world, part)?;
-            (shortcuts, bytes) = (shortcuts + 1, bytes + sent);
-            if world.allreduce(lowered, Op::Sum) == 0 {
-                break;
-            }
+        if stale {
+            let sent;
+            (shortcuts, sent) = shortcutting(world, part, labeller)?;
+            bytes += sent;
         }
-        if let Some(giants) = &giants {
-            sync_giants(world, giants, labeller)?;
-        }
+        stale = match &giants {
+            Some(giants) => sync_giants(world, giants, labeller)?,
+            None => false,
+        };
         p.shortcut += lap(&mut mark);
         let changed = world.allreduce(labeller.relabel()?, Op::Sum);
         p.relabel += lap(&mut mark);
@@ -424,6 +446,20 @@ pub fn label_components(
         rounds,
         phases: p,
     })
+}
+
+/// Shortcut steps until no rank asks (collective); returns the steps that asked and the bytes
+/// this rank sent.
+fn shortcutting(world: &World, part: &Block1D, labeller: &mut dyn Labeller) -> Result<(u32, u64)> {
+    let (mut steps, mut bytes) = (0, 0);
+    loop {
+        let (asked, sent) = labeller.shortcut(world, part)?;
+        bytes += sent;
+        if !asked {
+            return Ok((steps, bytes));
+        }
+        steps += 1;
+    }
 }
 
 /// Each round's labels sent and bytes, this rank's, summed over ranks (one collective for all
