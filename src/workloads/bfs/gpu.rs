@@ -43,6 +43,20 @@ pub fn heavy_capacity(entries: u64) -> usize {
     (entries / HEAVY_DEGREE as u64 + 1 + SHORT_QUEUE) as usize
 }
 
+/// A top-down scan kernel of kernels/bfs.cu: compiled for TESSERA_BFS_MIN_BLOCKS (1 to 8)
+/// blocks of THREADS a multiprocessor, its registers capped to match, where that measurement
+/// switch is set (each such kernel compiles the file again); else as the compiler chooses.
+pub fn scan_kernel(gpu: &Gpu, name: &str) -> Result<Kernel> {
+    let min_blocks = std::env::var("TESSERA_BFS_MIN_BLOCKS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|b| (1..=8).contains(b));
+    match min_blocks {
+        Some(b) => gpu.specialised("bfs.cu", &[("SCAN_MIN_BLOCKS", b)], name),
+        None => gpu.function("bfs.cu", name),
+    }
+}
+
 struct Kernels {
     top_down: Kernel,
     top_down_heavy: Kernel,
@@ -55,9 +69,11 @@ struct Kernels {
 
 impl Kernels {
     fn new(gpu: &Gpu) -> Result<Self> {
-        let f = |name| gpu.function("bfs.cu", name);
-        let (top_down, top_down_heavy, bottom_up) =
-            (f("bfs_top_down")?, f("bfs_top_down_heavy")?, f("bfs_bottom_up")?);
+        let (top_down, top_down_heavy) = (
+            scan_kernel(gpu, "bfs_top_down")?,
+            scan_kernel(gpu, "bfs_top_down_heavy")?,
+        );
+        let bottom_up = gpu.function("bfs.cu", "bfs_bottom_up")?;
         let fill = |k| gpu.kernel_resident_blocks(k, THREADS);
         Ok(Kernels {
             top_down_blocks: fill(&top_down)?,

@@ -7,7 +7,9 @@
 //! or host memory and MPI). Kernels `bfs2d_*` in kernels/bfs.cu; launches pass their
 //! arguments in the order of the kernel's parameters there.
 
-use super::gpu::{check_fit, check_ids, filling_grid, heavy_capacity, heavy_degree, queue_grid};
+use super::gpu::{
+    check_fit, check_ids, filling_grid, heavy_capacity, heavy_degree, queue_grid, scan_kernel,
+};
 use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
 use super::validate_depths::DeviceVerdict;
@@ -117,7 +119,10 @@ impl<'a> Gpu2dFrontiers<'a> {
         )?;
         let f = |name| gpu.function("bfs.cu", name);
         let fill = |k| gpu.kernel_resident_blocks(k, THREADS);
-        let (top_down, top_down_heavy) = (f("bfs2d_top_down")?, f("bfs2d_top_down_heavy")?);
+        let (top_down, top_down_heavy) = (
+            scan_kernel(gpu, "bfs2d_top_down")?,
+            scan_kernel(gpu, "bfs2d_top_down_heavy")?,
+        );
         let (bottom_up_own, bottom_up_remote) =
             (f("bfs2d_bottom_up_own")?, f("bfs2d_bottom_up_remote")?);
         let k = Kernels {
