@@ -13,9 +13,6 @@
 // one global atomic per warp on the same address serialises at L2 and cost more than the
 // scans themselves at SCALE 26.
 
-// Rows at least this long are scanned by the whole grid (bfs_top_down_heavy), not one warp.
-#define HEAVY_DEGREE 4096
-
 __device__ __forceinline__ bool claim(i64 *parent, u64 l, u64 p) {
     if (parent[l] != -1) return false;
     return atomicCAS((u64 *)&parent[l], (u64)-1LL, p) == (u64)-1LL;
@@ -96,12 +93,12 @@ __device__ __forceinline__ void visit(bool on, u64 v, u64 ug, u64 first, u64 loc
     if (send && at < run_capacity) remote[run * run_capacity + at] = v << 32 | ug;
 }
 
-// The rows of the frontier queue, `per_warp` queue entries (1 or 32) per warp step, a
-// grid-stride loop. With 32 (long queues): rows shorter than a warp a lane each, the lanes
-// stepping together, and longer ones the whole warp, one row after another. With 1 (queues
-// no longer than the grid's warps): every row the whole warp, as a warp then has no other
-// work and a row's entries must not wait for another row's. Rows of HEAVY_DEGREE or more go
-// to the heavy list (counters[4]) instead, for scan_heavy_rows. visit(on, v, u, edges) for
+// The rows of the frontier queue, `per_warp` queue entries (1, 2, 4, ... 32) per warp step,
+// a grid-stride loop. With more than 1 (long queues): rows shorter than a warp a lane each,
+// the lanes stepping together, and longer ones the whole warp, one row after another. With 1
+// (queues no longer than the grid's warps): every row the whole warp, as a warp then has no
+// other work and a row's entries must not wait for another row's. Rows of `heavy_degree` or
+// more go to the heavy list (counters[4]) instead, for scan_heavy_rows. visit(on, v, u, edges) for
 // each neighbour v of row u, by every lane at once (`on` where the lane has an entry). Adds
 // the entries read to `inspected`. A warp per entry left 31 lanes idle on the long queues of
 // low-degree vertices of the last levels, and its per-warp atomics cost more than the scan.
@@ -109,16 +106,16 @@ template <typename Visit>
 __device__ __forceinline__ void scan_rows(const u64 *offsets, const u32 *adj, const u32 *queue,
                                           u64 queue_len, u32 *heavy, u64 *counters,
                                           u64 &edges, u64 &inspected, u64 per_warp,
-                                          Visit visit) {
+                                          u64 heavy_degree, Visit visit) {
     u64 step = grid_threads() / WARP * per_warp;
-    u64 lane_rows = per_warp == WARP ? WARP : 1;  // rows shorter than this go a lane each
+    u64 lane_rows = per_warp > 1 ? WARP : 1;  // rows shorter than this go a lane each
     for (u64 base = thread_index() / WARP * per_warp; base < queue_len; base += step) {
         u64 k = base + lane_id();
         bool has = lane_id() < per_warp && k < queue_len;
         u64 u = has ? queue[k] : 0;
         u64 begin = has ? offsets[u] : 0;
         u64 degree = has ? offsets[u + 1] - begin : 0;
-        bool is_heavy = degree >= HEAVY_DEGREE;
+        bool is_heavy = degree >= heavy_degree;
         if (is_heavy) heavy[atomicAdd(&counters[4], 1ULL)] = (u32)u;
         else inspected += degree;
         u64 short_row = degree < lane_rows ? degree : 0;
@@ -155,16 +152,27 @@ __device__ __forceinline__ void scan_heavy_rows(const u64 *offsets, const u32 *a
     }
 }
 
+// The top-down scans (1D and 2D, light and heavy) compiled to fit SCAN_MIN_BLOCKS blocks of 256
+// threads a multiprocessor, the registers capped to match, where the measurement switch
+// TESSERA_BFS_MIN_BLOCKS defines it (src/workloads/bfs/gpu.rs `scan_kernel`); else as the
+// compiler chooses (bfs_top_down takes 48 registers a thread: 5 blocks).
+#ifdef SCAN_MIN_BLOCKS
+#define SCAN_BOUNDS __launch_bounds__(256, SCAN_MIN_BLOCKS)
+#else
+#define SCAN_BOUNDS
+#endif
+
 // Top-down: the rows of the frontier queue (local ids), heavy ones left to
 // bfs_top_down_heavy.
-extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 *parent,
+extern "C" __global__ void SCAN_BOUNDS bfs_top_down(const u64 *offsets, const u32 *adj, i64 *parent,
                                         const u32 *queue, u64 queue_len, u64 first,
                                         u64 local_n, u32 *next_queue, u64 *counters,
                                         u64 *remote, u64 run_capacity, u64 block, u64 me,
-                                        u64 *sent, u32 *heavy, u64 per_warp) {
+                                        u64 *sent, u32 *heavy, u64 per_warp,
+                                        u64 heavy_degree) {
     u64 edges = 0, inspected = 0;
     scan_rows(offsets, adj, queue, queue_len, heavy, counters, edges, inspected, per_warp,
-              [&](bool on, u64 v, u64 u, u64 &edges) {
+              heavy_degree, [&](bool on, u64 v, u64 u, u64 &edges) {
                   visit(on, v, first + u, first, local_n, parent, offsets, next_queue,
                         counters, remote, run_capacity, block, me, sent, edges);
               });
@@ -174,12 +182,12 @@ extern "C" __global__ void bfs_top_down(const u64 *offsets, const u32 *adj, i64 
 }
 
 // The heavy rows bfs_top_down left (its arguments, so that one argument list serves both;
-// the queue and per_warp are not read).
-extern "C" __global__ void bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
+// the queue, per_warp and heavy_degree are not read).
+extern "C" __global__ void SCAN_BOUNDS bfs_top_down_heavy(const u64 *offsets, const u32 *adj, i64 *parent,
                                               const u32 *, u64, u64 first, u64 local_n,
                                               u32 *next_queue, u64 *counters, u64 *remote,
                                               u64 run_capacity, u64 block, u64 me, u64 *sent,
-                                              const u32 *heavy, u64) {
+                                              const u32 *heavy, u64, u64) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(offsets, adj, heavy, counters, edges, inspected,
                     [&](bool on, u64 v, u64 u, u64 &edges) {
@@ -309,14 +317,15 @@ __device__ __forceinline__ void visit_2d(bool on, u64 v, u64 ug, u64 own_first, 
 }
 
 // Top-down over the block: the rows of the column's frontier (column indices).
-extern "C" __global__ void bfs2d_top_down(const u64 *out_offsets, const u32 *out_adj,
+extern "C" __global__ void SCAN_BOUNDS bfs2d_top_down(const u64 *out_offsets, const u32 *out_adj,
                                           const u32 *queue, u64 queue_len, u64 block, u64 cols,
                                           u64 j, i64 *parent, u64 local_n, const u64 *degrees,
                                           u32 *next_queue, u64 *sent, u64 *found, u64 capacity,
-                                          u64 *counters, u32 *heavy, u64 per_warp) {
+                                          u64 *counters, u32 *heavy, u64 per_warp,
+                                          u64 heavy_degree) {
     u64 edges = 0, inspected = 0;
     scan_rows(out_offsets, out_adj, queue, queue_len, heavy, counters, edges, inspected,
-              per_warp, [&](bool on, u64 v, u64 u, u64 &edges) {
+              per_warp, heavy_degree, [&](bool on, u64 v, u64 u, u64 &edges) {
                   visit_2d(on, v, column_vertex(u, block, cols, j), j * block, local_n,
                            parent, degrees, next_queue, sent, found, capacity, counters,
                            edges);
@@ -326,13 +335,14 @@ extern "C" __global__ void bfs2d_top_down(const u64 *out_offsets, const u32 *out
     block_add(counters, index, value);
 }
 
-// The heavy rows bfs2d_top_down left (its arguments; the queue and per_warp are not read).
-extern "C" __global__ void bfs2d_top_down_heavy(const u64 *out_offsets, const u32 *out_adj,
+// The heavy rows bfs2d_top_down left (its arguments; the queue, per_warp and heavy_degree
+// are not read).
+extern "C" __global__ void SCAN_BOUNDS bfs2d_top_down_heavy(const u64 *out_offsets, const u32 *out_adj,
                                                 const u32 *, u64, u64 block, u64 cols, u64 j,
                                                 i64 *parent, u64 local_n, const u64 *degrees,
                                                 u32 *next_queue, u64 *sent, u64 *found,
                                                 u64 capacity, u64 *counters,
-                                                const u32 *heavy, u64) {
+                                                const u32 *heavy, u64, u64) {
     u64 edges = 0, inspected = 0;
     scan_heavy_rows(out_offsets, out_adj, heavy, counters, edges, inspected,
                     [&](bool on, u64 v, u64 u, u64 &edges) {
@@ -358,9 +368,11 @@ extern "C" __global__ void bfs2d_unvisited(const i64 *parent, u64 local_n, u64 b
 // k·block onwards): each vertex still in `segment` looks for a neighbour in the column's
 // frontier bitmap; found ones leave the segment. In the own segment (OWN: k = j) they take
 // their parent and join the next frontier's bitmap at once (as the 1D bfs_bottom_up does);
-// in the others they are packed into `found` for their owner. A grid-stride loop in which a
-// warp covers 32 consecutive vertices, so its ballot is one half-word of either bitmap. Two
-// kernels, so that each carries only its own branch.
+// in the others they are packed into `found` for their owner, their slots taken with one
+// atomic per block step (block_slots): one per warp serialised at the counter, about 2 ms of
+// the 2.8 of a middle level on 2 x 2 H200 at SCALE 26 a GPU. A grid-stride loop whose steps
+// every thread of a block takes alike, a warp covering 32 consecutive vertices, so its ballot
+// is one half-word of either bitmap. Two kernels, so that each carries only its own branch.
 template <bool OWN>
 __device__ __forceinline__ void scan_segment(const u64 *in_offsets, const u32 *in_adj,
                                              const u64 *frontier, u32 *segment, u64 seg_first,
@@ -369,12 +381,9 @@ __device__ __forceinline__ void scan_segment(const u64 *in_offsets, const u32 *i
                                              u64 capacity, u64 *counters) {
     u64 stride = grid_threads();
     u64 found_own = 0, edges = 0, inspected = 0;
-    for (u64 base = thread_index() / WARP * WARP; base < block; base += stride) {
-        u32 word = segment[base / WARP];
-        if (!word) {
-            if (OWN && lane_id() == 0) next_bits[base / WARP] = 0;
-            continue;
-        }
+    for (u64 step = blockIdx.x * (u64)blockDim.x; step < block; step += stride) {
+        u64 base = step + threadIdx.x / WARP * WARP;
+        u32 word = base < block ? segment[base / WARP] : 0;
         u64 x = base + lane_id();
         bool hit = false;
         u64 u = 0;
@@ -397,10 +406,11 @@ __device__ __forceinline__ void scan_segment(const u64 *in_offsets, const u32 *i
                 found_own++;
                 edges += degrees[x + 1] - degrees[x];
             }
-            if (lane_id() == 0) next_bits[base / WARP] = ballot;
+            if (lane_id() == 0 && base < block) next_bits[base / WARP] = ballot;
         } else {
-            found_2d(hit, seg_first + x, hit ? column_vertex(u, block, cols, j) : 0, found,
-                     capacity, counters);
+            u64 at = block_slots(hit, &counters[3]);
+            u64 ug = hit ? column_vertex(u, block, cols, j) : 0;
+            if (hit && at < capacity) found[at] = (seg_first + x) << 32 | ug;
         }
     }
     const int index[3] = {0, 1, 2};

@@ -124,34 +124,6 @@ __device__ __forceinline__ void lower_to(u64 *comp_min, u32 root, u64 label) {
     if (label < comp_min[root]) atomicMin(&comp_min[root], label);
 }
 
-// Slots at `*tail` for `count` items per thread, one global atomic per block: the first slot
-// of this thread's. (One atomic per warp serialised at the counter where most warps take
-// some, as in the listing below: 2^21 warps for 2^26 vertices.) Every thread of the block
-// must call, once per launch.
-__device__ __forceinline__ u64 block_slots(u64 count, u64 *tail) {
-    __shared__ u64 warp_base[WARP];
-    __shared__ u64 block_base;
-    u64 upto = count;
-    for (u32 d = 1; d < WARP; d *= 2) {
-        u64 below = __shfl_up_sync(FULL, upto, d);
-        if (lane_id() >= d) upto += below;
-    }
-    u32 warp = threadIdx.x / WARP;
-    if (lane_id() == WARP - 1) warp_base[warp] = upto;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        u64 sum = 0;
-        for (u32 w = 0; w < blockDim.x / WARP; w++) {
-            u64 c = warp_base[w];
-            warp_base[w] = sum;
-            sum += c;
-        }
-        block_base = sum ? atomicAdd(tail, sum) : 0;
-    }
-    __syncthreads();
-    return block_base + warp_base[warp] + upto - count;
-}
-
 // Runs of items grouped by rank (ghosts by owner, plan entries by asking rank): rank s's run
 // starts at starts[s]; the rank whose run holds item i (the last whose run starts at or before
 // it).

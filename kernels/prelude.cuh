@@ -115,6 +115,37 @@ __device__ void block_sort(T *s, u32 len, T top) {
     }
 }
 
+// ---- Block-aggregated slots (kernels/cc.cu, kernels/bfs.cu) ----------------------------------
+
+// Slots at `*tail` for `count` items per thread, one global atomic per block: the first slot
+// of this thread's. (One atomic per warp serialised at the counter where most warps take
+// some: 2^21 warps for 2^26 vertices.) Every thread of the block must call, once per launch
+// or once per step of a loop that every thread of the block takes alike.
+__device__ __forceinline__ u64 block_slots(u64 count, u64 *tail) {
+    __shared__ u64 warp_base[WARP];
+    __shared__ u64 block_base;
+    u64 upto = count;
+    for (u32 d = 1; d < WARP; d *= 2) {
+        u64 below = __shfl_up_sync(FULL, upto, d);
+        if (lane_id() >= d) upto += below;
+    }
+    u32 warp = threadIdx.x / WARP;
+    __syncwarp();  // the warp's lanes have read the previous call's base
+    if (lane_id() == WARP - 1) warp_base[warp] = upto;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 sum = 0;
+        for (u32 w = 0; w < blockDim.x / WARP; w++) {
+            u64 c = warp_base[w];
+            warp_base[w] = sum;
+            sum += c;
+        }
+        block_base = sum ? atomicAdd(tail, sum) : 0;
+    }
+    __syncthreads();
+    return block_base + warp_base[warp] + upto - count;
+}
+
 // ---- Union-find (kernels/cc.cu, kernels/lattice.cu) -----------------------------------------
 
 // A forest over 0..n in which a root is only ever hooked under a smaller root, so that

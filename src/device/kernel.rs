@@ -191,6 +191,26 @@ impl Gpu {
             .map_err(|e| gpu_error(format!("launch {}", kernel.name), e))
     }
 
+    /// Blocks of `threads` threads of `kernel` that fit on the GPU at once: multiprocessors x
+    /// the blocks its registers and shared memory let one hold. The grid of a grid-stride
+    /// kernel: the device's threads per multiprocessor (`resident_blocks`) overstate it for a
+    /// kernel past 32 registers a thread (64 K registers for 2048 threads), and its loop then
+    /// runs in two waves, the second a fraction of the GPU.
+    pub fn kernel_resident_blocks(&self, kernel: &Kernel, threads: u32) -> Result<u32> {
+        let what = |e| gpu_error(format!("occupancy of {}", kernel.name), e);
+        self.ctx.bind_to_thread().map_err(what)?;
+        let per_sm = kernel
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(what)?;
+        let registers = kernel.func.num_regs().map_err(what)?;
+        log::info!(
+            "{}: {registers} registers a thread, {per_sm} blocks of {threads} a multiprocessor",
+            kernel.name
+        );
+        Ok(self.multiprocessors()? * per_sm.max(1))
+    }
+
     /// Wait for everything queued on this GPU's stream; `after` names it in an error.
     pub fn sync(&self, after: &str) -> Result<()> {
         self.stream.synchronize().map_err(|e| gpu_error(after, e))

@@ -13,6 +13,7 @@ pub mod memory;
 pub use kernel::{blocks, compile, grid, Kernel, KERNELS, THREADS};
 
 use crate::error::{Error, Result};
+use cudarc::driver::sys::CUdevice_attribute as A;
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 use std::sync::{Arc, Mutex};
 
@@ -176,16 +177,22 @@ impl Gpu {
     }
 
     /// Blocks of `threads` threads that fit on the GPU at once (multiprocessors x blocks each).
+    /// (`kernel_resident_blocks` counts them for one kernel, its registers included.)
     pub fn resident_blocks(&self, threads: u32) -> Result<u32> {
-        use cudarc::driver::sys::CUdevice_attribute as A;
-        let attr = |a| {
-            self.ctx
-                .attribute(a)
-                .map_err(|e| gpu_error("device attribute", e))
-        };
-        let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        let per_sm = attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
-        Ok((sms.max(1) as u32) * (per_sm.max(threads as i32) as u32 / threads))
+        let per_sm = self.attribute(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
+        Ok(self.multiprocessors()? * (per_sm.max(threads as i32) as u32 / threads))
+    }
+
+    /// The GPU's streaming multiprocessors.
+    pub fn multiprocessors(&self) -> Result<u32> {
+        let sms = self.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        Ok(sms.max(1) as u32)
+    }
+
+    fn attribute(&self, a: A) -> Result<i32> {
+        self.ctx
+            .attribute(a)
+            .map_err(|e| gpu_error("device attribute", e))
     }
 
     /// Page-lock host memory that device copies will land in, so they run at full link speed

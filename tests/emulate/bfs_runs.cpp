@@ -1,10 +1,11 @@
 // Host emulation of kernels/bfs.cu's 1D top-down scan (scan_rows with the neighbour step
 // `visit` of bfs_top_down), a warp at a time (warp_fibers.h), on one of 2 to 4 emulated ranks:
-// the rows of a random frontier queue (degrees 0 to a few hundred, some heavy), 32 entries a
-// warp step (a lane per short row, a warp per longer one) and 1 (a warp per row), over a small
-// grid so that the grid-stride loop turns.
+// the rows of a random frontier queue (degrees 0 to a few hundred, some heavy), 32, 8 or 2
+// entries a warp step (a lane per short row, a warp per longer one) and 1 (a warp per row),
+// with the heavy bound of long queues and of short ones, over a small grid so that the
+// grid-stride loop turns.
 // Checked against the scan's and the visit's definitions, written here: every entry of every
-// row below HEAVY_DEGREE is visited once and counted as inspected, every heavy row is listed
+// row below the heavy bound is visited once and counted as inspected, every heavy row is listed
 // once and not visited; every own neighbour is claimed once into the next queue with a parent
 // that has it as a neighbour; every other rank's neighbour is sent to its owner exactly once
 // per search (the `sent` bitmap), in the owner's run of the send buffer (the other ranks' runs
@@ -21,7 +22,10 @@ inline u64 grid_threads() { return emu_grid_threads; }
 inline u64 atomicAdd(u64 *a, u64 v) { u64 old = *a; *a += v; return old; }
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
 inline u64 atomicCAS(u64 *a, u64 cmp, u64 v) { u64 old = *a; if (old == cmp) *a = v; return old; }
-#include "bfs_visit.h"  // warp_slot, HEAVY_DEGREE, bfs.cu's claim, push_next, first_send, visit, scan_rows
+#include "bfs_visit.h"  // warp_slot, bfs.cu's claim, push_next, first_send, visit, scan_rows
+
+// The heavy bounds the host passes (src/workloads/bfs/gpu.rs): long queues', short ones'.
+static const u64 HEAVY_DEGREE = 4096, SHORT_HEAVY_DEGREE = 256;
 
 // A random degree: mostly short rows, some a few warps long, a few heavy.
 static u64 random_degree(std::mt19937_64 &rng) {
@@ -36,7 +40,7 @@ static u64 random_degree(std::mt19937_64 &rng) {
 // random own rows (neighbours mostly a few hot vertices, else any) with `threads` threads.
 // Returns the failures.
 static int run_case(u32 ranks, u32 me, u64 block, u64 queue_len, u64 threads, u64 per_warp,
-                    u64 seed) {
+                    u64 heavy_degree, u64 seed) {
     std::mt19937_64 rng(seed);
     u64 n = ranks * block, first = me * block, local_n = block;
     std::vector<u64> offsets(local_n + 1, 0);
@@ -56,7 +60,7 @@ static int run_case(u32 ranks, u32 me, u64 block, u64 queue_len, u64 threads, u6
     launch_warps(threads, [&] {
         u64 edges = 0, mine = 0;
         scan_rows(offsets.data(), adj.data(), queue.data(), queue_len, heavy.data(),
-                  counters.data(), edges, mine, per_warp, [&](bool on, u64 v, u64 u, u64 &edges) {
+                  counters.data(), edges, mine, per_warp, heavy_degree, [&](bool on, u64 v, u64 u, u64 &edges) {
                       if (on) visited[{u, v}]++;
                       visit(on, v, first + u, first, local_n, parent.data(), offsets.data(),
                             next_queue.data(), counters.data(), remote.data(), run_capacity,
@@ -72,7 +76,7 @@ static int run_case(u32 ranks, u32 me, u64 block, u64 queue_len, u64 threads, u6
     std::set<std::pair<u64, u64>> edge_set;
     std::set<u64> own_seen, remote_seen;
     for (u64 u : queue) {
-        if (offsets[u + 1] - offsets[u] >= HEAVY_DEGREE) { heavy_rows.insert(u); continue; }
+        if (offsets[u + 1] - offsets[u] >= heavy_degree) { heavy_rows.insert(u); continue; }
         for (u64 e = offsets[u]; e < offsets[u + 1]; e++) {
             expected[{u, adj[e]}]++;
             edge_set.insert({first + u, adj[e]});
@@ -110,9 +114,13 @@ int main() {
     for (u32 ranks = 2; ranks <= 4; ranks++)
         for (u32 me = 0; me < ranks; me++)
             for (u64 queue_len : {1, 45, 700})
-                for (u64 per_warp : {1, 32}) {
+                for (u64 per_warp : {1, 2, 8, 32}) {
+                    // Each heavy bound with a warp an entry or two and with several.
+                    bool short_bound = per_warp == 1 || per_warp == 8;
+                    u64 heavy_degree = short_bound ? SHORT_HEAVY_DEGREE : HEAVY_DEGREE;
                     u64 seed = 1000 * ranks + 10 * me + queue_len + per_warp;
-                    bad += run_case(ranks, me, 1024, queue_len, 64, per_warp, seed) != 0;
+                    bad += run_case(ranks, me, 1024, queue_len, 64, per_warp, heavy_degree,
+                                    seed) != 0;
                     cases++;
                 }
     if (bad) printf("  %d of %d cases DIFFER\n", bad, cases);

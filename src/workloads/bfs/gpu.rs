@@ -16,22 +16,72 @@ use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{Block1D, DistGraph, Vid};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-/// Rows this long or longer are scanned by the whole grid (`HEAVY_DEGREE` in kernels/bfs.cu).
+/// Rows this long or longer are scanned by the whole grid (kernels/bfs.cu
+/// `scan_heavy_rows`), not by one warp.
 pub const HEAVY_DEGREE: usize = 4096;
+
+/// Queues this short (the hubs of the first levels) send rows of `SHORT_HEAVY_DEGREE` or
+/// more to the whole grid: a warp alone walks a row of d entries in d / 32 dependent steps
+/// (claim, slot, match), so with few rows the longest light one set the level's time, while
+/// the grid takes each heavy row in about a step. The heavy list has room for them
+/// (`heavy_capacity`).
+pub const SHORT_QUEUE: u64 = 64;
+pub const SHORT_HEAVY_DEGREE: u64 = 256;
+
+/// Rows at least this long go to the heavy list in a top-down scan of `len` queue entries.
+pub fn heavy_degree(len: u64) -> u64 {
+    if len <= SHORT_QUEUE {
+        SHORT_HEAVY_DEGREE
+    } else {
+        HEAVY_DEGREE as u64
+    }
+}
+
+/// Entries of the heavy list for a CSR of `entries` adjacency entries: every row of
+/// HEAVY_DEGREE or more, or a whole short queue.
+pub fn heavy_capacity(entries: u64) -> usize {
+    (entries / HEAVY_DEGREE as u64 + 1 + SHORT_QUEUE) as usize
+}
+
+/// A top-down scan kernel of kernels/bfs.cu: compiled for TESSERA_BFS_MIN_BLOCKS (1 to 8)
+/// blocks of THREADS a multiprocessor, its registers capped to match, where that measurement
+/// switch is set (each such kernel compiles the file again); else as the compiler chooses.
+pub fn scan_kernel(gpu: &Gpu, name: &str) -> Result<Kernel> {
+    let min_blocks = std::env::var("TESSERA_BFS_MIN_BLOCKS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|b| (1..=8).contains(b));
+    match min_blocks {
+        Some(b) => gpu.specialised("bfs.cu", &[("SCAN_MIN_BLOCKS", b)], name),
+        None => gpu.function("bfs.cu", name),
+    }
+}
 
 struct Kernels {
     top_down: Kernel,
     top_down_heavy: Kernel,
     bottom_up: Kernel,
+    /// Blocks of each that fill the GPU (its own occupancy), for the grid-stride loops.
+    top_down_blocks: u32,
+    heavy_blocks: u32,
+    bottom_up_blocks: u32,
 }
 
 impl Kernels {
     fn new(gpu: &Gpu) -> Result<Self> {
-        let f = |name| gpu.function("bfs.cu", name);
+        let (top_down, top_down_heavy) = (
+            scan_kernel(gpu, "bfs_top_down")?,
+            scan_kernel(gpu, "bfs_top_down_heavy")?,
+        );
+        let bottom_up = gpu.function("bfs.cu", "bfs_bottom_up")?;
+        let fill = |k| gpu.kernel_resident_blocks(k, THREADS);
         Ok(Kernels {
-            top_down: f("bfs_top_down")?,
-            top_down_heavy: f("bfs_top_down_heavy")?,
-            bottom_up: f("bfs_bottom_up")?,
+            top_down_blocks: fill(&top_down)?,
+            heavy_blocks: fill(&top_down_heavy)?,
+            bottom_up_blocks: fill(&bottom_up)?,
+            top_down,
+            top_down_heavy,
+            bottom_up,
         })
     }
 }
@@ -57,8 +107,6 @@ pub struct GpuFrontiers<'a> {
     sent: CudaSlice<u64>,
     /// Frontier vertices whose rows the whole grid scans (see kernels/bfs.cu).
     heavy: CudaSlice<u32>,
-    /// Blocks that fill the GPU, for the grid-stride kernels.
-    resident_blocks: u32,
     /// Made at the first validation on the device.
     validator: Option<DeviceValidator>,
     world: &'a World,
@@ -99,7 +147,7 @@ fn search_bytes(part: &Block1D, entries: u64) -> u64 {
     let (run, recv) = exchange_capacities(part, entries);
     let runs = (ranks - 1).max(1);
     let exchange = 8 * (run as u64 * runs + recv as u64) + 8 * ranks;
-    let heavy = 4 * (entries / HEAVY_DEGREE as u64 + 1);
+    let heavy = 4 * heavy_capacity(entries) as u64;
     // Global frontier and sent bitmaps.
     let bitmaps = 2 * 8 * words * ranks;
     OwnVertices::bytes(n, words) + bitmaps + exchange + heavy
@@ -152,8 +200,7 @@ impl<'a> GpuFrontiers<'a> {
             block: g.part.block,
             received: gpu.zeros("exchange buffer", recv_capacity)?,
             sent: gpu.zeros("sent bitmap", words * ranks)?,
-            heavy: gpu.zeros("heavy list", entries as usize / HEAVY_DEGREE + 1)?,
-            resident_blocks: gpu.resident_blocks(THREADS)?,
+            heavy: gpu.zeros("heavy list", heavy_capacity(entries))?,
             validator: None,
             world,
         })
@@ -326,9 +373,10 @@ impl GpuFrontiers<'_> {
         let gpu = own.gpu;
         // The light rows (a lane or a warp each), then the heavy ones over the whole grid;
         // both kernels take the same arguments.
-        let (light_grid, per_warp) = queue_grid(len, self.resident_blocks);
+        let (light_grid, per_warp) = queue_grid(len, self.k.top_down_blocks);
+        let heavy_degree = heavy_degree(len);
         let light = (&self.k.top_down, light_grid);
-        let heavy = (&self.k.top_down_heavy, filling_grid(self.resident_blocks));
+        let heavy = (&self.k.top_down_heavy, filling_grid(self.k.heavy_blocks));
         for (kernel, cfg) in [light, heavy] {
             gpu.launch(kernel, cfg, |b| {
                 b.arg(&csr.offsets)
@@ -346,7 +394,8 @@ impl GpuFrontiers<'_> {
                     .arg(&me)
                     .arg(&mut self.sent)
                     .arg(&mut self.heavy)
-                    .arg(&per_warp);
+                    .arg(&per_warp)
+                    .arg(&heavy_degree);
             })?;
         }
         let counters = own.all_counters()?;
@@ -371,7 +420,7 @@ impl GpuFrontiers<'_> {
             &own.bits
         };
         own.gpu
-            .launch(&self.k.bottom_up, filling_grid(self.resident_blocks), |b| {
+            .launch(&self.k.bottom_up, filling_grid(self.k.bottom_up_blocks), |b| {
                 b.arg(&self.csr.offsets)
                     .arg(&self.csr.adj)
                     .arg(&mut own.parent)
@@ -385,21 +434,25 @@ impl GpuFrontiers<'_> {
     }
 }
 
-/// A grid of as many blocks as the GPU holds at once (`resident_blocks`), for grid-stride
-/// kernels.
+/// A grid of as many blocks as the GPU holds at once (`Gpu::kernel_resident_blocks` of the
+/// kernel), for grid-stride kernels.
 pub fn filling_grid(resident_blocks: u32) -> LaunchConfig {
     blocks(resident_blocks as u64, THREADS)
 }
 
 /// The grid of a top-down scan of a queue of `len` entries, and the entries a warp takes at
-/// a step (kernels/bfs.cu `scan_rows`, grid-stride): a warp each while the queue is no longer
-/// than the GPU's resident warps, else 32 (a lane each); at most a filling grid. (32 a warp
-/// on the short queues of hubs at levels 1 and 2 left most warps idle and each warp's long
-/// rows one after another: 0.59 ms at level 1 against 0.17 at SCALE 26 on one H200.)
+/// a step (kernels/bfs.cu `scan_rows`, grid-stride): the most of 1, 2, 4, ... 32 that still
+/// gives every resident warp (`resident_blocks` of the scan kernel) an entry, so a warp each
+/// while the queue is shorter than twice the resident warps; at most a filling grid. (32 a
+/// warp on queues of 1e4-3e4 entries, from one resident warp's worth on, ran them on a
+/// tenth of the GPU: 0.25 ms at level 5 against 0.09 a warp each, SCALE 26 on one H200.)
 pub fn queue_grid(len: u64, resident_blocks: u32) -> (LaunchConfig, u64) {
     let warp = 32;
-    let resident_warps = u64::from(resident_blocks) * u64::from(THREADS) / warp;
-    let per_warp = if len > resident_warps { warp } else { 1 };
+    let resident_warps = (u64::from(resident_blocks) * u64::from(THREADS) / warp).max(1);
+    let mut per_warp = 1;
+    while per_warp < warp && len >= 2 * per_warp * resident_warps {
+        per_warp *= 2;
+    }
     let threads = len.div_ceil(per_warp) * warp;
     let grid = threads.div_ceil(u64::from(THREADS));
     (blocks(grid.min(u64::from(resident_blocks)), THREADS), per_warp)
@@ -427,16 +480,29 @@ mod tests {
     }
 
     #[test]
-    fn short_queues_take_a_warp_an_entry_and_long_ones_32() {
+    fn queues_take_the_most_entries_a_warp_that_keep_every_warp_busy() {
         // 10 resident blocks of THREADS threads: 80 warps of 32 at 256 threads a block.
         let warps = 10 * u64::from(THREADS) / 32;
         let (cfg, per_warp) = queue_grid(warps, 10);
         assert_eq!((per_warp, cfg.grid_dim.0), (1, 10));
         let (cfg, per_warp) = queue_grid(3, 10);
         assert_eq!((per_warp, cfg.grid_dim.0), (1, 1));
-        let (cfg, per_warp) = queue_grid(warps + 1, 10);
-        assert_eq!((per_warp, cfg.grid_dim.0), (32, 1));
-        assert_eq!(queue_grid(1 << 30, 10).0.grid_dim.0, 10);
+        assert_eq!(queue_grid(2 * warps - 1, 10).1, 1);
+        let (cfg, per_warp) = queue_grid(2 * warps, 10);
+        assert_eq!((per_warp, cfg.grid_dim.0), (2, 10));
+        assert_eq!(queue_grid(9 * warps, 10).1, 8);
+        assert_eq!(queue_grid(32 * warps, 10).1, 32);
+        let (cfg, per_warp) = queue_grid(1 << 30, 10);
+        assert_eq!((per_warp, cfg.grid_dim.0), (32, 10));
+    }
+
+    #[test]
+    fn short_queues_send_shorter_rows_to_the_grid_and_have_room_for_them() {
+        assert_eq!(heavy_degree(1), SHORT_HEAVY_DEGREE);
+        assert_eq!(heavy_degree(SHORT_QUEUE), SHORT_HEAVY_DEGREE);
+        assert_eq!(heavy_degree(SHORT_QUEUE + 1), HEAVY_DEGREE as u64);
+        // A tiny graph: no row reaches HEAVY_DEGREE, yet a short queue may all be heavy.
+        assert!(heavy_capacity(100) as u64 > SHORT_QUEUE);
     }
 
     #[test]

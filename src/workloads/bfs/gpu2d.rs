@@ -7,7 +7,9 @@
 //! or host memory and MPI). Kernels `bfs2d_*` in kernels/bfs.cu; launches pass their
 //! arguments in the order of the kernel's parameters there.
 
-use super::gpu::{check_fit, check_ids, filling_grid, queue_grid, HEAVY_DEGREE};
+use super::gpu::{
+    check_fit, check_ids, filling_grid, heavy_capacity, heavy_degree, queue_grid, scan_kernel,
+};
 use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
 use super::validate_depths::DeviceVerdict;
@@ -29,6 +31,11 @@ struct Kernels {
     bottom_up_own: Kernel,
     bottom_up_remote: Kernel,
     claim_bits: Kernel,
+    /// Blocks of each grid-stride scan that fill the GPU (its own occupancy; the two
+    /// bottom-up scans' least).
+    top_down_blocks: u32,
+    heavy_blocks: u32,
+    bottom_up_blocks: u32,
 }
 
 pub struct Gpu2dFrontiers<'a> {
@@ -60,7 +67,6 @@ pub struct Gpu2dFrontiers<'a> {
     received: CudaSlice<u64>,
     owners: OwnerBuckets,
     heavy: CudaSlice<u32>,
-    resident_blocks: u32,
     world: &'a World,
     transport: GpuTransport,
     /// Made at the first validation on the device.
@@ -77,7 +83,7 @@ fn search_bytes(l: &Layout2D, out_entries: u64) -> u64 {
     let queues = 4 * local_n + 4 * col;
     let bitmaps = col / 8 + row / 8 + 2 * 8 * words;
     let pairs = 2 * 8 * row + 8 * local_n * l.cols as u64;
-    let heavy = 4 * (out_entries / HEAVY_DEGREE as u64 + 1);
+    let heavy = 4 * heavy_capacity(out_entries) as u64;
     OwnVertices::bytes(local_n, words) + degrees + queues + bitmaps + pairs + heavy
 }
 
@@ -112,13 +118,23 @@ impl<'a> Gpu2dFrontiers<'a> {
             false,
         )?;
         let f = |name| gpu.function("bfs.cu", name);
+        let fill = |k| gpu.kernel_resident_blocks(k, THREADS);
+        let (top_down, top_down_heavy) = (
+            scan_kernel(gpu, "bfs2d_top_down")?,
+            scan_kernel(gpu, "bfs2d_top_down_heavy")?,
+        );
+        let (bottom_up_own, bottom_up_remote) =
+            (f("bfs2d_bottom_up_own")?, f("bfs2d_bottom_up_remote")?);
         let k = Kernels {
             column_queue: f("bfs2d_column_queue")?,
-            top_down: f("bfs2d_top_down")?,
-            top_down_heavy: f("bfs2d_top_down_heavy")?,
+            top_down_blocks: fill(&top_down)?,
+            heavy_blocks: fill(&top_down_heavy)?,
+            bottom_up_blocks: fill(&bottom_up_own)?.min(fill(&bottom_up_remote)?),
+            top_down,
+            top_down_heavy,
             unvisited: f("bfs2d_unvisited")?,
-            bottom_up_own: f("bfs2d_bottom_up_own")?,
-            bottom_up_remote: f("bfs2d_bottom_up_remote")?,
+            bottom_up_own,
+            bottom_up_remote,
             claim_bits: f("bfs2d_claim_bits")?,
         };
         let words = g.part.words_per_rank();
@@ -144,8 +160,7 @@ impl<'a> Gpu2dFrontiers<'a> {
             send: gpu.zeros("exchange buffer", some(row))?,
             received: gpu.zeros("exchange buffer", some(local_n * layout.cols))?,
             owners: OwnerBuckets::new(gpu, layout.cols, g.part.block)?,
-            heavy: gpu.zeros("heavy list", out_entries as usize / HEAVY_DEGREE + 1)?,
-            resident_blocks: gpu.resident_blocks(THREADS)?,
+            heavy: gpu.zeros("heavy list", heavy_capacity(out_entries))?,
             world,
             transport,
             validation: None,
@@ -268,9 +283,10 @@ impl Frontiers for Gpu2dFrontiers<'_> {
         clock.local(|| {
             // The light rows (a lane or a warp each), then the heavy ones over the whole
             // grid; both kernels take the same arguments.
-            let (light_grid, per_warp) = queue_grid(len, self.resident_blocks);
+            let (light_grid, per_warp) = queue_grid(len, self.k.top_down_blocks);
+            let heavy_degree = heavy_degree(len);
             let light = (&self.k.top_down, light_grid);
-            let heavy = (&self.k.top_down_heavy, filling_grid(self.resident_blocks));
+            let heavy = (&self.k.top_down_heavy, filling_grid(self.k.heavy_blocks));
             for (kernel, cfg) in [light, heavy] {
                 gpu.launch(kernel, cfg, |b| {
                     b.arg(&self.blocks.out.offsets)
@@ -289,7 +305,8 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                         .arg(&capacity)
                         .arg(&mut own.counters)
                         .arg(&mut self.heavy)
-                        .arg(&per_warp);
+                        .arg(&per_warp)
+                        .arg(&heavy_degree);
                 })?;
             }
             gpu.sync("bfs2d_top_down")
@@ -339,7 +356,7 @@ impl Frontiers for Gpu2dFrontiers<'_> {
                 &own.bits
             };
             clock.local(|| {
-                gpu.launch(scan, filling_grid(self.resident_blocks), |b| {
+                gpu.launch(scan, filling_grid(self.k.bottom_up_blocks), |b| {
                     b.arg(&self.blocks.into.offsets)
                         .arg(&self.blocks.into.adj)
                         .arg(frontier)

@@ -51,13 +51,14 @@ impl DeviceValidator {
             ));
         }
         let block = g.part.block as usize;
+        let kernel = gpu.function("bfs.cu", "bfs_validate")?;
         Ok(DeviceValidator {
-            kernel: gpu.function("bfs.cu", "bfs_validate")?,
+            resident_blocks: gpu.kernel_resident_blocks(&kernel, THREADS)?,
+            kernel,
             tuple_ends: gpu.upload("tuple ends", &g.tuple_ends)?,
             own: gpu.zeros("validator depths", block)?,
             all: gpu.zeros("validator depths", block * g.part.size)?,
             failures: gpu.zeros("validator failures", 8)?,
-            resident_blocks: gpu.resident_blocks(THREADS)?,
             ranks: g.part.size,
         })
     }
