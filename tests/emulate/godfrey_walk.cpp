@@ -27,6 +27,7 @@ inline u64 __umul64hi(u64 a, u64 b) { return (u64)(((unsigned __int128)a * b) >>
 typedef unsigned short u16;
 struct uint2 { u32 x, y; };
 inline uint2 make_uint2(u32 x, u32 y) { return uint2{x, y}; }
+template <class T> inline T __ldg(const T *p) { return *p; }
 #define FIRST 2
 #include "godfrey_kernel.h"  // kernels/godfrey.cu, written by scripts/emulate-kernels
 
