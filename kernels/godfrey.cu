@@ -15,16 +15,17 @@
 // partners of j at distance d outside J (0, 1 or 2) and c_j those of them holding +1 (J's
 // pairs lie 1, 2 or 3 apart, so only S_1 has terms inside J). Lanes with the same m (and S_1
 // alone) form a category: which of the 16 points have S_i = 0 is a function of (α, c) per
-// category, tabulated in shared memory (built by each block at its start) as a 16-bit mask.
+// category, tabulated as a 16-bit mask (in global memory, read through the L1 cache; every
+// block writes the tables before it reads them, the same values, so no block waits for another).
 // A lane's state is the table index of its category, α and its c_j (in base 3), kept as a
 // 16-bit field (a byte offset), two fields a word; a walked flip moves α of the lanes whose
 // partners it has (by one per partner: the packed update below) and one c_j where it is
 // J's partner. A step is then a table read per odd lane: the OR of the masks is the points
 // with a zero odd factor, skipped; the others are parked for their product.
 //
-// Points whose product is due are parked per warp (the 32 lanes of a warp take one each in
-// turn), and the warp forms 32 products at once, one per lane; a product recomputes every
-// S_i from the point's two parity classes by popcounts.
+// Points whose product is due are parked per warp, each lane's in a row, and the warp forms
+// 32 products at once, one per lane; a product recomputes every S_i from the point's two
+// parity classes by popcounts.
 
 #ifndef N
 #define N 16          // n
@@ -58,7 +59,7 @@
 #define FIELD_WORDS ((LANES + 1) / 2)
 #define CODES 81             // 3^INNER values of (c_j)
 #define WARPS (THREADS / WARP)
-#define PARKED 64            // entries a warp's buffer holds: fewer than 32 left, 32 more
+#define PARKED (32 + 16 * WARP)  // entries a warp's buffer holds: fewer than 32 left, 16 a lane
 
 __device__ __forceinline__ constexpr int ctz_const(int r) { return (r & 1) ? 0 : 1 + ctz_const(r >> 1); }
 __device__ __forceinline__ constexpr u32 shr32(u32 x, int s) { return s >= 32 ? 0u : x >> s; }
@@ -161,6 +162,7 @@ struct State {
     u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1 (positions of J: +1)
     u32 rev[2];   // cls[c] reversed within N bits
     u32 field[FIELD_WORDS];  // lane l in bits 16(l&1).. of word l/2: its table byte offset
+    u32 first[FIELD_WORDS];  // the fields' change when G turns +1 (G flips every other step)
 };
 
 // Lane L's field for the point x (J at +1), shifted to its half of the word.
@@ -204,7 +206,9 @@ __device__ __forceinline__ constexpr u32 inner_partners(int p) {
 // Flip walked position p (above J) to `minus` (-1 if true). With constant arguments every shift
 // and mask folds. Each lane's α moves by one for each partner outside J: up when the two
 // agree after the flip; and where p is a partner of Q+j, that c_j moves by one.
-__device__ __forceinline__ void flip(State &s, int p, bool minus) {
+// Per lane: partners of p outside J less twice those at -1 = the change of α when p turns +1
+// (its negation when p turns -1), 81 entries (162 bytes) a unit; packed as the fields.
+__device__ __forceinline__ u32 alpha_change(const State &s, int p, int w) {
     const int c = p & 1, h = p >> 1;
     // Odd i = 2l+1 (lane l): partners p ± (2l+2), same class, index h ± (l+1).
     const u32 up_valid = lanes_below(min_int(LANES, N - h - 1));
@@ -212,15 +216,32 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
     // Selects, not s.cls[c]: a runtime index would move the arrays to local memory.
     const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
     const u32 up = shr32(same, h + 1) & up_valid, down = shr32(same_rev, N - h) & down_valid;
-    // Per lane: partners - 2·(partners at -1) = the change of α when p turns +1 (its
-    // negation when p turns -1), 81 entries (162 bytes) a unit.
+    const u32 valid = expand2((up_valid >> (2 * w)) & 3u) + expand2((down_valid >> (2 * w)) & 3u);
+    const u32 minus_ones = expand2((up >> (2 * w)) & 3u) + expand2((down >> (2 * w)) & 3u);
+    return (valid - 2 * minus_ones) * (2 * CODES);
+}
+
+// Add `step` to lane l's field in `words` (selects over the words: l may be a runtime value).
+__device__ __forceinline__ void add_to_lane(u32 (&words)[FIELD_WORDS], int l, u32 step, bool minus) {
+    const u32 shifted = step << (16 * (l & 1));
 #pragma unroll
     for (int w = 0; w < FIELD_WORDS; ++w) {
-        const u32 valid = expand2((up_valid >> (2 * w)) & 3u) + expand2((down_valid >> (2 * w)) & 3u);
-        const u32 minus_ones = expand2((up >> (2 * w)) & 3u) + expand2((down >> (2 * w)) & 3u);
-        const u32 delta = (valid - 2 * minus_ones) * (2 * CODES);
+        if (w != l / 2) continue;
+        words[w] = minus ? words[w] - shifted : words[w] + shifted;
+    }
+}
+
+// Flip walked position p (above J) to `minus` (-1 if true). With constant arguments every shift
+// and mask folds. Each lane's α moves by one for each partner outside J: up when the two
+// agree after the flip; and where p is a partner of Q+j, that c_j moves by one. G's own
+// change is kept (`first`), moved by the flips of its partners.
+__device__ __forceinline__ void flip(State &s, int p, bool minus) {
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) {
+        const u32 delta = p == G ? s.first[w] : alpha_change(s, p, w);
         s.field[w] = minus ? s.field[w] - delta : s.field[w] + delta;
     }
+    const int c = p & 1, h = p >> 1;
     if (c) {
         s.cls[1] ^= 1u << h;
         s.rev[1] ^= 1u << (N - 1 - h);
@@ -231,15 +252,18 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
     // p as the upward partner of Q+j at distance 2l+2: c_j counts it while it holds +1.
 #pragma unroll
     for (int j = 0; j < INNER; ++j) {
-        const int t = p - Q - j, l = t / 2 - 1;
-        if (t < 2 || t % 2 != 0 || l >= LANES) continue;
-        const u32 step = (u32)(2 * pow3(j)) << (16 * (l & 1));
-#pragma unroll
-        for (int w = 0; w < FIELD_WORDS; ++w) {
-            if (w != l / 2) continue;
-            s.field[w] = minus ? s.field[w] - step : s.field[w] + step;
-        }
+        const int t = p - Q - j;
+        if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.field, t / 2 - 1, 2 * pow3(j), minus);
     }
+    // p as G's partner at distance 2l+2: one more (or one fewer) partner at -1 there.
+    const int t = p - G;
+    if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.first, t / 2 - 1, 4 * CODES, minus);
+}
+
+// popc(a) + popc(b) for a below 2^bits_a, b below 2^bits_b (constants): one popcount where
+// both fit a word (popcounts issue at a quarter of the rate of other integer instructions).
+__device__ __forceinline__ int popc2(u32 a, u32 b, int bits_a, int bits_b) {
+    return bits_a + bits_b <= 32 ? __popc(a | b << bits_a) : __popc(a) + __popc(b);
 }
 
 // S_2l from the classes: pairs (2a, 2a+2l+1) match class 0 bit a with class 1 bit a+l, and
@@ -247,14 +271,14 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
 __device__ __forceinline__ int even_correlation(u32 c0, u32 c1, int l) {
     const u32 first = (1u << (N - l)) - 1u;  // l >= 1
     const u32 second = (1u << (N - 1 - l)) - 1u;
-    const int differ = __popc((c0 ^ (c1 >> l)) & first) + __popc((c1 ^ (c0 >> (l + 1))) & second);
+    const int differ = popc2((c0 ^ (c1 >> l)) & first, (c1 ^ (c0 >> (l + 1))) & second, N - l, N - 1 - l);
     return 2 * N - 2 * l - 1 - 2 * differ;
 }
 
 // S_{2l+1} from the classes: pairs (k, k+2l+2) lie in one class, bits a and a+l+1.
 __device__ __forceinline__ int odd_correlation(u32 c0, u32 c1, int l) {
     const u32 terms = (1u << (N - l - 1)) - 1u;
-    const int differ = __popc((c0 ^ (c0 >> (l + 1))) & terms) + __popc((c1 ^ (c1 >> (l + 1))) & terms);
+    const int differ = popc2((c0 ^ (c0 >> (l + 1))) & terms, (c1 ^ (c1 >> (l + 1))) & terms, N - l - 1, N - l - 1);
     return 2 * (N - l - 1) - 2 * differ;
 }
 
@@ -284,8 +308,8 @@ __device__ __noinline__ Wide product(u32 c0, u32 c1) {
     u64 p[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) p[w] = 0;
-    // Π x_k is -1 when an odd number of positions hold -1.
-    bool negative = (__popc(c0) + __popc(c1)) & 1;
+    // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
+    bool negative = __popc(c0 ^ c1) & 1;
     int group = 1;
     u64 pair = 1;
 #pragma unroll
@@ -350,9 +374,30 @@ __device__ __forceinline__ u32 table_mask(const u16 *table, u32 offset) {
     return *(const u16 *)((const char *)table + offset);
 }
 
-// The 16 points of the current walk position: those with no zero odd factor are parked, one
-// per lane at a time (the warp steps as often as its busiest lane needs), and each time 32
-// are parked the warp forms their products.
+// Point k of J at the current walk position, as a parked entry (its two classes).
+// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, and the
+// product, formed once for 32 entries, applies k.)
+__device__ __forceinline__ uint2 entry(const State &s, u32 k) {
+#if N <= 28
+    return make_uint2(s.cls[0] | k << 28, s.cls[1]);
+#else
+    return make_uint2(s.cls[0] ^ inner_bits(k, 0), s.cls[1] ^ inner_bits(k, 1));
+#endif
+}
+
+// A parked entry's product.
+__device__ __forceinline__ Wide entry_product(uint2 e) {
+#if N <= 28
+    const u32 k = e.x >> 28;
+    return product((e.x & 0x0fffffffu) ^ inner_bits(k, 0), e.y ^ inner_bits(k, 1));
+#else
+    return product(e.x, e.y);
+#endif
+}
+
+// The 16 points of the current walk position: those with no zero odd factor are parked, each
+// lane's in a row (the warp learns every lane's first slot from five ballots, the bits of the
+// lanes' counts), and while 32 or more are parked the warp forms 32 products.
 __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     u32 zero = 0;
 #pragma unroll
@@ -361,25 +406,24 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
         if (2 * w + 1 < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
     }
     u32 due = q.active ? ~zero & 0xffffu : 0u;
-    const u32 before = (1u << q.lane) - 1u;
+    const u32 count = __popc(due), before = (1u << q.lane) - 1u;
+    int slot = q.fill, total = 0;
+#pragma unroll
+    for (int b = 0; b < 5; ++b) {
+        const u32 bit = __ballot_sync(FULL, (count >> b) & 1);
+        slot += __popc(bit & before) << b;
+        total += __popc(bit) << b;
+    }
+    if (total == 0) return;
 #pragma unroll 1
-    while (true) {
-        const u32 parking = __ballot_sync(FULL, due != 0);
-        if (!parking) break;
-        if (due) {
-            const u32 k = __ffs(due) - 1;
-            due &= due - 1;
-            q.buffer[q.fill + __popc(parking & before)] =
-                make_uint2(s.cls[0] ^ inner_bits(k, 0), s.cls[1] ^ inner_bits(k, 1));
-        }
-        q.fill += __popc(parking);
-        if (q.fill >= 32) {
-            __syncwarp();
-            q.fill -= 32;
-            const uint2 e = q.buffer[q.fill + q.lane];
-            add_to(q.acc, product(e.x, e.y));
-            __syncwarp();
-        }
+    for (; due; due &= due - 1) q.buffer[slot++] = entry(s, __ffs(due) - 1);
+    q.fill += total;
+#pragma unroll 1
+    while (q.fill >= 32) {
+        __syncwarp();
+        q.fill -= 32;
+        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane]));
+        __syncwarp();
     }
 }
 
@@ -404,16 +448,34 @@ struct Block<0> {
     static __device__ __forceinline__ void run(State &s, Parked &q, bool) { evaluate16(s, q); }
 };
 
+// Flip position G+UNROLL+k (k = K, K+1, ...: the positions above the unrolled ones, a constant
+// position in each case, so that every lane and word index folds) to the other sign.
+template <int K>
+__device__ __forceinline__ void flip_above(State &s, int k) {
+    if constexpr (K < GRAY - UNROLL) {
+        constexpr int p = G + UNROLL + K;
+        if (k == K) {
+            const u32 cls = (p & 1) ? s.cls[1] : s.cls[0];
+            flip(s, p, ((cls >> (p >> 1)) & 1) == 0);
+        } else {
+            flip_above<K + 1>(s, k);
+        }
+    }
+}
+
+// The zero masks, in global memory (read through the L1 cache): every block writes the same
+// values before reading them, so a block never waits for another.
+__device__ u16 zero_masks[TABLE_ENTRIES];
+
 extern "C" __global__ void __launch_bounds__(THREADS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
-    __shared__ u16 table[TABLE_ENTRIES];
     __shared__ uint2 parked[WARPS][PARKED];
-    build_tables<0>(table);
+    build_tables<0>(zero_masks);
     __syncthreads();
     const u64 t = thread_index();
     Parked q;
     q.buffer = parked[threadIdx.x / WARP];
-    q.table = table;
+    q.table = zero_masks;
     q.fill = 0;
     q.lane = lane_id();
     q.active = t < threads;
@@ -431,19 +493,16 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
 #pragma unroll
     for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
     init_fields<0>(s, x);
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) s.first[w] = alpha_change(s, G, w);
     for (u64 block = 0; block < (1ull << (GRAY - UNROLL)); ++block) {
-        if (block) {
-            const int p = G + UNROLL + __ffsll((long long)block) - 1;
-            const u32 cls = (p & 1) ? s.cls[1] : s.cls[0];
-            flip(s, p, ((cls >> (p >> 1)) & 1) == 0);
-        }
+        if (block) flip_above<0>(s, __ffsll((long long)block) - 1);
         Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
     }
     // Products still parked.
     __syncwarp();
     if ((int)q.lane < q.fill) {
-        const uint2 e = q.buffer[q.lane];
-        add_to(q.acc, product(e.x, e.y));
+        add_to(q.acc, entry_product(q.buffer[q.lane]));
     }
     // Block sum of the accumulators, by one thread, carries included; then the points skipped
     // (none: every point is tested).
