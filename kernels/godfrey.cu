@@ -1,45 +1,46 @@
 // Godfrey's sum for Langford pairings, L(2,n): the GPU twin of src/workloads/langford/godfrey.rs (read
 // its module comment first). One launch walks one task: the outer positions are fixed, thread
 // t fixes the other free positions to the bits of t (the LOW lowest bits to FIRST..Q, the
-// rest above Q+WALK) and walks the WALK positions from Q in Gray-code order. The host compiles this file for each run with the defines below
-// set (n, the task split, the words of the sum), so every shift and mask of a flip at a known
-// position is a constant.
+// rest above Q+WALK) and covers the WALK positions from Q. The host compiles this file for each
+// run with the defines below set (n, the task split, the words of the sum), so every shift and
+// mask of a flip at a known position is a constant.
 //
-// The odd-i S_i sit in byte lanes of 32-bit words, biased by 128, updated at every flip:
-// they decide whether a point is skipped. Positions are split by parity into two 32-bit
-// classes (and their bit reversals), so the neighbours that move the lanes of one flip are
-// consecutive bits of one class. The even-i S_i are needed only for points whose product is
-// formed (a minority at large n), so they are not walked: each is recomputed from the classes
-// by two popcounts when the product is due.
+// Inner block. Positions Q..Q+3 (J, "inner") are not walked: each step of the Gray-code walk
+// over the positions above them (G..) covers the 16 points of J at once. For odd i (distance
+// d = i+1, lane l = (i-1)/2) split S_i at a step into its terms:
 //
-// Positions Q and Q+1 are not walked. They belong to different classes, so neither moves the
-// odd lanes' neighbours of the other: each step of the walk over Q+2.. gives four points,
-// from the lanes kept with x_Q = x_{Q+1} = +1 (biased by 120) plus each position's flip
-// delta (d0 for Q, d1 for Q+1, biased by 4 per lane), in six word additions. A walked flip
-// changes one lane of one delta by 4 (it is a neighbour of Q or Q+1 at a known distance).
+//   S_i = (2α - T) + Σ_{j ∈ J} x_j (2 c_j - m_j) + [i = 1] (x_Q x_{Q+2} + x_{Q+1} x_{Q+3}),
 //
-// Pruning (PRUNE 1; the host then puts Q at n-1, the middle). Before each block of 2^UNROLL
-// steps (4·2^UNROLL points: positions Q..Q+UNROLL+1 free) a thread tests the rule of
-// godfrey.rs: some odd S_i is 0 at the block's points, no two free positions lie i+1 apart,
-// and every free position's partners at distance i+1 cancel (for Q and Q+1: their delta lane
-// is 4; for the walked ones: from the classes). The block is skipped when every thread of the
-// warp finds its block prunable (the warp runs in lock step: one thread skipping alone saves
-// nothing); the skipped points are counted and returned with the block sums.
+// T the terms whose two positions are both outside J, α those of them equal to +1, m_j the
+// partners of j at distance d outside J (0, 1 or 2) and c_j those of them holding +1 (J's
+// pairs lie 1, 2 or 3 apart, so only S_1 has terms inside J). Lanes with the same m (and S_1
+// alone) form a category: which of the 16 points have S_i = 0 is a function of (α, c) per
+// category, tabulated as a 16-bit mask (in global memory, read through the L1 cache; every
+// block writes the tables before it reads them, the same values, so no block waits for another).
+// A lane's state is the table index of its category, α and its c_j (in base 3), kept as a
+// 16-bit field (a byte offset), two fields a word; a walked flip moves α of the lanes whose
+// partners it has (by one per partner: the packed update below) and one c_j where it is
+// J's partner. A step is then a table read per odd lane: the OR of the masks is the points
+// with a zero odd factor, skipped; the others are parked for their product.
+//
+// Points whose product is due are parked per warp, each lane's in a row, and the warp forms
+// 32 products at once, one per lane; a product recomputes every S_i from the point's two
+// parity classes by popcounts.
 
 #ifndef N
 #define N 16          // n
 #endif
 #ifndef Q
-#define Q 2           // first free position (outer positions fixed per task on each end)
+#define Q 2           // first inner position
 #endif
 #ifndef WORDS
 #define WORDS 2       // 64-bit words of the wrap-around sum
 #endif
 #ifndef WALK
-#define WALK 12       // free positions per thread: Q, Q+1 and the Gray-walked ones above
+#define WALK 12       // free positions per thread: the four of J and the Gray-walked ones above
 #endif
 #ifndef UNROLL
-#define UNROLL 5      // low Gray-walked positions whose flips are unrolled (constant positions)
+#define UNROLL 3      // low Gray-walked positions whose flips are unrolled (constant positions)
 #endif
 #ifndef FIRST
 #define FIRST Q       // first free position of the task
@@ -47,18 +48,18 @@
 #ifndef LOW
 #define LOW 0         // thread bits below Q (on positions FIRST..Q-1)
 #endif
-#ifndef PRUNE
-#define PRUNE 0       // skip blocks whose points all have a zero odd factor (see above)
-#endif
-
-#define G (Q + 2)         // first Gray-walked position
-#define GRAY (WALK - 2)   // Gray-walked positions
-
-#define ODD_LANES ((N + 1) / 2)
-#define ODD_WORDS ((ODD_LANES + 3) / 4)
 #ifndef THREADS
 #define THREADS 256   // threads per block (godfrey_gpu.rs; the host emulation uses one warp)
 #endif
+
+#define INNER 4              // |J|
+#define G (Q + INNER)        // first Gray-walked position
+#define GRAY (WALK - INNER)  // Gray-walked positions
+#define LANES ((N + 1) / 2)  // odd i = 2l+1
+#define FIELD_WORDS ((LANES + 1) / 2)
+#define CODES 81             // 3^INNER values of (c_j)
+#define WARPS (THREADS / WARP)
+#define PARKED (32 + 16 * WARP)  // entries a warp's buffer holds: fewer than 32 left, 16 a lane
 
 __device__ __forceinline__ constexpr int ctz_const(int r) { return (r & 1) ? 0 : 1 + ctz_const(r >> 1); }
 __device__ __forceinline__ constexpr u32 shr32(u32 x, int s) { return s >= 32 ? 0u : x >> s; }
@@ -66,50 +67,181 @@ __device__ __forceinline__ constexpr u32 lanes_below(int k) {
     return k <= 0 ? 0u : (k >= 16 ? 0xffffu : (1u << k) - 1u);
 }
 __device__ __forceinline__ constexpr int min_int(int a, int b) { return a < b ? a : b; }
-// Four bits to four byte lanes (0 or 1): the shifted copies never overlap, so no carries.
-__device__ __forceinline__ constexpr u32 expand4(u32 nibble) {
-    return (nibble * 0x00204081u) & 0x01010101u;
+__device__ __forceinline__ constexpr int pow3(int j) { return j == 0 ? 1 : 3 * pow3(j - 1); }
+
+// ---- Lanes and categories (compile-time) ------------------------------------------------
+
+__device__ __forceinline__ constexpr bool is_inner(int p) { return p >= Q && p < Q + INNER; }
+// A position that exists and is not in J.
+__device__ __forceinline__ constexpr bool outside(int p) { return p >= 0 && p < 2 * N && !is_inner(p); }
+__device__ __forceinline__ constexpr int distance(int l) { return 2 * l + 2; }
+// m_j of lane l: partners of Q+j at the lane's distance outside J.
+__device__ __forceinline__ constexpr int partners(int l, int j) {
+    return (int)outside(Q + j - distance(l)) + (int)outside(Q + j + distance(l));
+}
+// T of lane l: its terms with both positions outside J.
+__device__ __forceinline__ constexpr int outer_terms(int l) {
+    int t = 0;
+    for (int k = 0; k + distance(l) < 2 * N; ++k) t += outside(k) && outside(k + distance(l));
+    return t;
+}
+// Bit k set where term (k, k+d) of lane l has both positions outside J.
+__device__ __forceinline__ constexpr u64 outer_term_mask(int l) {
+    u64 m = 0;
+    for (int k = 0; k + distance(l) < 2 * N; ++k)
+        if (outside(k) && outside(k + distance(l))) m |= 1ull << k;
+    return m;
+}
+// A lane's category: S_1 alone (it has J's pairs), else its m_j in base 3.
+__device__ __forceinline__ constexpr int category(int l) {
+    return l == 0 ? -1 : partners(l, 0) + 3 * partners(l, 1) + 9 * partners(l, 2) + 27 * partners(l, 3);
+}
+// The first lane of l's category: it names the category's table.
+__device__ __forceinline__ constexpr int leader(int l) {
+    for (int k = 0; k < l; ++k)
+        if (category(k) == category(l)) return k;
+    return l;
+}
+// Largest T of the category led by c: its table has rows α' = 0..T_c.
+__device__ __forceinline__ constexpr int category_terms(int c) {
+    int t = 0;
+    for (int k = 0; k < LANES; ++k)
+        if (leader(k) == c && outer_terms(k) > t) t = outer_terms(k);
+    return t;
+}
+// First table entry of the category led by c (the categories' tables one after another).
+__device__ __forceinline__ constexpr int table_offset(int c) {
+    int e = 0;
+    for (int k = 0; k < c; ++k)
+        if (leader(k) == k) e += (category_terms(k) + 1) * CODES;
+    return e;
+}
+#define TABLE_ENTRIES table_offset(LANES)
+static_assert(2 * TABLE_ENTRIES < 65536, "table offsets must fit 16-bit fields");
+
+// The table entry of lane L's category for row b (α' = b / CODES, the c_j as digits of
+// b % CODES): bit k set where point k of J (bit j of k set: x_{Q+j} = -1) has S_i = 0.
+template <int L>
+__device__ __forceinline__ u16 zero_mask(int e) {
+    const int row = e / CODES, code = e % CODES;
+    int v[INNER];
+#pragma unroll
+    for (int j = 0; j < INNER; ++j) {
+        const int c = (code / pow3(j)) % 3, m = partners(L, j);
+        if (c > m) return 0;  // no lane reaches this entry
+        v[j] = 2 * c - m;
+    }
+    u32 mask = 0;
+    for (int k = 0; k < (1 << INNER); ++k) {
+        int s = 2 * row - category_terms(L);
+#pragma unroll
+        for (int j = 0; j < INNER; ++j) s += ((k >> j) & 1) ? -v[j] : v[j];
+        if (L == 0) {
+            const int x0 = 1 - 2 * (k & 1), x1 = 1 - 2 * ((k >> 1) & 1);
+            const int x2 = 1 - 2 * ((k >> 2) & 1), x3 = 1 - 2 * ((k >> 3) & 1);
+            s += x0 * x2 + x1 * x3;
+        }
+        if (s == 0) mask |= 1u << k;
+    }
+    return (u16)mask;
 }
 
-#define ONES 0x01010101u
-
-struct State {
-    u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1 (positions Q, Q+1: +1)
-    u32 rev[2];   // cls[c] reversed within N bits
-    u32 odd[ODD_WORDS];  // odd-i S_i + 120 per lane, with x_Q = x_{Q+1} = +1
-    u32 d0[ODD_WORDS];   // change of each odd S_i when x_Q flips to -1, + 4 per lane
-    u32 d1[ODD_WORDS];   // the same for x_{Q+1}
-};
-
-// A wide value, returned by value so that no accumulator's address escapes into local memory.
-struct Wide {
-    u64 w[WORDS];
-};
-
-// Update `lanes` for one parity of i: S_i += -2 y_old (c_up + c_down), c = ±1 for neighbours
-// that exist and 0 past the ends; in lanes T += ±(4 E(up) + 4 E(down) - 2 E(present)).
-template <int WORDS_N>
-__device__ __forceinline__ void move_lanes(u32 (&lanes)[WORDS_N], u32 up, u32 down,
-                                           u32 up_valid, u32 down_valid, bool plus) {
-#pragma unroll
-    for (int w = 0; w < WORDS_N; ++w) {
-        u32 moved = (expand4((up >> (4 * w)) & 15u) + expand4((down >> (4 * w)) & 15u)) << 2;
-        u32 present = (expand4((up_valid >> (4 * w)) & 15u) +
-                       expand4((down_valid >> (4 * w)) & 15u)) << 1;
-        lanes[w] = plus ? lanes[w] + moved - present : lanes[w] + present - moved;
+// Each block fills the tables of all categories (the leaders' lanes L, L+1, ...).
+template <int L>
+__device__ __forceinline__ void build_tables(u16 *table) {
+    if constexpr (L < LANES) {
+        if constexpr (leader(L) == L) {
+            constexpr int base = table_offset(L), size = (category_terms(L) + 1) * CODES;
+            for (int e = threadIdx.x; e < size; e += THREADS) table[base + e] = zero_mask<L>(e);
+        }
+        build_tables<L + 1>(table);
     }
 }
 
-// Flip position p; `plus` says it held +1. With constant arguments every shift and mask folds.
-__device__ __forceinline__ void flip(State &s, int p, bool plus) {
+struct State {
+    u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1 (positions of J: +1)
+    u32 rev[2];   // cls[c] reversed within N bits
+    u32 field[FIELD_WORDS];  // lane l in bits 16(l&1).. of word l/2: its table byte offset
+    u32 first[FIELD_WORDS];  // the fields' change when G turns +1 (G flips every other step)
+};
+
+// Lane L's field for the point x (J at +1), shifted to its half of the word.
+template <int L>
+__device__ __forceinline__ u32 initial_field(u64 x) {
+    constexpr int c = leader(L);
+    static_assert((category_terms(c) - outer_terms(L)) % 2 == 0, "a category's T share a parity");
+    const int alpha = __popcll(~(x ^ (x >> distance(L))) & outer_term_mask(L));
+    int code = 0;
+#pragma unroll
+    for (int j = 0; j < INNER; ++j) {
+        const int down = Q + j - distance(L), up = Q + j + distance(L);
+        const int plus = (outside(down) && !((x >> down) & 1)) + (outside(up) && !((x >> up) & 1));
+        code += pow3(j) * plus;
+    }
+    const int row = alpha + (category_terms(c) - outer_terms(L)) / 2;
+    return (u32)(2 * (table_offset(c) + row * CODES + code)) << (16 * (L & 1));
+}
+
+template <int L>
+__device__ __forceinline__ void init_fields(State &s, u64 x) {
+    if constexpr (L < LANES) {
+        s.field[L / 2] += initial_field<L>(x);
+        init_fields<L + 1>(s, x);
+    }
+}
+
+// Two bits to the two 16-bit fields of a word (0 or 1 each).
+__device__ __forceinline__ constexpr u32 expand2(u32 bits) { return (bits * 0x8001u) & 0x00010001u; }
+
+// Lanes where walked position p (above J) has its partner p - d in J.
+__device__ __forceinline__ constexpr u32 inner_partners(int p) {
+    u32 lanes = 0;
+    for (int j = 0; j < INNER; ++j) {
+        const int t = p - Q - j;
+        if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) lanes |= 1u << (t / 2 - 1);
+    }
+    return lanes;
+}
+
+// Flip walked position p (above J) to `minus` (-1 if true). With constant arguments every shift
+// and mask folds. Each lane's α moves by one for each partner outside J: up when the two
+// agree after the flip; and where p is a partner of Q+j, that c_j moves by one.
+// Per lane: partners of p outside J less twice those at -1 = the change of α when p turns +1
+// (its negation when p turns -1), 81 entries (162 bytes) a unit; packed as the fields.
+__device__ __forceinline__ u32 alpha_change(const State &s, int p, int w) {
     const int c = p & 1, h = p >> 1;
-    // Odd i = 2l+1 (lane l): neighbours p ± (2l+2), same class, index h ± (l+1).
-    const u32 odd_up_valid = lanes_below(min_int(ODD_LANES, N - h - 1));
-    const u32 odd_down_valid = lanes_below(min_int(ODD_LANES, h));
+    // Odd i = 2l+1 (lane l): partners p ± (2l+2), same class, index h ± (l+1).
+    const u32 up_valid = lanes_below(min_int(LANES, N - h - 1));
+    const u32 down_valid = lanes_below(min_int(LANES, h)) & ~inner_partners(p);
     // Selects, not s.cls[c]: a runtime index would move the arrays to local memory.
     const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
-    move_lanes(s.odd, shr32(same, h + 1) & odd_up_valid, shr32(same_rev, N - h) & odd_down_valid,
-               odd_up_valid, odd_down_valid, plus);
+    const u32 up = shr32(same, h + 1) & up_valid, down = shr32(same_rev, N - h) & down_valid;
+    const u32 valid = expand2((up_valid >> (2 * w)) & 3u) + expand2((down_valid >> (2 * w)) & 3u);
+    const u32 minus_ones = expand2((up >> (2 * w)) & 3u) + expand2((down >> (2 * w)) & 3u);
+    return (valid - 2 * minus_ones) * (2 * CODES);
+}
+
+// Add `step` to lane l's field in `words` (selects over the words: l may be a runtime value).
+__device__ __forceinline__ void add_to_lane(u32 (&words)[FIELD_WORDS], int l, u32 step, bool minus) {
+    const u32 shifted = step << (16 * (l & 1));
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) {
+        if (w != l / 2) continue;
+        words[w] = minus ? words[w] - shifted : words[w] + shifted;
+    }
+}
+
+// Flip walked position p (above J) to `minus` (-1 if true). With constant arguments every shift
+// and mask folds. Each lane's α moves by one for each partner outside J: up when the two
+// agree after the flip; and where p is a partner of Q+j, that c_j moves by one. G's own
+// change is kept (`first`), moved by the flips of its partners.
+__device__ __forceinline__ void flip(State &s, int p, bool minus) {
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) {
+        const u32 delta = p == G ? s.first[w] : alpha_change(s, p, w);
+        s.field[w] = minus ? s.field[w] - delta : s.field[w] + delta;
+    }
+    const int c = p & 1, h = p >> 1;
     if (c) {
         s.cls[1] ^= 1u << h;
         s.rev[1] ^= 1u << (N - 1 - h);
@@ -117,20 +249,21 @@ __device__ __forceinline__ void flip(State &s, int p, bool plus) {
         s.cls[0] ^= 1u << h;
         s.rev[0] ^= 1u << (N - 1 - h);
     }
-    // p is the upward neighbour, at distance 2(l+1), of Q or Q+1 (whichever shares its class):
-    // the neighbour's sign in that delta's lane l turns over, which moves the lane by 4 y_p.
-    // (Branches, not a pointer to s.d0 or s.d1, which would move them to local memory.)
-    const int l = ((p - Q) >> 1) - 1;
-    if (l < ODD_LANES) {
-        const u32 step = 4u << (8 * (l & 3));
-        const bool second = (p - Q) & 1;
+    // p as the upward partner of Q+j at distance 2l+2: c_j counts it while it holds +1.
 #pragma unroll
-        for (int w = 0; w < ODD_WORDS; ++w) {
-            if (w != (l >> 2)) continue;
-            if (second) s.d1[w] = plus ? s.d1[w] + step : s.d1[w] - step;
-            else s.d0[w] = plus ? s.d0[w] + step : s.d0[w] - step;
-        }
+    for (int j = 0; j < INNER; ++j) {
+        const int t = p - Q - j;
+        if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.field, t / 2 - 1, 2 * pow3(j), minus);
     }
+    // p as G's partner at distance 2l+2: one more (or one fewer) partner at -1 there.
+    const int t = p - G;
+    if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.first, t / 2 - 1, 4 * CODES, minus);
+}
+
+// popc(a) + popc(b) for a below 2^bits_a, b below 2^bits_b (constants): one popcount where
+// both fit a word (popcounts issue at a quarter of the rate of other integer instructions).
+__device__ __forceinline__ int popc2(u32 a, u32 b, int bits_a, int bits_b) {
+    return bits_a + bits_b <= 32 ? __popc(a | b << bits_a) : __popc(a) + __popc(b);
 }
 
 // S_2l from the classes: pairs (2a, 2a+2l+1) match class 0 bit a with class 1 bit a+l, and
@@ -138,17 +271,21 @@ __device__ __forceinline__ void flip(State &s, int p, bool plus) {
 __device__ __forceinline__ int even_correlation(u32 c0, u32 c1, int l) {
     const u32 first = (1u << (N - l)) - 1u;  // l >= 1
     const u32 second = (1u << (N - 1 - l)) - 1u;
-    const int differ = __popc((c0 ^ (c1 >> l)) & first) + __popc((c1 ^ (c0 >> (l + 1))) & second);
+    const int differ = popc2((c0 ^ (c1 >> l)) & first, (c1 ^ (c0 >> (l + 1))) & second, N - l, N - 1 - l);
     return 2 * N - 2 * l - 1 - 2 * differ;
 }
 
-__device__ __forceinline__ int lane_value(const u32 *words, int l) {
-    return (int)((words[l >> 2] >> (8 * (l & 3))) & 0xffu) - 128;
+// S_{2l+1} from the classes: pairs (k, k+2l+2) lie in one class, bits a and a+l+1.
+__device__ __forceinline__ int odd_correlation(u32 c0, u32 c1, int l) {
+    const u32 terms = (1u << (N - l - 1)) - 1u;
+    const int differ = popc2((c0 ^ (c0 >> (l + 1))) & terms, (c1 ^ (c1 >> (l + 1))) & terms, N - l - 1, N - l - 1);
+    return 2 * (N - l - 1) - 2 * differ;
 }
 
-// A point whose product is due, parked in the warp's buffer: odd lanes, then both classes.
-#define ENTRY (ODD_WORDS + 2)
-#define WARPS (THREADS / WARP)
+// A wide value, returned by value so that no accumulator's address escapes into local memory.
+struct Wide {
+    u64 w[WORDS];
+};
 
 // p *= m modulo 2^(64 WORDS).
 __device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
@@ -164,21 +301,20 @@ __device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
     }
 }
 
-// (Π x_k) Π S_i of a parked point, modulo 2^(64 WORDS). Factors are multiplied five at a time
-// in 32 bits (|S_i| < 64), two such magnitudes into 64 bits, and those into the wide product
-// (whose first 64-bit factor is simply stored).
-__device__ __noinline__ Wide product(const u32 *entry) {
-    const u32 *odd = entry, c0 = entry[ODD_WORDS], c1 = entry[ODD_WORDS + 1];
+// (Π x_k) Π S_i of a parked point (its classes), modulo 2^(64 WORDS). Factors are multiplied
+// five at a time in 32 bits (|S_i| < 64), two such magnitudes into 64 bits, and those into
+// the wide product (whose first 64-bit factor is simply stored).
+__device__ __noinline__ Wide product(u32 c0, u32 c1) {
     u64 p[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) p[w] = 0;
-    // Π x_k is -1 when an odd number of positions hold -1.
-    bool negative = (__popc(c0) + __popc(c1)) & 1;
+    // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
+    bool negative = __popc(c0 ^ c1) & 1;
     int group = 1;
     u64 pair = 1;
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
-        group *= (i & 1) ? lane_value(odd, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
+        group *= (i & 1) ? odd_correlation(c0, c1, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
             // Group k = (i-1)/5 closes; odd k and the last close a pair (all constants).
             const int k = (i - 1) / 5;
@@ -219,91 +355,76 @@ __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
 // Points whose product is due, per warp: lanes park them here and the warp multiplies 32 at
 // a time, one per lane, so a few lanes needing a product do not hold up the other 31.
 struct Parked {
-    u32 *buffer;  // this warp's PARKED entries
-    int fill;     // the same in every lane
+    uint2 *buffer;     // this warp's PARKED entries: a point's two classes
+    const u16 *table;  // the zero masks (byte offsets: the fields)
+    int fill;          // the same in every lane
     u32 lane;
     bool active;  // false for threads past the task's end: they walk but never park
     Wide acc;     // this lane's share of the task's sum
 };
 
-// Entries a warp's buffer holds: fewer than 32 left over, and up to four points from each lane.
-#define PARKED (32 + 4 * WARP)
+// J's point k as bits of the two classes: Q+j is bit (Q+j)/2 of class (Q+j)&1, so j = 0, 2
+// are consecutive bits of class Q&1 and j = 1, 3 of the other.
+__device__ __forceinline__ u32 inner_bits(u32 k, int c) {
+    return c == (Q & 1) ? ((k & 1u) | ((k >> 1) & 2u)) << (Q >> 1)
+                        : (((k >> 1) & 1u) | ((k >> 2) & 2u)) << ((Q + 1) >> 1);
+}
 
-struct Odd {
-    u32 w[ODD_WORDS];
-};
+__device__ __forceinline__ u32 table_mask(const u16 *table, u32 offset) {
+    return *(const u16 *)((const char *)table + offset);
+}
 
-// Whether no odd S_i is zero (no lane equals the bias 128): else the point is skipped.
-__device__ __forceinline__ bool nonzero(const Odd &odd) {
+// Point k of J at the current walk position, as a parked entry (its two classes).
+// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, and the
+// product, formed once for 32 entries, applies k.)
+__device__ __forceinline__ uint2 entry(const State &s, u32 k) {
+#if N <= 28
+    return make_uint2(s.cls[0] | k << 28, s.cls[1]);
+#else
+    return make_uint2(s.cls[0] ^ inner_bits(k, 0), s.cls[1] ^ inner_bits(k, 1));
+#endif
+}
+
+// A parked entry's product.
+__device__ __forceinline__ Wide entry_product(uint2 e) {
+#if N <= 28
+    const u32 k = e.x >> 28;
+    return product((e.x & 0x0fffffffu) ^ inner_bits(k, 0), e.y ^ inner_bits(k, 1));
+#else
+    return product(e.x, e.y);
+#endif
+}
+
+// The 16 points of the current walk position: those with no zero odd factor are parked, each
+// lane's in a row (the warp learns every lane's first slot from five ballots, the bits of the
+// lanes' counts), and while 32 or more are parked the warp forms 32 products.
+__device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     u32 zero = 0;
 #pragma unroll
-    for (int w = 0; w < ODD_WORDS; ++w) {
-        const int lanes = min_int(4, ODD_LANES - 4 * w);
-        const u32 high = (lanes >= 4 ? 0xffffffffu : (1u << (8 * lanes)) - 1u) & 0x80808080u;
-        u32 v = odd.w[w] ^ 0x80808080u;
-        zero |= (v - ONES) & ~v & high;
+    for (int w = 0; w < FIELD_WORDS; ++w) {
+        zero |= table_mask(q.table, s.field[w] & 0xffffu);
+        if (2 * w + 1 < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
     }
-    return zero == 0;
-}
-
-__device__ __forceinline__ void park_entry(u32 *e, const Odd &odd, u32 c0, u32 c1) {
+    u32 due = q.active ? ~zero & 0xffffu : 0u;
+    const u32 count = __popc(due), before = (1u << q.lane) - 1u;
+    int slot = q.fill, total = 0;
 #pragma unroll
-    for (int w = 0; w < ODD_WORDS; ++w) e[w] = odd.w[w];
-    e[ODD_WORDS] = c0;
-    e[ODD_WORDS + 1] = c1;
-}
-
-// The warp's parking step for the due points of one walk position (out of line: the walk
-// inlines `evaluate4` many times; inlined, this measured 2.6% faster at n = 20 but slower at
-// n = 23, its copies stalling the instruction fetch, more so at larger n). `slot` is this
-// lane's first entry, `total` the warp's due points.
-__device__ __noinline__ void park4(Parked &q, Odd plain, Odd first, Odd second, Odd both, u32 c0,
-                                   u32 c1, u32 due, int slot, int total) {
-    // Bits of positions Q and Q+1 in their classes.
-    const u32 bq = 1u << (Q >> 1), bq1 = 1u << ((Q + 1) >> 1);
-    u32 *e = q.buffer + slot * ENTRY;
-    if (due & 1) park_entry(e, plain, c0, c1), e += ENTRY;
-    if (due & 2) park_entry(e, first, (Q & 1) ? c0 : c0 ^ bq, (Q & 1) ? c1 ^ bq : c1), e += ENTRY;
-    if (due & 4)
-        park_entry(e, second, ((Q + 1) & 1) ? c0 : c0 ^ bq1, ((Q + 1) & 1) ? c1 ^ bq1 : c1), e += ENTRY;
-    if (due & 8) park_entry(e, both, c0 ^ ((Q & 1) ? bq1 : bq), c1 ^ ((Q & 1) ? bq : bq1));
+    for (int b = 0; b < 5; ++b) {
+        const u32 bit = __ballot_sync(FULL, (count >> b) & 1);
+        slot += __popc(bit & before) << b;
+        total += __popc(bit) << b;
+    }
+    if (total == 0) return;
+#pragma unroll 1
+    for (; due; due &= due - 1) q.buffer[slot++] = entry(s, __ffs(due) - 1);
     q.fill += total;
 #pragma unroll 1
     while (q.fill >= 32) {
         __syncwarp();
         q.fill -= 32;
-        add_to(q.acc, product(q.buffer + (q.fill + q.lane) * ENTRY));
+        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane]));
         __syncwarp();
     }
-}
-
-// The four points x_Q, x_{Q+1} = ±1 of the current walk position (biases: 120 + 4 + 4): the
-// due ones are parked, all four of a lane in one step. Each lane's count (0 to 4) goes to the
-// warp as three ballots, its bits, which give every lane its first slot and the warp its total
-// (one parking step for four points: nearly every point finds some lane of its warp due, and
-// a ballot and a parking call per point had cost a tenth more instructions).
-__device__ __forceinline__ void evaluate4(const State &s, Parked &q) {
-    Odd plain, first, second, both;
-#pragma unroll
-    for (int w = 0; w < ODD_WORDS; ++w) {
-        const u32 a = s.odd[w] + s.d0[w], b = s.odd[w] + 4 * ONES;
-        plain.w[w] = b + 4 * ONES;
-        first.w[w] = a + 4 * ONES;
-        second.w[w] = b + s.d1[w];
-        both.w[w] = a + s.d1[w];
-    }
-    const u32 due = q.active ? (u32)nonzero(plain) | (u32)nonzero(first) << 1 |
-                                   (u32)nonzero(second) << 2 | (u32)nonzero(both) << 3
-                             : 0u;
-    const u32 count = __popc(due);
-    const u32 ones = __ballot_sync(FULL, count & 1), twos = __ballot_sync(FULL, count & 2),
-              fours = __ballot_sync(FULL, count & 4);
-    if ((ones | twos | fours) == 0) return;
-    const u32 before = (1u << q.lane) - 1u;
-    const int slot = q.fill + __popc(ones & before) + 2 * __popc(twos & before) +
-                     4 * __popc(fours & before);
-    const int total = __popc(ones) + 2 * __popc(twos) + 4 * __popc(fours);
-    park4(q, plain, first, second, both, s.cls[0], s.cls[1], due, slot, total);
 }
 
 // The 2^UNROLL walk positions of one block: flips of positions G..G+UNROLL-1 in ruler order.
@@ -319,56 +440,42 @@ struct Block {
         } else {
             flip(s, G + j, ((R >> (j + 1)) & 1) == 0);
         }
-        evaluate4(s, q);
+        evaluate16(s, q);
     }
 };
 template <>
 struct Block<0> {
-    static __device__ __forceinline__ void run(State &s, Parked &q, bool) { evaluate4(s, q); }
+    static __device__ __forceinline__ void run(State &s, Parked &q, bool) { evaluate16(s, q); }
 };
 
-#define ALL_LANES ((1u << ODD_LANES) - 1u)
-// Lanes with no two of the block's free positions (UNROLL + 2 consecutive ones) i+1 apart.
-#define NO_FREE_PAIRS (ALL_LANES & ~((1u << ((UNROLL + 1) / 2)) - 1u))
-
-// Bit l set where byte lane l of words[] (plus `add` per word) equals `value`.
-__device__ __forceinline__ u32 lanes_equal(const u32 *words, u32 add, u32 value) {
-    u32 bits = 0;
-#pragma unroll
-    for (int w = 0; w < ODD_WORDS; ++w) {
-        const u32 v = (words[w] + add) ^ (value * ONES);
-        const u32 zero = ~(((v & 0x7f7f7f7fu) + 0x7f7f7f7fu) | v) & 0x80808080u;
-        bits |= (((zero >> 7) * 0x10204080u) >> 28) << (4 * w);
+// Flip position G+UNROLL+k (k = K, K+1, ...: the positions above the unrolled ones, a constant
+// position in each case, so that every lane and word index folds) to the other sign.
+template <int K>
+__device__ __forceinline__ void flip_above(State &s, int k) {
+    if constexpr (K < GRAY - UNROLL) {
+        constexpr int p = G + UNROLL + K;
+        if (k == K) {
+            const u32 cls = (p & 1) ? s.cls[1] : s.cls[0];
+            flip(s, p, ((cls >> (p >> 1)) & 1) == 0);
+        } else {
+            flip_above<K + 1>(s, k);
+        }
     }
-    return bits & ALL_LANES;
 }
 
-// Lanes l where walked position p's partners at distance 2l+2 cancel: both exist with opposite
-// signs, or neither exists (p constant: the masks fold).
-__device__ __forceinline__ u32 partners_cancel(const State &s, int p) {
-    const int c = p & 1, h = p >> 1;
-    const u32 up_valid = lanes_below(min_int(ODD_LANES, N - h - 1));
-    const u32 down_valid = lanes_below(min_int(ODD_LANES, h));
-    const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
-    const u32 up = shr32(same, h + 1) & up_valid, down = shr32(same_rev, N - h) & down_valid;
-    return (up_valid & down_valid & (up ^ down)) | (ALL_LANES & ~up_valid & ~down_valid);
-}
-
-// Whether some odd S_i is 0 at every point of the block about to be walked.
-__device__ __forceinline__ bool block_prunable(const State &s) {
-    u32 lanes = lanes_equal(s.odd, 8 * ONES, 128) & NO_FREE_PAIRS;
-    lanes &= lanes_equal(s.d0, 0, 4) & lanes_equal(s.d1, 0, 4);
-#pragma unroll
-    for (int j = 0; j < UNROLL; ++j) lanes &= partners_cancel(s, G + j);
-    return lanes != 0;
-}
+// The zero masks, in global memory (read through the L1 cache): every block writes the same
+// values before reading them, so a block never waits for another.
+__device__ u16 zero_masks[TABLE_ENTRIES];
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
-    __shared__ u32 parked[WARPS][PARKED * ENTRY];
+    __shared__ uint2 parked[WARPS][PARKED];
+    build_tables<0>(zero_masks);
+    __syncthreads();
     const u64 t = thread_index();
     Parked q;
     q.buffer = parked[threadIdx.x / WARP];
+    q.table = zero_masks;
     q.fill = 0;
     q.lane = lane_id();
     q.active = t < threads;
@@ -379,64 +486,35 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // that every lane of a warp takes part in its ballots.
     const u64 bits = q.active ? t : 0;
     const u64 x = outer | ((bits & ((1ull << LOW) - 1)) << FIRST) | ((bits >> LOW) << (Q + WALK));
-    u64 skipped = 0;
     s.cls[0] = s.cls[1] = 0;
     for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
     s.rev[0] = __brev(s.cls[0]) >> (32 - N);
     s.rev[1] = __brev(s.cls[1]) >> (32 - N);
 #pragma unroll
-    for (int w = 0; w < ODD_WORDS; ++w) s.odd[w] = s.d0[w] = s.d1[w] = 0;
+    for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
+    init_fields<0>(s, x);
 #pragma unroll
-    for (int i = 1; i <= N; i += 2) {
-        const int terms = 2 * N - i - 1;
-        const u64 differ = (x ^ (x >> (i + 1))) & ((1ull << terms) - 1);
-        const u32 biased = (u32)(terms - 2 * __popcll(differ) + 120);
-        const int l = (i - 1) / 2;
-        s.odd[l >> 2] |= biased << (8 * (l & 3));
-        // Flipping position p changes S_i by -2 (y_{p+i+1} + y_{p-i-1}) (from y_p = +1).
-#pragma unroll
-        for (int k = 0; k < 2; ++k) {
-            const int p = Q + k;
-            const int up = p + i + 1 < 2 * N ? 1 - 2 * (int)((x >> (p + i + 1)) & 1) : 0;
-            const int down = p - i - 1 >= 0 ? 1 - 2 * (int)((x >> (p - i - 1)) & 1) : 0;
-            const u32 delta = (u32)(-2 * (up + down) + 4) << (8 * (l & 3));
-            if (k) s.d1[l >> 2] |= delta; else s.d0[l >> 2] |= delta;
-        }
-    }
+    for (int w = 0; w < FIELD_WORDS; ++w) s.first[w] = alpha_change(s, G, w);
     for (u64 block = 0; block < (1ull << (GRAY - UNROLL)); ++block) {
-        if (block) {
-            const int p = G + UNROLL + __ffsll((long long)block) - 1;
-            const u32 cls = (p & 1) ? s.cls[1] : s.cls[0];
-            flip(s, p, ((cls >> (p >> 1)) & 1) == 0);
-        }
-#if PRUNE
-        if (__all_sync(FULL, !q.active || block_prunable(s))) {
-            // The block's net effect: its top position flips once (see Block).
-#if UNROLL > 0
-            if (block & 1) flip(s, G + UNROLL - 1, false); else flip(s, G + UNROLL - 1, true);
-#endif
-            if (q.active) skipped += 4ull << UNROLL;
-            continue;
-        }
-#endif
+        if (block) flip_above<0>(s, __ffsll((long long)block) - 1);
         Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
     }
     // Products still parked.
     __syncwarp();
-    if ((int)q.lane < q.fill) add_to(q.acc, product(q.buffer + q.lane * ENTRY));
-    // Block sum of the accumulators, by one thread, carries included; then the points skipped.
-    __shared__ u64 sums[THREADS][WORDS + 1];
+    if ((int)q.lane < q.fill) {
+        add_to(q.acc, entry_product(q.buffer[q.lane]));
+    }
+    // Block sum of the accumulators, by one thread, carries included; then the points skipped
+    // (none: every point is tested).
+    __shared__ u64 sums[THREADS][WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) sums[threadIdx.x][w] = q.acc.w[w];
-    sums[threadIdx.x][WORDS] = skipped;
     __syncthreads();
     if (threadIdx.x == 0) {
         u64 total[WORDS];
-        u64 skipped_total = 0;
 #pragma unroll
         for (int w = 0; w < WORDS; ++w) total[w] = 0;
         for (int k = 0; k < blockDim.x; ++k) {
-            skipped_total += sums[k][WORDS];
             u64 c = 0;
 #pragma unroll
             for (int w = 0; w < WORDS; ++w) {
@@ -449,6 +527,6 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
         }
 #pragma unroll
         for (int w = 0; w < WORDS; ++w) partial[(u64)blockIdx.x * (WORDS + 1) + w] = total[w];
-        partial[(u64)blockIdx.x * (WORDS + 1) + WORDS] = skipped_total;
+        partial[(u64)blockIdx.x * (WORDS + 1) + WORDS] = 0;
     }
 }

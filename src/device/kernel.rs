@@ -51,13 +51,26 @@ pub struct Kernel {
     name: String,
 }
 
-/// A kernel file's name and source, from `KERNELS`.
+/// A kernel file's name and source, from `KERNELS`, or (a measurement switch, for comparing
+/// kernel variants with one binary) from the file of that name in `TESSERA_KERNELS_DIR`.
 fn kernel_source(file: &str) -> Result<(&'static str, &'static str)> {
-    KERNELS
+    let (file, source) = KERNELS
         .iter()
         .find(|(f, _)| *f == file)
         .copied()
-        .ok_or_else(|| Error::Gpu(format!("no kernel file kernels/{file}")))
+        .ok_or_else(|| Error::Gpu(format!("no kernel file kernels/{file}")))?;
+    let Some(dir) = std::env::var_os("TESSERA_KERNELS_DIR") else {
+        return Ok((file, source));
+    };
+    let path = std::path::Path::new(&dir).join(file);
+    match std::fs::read_to_string(&path) {
+        // Read once per compile; the few programs of a run keep their text.
+        Ok(text) => {
+            log::info!("kernels/{file}: compiled from {}", path.display());
+            Ok((file, Box::leak(text.into_boxed_str())))
+        }
+        Err(_) => Ok((file, source)),
+    }
 }
 
 fn load_function(module: &Arc<CudaModule>, file: &str, name: &str) -> Result<Kernel> {

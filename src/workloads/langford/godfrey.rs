@@ -29,9 +29,10 @@
 //! trick), even i in another. Splitting positions by parity makes the neighbours that move
 //! the odd S_i (at even distance) consecutive bits of one parity class, and those that move
 //! the even S_i consecutive bits of the other, so a flip updates all lanes with a few shifts.
-//! kernels/godfrey.cu walks the same way on 32-bit words, with two refinements described
-//! there (even-i lanes recomputed only where a product is due; two free positions evaluated
-//! four points per step).
+//! kernels/godfrey.cu walks the positions differently: four free positions (an inner block)
+//! are not walked, and each walk step finds which of their 16 points have a zero odd S_i by
+//! one table read per odd i; the S_i of the points whose product is due are recomputed from
+//! the parity classes by popcounts.
 //!
 //! Pruning (`prune = true`; off by default: measured slower, see below). Take a sub-cube: a set U of free positions, every
 //! other position fixed. For odd i split S_i by its terms x_k x_{k+i+1}:
@@ -64,9 +65,9 @@
 //! but every point pruned is a point the point test skips anyway (a zero odd factor): what
 //! pruning saves is flips and zero tests, never a product, and on the CPU (where products
 //! and flips each take about 40% of the time) the tests cost a little more than they save.
-//! On one H100 the pruned kernel visited 0.9997 of the points of L(2,27) and took L(2,23) in
-//! 42.9 s against 40.4 s unpruned (a warp skips a block only when all 32 threads agree), so
-//! the default is the unpruned walk.
+//! On one H100 an earlier, pruned GPU kernel visited 0.9997 of the points of L(2,27) and took
+//! L(2,23) in 42.9 s against 40.4 s unpruned (a warp skips a block only when all 32 threads
+//! agree), so the default is the unpruned walk, and the GPU kernel tests every point.
 
 use super::wide::Wide;
 use rayon::prelude::*;

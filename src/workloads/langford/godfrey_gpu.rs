@@ -1,12 +1,11 @@
 //! Godfrey's sum on a GPU (kernels/godfrey.cu): one launch per task, the kernel compiled for
 //! this run's n and task split so the walk's shifts and masks are constants.
 //!
-//! Pruned (the default): each thread's walked positions are moved to the middle (from n-1 up;
-//! the thread's bits fill the free positions on both sides) and the kernel tests each block
-//! of 4·2^UNROLL points by the rule of godfrey.rs's module comment, skipping it when every
-//! thread of the warp finds it prunable (threads of a warp run in lock step, so a block one
-//! thread alone could skip costs the warp the same). The kernel counts the points it skipped;
-//! the rest are reported as visited.
+//! Each thread's positions start with the four of the inner block J, put in the middle (from
+//! n-2 up, as far as the walk fits; the thread's bits fill the free positions on both sides),
+//! where the most odd S_i have both partners of every position of J, so the fewest zero-mask
+//! tables are needed (kernels/godfrey.cu). The kernel tests every point (it skips no block),
+//! so `prune` applies to the CPU walk only.
 
 use super::godfrey::{self, Godfrey};
 use super::job::Work;
@@ -24,9 +23,9 @@ const MAX_THREAD_BITS: u32 = 20;
 /// an H100 at n = 23: 3 is the fastest; 2 is 4% slower, 5 is 2.3x slower (its unrolled code is
 /// several times larger).
 const UNROLL: u32 = 3;
-/// Free positions a thread evaluates four at a time instead of walking them (Q and Q+1): the
-/// kernel needs tasks with at least this many free positions.
-pub const PAIRED: u32 = 2;
+/// Free positions a thread evaluates at once instead of walking them (J = Q..Q+3, 16 points a
+/// step): the kernel needs tasks with at least this many free positions.
+pub const PAIRED: u32 = 4;
 
 pub struct GodfreyGpu<'a> {
     gpu: &'a Gpu,
@@ -47,19 +46,14 @@ impl<'a> GodfreyGpu<'a> {
         let walk_bits = inner - thread_bits;
         let words = godfrey::words(godfrey.n());
         let (n, first) = (godfrey.n(), godfrey.first_inner());
-        // Walked positions Q..Q+WALK: the first free ones, or (pruned) from n-1 up as far as
-        // they fit; the thread's bits take the free positions below Q and above Q+WALK.
-        let q = if godfrey.prune() {
-            (n - 1).min(2 * n - first - walk_bits).max(first)
-        } else {
-            first
-        };
+        // Positions Q..Q+WALK (J, then the walked ones): from n-2 up as far as they fit; the
+        // thread's bits take the free positions below Q and above Q+WALK.
+        let q = (n - 2).min(2 * n - first - walk_bits).max(first);
         let defines = [
             ("N", u64::from(n)),
             ("Q", u64::from(q)),
             ("FIRST", u64::from(first)),
             ("LOW", u64::from(q - first)),
-            ("PRUNE", u64::from(godfrey.prune())),
             ("WORDS", words as u64),
             ("WALK", u64::from(walk_bits)),
             (

@@ -380,8 +380,8 @@ impl Method {
         Ok(match (self, selected) {
             (Method::Godfrey(g), Selected::Cpu) => Box::new(GodfreyCpu(g)),
             (Method::Godfrey(g), Selected::Gpu(_)) if g.inner() < godfrey_gpu::PAIRED => {
-                // depth = 2n: every task is a single point, nothing for a GPU to do.
-                log::info!("tasks of a single point: computing them on the CPU");
+                // depth 2n-2 or 2n: tasks of 4 points or 1, nothing for a GPU to do.
+                log::info!("tasks of a few points: computing them on the CPU");
                 Box::new(GodfreyCpu(g))
             }
             (Method::Godfrey(g), Selected::Gpu(gpu)) => {
