@@ -4,11 +4,11 @@
 # check_mesh: `tessera mesh smooth` of a jittered Kuhn box (the seed's bar2 perturbation, 16^3
 # cubes, 20 iterations) on the CPU (the reference) and on one GPU (kernels/mesh.cu: the whole
 # iteration resident on the device) for l2v scalar and block, plain and smart laplace and
-# opt-colour, and l2v scalar, smart laplace and opt-colour on 2 ranks sharing the GPU (ghosts
-# staged through MPI): every node's
+# opt-colour, and l2v scalar, smart laplace and opt-colour on every GPU present (at least 2
+# ranks; 2 share one GPU; ghosts staged through MPI): every node's
 # final position within 1e-12 relative of the CPU's (max |gpu - cpu| / max |cpu|), the same
 # iteration count, fixed nodes bitwise the CPU's, no inverted cell, the minimum eta never
-# falling (but for plain laplace), and the 2-rank GPU run bitwise the 1-rank one. Then node
+# falling (but for plain laplace), and the several-rank GPU run bitwise the 1-rank one. Then node
 # updates/s on one GPU for a box of $GPU_CHECK_MESH_CUBES cubes a side (214: 9.94M nodes,
 # 58.8M tets), $GPU_CHECK_MESH_ITERATIONS iterations, for each method in
 # $GPU_CHECK_MESH_TIMED, and the geometric partition of the plain box into 64 parts on the
@@ -29,20 +29,24 @@ check_mesh() {
         "opt-colour:--method opt-colour"
     )
     local wanted=" ${GPU_CHECK_MESH_CASES:-l2v-scalar l2v-block laplace laplace-smart opt-colour} "
+    # Each case's rows print as soon as its runs end (a time-limited call keeps them), and
+    # all comparisons before the long timing runs start.
+    np=$((${gpus:-2} > 2 ? ${gpus:-2} : 2))
+    mesh_table header
     for case in "${cases[@]}"; do
         name=${case%%:*}
         [[ $wanted == *" $name "* ]] || continue
         read -r -a args <<<"${case#*:}"
+        pairs=()
         run_tessera "mesh-$name-cpu" 1 "${small[@]}" --device cpu "${args[@]}" || continue
         run_tessera "mesh-$name-gpu" 1 "${small[@]}" --device gpu "${args[@]}" &&
             pairs+=("mesh-$name-cpu:mesh-$name-gpu")
-        [[ $name == l2v-block || $name == laplace ]] && continue
-        np=2
-        run_tessera "mesh-$name-gpu-np$np" "$np" "${small[@]}" --device gpu "${args[@]}" \
-            --gpu-transport mpi && pairs+=("mesh-$name-cpu:mesh-$name-gpu-np$np:mesh-$name-gpu")
+        if [[ $name != l2v-block && $name != laplace ]]; then
+            run_tessera "mesh-$name-gpu-np$np" "$np" "${small[@]}" --device gpu "${args[@]}" \
+                --gpu-transport mpi && pairs+=("mesh-$name-cpu:mesh-$name-gpu-np$np:mesh-$name-gpu")
+        fi
+        mesh_table "" "${pairs[@]}" || status=1
     done
-    # The comparisons print before the long timing runs start (a time-limited call keeps them).
-    mesh_table "" "${pairs[@]}" || status=1
     local t
     for m in "${timed[@]}"; do
         t=$SECONDS
@@ -68,15 +72,17 @@ PY
 
 # mesh_table TIMED [PAIRS...]: the comparison rows of PAIRS (REF:NAME[:SINGLE]) and the
 # timing rows of the methods in TIMED; non-zero where a check fails or a result is missing.
+# `mesh_table header`: the comparison table's header.
 mesh_table() {
     python3 - "$out" "$@" <<'PY'
 import sys, h5py
 import numpy as np
 out, timed, pairs = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 bad = 0
-if pairs:
+if timed == ["header"]:
     print(f"{'case':<24} {'nodes':>7} {'iters':>5} {'max rel diff':>12} {'fixed':>5} {'inv':>3} {'eta up':>6} "
-          f"{'same np1':>8} {'ok':>3} {'cpu upd/s':>10} {'gpu upd/s':>10}")
+          f"{'same np1':>8} {'ok':>3} {'cpu upd/s':>10} {'gpu upd/s':>10}", flush=True)
+    sys.exit(0)
 open_ = lambda name: h5py.File(f"{out}/{name}.h5", "r")
 def whole(f, name):
     # A node dataset in the whole mesh's order (the file holds one piece per rank).
@@ -108,7 +114,7 @@ for pair in pairs:
     yn = lambda b: "yes" if b else "NO"
     print(f"{name.removeprefix('mesh-'):<24} {len(pr):>7} {iters[1]:>5} {diff:>12.3e} {yn(fixed_same):>5} "
           f"{inverted:>3} {yn(eta_up):>6} {'-' if s is None else yn(same):>8} {yn(ok):>3} "
-          f"{rate(r):>10.3e} {rate(g):>10.3e}")
+          f"{rate(r):>10.3e} {rate(g):>10.3e}", flush=True)
 for m in timed:
     try:
         f = open_(f"mesh-timing-{m}")
