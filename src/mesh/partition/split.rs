@@ -62,6 +62,9 @@ const BUCKET_BITS: u32 = 12;
 /// Pairs per chunk of `sorted_keys`' counting pass.
 const BUCKET_CHUNK: usize = 1 << 16;
 
+/// A chunk's pairs grouped by bucket, and where each group starts (buckets + 1).
+type Grouped = (Vec<(u64, u32)>, Vec<usize>);
+
 fn bucket(key: u64) -> usize {
     (key >> (63 - BUCKET_BITS)) as usize
 }
@@ -71,8 +74,7 @@ fn bucket(key: u64) -> usize {
 /// into its place and sorted there, the buckets in parallel.
 pub fn sorted_keys(keyed: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
     let buckets = 1usize << BUCKET_BITS;
-    // Per chunk: its pairs grouped by bucket, and where each group starts (buckets + 1).
-    let grouped: Vec<(Vec<(u64, u32)>, Vec<usize>)> = keyed
+    let grouped: Vec<Grouped> = keyed
         .par_chunks(BUCKET_CHUNK)
         .map(|chunk| {
             let mut start = vec![0usize; buckets + 1];
