@@ -5,13 +5,13 @@
 // ascending cell order, so every node sums its cells' contributions in the CPU's order: no
 // atomics, the same sums.
 //
-// mesh_l2v_node: each active node's gradient and Hessian block of F, summed over its cells'
-// corner terms of f = S / (6V) in slot order (the CPU stores the terms in a cell loop and
-// sums them in a node loop; here each node computes its corners' terms where it sums them:
-// the same operations in the same order, and no 11 GB of terms written and gathered per
-// iteration at 10M nodes), then its step -P^-1 g (scalar: half the block's trace; block: the
-// 3x3 solve, scalar where not positive definite), halved up to 4 times until none of its
-// cells inverts and their worst mean ratio does not fall, else zero.
+// mesh_l2v_node: each active node's gradient and Hessian block of F, summed over its corners'
+// terms of f = S / (6V) in slot order, each from the corner's view of its cell (W = 6V linear
+// and S quadratic in the node's move: src/mesh/corner.rs), computed where it is summed (the
+// CPU does the same in its node loop), then its step -P^-1 g (scalar: half the block's
+// trace; block: the 3x3 solve, scalar where not positive definite), halved up to 4 times
+// until none of its cells inverts and their worst mean ratio does not fall, else zero; the
+// trials come from the views.
 // mesh_laplace_node: each active node's move to its neighbours' centroid (smart: only when
 // its worst mean ratio rises).
 // The rest keeps the whole iteration on the device (src/mesh/smooth/gpu.rs; the CPU twins in
@@ -207,80 +207,122 @@ __device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__
     return q;
 }
 
-// Corner i's terms of its cell's f = S / W, W = 6V (i known at run time only): the gradient
-// t[0..3] and the Hessian block's entries t[3..9] (xx yy zz xy xz yz; the diagonal t[3..6]
-// only unless `block`), operation by operation as geometry::l2v_terms on the CPU (one
-// division per cell: r = 1 / W). Returns the cell's η³ as it stands (the safeguard's floor
-// for the node, as guard::worst_by computes it), or -1 when V <= 0 (then the node stays and
-// t is not set).
+// Corner k's view of cell c (src/mesh/corner.rs, the same operations in the same order):
+// W = 6V, A = dW/dP, S and g = dS/dP as functions of the corner's position P (the node's
+// own), with the other corners taken in the order that keeps the orientation: for a tet
+// (j, k, l) = (1, 2, 3), (0, 3, 2), (0, 1, 3), (0, 2, 1), W = (P - x_j).A,
+// A = -(x_k - x_j) x (x_l - x_j); for a triangle (j, k) = (1, 2), (2, 0), (0, 1),
+// A = 3 (-u_y, u_x, 0), u = x_k - x_j. W is linear and S quadratic in P's move, so the
+// safeguard's trials need only these 8 numbers.
+struct View {
+    double w, a[3], s, g[3];
+};
+
+__device__ __forceinline__ void mesh_load_point(const Point *__restrict__ xyz, u32 id, double *p) {
+    double2 xy = __ldg(reinterpret_cast<const double2 *>(xyz + id));
+    p[0] = xy.x;
+    p[1] = xy.y;
+    p[2] = __ldg(&xyz[id].z);
+}
+
 template <u32 N>
-__device__ __forceinline__ double mesh_l2v_corner(const Corners &q, u32 i, u32 block, double *t) {
-    double e1[3], e2[3], a[4][3];
-    mesh_sub(q.p[1], q.p[0], e1);
-    mesh_sub(q.p[2], q.p[0], e2);
-    double w, v;
+__device__ __forceinline__ View mesh_corner_view(const Point *__restrict__ xyz,
+                                                 const u32 *__restrict__ cells, u32 slot,
+                                                 const double *P) {
+    u32 c = slot / N, k = slot % N;
+    View v;
     if (N == 4) {
-        double e3[3];
-        mesh_sub(q.p[3], q.p[0], e3);
-        mesh_cross(e2, e3, a[1]);
-        mesh_cross(e3, e1, a[2]);
-        mesh_cross(e1, e2, a[3]);
-        w = mesh_dot(e1, a[1]);
-        v = w / 6.0;
+        uint4 id = __ldg(reinterpret_cast<const uint4 *>(cells) + c);
+        u32 j = k == 0 ? id.y : id.x;
+        u32 kk = k == 0 ? id.z : k == 1 ? id.w : k == 2 ? id.y : id.z;
+        u32 l = k == 0 ? id.w : k == 1 ? id.z : k == 2 ? id.w : id.y;
+        double xj[3], xk[3], xl[3], dj[3], dk[3], dl[3], u[3], w[3], vu[3], cr[3];
+        mesh_load_point(xyz, j, xj);
+        mesh_load_point(xyz, kk, xk);
+        mesh_load_point(xyz, l, xl);
+        mesh_sub(P, xj, dj);
+        mesh_sub(P, xk, dk);
+        mesh_sub(P, xl, dl);
+        mesh_sub(xk, xj, u);
+        mesh_sub(xl, xj, w);
+        mesh_cross(u, w, cr);
+#pragma unroll
+        for (int d = 0; d < 3; d++) v.a[d] = -cr[d];
+        mesh_sub(w, u, vu);
+        double own = mesh_dot(dj, dj) + mesh_dot(dk, dk) + mesh_dot(dl, dl);
+        double face = mesh_dot(u, u) + mesh_dot(w, w) + mesh_dot(vu, vu);
+        v.w = mesh_dot(dj, v.a);
+        v.s = own + face;
+#pragma unroll
+        for (int d = 0; d < 3; d++) v.g[d] = 2.0 * (dj[d] + dk[d] + dl[d]);
     } else {
-        double c = e1[0] * e2[1] - e1[1] * e2[0];
-        a[1][0] = 3.0 * e2[1], a[1][1] = -3.0 * e2[0], a[1][2] = 0.0;
-        a[2][0] = -3.0 * e1[1], a[2][1] = 3.0 * e1[0], a[2][2] = 0.0;
-        a[3][0] = a[3][1] = a[3][2] = 0.0;
-        w = 3.0 * c;
-        v = 0.5 * c;
+        u32 id0 = __ldg(cells + c * N), id1 = __ldg(cells + c * N + 1), id2 = __ldg(cells + c * N + 2);
+        u32 j = k == 0 ? id1 : k == 1 ? id2 : id0;
+        u32 kk = k == 0 ? id2 : k == 1 ? id0 : id1;
+        double xj[3], xk[3], dj[3], dk[3], u[3];
+        mesh_load_point(xyz, j, xj);
+        mesh_load_point(xyz, kk, xk);
+        mesh_sub(P, xj, dj);
+        mesh_sub(P, xk, dk);
+        mesh_sub(xk, xj, u);
+        v.a[0] = -(3.0 * u[1]);
+        v.a[1] = 3.0 * u[0];
+        v.a[2] = 0.0;
+        v.w = mesh_dot(dj, v.a);
+        v.s = mesh_dot(dj, dj) + mesh_dot(dk, dk) + mesh_dot(u, u);
+#pragma unroll
+        for (int d = 0; d < 3; d++) v.g[d] = 2.0 * (dj[d] + dk[d]);
     }
-    if (v <= 0.0) return -1.0;
-#pragma unroll
-    for (int d = 0; d < 3; d++) a[0][d] = -(a[1][d] + a[2][d] + a[3][d]);
-    double s = mesh_edge_sum<N>(q);
-    double quality = mesh_mean_ratio_cubed_of<N>(v, s);
-    double sum[3] = {0.0, 0.0, 0.0};
-#pragma unroll
-    for (u32 k = 0; k < N; k++)
-#pragma unroll
-        for (int d = 0; d < 3; d++) sum[d] += q.p[k][d];
-    double r = 1.0 / w;
-    double f = s * r, rr = r * r;
+    return v;
+}
+
+// eta^3 = K W^p / S^3 (corner.rs: 432 W^2 / S^3 for tets, (2/sqrt 3)^3 W^3 / S^3 for triangles).
+#define MESH_TET_ETA3 432.0
+#define MESH_TRIANGLE_ETA3 1.539600717839002
+
+template <u32 N>
+__device__ __forceinline__ double mesh_view_eta_cubed(const View &v) {
+    double s3 = v.s * v.s * v.s;
+    if (N == 4) return MESH_TET_ETA3 * v.w * v.w / s3;
+    return MESH_TRIANGLE_ETA3 * v.w * v.w * v.w / s3;
+}
+
+// The view's l2v terms (CornerView::terms): the gradient t[0..3] of f = S / W and the
+// Hessian block t[3..9] (xx yy zz xy xz yz; the diagonal t[3..6] only unless `block`).
+template <u32 N>
+__device__ __forceinline__ void mesh_view_terms(const View &v, u32 block, double *t) {
+    double r = 1.0 / v.w;
+    double f = v.s * r, rr = r * r;
     double diag = 2.0 * ((double)N - 1.0) * r;
-    double pi[3], ai[3], g[3];
-    mesh_pick<N>(q.p, i, pi);
-    mesh_pick<N>(a, i, ai);
 #pragma unroll
-    for (int d = 0; d < 3; d++) g[d] = 2.0 * ((double)N * pi[d] - sum[d]);
-#pragma unroll
-    for (int d = 0; d < 3; d++) t[d] = (g[d] - f * ai[d]) * r;
+    for (int d = 0; d < 3; d++) t[d] = (v.g[d] - f * v.a[d]) * r;
     const int rows[6] = {0, 1, 2, 0, 0, 1}, cols[6] = {0, 1, 2, 1, 2, 2};
 #pragma unroll
     for (int e = 0; e < 6; e++) {
         if (e >= 3 && !block) break;
         int j = rows[e], k = cols[e];
-        double h = rr * (2.0 * f * ai[j] * ai[k] - (g[j] * ai[k] + ai[j] * g[k]));
+        double h = rr * (2.0 * f * v.a[j] * v.a[k] - (v.g[j] * v.a[k] + v.a[j] * v.g[k]));
         t[3 + e] = e < 3 ? diag + h : h;
     }
-    return quality;
 }
 
-// Whether node i at `at` keeps each of its cells valid with η³ >= floor (guard::keeps:
-// stops at the first cell that fails).
+// Whether the view's cell stays valid with eta^3 >= floor when the corner moves by t * step
+// (CornerView::passes; t a power of two; along = (A.step, g.step, (n - 1)|step|^2)).
 template <u32 N>
-__device__ __forceinline__ bool mesh_keeps(const Point *__restrict__ xyz,
-                                           const u32 *__restrict__ cells, const u64 *off,
-                                           const u32 *slots, u32 i, const double *at,
-                                           double floor) {
-    for (u64 k = off[i]; k < off[i + 1]; k++) {
-        u32 slot = slots[k];
-        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
-        mesh_place<N>(q, slot % N, at);
-        double v = mesh_volume<N>(q);
-        if (v <= 0.0 || mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)) < floor) return false;
-    }
-    return true;
+__device__ __forceinline__ bool mesh_view_passes(const View &v, double t, const double *along,
+                                                 double floor) {
+    double w = v.w + t * along[0];
+    double s = v.s + t * along[1] + t * t * along[2];
+    double s3 = s * s * s;
+    double q = N == 4 ? MESH_TET_ETA3 * w * w : MESH_TRIANGLE_ETA3 * w * w * w;
+    return w > 0.0 && q >= floor * s3;
+}
+
+template <u32 N>
+__device__ __forceinline__ void mesh_view_along(const View &v, const double *step, double *along) {
+    along[0] = mesh_dot(v.a, step);
+    along[1] = mesh_dot(v.g, step);
+    along[2] = ((double)N - 1.0) * mesh_dot(step, step);
 }
 
 // The worst mean ratio of node i's cells with i at `at`; -1 when one would invert.
@@ -320,23 +362,27 @@ __device__ __forceinline__ bool mesh_solve_spd3(const double *h, const double *r
     return true;
 }
 
-// Node i's step: its cells' terms summed in slot order (the CPU's cell loop then node loop,
-// fused: the terms are computed where they are summed, never stored), with the worst η³ of
-// its cells as they stand taken in the same pass, the preconditioned step, then the
-// safeguard's halvings.
+// Node i's step: its corners' terms summed in slot order (each from its view of the cell,
+// computed where it is summed: src/mesh/smooth/l2v.rs's gather), with the lowest eta^3 of
+// its cells as they stand, the preconditioned step, then the safeguard: the first of the
+// scales 1, 1/2, .., 1/16 at which every cell passes (safeguard_scale). The full step is
+// tried first, stopping at the first failing cell; only if it fails are the four halvings
+// tried together in one more pass (a bit each), so no lane repeats a pass per halving.
 template <u32 N>
 __device__ __forceinline__ void mesh_l2v_step(const Point *__restrict__ xyz,
                                               const u32 *__restrict__ cells, const u64 *off,
                                               const u32 *slots, u32 i, u32 block, double *m) {
+    Point own = xyz[i];
+    const double P[3] = {own.x, own.y, own.z};
     double g[3] = {0.0, 0.0, 0.0}, h[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double worst = 1.0 / 0.0;
-    for (u64 k = off[i]; k < off[i + 1]; k++) {
-        u32 slot = slots[k];
+    u64 begin = off[i], end = off[i + 1];
+    for (u64 k = begin; k < end; k++) {
+        View v = mesh_corner_view<N>(xyz, cells, slots[k], P);
+        if (v.w <= 0.0) return;
+        worst = fmin(worst, mesh_view_eta_cubed<N>(v));
         double t[9];
-        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
-        double quality = mesh_l2v_corner<N>(q, slot % N, block, t);
-        if (quality < 0.0) return;
-        worst = fmin(worst, quality);
+        mesh_view_terms<N>(v, block, t);
 #pragma unroll
         for (int d = 0; d < 3; d++) g[d] += t[d];
 #pragma unroll
@@ -349,19 +395,31 @@ __device__ __forceinline__ void mesh_l2v_step(const Point *__restrict__ xyz,
 #pragma unroll
         for (int d = 0; d < 3; d++) step[d] = p > 0.0 ? mg[d] / p : 0.0;
     }
-    Point own = xyz[i];
-    double here[3] = {own.x, own.y, own.z};
-    for (int halving = 0; halving <= 4; halving++) {
-        double at[3] = {here[0] + step[0], here[1] + step[1], here[2] + step[2]};
-        if (mesh_keeps<N>(xyz, cells, off, slots, i, at, worst)) {
-            m[0] = step[0];
-            m[1] = step[1];
-            m[2] = step[2];
-            return;
-        }
-#pragma unroll
-        for (int d = 0; d < 3; d++) step[d] = 0.5 * step[d];
+    bool whole = true;
+    for (u64 k = begin; k < end && whole; k++) {
+        View v = mesh_corner_view<N>(xyz, cells, slots[k], P);
+        double along[3];
+        mesh_view_along<N>(v, step, along);
+        whole = mesh_view_passes<N>(v, 1.0, along, worst);
     }
+    double scale = 1.0;
+    if (!whole) {
+        u32 alive = 0xf;  // bit b: the scale 2^-(b + 1)
+        for (u64 k = begin; k < end && alive; k++) {
+            View v = mesh_corner_view<N>(xyz, cells, slots[k], P);
+            double along[3];
+            mesh_view_along<N>(v, step, along);
+#pragma unroll
+            for (u32 b = 0; b < 4; b++)
+                if ((alive >> b & 1) && !mesh_view_passes<N>(v, 1.0 / (double)(2u << b), along, worst))
+                    alive &= ~(1u << b);
+        }
+        if (!alive) return;
+        scale = 1.0 / (double)(2u << (__ffs(alive) - 1));
+    }
+    m[0] = scale * step[0];
+    m[1] = scale * step[1];
+    m[2] = scale * step[2];
 }
 
 extern "C" __global__ void mesh_l2v_node(const Point *xyz, const u32 *cells, u32 n,

@@ -1,10 +1,11 @@
 //! One cell's geometry and its derivatives, for tetrahedra (4 corners) and triangles (3
 //! corners in the plane z = 0): signed volume V (area for triangles), the sum of squared
 //! edge lengths S, the L2V deformation f = S / (6V) of the seed (001 §2.1.1), the mean ratio
-//! η (1 for a regular cell), and the gradient and diagonal Hessian blocks of f.
+//! η (1 for a regular cell). The gradient and diagonal Hessian blocks of f at a corner are
+//! computed from that corner's view of the cell (`super::corner`).
 //!
 //! Derivation (the seed's equations 3-13 carry sign slips; this is derived from f and checked
-//! against finite differences in the tests). With a_i = ∂V/∂x_i and g_i = ∂S/∂x_i:
+//! against finite differences in super::corner's tests). With a_i = ∂V/∂x_i and g_i = ∂S/∂x_i:
 //!   g_i = 2 Σ_j (x_i - x_j) = 2 (n x_i - Σ_j x_j)             (n corners)
 //!   tet:  a_1 = e2×e3/6, a_2 = e3×e1/6, a_3 = e1×e2/6, a_0 = -(a_1 + a_2 + a_3), e_k = x_k - x_0
 //!   ∂f/∂x_i = g_i / (6V) - S a_i / (6V²)
@@ -119,71 +120,6 @@ pub fn l2v(p: &Corners, n: usize) -> f64 {
     }
 }
 
-/// What the l2v cell kernel stores for one corner: the gradient of f and the diagonal
-/// Hessian block (xx, yy, zz, xy, xz, yz).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CornerTerms {
-    pub grad: [f64; 3],
-    pub hess: [f64; 6],
-}
-
-/// W = 6V and its gradient A_i = ∂W/∂x_i per corner, without the divisions by 6 (the l2v
-/// terms need only W and A; kernels/mesh.cu's mesh_l2v_corner does the same operations).
-pub fn six_volume_and_gradient(p: &Corners, n: usize) -> (f64, [[f64; 3]; 4]) {
-    let e1 = sub(&p[1], &p[0]);
-    let e2 = sub(&p[2], &p[0]);
-    let mut a = [[0.0; 3]; 4];
-    let w = if n == 4 {
-        let e3 = sub(&p[3], &p[0]);
-        a[1] = cross(&e2, &e3);
-        a[2] = cross(&e3, &e1);
-        a[3] = cross(&e1, &e2);
-        dot(&e1, &a[1])
-    } else {
-        a[1] = [3.0 * e2[1], -3.0 * e2[0], 0.0];
-        a[2] = [-3.0 * e1[1], 3.0 * e1[0], 0.0];
-        3.0 * (e1[0] * e2[1] - e1[1] * e2[0])
-    };
-    a[0] = std::array::from_fn(|d| -(a[1][d] + a[2][d] + a[3][d]));
-    (w, a)
-}
-
-/// ∂f/∂x_i and ∂²f/∂x_i² for every corner i of a cell with V > 0 (see the module note),
-/// written with W = 6V, A_i = 6 a_i, r = 1/W and f = S r so that one division serves the
-/// cell: ∂f/∂x_i = (g_i − f A_i) r, ∂²f/∂x_i² = 2(n−1) r I + r² (2 f A_i A_iᵀ − g_i A_iᵀ − A_i g_iᵀ).
-pub fn l2v_terms(p: &Corners, n: usize) -> [CornerTerms; 4] {
-    let (w, a) = six_volume_and_gradient(p, n);
-    let s = edge_sum(p, n);
-    let mut sum = [0.0; 3];
-    for q in p.iter().take(n) {
-        for d in 0..3 {
-            sum[d] += q[d];
-        }
-    }
-    let r = 1.0 / w;
-    let (f, rr) = (s * r, r * r);
-    let diag = 2.0 * (n as f64 - 1.0) * r;
-    let mut out = [CornerTerms::default(); 4];
-    for i in 0..n {
-        let g: [f64; 3] = std::array::from_fn(|d| 2.0 * (n as f64 * p[i][d] - sum[d]));
-        let ai = a[i];
-        let t = &mut out[i];
-        for d in 0..3 {
-            t.grad[d] = (g[d] - f * ai[d]) * r;
-        }
-        let h = |r: usize, c: usize| rr * (2.0 * f * ai[r] * ai[c] - (g[r] * ai[c] + ai[r] * g[c]));
-        t.hess = [
-            diag + h(0, 0),
-            diag + h(1, 1),
-            diag + h(2, 2),
-            h(0, 1),
-            h(0, 2),
-            h(1, 2),
-        ];
-    }
-    out
-}
-
 /// ∇η of corner i (for the worst-cell optimisation): η (p ∇V / V - ∇S / S), p = 2/3 for tets
 /// and 1 for triangles.
 pub fn mean_ratio_gradient(p: &Corners, n: usize, i: usize) -> [f64; 3] {
@@ -244,45 +180,6 @@ mod tests {
             [0.3, 0.9, 0.2],
             [0.2, 0.3, 1.1],
         ]
-    }
-
-    fn skewed_triangle() -> Corners {
-        [[0.0, 0.1, 0.0], [1.3, 0.2, 0.0], [0.4, 0.8, 0.0], [0.0; 3]]
-    }
-
-    /// f's gradient and Hessian diagonal blocks against central differences, for a tet and
-    /// a triangle (the seed's printed equations have sign slips; this is the truth).
-    #[test]
-    fn l2v_derivatives_match_finite_differences() {
-        for (p, n, dims) in [(skewed_tet(), 4, 3), (skewed_triangle(), 3, 2)] {
-            let terms = l2v_terms(&p, n);
-            let h = 1e-6;
-            for i in 0..n {
-                for d in 0..dims {
-                    let shifted = |t: f64| {
-                        let mut q = p;
-                        q[i][d] += t;
-                        q
-                    };
-                    let fd = (l2v(&shifted(h), n) - l2v(&shifted(-h), n)) / (2.0 * h);
-                    let g = terms[i].grad[d];
-                    assert!(
-                        (fd - g).abs() < 1e-6 * (1.0 + g.abs()),
-                        "grad {i} {d}: {fd} vs {g}"
-                    );
-                    for e in 0..dims {
-                        let grad_at = |t: f64| l2v_terms(&shifted(t), n)[i].grad[e];
-                        let fd2 = (grad_at(h) - grad_at(-h)) / (2.0 * h);
-                        let idx = [[0, 3, 4], [3, 1, 5], [4, 5, 2]][d][e];
-                        let hv = terms[i].hess[idx];
-                        assert!(
-                            (fd2 - hv).abs() < 1e-5 * (1.0 + hv.abs()),
-                            "hess {i} {d}{e}"
-                        );
-                    }
-                }
-            }
-        }
     }
 
     #[test]

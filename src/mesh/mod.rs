@@ -7,6 +7,7 @@
 pub mod adjacency;
 pub mod boundary;
 pub mod colour;
+pub mod corner;
 pub mod distributed;
 pub mod exact;
 pub mod generate;

@@ -23,12 +23,12 @@ pub fn hilbert_seeds(
     k: usize,
     ranks: &dyn Ranks,
 ) -> (Vec<[f64; 3]>, Vec<u32>, Vec<[f64; 3]>) {
-    let mut keyed: Vec<(u64, u32)> = points
+    let keyed: Vec<(u64, u32)> = points
         .par_iter()
         .enumerate()
         .map(|(i, &p)| (hilbert::of_point(p, [0.0; 3], [1.0; 3]), i as u32))
         .collect();
-    keyed.par_sort_unstable();
+    let keyed = sorted_keys(keyed);
     let cuts = run_cuts(&keyed, n, k, ranks);
     let order: Vec<u32> = keyed.into_par_iter().map(|(_, i)| i).collect();
     let sorted: Vec<[f64; 3]> = order.par_iter().map(|&i| points[i as usize]).collect();
@@ -54,6 +54,66 @@ pub fn hilbert_seeds(
         })
         .collect();
     (seeds, order, sorted)
+}
+
+/// Top bits of the key that pick a pair's bucket in `sorted_keys` (4096 buckets: a few
+/// thousand pairs each at 10M nodes, sorted in cache).
+const BUCKET_BITS: u32 = 12;
+/// Pairs per chunk of `sorted_keys`' counting pass.
+const BUCKET_CHUNK: usize = 1 << 16;
+
+/// A chunk's pairs grouped by bucket, and where each group starts (buckets + 1).
+type Grouped = (Vec<(u64, u32)>, Vec<usize>);
+
+fn bucket(key: u64) -> usize {
+    (key >> (63 - BUCKET_BITS)) as usize
+}
+
+/// `keyed` sorted (the same list as `par_sort_unstable`, faster on many cores): each chunk
+/// grouped by the keys' top bits (a counting sort), then each bucket gathered from the chunks
+/// into its place and sorted there, the buckets in parallel.
+pub fn sorted_keys(keyed: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
+    let buckets = 1usize << BUCKET_BITS;
+    let grouped: Vec<Grouped> = keyed
+        .par_chunks(BUCKET_CHUNK)
+        .map(|chunk| {
+            let mut start = vec![0usize; buckets + 1];
+            for &(key, _) in chunk {
+                start[bucket(key) + 1] += 1;
+            }
+            for b in 0..buckets {
+                start[b + 1] += start[b];
+            }
+            let mut fill = start.clone();
+            let mut out = vec![(0, 0); chunk.len()];
+            for &pair in chunk {
+                let b = bucket(pair.0);
+                out[fill[b]] = pair;
+                fill[b] += 1;
+            }
+            (out, start)
+        })
+        .collect();
+    let mut sorted = vec![(0, 0); keyed.len()];
+    drop(keyed);
+    let mut places = Vec::with_capacity(buckets);
+    let mut rest = &mut sorted[..];
+    for b in 0..buckets {
+        let size = grouped.iter().map(|(_, s)| s[b + 1] - s[b]).sum();
+        let (place, tail) = rest.split_at_mut(size);
+        places.push(place);
+        rest = tail;
+    }
+    places.into_par_iter().enumerate().for_each(|(b, place)| {
+        let mut at = 0;
+        for (pairs, start) in &grouped {
+            let group = &pairs[start[b]..start[b + 1]];
+            place[at..at + group.len()].copy_from_slice(group);
+            at += group.len();
+        }
+        place.sort_unstable();
+    });
+    sorted
 }
 
 /// Where each of the k runs starts in this rank's sorted `(key, index)` list, and where the

@@ -154,3 +154,26 @@ fn greedy_balance_fits_and_is_the_same_at_every_rank_count() {
         }
     }
 }
+
+/// The bucket sort of (Hilbert key, index) pairs against a plain sort: keys spread over the
+/// whole range, crowded in one bucket, and equal.
+#[test]
+fn bucket_sort_is_the_plain_sort() {
+    let draw = |i: u64| crate::rng::draw(11, i);
+    for keys in [
+        (0..300_000u64).map(|i| draw(i) >> 1).collect::<Vec<u64>>(),
+        (0..100_000u64)
+            .map(|i| (5 << 51) | (draw(i) >> 20))
+            .collect(),
+        (0..70_000u64).map(|i| draw(i) % 3).collect(),
+    ] {
+        let keyed: Vec<(u64, u32)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i as u32))
+            .collect();
+        let mut expected = keyed.clone();
+        expected.sort_unstable();
+        assert_eq!(super::split::sorted_keys(keyed), expected);
+    }
+}

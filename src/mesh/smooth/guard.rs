@@ -164,17 +164,3 @@ pub fn worst_by(
     }
     Some(worst)
 }
-
-/// Whether node i at `at` keeps every one of its cells valid with η³ ≥ `floor`
-/// (geometry::mean_ratio_cubed_of; stops at the first cell that fails).
-pub fn keeps(patch: &Patch, i: usize, at: [f64; 3], floor: f64) -> bool {
-    let m = &patch.mesh;
-    let n = m.corners();
-    patch.n2c.row(i).iter().all(|&slot| {
-        let (c, k) = (slot as usize / n, slot as usize % n);
-        let mut p = m.cell_points(c);
-        p[k] = at;
-        let v = geometry::volume(&p, n);
-        v > 0.0 && geometry::mean_ratio_cubed_of(v, geometry::edge_sum(&p, n), n) >= floor
-    })
-}

@@ -1,46 +1,58 @@
-//! The seed's smoother (001 §2.1): x ← x − P⁻¹ ∇F for all free nodes at once. The cell kernel
-//! stores each corner's gradient and Hessian block of f = S/(6V); the node kernel sums them
-//! over the node's cells in CSR order and solves with the scalar (half the trace) or block
-//! preconditioner. Safeguard (not in the seed): a node's step is halved up to 4 times until
-//! none of its cells inverts and their worst η does not fall, else the node stays; then the
-//! guard, and the whole step is halved until F does not rise.
+//! The seed's smoother (001 §2.1): x ← x − P⁻¹ ∇F for all free nodes at once. Each node sums
+//! its corners' gradient and Hessian block of f = S/(6V) over its cells in CSR order (each
+//! from the corner's view of its cell, mesh::corner) and solves with the scalar (half the
+//! trace) or block preconditioner. Safeguard (not in the seed): a node's step is halved up to
+//! 4 times until none of its cells inverts and their worst η does not fall, else the node
+//! stays; the trials come from the views (W linear, S quadratic in the node's move). Then the
+//! guard, and the whole step is halved until F does not rise. kernels/mesh.cu's
+//! mesh_l2v_node does the same operations in the same order.
 
-use super::super::geometry::{self, CornerTerms};
+use super::super::corner::{self, CornerView};
+use super::super::geometry;
 use super::super::patch::{Exchange, Patch};
 use super::super::quality::Summary;
-use super::guard::{self, keeps, worst_by};
+use super::guard;
 use super::{global_summary, Clock, Preconditioner};
 use rayon::prelude::*;
 
 /// Halvings of a node's own step, and of the whole step while F rises.
-const NODE_HALVINGS: u32 = 4;
+const NODE_HALVINGS: usize = 4;
 pub const GLOBAL_HALVINGS: u32 = 8;
 
-/// The cell kernel: every corner's terms, at `slot = cell * corners + corner`.
-pub fn cell_kernel(patch: &Patch) -> Vec<CornerTerms> {
+/// The step scale of each trial: 1, 1/2, .., 2^-NODE_HALVINGS.
+const TRIAL_SCALES: [f64; NODE_HALVINGS + 1] = [1.0, 0.5, 0.25, 0.125, 0.0625];
+
+/// Node i's views of its cells in CSR order (into `views`), the sums of their terms and the
+/// lowest η³; `None` when one of the cells is not valid (the node stays).
+fn gather(
+    patch: &Patch,
+    i: usize,
+    views: &mut Vec<CornerView>,
+) -> Option<([f64; 3], [f64; 6], f64)> {
     let m = &patch.mesh;
     let n = m.corners();
-    (0..m.num_cells())
-        .into_par_iter()
-        .flat_map_iter(|c| {
-            let terms = geometry::l2v_terms(&m.cell_points(c), n);
-            terms.into_iter().take(n)
-        })
-        .collect()
-}
-
-/// The node kernel: node i's preconditioned step −P⁻¹ g (zero for inactive nodes).
-pub fn node_step(patch: &Patch, terms: &[CornerTerms], i: usize, pre: Preconditioner) -> [f64; 3] {
-    let (mut g, mut h) = ([0.0; 3], [0.0; 6]);
+    let (mut g, mut h, mut worst) = ([0.0; 3], [0.0; 6], f64::INFINITY);
+    views.clear();
     for &slot in patch.n2c.row(i) {
-        let t = &terms[slot as usize];
+        let v = corner::view(&m.cell_points(slot as usize / n), n, slot as usize % n);
+        if v.w <= 0.0 {
+            return None;
+        }
+        worst = worst.min(v.eta_cubed(n));
+        let t = v.terms(n);
         for (gd, td) in g.iter_mut().zip(&t.grad) {
             *gd += td;
         }
         for (hd, td) in h.iter_mut().zip(&t.hess) {
             *hd += td;
         }
+        views.push(v);
     }
+    Some((g, h, worst))
+}
+
+/// The preconditioned step −P⁻¹ g.
+fn precondition(g: [f64; 3], h: [f64; 6], pre: Preconditioner) -> [f64; 3] {
     let minus_g = g.map(|v| -v);
     if pre == Preconditioner::Block {
         if let Some(d) = geometry::solve_spd3(&h, &minus_g) {
@@ -55,35 +67,44 @@ pub fn node_step(patch: &Patch, terms: &[CornerTerms], i: usize, pre: Preconditi
     }
 }
 
-/// Node i's step after the safeguard: halved until its cells stay valid and their worst η
-/// does not fall, else zero. The cells are compared by η³, which orders them as η does
-/// without a cube root per cell (kernels/mesh.cu does the same).
-fn safeguarded(patch: &Patch, i: usize, step: [f64; 3]) -> [f64; 3] {
-    let here = patch.mesh.point(i);
-    let Some(worst) = worst_by(patch, i, here, geometry::mean_ratio_cubed_of) else {
-        return [0.0; 3];
-    };
-    let mut d = step;
-    for _ in 0..=NODE_HALVINGS {
-        let at = std::array::from_fn(|k| here[k] + d[k]);
-        if keeps(patch, i, at, worst) {
-            return d;
-        }
-        d = d.map(|v| 0.5 * v);
-    }
-    [0.0; 3]
+/// The first of the step's scales at which every cell stays valid with η³ ≥ `worst`
+/// (`None`: none does).
+fn safeguard_scale(views: &[CornerView], n: usize, step: &[f64; 3], worst: f64) -> Option<f64> {
+    let along: Vec<[f64; 3]> = views.iter().map(|v| v.along(n, step)).collect();
+    TRIAL_SCALES.into_iter().find(|&t| {
+        views
+            .iter()
+            .zip(&along)
+            .all(|(v, &a)| v.passes(n, t, a, worst))
+    })
 }
 
-/// The proposed moves of one l2v iteration (cell kernel, then node kernel with the
-/// safeguard).
+/// Node i's move: its step after the safeguard (zero where no halving keeps its cells).
+fn node_move(
+    patch: &Patch,
+    i: usize,
+    pre: Preconditioner,
+    views: &mut Vec<CornerView>,
+) -> [f64; 3] {
+    let n = patch.mesh.corners();
+    let Some((g, h, worst)) = gather(patch, i, views) else {
+        return [0.0; 3];
+    };
+    let step = precondition(g, h, pre);
+    match safeguard_scale(views, n, &step, worst) {
+        Some(t) => step.map(|v| t * v),
+        None => [0.0; 3],
+    }
+}
+
+/// The proposed moves of one l2v iteration (the node kernel with the safeguard).
 pub fn moves(patch: &Patch, pre: Preconditioner, clock: &mut Clock) -> Vec<[f64; 3]> {
-    let terms = Clock::time(&mut clock.cell, || cell_kernel(patch));
     Clock::time(&mut clock.node, || {
         (0..patch.mesh.num_nodes())
             .into_par_iter()
-            .map(|i| {
+            .map_init(Vec::new, |views, i| {
                 if patch.active(i) {
-                    safeguarded(patch, i, node_step(patch, &terms, i, pre))
+                    node_move(patch, i, pre, views)
                 } else {
                     [0.0; 3]
                 }

@@ -154,7 +154,7 @@ impl Workload for MeshWorkload {
         let cells = 6 * (nx * ny * nz) as u64;
         let share = if self.action == Action::Smooth { h.world.size() as u64 } else { 1 };
         let bytes = nodes.saturating_mul(HOST_BYTES_PER_NODE)
-            .saturating_add(cells.saturating_mul(self.host_bytes_per_cell())) / share;
+            .saturating_add(cells.saturating_mul(HOST_BYTES_PER_CELL)) / share;
         let place = Place::Host { ranks: h.world.local_size() };
         memory::check(&format!("a box of {nx} x {ny} x {nz} cubes"), bytes, place, |_| {
             "fewer cubes, or ranks on more nodes".into()
@@ -170,14 +170,10 @@ impl Workload for MeshWorkload {
 /// graphs (about 14 neighbours), positions saved by the guard and the moves.
 const HOST_BYTES_PER_NODE: u64 = 2 * 25 + 2 * 14 * 4 + 3 * 8 + 3 * 8 + 2 * 8;
 
-impl MeshWorkload {
-    /// Host bytes per cell: corners and node-to-cell slots of the mesh and the patch (4 x 4
-    /// bytes each), and l2v's corner terms (4 x 72 bytes).
-    fn host_bytes_per_cell(&self) -> u64 {
-        let terms = if self.action == Action::Smooth && self.method == Method::L2v { 288 } else { 0 };
-        4 * 16 + terms
-    }
-}
+/// Host bytes per cell: corners and node-to-cell slots of the mesh and the patch (4 x 4
+/// bytes each).
+const HOST_BYTES_PER_CELL: u64 = 4 * 16;
+
 
 /// `box NX NY NZ`, `ball N` or a file name.
 fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
