@@ -93,21 +93,19 @@ struct Lane {
 // Neighbours whose values a thread loads before adding their terms: the loads of a group go
 // out together, so a warp waits one memory latency per group instead of one per neighbour
 // (a hub's row, scanned by one warp, is otherwise a chain of latencies). A run may set it
-// (src/graph/betweenness/gpu.rs, `TESSERA_BC_AHEAD`).
+// (src/graph/betweenness/gpu.rs, `TESSERA_BC_AHEAD`); measured on an H100, 16 and 32 were
+// slower than 8 (docs/benchmarks.md).
 #ifndef AHEAD
 #define AHEAD 8
 #endif
 
-// Σ over row v (row order) of term(load(w, s)) for each neighbour w whose `masks` bit is the
-// thread's lane `s`, among the lanes `open` (the vertex's lanes this warp group serves).
-// Loads run ahead of the adds, then the group's terms are made (independent of each other,
-// so their divisions overlap), then added in row order: the sums are the same, bit for bit.
-// A slot of the group that holds no neighbour of the lane adds +0.0, which changes no sum:
-// every term is ≥ +0 and the sum starts at +0, so it is never -0.
-template <typename Load, typename Term>
+// Σ over row v (row order) of add(sum, load(w, s)) for each neighbour w whose `masks` bit is
+// the thread's lane `s`, among the lanes `open` (the vertex's lanes this warp group serves).
+// Loads run ahead of the adds, the adds keep the row order: the sums are the same, bit for bit.
+template <typename Load, typename Add>
 __device__ __forceinline__ double row_sum(const u64 *offsets, const u32 *adj, u64 v,
                                           const u64 *masks, u64 open, u32 group, u32 s,
-                                          Load load, Term term) {
+                                          Load load, Add add) {
     double sum = 0.0;
     bool mine = open >> lane_id() & 1;
     for (u64 base = offsets[v]; base < offsets[v + 1]; base += WARP) {
@@ -134,11 +132,9 @@ __device__ __forceinline__ double row_sum(const u64 *offsets, const u32 *adj, u6
                     if (use[i]) got[i] = load(wj, s);
                 }
             }
-            double terms[AHEAD];
 #pragma unroll
-            for (int i = 0; i < AHEAD; i++) terms[i] = use[i] ? term(got[i]) : 0.0;
-#pragma unroll
-            for (int i = 0; i < AHEAD; i++) sum = __dadd_rn(sum, terms[i]);
+            for (int i = 0; i < AHEAD; i++)
+                if (use[i]) sum = add(sum, got[i]);
         }
     }
     return sum;
@@ -162,7 +158,7 @@ extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const 
     double sum = row_sum(
         offsets, adj, v, current, open, group, s,
         [&](u32 w, u32 lane) { return Lane{sigma[(u64)w * lanes + lane], 0.0}; },
-        [](Lane w) { return w.sigma; });
+        [](double acc, Lane w) { return __dadd_rn(acc, w.sigma); });
     if (open >> lane_id() & 1) sigma[v * lanes + s] = sum;
 }
 
@@ -187,7 +183,10 @@ extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const
             u64 j = (u64)w * lanes + lane;
             return Lane{sigma[j], delta[j]};
         },
-        [&](Lane w) { return __dmul_rn(__ddiv_rn(sv, w.sigma), __dadd_rn(1.0, w.delta)); });
+        [&](double acc, Lane w) {
+            double ratio = __ddiv_rn(sv, w.sigma);
+            return __dadd_rn(acc, __dmul_rn(ratio, __dadd_rn(1.0, w.delta)));
+        });
     if (mine) delta[v * lanes + s] = sum;
 }
 

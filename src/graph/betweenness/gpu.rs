@@ -110,19 +110,34 @@ pub fn batches(
     }
     gpu.sync("the betweenness sweeps")?;
     steps.mark("sweeps");
-    let lo = gpu.download("betweenness sums", &state.lo, n)?;
-    let hi = gpu.download("betweenness sums", &state.hi, n)?;
-    let sums = lo
-        .par_iter()
-        .zip(&hi)
-        .map(|(&l, &h)| l as u128 | (h as u128) << 64)
-        .collect();
+    let sums = download_sums(gpu, &state, n)?;
     steps.mark("download");
     let phases = std::mem::take(&mut state.phases);
-    drop((state, out, inc, push, lo, hi));
+    drop((state, out, inc, push));
     gpu.sync("the betweenness release")?;
     steps.mark("release_device");
     Ok((sums, deepest, Some(phases)))
+}
+
+/// The `n` fixed-point sums (lo and hi words on the device) on the host. The words land in
+/// host memory touched first by every core: the copy's own first touch of 16 bytes a vertex,
+/// on one core, took most of its 0.9 s at 2^26 vertices (an H100, batch A of 2026-11-27).
+fn download_sums(gpu: &Gpu, state: &State, n: usize) -> Result<Vec<u128>> {
+    let mut words = vec![0u64; 2 * n];
+    words.par_chunks_mut(512).for_each(|page| page[0] = 0);
+    let (lo, hi) = words.split_at_mut(n);
+    for (dev, host) in [(&state.lo, lo), (&state.hi, hi)] {
+        gpu.stream
+            .memcpy_dtoh(&dev.slice(0..n), host)
+            .map_err(|e| gpu_error("copy the betweenness sums to the host", e))?;
+    }
+    gpu.sync("the betweenness sums' copy")?;
+    let (lo, hi) = words.split_at(n);
+    Ok(lo
+        .par_iter()
+        .zip(hi)
+        .map(|(&l, &h)| l as u128 | (h as u128) << 64)
+        .collect())
 }
 
 /// `TESSERA_BC_AHEAD=N` (1 to 64): the row sums load N neighbours' values ahead instead of
