@@ -60,7 +60,10 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(5));
         steps.mark("second");
         let done = steps.done();
-        assert_eq!(done.iter().map(|d| d.0).collect::<Vec<_>>(), ["first", "second"]);
+        assert_eq!(
+            done.iter().map(|d| d.0).collect::<Vec<_>>(),
+            ["first", "second"]
+        );
         assert!(done[1].1 >= 0.005);
         assert!(done.iter().map(|d| d.1).sum::<f64>() <= steps.elapsed());
         assert_eq!(steps.before("second"), done[0].1);

@@ -56,7 +56,11 @@ impl LevelTrace {
         if !self.on {
             return;
         }
-        let ms = |xs: &[f64]| xs.iter().map(|x| format!("{:.2}", x * 1e3)).collect::<Vec<_>>();
+        let ms = |xs: &[f64]| {
+            xs.iter()
+                .map(|x| format!("{:.2}", x * 1e3))
+                .collect::<Vec<_>>()
+        };
         let gpu: f64 = self.forward.iter().chain(&self.backward).sum();
         log::info!(
             "betweenness batch {b}: {:.3} s on the host's clock, {gpu:.3} s in the GPU's levels; level sizes {:?}; forward ms {:?}; backward ms {:?}",
