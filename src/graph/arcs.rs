@@ -62,25 +62,38 @@ impl Rows {
         }
     }
 
-    /// Only the entries whose weight `keep` accepts, without weights.
+    /// Only the entries whose weight `keep` accepts, without weights. Blocks of rows fill
+    /// their own parts of the new rows in parallel (a parallel collect of the kept entries
+    /// took 2.5 s of SSCA#2 SCALE 24's kernel 4 on 64 cores).
     fn filtered(&self, keep: &(impl Fn(u64) -> bool + Sync)) -> Rows {
+        const BLOCK: usize = 4096;
         let rows = self.offsets.len() - 1;
+        let kept = |l: usize| {
+            let entries = self.row(l).iter().zip(self.row_weights(l));
+            entries.filter(|(_, &w)| keep(w)).map(|(&v, _)| v)
+        };
         let lengths: Vec<u64> = (0..rows)
             .into_par_iter()
-            .map(|l| self.row_weights(l).iter().filter(|&&w| keep(w)).count() as u64)
+            .map(|l| kept(l).count() as u64)
             .collect();
-        let adj = (0..rows)
-            .into_par_iter()
-            .flat_map_iter(|l| {
-                self.row(l)
-                    .iter()
-                    .zip(self.row_weights(l))
-                    .filter(|(_, &w)| keep(w))
-                    .map(|(&v, _)| v)
-            })
-            .collect();
+        let offsets = super::csr::row_offsets(&lengths);
+        let mut adj = vec![0 as Vid; offsets[rows] as usize];
+        let mut blocks = Vec::with_capacity(rows.div_ceil(BLOCK));
+        let mut rest = adj.as_mut_slice();
+        for start in (0..rows).step_by(BLOCK) {
+            let end = (start + BLOCK).min(rows);
+            let length = (offsets[end] - offsets[start]) as usize;
+            let (block, tail) = std::mem::take(&mut rest).split_at_mut(length);
+            blocks.push((start..end, block));
+            rest = tail;
+        }
+        blocks.into_par_iter().for_each(|(block, out)| {
+            for (slot, v) in out.iter_mut().zip(block.flat_map(kept)) {
+                *slot = v;
+            }
+        });
         Rows {
-            offsets: super::csr::row_offsets(&lengths),
+            offsets,
             adj,
             weights: Vec::new(),
         }
