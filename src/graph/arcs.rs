@@ -271,3 +271,34 @@ fn exchange(world: &World, part: &Block1D, arcs: Vec<Triple>) -> Result<Vec<Trip
     drop(arcs);
     world.alltoallv(&send, &counts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filtered_rows_keep_the_accepted_entries_in_order_across_blocks() {
+        // 10,000 rows (three blocks of the parallel fill), row r of r % 7 entries.
+        let lengths: Vec<u64> = (0..10_000u64).map(|r| r % 7).collect();
+        let offsets = crate::graph::csr::row_offsets(&lengths);
+        let total = offsets[lengths.len()] as usize;
+        let rows = Rows {
+            offsets,
+            adj: (0..total as u64).map(|e| e * 3 + 1).collect(),
+            weights: (0..total as u64).map(|e| e % 5).collect(),
+        };
+        let keep = |w: u64| !w.is_multiple_of(5);
+        let got = rows.filtered(&keep);
+        for r in 0..lengths.len() {
+            let want: Vec<Vid> = rows
+                .row(r)
+                .iter()
+                .zip(rows.row_weights(r))
+                .filter(|(_, &w)| keep(w))
+                .map(|(&v, _)| v)
+                .collect();
+            assert_eq!(got.row(r), &want[..], "row {r}");
+        }
+        assert!(got.weights.is_empty());
+    }
+}
