@@ -92,8 +92,12 @@ struct Lane {
 
 // Neighbours whose values a thread loads before adding their terms: the loads of a group go
 // out together, so a warp waits one memory latency per group instead of one per neighbour
-// (a hub's row, scanned by one warp, is otherwise a chain of latencies).
+// (a hub's row, scanned by one warp, is otherwise a chain of latencies). A run may set it
+// (src/graph/betweenness/gpu.rs, `TESSERA_BC_AHEAD`); measured on an H100, 16 and 32 were
+// slower than 8 (docs/benchmarks.md).
+#ifndef AHEAD
 #define AHEAD 8
+#endif
 
 // Σ over row v (row order) of add(sum, load(w, s)) for each neighbour w whose `masks` bit is
 // the thread's lane `s`, among the lanes `open` (the vertex's lanes this warp group serves).

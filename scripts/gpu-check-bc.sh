@@ -3,56 +3,96 @@
 # counts `counts` and `status`; defines check_bc, which sets status=1 on any difference or
 # failed run.
 #
-# Betweenness (`tessera bc`) and SSCA#2 (`tessera ssca2`, kernels 1-4) on one GPU and on
-# every GPU present (one rank per GPU), both distributions (`replicate` full and distributed;
-# distributed on several GPUs through NCCL and through MPI, and on a host of one GPU as 2
-# ranks sharing it through MPI), against the CPU (np 1, and np 2 distributed): the BC
-# checksum (every vertex's 128-bit fixed-point sum), the sources, the 100 largest values,
-# the maximum-weight arcs and the subgraph sizes must be equal bit for bit. GPU runs build the
-# graph on the GPU (kernel 1, `arcs_gpu`), but for the case `ssca2-14-k1cpu` (built on the
-# CPU: the sweeps alone against the CPU's). Then timings on one GPU (GPU_CHECK_BC_TIMINGS=0
-# skips them): SSCA#2 (K4approx 10) at SCALE GPU_CHECK_SSCA2_SCALES ("20 22 24") and bc from
-# 64 sources on Kronecker SCALE GPU_CHECK_BC_SCALES ("20 22"), each line printed as its run
-# ends, and bc at SCALE 20 on the host's cores where 20 is among them.
+# Betweenness (`tessera bc`) and SSCA#2 (`tessera ssca2`, kernels 1-4) against the CPU (one
+# rank): on one GPU (replicate full), on all GPUs present (one rank per GPU; full, and
+# distributed through NCCL), for bc-kron16 also distributed on 2 GPUs and through MPI (on a
+# host of one GPU: 2 ranks sharing it); the BC checksum (every vertex's 128-bit fixed-point
+# sum), the sources, the 100 largest values, the maximum-weight arcs and the subgraph sizes
+# must be equal bit for bit. GPU runs build the graph on the GPU (kernel 1, `arcs_gpu`), and
+# `ssca2-14` once more on the CPU (`gpu-np1-k1cpu`: the sweeps alone against the CPU's). The
+# distributions' equality across rank counts on the CPU is the CI tests' (tests/cli/bc.rs).
+# Then timings on one GPU (GPU_CHECK_BC_TIMINGS=0 skips them): SSCA#2 (K4approx 10) at SCALE
+# GPU_CHECK_SSCA2_SCALES ("20") and bc from 64 sources on Kronecker SCALE
+# GPU_CHECK_BC_SCALES ("20"), each line printed as its run ends, and bc at SCALE 20 on the
+# host's cores where 20 is among them.
 
+# Cases: NAME|FLAGS|WIDE, WIDE = 1 where the case also runs on 2 GPUs and through MPI. Each
+# case's rows print as soon as its runs end.
 bc_cases=(
-    "bc-kron16|bc --scale 16 --sources 64"
-    "bc-torus|bc --generator lattice --dims 32,32 --exact"
-    "bc-ssca2-directed|bc --generator ssca2 --scale 14 --sources 100 --parallel-paths"
-    "ssca2-14|ssca2 --scale 14 --k4approx 8"
-    "ssca2-14-k1cpu|ssca2 --scale 14 --k4approx 8 --construction cpu"
+    "bc-kron16|bc --scale 16 --sources 64|1"
+    "bc-torus|bc --generator lattice --dims 32,32 --exact|0"
+    "bc-ssca2-directed|bc --generator ssca2 --scale 14 --sources 100 --parallel-paths|0"
+    "ssca2-14|ssca2 --scale 14 --k4approx 8|0"
 )
 
 check_bc() {
-    local case name np pairs=()
+    local case name wide all=${counts[-1]} pairs
     local -a flags
+    bc_compare --header
     for case in "${bc_cases[@]}"; do
-        name=${case%%|*}
-        read -r -a flags <<<"${case#*|}"
+        IFS='|' read -r name _ wide <<<"$case"
+        read -r -a flags <<<"$(cut -d'|' -f2 <<<"$case")"
+        pairs=()
         run_tessera "$name-cpu" 1 "${flags[@]}" --device cpu --replicate full || continue
-        run_tessera "$name-cpu-dist" 2 "${flags[@]}" --device cpu --replicate distributed &&
-            pairs+=("$name-cpu:$name-cpu-dist")
-        for np in "${counts[@]}"; do
-            run_tessera "$name-gpu-np$np" "$np" "${flags[@]}" --device gpu --replicate full &&
-                pairs+=("$name-cpu:$name-gpu-np$np")
-            run_tessera "$name-gpu-dist-np$np" "$np" "${flags[@]}" --device gpu --replicate distributed &&
-                pairs+=("$name-cpu:$name-gpu-dist-np$np")
-            if ((np > 1)); then
-                run_tessera "$name-gpu-dist-np$np-mpi" "$np" "${flags[@]}" --device gpu \
-                    --replicate distributed --gpu-transport mpi && pairs+=("$name-cpu:$name-gpu-dist-np$np-mpi")
-            fi
-        done
-        for np in "${shared[@]}"; do
-            run_tessera "$name-gpu-dist-np$np-shared" "$np" "${flags[@]}" --device gpu \
-                --replicate distributed --gpu-transport mpi && pairs+=("$name-cpu:$name-gpu-dist-np$np-shared")
-        done
+        bc_run pairs "$name" gpu-np1 1 "${flags[@]}" --replicate full
+        if ((all > 1)); then
+            bc_run pairs "$name" "gpu-np$all" "$all" "${flags[@]}" --replicate full
+            bc_run pairs "$name" "gpu-dist-np$all" "$all" "${flags[@]}" --replicate distributed
+        else
+            bc_run pairs "$name" gpu-dist-np1 1 "${flags[@]}" --replicate distributed
+        fi
+        if ((wide)); then
+            ((all > 2)) && bc_run pairs "$name" gpu-dist-np2 2 "${flags[@]}" --replicate distributed
+            # Through MPI: across the GPUs, or 2 ranks sharing the one GPU (NCCL wants a GPU
+            # per rank).
+            bc_run pairs "$name" "gpu-dist-np$((all > 1 ? all : 2))-mpi" "$((all > 1 ? all : 2))" \
+                "${flags[@]}" --replicate distributed --gpu-transport mpi
+        fi
+        # Kernel 1 on the CPU: the sweeps alone against the CPU's.
+        [[ $name == ssca2-14 ]] &&
+            bc_run pairs "$name" gpu-np1-k1cpu 1 "${flags[@]}" --replicate full --construction cpu
+        bc_compare "${pairs[@]}" || status=1
     done
+    [[ ${GPU_CHECK_BC_TIMINGS:-1} == 0 ]] && return 0
     echo
-    python3 - "$out" "${pairs[@]}" <<'PY' || status=1
+    echo "bc timings (one GPU; cpu: every core of the host, one rank):"
+    local scale ssca2_scales bc_scales
+    read -r -a ssca2_scales <<<"${GPU_CHECK_SSCA2_SCALES:-20}"
+    read -r -a bc_scales <<<"${GPU_CHECK_BC_SCALES:-20}"
+    for scale in "${ssca2_scales[@]}"; do
+        run_tessera "time-ssca2-s$scale" 1 ssca2 --scale "$scale" --device gpu &&
+            bc_timing "time-ssca2-s$scale"
+    done
+    for scale in "${bc_scales[@]}"; do
+        run_tessera "time-bc-s$scale" 1 bc --scale "$scale" --sources 64 --device gpu &&
+            bc_timing "time-bc-s$scale"
+    done
+    if [[ " ${bc_scales[*]} " == *" 20 "* ]]; then
+        run_tessera time-bc-s20-cpu 1 bc --scale 20 --sources 64 --device cpu && bc_timing time-bc-s20-cpu
+    fi
+    return 0
+}
+
+# bc_run PAIRS NAME SUFFIX NP ARGS...: case NAME on the GPU as NAME-SUFFIX on NP ranks; the
+# array named PAIRS gains its comparison with NAME-cpu where it ran.
+bc_run() {
+    local -n into=$1
+    local name=$2 suffix=$3 np=$4
+    shift 4
+    run_tessera "$name-$suffix" "$np" "$@" --device gpu && into+=("$name-cpu:$name-$suffix")
+    return 0
+}
+
+# bc_compare [--header | PAIR...]: one row per REF:RUN pair (checksum, sources and top 100,
+# SSCA#2's kernels 2 and 3 equal bit for bit); fails where any differs.
+bc_compare() {
+    python3 - "$out" "$@" <<'PY'
 import sys, h5py, numpy as np
 out, pairs = sys.argv[1], sys.argv[2:]
+if pairs == ["--header"]:
+    print(f"{'run':<32} {'ranks':>5} {'sources':>7} {'bc_max':>14} {'seconds':>9} {'checksum':>8} {'top':>5} {'ssca2':>5}  result")
+    sys.exit(0)
 bad = 0
-print(f"{'run':<32} {'ranks':>5} {'sources':>7} {'bc_max':>14} {'seconds':>9} {'checksum':>8} {'top':>5} {'ssca2':>5}  result")
 for pair in pairs:
     ref_name, name = pair.split(":")
     with h5py.File(f"{out}/{ref_name}.h5") as rf, h5py.File(f"{out}/{name}.h5") as gf:
@@ -67,27 +107,9 @@ for pair in pairs:
         secs = g.attrs["kernel4_time" if group == "ssca2" else "bc_time"]
         print(f"{name:<32} {int(gf.attrs['ranks']):>5} {int(g.attrs['sources']):>7} {float(g.attrs['bc_max']):>14.6f} "
               f"{float(secs):>9.4f} {'same' if same_sum else 'DIFF':>8} {'same' if same_top else 'DIFF':>5} "
-              f"{'same' if kernels else 'DIFF':>5}  {'ok' if ok else 'FAIL'}")
+              f"{'same' if kernels else 'DIFF':>5}  {'ok' if ok else 'FAIL'}", flush=True)
 sys.exit(1 if bad else 0)
 PY
-    [[ ${GPU_CHECK_BC_TIMINGS:-1} == 0 ]] && return 0
-    echo
-    echo "bc timings (one GPU; cpu: every core of the host, one rank):"
-    local scale ssca2_scales bc_scales
-    read -r -a ssca2_scales <<<"${GPU_CHECK_SSCA2_SCALES:-20 22 24}"
-    read -r -a bc_scales <<<"${GPU_CHECK_BC_SCALES:-20 22}"
-    for scale in "${ssca2_scales[@]}"; do
-        run_tessera "time-ssca2-s$scale" 1 ssca2 --scale "$scale" --device gpu &&
-            bc_timing "time-ssca2-s$scale"
-    done
-    for scale in "${bc_scales[@]}"; do
-        run_tessera "time-bc-s$scale" 1 bc --scale "$scale" --sources 64 --device gpu &&
-            bc_timing "time-bc-s$scale"
-    done
-    if [[ " ${bc_scales[*]} " == *" 20 "* ]]; then
-        run_tessera time-bc-s20-cpu 1 bc --scale 20 --sources 64 --device cpu && bc_timing time-bc-s20-cpu
-    fi
-    return 0
 }
 
 bc_timing() { # NAME: one line of a timing run's figures

@@ -62,25 +62,38 @@ impl Rows {
         }
     }
 
-    /// Only the entries whose weight `keep` accepts, without weights.
+    /// Only the entries whose weight `keep` accepts, without weights. Blocks of rows fill
+    /// their own parts of the new rows in parallel (a parallel collect of the kept entries
+    /// took 2.5 s of SSCA#2 SCALE 24's kernel 4 on 64 cores).
     fn filtered(&self, keep: &(impl Fn(u64) -> bool + Sync)) -> Rows {
+        const BLOCK: usize = 4096;
         let rows = self.offsets.len() - 1;
+        let kept = |l: usize| {
+            let entries = self.row(l).iter().zip(self.row_weights(l));
+            entries.filter(|(_, &w)| keep(w)).map(|(&v, _)| v)
+        };
         let lengths: Vec<u64> = (0..rows)
             .into_par_iter()
-            .map(|l| self.row_weights(l).iter().filter(|&&w| keep(w)).count() as u64)
+            .map(|l| kept(l).count() as u64)
             .collect();
-        let adj = (0..rows)
-            .into_par_iter()
-            .flat_map_iter(|l| {
-                self.row(l)
-                    .iter()
-                    .zip(self.row_weights(l))
-                    .filter(|(_, &w)| keep(w))
-                    .map(|(&v, _)| v)
-            })
-            .collect();
+        let offsets = super::csr::row_offsets(&lengths);
+        let mut adj = vec![0 as Vid; offsets[rows] as usize];
+        let mut blocks = Vec::with_capacity(rows.div_ceil(BLOCK));
+        let mut rest = adj.as_mut_slice();
+        for start in (0..rows).step_by(BLOCK) {
+            let end = (start + BLOCK).min(rows);
+            let length = (offsets[end] - offsets[start]) as usize;
+            let (block, tail) = std::mem::take(&mut rest).split_at_mut(length);
+            blocks.push((start..end, block));
+            rest = tail;
+        }
+        blocks.into_par_iter().for_each(|(block, out)| {
+            for (slot, v) in out.iter_mut().zip(block.flat_map(kept)) {
+                *slot = v;
+            }
+        });
         Rows {
-            offsets: super::csr::row_offsets(&lengths),
+            offsets,
             adj,
             weights: Vec::new(),
         }
@@ -257,4 +270,35 @@ fn exchange(world: &World, part: &Block1D, arcs: Vec<Triple>) -> Result<Vec<Trip
     let (send, counts) = bucket_by_rank(world.size(), &arcs, |t| part.owner(t.0));
     drop(arcs);
     world.alltoallv(&send, &counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filtered_rows_keep_the_accepted_entries_in_order_across_blocks() {
+        // 10,000 rows (three blocks of the parallel fill), row r of r % 7 entries.
+        let lengths: Vec<u64> = (0..10_000u64).map(|r| r % 7).collect();
+        let offsets = crate::graph::csr::row_offsets(&lengths);
+        let total = offsets[lengths.len()] as usize;
+        let rows = Rows {
+            offsets,
+            adj: (0..total as u64).map(|e| e * 3 + 1).collect(),
+            weights: (0..total as u64).map(|e| e % 5).collect(),
+        };
+        let keep = |w: u64| !w.is_multiple_of(5);
+        let got = rows.filtered(&keep);
+        for r in 0..lengths.len() {
+            let want: Vec<Vid> = rows
+                .row(r)
+                .iter()
+                .zip(rows.row_weights(r))
+                .filter(|(_, &w)| keep(w))
+                .map(|(&v, _)| v)
+                .collect();
+            assert_eq!(got.row(r), &want[..], "row {r}");
+        }
+        assert!(got.weights.is_empty());
+    }
 }

@@ -8,12 +8,15 @@
 //! its σ (forward) or δ (backward) pushed to the ghosts (`gpu_ghosts`), as `sweep` does.
 
 use super::gpu_ghosts::{self, Carried, GhostPush};
+use super::steps::Steps;
+use super::trace::LevelTrace;
 use super::view::{LocalRows, View};
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::{gpu_error, grid, memory, Gpu, Kernel};
 use crate::error::Result;
 use crate::graph::Vid;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use rayon::prelude::*;
 
 /// Threads per vertex in `bc_expand` and `bc_discover` (kernels/bc.cu's WARP).
 const WARP: u32 = 32;
@@ -55,26 +58,31 @@ struct Kernels {
 }
 
 /// Every batch of `sources` on the GPU: the sums of the view's own vertices, the deepest
-/// level, `setup()` read once the device set-up (uploads, the exchange) is done (the
-/// seconds before the first batch) and the GPU seconds of each phase. With `world`, the view is the rank's part
-/// of a partitioned graph and every rank runs every batch (collective; ghosts' values through
-/// `transport`).
+/// level and the GPU seconds of each phase; `steps` gains the device set-up (uploads, the
+/// exchange), the sweeps, the sums' download and the release of the device buffers. With
+/// `world`, the view is the rank's part of a partitioned graph and every rank runs every
+/// batch (collective; ghosts' values through `transport`).
 pub fn batches(
     gpu: &Gpu,
     view: &View,
     sources: &[Vid],
     lanes: usize,
     world: Option<(&World, GpuTransport)>,
-    setup: impl Fn() -> f64,
-) -> Result<(Vec<u128>, u32, f64, Option<Phases>)> {
+    steps: &mut Steps,
+) -> Result<(Vec<u128>, u32, Option<Phases>)> {
     check_memory(gpu, view, lanes, world.map(|w| w.0))?;
     let f = |name| gpu.function("bc.cu", name);
+    // The row sums' loads ahead (kernels/bc.cu AHEAD), where a measurement sets them.
+    let rows_kernel = |name| match ahead() {
+        Some(a) => gpu.specialised("bc.cu", &[("AHEAD", a)], name),
+        None => f(name),
+    };
     let k = Kernels {
         sources: f("bc_sources")?,
         expand: f("bc_expand")?,
         discover: f("bc_discover")?,
-        forward: f("bc_forward")?,
-        backward: f("bc_backward")?,
+        forward: rows_kernel("bc_forward")?,
+        backward: rows_kernel("bc_backward")?,
         accumulate: f("bc_accumulate")?,
     };
     let mut push = match world {
@@ -86,27 +94,60 @@ pub fn batches(
         Some(rows) => Some(upload_rows(gpu, rows)?),
         None => None,
     };
-    let inc = inc.as_ref().unwrap_or(&out);
+    let in_rows = inc.as_ref().unwrap_or(&out);
     let (n, slots) = (view.local_n, view.slots());
     let mut state = State::new(gpu, (n, slots), lanes)?;
     gpu.sync("the betweenness set-up")?;
-    let setup = setup();
+    steps.mark("setup");
     let mut deepest = 0;
-    for batch in sources.chunks(lanes) {
+    for (b, batch) in sources.chunks(lanes).enumerate() {
         let batch = Batch::of(view, batch);
-        let rows = (inc, &out);
+        let rows = (in_rows, &out);
         let world = world.map(|w| w.0).zip(push.as_mut());
         let depth = run_batch(gpu, &k, rows, (n, slots), lanes, &batch, &mut state, world)?;
+        state.trace.log(b);
         deepest = deepest.max(depth);
     }
-    let lo = gpu.download("betweenness sums", &state.lo, n)?;
-    let hi = gpu.download("betweenness sums", &state.hi, n)?;
-    let sums = lo
-        .iter()
-        .zip(&hi)
+    gpu.sync("the betweenness sweeps")?;
+    steps.mark("sweeps");
+    let sums = download_sums(gpu, &state, n)?;
+    steps.mark("download");
+    let phases = std::mem::take(&mut state.phases);
+    drop((state, out, inc, push));
+    gpu.sync("the betweenness release")?;
+    steps.mark("release_device");
+    Ok((sums, deepest, Some(phases)))
+}
+
+/// The `n` fixed-point sums (lo and hi words on the device) on the host. The words land in
+/// host memory touched first by every core: the copy's own first touch of 16 bytes a vertex,
+/// on one core, took most of its 0.9 s at 2^26 vertices (an H100, batch A of 2026-11-27).
+fn download_sums(gpu: &Gpu, state: &State, n: usize) -> Result<Vec<u128>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let mut words = vec![0u64; 2 * n];
+    words.par_chunks_mut(512).for_each(|page| page[0] = 0);
+    let (lo, hi) = words.split_at_mut(n);
+    for (dev, host) in [(&state.lo, lo), (&state.hi, hi)] {
+        gpu.stream
+            .memcpy_dtoh(&dev.slice(0..n), host)
+            .map_err(|e| gpu_error("copy the betweenness sums to the host", e))?;
+    }
+    gpu.sync("the betweenness sums' copy")?;
+    let (lo, hi) = words.split_at(n);
+    Ok(lo
+        .par_iter()
+        .zip(hi)
         .map(|(&l, &h)| l as u128 | (h as u128) << 64)
-        .collect();
-    Ok((sums, deepest, setup, Some(state.phases)))
+        .collect())
+}
+
+/// `TESSERA_BC_AHEAD=N` (1 to 64): the row sums load N neighbours' values ahead instead of
+/// kernels/bc.cu's AHEAD (a measurement switch; the sums are the same for every N).
+fn ahead() -> Option<u64> {
+    let n = std::env::var("TESSERA_BC_AHEAD").ok()?.parse().ok()?;
+    (1..=64).contains(&n).then_some(n)
 }
 
 /// Refuse, before allocating, where the view and its lanes do not fit in the GPU's free
@@ -176,6 +217,7 @@ struct State {
     hi: CudaSlice<u64>,
     count: CudaSlice<u32>,
     phases: Phases,
+    trace: LevelTrace,
 }
 
 impl State {
@@ -192,6 +234,7 @@ impl State {
             hi: gpu.zeros::<u64>("betweenness sums", n)?,
             count: gpu.zeros::<u32>("betweenness level size", 1)?,
             phases: Phases::default(),
+            trace: LevelTrace::from_env(),
         })
     }
 
@@ -282,6 +325,7 @@ fn run_batch(
     mut part: Partitioned,
 ) -> Result<u32> {
     let (lanes32, kb) = (lanes as u32, batch.lanes.len() as u32);
+    st.trace.begin();
     let on_gpu = gpu.upload("betweenness sources", &batch.lanes)?;
     st.phases.clear += gpu.timed(|| {
         gpu.clear("betweenness sigma", &mut st.sigma)?;
@@ -313,7 +357,7 @@ fn run_batch(
     }
     for at in (0..level).rev() {
         let count = st.counts[at];
-        st.phases.backward += gpu.timed(|| {
+        let seconds = gpu.timed(|| {
             gpu.launch(&k.backward, per_level_vertex(count, lanes32), |a| {
                 a.arg(&rows.1.offsets)
                     .arg(&rows.1.adj)
@@ -324,6 +368,8 @@ fn run_batch(
                 a.arg(&st.sigma).arg(&mut st.delta);
             })
         })?;
+        st.phases.backward += seconds;
+        st.trace.backward(at, seconds);
         if let (Some((_, push)), true) = (part.as_mut(), at > 0) {
             let values = (&mut st.levels[at], &mut st.delta);
             timed_push(gpu, push, Carried::Delta, kb, values, &mut st.phases)?;
@@ -357,14 +403,15 @@ fn forward_level(
     st: &mut State,
     part: &mut Partitioned,
 ) -> Result<bool> {
-    st.phases.clear += gpu.timed(|| {
+    let clear = gpu.timed(|| {
         st.level(gpu, level + 1, (n, slots))?;
         gpu.clear("betweenness level size", &mut st.count)
     })?;
+    st.phases.clear += clear;
     let count = st.counts[level];
     let (done, rest) = st.levels.split_at_mut(level + 1);
     let (lists, next_list) = st.lists.split_at_mut(level + 1);
-    st.phases.expand += gpu.timed(|| match part {
+    let expand = gpu.timed(|| match part {
         None => gpu.launch(&k.expand, spread(count, WARP), |a| {
             a.arg(&out.offsets)
                 .arg(&out.adj)
@@ -382,9 +429,11 @@ fn forward_level(
             })
         }
     })?;
+    st.phases.expand += expand;
     let next = gpu.download("betweenness level size", &st.count, 1)?[0];
+    let mut forward = 0.0;
     if next > 0 {
-        st.phases.forward += gpu.timed(|| {
+        forward = gpu.timed(|| {
             gpu.launch(&k.forward, per_level_vertex(next, lanes32), |a| {
                 a.arg(&inc.offsets)
                     .arg(&inc.adj)
@@ -395,7 +444,9 @@ fn forward_level(
                 a.arg(&mut st.sigma);
             })
         })?;
+        st.phases.forward += forward;
     }
+    st.trace.forward(level + 1, next, clear + expand + forward);
     let found = match part {
         None => next > 0,
         Some((world, push)) => {

@@ -18,7 +18,9 @@
 
 pub mod gpu;
 pub mod gpu_ghosts;
+pub mod steps;
 pub mod sweep;
+mod trace;
 pub mod view;
 
 use crate::comm::{GpuTransport, Op, World};
@@ -29,7 +31,9 @@ use crate::graph::block_range;
 use crate::graph::Vid;
 use crate::report::Section;
 use crate::rng::mix64;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use steps::Steps;
 use sweep::Lanes;
 use view::View;
 
@@ -115,6 +119,8 @@ pub struct Centrality {
     /// On a GPU: the seconds of each phase of the sweeps (`gpu::Phases`), the most over the
     /// ranks; empty on the CPU.
     pub phases: Vec<(&'static str, f64)>,
+    /// The host's seconds of each step of the engine (`Steps`), the most over the ranks.
+    pub steps: Vec<(&'static str, f64)>,
 }
 
 impl Centrality {
@@ -160,7 +166,7 @@ pub fn betweenness(
     distribution: Distribution,
     lanes: Option<usize>,
 ) -> Result<Centrality> {
-    let started = std::time::Instant::now();
+    let mut steps = Steps::start();
     let view = match distribution {
         Distribution::Full => View::replicated(g)?,
         Distribution::Partitioned => View::partitioned(world, g)?,
@@ -170,52 +176,54 @@ pub fn betweenness(
         None => lanes_fitting(view.slots() as u64, memory_left(world, device)? / 2),
     };
     let lanes = world.allreduce(lanes as u64, Op::Min) as usize;
-    // Seconds since the engine started: taken just before the first batch.
-    let set_up = || started.elapsed().as_secs_f64();
-    let (fixed, deepest, setup, phases) = match distribution {
+    steps.mark("view");
+    let (mine, partitioned) = match distribution {
         Distribution::Full => {
             let share = block_range(sources.len() as u64, world.size(), world.rank());
-            let mine = &sources[share.start as usize..share.end as usize];
-            let (sums, deepest, setup, phases) = match device {
-                Selected::Cpu => batches(&view, mine, lanes, None, set_up())?,
-                Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes, None, set_up)?,
-            };
-            (sum_over_ranks(world, &sums), deepest, setup, phases)
+            (&sources[share.start as usize..share.end as usize], None)
         }
-        Distribution::Partitioned => {
-            let (sums, deepest, setup, phases) = match device {
-                Selected::Cpu => batches(&view, sources, lanes, Some(world), set_up())?,
-                Selected::Gpu(gpu) => {
-                    let world = Some((world, transport));
-                    gpu::batches(gpu, &view, sources, lanes, world, set_up)?
-                }
-            };
-            (gather_at_root(world, &sums)?, deepest, setup, phases)
-        }
+        Distribution::Partitioned => (sources, Some((world, transport))),
     };
+    let (sums, deepest, phases) = match device {
+        Selected::Cpu => batches(&view, mine, lanes, partitioned.map(|p| p.0), &mut steps)?,
+        Selected::Gpu(gpu) => gpu::batches(gpu, &view, mine, lanes, partitioned, &mut steps)?,
+    };
+    let setup = steps.before("sweeps");
+    let fixed = match distribution {
+        Distribution::Full => sum_over_ranks(world, sums),
+        Distribution::Partitioned => gather_at_root(world, &sums)?,
+    };
+    steps.mark("reduce");
+    // The rows' view (16 bytes an arc at most) is freed beside the report's making: at 2^31
+    // arcs its release alone took 0.42 s (an H100's host, 2026-11-27).
+    std::thread::spawn(move || drop(view));
+    steps.mark("release_view");
+    let most = |list: &[(&'static str, f64)]| -> Vec<(&'static str, f64)> {
+        let most = |&(name, s): &(&'static str, f64)| (name, world.allreduce(s, Op::Max));
+        list.iter().map(most).collect()
+    };
+    let phases = phases.map_or(Vec::new(), |p| most(&p.named()));
+    let steps = most(steps.done());
     log::info!("betweenness: {setup:.3} s before the first batch (rows, exchange set-up)");
-    let phases = phases.map_or(Vec::new(), |p| {
-        p.named()
-            .map(|(name, s)| (name, world.allreduce(s, Op::Max)))
-            .to_vec()
-    });
-    if !phases.is_empty() {
-        let listed: Vec<String> = phases
-            .iter()
-            .map(|(n, s)| format!("{n} {s:.3} s"))
-            .collect();
-        log::info!(
-            "betweenness GPU phases (most over ranks): {}",
-            listed.join(", ")
-        );
-    }
+    log_seconds("betweenness host steps (most over ranks)", &steps);
+    log_seconds("betweenness GPU phases (most over ranks)", &phases);
     Ok(Centrality {
         fixed,
         deepest_level: world.allreduce(deepest, Op::Max),
         lanes,
         setup_seconds: world.allreduce(setup, Op::Max),
         phases,
+        steps,
     })
+}
+
+/// One log line `what: name s, ...` (none for an empty list).
+fn log_seconds(what: &str, list: &[(&'static str, f64)]) {
+    if list.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = list.iter().map(|(n, s)| format!("{n} {s:.3} s")).collect();
+    log::info!("{what}: {}", listed.join(", "));
 }
 
 /// Bytes this rank may still use: its share of the node's available memory on the CPU, the
@@ -227,22 +235,24 @@ fn memory_left(world: &World, device: &Selected) -> Result<u64> {
     })
 }
 
-/// Every batch of `sources` on the CPU: the sums of the view's own vertices, the deepest
-/// level and `setup` (the seconds before the first batch) passed on.
+/// Every batch of `sources` on the CPU: the sums of the view's own vertices and the deepest
+/// level; `steps` gains the set-up and the sweeps.
 fn batches(
     view: &View,
     sources: &[Vid],
     lanes: usize,
     world: Option<&World>,
-    setup: f64,
-) -> Result<(Vec<u128>, u32, f64, Option<gpu::Phases>)> {
+    steps: &mut Steps,
+) -> Result<(Vec<u128>, u32, Option<gpu::Phases>)> {
     let state = Lanes::new(view.slots(), lanes);
     let mut fixed = vec![0u128; view.local_n];
+    steps.mark("setup");
     let mut deepest = 0;
     for batch in sources.chunks(lanes) {
         deepest = deepest.max(sweep::run_batch(view, &state, batch, world, &mut fixed)?);
     }
-    Ok((fixed, deepest, setup, None))
+    steps.mark("sweeps");
+    Ok((fixed, deepest, None))
 }
 
 /// Vertices listed with the largest values.
@@ -253,12 +263,21 @@ pub const TOP: usize = 100;
 /// sum (equal sums, equal checksum), and every value where `every_vertex`.
 pub fn report(r: &mut Section, c: &Centrality, sources: &[Vid], every_vertex: bool) {
     let values = c.values();
+    // The largest first, ties by id: a total order, so the first TOP are one set.
+    let larger = |&a: &usize, &b: &usize| c.fixed[b].cmp(&c.fixed[a]).then(a.cmp(&b));
     let mut order: Vec<usize> = (0..c.fixed.len()).collect();
-    order.sort_by(|&a, &b| c.fixed[b].cmp(&c.fixed[a]).then(a.cmp(&b)));
-    order.truncate(TOP);
-    let checksum = c.fixed.iter().enumerate().fold(0u64, |h, (v, &x)| {
-        h.wrapping_add(mix64(v as u64 ^ mix64(x as u64 ^ mix64((x >> 64) as u64))))
-    });
+    if order.len() > TOP {
+        order.select_nth_unstable_by(TOP, larger);
+        order.truncate(TOP);
+    }
+    order.sort_by(larger);
+    // A sum of per-vertex hashes (wrapping): the same in any order of addition.
+    let checksum = c
+        .fixed
+        .par_iter()
+        .enumerate()
+        .map(|(v, &x)| mix64(v as u64 ^ mix64(x as u64 ^ mix64((x >> 64) as u64))))
+        .reduce(|| 0, u64::wrapping_add);
     r.count("sources", sources.len() as u64);
     r.count("lanes", c.lanes as u64).stored_only();
     r.count("deepest_level", c.deepest_level);
@@ -269,6 +288,10 @@ pub fn report(r: &mut Section, c: &Centrality, sources: &[Vid], every_vertex: bo
     r.count("bc_checksum", checksum);
     for (name, seconds) in &c.phases {
         r.seconds(&format!("bc_{name}_time"), *seconds)
+            .stored_only();
+    }
+    for (name, seconds) in &c.steps {
+        r.seconds(&format!("bc_step_{name}_time"), *seconds)
             .stored_only();
     }
     r.data("bc_sources", sources);
@@ -289,33 +312,36 @@ pub fn report(r: &mut Section, c: &Centrality, sources: &[Vid], every_vertex: bo
 const LIMBS: usize = 4;
 
 /// The sums of every rank's copy, on rank 0 (collective; exact).
-fn sum_over_ranks(world: &World, sums: &[u128]) -> Vec<u128> {
+fn sum_over_ranks(world: &World, sums: Vec<u128>) -> Vec<u128> {
     if world.size() == 1 {
-        return sums.to_vec();
+        return sums;
     }
-    let mut limbs: Vec<u64> = sums
-        .iter()
-        .flat_map(|&x| (0..LIMBS).map(move |i| (x >> (32 * i)) as u32 as u64))
-        .collect();
+    let mut limbs = vec![0u64; sums.len() * LIMBS];
+    limbs.par_chunks_mut(LIMBS).zip(&sums).for_each(|(l, &x)| {
+        for (i, limb) in l.iter_mut().enumerate() {
+            *limb = (x >> (32 * i)) as u32 as u64;
+        }
+    });
     world.allreduce_slice(&mut limbs, Op::Sum);
     if !world.is_root() {
         return Vec::new();
     }
     limbs
-        .chunks(LIMBS)
+        .par_chunks(LIMBS)
         .map(|l| (0..LIMBS).fold(0u128, |acc, i| acc.wrapping_add((l[i] as u128) << (32 * i))))
         .collect()
 }
 
 /// Each rank's own vertices' sums, in vertex order, on rank 0 (collective).
 fn gather_at_root(world: &World, sums: &[u128]) -> Result<Vec<u128>> {
-    let words: Vec<u64> = sums
-        .iter()
-        .flat_map(|&x| [x as u64, (x >> 64) as u64])
-        .collect();
+    let mut words = vec![0u64; 2 * sums.len()];
+    words.par_chunks_mut(2).zip(sums).for_each(|(w, &x)| {
+        w[0] = x as u64;
+        w[1] = (x >> 64) as u64;
+    });
     let all = world.gatherv_root(&words)?;
     Ok(all
-        .chunks(2)
+        .par_chunks(2)
         .map(|w| w[0] as u128 | (w[1] as u128) << 64)
         .collect())
 }

@@ -121,6 +121,7 @@ impl Workload for Ssca2 {
         let sources = pick_vertices(world, &g.part, &|l| g.out.degree(l) > 0, seed, count)?;
         let distribution = self.replicate.resolve(world, &h.device, &g)?;
         let ((c, arcs), k4) = timed(h, "kernel4", || {
+            let started = std::time::Instant::now();
             let filtered = g.filtered(world, kernel4_arc);
             let arcs = filtered.num_arcs;
             let whole = match distribution {
@@ -128,6 +129,8 @@ impl Workload for Ssca2 {
                 Distribution::Full if world.size() > 1 => filtered.replicate(world)?,
                 _ => filtered,
             };
+            let secs = started.elapsed().as_secs_f64();
+            log::info!("ssca2: kernel 4's arcs filtered (and replicated) in {secs:.3} s");
             let c = betweenness::betweenness(
                 world,
                 (&h.device, h.run.gpu_transport),
