@@ -170,8 +170,12 @@ fn mesh_generate_writes_vtkhdf_and_reads_back() {
     one_clear_error(&run, &["bad.ele:2", "node 7 out of range", "expected 1..4"]);
 }
 
+/// A smoothing run as the tests compare it: the final points' bits (the whole mesh's, by
+/// node) and the history's F, min η and inverted columns.
+type Smoothed = (Vec<u64>, Vec<f64>, Vec<f64>, Vec<u64>);
+
 /// History columns and final points (the whole mesh's) of a smoothing run.
-fn smoothed(h5: &H5) -> (Vec<u64>, Vec<f64>, Vec<f64>, Vec<u64>) {
+fn smoothed(h5: &H5) -> Smoothed {
     let bits = by_node::<f64>(h5, "VTKHDF/Points", 3)
         .iter()
         .map(|v| v.to_bits())
@@ -222,7 +226,7 @@ type Case<'a> = (&'a str, &'a [&'a str], &'a [usize]);
 
 /// Smooths the bar by each case at each of its rank counts: every run keeps the rules and
 /// gives the same mesh as the case's first; returns each case's mesh.
-fn smooth_cases(dir: &Path, cases: &[Case]) -> Vec<(Vec<u64>, Vec<f64>, Vec<f64>, Vec<u64>)> {
+fn smooth_cases(dir: &Path, cases: &[Case]) -> Vec<Smoothed> {
     let mut firsts = Vec::new();
     for &(name, flags, nps) in cases {
         let mut first = None;
