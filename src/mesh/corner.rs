@@ -128,17 +128,8 @@ impl CornerView {
 
 #[cfg(test)]
 mod tests {
-    use super::super::geometry::{edge_sum, l2v, mean_ratio, volume};
+    use super::super::geometry::{edge_sum, l2v, mean_ratio, skewed_tet, volume};
     use super::*;
-
-    fn skewed_tet() -> Corners {
-        [
-            [0.1, 0.0, 0.05],
-            [1.2, 0.1, -0.1],
-            [0.3, 0.9, 0.2],
-            [0.2, 0.3, 1.1],
-        ]
-    }
 
     fn skewed_triangle() -> Corners {
         [[0.0, 0.1, 0.0], [1.3, 0.2, 0.0], [0.4, 0.8, 0.0], [0.0; 3]]

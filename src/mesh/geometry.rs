@@ -169,18 +169,20 @@ pub fn solve_spd3(h: &[f64; 6], r: &[f64; 3]) -> Option<[f64; 3]> {
     Some([x1, x2, x3])
 }
 
+/// A tetrahedron far from regular, positively oriented: the geometry tests' common case.
+#[cfg(test)]
+pub(super) fn skewed_tet() -> Corners {
+    [
+        [0.1, 0.0, 0.05],
+        [1.2, 0.1, -0.1],
+        [0.3, 0.9, 0.2],
+        [0.2, 0.3, 1.1],
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn skewed_tet() -> Corners {
-        [
-            [0.1, 0.0, 0.05],
-            [1.2, 0.1, -0.1],
-            [0.3, 0.9, 0.2],
-            [0.2, 0.3, 1.1],
-        ]
-    }
 
     #[test]
     fn mean_ratio_gradient_matches_finite_differences() {
