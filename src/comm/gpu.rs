@@ -157,12 +157,7 @@ impl<'w> GpuExchange<'w> {
     ) -> Result<usize> {
         let (recv_counts, path) = self.plan::<T>(send_counts);
         let total: usize = recv_counts.iter().sum();
-        if total > recv.len() {
-            return Err(Error::Gpu(format!(
-                "{total} items to receive exceed the receive buffer of {}",
-                recv.len()
-            )));
-        }
+        fits_receive_buffer(total, recv.len(), "items")?;
         let send_at = run_starts(send_counts);
         self.exchange_runs(send, (&send_at, send_counts), &recv_counts, recv, path)?;
         Ok(total)
@@ -209,12 +204,7 @@ impl<'w> GpuExchange<'w> {
         recv: &mut CudaSlice<T>,
     ) -> Result<()> {
         let total: usize = asked.iter().sum();
-        if total > recv.len() {
-            return Err(Error::Gpu(format!(
-                "{total} answers to receive exceed the receive buffer of {}",
-                recv.len()
-            )));
-        }
+        fits_receive_buffer(total, recv.len(), "answers")?;
         let at = run_starts(got);
         self.exchange_runs(send, (&at, got), asked, recv, self.last_path.get())
     }
@@ -533,6 +523,16 @@ pub fn remote_runs(
         return Ok((false, counts));
     }
     Ok((true, owners.bucket(gpu, pairs, count, out)?))
+}
+
+/// An error unless `total` received `what` fit a receive buffer of `len`.
+fn fits_receive_buffer(total: usize, len: usize, what: &str) -> Result<()> {
+    if total > len {
+        return Err(Error::Gpu(format!(
+            "{total} {what} to receive exceed the receive buffer of {len}"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
