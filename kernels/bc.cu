@@ -79,18 +79,40 @@ extern "C" __global__ void bc_expand_chunks(const u64 *offsets, const u32 *adj,
 // striding over its in-row) gathers the lanes its predecessors have in the current level
 // (own or ghost masks) into its next-level mask, and joins the next level's list the first
 // time the mask gains a lane. The masks are those `bc_expand` makes (ORs, in any order).
-extern "C" __global__ void bc_discover(const u64 *offsets, const u32 *adj, u32 n,
-                                       const u64 *current, const u64 *reached, u64 *next,
-                                       u32 *next_list, u32 *next_count) {
-    u64 t = thread_index();
-    u64 v = t / WARP;
-    if (v >= n) return;
+// Rows longer than `chunk`: `bc_discover_chunks`.
+__device__ __forceinline__ void discover_range(const u32 *adj, u64 begin, u64 end, u64 v,
+                                               const u64 *current, const u64 *reached, u64 *next,
+                                               u32 *next_list, u32 *next_count) {
     u64 open = ~reached[v];
     if (!open) return;
     u64 hit = 0;
-    for (u64 e = offsets[v] + t % WARP; e < offsets[v + 1]; e += WARP) hit |= current[adj[e]];
+    for (u64 e = begin + lane_id(); e < end; e += WARP) hit |= current[adj[e]];
     hit &= open;
     if (hit && atomicOr(&next[v], hit) == 0) next_list[atomicAdd(next_count, 1u)] = (u32)v;
+}
+
+extern "C" __global__ void bc_discover(const u64 *offsets, const u32 *adj, u32 n, u64 chunk,
+                                       const u64 *current, const u64 *reached, u64 *next,
+                                       u32 *next_list, u32 *next_count) {
+    u64 v = thread_index() / WARP;
+    if (v >= n || offsets[v + 1] - offsets[v] > chunk) return;
+    discover_range(adj, offsets[v], offsets[v + 1], v, current, reached, next, next_list,
+                   next_count);
+}
+
+// `bc_discover` over each piece of the long in-rows, WARP threads a piece (the first piece
+// whose OR gives the vertex a lane lists it).
+extern "C" __global__ void bc_discover_chunks(const u64 *offsets, const u32 *adj,
+                                              const u32 *chunk_row, const u32 *chunk_rank,
+                                              u32 chunks, u64 chunk, const u64 *current,
+                                              const u64 *reached, u64 *next, u32 *next_list,
+                                              u32 *next_count) {
+    u64 c = thread_index() / WARP;
+    if (c >= chunks) return;
+    u64 v = chunk_row[c];
+    u64 begin = offsets[v] + chunk_rank[c] * chunk;
+    discover_range(adj, begin, min(begin + chunk, offsets[v + 1]), v, current, reached, next,
+                   next_list, next_count);
 }
 
 // bc_forward and bc_backward give each vertex of a level's list a warp per group of 32 lanes

@@ -281,7 +281,9 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
             s.levels.emplace_back(p.slots());
             s.lists.emplace_back(p.n + 1);
             u32 n = p.n;
-            launch((u64)n * WARP, [&] { bc_discover(p.inc.off.data(), p.inc.adj.data(), n, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
+            launch((u64)n * WARP, [&] { bc_discover(p.inc.off.data(), p.inc.adj.data(), n, chunk, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
+            Pieces q(p.inc, n);
+            launch((u64)q.count() * WARP, [&] { bc_discover_chunks(p.inc.off.data(), p.inc.adj.data(), q.row_of.data(), q.rank.data(), q.count(), chunk, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
             if (next[r] > 0)
                 forward_launches(p.inc, Pieces(p.inc, n), s.lists[level + 1], next[r], lanes, s.levels[level].data(), s.levels[level + 1].data(), s.reached.data(), s.sigma.data());
             found |= next[r] > 0;

@@ -62,6 +62,7 @@ struct Kernels {
     expand: Kernel,
     expand_chunks: Kernel,
     discover: Kernel,
+    discover_chunks: Kernel,
     forward: Kernel,
     forward_chunks: Kernel,
     backward: Kernel,
@@ -98,6 +99,7 @@ pub fn batches(
         expand: f("bc_expand")?,
         expand_chunks: f("bc_expand_chunks")?,
         discover: f("bc_discover")?,
+        discover_chunks: f("bc_discover_chunks")?,
         forward: rows_kernel("bc_forward")?,
         forward_chunks: rows_kernel("bc_forward_chunks")?,
         backward: rows_kernel("bc_backward")?,
@@ -503,7 +505,17 @@ fn forward_level(
         Some(_) => {
             let n32 = n as u32;
             gpu.launch(&k.discover, spread(n32, WARP), |a| {
-                a.arg(&inc.offsets).arg(&inc.adj).arg(&n32);
+                a.arg(&inc.offsets).arg(&inc.adj).arg(&n32).arg(&CHUNK);
+                a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
+                a.arg(&mut next_list[0]).arg(&mut st.count);
+            })?;
+            let p = &inc.pieces;
+            if p.count == 0 {
+                return Ok(());
+            }
+            gpu.launch(&k.discover_chunks, spread(p.count, WARP), |a| {
+                a.arg(&inc.offsets).arg(&inc.adj);
+                a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
                 a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
                 a.arg(&mut next_list[0]).arg(&mut st.count);
             })

@@ -79,6 +79,17 @@ pub struct DevicePieces {
 impl DevicePieces {
     pub fn upload(gpu: &Gpu, rows: &LocalRows, n: usize) -> Result<DevicePieces> {
         let p = Pieces::of(rows, n);
+        let arcs = rows.offsets[n] - rows.offsets[0];
+        let long_arcs: u64 = p
+            .rows
+            .iter()
+            .map(|&v| rows.offsets[v as usize + 1] - rows.offsets[v as usize])
+            .sum();
+        log::info!(
+            "betweenness: {} rows longer than {CHUNK} arcs hold {long_arcs} of {arcs} arcs, in {} pieces",
+            p.rows.len(),
+            p.count()
+        );
         Ok(DevicePieces {
             rows: gpu.upload("betweenness long rows", &p.rows)?,
             first: gpu.upload("betweenness long rows' pieces", &p.first)?,
