@@ -11,6 +11,12 @@
 // frontier-driven BFS, not the whole graph per level). Each thread pulls over its vertex's
 // row in row order; every f64 operation is written as its round-to-nearest intrinsic so that
 // none is fused into an FMA: the results are the CPU's, bit for bit.
+//
+// A row longer than `chunk` entries (a hub's) is not read by one warp: it is cut into pieces
+// of `chunk` entries from its start, a warp sums each piece in row order (the `_chunks`
+// kernels, over every long row, a warp per piece), and `bc_combine` adds the pieces' sums in
+// order. The CPU sums the same pieces in the same order (src/graph/betweenness/sweep.rs),
+// and a row of at most `chunk` entries is one piece: its sum is the row-order sum.
 
 // Source s of the batch at level 0 with σ = 1 in lane s (its value index; all ones where
 // another rank owns it).
@@ -30,19 +36,42 @@ extern "C" __global__ void bc_sources(const u64 *sources, u32 k, u32 lanes, doub
 // that a frontier vertex reaches in that lane joins the next level's mask, and w joins the
 // next level's list the first time it gains a lane. Integer atomics only: the masks do not
 // depend on the order, and the list's order changes nothing (each vertex pulls its own σ).
-extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
-                                     const u64 *current, const u64 *reached, u64 *next,
-                                     u32 *next_list, u32 *next_count) {
-    u64 t = thread_index();
-    u64 f = t / WARP;
-    if (f >= count) return;
-    u32 v = list[f];
-    u64 lanes = current[v];
-    for (u64 e = offsets[v] + t % WARP; e < offsets[v + 1]; e += WARP) {
+// Rows longer than `chunk` are left to `bc_expand_chunks`.
+__device__ __forceinline__ void expand_range(const u32 *adj, u64 begin, u64 end, u64 lanes,
+                                             const u64 *reached, u64 *next, u32 *next_list,
+                                             u32 *next_count) {
+    for (u64 e = begin + lane_id(); e < end; e += WARP) {
         u32 w = adj[e];
         u64 fresh = lanes & ~reached[w];
         if (fresh && atomicOr(&next[w], fresh) == 0) next_list[atomicAdd(next_count, 1u)] = w;
     }
+}
+
+extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
+                                     u64 chunk, const u64 *current, const u64 *reached, u64 *next,
+                                     u32 *next_list, u32 *next_count) {
+    u64 f = thread_index() / WARP;
+    if (f >= count) return;
+    u32 v = list[f];
+    if (offsets[v + 1] - offsets[v] > chunk) return;
+    expand_range(adj, offsets[v], offsets[v + 1], current[v], reached, next, next_list, next_count);
+}
+
+// The pieces of the long rows (`chunk_row[c]`: the row, `chunk_rank[c]`: which piece of it),
+// a warp per piece: `bc_expand` for the rows in the current level.
+extern "C" __global__ void bc_expand_chunks(const u64 *offsets, const u32 *adj,
+                                            const u32 *chunk_row, const u32 *chunk_rank,
+                                            u32 chunks, u64 chunk, const u64 *current,
+                                            const u64 *reached, u64 *next, u32 *next_list,
+                                            u32 *next_count) {
+    u64 c = thread_index() / WARP;
+    if (c >= chunks) return;
+    u32 v = chunk_row[c];
+    u64 lanes = current[v];
+    if (!lanes) return;
+    u64 begin = offsets[v] + chunk_rank[c] * chunk;
+    u64 end = min(begin + chunk, offsets[v + 1]);
+    expand_range(adj, begin, end, lanes, reached, next, next_list, next_count);
 }
 
 // The next level on a rank's part of a partitioned graph, where a frontier vertex may be a
@@ -50,18 +79,40 @@ extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u
 // striding over its in-row) gathers the lanes its predecessors have in the current level
 // (own or ghost masks) into its next-level mask, and joins the next level's list the first
 // time the mask gains a lane. The masks are those `bc_expand` makes (ORs, in any order).
-extern "C" __global__ void bc_discover(const u64 *offsets, const u32 *adj, u32 n,
-                                       const u64 *current, const u64 *reached, u64 *next,
-                                       u32 *next_list, u32 *next_count) {
-    u64 t = thread_index();
-    u64 v = t / WARP;
-    if (v >= n) return;
+// Rows longer than `chunk`: `bc_discover_chunks`.
+__device__ __forceinline__ void discover_range(const u32 *adj, u64 begin, u64 end, u64 v,
+                                               const u64 *current, const u64 *reached, u64 *next,
+                                               u32 *next_list, u32 *next_count) {
     u64 open = ~reached[v];
     if (!open) return;
     u64 hit = 0;
-    for (u64 e = offsets[v] + t % WARP; e < offsets[v + 1]; e += WARP) hit |= current[adj[e]];
+    for (u64 e = begin + lane_id(); e < end; e += WARP) hit |= current[adj[e]];
     hit &= open;
     if (hit && atomicOr(&next[v], hit) == 0) next_list[atomicAdd(next_count, 1u)] = (u32)v;
+}
+
+extern "C" __global__ void bc_discover(const u64 *offsets, const u32 *adj, u32 n, u64 chunk,
+                                       const u64 *current, const u64 *reached, u64 *next,
+                                       u32 *next_list, u32 *next_count) {
+    u64 v = thread_index() / WARP;
+    if (v >= n || offsets[v + 1] - offsets[v] > chunk) return;
+    discover_range(adj, offsets[v], offsets[v + 1], v, current, reached, next, next_list,
+                   next_count);
+}
+
+// `bc_discover` over each piece of the long in-rows, WARP threads a piece (the first piece
+// whose OR gives the vertex a lane lists it).
+extern "C" __global__ void bc_discover_chunks(const u64 *offsets, const u32 *adj,
+                                              const u32 *chunk_row, const u32 *chunk_rank,
+                                              u32 chunks, u64 chunk, const u64 *current,
+                                              const u64 *reached, u64 *next, u32 *next_list,
+                                              u32 *next_count) {
+    u64 c = thread_index() / WARP;
+    if (c >= chunks) return;
+    u64 v = chunk_row[c];
+    u64 begin = offsets[v] + chunk_rank[c] * chunk;
+    discover_range(adj, begin, min(begin + chunk, offsets[v + 1]), v, current, reached, next,
+                   next_list, next_count);
 }
 
 // bc_forward and bc_backward give each vertex of a level's list a warp per group of 32 lanes
@@ -99,20 +150,20 @@ struct Lane {
 #define AHEAD 8
 #endif
 
-// Σ over row v (row order) of add(sum, load(w, s)) for each neighbour w whose `masks` bit is
-// the thread's lane `s`, among the lanes `open` (the vertex's lanes this warp group serves).
-// Loads run ahead of the adds, the adds keep the row order: the sums are the same, bit for bit.
+// Σ over the row entries [begin, end) (row order) of add(sum, load(w, s)) for each neighbour
+// w whose `masks` bit is the thread's lane `s`, among the lanes `open` (the vertex's lanes this
+// warp group serves). Loads run ahead of the adds, the adds keep the row order: the sums are
+// the same, bit for bit.
 template <typename Load, typename Add>
-__device__ __forceinline__ double row_sum(const u64 *offsets, const u32 *adj, u64 v,
-                                          const u64 *masks, u64 open, u32 group, u32 s,
-                                          Load load, Add add) {
+__device__ __forceinline__ double row_sum(const u32 *adj, u64 begin, u64 end, const u64 *masks,
+                                          u64 open, u32 group, u32 s, Load load, Add add) {
     double sum = 0.0;
     bool mine = open >> lane_id() & 1;
-    for (u64 base = offsets[v]; base < offsets[v + 1]; base += WARP) {
+    for (u64 base = begin; base < end; base += WARP) {
         u64 e = base + lane_id();
         u32 w = 0;
         u64 hit = 0;
-        if (e < offsets[v + 1]) {
+        if (e < end) {
             w = adj[e];
             hit = group_lanes(masks[w], group) & open;
         }
@@ -140,54 +191,144 @@ __device__ __forceinline__ double row_sum(const u64 *offsets, const u32 *adj, u6
     return sum;
 }
 
+// A piece's warp: its row, its entries [begin, end), the thread's lane `s` and warp group.
+struct Piece {
+    u64 c, v, begin, end;
+    u32 s, group;
+};
+
+// The thread's piece (`level_thread`'s numbering: a warp per piece and group of 32 lanes)
+// among `chunks` pieces of long rows, or false where there is none.
+__device__ __forceinline__ bool chunk_piece(const u64 *offsets, const u32 *chunk_row,
+                                            const u32 *chunk_rank, u32 chunks, u64 chunk,
+                                            u32 lanes, Piece &p) {
+    level_thread(lanes, p.c, p.s, p.group);
+    if (p.c >= chunks) return false;
+    p.v = chunk_row[p.c];
+    p.begin = offsets[p.v] + chunk_rank[p.c] * chunk;
+    p.end = min(p.begin + chunk, offsets[p.v + 1]);
+    return true;
+}
+
+// σ's terms: the predecessor's σ in the lane.
+struct SigmaTerms {
+    const double *sigma;
+    u32 lanes;
+    __device__ Lane operator()(u32 w, u32 lane) const {
+        return Lane{sigma[(u64)w * lanes + lane], 0.0};
+    }
+};
+struct AddSigma {
+    __device__ double operator()(double acc, Lane w) const { return __dadd_rn(acc, w.sigma); }
+};
+
 // The next level's σ: each (vertex, lane) of its list whose lane is in its `next` mask sums σ
 // over its predecessors (in-rows, in row order) in the current level's mask; `reached` gains
 // the vertex's new lanes. The same sums as a pull over every unreached vertex: exactly these
-// pairs have a predecessor in the current level.
+// pairs have a predecessor in the current level. Rows longer than `chunk`: `bc_forward_chunks`.
 extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
-                                      u32 lanes, const u64 *current, const u64 *next, u64 *reached,
-                                      double *sigma) {
+                                      u32 lanes, u64 chunk, const u64 *current, const u64 *next,
+                                      u64 *reached, double *sigma) {
     u64 f;
     u32 s, group;
     level_thread(lanes, f, s, group);
     if (f >= count) return;  // the whole warp leaves together
     u64 v = list[f];
     if (s == 0) reached[v] |= next[v];  // one writer per vertex; no thread here reads it
+    if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
     u64 open = group_lanes(next[v], group);
     if (!open) return;  // the whole warp
-    double sum = row_sum(
-        offsets, adj, v, current, open, group, s,
-        [&](u32 w, u32 lane) { return Lane{sigma[(u64)w * lanes + lane], 0.0}; },
-        [](double acc, Lane w) { return __dadd_rn(acc, w.sigma); });
+    double sum = row_sum(adj, offsets[v], offsets[v + 1], current, open, group, s,
+                         SigmaTerms{sigma, lanes}, AddSigma{});
     if (open >> lane_id() & 1) sigma[v * lanes + s] = sum;
 }
 
+// `bc_forward`'s sums over each piece of the long rows whose vertex is in the next level, a
+// warp per piece and group of 32 lanes, into `partial` (piece · lanes + lane).
+extern "C" __global__ void bc_forward_chunks(const u64 *offsets, const u32 *adj,
+                                             const u32 *chunk_row, const u32 *chunk_rank,
+                                             u32 chunks, u64 chunk, u32 lanes,
+                                             const u64 *current, const u64 *next,
+                                             const double *sigma, double *partial) {
+    Piece p;
+    if (!chunk_piece(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, p)) return;
+    u64 open = group_lanes(next[p.v], p.group);
+    if (!open) return;  // the whole warp
+    double sum = row_sum(adj, p.begin, p.end, current, open, p.group, p.s,
+                         SigmaTerms{sigma, lanes}, AddSigma{});
+    if (open >> lane_id() & 1) partial[p.c * lanes + p.s] = sum;
+}
+
+// Each long row's pieces' sums added in piece order: a thread per (long row i, lane) whose
+// lane is in the row's vertex's `masks` (the next level forward, its own level backward)
+// stores the sum at `values` (σ forward, δ backward). `first[i]..first[i + 1]`: row i's pieces.
+extern "C" __global__ void bc_combine(const u32 *rows, const u32 *first, u32 count, u32 lanes,
+                                      const u64 *masks, const double *partial, double *values) {
+    u64 t = thread_index();
+    u64 i = t / lanes;
+    u32 s = (u32)(t % lanes);
+    if (i >= count) return;
+    u64 v = rows[i];
+    if (!(masks[v] >> s & 1)) return;
+    double sum = 0.0;
+    for (u32 c = first[i]; c < first[i + 1]; c++) sum = __dadd_rn(sum, partial[(u64)c * lanes + s]);
+    values[v * lanes + s] = sum;
+}
+
+// δ's terms of a vertex of σ `sv`: σ(v)/σ(w)·(1 + δ(w)) for a successor w.
+struct DeltaTerms {
+    const double *sigma, *delta;
+    u32 lanes;
+    __device__ Lane operator()(u32 w, u32 lane) const {
+        u64 j = (u64)w * lanes + lane;
+        return Lane{sigma[j], delta[j]};
+    }
+};
+struct AddDelta {
+    double sv;
+    __device__ double operator()(double acc, Lane w) const {
+        double ratio = __ddiv_rn(sv, w.sigma);
+        return __dadd_rn(acc, __dmul_rn(ratio, __dadd_rn(1.0, w.delta)));
+    }
+};
+
 // δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): the sum over
 // its successors in the next level's mask (`deeper`, out-rows, in row order) of
-// σ(v)/σ(w)·(1 + δ(w)).
+// σ(v)/σ(w)·(1 + δ(w)). Rows longer than `chunk`: `bc_backward_chunks`.
 extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
-                                       u32 lanes, const u64 *here, const u64 *deeper,
+                                       u32 lanes, u64 chunk, const u64 *here, const u64 *deeper,
                                        const double *sigma, double *delta) {
     u64 f;
     u32 s, group;
     level_thread(lanes, f, s, group);
     if (f >= count) return;  // the whole warp leaves together
     u64 v = list[f];
+    if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
     u64 open = group_lanes(here[v], group);
     if (!open) return;  // the whole warp
     bool mine = open >> lane_id() & 1;
     double sv = mine ? sigma[v * lanes + s] : 0.0;
-    double sum = row_sum(
-        offsets, adj, v, deeper, open, group, s,
-        [&](u32 w, u32 lane) {
-            u64 j = (u64)w * lanes + lane;
-            return Lane{sigma[j], delta[j]};
-        },
-        [&](double acc, Lane w) {
-            double ratio = __ddiv_rn(sv, w.sigma);
-            return __dadd_rn(acc, __dmul_rn(ratio, __dadd_rn(1.0, w.delta)));
-        });
+    double sum = row_sum(adj, offsets[v], offsets[v + 1], deeper, open, group, s,
+                         DeltaTerms{sigma, delta, lanes}, AddDelta{sv});
     if (mine) delta[v * lanes + s] = sum;
+}
+
+// `bc_backward`'s sums over each piece of the long rows whose vertex is in level d, a warp
+// per piece and group of 32 lanes, into `partial` (piece · lanes + lane).
+extern "C" __global__ void bc_backward_chunks(const u64 *offsets, const u32 *adj,
+                                              const u32 *chunk_row, const u32 *chunk_rank,
+                                              u32 chunks, u64 chunk, u32 lanes, const u64 *here,
+                                              const u64 *deeper, const double *sigma,
+                                              const double *delta, double *partial) {
+    Piece p;
+    if (!chunk_piece(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, p)) return;
+    u64 open = group_lanes(here[p.v], p.group);
+    if (!open) return;  // the whole warp
+    bool mine = open >> lane_id() & 1;
+    double sv = mine ? sigma[p.v * lanes + p.s] : 0.0;
+    double sum = row_sum(adj, p.begin, p.end, deeper, open, p.group, p.s,
+                         DeltaTerms{sigma, delta, lanes}, AddDelta{sv});
+    if (mine) partial[p.c * lanes + p.s] = sum;
 }
 
 // Each vertex's δ over its lanes where it is reached and not the source (level 0), added to

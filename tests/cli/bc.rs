@@ -1,6 +1,7 @@
 //! `tessera bc` and `tessera ssca2` under mpirun: betweenness equal to a sequential Brandes
 //! written here (and to closed forms: paths, a star, the karate club, the SSCA#2 torus
-//! check), bit-identical for np = 1..4 and both distributions; SSCA#2 kernels 2 and 3 equal
+//! check; `scripts/plot bc` reading it), bit-identical for np = 1..4 and both distributions;
+//! SSCA#2 kernels 2 and 3 equal
 //! to a sequential scan and a depth-limited search; bad parameters refused in one line.
 
 use crate::common::{self, one_clear_error, test_dir, write_file, H5};
@@ -259,6 +260,40 @@ fn torus_check_every_vertex_has_the_closed_form() {
         assert_eq!(bc.len(), 1 << s);
         assert!(bc.iter().all(|&b| b == want), "S = {s}: {:?}", &bc[..4]);
     }
+    // `scripts/plot bc` reads every vertex's value of two of them and draws one PNG.
+    let plot = plot_bc(&dir, &["s4.h5", "s5.h5", "-o", "torus.png"]);
+    assert!(plot.ok(), "{}\n{}", plot.what, plot.stderr);
+    for (file, n, want) in [("s4.h5", 16, 17), ("s5.h5", 32, 65)] {
+        let line = format!("{file}: {n} values, max {want}, median of the positive {want}");
+        assert!(plot.stdout.contains(&line), "{line:?} in {}", plot.stdout);
+    }
+    let png = std::fs::read(dir.join("torus.png")).expect("the plot's PNG");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 1000);
+    // A file that is no HDF5 result: one line naming it, exit 1.
+    write_file(&dir, "junk.h5", "not hdf5\n");
+    let bad = plot_bc(&dir, &["junk.h5", "-o", "junk.png"]);
+    assert!(!bad.ok() && !dir.join("junk.png").exists());
+    let lines: Vec<&str> = bad
+        .stderr
+        .lines()
+        .filter(|l| l.contains("junk.h5"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", bad.stderr);
+    assert!(lines[0].contains("not an HDF5 file"), "{}", lines[0]);
+}
+
+/// `scripts/plot bc ARGS` run in `dir`.
+fn plot_bc(dir: &Path, args: &[&str]) -> common::Run {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/plot");
+    let mut cmd = std::process::Command::new(script);
+    cmd.arg("bc")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let limit = std::time::Duration::from_secs(300);
+    common::run_with_timeout(cmd, &format!("scripts/plot bc {}", args.join(" ")), limit)
 }
 
 /// An SSCA#2 graph's weighted arcs from `tessera generate --write` (u v w lines).

@@ -7,7 +7,9 @@
 // that take turns at each ballot and shuffle. Checked bit for bit against a sequential Brandes written here:
 // per source a BFS by levels, σ(v) summed over the in-row in row order, δ(v) over the
 // out-row in row order, as the CPU path sums them. Random directed and undirected multigraphs
-// with parallel arcs, isolated vertices and repeated sources. Then the same batches on the
+// with parallel arcs, isolated vertices and repeated sources; rows longer than a trial's
+// chunk (2 to 9 entries here, CHUNK in gpu.rs) go to the `_chunks` kernels a piece a warp and
+// bc_combine, and the reference sums the same pieces in the same order. Then the same batches on the
 // 1D partition over 2 to 4 emulated ranks, as gpu.rs and gpu_ghosts.rs drive it
 // (bc_discover for the next level, each level's σ and δ packed by bc_pack, moved as
 // GpuExchange::alltoallv_runs moves them, stored by bc_unpack): every rank's δ of its own
@@ -28,6 +30,7 @@ inline double __ddiv_rn(double a, double b) { return a / b; }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline u64 __double2ull_rz(double x) { return (u64)x; }
 inline double __ull2double_rn(u64 x) { return (double)x; }
+inline u64 min(u64 a, u64 b) { return a < b ? a : b; }
 #include "bc_kernels.h"  // kernels/bc.cu, written by scripts/emulate-kernels
 
 template <class F> void launch(u64 threads, F f) {
@@ -38,6 +41,44 @@ template <class F> void launch(u64 threads, F f) {
 inline u64 level_threads(u32 count, u32 lanes) { return (u64)count * WARP * ((lanes + WARP - 1) / WARP); }
 
 struct Rows { std::vector<u64> off; std::vector<u32> adj; };
+
+// The trial's piece length (gpu.rs CHUNK).
+static u64 chunk = 1024;
+
+// The pieces of the rows of vertices 0..n longer than `chunk`, as gpu_pieces.rs lists them.
+struct Pieces {
+    std::vector<u32> rows, first, row_of, rank;
+    Pieces(const Rows &r, u32 n) {
+        for (u32 v = 0; v < n; v++) {
+            u64 len = r.off[v + 1] - r.off[v];
+            if (len <= chunk) continue;
+            rows.push_back(v);
+            first.push_back(row_of.size());
+            for (u32 i = 0; i < (len + chunk - 1) / chunk; i++) { row_of.push_back(v); rank.push_back(i); }
+        }
+        first.push_back(row_of.size());
+    }
+    u32 count() const { return row_of.size(); }
+    u32 longs() const { return rows.size(); }
+};
+
+// Forward and backward on a level as gpu.rs launches them: the level's list, then the long
+// rows' pieces and their sums combined into σ (forward) or δ (backward).
+static void forward_launches(const Rows &inc, const Pieces &p, const std::vector<u32> &list, u32 count, u32 lanes, const u64 *current, const u64 *next, u64 *reached, double *sigma) {
+    launch_warps(level_threads(count, lanes), [&] { bc_forward(inc.off.data(), inc.adj.data(), list.data(), count, lanes, chunk, current, next, reached, sigma); });
+    if (!p.count()) return;
+    std::vector<double> partial((u64)p.count() * lanes, -1.0);  // never read where not written
+    launch_warps(level_threads(p.count(), lanes), [&] { bc_forward_chunks(inc.off.data(), inc.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, current, next, sigma, partial.data()); });
+    launch((u64)p.longs() * lanes, [&] { bc_combine(p.rows.data(), p.first.data(), p.longs(), lanes, next, partial.data(), sigma); });
+}
+
+static void backward_launches(const Rows &out, const Pieces &p, const std::vector<u32> &list, u32 count, u32 lanes, const u64 *here, const u64 *deeper, const double *sigma, double *delta) {
+    launch_warps(level_threads(count, lanes), [&] { bc_backward(out.off.data(), out.adj.data(), list.data(), count, lanes, chunk, here, deeper, sigma, delta); });
+    if (!p.count()) return;
+    std::vector<double> partial((u64)p.count() * lanes, -1.0);
+    launch_warps(level_threads(p.count(), lanes), [&] { bc_backward_chunks(out.off.data(), out.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, here, deeper, sigma, delta, partial.data()); });
+    launch((u64)p.longs() * lanes, [&] { bc_combine(p.rows.data(), p.first.data(), p.longs(), lanes, here, partial.data(), delta); });
+}
 
 static Rows rows_of(u32 n, const std::vector<std::pair<u32, u32>> &arcs, bool reverse) {
     Rows r{std::vector<u64>(n + 1, 0), {}};
@@ -57,6 +98,7 @@ static std::vector<double> kernels_batch(u32 n, const Rows &out, const Rows &inc
     std::vector<std::vector<u64>> levels(1, std::vector<u64>(n));
     std::vector<std::vector<u32>> lists(1, std::vector<u32>(n));
     std::vector<u32> counts;
+    Pieces out_pieces(out, n), in_pieces(inc, n);
     launch(kb, [&] { bc_sources(batch.data(), kb, lanes, sigma.data(), levels[0].data(), reached.data()); });
     std::vector<u32> first(batch.begin(), batch.end());
     std::sort(first.begin(), first.end());
@@ -68,18 +110,33 @@ static std::vector<double> kernels_batch(u32 n, const Rows &out, const Rows &inc
         levels.emplace_back(n);
         lists.emplace_back(n);
         u32 count = counts[level], next = 0;
-        launch((u64)count * WARP, [&] { bc_expand(out.off.data(), out.adj.data(), lists[level].data(), count, levels[level].data(), reached.data(), levels[level + 1].data(), lists[level + 1].data(), &next); });
+        launch((u64)count * WARP, [&] { bc_expand(out.off.data(), out.adj.data(), lists[level].data(), count, chunk, levels[level].data(), reached.data(), levels[level + 1].data(), lists[level + 1].data(), &next); });
+        const Pieces &p = out_pieces;
+        launch((u64)p.count() * WARP, [&] { bc_expand_chunks(out.off.data(), out.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, levels[level].data(), reached.data(), levels[level + 1].data(), lists[level + 1].data(), &next); });
         if (next == 0) break;
-        launch_warps(level_threads(next, lanes), [&] { bc_forward(inc.off.data(), inc.adj.data(), lists[level + 1].data(), next, lanes, levels[level].data(), levels[level + 1].data(), reached.data(), sigma.data()); });
+        forward_launches(inc, in_pieces, lists[level + 1], next, lanes, levels[level].data(), levels[level + 1].data(), reached.data(), sigma.data());
         counts.push_back(next);
         level++;
     }
     for (size_t at = level; at-- > 0;) {
         u32 count = counts[at];
-        launch_warps(level_threads(count, lanes), [&] { bc_backward(out.off.data(), out.adj.data(), lists[at].data(), count, lanes, levels[at].data(), levels[at + 1].data(), sigma.data(), delta.data()); });
+        backward_launches(out, out_pieces, lists[at], count, lanes, levels[at].data(), levels[at + 1].data(), sigma.data(), delta.data());
     }
     launch(n, [&] { bc_accumulate(n, lanes, reached.data(), levels[0].data(), delta.data(), lo, hi); });
     return delta;
+}
+
+// Σ of row v's terms (`term`: negative where a neighbour has none) in row order, a row longer
+// than `chunk` in pieces of `chunk` from its start, the pieces' sums added in order.
+template <class Term> static double piecewise(const Rows &r, u32 v, Term term) {
+    double total = 0.0;
+    for (u64 begin = r.off[v]; begin < r.off[v + 1]; begin += chunk) {
+        double sum = 0.0;
+        for (u64 e = begin; e < std::min(begin + chunk, r.off[v + 1]); e++)
+            if (double t = term(r.adj[e]); t >= 0.0) sum += t;
+        total += sum;
+    }
+    return total;
 }
 
 // Sequential Brandes for one source: δ of every vertex (0 where unreached).
@@ -94,23 +151,13 @@ static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 
         for (u32 v : by_level[d])
             for (u64 e = out.off[v]; e < out.off[v + 1]; e++)
                 if (depth[out.adj[e]] < 0) { depth[out.adj[e]] = d + 1; next.push_back(out.adj[e]); }
-        for (u32 w : next) {
-            double sum = 0.0;
-            for (u64 e = inc.off[w]; e < inc.off[w + 1]; e++)
-                if (depth[inc.adj[e]] == (i64)d) sum += sigma[inc.adj[e]];
-            sigma[w] = sum;
-        }
+        for (u32 w : next)
+            sigma[w] = piecewise(inc, w, [&](u32 u) { return depth[u] == (i64)d ? sigma[u] : -1.0; });
         by_level.push_back(next);
     }
     for (size_t d = by_level.size(); d-- > 0;)
-        for (u32 v : by_level[d]) {
-            double sum = 0.0;
-            for (u64 e = out.off[v]; e < out.off[v + 1]; e++) {
-                u32 w = out.adj[e];
-                if (depth[w] == (i64)d + 1) sum += sigma[v] / sigma[w] * (1.0 + delta[w]);
-            }
-            delta[v] = sum;
-        }
+        for (u32 v : by_level[d])
+            delta[v] = piecewise(out, v, [&](u32 w) { return depth[w] == (i64)d + 1 ? sigma[v] / sigma[w] * (1.0 + delta[w]) : -1.0; });
     return delta;
 }
 
@@ -234,9 +281,11 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
             s.levels.emplace_back(p.slots());
             s.lists.emplace_back(p.n + 1);
             u32 n = p.n;
-            launch((u64)n * WARP, [&] { bc_discover(p.inc.off.data(), p.inc.adj.data(), n, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
+            launch((u64)n * WARP, [&] { bc_discover(p.inc.off.data(), p.inc.adj.data(), n, chunk, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
+            Pieces q(p.inc, n);
+            launch((u64)q.count() * WARP, [&] { bc_discover_chunks(p.inc.off.data(), p.inc.adj.data(), q.row_of.data(), q.rank.data(), q.count(), chunk, s.levels[level].data(), s.reached.data(), s.levels[level + 1].data(), s.lists[level + 1].data(), &next[r]); });
             if (next[r] > 0)
-                launch_warps(level_threads(next[r], lanes), [&] { bc_forward(p.inc.off.data(), p.inc.adj.data(), s.lists[level + 1].data(), next[r], lanes, s.levels[level].data(), s.levels[level + 1].data(), s.reached.data(), s.sigma.data()); });
+                forward_launches(p.inc, Pieces(p.inc, n), s.lists[level + 1], next[r], lanes, s.levels[level].data(), s.levels[level + 1].data(), s.reached.data(), s.sigma.data());
             found |= next[r] > 0;
         }
         push(parts, kb, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[level + 1]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
@@ -249,7 +298,7 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
             Part &p = parts[r];
             RankState &s = st[r];
             u32 count = s.counts[at];
-            launch_warps(level_threads(count, lanes), [&] { bc_backward(p.out.off.data(), p.out.adj.data(), s.lists[at].data(), count, lanes, s.levels[at].data(), s.levels[at + 1].data(), s.sigma.data(), s.delta.data()); });
+            backward_launches(p.out, Pieces(p.out, p.n), s.lists[at], count, lanes, s.levels[at].data(), s.levels[at + 1].data(), s.sigma.data(), s.delta.data());
         }
         if (at > 0) push(parts, kb, lanes, 0, [&](u32 r) -> std::vector<u64> & { return st[r].levels[at]; }, [&](u32 r) -> std::vector<double> & { return st[r].delta; });
     }
@@ -285,6 +334,7 @@ int main() {
         u32 n = 20 + g() % 300, m = n * (1 + g() % 6);
         bool directed = trial % 2;
         u32 lanes = (trial % 3 == 0) ? 64 : 1 + g() % 63;
+        chunk = 2 + g() % 8;
         std::vector<std::pair<u32, u32>> arcs;
         for (u32 i = 0; i < m; i++) {
             u32 a = g() % (n - 5), b = g() % (n - 5);  // the last five vertices stay isolated
@@ -305,7 +355,8 @@ int main() {
             for (u32 v = 0; v < n; v++)
                 if (std::memcmp(&want[v], &delta[(u64)v * lanes + s], 8) != 0) diff++;
         }
-        printf("n %u arcs %zu %s lanes %u sources %u: %s", n, arcs.size(), directed ? "directed" : "undirected", lanes, k, diff ? "DIFFERENT" : "same");
+        Pieces pieces(out, n);
+        printf("n %u arcs %zu %s lanes %u sources %u chunk %llu (%u long rows): %s", n, arcs.size(), directed ? "directed" : "undirected", lanes, k, chunk, pieces.longs(), diff ? "DIFFERENT" : "same");
         bad += diff != 0;
         u32 ranks = 2 + trial % 3;
         int pdiff = partitioned_differences(n, out, inc, batch, lanes, ranks, delta, lo, hi);

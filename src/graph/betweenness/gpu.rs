@@ -6,8 +6,10 @@
 //! ranks hold, so each own vertex pulls its next-level lanes over its in-row (`bc_discover`)
 //! instead of the frontier pushing along out-rows (`bc_expand`), and each level ends with
 //! its σ (forward) or δ (backward) pushed to the ghosts (`gpu_ghosts`), as `sweep` does.
+//! Rows longer than `CHUNK` go to the `_chunks` kernels a piece a warp (`gpu_pieces`).
 
 use super::gpu_ghosts::{self, Carried, GhostPush};
+use super::gpu_pieces::{self, DevicePieces};
 use super::steps::Steps;
 use super::trace::LevelTrace;
 use super::view::{LocalRows, View};
@@ -21,13 +23,17 @@ use rayon::prelude::*;
 /// Threads per vertex in `bc_expand` and `bc_discover` (kernels/bc.cu's WARP).
 const WARP: u32 = 32;
 
-/// Device bytes for the view's rows, `lanes` lanes of values over its slots (own vertices
-/// and ghosts) and, on a partitioned graph, the ghost plan and its buffers.
+/// Device bytes for the view's rows (with their long rows' pieces, and the pieces' sums for
+/// `lanes` lanes), `lanes` lanes of values over its slots (own vertices and ghosts) and, on
+/// a partitioned graph, the ghost plan and its buffers.
 pub fn bytes_needed(view: &View, lanes: usize) -> u64 {
-    let rows = |r: &LocalRows| 8 * r.offsets.len() as u64 + 4 * r.adj.len() as u64;
+    let pieces = |r: &LocalRows| gpu_pieces::count(r, view.local_n);
+    let rows = |r: &LocalRows| 8 * r.offsets.len() as u64 + 4 * r.adj.len() as u64 + 16 * pieces(r);
+    let most_pieces = pieces(&view.out).max(view.inc.as_ref().map_or(0, pieces));
     let slots = view.slots() as u64;
     rows(&view.out)
         + view.inc.as_ref().map_or(0, rows)
+        + most_pieces * lanes as u64 * 8
         + slots * lanes as u64 * super::BYTES_PER_LANE
         + 16 * slots
         + view
@@ -39,23 +45,34 @@ pub fn bytes_needed(view: &View, lanes: usize) -> u64 {
 struct DeviceRows {
     offsets: CudaSlice<u64>,
     adj: CudaSlice<u32>,
+    /// The pieces of the own vertices' long rows.
+    pieces: DevicePieces,
 }
 
-fn upload_rows(gpu: &Gpu, rows: &LocalRows) -> Result<DeviceRows> {
+fn upload_rows(gpu: &Gpu, rows: &LocalRows, n: usize) -> Result<DeviceRows> {
     Ok(DeviceRows {
         offsets: gpu.upload("betweenness row offsets", &rows.offsets)?,
         adj: gpu.upload("betweenness rows", &rows.adj)?,
+        pieces: DevicePieces::upload(gpu, rows, n)?,
     })
 }
 
 struct Kernels {
     sources: Kernel,
     expand: Kernel,
+    expand_chunks: Kernel,
     discover: Kernel,
+    discover_chunks: Kernel,
     forward: Kernel,
+    forward_chunks: Kernel,
     backward: Kernel,
+    backward_chunks: Kernel,
+    combine: Kernel,
     accumulate: Kernel,
 }
+
+/// A row's length above which the kernels leave it to its pieces (kernels/bc.cu `chunk`).
+const CHUNK: u64 = super::CHUNK as u64;
 
 /// Every batch of `sources` on the GPU: the sums of the view's own vertices, the deepest
 /// level and the GPU seconds of each phase; `steps` gains the device set-up (uploads, the
@@ -80,23 +97,29 @@ pub fn batches(
     let k = Kernels {
         sources: f("bc_sources")?,
         expand: f("bc_expand")?,
+        expand_chunks: f("bc_expand_chunks")?,
         discover: f("bc_discover")?,
+        discover_chunks: f("bc_discover_chunks")?,
         forward: rows_kernel("bc_forward")?,
+        forward_chunks: rows_kernel("bc_forward_chunks")?,
         backward: rows_kernel("bc_backward")?,
+        backward_chunks: rows_kernel("bc_backward_chunks")?,
+        combine: f("bc_combine")?,
         accumulate: f("bc_accumulate")?,
     };
     let mut push = match world {
         Some((world, transport)) => Some(GhostPush::new(world, gpu, transport, view, lanes)?),
         None => None,
     };
-    let out = upload_rows(gpu, &view.out)?;
+    let (n, slots) = (view.local_n, view.slots());
+    let out = upload_rows(gpu, &view.out, n)?;
     let inc = match &view.inc {
-        Some(rows) => Some(upload_rows(gpu, rows)?),
+        Some(rows) => Some(upload_rows(gpu, rows, n)?),
         None => None,
     };
     let in_rows = inc.as_ref().unwrap_or(&out);
-    let (n, slots) = (view.local_n, view.slots());
-    let mut state = State::new(gpu, (n, slots), lanes)?;
+    let pieces = out.pieces.count.max(in_rows.pieces.count) as usize;
+    let mut state = State::new(gpu, (n, slots), lanes, pieces)?;
     gpu.sync("the betweenness set-up")?;
     steps.mark("setup");
     let mut deepest = 0;
@@ -216,13 +239,16 @@ struct State {
     lo: CudaSlice<u64>,
     hi: CudaSlice<u64>,
     count: CudaSlice<u32>,
+    /// Per piece of a long row and lane, the piece's sum.
+    partial: CudaSlice<f64>,
     phases: Phases,
     trace: LevelTrace,
 }
 
 impl State {
-    /// Values for `lanes` lanes of every slot, and sums of the `n` own vertices.
-    fn new(gpu: &Gpu, (n, slots): (usize, usize), lanes: usize) -> Result<State> {
+    /// Values for `lanes` lanes of every slot, sums of the `n` own vertices, and the sums of
+    /// `pieces` pieces of long rows.
+    fn new(gpu: &Gpu, (n, slots): (usize, usize), lanes: usize, pieces: usize) -> Result<State> {
         Ok(State {
             sigma: gpu.zeros::<f64>("betweenness sigma", slots * lanes)?,
             delta: gpu.zeros::<f64>("betweenness delta", slots * lanes)?,
@@ -233,6 +259,7 @@ impl State {
             lo: gpu.zeros::<u64>("betweenness sums", n)?,
             hi: gpu.zeros::<u64>("betweenness sums", n)?,
             count: gpu.zeros::<u32>("betweenness level size", 1)?,
+            partial: gpu.zeros::<f64>("betweenness pieces' sums", pieces * lanes)?,
             phases: Phases::default(),
             trace: LevelTrace::from_env(),
         })
@@ -357,16 +384,41 @@ fn run_batch(
     }
     for at in (0..level).rev() {
         let count = st.counts[at];
+        let out = rows.1;
         let seconds = gpu.timed(|| {
             gpu.launch(&k.backward, per_level_vertex(count, lanes32), |a| {
-                a.arg(&rows.1.offsets)
-                    .arg(&rows.1.adj)
+                a.arg(&out.offsets)
+                    .arg(&out.adj)
                     .arg(&st.lists[at])
                     .arg(&count)
-                    .arg(&lanes32);
+                    .arg(&lanes32)
+                    .arg(&CHUNK);
                 a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
                 a.arg(&st.sigma).arg(&mut st.delta);
-            })
+            })?;
+            let p = &out.pieces;
+            if p.count == 0 {
+                return Ok(());
+            }
+            gpu.launch(
+                &k.backward_chunks,
+                per_level_vertex(p.count, lanes32),
+                |a| {
+                    a.arg(&out.offsets).arg(&out.adj);
+                    a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
+                    a.arg(&lanes32).arg(&st.levels[at]).arg(&st.levels[at + 1]);
+                    a.arg(&st.sigma).arg(&st.delta).arg(&mut st.partial);
+                },
+            )?;
+            combine(
+                gpu,
+                k,
+                p,
+                lanes32,
+                &st.levels[at],
+                &st.partial,
+                &mut st.delta,
+            )
         })?;
         st.phases.backward += seconds;
         st.trace.backward(at, seconds);
@@ -386,6 +438,23 @@ fn run_batch(
         })
     })?;
     Ok(level as u32)
+}
+
+/// The long rows' pieces' sums added in piece order into `values` (σ or δ), for the lanes of
+/// each long row's vertex in `masks` (`bc_combine`).
+fn combine(
+    gpu: &Gpu,
+    k: &Kernels,
+    p: &DevicePieces,
+    lanes32: u32,
+    masks: &CudaSlice<u64>,
+    partial: &CudaSlice<f64>,
+    values: &mut CudaSlice<f64>,
+) -> Result<()> {
+    gpu.launch(&k.combine, spread(p.long, lanes32), |a| {
+        a.arg(&p.rows).arg(&p.first).arg(&p.long).arg(&lanes32);
+        a.arg(masks).arg(partial).arg(values);
+    })
 }
 
 /// Level `level + 1` of a batch of `kb` sources: its masks and list (`bc_expand` on the
@@ -412,18 +481,41 @@ fn forward_level(
     let (done, rest) = st.levels.split_at_mut(level + 1);
     let (lists, next_list) = st.lists.split_at_mut(level + 1);
     let expand = gpu.timed(|| match part {
-        None => gpu.launch(&k.expand, spread(count, WARP), |a| {
-            a.arg(&out.offsets)
-                .arg(&out.adj)
-                .arg(&lists[level])
-                .arg(&count);
-            a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
-            a.arg(&mut next_list[0]).arg(&mut st.count);
-        }),
+        None => {
+            gpu.launch(&k.expand, spread(count, WARP), |a| {
+                a.arg(&out.offsets)
+                    .arg(&out.adj)
+                    .arg(&lists[level])
+                    .arg(&count)
+                    .arg(&CHUNK);
+                a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
+                a.arg(&mut next_list[0]).arg(&mut st.count);
+            })?;
+            let p = &out.pieces;
+            if p.count == 0 {
+                return Ok(());
+            }
+            gpu.launch(&k.expand_chunks, spread(p.count, WARP), |a| {
+                a.arg(&out.offsets).arg(&out.adj);
+                a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
+                a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
+                a.arg(&mut next_list[0]).arg(&mut st.count);
+            })
+        }
         Some(_) => {
             let n32 = n as u32;
             gpu.launch(&k.discover, spread(n32, WARP), |a| {
-                a.arg(&inc.offsets).arg(&inc.adj).arg(&n32);
+                a.arg(&inc.offsets).arg(&inc.adj).arg(&n32).arg(&CHUNK);
+                a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
+                a.arg(&mut next_list[0]).arg(&mut st.count);
+            })?;
+            let p = &inc.pieces;
+            if p.count == 0 {
+                return Ok(());
+            }
+            gpu.launch(&k.discover_chunks, spread(p.count, WARP), |a| {
+                a.arg(&inc.offsets).arg(&inc.adj);
+                a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
                 a.arg(&done[level]).arg(&st.reached).arg(&mut rest[0]);
                 a.arg(&mut next_list[0]).arg(&mut st.count);
             })
@@ -439,10 +531,22 @@ fn forward_level(
                     .arg(&inc.adj)
                     .arg(&next_list[0])
                     .arg(&next)
-                    .arg(&lanes32);
+                    .arg(&lanes32)
+                    .arg(&CHUNK);
                 a.arg(&done[level]).arg(&rest[0]).arg(&mut st.reached);
                 a.arg(&mut st.sigma);
-            })
+            })?;
+            let p = &inc.pieces;
+            if p.count == 0 {
+                return Ok(());
+            }
+            gpu.launch(&k.forward_chunks, per_level_vertex(p.count, lanes32), |a| {
+                a.arg(&inc.offsets).arg(&inc.adj);
+                a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
+                a.arg(&lanes32).arg(&done[level]).arg(&rest[0]);
+                a.arg(&st.sigma).arg(&mut st.partial);
+            })?;
+            combine(gpu, k, p, lanes32, &rest[0], &st.partial, &mut st.sigma)
         })?;
         st.phases.forward += forward;
     }

@@ -4,7 +4,8 @@
 //!
 //! Sources go in batches of up to 64 lanes that share every row read (`sweep`; on a GPU
 //! kernels/bc.cu). No value is summed in an order that depends on threads, ranks or the
-//! device: each vertex pulls over its row in row order, and the per-source dependencies
+//! device: each vertex pulls over its row in row order (a long row in pieces of `CHUNK`
+//! entries, the pieces' sums added in order), and the per-source dependencies
 //! δ_s(v), each an f64, are added over sources in 128-bit fixed point (64 fraction bits),
 //! where addition is associative. So BC is bit-identical for every rank count, batch size,
 //! distribution and device.
@@ -18,6 +19,7 @@
 
 pub mod gpu;
 pub mod gpu_ghosts;
+pub mod gpu_pieces;
 pub mod steps;
 pub mod sweep;
 mod trace;
@@ -39,6 +41,12 @@ use view::View;
 
 /// Most sources in one batch.
 pub const MAX_LANES: usize = 64;
+
+/// Rows longer than this many entries are summed in pieces of this many from the row's start:
+/// each piece's sum in row order, then the pieces' sums in order (a row of at most `CHUNK`
+/// entries is one piece, its sum the row-order sum). The CPU and the GPU cut the same pieces,
+/// so the sums are the same bits; the GPU reads a hub's pieces with many warps at once.
+pub const CHUNK: usize = 1024;
 
 /// Bytes per vertex (and ghost) per lane: σ, δ.
 pub const BYTES_PER_LANE: u64 = 8 + 8;

@@ -2,14 +2,15 @@
 //! so that no value is ever summed in an order that depends on threads or ranks:
 //! forward, level by level, an undiscovered vertex sums σ over its predecessors at the
 //! current level; backward, from the deepest level, a vertex sums σ(v)/σ(w)·(1 + δ(w)) over
-//! its successors one level deeper. The lanes of a batch (one per source) share each row
+//! its successors one level deeper (a row longer than `CHUNK` in pieces, their sums added
+//! in order). The lanes of a batch (one per source) share each row
 //! read, and a bit mask per vertex and level says which lanes have it at that level, so a
 //! neighbour that matters to no lane costs one load (as multi-source BFS, Then et al.,
 //! VLDB 2014). On a partitioned graph each level ends with the new values sent to the ranks that
 //! hold them as ghosts (`push`): σ forward, δ backward. kernels/bc.cu does the same steps.
 
 use super::view::View;
-use super::{to_fixed, MAX_LANES};
+use super::{to_fixed, CHUNK, MAX_LANES};
 use crate::comm::{Op, World};
 use crate::error::Result;
 use crate::graph::Vid;
@@ -136,6 +137,32 @@ fn first_lanes(k: usize) -> u64 {
     }
 }
 
+/// Per lane, the sum of a row's terms: `piece` adds the terms of a run of the row's entries
+/// into its sums in row order and returns the lanes it added to; a row of more than `CHUNK`
+/// entries goes in pieces of `CHUNK` from its start, the pieces' sums added in order (as
+/// kernels/bc.cu's `_chunks` kernels and `bc_combine` do). Also the lanes added to.
+#[inline]
+fn row_sums(row: &[u32], piece: impl Fn(&[u32], &mut [f64; MAX_LANES]) -> u64) -> Sums {
+    let mut total = [0f64; MAX_LANES];
+    if row.len() <= CHUNK {
+        let hit = piece(row, &mut total);
+        return (total, hit);
+    }
+    let mut hit = 0;
+    for run in row.chunks(CHUNK) {
+        let mut sum = [0f64; MAX_LANES];
+        let lanes = piece(run, &mut sum);
+        for s in lanes_of(lanes) {
+            total[s] += sum[s];
+        }
+        hit |= lanes;
+    }
+    (total, hit)
+}
+
+/// Per lane a sum, and the lanes with terms.
+type Sums = ([f64; MAX_LANES], u64);
+
 /// The next level (`next`): each own vertex, in each lane where it is unreached, sums σ over
 /// its predecessors at the current level (`current`). True when any lane reached any.
 fn forward_level(view: &View, lanes: &Lanes, k: usize, current: &Masks, next: &Masks) -> bool {
@@ -149,15 +176,17 @@ fn forward_level(view: &View, lanes: &Lanes, k: usize, current: &Masks, next: &M
             if open == 0 {
                 return false;
             }
-            let mut sum = [0f64; MAX_LANES];
-            let mut hit = 0u64;
-            for &w in inc.row(v) {
-                let m = current[w as usize].load(Relaxed) & open;
-                hit |= m;
-                for s in lanes_of(m) {
-                    sum[s] += lanes.sigma(w as usize * b + s);
+            let (sum, hit) = row_sums(inc.row(v), |run, sum| {
+                let mut hit = 0u64;
+                for &w in run {
+                    let m = current[w as usize].load(Relaxed) & open;
+                    hit |= m;
+                    for s in lanes_of(m) {
+                        sum[s] += lanes.sigma(w as usize * b + s);
+                    }
                 }
-            }
+                hit
+            });
             for s in lanes_of(hit) {
                 lanes.sigma[v * b + s].store(sum[s].to_bits(), Relaxed);
             }
@@ -169,7 +198,7 @@ fn forward_level(view: &View, lanes: &Lanes, k: usize, current: &Masks, next: &M
 }
 
 /// δ of each own vertex in its lanes at this level (`here`), from its successors one level
-/// deeper (`deeper`): the sum of σ(v)/σ(w)·(1 + δ(w)) in row order.
+/// deeper (`deeper`): the sum of σ(v)/σ(w)·(1 + δ(w)) in row order (`row_sums`' pieces).
 fn backward_level(view: &View, lanes: &Lanes, here: &Masks, deeper: &Masks) {
     let b = lanes.lanes;
     (0..view.local_n).into_par_iter().for_each(|v| {
@@ -177,14 +206,19 @@ fn backward_level(view: &View, lanes: &Lanes, here: &Masks, deeper: &Masks) {
         if mine == 0 {
             return;
         }
-        let mut sum = [0f64; MAX_LANES];
-        for &w in view.out.row(v) {
-            let w = w as usize;
-            for s in lanes_of(deeper[w].load(Relaxed) & mine) {
-                let ratio = lanes.sigma(v * b + s) / lanes.sigma(w * b + s);
-                sum[s] += ratio * (1.0 + lanes.delta(w * b + s));
+        let (sum, _) = row_sums(view.out.row(v), |run, sum| {
+            let mut hit = 0u64;
+            for &w in run {
+                let w = w as usize;
+                let m = deeper[w].load(Relaxed) & mine;
+                hit |= m;
+                for s in lanes_of(m) {
+                    let ratio = lanes.sigma(v * b + s) / lanes.sigma(w * b + s);
+                    sum[s] += ratio * (1.0 + lanes.delta(w * b + s));
+                }
             }
-        }
+            hit
+        });
         for s in lanes_of(mine) {
             lanes.delta[v * b + s].store(sum[s].to_bits(), Relaxed);
         }
@@ -288,4 +322,53 @@ fn push(
         first_ghost += ghosts;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lane 0 takes 1/(w+1) of every entry w, lane 1 of the even ones; the sums as `row_sums`
+    /// must make them: in row order within pieces of `CHUNK` from the row's start, the pieces'
+    /// sums added in order.
+    #[test]
+    fn a_long_row_is_summed_in_pieces_and_a_short_one_in_row_order() {
+        let piece = |run: &[u32], sum: &mut [f64; MAX_LANES]| {
+            let mut hit = 0;
+            for &w in run {
+                sum[0] += 1.0 / (w as f64 + 1.0);
+                hit |= 1;
+                if w % 2 == 0 {
+                    sum[1] += 1.0 / (w as f64 + 1.0);
+                    hit |= 2;
+                }
+            }
+            hit
+        };
+        for len in [5, CHUNK, 3 * CHUNK + 1] {
+            let row: Vec<u32> = (0..len as u32).collect();
+            let (sum, hit) = row_sums(&row, piece);
+            let mut want = [0f64; 2];
+            for run in row.chunks(CHUNK) {
+                let mut part = [0f64; 2];
+                for &w in run {
+                    part[0] += 1.0 / (w as f64 + 1.0);
+                    if w % 2 == 0 {
+                        part[1] += 1.0 / (w as f64 + 1.0);
+                    }
+                }
+                want[0] += part[0];
+                want[1] += part[1];
+            }
+            assert_eq!(hit, 3);
+            assert_eq!(sum[0].to_bits(), want[0].to_bits(), "{len} entries, lane 0");
+            assert_eq!(sum[1].to_bits(), want[1].to_bits(), "{len} entries, lane 1");
+            assert!(sum[2..].iter().all(|&s| s == 0.0));
+        }
+        // The pieces change the bits (so the test can tell): the harmonic sum over 3 CHUNK + 1
+        // entries differs from its plain row-order sum.
+        let row: Vec<u32> = (0..3 * CHUNK as u32 + 1).collect();
+        let plain: f64 = row.iter().map(|&w| 1.0 / (w as f64 + 1.0)).sum();
+        assert_ne!(row_sums(&row, piece).0[0].to_bits(), plain.to_bits());
+    }
 }
