@@ -9,13 +9,12 @@
 # present (3 or more only for the cases marked wide, to stay within about 90 s on 4 GPUs),
 # or 2 and 3 ranks sharing the GPU of a one-GPU host, staged through MPI there (NCCL wants a
 # GPU per rank): tessera refuses more ranks than GPUs on a host of several), the circuit's
-# checksum (order-dependent: edges, directions), its
-# initial trail count and the checker's verdict must equal the CPU run's. Each case prints
-# its rows as it finishes. A graph in two pieces, and one with odd vertices, must stop with
-# the CPU check's line on 1 and 2 ranks. Then one timing row on one GPU: the union of two
-# Hamiltonian cycles with $GPU_CHECK_EULER_TIMING_VERTICES (2^23) vertices, 2^24 edges,
-# adjacency pairing with the sequential Hierholzer beside it, and random pairing. Sets
-# status=1 on any difference.
+# checksum (order-dependent: edges, directions), its initial trail count and the checker's
+# verdict must equal the CPU run's. Each case prints its rows as it finishes. A graph in two
+# pieces, and one with odd vertices, must stop with the CPU check's line on 1 and 2 ranks.
+# Then one timing row on one GPU: the union of two Hamiltonian cycles with
+# $GPU_CHECK_EULER_TIMING_VERTICES (2^23) vertices, 2^24 edges, adjacency pairing with the
+# sequential Hierholzer beside it, and random pairing. Sets status=1 on any difference.
 check_euler() {
     local timing=${GPU_CHECK_EULER_TIMING_VERTICES:-8388608}
     local -a ranks
