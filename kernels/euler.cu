@@ -828,6 +828,42 @@ extern "C" __global__ void euler_rule_spread(const u32 *heads, u64 count, const 
 // ranks: each round the offers ask their trails' roots of the trails' owners, each offer
 // between two trees goes to its larger root's owner, every root with offers hooks under the
 // smallest (root, link), and the nodes that moved jump to their roots by questions too.
+// Before the rounds each rank keeps, of its offers between the same two trails, only the one
+// with the smallest link (forest.rs `distinct`: the others can never be chosen), through a
+// hash table of (t1, t) keys with linear probing.
+
+// Each offer (t1, t, link) into the table (keys 0 when empty: t1 < t, so no key is 0; links
+// NIL): its key's entry keeps the smallest link. It reads before each atomic, so the many
+// offers of one pair (every vertex of a graph of two trails offers the same one) mostly read
+// one cached entry.
+extern "C" __global__ void euler_offer_insert(const u32 *offers, u64 count, u64 mask, u64 *keys,
+                                              u32 *links) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u64 key = (u64)offers[3 * k] << 32 | offers[3 * k + 1];
+    u32 link = offers[3 * k + 2];
+    for (u64 h = mix64(key) & mask;; h = (h + 1) & mask) {
+        u64 held = keys[h];
+        if (held == 0) held = atomicCAS(&keys[h], 0ull, key);
+        if (held == 0 || held == key) {
+            if (link < links[h]) atomicMin(&links[h], link);
+            return;
+        }
+    }
+}
+
+// The table's entries as offers (t1, t, link), appended.
+extern "C" __global__ void euler_offer_take(const u64 *keys, const u32 *links, u64 capacity,
+                                            u32 *offers, u64 *count) {
+    u64 h = thread_index();
+    bool held = h < capacity && keys[h] != 0;
+    u64 at = warp_slot(held, count);
+    if (held) {
+        offers[3 * at] = (u32)(keys[h] >> 32);
+        offers[3 * at + 1] = (u32)keys[h];
+        offers[3 * at + 2] = links[h];
+    }
+}
 
 extern "C" __global__ void euler_forest_start(u32 *root, u64 *best, u64 nodes, u32 first) {
     u64 i = thread_index();

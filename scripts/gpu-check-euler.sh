@@ -7,14 +7,14 @@
 # device exchange layer, NCCL, and once staged through MPI (union-random-mpi); the circuit's
 # order (cut, ranking, placement) on the devices; by default one rank per GPU: 2 and the GPUs
 # present (3 or more only for the cases marked wide, to stay within about 90 s on 4 GPUs),
-# or 2 and 3 ranks sharing the GPU of a one-GPU host: tessera refuses more ranks than GPUs on
-# a host of several), the circuit's checksum (order-dependent: edges, directions), its
-# initial trail count and the checker's verdict must equal the CPU run's. Each case prints
-# its rows as it finishes. A graph in two pieces, and one with odd vertices, must stop with
-# the CPU check's line on 1 and 2 ranks. Then one timing row on one GPU: the union of two
-# Hamiltonian cycles with $GPU_CHECK_EULER_TIMING_VERTICES (2^23) vertices, 2^24 edges,
-# adjacency pairing with the sequential Hierholzer beside it, and random pairing. Sets
-# status=1 on any difference.
+# or 2 and 3 ranks sharing the GPU of a one-GPU host, staged through MPI there (NCCL wants a
+# GPU per rank): tessera refuses more ranks than GPUs on a host of several), the circuit's
+# checksum (order-dependent: edges, directions), its initial trail count and the checker's
+# verdict must equal the CPU run's. Each case prints its rows as it finishes. A graph in two
+# pieces, and one with odd vertices, must stop with the CPU check's line on 1 and 2 ranks.
+# Then one timing row on one GPU: the union of two Hamiltonian cycles with
+# $GPU_CHECK_EULER_TIMING_VERTICES (2^23) vertices, 2^24 edges, adjacency pairing with the
+# sequential Hierholzer beside it, and random pairing. Sets status=1 on any difference.
 check_euler() {
     local timing=${GPU_CHECK_EULER_TIMING_VERTICES:-8388608}
     local -a ranks
@@ -22,7 +22,10 @@ check_euler() {
     ((gpus > 2)) && default_ranks="2 $gpus"
     ((gpus == 2)) && default_ranks="2"
     read -r -a ranks <<<"${GPU_CHECK_EULER_RANKS:-$default_ranks}"
-    local pairs name args np wide
+    # Ranks sharing one GPU exchange through MPI (NCCL refuses two ranks on one device).
+    local -a shared_transport=()
+    ((gpus == 1)) && shared_transport=(--gpu-transport mpi)
+    local pairs name args several np wide
     # Exactly two odd vertices (1 and 3), and a digraph unbalanced at 0 (+1) and 3 (-1): --trail.
     printf '0 1\n1 2\n2 0\n2 3\n3 4\n4 2\n4 4\n1 3\n' >"$out/euler-trail.el"
     printf '0 1\n1 2\n2 0\n0 3\n' >"$out/euler-arcs.el"
@@ -54,9 +57,11 @@ check_euler() {
         pairs=()
         run_tessera "euler-$name-gpu" 1 euler --device gpu "${args[@]}" &&
             pairs+=("euler-$name-cpu:euler-$name-gpu")
+        several=("${args[@]}")
+        [[ " ${args[*]} " == *" --gpu-transport "* ]] || several+=("${shared_transport[@]}")
         for np in "${ranks[@]}"; do
             ((np > 2 && !wide)) && continue
-            run_tessera "euler-$name-gpu-np$np" "$np" euler --device gpu "${args[@]}" &&
+            run_tessera "euler-$name-gpu-np$np" "$np" euler --device gpu "${several[@]}" &&
                 pairs+=("euler-$name-cpu:euler-$name-gpu-np$np")
         done
         euler_rows "${pairs[@]}" || status=1
@@ -66,8 +71,8 @@ check_euler() {
     printf '0 1\n1 2\n2 0\n3 4\n4 5\n5 3\n' >"$out/euler-two-pieces.el"
     printf '0 1\n1 2\n' >"$out/euler-odd.el"
     for np in 1 2; do
-        euler_refused two-pieces "$np" "not Eulerian: edges lie in 2 components"
-        euler_refused odd "$np" "not Eulerian: 2 of 3 vertices have odd degree"
+        euler_refused two-pieces "$np" "not Eulerian: edges lie in 2 components" "${shared_transport[@]}"
+        euler_refused odd "$np" "not Eulerian: 2 of 3 vertices have odd degree" "${shared_transport[@]}"
     done
     run_tessera "euler-timing-adjacency" 1 euler --device gpu --generator union-cycles \
         --vertices "$timing" --k 2 --hierholzer --write-circuit false || true
@@ -90,12 +95,14 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# A graph that is not Eulerian must stop on NP ranks with the line MESSAGE starts.
+# A graph that is not Eulerian must stop on NP ranks with the line MESSAGE starts (further
+# arguments passed on to tessera).
 euler_refused() {
     local name=$1 np=$2 message=$3
+    shift 3
     local log="$out/euler-$name-np$np.log"
     if mpirun --oversubscribe -np "$np" "$bin" euler --device gpu --input "$out/euler-$name.el" \
-        --output "$out/euler-$name.h5" >"$log" 2>&1 || ! grep -q "$message" "$log"; then
+        --output "$out/euler-$name.h5" "$@" >"$log" 2>&1 || ! grep -q "$message" "$log"; then
         echo "FAILED: euler-$name on $np ranks should stop with '$message' (log: $log)"
         status=1
     else

@@ -657,6 +657,32 @@ fn circuits_stay_todays_over_the_ruling_set_and_plain_jumping() {
     }
 }
 
+/// The forest sends each rank's offers between the same two trails once (forest.rs
+/// `distinct`): on the union of two Hamiltonian cycles with adjacency pairing (two trails)
+/// every vertex offers the same pair, and the bytes the ranks send each other in the tree
+/// phase no longer grow with the vertices (they grew by about 40 a vertex), the same circuit
+/// checked valid.
+#[test]
+fn the_tree_phase_sends_each_pair_of_trails_once() {
+    let dir = test_dir("euler-offers");
+    for np in [2, 4] {
+        let tree_bytes = |n: u64| {
+            let name = format!("offers-{np}-{n}");
+            let n = n.to_string();
+            let args = ["--generator", "union-cycles", "--vertices", &n, "--k", "2"];
+            let h5 = euler(np, &dir, &name, &args);
+            assert_eq!(h5.attr::<u64>("euler", "initial_trails"), 2, "{name}");
+            assert_eq!(h5.attr::<u8>("euler", "valid"), 1, "{name}");
+            h5.attr::<u64>("euler", "tree_bytes")
+        };
+        let (small, large) = (tree_bytes(400), tree_bytes(6400));
+        assert!(
+            large <= small,
+            "{np} ranks: the tree phase sent {small} bytes at 400 vertices, {large} at 6400"
+        );
+    }
+}
+
 /// The distributed checker refuses a spoiled circuit (`TESSERA_EULER_CORRUPT`): two edges
 /// swapped, one edge missing (its neighbour twice), a vertex of the walk moved; each kind
 /// on one rank count each here, every kind on every rank count in `scripts/test-long`.

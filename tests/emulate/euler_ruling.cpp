@@ -33,6 +33,7 @@ template <class T> T __shfl_sync(u32, T v, int) { return v; }
 inline u64 atomicAdd(u64 *a, u64 v) { u64 old = *a; *a += v; return old; }
 inline u64 atomicMin(u64 *a, u64 v) { u64 old = *a; *a = std::min(old, v); return old; }
 inline u32 atomicMin(u32 *a, u32 v) { u32 old = *a; *a = std::min(old, v); return old; }
+inline u64 atomicCAS(u64 *a, u64 cmp, u64 v) { u64 old = *a; if (old == cmp) *a = v; return old; }
 inline u64 warp_slot(bool take, u64 *tail) { return take ? (*tail)++ : 0; }
 inline void warp_add(u64 *a, u32 v) { *a += v; }
 template <int K> void block_add(u64 *c, const int (&index)[K], const u64 (&value)[K]) {
@@ -353,6 +354,18 @@ std::pair<vector<u32>, size_t> forest(u64 trails_n, u64 slots_n, const vector<st
         offers[r].insert(offers[r].end(), {l[0], l[1], l[2] - slots.ranks[r].first});
         count[r]++;
     }
+    // gpu_forest.rs `distinct`: each rank keeps, of its offers between the same two trails,
+    // the one with the smallest link.
+    for (u32 r = 0; r < P; r++) {
+        u64 capacity = 1;
+        while (capacity < 2 * count[r]) capacity *= 2;
+        vector<u64> keys(capacity, 0);
+        vector<u32> table_links(capacity, NIL), kept(3 * count[r] + 1, 0);
+        u64 kept_count = 0;
+        launch(count[r], [&] { euler_offer_insert(offers[r].data(), count[r], capacity - 1, keys.data(), table_links.data()); });
+        launch(capacity, [&] { euler_offer_take(keys.data(), table_links.data(), capacity, kept.data(), &kept_count); });
+        offers[r] = kept, count[r] = kept_count;
+    }
     for (u32 r = 0; r < P; r++) {
         u64 n = trails.ranks[r].here;
         root[r].assign(n + 1, 0), best[r].assign(n + 1, 0), chosen[r].assign(n + 1, 0);
@@ -454,20 +467,22 @@ std::pair<vector<u32>, size_t> forest_reference(u64 trails_n, const vector<std::
     }
 }
 
-int check_forest(u32 P) {
+// `few` trails: links between few pairs of trails, each pair offered many times over (as
+// every vertex of a graph of two trails offers the same pair), which `distinct` thins out.
+int check_forest(u32 P, bool few) {
     // Trails labelled by some of the node ids, links between random pairs of them (some
     // repeated, a few pieces apart), each on its own slot.
     u64 trails_n = 5000, slots_n = 40000;
     vector<u32> labels;
     for (u32 i = 0; i < trails_n; i++)
-        if (rng() % 3 == 0) labels.push_back(i);
+        if (rng() % (few ? 500 : 3) == 0) labels.push_back(i);
     vector<u32> slot(slots_n);
     std::iota(slot.begin(), slot.end(), 0);
     std::shuffle(slot.begin(), slot.end(), rng);
     vector<std::array<u32, 3>> links;
     for (u32 k = 0; k < 3000; k++) {
         u32 a = labels[rng() % labels.size()], b = labels[rng() % labels.size()];
-        if (a % 97 == 1 || b % 97 == 1) continue; // some trails stay apart
+        if (a == b || a % 97 == 1 || b % 97 == 1) continue; // some trails stay apart
         links.push_back({std::min(a, b), std::max(a, b), slot[k]});
     }
     auto got = forest(trails_n, slots_n, links, P);
@@ -529,7 +544,8 @@ int main() {
         EVERY = every;
         for (u32 P = 1; P <= 4; P++) bad += check(P, 30000);
     }
-    for (u32 P = 1; P <= 4; P++) bad += check_forest(P);
+    for (bool few : {false, true})
+        for (u32 P = 1; P <= 4; P++) bad += check_forest(P, few);
     for (u32 P = 1; P <= 4; P++) bad += check_order(P, 5000);
     return bad ? 1 : 0;
 }

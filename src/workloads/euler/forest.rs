@@ -4,7 +4,11 @@
 //! a smaller root hooks onto the smallest such root, ties broken by the smallest link id,
 //! and that link joins the forest; then every node's pointer jumps to its root. Hooks go
 //! from larger to smaller roots only, so they make no cycle, a root stays the smallest node
-//! of its tree, and the links chosen depend only on the graph.
+//! of its tree, and the links chosen depend only on the graph. Of parallel links (the same
+//! two nodes) only the smallest id can ever be chosen: they see the same roots every round
+//! and lose to it on the id, so each rank keeps only that one of those it holds (`distinct`)
+//! before the rounds, which chooses the same links in the same rounds. That makes a graph
+//! of few trails cheap: its every vertex offers the same link between the same two trails.
 
 use crate::comm::ranges::Ranges;
 use crate::comm::{Op, Pair, Triple, World};
@@ -21,6 +25,7 @@ pub struct Forest {
 }
 
 pub fn spanning_forest(world: &World, nodes: &Ranges, links: &[Triple]) -> Result<Forest> {
+    let links = &distinct(links)[..];
     let first = nodes.first();
     let mut root: Vec<u64> = (0..nodes.local_len() as u64)
         .into_par_iter()
@@ -67,6 +72,16 @@ pub fn spanning_forest(world: &World, nodes: &Ranges, links: &[Triple]) -> Resul
     }
 }
 
+/// Of the links between the same two nodes (either way round), the one with the smallest
+/// id; in no particular order.
+pub fn distinct(links: &[Triple]) -> Vec<Triple> {
+    let ends = |t: &Triple| (t.0.min(t.1), t.0.max(t.1));
+    let mut sorted = links.to_vec();
+    sorted.par_sort_unstable_by_key(|t| (ends(t), t.2));
+    sorted.dedup_by_key(|t| ends(t));
+    sorted
+}
+
 /// Jump every node's pointer to the root of its tree. Only the nodes that hooked somewhere
 /// ask (the rest are roots, most of the trail graph's nodes being no trail at all).
 fn shortcut(world: &World, nodes: &Ranges, root: &mut [u64]) -> Result<()> {
@@ -86,5 +101,28 @@ fn shortcut(world: &World, nodes: &Ranges, root: &mut [u64]) -> Result<()> {
         if world.allreduce(changed, Op::Sum) == 0 {
             return Ok(());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_keeps_the_smallest_id_of_parallel_links() {
+        let links = [
+            Triple(3, 7, 40),
+            Triple(1, 2, 9),
+            Triple(7, 3, 12),
+            Triple(3, 7, 25),
+            Triple(2, 1, 30),
+            Triple(5, 6, 1),
+        ];
+        let mut kept = distinct(&links);
+        kept.sort_unstable_by_key(|t| t.2);
+        assert_eq!(
+            kept,
+            [Triple(5, 6, 1), Triple(1, 2, 9), Triple(7, 3, 12)]
+        );
     }
 }

@@ -113,6 +113,8 @@ impl Kernels {
             "euler_rule_min",
             "euler_rule_rank",
             "euler_rule_spread",
+            "euler_offer_insert",
+            "euler_offer_take",
             "euler_forest_start",
             "euler_forest_ask",
             "euler_forest_between",

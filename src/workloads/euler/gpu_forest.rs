@@ -4,6 +4,8 @@
 //! device exchange (kernels/euler.cu `euler_forest_*`): per round, the offers' questions for
 //! their trails' roots and the answers, the offers between two trees to their larger root's
 //! owner, and the shortcut's questions; at the end the chosen links to their slots' owners.
+//! Before the rounds each rank keeps, of its offers between the same two trails, only the one
+//! with the smallest link (`distinct`, as forest.rs's), which chooses the same links.
 
 use super::gpu::read_one;
 use super::gpu_ruling::Router;
@@ -17,10 +19,13 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 /// (collective). Returns the rounds and the links chosen on all ranks.
 pub(super) fn join(
     (slots, trails): (&Router, &Router),
-    (offers, count): (&CudaSlice<u32>, u64),
+    (offers, count): (CudaSlice<u32>, u64),
     joined: &mut CudaSlice<u8>,
 ) -> Result<(usize, u64)> {
     let gpu = trails.gpu();
+    // The offers of all vertices are dropped here, the distinct ones kept.
+    let (offers, count) = distinct(trails, (offers, count))?;
+    let offers = &offers;
     let nodes = u64::from(trails.here);
     let mut root = gpu.zeros::<u32>("trail roots", nodes as usize)?;
     let mut best = gpu.zeros::<u64>("best offers", nodes as usize)?;
@@ -64,6 +69,35 @@ pub(super) fn join(
             .arg(joined);
     })?;
     Ok((rounds, links))
+}
+
+/// Of this rank's offers (t1, t, link) between the same two trails, the one with the smallest
+/// link, through a hash table (kernels/euler.cu `euler_offer_insert`) at most half full: the
+/// offers and their count. Its 12 bytes an entry, at most 4 entries an offer and an offer at
+/// most every other slot, stay below the labelling's peak (`gpu.rs` `BYTES_PER_SLOT_RANKS`).
+fn distinct(trails: &Router, (offers, count): (CudaSlice<u32>, u64)) -> Result<(CudaSlice<u32>, u64)> {
+    let gpu = trails.gpu();
+    let capacity = (2 * count).next_power_of_two();
+    let mask = capacity - 1;
+    let mut keys = gpu.zeros::<u64>("offers' table", capacity as usize)?;
+    let mut links = gpu.zeros::<u32>("offers' table", capacity as usize)?;
+    let nil = u32::MAX;
+    gpu.launch(trails.kernel("euler_fill"), grid(capacity), |b| {
+        b.arg(&mut links).arg(&capacity).arg(&nil);
+    })?;
+    gpu.launch(trails.kernel("euler_offer_insert"), grid(count), |b| {
+        b.arg(&offers).arg(&count).arg(&mask).arg(&mut keys).arg(&mut links);
+    })?;
+    let mut kept = gpu.zeros::<u32>("distinct offers", 3 * count as usize)?;
+    let mut kept_count = gpu.zeros::<u64>("counter", 1)?;
+    gpu.launch(trails.kernel("euler_offer_take"), grid(capacity), |b| {
+        b.arg(&keys)
+            .arg(&links)
+            .arg(&capacity)
+            .arg(&mut kept)
+            .arg(&mut kept_count);
+    })?;
+    Ok((kept, read_one(gpu, &kept_count, 0)?))
 }
 
 /// The offers between two trees this round: (larger root, smaller root, link's global

@@ -75,7 +75,7 @@ pub fn solve(
         let trail_ranges = Ranges::even(s.m, world.size(), world.rank());
         let trails = Router::new(world, gpu, &k, &exchange, &trail_ranges)?;
         let mut joined = gpu.zeros::<u8>("tree links", slots as usize)?;
-        let (rounds, links) = gpu_forest::join((&router, &trails), (&offers.0, offers.1), &mut joined)?;
+        let (rounds, links) = gpu_forest::join((&router, &trails), offers, &mut joined)?;
         super::one_tree(initial_trails, links, components)?;
         Ok((joined, rounds))
     })?;
