@@ -163,6 +163,7 @@ struct State {
     u32 rev[2];   // cls[c] reversed within N bits
     u32 field[FIELD_WORDS];  // lane l in bits 16(l&1).. of word l/2: its table byte offset
     u32 first[FIELD_WORDS];  // the fields' change when G turns +1 (G flips every other step)
+    u32 parity;   // Π x_k is -1 (an odd number of positions at -1): each flip toggles it
 };
 
 // Lane L's field for the point x (J at +1), shifted to its half of the word.
@@ -242,6 +243,7 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
         s.field[w] = minus ? s.field[w] - delta : s.field[w] + delta;
     }
     const int c = p & 1, h = p >> 1;
+    s.parity ^= 1u;
     if (c) {
         s.cls[1] ^= 1u << h;
         s.rev[1] ^= 1u << (N - 1 - h);
@@ -301,15 +303,14 @@ __device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
     }
 }
 
-// (Π x_k) Π S_i of a parked point (its classes), modulo 2^(64 WORDS). Factors are multiplied
-// five at a time in 32 bits (|S_i| < 64), two such magnitudes into 64 bits, and those into
-// the wide product (whose first 64-bit factor is simply stored).
-__device__ __noinline__ Wide product(u32 c0, u32 c1) {
+// (Π x_k) Π S_i of a parked point (its classes; `negative`: Π x_k = -1), modulo
+// 2^(64 WORDS). Factors are multiplied five at a time in 32 bits (|S_i| < 64), two such
+// magnitudes into 64 bits, and those into the wide product (whose first 64-bit factor is
+// simply stored).
+__device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
     u64 p[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) p[w] = 0;
-    // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
-    bool negative = __popc(c0 ^ c1) & 1;
     int group = 1;
     u64 pair = 1;
 #pragma unroll
@@ -375,11 +376,12 @@ __device__ __forceinline__ u32 table_mask(const u16 *table, u32 offset) {
 }
 
 // Point k of J at the current walk position, as a parked entry (its two classes).
-// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, and the
-// product, formed once for 32 entries, applies k.)
+// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, with the
+// step's parity in the top bit of class 1, and the product, formed once for 32 entries,
+// applies k.)
 __device__ __forceinline__ uint2 entry(const State &s, u32 k) {
 #if N <= 28
-    return make_uint2(s.cls[0] | k << 28, s.cls[1]);
+    return make_uint2(s.cls[0] | k << 28, s.cls[1] | s.parity << 31);
 #else
     return make_uint2(s.cls[0] ^ inner_bits(k, 0), s.cls[1] ^ inner_bits(k, 1));
 #endif
@@ -388,16 +390,20 @@ __device__ __forceinline__ uint2 entry(const State &s, u32 k) {
 // A parked entry's product.
 __device__ __forceinline__ Wide entry_product(uint2 e) {
 #if N <= 28
+    // J's point k has popc(k) of its positions at -1: 0x6996 holds the parities of 0..15.
     const u32 k = e.x >> 28;
-    return product((e.x & 0x0fffffffu) ^ inner_bits(k, 0), e.y ^ inner_bits(k, 1));
+    const bool negative = ((e.y >> 31) ^ (0x6996u >> k)) & 1;
+    return product((e.x & 0x0fffffffu) ^ inner_bits(k, 0), (e.y & 0x7fffffffu) ^ inner_bits(k, 1), negative);
 #else
-    return product(e.x, e.y);
+    // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
+    return product(e.x, e.y, __popc(e.x ^ e.y) & 1);
 #endif
 }
 
 // The 16 points of the current walk position: those with no zero odd factor are parked, each
-// lane's in a row (the warp learns every lane's first slot from five ballots, the bits of the
-// lanes' counts), and while 32 or more are parked the warp forms 32 products.
+// lane's in a row (every lane's first slot from a scan of the lanes' counts by shuffles: no
+// popcounts, which the products need), and while 32 or more are parked the warp forms 32
+// products.
 __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     u32 zero = 0;
 #pragma unroll
@@ -406,15 +412,16 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
         if (2 * w + 1 < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
     }
     u32 due = q.active ? ~zero & 0xffffu : 0u;
-    const u32 count = __popc(due), before = (1u << q.lane) - 1u;
-    int slot = q.fill, total = 0;
+    const u32 count = __popc(due);
+    u32 upto = count;  // the counts of lanes 0..this one
 #pragma unroll
-    for (int b = 0; b < 5; ++b) {
-        const u32 bit = __ballot_sync(FULL, (count >> b) & 1);
-        slot += __popc(bit & before) << b;
-        total += __popc(bit) << b;
+    for (int d = 1; d < WARP; d *= 2) {
+        const u32 below = __shfl_up_sync(FULL, upto, d);
+        if (q.lane >= (u32)d) upto += below;
     }
+    const int total = __shfl_sync(FULL, upto, WARP - 1);
     if (total == 0) return;
+    int slot = q.fill + (int)(upto - count);
 #pragma unroll 1
     for (; due; due &= due - 1) q.buffer[slot++] = entry(s, __ffs(due) - 1);
     q.fill += total;
@@ -490,6 +497,7 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
     s.rev[0] = __brev(s.cls[0]) >> (32 - N);
     s.rev[1] = __brev(s.cls[1]) >> (32 - N);
+    s.parity = __popcll(x) & 1;
 #pragma unroll
     for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
     init_fields<0>(s, x);
