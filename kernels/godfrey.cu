@@ -289,6 +289,13 @@ struct Wide {
     u64 w[WORDS];
 };
 
+// A product as it is added up: |p| or its one's complement ~|p| = -|p| - 1 (when negative, then
+// `minus` is 1, added as the sum's carry in), so that no negation carries across the words.
+struct Term {
+    Wide v;
+    u32 minus;
+};
+
 // p *= m modulo 2^(64 WORDS).
 __device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
     u64 carry = 0;
@@ -304,10 +311,10 @@ __device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
 }
 
 // (Π x_k) Π S_i of a parked point (its classes; `negative`: Π x_k = -1), modulo
-// 2^(64 WORDS). Factors are multiplied five at a time in 32 bits (|S_i| < 64), two such
-// magnitudes into 64 bits, and those into the wide product (whose first 64-bit factor is
+// 2^(64 WORDS), as a Term. Factors are multiplied five at a time in 32 bits (|S_i| < 64), two
+// such magnitudes into 64 bits, and those into the wide product (whose first 64-bit factor is
 // simply stored).
-__device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
+__device__ __noinline__ Term product(u32 c0, u32 c1, bool negative) {
     u64 p[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) p[w] = 0;
@@ -328,15 +335,11 @@ __device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
             group = 1;
         }
     }
-    // Two's complement negation, with carries across the words.
-    Wide r;
-    u64 carry = negative ? 1 : 0;
+    Term r;
+    const u64 flip = negative ? ~0ull : 0ull;
 #pragma unroll
-    for (int w = 0; w < WORDS; ++w) {
-        u64 v = (negative ? ~p[w] : p[w]) + carry;
-        carry = (negative && v < carry) ? 1 : 0;
-        r.w[w] = v;
-    }
+    for (int w = 0; w < WORDS; ++w) r.v.w[w] = p[w] ^ flip;
+    r.minus = negative;
     return r;
 }
 
@@ -364,6 +367,19 @@ struct Parked {
     Wide acc;     // this lane's share of the task's sum
 };
 
+// acc += t modulo 2^(64 WORDS): the term's words with its `minus` as the carry in.
+__device__ __forceinline__ void add_term(Parked &q, const Term &t) {
+    u64 c = t.minus;
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) {
+        u64 a = q.acc.w[w] + t.v.w[w];
+        u64 c1 = a < t.v.w[w];
+        a += c;
+        c = c1 | (a < c);
+        q.acc.w[w] = a;
+    }
+}
+
 // J's point k as bits of the two classes: Q+j is bit (Q+j)/2 of class (Q+j)&1, so j = 0, 2
 // are consecutive bits of class Q&1 and j = 1, 3 of the other.
 __device__ __forceinline__ u32 inner_bits(u32 k, int c) {
@@ -388,7 +404,7 @@ __device__ __forceinline__ uint2 entry(const State &s, u32 k) {
 }
 
 // A parked entry's product.
-__device__ __forceinline__ Wide entry_product(uint2 e) {
+__device__ __forceinline__ Term entry_product(uint2 e) {
 #if N <= 28
     // J's point k has popc(k) of its positions at -1: 0x6996 holds the parities of 0..15.
     const u32 k = e.x >> 28;
@@ -429,7 +445,7 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     while (q.fill >= 32) {
         __syncwarp();
         q.fill -= 32;
-        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane]));
+        add_term(q, entry_product(q.buffer[q.fill + q.lane]));
         __syncwarp();
     }
 }
@@ -510,8 +526,9 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // Products still parked.
     __syncwarp();
     if ((int)q.lane < q.fill) {
-        add_to(q.acc, entry_product(q.buffer[q.lane]));
+        add_term(q, entry_product(q.buffer[q.lane]));
     }
+
     // Block sum of the accumulators, by one thread, carries included; then the points skipped
     // (none: every point is tested).
     __shared__ u64 sums[THREADS][WORDS];
