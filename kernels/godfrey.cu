@@ -289,57 +289,62 @@ struct Wide {
     u64 w[WORDS];
 };
 
-// A product as it is added up: |p| or its one's complement ~|p| = -|p| - 1 (when negative, then
-// `minus` is 1, added as the sum's carry in), so that no negation carries across the words.
-struct Term {
-    Wide v;
-    u32 minus;
-};
-
-// p *= m modulo 2^(64 WORDS).
-__device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
+// p *= m modulo 2^(64 WORDS), m signed: p times m's low word unsigned, then, where m < 0 (its
+// higher words all ones), minus p << 64.
+__device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], i64 m) {
+    u64 shifted[WORDS];
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) shifted[w] = w == 0 || m >= 0 ? 0 : p[w - 1];
     u64 carry = 0;
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
-        u64 lo = p[w] * m;
-        u64 hi = __umul64hi(p[w], m);
+        u64 lo = p[w] * (u64)m;
+        u64 hi = __umul64hi(p[w], (u64)m);
         lo += carry;
         hi += lo < carry;
         p[w] = lo;
         carry = hi;
     }
+    u64 borrow = 0;
+#pragma unroll
+    for (int w = 1; w < WORDS; ++w) {
+        const u64 d = p[w] - shifted[w];
+        const u64 b = p[w] < shifted[w];
+        p[w] = d - borrow;
+        borrow = b | (d < borrow);
+    }
 }
 
 // (Π x_k) Π S_i of a parked point (its classes; `negative`: Π x_k = -1), modulo
-// 2^(64 WORDS), as a Term. Factors are multiplied five at a time in 32 bits (|S_i| < 64), two
-// such magnitudes into 64 bits, and those into the wide product (whose first 64-bit factor is
-// simply stored).
-__device__ __noinline__ Term product(u32 c0, u32 c1, bool negative) {
-    u64 p[WORDS];
-#pragma unroll
-    for (int w = 0; w < WORDS; ++w) p[w] = 0;
-    int group = 1;
-    u64 pair = 1;
+// 2^(64 WORDS). Signed throughout (two's complement is exact modulo 2^(64 WORDS)): the
+// factors five at a time in 32 bits (|S_i| < 64, the first group starting from Π x_k), two
+// such groups into 64 bits, and those into the wide product (the first simply stored,
+// sign-extended).
+__device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
+    Wide r;
+    int group = negative ? -1 : 1;
+    int held = 1;  // a closed group waiting for the next to form a pair
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
         group *= (i & 1) ? odd_correlation(c0, c1, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
             // Group k = (i-1)/5 closes; odd k and the last close a pair (all constants).
             const int k = (i - 1) / 5;
-            negative ^= group < 0;
-            pair *= (u32)(group < 0 ? -group : group);
             if (k % 2 == 1 || i == N) {
-                if (k < 2) p[0] = pair; else multiply_wide(p, pair);
-                pair = 1;
+                const i64 pair = (i64)held * group;
+                if (k < 2) {
+#pragma unroll
+                    for (int w = 0; w < WORDS; ++w) r.w[w] = w == 0 ? (u64)pair : (pair < 0 ? ~0ull : 0ull);
+                } else {
+                    multiply_wide(r.w, pair);
+                }
+                held = 1;
+            } else {
+                held = group;
             }
             group = 1;
         }
     }
-    Term r;
-    const u64 flip = negative ? ~0ull : 0ull;
-#pragma unroll
-    for (int w = 0; w < WORDS; ++w) r.v.w[w] = p[w] ^ flip;
-    r.minus = negative;
     return r;
 }
 
@@ -367,18 +372,7 @@ struct Parked {
     Wide acc;     // this lane's share of the task's sum
 };
 
-// acc += t modulo 2^(64 WORDS): the term's words with its `minus` as the carry in.
-__device__ __forceinline__ void add_term(Parked &q, const Term &t) {
-    u64 c = t.minus;
-#pragma unroll
-    for (int w = 0; w < WORDS; ++w) {
-        u64 a = q.acc.w[w] + t.v.w[w];
-        u64 c1 = a < t.v.w[w];
-        a += c;
-        c = c1 | (a < c);
-        q.acc.w[w] = a;
-    }
-}
+
 
 // J's point k as bits of the two classes: Q+j is bit (Q+j)/2 of class (Q+j)&1, so j = 0, 2
 // are consecutive bits of class Q&1 and j = 1, 3 of the other.
@@ -404,7 +398,7 @@ __device__ __forceinline__ uint2 entry(const State &s, u32 k) {
 }
 
 // A parked entry's product.
-__device__ __forceinline__ Term entry_product(uint2 e) {
+__device__ __forceinline__ Wide entry_product(uint2 e) {
 #if N <= 28
     // J's point k has popc(k) of its positions at -1: 0x6996 holds the parities of 0..15.
     const u32 k = e.x >> 28;
@@ -445,7 +439,7 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     while (q.fill >= 32) {
         __syncwarp();
         q.fill -= 32;
-        add_term(q, entry_product(q.buffer[q.fill + q.lane]));
+        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane]));
         __syncwarp();
     }
 }
@@ -526,7 +520,7 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // Products still parked.
     __syncwarp();
     if ((int)q.lane < q.fill) {
-        add_term(q, entry_product(q.buffer[q.lane]));
+        add_to(q.acc, entry_product(q.buffer[q.lane]));
     }
 
     // Block sum of the accumulators, by one thread, carries included; then the points skipped
