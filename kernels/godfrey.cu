@@ -51,8 +51,11 @@
 #ifndef THREADS
 #define THREADS 256   // threads per block (godfrey_gpu.rs; the host emulation uses one warp)
 #endif
+// Blocks per SM the registers must allow: 4 blocks of 256 threads = 64 registers a thread
+// (more registers would leave 3 blocks, a quarter fewer warps to hide the latencies).
+#define BLOCKS_PER_SM 4
 
-#define INNER 4              // |J|
+#define INNER 4              // |J| (pow3 covers 3^0..3^3)
 #define G (Q + INNER)        // first Gray-walked position
 #define GRAY (WALK - INNER)  // Gray-walked positions
 #define LANES ((N + 1) / 2)  // odd i = 2l+1
@@ -67,7 +70,8 @@ __device__ __forceinline__ constexpr u32 lanes_below(int k) {
     return k <= 0 ? 0u : (k >= 16 ? 0xffffu : (1u << k) - 1u);
 }
 __device__ __forceinline__ constexpr int min_int(int a, int b) { return a < b ? a : b; }
-__device__ __forceinline__ constexpr int pow3(int j) { return j == 0 ? 1 : 3 * pow3(j - 1); }
+// 3^j for j < INNER (a closed form: the recursive one was left as a runtime loop in one flip).
+__device__ __forceinline__ constexpr int pow3(int j) { return j <= 0 ? 1 : j == 1 ? 3 : j == 2 ? 9 : 27; }
 
 // ---- Lanes and categories (compile-time) ------------------------------------------------
 
@@ -484,7 +488,7 @@ __device__ __forceinline__ void flip_above(State &s, int k) {
 // values before reading them, so a block never waits for another.
 __device__ u16 zero_masks[TABLE_ENTRIES];
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ uint2 parked[WARPS][PARKED];
     build_tables<0>(zero_masks);

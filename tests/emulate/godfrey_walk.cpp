@@ -14,7 +14,7 @@ struct D3 { u32 x; };
 #define blockDim (D3{THREADS})
 #define __shared__ static
 #define __noinline__
-#define __launch_bounds__(t)
+#define __launch_bounds__(...)
 inline void __syncthreads() { __syncwarp(); }
 inline int __popcll(u64 x) { return __builtin_popcountll(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
