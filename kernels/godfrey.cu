@@ -370,6 +370,7 @@ __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
 struct Parked {
     uint2 *buffer;     // this warp's PARKED entries: a point's two classes
     const u16 *table;  // the zero masks (byte offsets: the fields)
+    const uint2 *inner;  // per point k of J: its bits in the two classes, Π x_j in bit 31
     int fill;          // the same in every lane
     u32 lane;
     bool active;  // false for threads past the task's end: they walk but never park
@@ -401,13 +402,18 @@ __device__ __forceinline__ uint2 entry(const State &s, u32 k) {
 #endif
 }
 
-// A parked entry's product.
-__device__ __forceinline__ Wide entry_product(uint2 e) {
+// Point k of J: its bits in the two classes, and the sign of Π x_j over J (popc(k) positions
+// at -1; 0x6996 holds the parities of 0..15) in bit 31 of the second word.
+__device__ __forceinline__ uint2 inner_point(u32 k) {
+    return make_uint2(inner_bits(k, 0), inner_bits(k, 1) | ((0x6996u >> k) & 1u) << 31);
+}
+
+// A parked entry's product (`inner`: inner_point for each k, read from shared memory).
+__device__ __forceinline__ Wide entry_product(uint2 e, const uint2 *inner) {
 #if N <= 28
-    // J's point k has popc(k) of its positions at -1: 0x6996 holds the parities of 0..15.
-    const u32 k = e.x >> 28;
-    const bool negative = ((e.y >> 31) ^ (0x6996u >> k)) & 1;
-    return product((e.x & 0x0fffffffu) ^ inner_bits(k, 0), (e.y & 0x7fffffffu) ^ inner_bits(k, 1), negative);
+    const uint2 m = inner[e.x >> 28];
+    const u32 c1 = e.y ^ m.y;  // bit 31: the step's sign times J's
+    return product((e.x & 0x0fffffffu) ^ m.x, c1 & 0x7fffffffu, c1 >> 31);
 #else
     // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
     return product(e.x, e.y, __popc(e.x ^ e.y) & 1);
@@ -443,7 +449,7 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     while (q.fill >= 32) {
         __syncwarp();
         q.fill -= 32;
-        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane]));
+        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane], q.inner));
         __syncwarp();
     }
 }
@@ -491,12 +497,15 @@ __device__ u16 zero_masks[TABLE_ENTRIES];
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ uint2 parked[WARPS][PARKED];
+    __shared__ uint2 inner[1 << INNER];
     build_tables<0>(zero_masks);
+    if (threadIdx.x < (1 << INNER)) inner[threadIdx.x] = inner_point(threadIdx.x);
     __syncthreads();
     const u64 t = thread_index();
     Parked q;
     q.buffer = parked[threadIdx.x / WARP];
     q.table = zero_masks;
+    q.inner = inner;
     q.fill = 0;
     q.lane = lane_id();
     q.active = t < threads;
@@ -524,7 +533,7 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // Products still parked.
     __syncwarp();
     if ((int)q.lane < q.fill) {
-        add_to(q.acc, entry_product(q.buffer[q.lane]));
+        add_to(q.acc, entry_product(q.buffer[q.lane], q.inner));
     }
 
     // Block sum of the accumulators, by one thread, carries included; then the points skipped
