@@ -59,7 +59,7 @@
 #define G (Q + INNER)        // first Gray-walked position
 #define GRAY (WALK - INNER)  // Gray-walked positions
 #define LANES ((N + 1) / 2)  // odd i = 2l+1
-#define FIELD_WORDS ((LANES + 1) / 2)
+#define FIELD_WORDS ((LANES + 1) / 2)  // lane l: word l % FIELD_WORDS, half l / FIELD_WORDS
 #define CODES 81             // 3^INNER values of (c_j)
 #define WARPS (THREADS / WARP)
 #define PARKED (32 + 16 * WARP)  // entries a warp's buffer holds: fewer than 32 left, 16 a lane
@@ -165,7 +165,7 @@ __device__ __forceinline__ void build_tables(u16 *table) {
 struct State {
     u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1 (positions of J: +1)
     u32 rev[2];   // cls[c] reversed within N bits
-    u32 field[FIELD_WORDS];  // lane l in bits 16(l&1).. of word l/2: its table byte offset
+    u32 field[FIELD_WORDS];  // lane l's table byte offset, in half l / FIELD_WORDS of word l % FIELD_WORDS
     u32 first[FIELD_WORDS];  // the fields' change when G turns +1 (G flips every other step)
     u32 parity;   // Π x_k is -1 (an odd number of positions at -1): each flip toggles it
 };
@@ -184,19 +184,22 @@ __device__ __forceinline__ u32 initial_field(u64 x) {
         code += pow3(j) * plus;
     }
     const int row = alpha + (category_terms(c) - outer_terms(L)) / 2;
-    return (u32)(2 * (table_offset(c) + row * CODES + code)) << (16 * (L & 1));
+    return (u32)(2 * (table_offset(c) + row * CODES + code)) << (16 * (L / FIELD_WORDS));
 }
 
 template <int L>
 __device__ __forceinline__ void init_fields(State &s, u64 x) {
     if constexpr (L < LANES) {
-        s.field[L / 2] += initial_field<L>(x);
+        s.field[L % FIELD_WORDS] += initial_field<L>(x);
         init_fields<L + 1>(s, x);
     }
 }
 
-// Two bits to the two 16-bit fields of a word (0 or 1 each).
-__device__ __forceinline__ constexpr u32 expand2(u32 bits) { return (bits * 0x8001u) & 0x00010001u; }
+// Bits of lanes w and w + FIELD_WORDS (0 or 1 each) in the two 16-bit fields of word w, from
+// `spread`, the lanes' bits with a copy FIELD_WORDS lanes up at bit 16: lane w + FIELD_WORDS
+// lands on bit 16 + w, so both are one shift and mask away.
+__device__ __forceinline__ constexpr u32 spread(u32 lanes) { return lanes | lanes << (16 - FIELD_WORDS); }
+__device__ __forceinline__ constexpr u32 word_bits(u32 spread_lanes, int w) { return (spread_lanes >> w) & 0x00010001u; }
 
 // Lanes where walked position p (above J) has its partner p - d in J.
 __device__ __forceinline__ constexpr u32 inner_partners(int p) {
@@ -221,17 +224,17 @@ __device__ __forceinline__ u32 alpha_change(const State &s, int p, int w) {
     // Selects, not s.cls[c]: a runtime index would move the arrays to local memory.
     const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
     const u32 up = shr32(same, h + 1) & up_valid, down = shr32(same_rev, N - h) & down_valid;
-    const u32 valid = expand2((up_valid >> (2 * w)) & 3u) + expand2((down_valid >> (2 * w)) & 3u);
-    const u32 minus_ones = expand2((up >> (2 * w)) & 3u) + expand2((down >> (2 * w)) & 3u);
+    const u32 valid = word_bits(spread(up_valid), w) + word_bits(spread(down_valid), w);
+    const u32 minus_ones = word_bits(spread(up), w) + word_bits(spread(down), w);
     return (valid - 2 * minus_ones) * (2 * CODES);
 }
 
 // Add `step` to lane l's field in `words` (selects over the words: l may be a runtime value).
 __device__ __forceinline__ void add_to_lane(u32 (&words)[FIELD_WORDS], int l, u32 step, bool minus) {
-    const u32 shifted = step << (16 * (l & 1));
+    const u32 shifted = step << (16 * (l / FIELD_WORDS));
 #pragma unroll
     for (int w = 0; w < FIELD_WORDS; ++w) {
-        if (w != l / 2) continue;
+        if (w != l % FIELD_WORDS) continue;
         words[w] = minus ? words[w] - shifted : words[w] + shifted;
     }
 }
@@ -429,7 +432,7 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
 #pragma unroll
     for (int w = 0; w < FIELD_WORDS; ++w) {
         zero |= table_mask(q.table, s.field[w] & 0xffffu);
-        if (2 * w + 1 < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
+        if (w + FIELD_WORDS < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
     }
     u32 due = q.active ? ~zero & 0xffffu : 0u;
     const u32 count = __popc(due);
