@@ -269,6 +269,20 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
     if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.first, t / 2 - 1, 4 * CODES, minus);
 }
 
+// The walk's state at point x (J and the walked positions at +1).
+__device__ __forceinline__ void init_state(State &s, u64 x) {
+    s.cls[0] = s.cls[1] = 0;
+    for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
+    s.rev[0] = __brev(s.cls[0]) >> (32 - N);
+    s.rev[1] = __brev(s.cls[1]) >> (32 - N);
+    s.parity = __popcll(x) & 1;
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
+    init_fields<0>(s, x);
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) s.first[w] = alpha_change(s, G, w);
+}
+
 // popc(a) + popc(b) for a below 2^bits_a, b below 2^bits_b (constants): one popcount where
 // both fit a word (popcounts issue at a quarter of the rate of other integer instructions).
 __device__ __forceinline__ int popc2(u32 a, u32 b, int bits_a, int bits_b) {
@@ -518,17 +532,7 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // Threads past the end (a task smaller than a warp) walk thread 0's points unparked, so
     // that every lane of a warp takes part in its ballots.
     const u64 bits = q.active ? t : 0;
-    const u64 x = outer | ((bits & ((1ull << LOW) - 1)) << FIRST) | ((bits >> LOW) << (Q + WALK));
-    s.cls[0] = s.cls[1] = 0;
-    for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
-    s.rev[0] = __brev(s.cls[0]) >> (32 - N);
-    s.rev[1] = __brev(s.cls[1]) >> (32 - N);
-    s.parity = __popcll(x) & 1;
-#pragma unroll
-    for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
-    init_fields<0>(s, x);
-#pragma unroll
-    for (int w = 0; w < FIELD_WORDS; ++w) s.first[w] = alpha_change(s, G, w);
+    init_state(s, outer | ((bits & ((1ull << LOW) - 1)) << FIRST) | ((bits >> LOW) << (Q + WALK)));
     for (u64 block = 0; block < (1ull << (GRAY - UNROLL)); ++block) {
         if (block) flip_above<0>(s, __ffsll((long long)block) - 1);
         Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
