@@ -82,10 +82,35 @@ static Wide kernel_sum(u64 outer, u64 &skipped) {
 // For n too large to sum directly: the walk's state against a direct evaluation. From random
 // points (J and the walked positions at +1), init_state and the kernel's flips of the walked
 // positions in Gray-code order, and after each flip, for J's 16 points: the OR of the odd lanes'
-// zero masks (as evaluate16 forms it) against the odd S_i computed directly, and the classes and
-// the sign against the point. Prints "all equal" or the differences.
+// zero masks (as evaluate16 forms it) against the odd S_i computed directly, the classes and
+// the sign against the point, and (every 7th step) each due point's product as parked and
+// formed against (Π x_k) Π S_i computed directly. Prints "all equal" or the differences.
+// (Π x_k) Π S_i of the point y, directly, as three 64-bit words modulo 2^192.
+static void direct_product(u64 y, u64 (&w)[3]) {
+    w[0] = 1, w[1] = w[2] = 0;
+    bool negative = __builtin_popcountll(y) & 1;
+    for (int i = 1; i <= N; i++) {
+        const int terms = 2 * N - i - 1;
+        const int s = terms - 2 * __builtin_popcountll((y ^ (y >> (i + 1))) & ((1ull << terms) - 1));
+        negative ^= s < 0;
+        unsigned __int128 carry = 0;
+        for (int j = 0; j < 3; j++) {
+            carry += (unsigned __int128)w[j] * (u64)(s < 0 ? -s : s);
+            w[j] = (u64)carry;
+            carry >>= 64;
+        }
+    }
+    if (negative) {
+        u64 c = 1;
+        for (int j = 0; j < 3; j++) w[j] = ~w[j] + c, c = c && w[j] == 0;
+    }
+}
+
 int main() {
     for (emu_thread = 0; emu_thread < THREADS; emu_thread++) build_tables<0>(zero_masks);
+    uint2 inner[16];
+    for (u32 k = 0; k < 16; k++) inner[k] = inner_point(k);
+    int products = 0;
     u64 r = 0x9e3779b97f4a7c15ull;
     int bad = 0, steps = 0;
     const int walked = GRAY < 12 ? GRAY : 12;
@@ -120,9 +145,19 @@ int main() {
             if ((zero & 0xffffu) != want || !state_ok) {
                 if (bad++ < 5) printf("  n %d x %llx: zero points %04x, direct %04x%s\n", N, x, zero & 0xffffu, want, state_ok ? "" : ", state differs");
             }
+            // The products of the due points (every 7th step), as parked and formed.
+            for (u32 k = 0; k < 16 && step % 7 == 0; k++) {
+                if ((want >> k) & 1) continue;
+                u64 direct[3];
+                direct_product(x | (u64)k << Q, direct);
+                const Wide got = entry_product(entry(s, k), inner);
+                products++;
+                if (memcmp(got.w, direct, sizeof(got.w)) != 0 && bad++ < 5)
+                    printf("  n %d x %llx k %u: product %llx:%llx, direct %llx:%llx\n", N, x, k, got.w[1], got.w[0], direct[1], direct[0]);
+            }
         }
     }
-    printf("  n %d q %d walk %d: fields of %d steps %s\n", N, Q, WALK, steps, bad ? "DIFFER" : "all equal");
+    printf("  n %d q %d walk %d: fields of %d steps, %d products %s\n", N, Q, WALK, steps, products, bad ? "DIFFER" : "all equal");
     return bad ? 1 : 0;
 }
 #else
