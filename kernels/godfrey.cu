@@ -61,6 +61,8 @@
 #define LANES ((N + 1) / 2)  // odd i = 2l+1
 #define FIELD_WORDS ((LANES + 1) / 2)  // lane l: word l % FIELD_WORDS, half l / FIELD_WORDS
 #define CODES 81             // 3^INNER values of (c_j)
+#define ROW 128              // table entries a row α' (CODES used): a field's high byte is
+                             // its row, its low byte twice its code
 #define WARPS (THREADS / WARP)
 #define PARKED (32 + 16 * WARP)  // entries a warp's buffer holds: fewer than 32 left, 16 a lane
 
@@ -117,36 +119,56 @@ __device__ __forceinline__ constexpr int category_terms(int c) {
 __device__ __forceinline__ constexpr int table_offset(int c) {
     int e = 0;
     for (int k = 0; k < c; ++k)
-        if (leader(k) == k) e += (category_terms(k) + 1) * CODES;
+        if (leader(k) == k) e += (category_terms(k) + 1) * ROW;
     return e;
 }
+// Categories before the one led by c (an index for tables kept per category).
+__device__ __forceinline__ constexpr int category_index(int c) {
+    int i = 0;
+    for (int k = 0; k < c; ++k) i += leader(k) == k;
+    return i;
+}
+#define CATEGORIES category_index(LANES)
 #define TABLE_ENTRIES table_offset(LANES)
 static_assert(2 * TABLE_ENTRIES < 65536, "table offsets must fit 16-bit fields");
 
-// The table entry of lane L's category for row b (α' = b / CODES, the c_j as digits of
-// b % CODES): bit k set where point k of J (bit j of k set: x_{Q+j} = -1) has S_i = 0.
+// Whether some lane of L's category reaches `code` (every c_j at most m_j).
 template <int L>
-__device__ __forceinline__ u16 zero_mask(int e) {
-    const int row = e / CODES, code = e % CODES;
-    int v[INNER];
+__device__ __forceinline__ bool reachable(int code) {
+    if (code >= CODES) return false;
+#pragma unroll
+    for (int j = 0; j < INNER; ++j)
+        if ((code / pow3(j)) % 3 > partners(L, j)) return false;
+    return true;
+}
+
+// The part of S_i that J's point k adds, for lane L's category and the c_j of `code`:
+// Σ_j x_{Q+j} (2 c_j - m_j), and for S_1 J's own pairs x_Q x_{Q+2} + x_{Q+1} x_{Q+3}.
+template <int L>
+__device__ __forceinline__ int inner_part(int code, int k) {
+    int s = 0;
 #pragma unroll
     for (int j = 0; j < INNER; ++j) {
-        const int c = (code / pow3(j)) % 3, m = partners(L, j);
-        if (c > m) return 0;  // no lane reaches this entry
-        v[j] = 2 * c - m;
+        const int v = 2 * ((code / pow3(j)) % 3) - partners(L, j);
+        s += ((k >> j) & 1) ? -v : v;
     }
+    if (L == 0) {
+        const int x0 = 1 - 2 * (k & 1), x1 = 1 - 2 * ((k >> 1) & 1);
+        const int x2 = 1 - 2 * ((k >> 2) & 1), x3 = 1 - 2 * ((k >> 3) & 1);
+        s += x0 * x2 + x1 * x3;
+    }
+    return s;
+}
+
+// The table entry of lane L's category for row b (α' = b / ROW, the c_j as digits of
+// b % ROW): bit k set where point k of J (bit j of k set: x_{Q+j} = -1) has S_i = 0.
+template <int L>
+__device__ __forceinline__ u16 zero_mask(int e) {
+    const int row = e / ROW, code = e % ROW;
+    if (!reachable<L>(code)) return 0;  // no lane reaches this entry
     u32 mask = 0;
-    for (int k = 0; k < (1 << INNER); ++k) {
-        int s = 2 * row - category_terms(L);
-#pragma unroll
-        for (int j = 0; j < INNER; ++j) s += ((k >> j) & 1) ? -v[j] : v[j];
-        if (L == 0) {
-            const int x0 = 1 - 2 * (k & 1), x1 = 1 - 2 * ((k >> 1) & 1);
-            const int x2 = 1 - 2 * ((k >> 2) & 1), x3 = 1 - 2 * ((k >> 3) & 1);
-            s += x0 * x2 + x1 * x3;
-        }
-        if (s == 0) mask |= 1u << k;
-    }
+    for (int k = 0; k < (1 << INNER); ++k)
+        if (2 * row - category_terms(L) + inner_part<L>(code, k) == 0) mask |= 1u << k;
     return (u16)mask;
 }
 
@@ -155,7 +177,7 @@ template <int L>
 __device__ __forceinline__ void build_tables(u16 *table) {
     if constexpr (L < LANES) {
         if constexpr (leader(L) == L) {
-            constexpr int base = table_offset(L), size = (category_terms(L) + 1) * CODES;
+            constexpr int base = table_offset(L), size = (category_terms(L) + 1) * ROW;
             for (int e = threadIdx.x; e < size; e += THREADS) table[base + e] = zero_mask<L>(e);
         }
         build_tables<L + 1>(table);
@@ -184,7 +206,7 @@ __device__ __forceinline__ u32 initial_field(u64 x) {
         code += pow3(j) * plus;
     }
     const int row = alpha + (category_terms(c) - outer_terms(L)) / 2;
-    return (u32)(2 * (table_offset(c) + row * CODES + code)) << (16 * (L / FIELD_WORDS));
+    return (u32)(2 * (table_offset(c) + row * ROW + code)) << (16 * (L / FIELD_WORDS));
 }
 
 template <int L>
@@ -215,7 +237,7 @@ __device__ __forceinline__ constexpr u32 inner_partners(int p) {
 // and mask folds. Each lane's α moves by one for each partner outside J: up when the two
 // agree after the flip; and where p is a partner of Q+j, that c_j moves by one.
 // Per lane: partners of p outside J less twice those at -1 = the change of α when p turns +1
-// (its negation when p turns -1), 81 entries (162 bytes) a unit; packed as the fields.
+// (its negation when p turns -1), a row (ROW entries, 2 ROW bytes) a unit; packed as the fields.
 __device__ __forceinline__ u32 alpha_change(const State &s, int p, int w) {
     const int c = p & 1, h = p >> 1;
     // Odd i = 2l+1 (lane l): partners p ± (2l+2), same class, index h ± (l+1).
@@ -226,7 +248,7 @@ __device__ __forceinline__ u32 alpha_change(const State &s, int p, int w) {
     const u32 up = shr32(same, h + 1) & up_valid, down = shr32(same_rev, N - h) & down_valid;
     const u32 valid = word_bits(spread(up_valid), w) + word_bits(spread(down_valid), w);
     const u32 minus_ones = word_bits(spread(up), w) + word_bits(spread(down), w);
-    return (valid - 2 * minus_ones) * (2 * CODES);
+    return (valid - 2 * minus_ones) * (2 * ROW);
 }
 
 // Add `step` to lane l's field in `words` (selects over the words: l may be a runtime value).
@@ -266,7 +288,7 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
     }
     // p as G's partner at distance 2l+2: one more (or one fewer) partner at -1 there.
     const int t = p - G;
-    if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.first, t / 2 - 1, 4 * CODES, minus);
+    if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.first, t / 2 - 1, 4 * ROW, minus);
 }
 
 // The walk's state at point x (J and the walked positions at +1).
@@ -336,18 +358,55 @@ __device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], i64 m) {
     }
 }
 
+// The fields of a point's step (its odd lanes' table offsets), for the products formed in it.
+struct Fields {
+    u32 w[FIELD_WORDS];
+};
+
+#if N <= 28
+// Per category and code, the part of S_i that J's point k adds (inner_part), k fastest: with
+// a lane's field at the step, S_i of point k = 2 row - T + this (odd_from_fields).
+__shared__ signed char inner_parts[CATEGORIES][CODES << INNER];
+
+template <int L>
+__device__ __forceinline__ void build_inner_parts() {
+    if constexpr (L < LANES) {
+        if constexpr (leader(L) == L) {
+            for (int e = threadIdx.x; e < (CODES << INNER); e += THREADS)
+                inner_parts[category_index(L)][e] = reachable<L>(e >> INNER) ? inner_part<L>(e >> INNER, e & 15) : 0;
+        }
+        build_inner_parts<L + 1>();
+    }
+}
+
+// The odd S_i of J's point k from the fields of its step: a field's high byte is the row of
+// its category's table (from the category's first row: 2 row - T is 2 (high byte) less a
+// constant), its low byte twice the code.
+template <int L>
+__device__ __forceinline__ void odd_from_fields(const Fields &f, u32 k, int (&odd)[LANES]) {
+    if constexpr (L < LANES) {
+        constexpr int c = leader(L), base = -2 * (table_offset(c) / ROW) - category_terms(c);
+        const u32 word = f.w[L % FIELD_WORDS], half = L < FIELD_WORDS ? word & 0xffffu : word >> 16;
+        odd[L] = (int)((half >> 7) & ~1u) + base + inner_parts[category_index(c)][((half & 0xffu) >> 1 << INNER) + k];
+        odd_from_fields<L + 1>(f, k, odd);
+    }
+}
+#endif
+
 // (Π x_k) Π S_i of a parked point (its classes; `negative`: Π x_k = -1), modulo
-// 2^(64 WORDS). Signed throughout (two's complement is exact modulo 2^(64 WORDS)): the
-// factors five at a time in 32 bits (|S_i| < 64, the first group starting from Π x_k), two
-// such groups into 64 bits, and those into the wide product (the first simply stored,
-// sign-extended).
-__device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
+// 2^(64 WORDS), the odd S_i from the classes or (FROM_FIELDS) given. Signed throughout (two's
+// complement is exact modulo 2^(64 WORDS)): the factors five at a time in 32 bits (|S_i| <
+// 64, the first group starting from Π x_k), two such groups into 64 bits, and those into the
+// wide product (the first simply stored, sign-extended).
+template <bool FROM_FIELDS>
+__device__ __forceinline__ Wide product_of(u32 c0, u32 c1, bool negative, const int (&odd)[LANES]) {
     Wide r;
     int group = negative ? -1 : 1;
     int held = 1;  // a closed group waiting for the next to form a pair
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
-        group *= (i & 1) ? odd_correlation(c0, c1, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
+        const int l = (i - 1) / 2;
+        group *= (i & 1) ? (FROM_FIELDS ? odd[l] : odd_correlation(c0, c1, l)) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
             // Group k = (i-1)/5 closes; odd k and the last close a pair (all constants).
             const int k = (i - 1) / 5;
@@ -369,6 +428,20 @@ __device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
     return r;
 }
 
+__device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
+    const int unused[LANES] = {};
+    return product_of<false>(c0, c1, negative, unused);
+}
+
+#if N <= 28
+// The same with the odd S_i from the fields of the point's step (k: J's point).
+__device__ __noinline__ Wide product_from_fields(u32 c0, u32 c1, bool negative, Fields f, u32 k) {
+    int odd[LANES];
+    odd_from_fields<0>(f, k, odd);
+    return product_of<true>(c0, c1, negative, odd);
+}
+#endif
+
 // acc += x modulo 2^(64 WORDS).
 __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
     u64 c = 0;
@@ -386,6 +459,7 @@ __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
 // a time, one per lane, so a few lanes needing a product do not hold up the other 31.
 struct Parked {
     uint2 *buffer;     // this warp's PARKED entries: a point's two classes
+    u8 *owner;         // the lane that parked each entry
     const u16 *table;  // the zero masks (byte offsets: the fields)
     const uint2 *inner;  // per point k of J: its bits in the two classes, Π x_j in bit 31
     int fill;          // the same in every lane
@@ -425,6 +499,16 @@ __device__ __forceinline__ uint2 inner_point(u32 k) {
     return make_uint2(inner_bits(k, 0), inner_bits(k, 1) | ((0x6996u >> k) & 1u) << 31);
 }
 
+#if N <= 28
+// A parked entry's product from the fields of its step (its owner's, as the step is now).
+__device__ __forceinline__ Wide entry_product_from_fields(uint2 e, const uint2 *inner, const Fields &f) {
+    const u32 k = e.x >> 28;
+    const uint2 m = inner[k];
+    const u32 c1 = e.y ^ m.y;
+    return product_from_fields((e.x & 0x0fffffffu) ^ m.x, c1 & 0x7fffffffu, c1 >> 31, f, k);
+}
+#endif
+
 // A parked entry's product (`inner`: inner_point for each k, read from shared memory).
 __device__ __forceinline__ Wide entry_product(uint2 e, const uint2 *inner) {
 #if N <= 28
@@ -460,8 +544,29 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     if (total == 0) return;
     int slot = q.fill + (int)(upto - count);
 #pragma unroll 1
-    for (; due; due &= due - 1) q.buffer[slot++] = entry(s, __ffs(due) - 1);
+    for (; due; due &= due - 1, ++slot) {
+        q.buffer[slot] = entry(s, __ffs(due) - 1);
+        q.owner[slot] = q.lane;
+    }
+    const int fresh = q.fill;  // this step's entries: from here on
     q.fill += total;
+#if N <= 28
+    // While 32 of this step's entries are left, the newest 32 are formed with their odd S_i
+    // from the owners' fields (shuffled: a warp shuffle each word), without popcounts.
+#pragma unroll 1
+    while (q.fill - 32 >= fresh) {
+        __syncwarp();
+        q.fill -= 32;
+        const uint2 e = q.buffer[q.fill + q.lane];
+        const u32 owner = q.owner[q.fill + q.lane];
+        Fields f;
+#pragma unroll
+        for (int w = 0; w < FIELD_WORDS; ++w) f.w[w] = __shfl_sync(FULL, s.field[w], owner);
+        add_to(q.acc, entry_product_from_fields(e, q.inner, f));
+        __syncwarp();
+    }
+#endif
+    // The rest, older steps' among them, from their classes alone.
 #pragma unroll 1
     while (q.fill >= 32) {
         __syncwarp();
@@ -514,13 +619,18 @@ __device__ u16 zero_masks[TABLE_ENTRIES];
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ uint2 parked[WARPS][PARKED];
+    __shared__ u8 owners[WARPS][PARKED];
     __shared__ uint2 inner[1 << INNER];
     build_tables<0>(zero_masks);
+#if N <= 28
+    build_inner_parts<0>();
+#endif
     if (threadIdx.x < (1 << INNER)) inner[threadIdx.x] = inner_point(threadIdx.x);
     __syncthreads();
     const u64 t = thread_index();
     Parked q;
     q.buffer = parked[threadIdx.x / WARP];
+    q.owner = owners[threadIdx.x / WARP];
     q.table = zero_masks;
     q.inner = inner;
     q.fill = 0;
@@ -544,8 +654,11 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     }
 
     // Block sum of the accumulators, by one thread, carries included; then the points skipped
-    // (none: every point is tested).
-    __shared__ u64 sums[THREADS][WORDS];
+    // (none: every point is tested). The sums take the parked entries' place, once every warp
+    // is done with them.
+    static_assert(sizeof(parked) >= THREADS * WORDS * sizeof(u64), "the sums fit the parking");
+    u64 (*sums)[WORDS] = reinterpret_cast<u64 (*)[WORDS]>(&parked[0][0]);
+    __syncthreads();
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) sums[threadIdx.x][w] = q.acc.w[w];
     __syncthreads();

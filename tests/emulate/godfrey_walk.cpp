@@ -25,6 +25,7 @@ inline u32 __brev(u32 x) {
 }
 inline u64 __umul64hi(u64 a, u64 b) { return (u64)(((unsigned __int128)a * b) >> 64); }
 typedef unsigned short u16;
+typedef unsigned char u8;
 struct uint2 { u32 x, y; };
 inline uint2 make_uint2(u32 x, u32 y) { return uint2{x, y}; }
 template <class T> inline T __ldg(const T *p) { return *p; }
@@ -107,7 +108,12 @@ static void direct_product(u64 y, u64 (&w)[3]) {
 }
 
 int main() {
-    for (emu_thread = 0; emu_thread < THREADS; emu_thread++) build_tables<0>(zero_masks);
+    for (emu_thread = 0; emu_thread < THREADS; emu_thread++) {
+        build_tables<0>(zero_masks);
+#if N <= 28
+        build_inner_parts<0>();
+#endif
+    }
     uint2 inner[16];
     for (u32 k = 0; k < 16; k++) inner[k] = inner_point(k);
     int products = 0;
@@ -151,9 +157,17 @@ int main() {
                 u64 direct[3];
                 direct_product(x | (u64)k << Q, direct);
                 const Wide got = entry_product(entry(s, k), inner);
+#if N <= 28  // the odd S_i from the fields too (as this step's entries are formed)
+                Fields f;
+                memcpy(f.w, s.field, sizeof(f.w));
+                const Wide from_fields = entry_product_from_fields(entry(s, k), inner, f);
+#else
+                const Wide from_fields = got;
+#endif
                 products++;
-                if (memcmp(got.w, direct, sizeof(got.w)) != 0 && bad++ < 5)
-                    printf("  n %d x %llx k %u: product %llx:%llx, direct %llx:%llx\n", N, x, k, got.w[1], got.w[0], direct[1], direct[0]);
+                if ((memcmp(got.w, direct, sizeof(got.w)) != 0 || memcmp(from_fields.w, direct, sizeof(got.w)) != 0) && bad++ < 5)
+                    printf("  n %d x %llx k %u: product %llx:%llx, from the fields %llx:%llx, direct %llx:%llx\n", N, x, k,
+                           got.w[1], got.w[0], from_fields.w[1], from_fields.w[0], direct[1], direct[0]);
             }
         }
     }
