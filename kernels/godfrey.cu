@@ -61,8 +61,9 @@
 #define LANES ((N + 1) / 2)  // odd i = 2l+1
 #define FIELD_WORDS ((LANES + 1) / 2)  // lane l: word l % FIELD_WORDS, half l / FIELD_WORDS
 #define CODES 81             // 3^INNER values of (c_j)
-#define ROW 128              // table entries a row α' (CODES used): a field's high byte is
-                             // its row, its low byte twice its code
+#define ROW 128              // table entries a row α' (CODES used): a field (a byte offset
+                             // in its category's table) has the row as its high byte, twice
+                             // the code as its low byte
 #define WARPS (THREADS / WARP)
 #define PARKED (32 + 16 * WARP)  // entries a warp's buffer holds: fewer than 32 left, 16 a lane
 
@@ -206,7 +207,7 @@ __device__ __forceinline__ u32 initial_field(u64 x) {
         code += pow3(j) * plus;
     }
     const int row = alpha + (category_terms(c) - outer_terms(L)) / 2;
-    return (u32)(2 * (table_offset(c) + row * ROW + code)) << (16 * (L / FIELD_WORDS));
+    return (u32)(2 * (row * ROW + code)) << (16 * (L / FIELD_WORDS));
 }
 
 template <int L>
@@ -364,8 +365,9 @@ struct Fields {
 };
 
 #if N <= 28
-// Per category and code, the part of S_i that J's point k adds (inner_part), k fastest: with
-// a lane's field at the step, S_i of point k = 2 row - T + this (odd_from_fields).
+// Per category and code, the part of S_i that J's point k adds (inner_part) less the
+// category's T, k fastest: with a lane's field at the step, S_i of point k = 2 row + this
+// (odd_from_fields).
 __shared__ signed char inner_parts[CATEGORIES][CODES << INNER];
 
 template <int L>
@@ -373,21 +375,23 @@ __device__ __forceinline__ void build_inner_parts() {
     if constexpr (L < LANES) {
         if constexpr (leader(L) == L) {
             for (int e = threadIdx.x; e < (CODES << INNER); e += THREADS)
-                inner_parts[category_index(L)][e] = reachable<L>(e >> INNER) ? inner_part<L>(e >> INNER, e & 15) : 0;
+                inner_parts[category_index(L)][e] =
+                    reachable<L>(e >> INNER) ? inner_part<L>(e >> INNER, e & 15) - category_terms(L) : 0;
         }
         build_inner_parts<L + 1>();
     }
 }
 
-// The odd S_i of J's point k from the fields of its step: a field's high byte is the row of
-// its category's table (from the category's first row: 2 row - T is 2 (high byte) less a
-// constant), its low byte twice the code.
+// The odd S_i of J's point k from the fields of its step: a field's high byte is its row, its
+// low byte twice the code (each one byte permute: no shifts and masks on the ALU pipe).
 template <int L>
 __device__ __forceinline__ void odd_from_fields(const Fields &f, u32 k, int (&odd)[LANES]) {
     if constexpr (L < LANES) {
-        constexpr int c = leader(L), base = -2 * (table_offset(c) / ROW) - category_terms(c);
-        const u32 word = f.w[L % FIELD_WORDS], half = L < FIELD_WORDS ? word & 0xffffu : word >> 16;
-        odd[L] = (int)((half >> 7) & ~1u) + base + inner_parts[category_index(c)][((half & 0xffu) >> 1 << INNER) + k];
+        constexpr bool high = L >= FIELD_WORDS;
+        const u32 word = f.w[L % FIELD_WORDS];
+        const u32 row = __byte_perm(word, 0, high ? 0x4443 : 0x4441);
+        const u32 code2 = __byte_perm(word, 0, high ? 0x4442 : 0x4440);
+        odd[L] = 2 * (int)row + inner_parts[category_index(leader(L))][code2 * (1 << (INNER - 1)) + k];
         odd_from_fields<L + 1>(f, k, odd);
     }
 }
@@ -481,6 +485,20 @@ __device__ __forceinline__ u32 table_mask(const u16 *table, u32 offset) {
     return *(const u16 *)((const char *)table + offset);
 }
 
+// The points k of J (bit k) with a zero odd factor at the current walk position: the OR of
+// the odd lanes' masks, each read at its field in its category's table.
+template <int W>
+__device__ __forceinline__ u32 zero_points(const State &s, const u16 *table) {
+    if constexpr (W < FIELD_WORDS) {
+        u32 zero = table_mask(table + table_offset(leader(W)), s.field[W] & 0xffffu);
+        if constexpr (W + FIELD_WORDS < LANES)
+            zero |= table_mask(table + table_offset(leader(W + FIELD_WORDS)), s.field[W] >> 16);
+        return zero | zero_points<W + 1>(s, table);
+    } else {
+        return 0;
+    }
+}
+
 // Point k of J at the current walk position, as a parked entry (its two classes).
 // (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, with the
 // step's parity in the top bit of class 1, and the product, formed once for 32 entries,
@@ -526,13 +544,7 @@ __device__ __forceinline__ Wide entry_product(uint2 e, const uint2 *inner) {
 // popcounts, which the products need), and while 32 or more are parked the warp forms 32
 // products.
 __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
-    u32 zero = 0;
-#pragma unroll
-    for (int w = 0; w < FIELD_WORDS; ++w) {
-        zero |= table_mask(q.table, s.field[w] & 0xffffu);
-        if (w + FIELD_WORDS < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
-    }
-    u32 due = q.active ? ~zero & 0xffffu : 0u;
+    u32 due = q.active ? ~zero_points<0>(s, q.table) & 0xffffu : 0u;
     const u32 count = __popc(due);
     u32 upto = count;  // the counts of lanes 0..this one
 #pragma unroll

@@ -24,6 +24,13 @@ inline u32 __brev(u32 x) {
     return r;
 }
 inline u64 __umul64hi(u64 a, u64 b) { return (u64)(((unsigned __int128)a * b) >> 64); }
+// The bytes of (y:x) that s's nibbles select (selectors 0-7 only, as the kernel uses them).
+inline u32 __byte_perm(u32 x, u32 y, u32 s) {
+    const u64 v = (u64)y << 32 | x;
+    u32 r = 0;
+    for (int b = 0; b < 4; b++) r |= (u32)((v >> (8 * ((s >> (4 * b)) & 7))) & 0xff) << (8 * b);
+    return r;
+}
 typedef unsigned short u16;
 typedef unsigned char u8;
 struct uint2 { u32 x, y; };
@@ -83,7 +90,7 @@ static Wide kernel_sum(u64 outer, u64 &skipped) {
 // For n too large to sum directly: the walk's state against a direct evaluation. From random
 // points (J and the walked positions at +1), init_state and the kernel's flips of the walked
 // positions in Gray-code order, and after each flip, for J's 16 points: the OR of the odd lanes'
-// zero masks (as evaluate16 forms it) against the odd S_i computed directly, the classes and
+// zero masks (zero_points, as evaluate16 forms it) against the odd S_i computed directly, the classes and
 // the sign against the point, and (every 7th step) each due point's product as parked and
 // formed against (Π x_k) Π S_i computed directly. Prints "all equal" or the differences.
 // (Π x_k) Π S_i of the point y, directly, as three 64-bit words modulo 2^192.
@@ -132,11 +139,7 @@ int main() {
                 flip(s, p, !((x >> p) & 1));
                 x ^= 1ull << p;
             }
-            u32 zero = 0;
-            for (int w = 0; w < FIELD_WORDS; ++w) {
-                zero |= table_mask(zero_masks, s.field[w] & 0xffffu);
-                if (w + FIELD_WORDS < LANES) zero |= table_mask(zero_masks, s.field[w] >> 16);
-            }
+            const u32 zero = zero_points<0>(s, zero_masks);
             u32 want = 0;
             for (u32 k = 0; k < 16; k++) {
                 const u64 y = x | (u64)k << Q;
