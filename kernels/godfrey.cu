@@ -17,15 +17,20 @@
 // alone) form a category: which of the 16 points have S_i = 0 is a function of (α, c) per
 // category, tabulated as a 16-bit mask (in global memory, read through the L1 cache; every
 // block writes the tables before it reads them, the same values, so no block waits for another).
-// A lane's state is the table index of its category, α and its c_j (in base 3), kept as a
-// 16-bit field (a byte offset), two fields a word; a walked flip moves α of the lanes whose
-// partners it has (by one per partner: the packed update below) and one c_j where it is
-// J's partner. A step is then a table read per odd lane: the OR of the masks is the points
-// with a zero odd factor, skipped; the others are parked for their product.
+// A lane's state is its entry in its category's table, α' (the row) and its c_j (the code,
+// base 3), kept as a 16-bit field (a byte offset: the row in the high byte, twice the code in
+// the low), two fields a word (lanes w and w + FIELD_WORDS); a walked flip moves α of the
+// lanes whose partners it has (by one per partner: the packed update below) and one c_j where
+// it is J's partner. A step is then a table read per odd lane: the OR of the masks is the
+// points with a zero odd factor, skipped; the others are parked for their product.
 //
 // Points whose product is due are parked per warp, each lane's in a row, and the warp forms
-// 32 products at once, one per lane; a product recomputes every S_i from the point's two
-// parity classes by popcounts.
+// 32 products at once, one per lane. While 32 of the step's own entries are parked, the warp
+// forms them with the odd S_i read off their owners' fields (2 row - T plus the tabulated
+// part of J's point, inner_parts: a shuffle a field word, a byte permute and a shared-memory
+// read a factor); older entries' products recompute the odd S_i from the point's two parity
+// classes by popcounts. The even S_i always come from the classes. (Popcounts issue at a
+// quarter of the integer rate, on the XU pipe, which Nsight Compute found 81% busy.)
 
 #ifndef N
 #define N 16          // n
