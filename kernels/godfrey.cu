@@ -565,9 +565,9 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
         q.buffer[slot] = entry(s, __ffs(due) - 1);
         q.owner[slot] = q.lane;
     }
-    const int fresh = q.fill;  // this step's entries: from here on
     q.fill += total;
 #if N <= 28
+    const int fresh = q.fill - total;  // this step's entries: from here on
     // While 32 of this step's entries are left, the newest 32 are formed with their odd S_i
     // from the owners' fields (shuffled: a warp shuffle each word), without popcounts.
 #pragma unroll 1
