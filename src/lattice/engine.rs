@@ -58,7 +58,7 @@ pub struct Labeller<D: SlabDevice> {
 
 /// Sites of the thickest slab of `lattice` over `ranks` ranks.
 fn thickest_slab_sites(lattice: Lattice, ranks: usize) -> u64 {
-    let thickest = lattice.l.div_ceil(ranks as u64);
+    let thickest = lattice.length.div_ceil(ranks as u64);
     thickest.saturating_mul(lattice.plane())
 }
 
