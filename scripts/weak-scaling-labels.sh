@@ -109,8 +109,14 @@ for run in runs:
             levels = math.ceil(math.log2(ranks)) if ranks > 1 else 0
             model_mb = levels * (3 + 10 * l) * 8 / 1e6
             base.setdefault(kind, t)
+            join = ""
+            if "merge_join_seconds" in s and levels:
+                # The joins' own work on the busiest rank (rank 0: one join a level), per
+                # level and per site of the plane: the cost model's c.
+                j = float(np.median(s["merge_join_seconds"][:]))
+                join = f", joins {j:.5f} s ({j / levels / l * 1e9:.1f} ns per plane site a level)"
             print(f"{name:<18} {ranks:>4} {2 * levels:>6} {merge_mb:>9.3f} {t:>9.4f} {base[kind] / t:>5.2f}"
-                  f"  {ns:.4f} ns/site; merge {merge_s:.5f} s (slowest rank, waits included),"
+                  f"  {ns:.4f} ns/site; merge {merge_s:.5f} s (slowest rank, waits included){join},"
                   f" model bound {model_mb:.3f} MB")
         elif kind == "bfs":
             b = f["bfs"]

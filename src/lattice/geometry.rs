@@ -165,7 +165,11 @@ impl Slab {
     /// Rank `rank`'s slab of `ranks`; every rank needs at least one plane.
     pub fn new(lattice: Lattice, ranks: usize, rank: usize) -> Result<Slab, String> {
         if ranks as u64 > lattice.length {
-            let side = if lattice.length == lattice.l { "l" } else { "length" };
+            let side = if lattice.length == lattice.l {
+                "l"
+            } else {
+                "length"
+            };
             return Err(format!(
                 "{side} = {} gives fewer planes than the {ranks} ranks: every rank needs a plane of the lattice",
                 lattice.length
@@ -301,7 +305,10 @@ mod tests {
         assert!(Slab::new(strip, 5, 0).is_ok());
         assert!(Slab::new(strip, 7, 0).is_err());
         let bar = Lattice::with_length(3, 3, 5, false).unwrap();
-        assert_eq!((bar.sites(), bar.up(74, 0), bar.up(70, 0)), (75, None, None));
+        assert_eq!(
+            (bar.sites(), bar.up(74, 0), bar.up(70, 0)),
+            (75, None, None)
+        );
         assert_eq!(bar.up(49, 0), Some(74));
         assert!(Lattice::with_length(2, 1, 4, true).is_err());
         assert!(Lattice::with_length(3, 1 << 40, 1 << 5, true).is_err());

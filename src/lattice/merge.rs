@@ -323,25 +323,35 @@ fn resolve(fates: &[Fate], open_finals: &[Final]) -> Vec<Final> {
         .collect()
 }
 
+/// What one rank's part of the merge cost: the words it received, and the seconds of its own
+/// work (the joins, their encoding and the resolves; the waits for its partners excluded,
+/// so that the cost model's per-site join cost can be read from it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MergeWork {
+    pub words: u64,
+    pub join_seconds: f64,
+}
+
 /// Each node's final label and percolation bits, in the order of `part.roots`, through the
-/// tree of ranks (collective over `link`'s ranks); and the words this rank received.
-pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, u64) {
+/// tree of ranks (collective over `link`'s ranks); and what this rank's part cost.
+pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, MergeWork) {
     let (rank, ranks, lattice) = (slab.rank, slab.ranks, slab.lattice);
+    let mut clock = JoinClock::start();
     let (mut range, leaf_fates) = leaf(slab, part);
     // (partner, fates of this side's and the partner's clusters, this side's count).
     let mut merges: Vec<(usize, Vec<Fate>, usize)> = Vec::new();
     let mut step = 1;
     let mut parent = None;
-    let mut received = 0;
     while step < ranks {
         if rank % (2 * step) != 0 {
-            link.send(rank - step, TAG_UP, &encode(&range));
+            let words = encode(&range);
+            clock.off(|| link.send(rank - step, TAG_UP, &words));
             parent = Some(rank - step);
             break;
         }
         if rank + step < ranks {
-            let words = link.receive(rank + step, TAG_UP);
-            received += words.len() as u64;
+            let words = clock.off(|| link.receive(rank + step, TAG_UP));
+            clock.work.words += words.len() as u64;
             let b = decode(&words);
             let (joined, fates) = merge(lattice, &range, Some(b));
             merges.push((rank + step, fates, range.open.len()));
@@ -351,18 +361,48 @@ pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, 
     }
     let mut finals = match parent {
         Some(p) => {
-            let words = link.receive(p, TAG_DOWN);
-            received += words.len() as u64;
+            let words = clock.off(|| link.receive(p, TAG_DOWN));
+            clock.work.words += words.len() as u64;
             decode_finals(&words)
         }
         None => resolve(&merge(lattice, &range, None).1, &[]),
     };
     for (partner, fates, mine) in merges.into_iter().rev() {
         let both = resolve(&fates, &finals);
-        link.send(partner, TAG_DOWN, &encode_finals(&both[mine..]));
+        let words = encode_finals(&both[mine..]);
+        clock.off(|| link.send(partner, TAG_DOWN, &words));
         finals = both[..mine].to_vec();
     }
-    (resolve(&leaf_fates, &finals), received)
+    let finals = resolve(&leaf_fates, &finals);
+    (finals, clock.stop())
+}
+
+/// Times a rank's own work in the merge: running, but for the messages (`off`).
+struct JoinClock {
+    work: MergeWork,
+    since: std::time::Instant,
+}
+
+impl JoinClock {
+    fn start() -> JoinClock {
+        JoinClock {
+            work: MergeWork::default(),
+            since: std::time::Instant::now(),
+        }
+    }
+
+    /// Run `message` (a send or a receive) with the clock stopped.
+    fn off<T>(&mut self, message: impl FnOnce() -> T) -> T {
+        self.work.join_seconds += self.since.elapsed().as_secs_f64();
+        let out = message();
+        self.since = std::time::Instant::now();
+        out
+    }
+
+    fn stop(mut self) -> MergeWork {
+        self.work.join_seconds += self.since.elapsed().as_secs_f64();
+        self.work
+    }
 }
 
 /// A range as words: [open, plane, dim], each open cluster as (label, touches | wraps << 8),

@@ -197,6 +197,7 @@ fn samples(g: &mut Section, cfg: &Percolation, rows: &[Row]) {
     g.data("label_seconds", colf(&|r| r.timing.seconds));
     g.data("merge_seconds", colf(&|r| r.timing.merge_seconds));
     g.data("merge_bytes", col(&|r| r.timing.merge_bytes));
+    g.data("merge_join_seconds", colf(&|r| r.timing.merge_join_seconds));
     debug_assert!(rows.iter().all(|r| r.stats.histogram.len() == SIZE_BINS));
     let histograms: Vec<u64> = rows
         .iter()
