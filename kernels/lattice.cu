@@ -27,17 +27,19 @@ __device__ __forceinline__ u64 global_stride(u32 axis, u32 dim, u64 l) {
     return axis + 1 == dim ? 1 : (axis + 2 == dim ? l : l * l);
 }
 
-// The neighbour one step up along `axis`, wrapped when periodic; NO_LABEL past an open end.
-__device__ __forceinline__ u64 up_site(u64 g, u32 axis, u32 dim, u64 l, u32 periodic) {
-    u64 s = global_stride(axis, dim, l);
-    if (g / s % l + 1 < l) return g + s;
-    return periodic ? g - (l - 1) * s : NO_LABEL;
+// The neighbour one step up along `axis` (length sites along axis 0, l along the others),
+// wrapped when periodic; NO_LABEL past an open end.
+__device__ __forceinline__ u64 up_site(u64 g, u32 axis, u32 dim, u64 length, u64 l,
+                                       u32 periodic) {
+    u64 s = global_stride(axis, dim, l), side = axis == 0 ? length : l;
+    if (g / s % side + 1 < side) return g + s;
+    return periodic ? g - (side - 1) * s : NO_LABEL;
 }
 
 // Site percolation: a site is occupied with probability threshold / 2^53; bond a is open
 // when the site and its neighbour up along a are both occupied.
-extern "C" __global__ void lattice_draw_sites(u8 *mask, u32 n, u64 offset, u32 dim, u64 l,
-                                              u32 periodic, u64 key, u64 threshold) {
+extern "C" __global__ void lattice_draw_sites(u8 *mask, u32 n, u64 offset, u32 dim, u64 length,
+                                              u64 l, u32 periodic, u64 key, u64 threshold) {
     u64 i = thread_index();
     if (i >= n) return;
     u64 g = offset + i;
@@ -46,7 +48,7 @@ extern "C" __global__ void lattice_draw_sites(u8 *mask, u32 n, u64 offset, u32 d
         m = VACANT;
     } else {
         for (u32 a = 0; a < dim; a++) {
-            u64 up = up_site(g, a, dim, l, periodic);
+            u64 up = up_site(g, a, dim, length, l, periodic);
             if (up != NO_LABEL && occupied(key, up, threshold)) m |= 1 << a;
         }
     }
@@ -54,14 +56,15 @@ extern "C" __global__ void lattice_draw_sites(u8 *mask, u32 n, u64 offset, u32 d
 }
 
 // Bond percolation: bond (g, a) is open with probability threshold / 2^53, drawn at g*dim + a.
-extern "C" __global__ void lattice_draw_bonds(u8 *mask, u32 n, u64 offset, u32 dim, u64 l,
-                                              u32 periodic, u64 key, u64 threshold) {
+extern "C" __global__ void lattice_draw_bonds(u8 *mask, u32 n, u64 offset, u32 dim, u64 length,
+                                              u64 l, u32 periodic, u64 key, u64 threshold) {
     u64 i = thread_index();
     if (i >= n) return;
     u64 g = offset + i;
     u8 m = 0;
     for (u32 a = 0; a < dim; a++) {
-        if (up_site(g, a, dim, l, periodic) != NO_LABEL && occupied(key, g * dim + a, threshold))
+        if (up_site(g, a, dim, length, l, periodic) != NO_LABEL &&
+            occupied(key, g * dim + a, threshold))
             m |= 1 << a;
     }
     mask[i] = m;

@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # Percolation for scripts/gpu-check (sourced there; it defines $bin, $out, counts, shared and
 # status). check_percolation: `tessera percolation` on the CPU (one rank, the reference), on
-# one GPU and on all GPUs present (or the `shared` rank counts on one GPU), for four cases
+# one GPU and on all GPUs present (or the `shared` rank counts on one GPU), for six cases
 # that cover 2D and 3D, periodic and open, site and bond (2D site periodic, 2D bond open, 3D
-# site open, 3D bond periodic) at a small L ($GPU_CHECK_PERCOLATION_L2 = 96 in 2D,
+# site open, 3D bond periodic; and a strip 5L x L, 2D site periodic, and a bar 5L x L x L, 3D
+# bond open) at a small L ($GPU_CHECK_PERCOLATION_L2 = 96 in 2D,
 # $GPU_CHECK_PERCOLATION_L3 = 24 in 3D: partial tiles), three p around the threshold and 8
 # samples each, labels written: every per-sample figure and every label must equal the CPU
 # run's. Each case's rows print as soon as its runs end. Then one timing row: 2D site
@@ -58,7 +59,7 @@ PY
 check_percolation() {
     local l2=${GPU_CHECK_PERCOLATION_L2:-96} l3=${GPU_CHECK_PERCOLATION_L3:-24}
     local timing_l=${GPU_CHECK_PERCOLATION_TIMING_L:-32768}
-    local case lattice kind boundary l p name np header=1 ranks=(1)
+    local case lattice kind boundary shape l p name np header=1 ranks=(1)
     ((${#counts[@]} > 1)) && ranks+=("${counts[-1]}")
     _percolation() { # NAME NP DEVICE ARGS...
         local name=$1 np=$2 device=$3
@@ -66,8 +67,9 @@ check_percolation() {
         run_tessera "$name" "$np" percolation --device "$device" "$@"
     }
     echo
-    for case in 2d-site-periodic 2d-bond-open 3d-site-open 3d-bond-periodic; do
-        IFS=- read -r lattice kind boundary <<<"$case"
+    for case in 2d-site-periodic 2d-bond-open 3d-site-open 3d-bond-periodic 2d-site-periodic-strip \
+        3d-bond-open-strip; do
+        IFS=- read -r lattice kind boundary shape <<<"$case"
         case $lattice-$kind in
         2d-site) p=0.55,0.5927,0.65 l=$l2 ;;
         2d-bond) p=0.45,0.5,0.55 l=$l2 ;;
@@ -77,6 +79,8 @@ check_percolation() {
         name="percolation-$case"
         local args=(--lattice "$lattice" --kind "$kind" --boundary "$boundary" --l "$l"
             --p "$p" --samples 8 --write-labels)
+        # A strip (2D) or bar (3D): axis 0, the slabs' axis, five times the others.
+        [[ $shape == strip ]] && args+=(--length $((5 * l)))
         _percolation "$name-cpu" 1 cpu "${args[@]}" || continue
         local pairs=()
         for np in "${ranks[@]}" "${shared[@]}"; do

@@ -6,8 +6,9 @@
 # - BFS (1D, `--validate false`, $WS_ROOTS (16) roots) on the Kronecker graph of the cc rows:
 #   the cc time beside the search time on the same graph and GPUs (issue 31: cc should cost no
 #   more than two searches);
-# - percolation labelling, 2D site at p_c = 0.5927, L x L = $WS_L^2 (32768^2) sites per GPU:
-#   the lattice side is $WS_L sqrt(P) (46341 on 2, 65536 on 4), each slab a strip.
+# - percolation labelling, 2D site at p_c = 0.5927, $WS_L^2 (32768^2) sites per GPU as a strip:
+#   L_0 x L = ($WS_L P) x $WS_L, each slab $WS_L x $WS_L, so the plane the slabs meet at (and
+#   the boundary merge's work per step) stays the same at every P.
 # cc rows: rounds, bytes sent per rank (all rounds, mean over ranks), the labelling's median
 # seconds over $WS_TRIALS (3) trials and its phases (local union-find, refresh, absorb, hook,
 # shortcut, relabel; the last trial's, rank 0; where the binary writes them, `link`, the slowest
@@ -73,9 +74,8 @@ for part in "${parts[@]}"; do
         n=$(((1 << scale) * np))
         case $part in
         percolation)
-            l=$(python3 -c "import math; print(round($side * math.sqrt($np)))")
-            run "percolation-np$np" "$np" percolation --lattice 2d --kind site --l "$l" \
-                --p 0.5927 --samples "$samples"
+            run "percolation-np$np" "$np" percolation --lattice 2d --kind site \
+                --length $((side * np)) --l "$side" --p 0.5927 --samples "$samples"
             ;;
         kron) run "kron-np$np" "$np" cc --scale $((scale + $(log2_ceil "$np"))) "${cc_args[@]}" ;;
         bfs)
@@ -103,14 +103,20 @@ for run in runs:
             s = f["percolation"]
             l = int(s.attrs["l"])
             t = float(np.median(s["label_seconds"][:]))
-            ns = t / (l * l) * 1e9
+            ns = t / int(s.attrs["sites"]) * 1e9
             merge_s = float(np.median(s["merge_seconds"][:]))
             merge_mb = float(np.max(s["merge_bytes"][:])) / 1e6
             levels = math.ceil(math.log2(ranks)) if ranks > 1 else 0
             model_mb = levels * (3 + 10 * l) * 8 / 1e6
             base.setdefault(kind, t)
+            join = ""
+            if "merge_join_seconds" in s and levels:
+                # The joins' own work on the busiest rank (rank 0: one join a level), per
+                # level and per site of the plane: the cost model's c.
+                j = float(np.median(s["merge_join_seconds"][:]))
+                join = f", joins {j:.5f} s ({j / levels / l * 1e9:.1f} ns per plane site a level)"
             print(f"{name:<18} {ranks:>4} {2 * levels:>6} {merge_mb:>9.3f} {t:>9.4f} {base[kind] / t:>5.2f}"
-                  f"  {ns:.4f} ns/site; merge {merge_s:.5f} s (slowest rank, waits included),"
+                  f"  {ns:.4f} ns/site; merge {merge_s:.5f} s (slowest rank, waits included){join},"
                   f" model bound {model_mb:.3f} MB")
         elif kind == "bfs":
             b = f["bfs"]

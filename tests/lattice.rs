@@ -126,7 +126,6 @@ fn reference(lattice: &Lattice, mask: &[u8]) -> Reference {
 /// the axes it wraps (a site reached at two positions that differ along the axis) or spans
 /// (sites at both ends of the axis on an open lattice).
 fn explore(lattice: &Lattice, mask: &[u8], start: usize) -> (u64, u8) {
-    let l = lattice.l as i64;
     let mut pos: std::collections::HashMap<usize, [i64; 3]> = std::collections::HashMap::new();
     let coords = |g: usize| -> [i64; 3] {
         let mut c = [0; 3];
@@ -143,7 +142,7 @@ fn explore(lattice: &Lattice, mask: &[u8], start: usize) -> (u64, u8) {
         for a in 0..lattice.dim {
             let c = lattice.coord(u as u64, a) as i64;
             low |= u8::from(c == 0) << a;
-            high |= u8::from(c == l - 1) << a;
+            high |= u8::from(c == lattice.side(a) as i64 - 1) << a;
             let up = lattice.up(u as u64, a).map(|v| (v as usize, 1));
             let down = lattice.down(u as u64, a).map(|v| (v as usize, -1));
             for (v, step) in up.into_iter().chain(down) {
@@ -236,6 +235,21 @@ fn random_lattices(world: &World, failures: &mut Vec<String>) {
                         let what = format!("{dim}D L={l} periodic={periodic} {kind:?} p={p}");
                         check(world, &what, lattice, &mask, None, failures);
                     }
+                }
+            }
+        }
+    }
+    // Strips and bars: axis 0, the slabs' axis, longer or shorter than the others.
+    for (dim, length, l) in [(2, 23, 4), (2, 3, 11), (3, 9, 3)] {
+        for periodic in [true, false] {
+            for kind in [Occupation::Site, Occupation::Bond] {
+                for (k, p) in [0.5, 0.7].into_iter().enumerate() {
+                    let lattice = Lattice::with_length(dim, length, l, periodic).unwrap();
+                    let whole = Slab::new(lattice, 1, 0).unwrap();
+                    let mask = draw_mask(&whole, kind, 2000 + k as u64 + length, threshold(p));
+                    let what =
+                        format!("{dim}D L_0={length} L={l} periodic={periodic} {kind:?} p={p}");
+                    check(world, &what, lattice, &mask, None, failures);
                 }
             }
         }

@@ -44,9 +44,11 @@ pub struct Labelled {
     roots: Vec<u32>,
     /// Each node's cluster label and percolation bits.
     finals: Vec<Final>,
-    /// Seconds of the boundary merge, and the bytes this rank received in it.
+    /// Seconds of the boundary merge, the bytes this rank received in it, and the seconds of
+    /// its own work in it (`merge::MergeWork`: the waits for other ranks excluded).
     pub merge_seconds: f64,
     pub merge_bytes: u64,
+    pub merge_join_seconds: f64,
 }
 
 /// Labels the clusters of a slab's occupations, again and again with the same buffers.
@@ -58,7 +60,7 @@ pub struct Labeller<D: SlabDevice> {
 
 /// Sites of the thickest slab of `lattice` over `ranks` ranks.
 fn thickest_slab_sites(lattice: Lattice, ranks: usize) -> u64 {
-    let thickest = lattice.l.div_ceil(ranks as u64);
+    let thickest = lattice.length.div_ceil(ranks as u64);
     thickest.saturating_mul(lattice.plane())
 }
 
@@ -97,7 +99,7 @@ impl<D: SlabDevice> Labeller<D> {
         let (roots, masks) = self.device.face_roots(mask, &self.faces)?;
         let part = boundary::slab_boundary(&self.slab, &self.faces, &roots, &masks);
         let started = std::time::Instant::now();
-        let (finals, words) = merge::solve(world, &self.slab, &part);
+        let (finals, work) = merge::solve(world, &self.slab, &part);
         let merge_seconds = started.elapsed().as_secs_f64();
         let labels: Vec<u64> = finals.iter().map(|f| f.0).collect();
         self.device.relabel(mask, &part.roots, &labels)?;
@@ -105,7 +107,8 @@ impl<D: SlabDevice> Labeller<D> {
             roots: part.roots,
             finals,
             merge_seconds,
-            merge_bytes: 8 * words,
+            merge_bytes: 8 * work.words,
+            merge_join_seconds: work.join_seconds,
         })
     }
 

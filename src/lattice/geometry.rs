@@ -1,8 +1,10 @@
 //! Square (L x L) and simple cubic (L x L x L) lattices, periodic or open, cut into slabs along
-//! the slowest axis, one slab per rank.
+//! the slowest axis, one slab per rank; axis 0 may be longer or shorter than the others (a
+//! strip L_0 x L in 2D, a bar L_0 x L x L in 3D: weak scaling that keeps the plane the slabs
+//! meet at fixed).
 //!
 //! Site (x0, x1[, x2]) has the global index x0 L^(d-1) + x1 L^(d-2) [+ x2]: row-major, axis 0
-//! slowest. A slab is a block of whole planes of axis 0 (the ranges of `graph::Block1D`'s kind:
+//! slowest (0 <= x0 < L_0). A slab is a block of whole planes of axis 0 (the ranges of `graph::Block1D`'s kind:
 //! the first L mod P ranks one plane thicker), so it is one contiguous range of global indices
 //! and a local index is the global one less the slab's offset. Bond (site, axis) joins a site
 //! to its neighbour one step up along `axis`; on an open lattice the top sites of an axis have
@@ -35,31 +37,75 @@ impl LatticeKind {
 /// as a wrap, as it is one).
 pub const MIN_SIDE: u64 = 2;
 
-/// A lattice: dimension, side and boundary conditions (the same on every axis).
+/// A lattice: dimension, sides and boundary conditions (the same on every axis).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lattice {
     pub dim: usize,
+    /// Sites along axis 0, the axis the slabs cut (L_0).
+    pub length: u64,
+    /// Sites along each other axis (L).
     pub l: u64,
     pub periodic: bool,
 }
 
 impl Lattice {
-    /// A `dim`-dimensional lattice of side `l` (dim 2 or 3, l at least 2, at most 2^48 sites).
+    /// A `dim`-dimensional lattice of side `l` on every axis (dim 2 or 3, l at least 2, at
+    /// most 2^48 sites).
     pub fn new(dim: usize, l: u64, periodic: bool) -> Result<Lattice, String> {
+        Lattice::with_length(dim, l, l, periodic)
+    }
+
+    /// A lattice of `length` sites along axis 0 and `l` along the others (both at least 2,
+    /// at most 2^48 sites).
+    pub fn with_length(dim: usize, length: u64, l: u64, periodic: bool) -> Result<Lattice, String> {
         if !(2..=3).contains(&dim) {
             return Err(format!("a lattice has 2 or 3 dimensions, not {dim}"));
         }
         if l < MIN_SIDE {
             return Err(format!("l = {l}: the side must be at least {MIN_SIDE}"));
         }
-        match l.checked_pow(dim as u32) {
-            Some(n) if n <= 1 << 48 => Ok(Lattice { dim, l, periodic }),
-            _ => Err(format!("l = {l} gives more than 2^48 sites in {dim}D")),
+        if length < MIN_SIDE {
+            return Err(format!(
+                "length = {length}: the side must be at least {MIN_SIDE}"
+            ));
+        }
+        let sites = l
+            .checked_pow(dim as u32 - 1)
+            .and_then(|plane| plane.checked_mul(length));
+        match sites {
+            Some(n) if n <= 1 << 48 => Ok(Lattice {
+                dim,
+                length,
+                l,
+                periodic,
+            }),
+            _ if length == l => Err(format!("l = {l} gives more than 2^48 sites in {dim}D")),
+            _ => Err(format!(
+                "length = {length} and l = {l} give more than 2^48 sites in {dim}D"
+            )),
         }
     }
 
     pub fn sites(&self) -> u64 {
-        self.l.pow(self.dim as u32)
+        self.length * self.plane()
+    }
+
+    /// The sides as a report names them: "L = 64", or "L_0 = 256, L = 64" for a strip or bar.
+    pub fn sides(&self) -> String {
+        if self.length == self.l {
+            format!("L = {}", self.l)
+        } else {
+            format!("L_0 = {}, L = {}", self.length, self.l)
+        }
+    }
+
+    /// Sites along `axis`: L_0 along axis 0, L along the others.
+    pub fn side(&self, axis: usize) -> u64 {
+        if axis == 0 {
+            self.length
+        } else {
+            self.l
+        }
     }
 
     /// Sites of one plane of axis 0.
@@ -74,17 +120,17 @@ impl Lattice {
 
     /// Coordinate of a global site along `axis`.
     pub fn coord(&self, site: u64, axis: usize) -> u64 {
-        site / self.stride(axis) % self.l
+        site / self.stride(axis) % self.side(axis)
     }
 
     /// The neighbour one step up along `axis`: wrapped on a periodic lattice, none past the
     /// top of an open one.
     pub fn up(&self, site: u64, axis: usize) -> Option<u64> {
-        let stride = self.stride(axis);
-        if self.coord(site, axis) + 1 < self.l {
+        let (stride, side) = (self.stride(axis), self.side(axis));
+        if self.coord(site, axis) + 1 < side {
             Some(site + stride)
         } else if self.periodic {
-            Some(site - (self.l - 1) * stride)
+            Some(site - (side - 1) * stride)
         } else {
             None
         }
@@ -92,11 +138,11 @@ impl Lattice {
 
     /// The neighbour one step down along `axis` (as `up`).
     pub fn down(&self, site: u64, axis: usize) -> Option<u64> {
-        let stride = self.stride(axis);
+        let (stride, side) = (self.stride(axis), self.side(axis));
         if self.coord(site, axis) > 0 {
             Some(site - stride)
         } else if self.periodic {
-            Some(site + (self.l - 1) * stride)
+            Some(site + (side - 1) * stride)
         } else {
             None
         }
@@ -118,13 +164,18 @@ pub struct Slab {
 impl Slab {
     /// Rank `rank`'s slab of `ranks`; every rank needs at least one plane.
     pub fn new(lattice: Lattice, ranks: usize, rank: usize) -> Result<Slab, String> {
-        if ranks as u64 > lattice.l {
+        if ranks as u64 > lattice.length {
+            let side = if lattice.length == lattice.l {
+                "l"
+            } else {
+                "length"
+            };
             return Err(format!(
-                "l = {} gives fewer planes than the {ranks} ranks: every rank needs a plane of the lattice",
-                lattice.l
+                "{side} = {} gives fewer planes than the {ranks} ranks: every rank needs a plane of the lattice",
+                lattice.length
             ));
         }
-        let at = |r: usize| (lattice.l as u128 * r as u128 / ranks as u128) as u64;
+        let at = |r: usize| (lattice.length as u128 * r as u128 / ranks as u128) as u64;
         Ok(Slab {
             lattice,
             rank,
@@ -234,5 +285,33 @@ mod tests {
         assert_eq!(open.up(5, 0), Some(9));
         assert!(Lattice::new(2, 1, true).is_err());
         assert!(Lattice::new(4, 4, true).is_err());
+    }
+
+    #[test]
+    fn a_strip_wraps_axis_0_at_its_length_and_slabs_cut_its_planes() {
+        // 6 x 4: site (x0, x1) is 4 x0 + x1.
+        let strip = Lattice::with_length(2, 6, 4, true).unwrap();
+        assert_eq!((strip.sites(), strip.plane()), (24, 4));
+        assert_eq!(strip.coord(22, 0), 5);
+        assert_eq!(strip.coord(22, 1), 2);
+        assert_eq!(strip.up(22, 0), Some(2));
+        assert_eq!(strip.down(2, 0), Some(22));
+        assert_eq!(strip.up(7, 1), Some(4));
+        let slabs: Vec<Slab> = (0..4).map(|r| Slab::new(strip, 4, r).unwrap()).collect();
+        assert_eq!(
+            slabs.iter().map(|s| s.thickness).collect::<Vec<_>>(),
+            [1, 2, 1, 2]
+        );
+        assert!(Slab::new(strip, 5, 0).is_ok());
+        assert!(Slab::new(strip, 7, 0).is_err());
+        let bar = Lattice::with_length(3, 3, 5, false).unwrap();
+        assert_eq!(
+            (bar.sites(), bar.up(74, 0), bar.up(70, 0)),
+            (75, None, None)
+        );
+        assert_eq!(bar.up(49, 0), Some(74));
+        assert!(Lattice::with_length(2, 1, 4, true).is_err());
+        assert!(Lattice::with_length(3, 1 << 40, 1 << 5, true).is_err());
+        assert_eq!(strip.sides(), "L_0 = 6, L = 4");
     }
 }

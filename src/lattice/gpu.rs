@@ -172,6 +172,7 @@ pub fn draw_mask_gpu(
             .arg(&n)
             .arg(&offset)
             .arg(&dim)
+            .arg(&lattice.length)
             .arg(&lattice.l)
             .arg(&periodic)
             .arg(&key)

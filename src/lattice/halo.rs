@@ -120,7 +120,7 @@ pub fn row_neighbours(slab: &Slab, row: usize) -> RowNeighbours {
         } else {
             lattice.periodic.then(|| start + wrap - stride)
         };
-        let up = if x + 1 < l {
+        let up = if x + 1 < lattice.side(axis) as usize {
             Some(start + stride)
         } else {
             lattice.periodic.then(|| start + stride - wrap)

@@ -2,20 +2,19 @@
 //! merged pairwise up a binary tree, in ceil(log2 P) steps, then each cluster's final label
 //! and percolation bits come back down the same tree.
 //!
-//! A range holds only what can still join: its open clusters (those touching its bottom or
-//! top plane) and, for each site of those two planes, its cluster and its position relative
-//! to the cluster's root in the unwrapped lattice, in units of L (Machta et al.; Newman & Ziff
-//! 2001). Merging range A with the range B above it unites A's top plane with B's bottom plane
-//! in a union-find that carries those offsets (`Windings`): a bond that closes a cycle whose
-//! offsets disagree by a non-zero vector w closes a loop winding w, so wrapping is found
-//! exactly, whatever the winding (a (1, 2) spiral across several slabs included): a cluster
-//! wraps axis a iff a cycle of it winds along a, and the fundamental cycles of the forest
-//! generate all cycles. Clusters that no longer touch the merged range's bottom or top are
-//! closed there: their label and bits are final. The last step (rank 0, the whole lattice)
-//! joins the top plane to the bottom across the wrap of axis 0 (periodic lattices) and closes
-//! everything. Open lattices span axis a where a cluster touches both of its end faces.
-//! Clusters are kept in label order, so a root is always the smallest label: each cluster's
-//! label is its smallest site.
+//! A range holds only what can still join: its open clusters (those touching its bottom or top
+//! plane) and, for each site of those two planes, its cluster and its position relative to the
+//! cluster's root in the unwrapped lattice, in units of the side along each axis (Machta et al.;
+//! Newman & Ziff 2001). Merging range A with the range B above it unites A's top plane with B's
+//! bottom plane in a union-find that carries those offsets (`Windings`): a bond that closes a cycle
+//! whose offsets disagree by a non-zero vector w closes a loop winding w, so wrapping is found
+//! exactly, whatever the winding (a (1, 2) spiral across several slabs included): a cluster wraps
+//! axis a iff a cycle of it winds along a, and the fundamental cycles of the forest generate all
+//! cycles. Clusters that no longer touch the merged range's bottom or top are closed there: their
+//! label and bits are final. The last step (rank 0, the whole lattice) joins the top plane to the
+//! bottom across the wrap of axis 0 (periodic lattices) and closes everything. Open lattices span
+//! axis a where a cluster touches both of its end faces. Clusters are kept in label order, so a
+//! root is always the smallest label: each cluster's label is its smallest site.
 //!
 //! Cost (`merge_cost`): a range is sent as one word per site of its two planes, the labels of
 //! its open clusters and the offsets of the sites away from their root's image, so each step
@@ -59,7 +58,7 @@ struct Open {
 }
 
 /// A site of a range's bottom or top plane: its cluster (`VACANT`: none) and its position
-/// relative to the cluster's root, in units of L.
+/// relative to the cluster's root, in units of the side along each axis.
 #[derive(Clone, Copy, Debug)]
 struct FaceSite {
     cluster: u32,
@@ -86,7 +85,7 @@ enum Fate {
     Closed(Final),
 }
 
-/// Union-find over clusters with each one's offset from its parent, in units of L.
+/// Union-find over clusters with each one's offset from its parent, in units of the sides.
 struct Windings {
     parent: Vec<u32>,
     offset: Vec<[i64; 3]>,
@@ -102,7 +101,7 @@ fn sub(a: [i64; 3], b: [i64; 3]) -> [i64; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
-/// One L along `axis`.
+/// One side along `axis` (L_0 along axis 0, L along the others).
 fn unit(axis: usize) -> [i64; 3] {
     let mut w = [0; 3];
     w[axis] = 1;
@@ -324,25 +323,35 @@ fn resolve(fates: &[Fate], open_finals: &[Final]) -> Vec<Final> {
         .collect()
 }
 
+/// What one rank's part of the merge cost: the words it received, and the seconds of its own
+/// work (the joins, their encoding and the resolves; the waits for its partners excluded,
+/// so that the cost model's per-site join cost can be read from it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MergeWork {
+    pub words: u64,
+    pub join_seconds: f64,
+}
+
 /// Each node's final label and percolation bits, in the order of `part.roots`, through the
-/// tree of ranks (collective over `link`'s ranks); and the words this rank received.
-pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, u64) {
+/// tree of ranks (collective over `link`'s ranks); and what this rank's part cost.
+pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, MergeWork) {
     let (rank, ranks, lattice) = (slab.rank, slab.ranks, slab.lattice);
+    let mut clock = JoinClock::start();
     let (mut range, leaf_fates) = leaf(slab, part);
     // (partner, fates of this side's and the partner's clusters, this side's count).
     let mut merges: Vec<(usize, Vec<Fate>, usize)> = Vec::new();
     let mut step = 1;
     let mut parent = None;
-    let mut received = 0;
     while step < ranks {
         if rank % (2 * step) != 0 {
-            link.send(rank - step, TAG_UP, &encode(&range));
+            let words = encode(&range);
+            clock.off(|| link.send(rank - step, TAG_UP, &words));
             parent = Some(rank - step);
             break;
         }
         if rank + step < ranks {
-            let words = link.receive(rank + step, TAG_UP);
-            received += words.len() as u64;
+            let words = clock.off(|| link.receive(rank + step, TAG_UP));
+            clock.work.words += words.len() as u64;
             let b = decode(&words);
             let (joined, fates) = merge(lattice, &range, Some(b));
             merges.push((rank + step, fates, range.open.len()));
@@ -352,18 +361,48 @@ pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, 
     }
     let mut finals = match parent {
         Some(p) => {
-            let words = link.receive(p, TAG_DOWN);
-            received += words.len() as u64;
+            let words = clock.off(|| link.receive(p, TAG_DOWN));
+            clock.work.words += words.len() as u64;
             decode_finals(&words)
         }
         None => resolve(&merge(lattice, &range, None).1, &[]),
     };
     for (partner, fates, mine) in merges.into_iter().rev() {
         let both = resolve(&fates, &finals);
-        link.send(partner, TAG_DOWN, &encode_finals(&both[mine..]));
+        let words = encode_finals(&both[mine..]);
+        clock.off(|| link.send(partner, TAG_DOWN, &words));
         finals = both[..mine].to_vec();
     }
-    (resolve(&leaf_fates, &finals), received)
+    let finals = resolve(&leaf_fates, &finals);
+    (finals, clock.stop())
+}
+
+/// Times a rank's own work in the merge: running, but for the messages (`off`).
+struct JoinClock {
+    work: MergeWork,
+    since: std::time::Instant,
+}
+
+impl JoinClock {
+    fn start() -> JoinClock {
+        JoinClock {
+            work: MergeWork::default(),
+            since: std::time::Instant::now(),
+        }
+    }
+
+    /// Run `message` (a send or a receive) with the clock stopped.
+    fn off<T>(&mut self, message: impl FnOnce() -> T) -> T {
+        self.work.join_seconds += self.since.elapsed().as_secs_f64();
+        let out = message();
+        self.since = std::time::Instant::now();
+        out
+    }
+
+    fn stop(mut self) -> MergeWork {
+        self.work.join_seconds += self.since.elapsed().as_secs_f64();
+        self.work
+    }
 }
 
 /// A range as words: [open, plane, dim], each open cluster as (label, touches | wraps << 8),
@@ -437,10 +476,10 @@ fn decode_finals(words: &[u64]) -> Vec<Final> {
     words.chunks(2).map(|c| (c[0], c[1] as u8)).collect()
 }
 
-/// The rank whose slab holds global site `site` (slabs: planes floor(L r / P) ..).
+/// The rank whose slab holds global site `site` (slabs: planes floor(L_0 r / P) ..).
 fn slab_owner(lattice: Lattice, ranks: usize, site: u64) -> usize {
     let plane = u128::from(site / lattice.plane());
-    (((plane + 1) * ranks as u128 - 1) / u128::from(lattice.l)) as usize
+    (((plane + 1) * ranks as u128 - 1) / u128::from(lattice.length)) as usize
 }
 
 /// The clusters that reach a face, tallied once each at the rank owning their label, from
@@ -482,7 +521,7 @@ fn sum_by_label(parts: &mut [Triple]) -> Vec<Triple> {
     out
 }
 
-/// The boundary merge's cost on `ranks` ranks of an L^d lattice: steps (messages in a row on
+/// The boundary merge's cost on `ranks` ranks of an L_0 x L^(d-1) lattice: steps (messages in a row on
 /// the critical path, both sweeps) and the most words one rank receives.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MergeCost {

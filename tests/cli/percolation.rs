@@ -70,6 +70,28 @@ fn every_rank_count_gives_the_same_samples_and_labels() {
                 "0.2,0.3",
             ],
         ),
+        // A strip and a bar: axis 0, the axis the slabs cut, longer than the others.
+        (
+            "2d-site-strip",
+            &["--length", "31", "--l", "6", "--p", "0.55,0.7,1"],
+        ),
+        (
+            "3d-bond-bar-open",
+            &[
+                "--lattice",
+                "3d",
+                "--length",
+                "9",
+                "--l",
+                "4",
+                "--kind",
+                "bond",
+                "--boundary",
+                "open",
+                "--p",
+                "0.3,0.45",
+            ],
+        ),
     ];
     for &(name, args) in cases {
         let mut all = args.to_vec();
@@ -82,6 +104,12 @@ fn every_rank_count_gives_the_same_samples_and_labels() {
             largest.iter().any(|&s| s > 1),
             "{name}: no cluster larger than a site"
         );
+        if name == "2d-site-strip" {
+            assert_eq!(sites, 31 * 6);
+            assert_eq!(one.attr::<u64>("percolation", "length"), 31);
+            // p = 1: one cluster of every site.
+            assert_eq!(largest[12..], [sites; 6], "{name}: p = 1");
+        }
         for np in [2, 3, 4] {
             let h5 = run_ok(np, &dir, &format!("{name}-np{np}"), &all);
             for ds in SAME {
@@ -146,6 +174,14 @@ fn bad_values_give_one_clear_error() {
         (
             &["--l", "3", "--boundary", "open"],
             "every rank needs a plane",
+        ),
+        (
+            &["--length", "1"],
+            "[percolation] length = 1 is out of range: expected an integer >= 2",
+        ),
+        (
+            &["--length", "3", "--l", "50"],
+            "length = 3 gives fewer planes than the 4 ranks: every rank needs a plane",
         ),
     ];
     for &(flags, needle) in cases {

@@ -115,7 +115,7 @@ fn by_search(lattice: Lattice, whole: &[u8]) -> (Vec<u64>, HashMap<u64, u8>) {
             for a in 0..lattice.dim {
                 let c = lattice.coord(s, a);
                 lows |= u8::from(c == 0) << a;
-                highs |= u8::from(c == lattice.l - 1) << a;
+                highs |= u8::from(c == lattice.side(a) - 1) << a;
                 let mut steps = Vec::new();
                 if let Some(up) = lattice.up(s, a).filter(|_| bonded(s, a)) {
                     steps.push((up, 1));
@@ -220,6 +220,41 @@ fn random_lattices_match_a_search_at_every_slab_count() {
             check(lattice, &occupied, 5, &what);
         }
     }
+}
+
+#[test]
+fn strips_and_bars_match_a_search_at_every_slab_count() {
+    // Axis 0 (the slabs' axis) longer or shorter than the others: windings count in each
+    // axis's own side, slabs cut L_0 planes.
+    for (dim, length, l, periodic, p) in [
+        (2, 40, 6, true, 0.6),
+        (2, 40, 6, false, 0.65),
+        (2, 5, 14, true, 0.6),
+        (3, 17, 4, true, 0.35),
+        (3, 11, 5, false, 0.4),
+    ] {
+        let lattice = Lattice::with_length(dim, length, l, periodic).unwrap();
+        for seed in [4, 5, 6] {
+            let occupied = random_sites(lattice, p, 0x2545_f491_4f6c_dd1d * seed);
+            let what = format!("{dim}D L_0={length} L={l} periodic={periodic} seed {seed}");
+            check(lattice, &occupied, 5, &what);
+        }
+    }
+    // A (1, 3) spiral round a 9 x 4 torus: 9 steps along axis 0 and 27 along axis 1 close it,
+    // winding axis 0 once and axis 1 three times.
+    let lattice = Lattice::with_length(2, 9, 4, true).unwrap();
+    let mut occupied = vec![false; 36];
+    let (mut x0, mut x1) = (0u64, 0u64);
+    for _ in 0..9 {
+        for _ in 0..3 {
+            occupied[(x0 * 4 + x1) as usize] = true;
+            x1 = (x1 + 1) % 4;
+        }
+        occupied[(x0 * 4 + x1) as usize] = true;
+        x0 = (x0 + 1) % 9;
+    }
+    let bits = check(lattice, &occupied, 7, "strip spiral");
+    assert_eq!(bits[&0], 0b11, "the spiral wraps both axes");
 }
 
 #[test]

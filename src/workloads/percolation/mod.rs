@@ -33,6 +33,11 @@ pub struct PercolationTable {
     /// Side L of the lattice (at least 2, and at least the number of ranks; default 64)
     #[arg(long, allow_negative_numbers = true)]
     pub l: Option<i64>,
+    /// Sites along axis 0, the axis the ranks' slabs cut, where it differs from L: a strip
+    /// length x L (2d) or a bar length x L x L (3d) (at least 2, and at least the number of
+    /// ranks; default L)
+    #[arg(long, allow_negative_numbers = true)]
+    pub length: Option<i64>,
     /// Occupation probability, or several comma-separated for a sweep (default: the
     /// lattice's threshold)
     #[arg(long, allow_negative_numbers = true)]
@@ -103,8 +108,15 @@ impl Workload for Percolation {
             .ok()
             .filter(|&l| l >= 2)
             .ok_or_else(|| out_of_range(source, &key("l"), l, "an integer >= 2"))?;
+        let length = t.length.map_or(Ok(l), |length| {
+            u64::try_from(length)
+                .ok()
+                .filter(|&length| length >= 2)
+                .ok_or_else(|| out_of_range(source, &key("length"), length, "an integer >= 2"))
+        })?;
         let periodic = t.boundary.unwrap_or(Boundary::Periodic) == Boundary::Periodic;
-        let lattice = Lattice::new(dim, l, periodic).map_err(|m| config_error(source, &key(&m)))?;
+        let lattice = Lattice::with_length(dim, length, l, periodic)
+            .map_err(|m| config_error(source, &key(&m)))?;
         let kind = t.kind.unwrap_or(Kind::Site);
         let p = t.p.map_or(vec![threshold(shape, kind)], |p| p.0);
         if p.is_empty() {

@@ -112,15 +112,16 @@ pub fn report(
     let mut g = report.group("percolation");
     g.text("lattice", if lattice.dim == 2 { "2d" } else { "3d" })
         .shown_as(format!(
-            "{}D L = {} ({} sites), {} percolation, {} boundaries",
+            "{}D {} ({} sites), {} percolation, {} boundaries",
             lattice.dim,
-            lattice.l,
+            lattice.sides(),
             lattice.sites(),
             kind_name(cfg.kind),
             boundary_name(cfg)
         ));
     g.count("dim", lattice.dim as u64).stored_only();
     g.count("l", lattice.l).stored_only();
+    g.count("length", lattice.length).stored_only();
     g.count("sites", lattice.sites()).stored_only();
     g.text("kind", kind_name(cfg.kind)).stored_only();
     g.text("boundary", boundary_name(cfg)).stored_only();
@@ -196,6 +197,7 @@ fn samples(g: &mut Section, cfg: &Percolation, rows: &[Row]) {
     g.data("label_seconds", colf(&|r| r.timing.seconds));
     g.data("merge_seconds", colf(&|r| r.timing.merge_seconds));
     g.data("merge_bytes", col(&|r| r.timing.merge_bytes));
+    g.data("merge_join_seconds", colf(&|r| r.timing.merge_join_seconds));
     debug_assert!(rows.iter().all(|r| r.stats.histogram.len() == SIZE_BINS));
     let histograms: Vec<u64> = rows
         .iter()

@@ -11,13 +11,15 @@ use crate::lattice::{ClusterStats, CpuSlab, GpuSlab, Labeller, Occupation, Slab}
 use cudarc::driver::CudaSlice;
 use std::time::Instant;
 
-/// A sample's labelling time (the slowest rank's), with its boundary merge's seconds and
-/// the most bytes one rank received in it.
+/// A sample's labelling time (the slowest rank's), with its boundary merge's seconds, the
+/// most bytes one rank received in it, and the most seconds one rank spent on its own part
+/// of it (the joins, without the waits for other ranks).
 #[derive(Clone, Copy)]
 pub struct Timing {
     pub seconds: f64,
     pub merge_seconds: f64,
     pub merge_bytes: u64,
+    pub merge_join_seconds: f64,
 }
 
 pub enum Sampler<'g> {
@@ -109,6 +111,7 @@ impl<'g> Sampler<'g> {
             seconds: world.allreduce(seconds, Op::Max),
             merge_seconds: world.allreduce(labelled.merge_seconds, Op::Max),
             merge_bytes: world.allreduce(labelled.merge_bytes, Op::Max),
+            merge_join_seconds: world.allreduce(labelled.merge_join_seconds, Op::Max),
         };
         Ok((stats, timing))
     }

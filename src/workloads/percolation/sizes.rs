@@ -43,10 +43,30 @@ struct Need<'a> {
 }
 
 impl Need<'_> {
+    /// The deck's lattice with side `l`: along every axis for a square or cubic lattice,
+    /// along the axes other than 0 for a strip or bar (its length L_0 kept).
+    fn lattice(&self, l: u64) -> Lattice {
+        let lattice = self.cfg.lattice;
+        let length = if lattice.length == lattice.l {
+            l
+        } else {
+            lattice.length
+        };
+        Lattice {
+            l,
+            length,
+            ..lattice
+        }
+    }
+
     /// Sites of the thickest slab and of a plane of the lattice of side `l`.
     fn slab(&self, l: u64) -> (u64, u64) {
-        let plane = l.saturating_pow(self.cfg.lattice.dim as u32 - 1);
-        (l.div_ceil(self.ranks).saturating_mul(plane), plane)
+        let lattice = self.lattice(l);
+        let plane = l.saturating_pow(lattice.dim as u32 - 1);
+        (
+            lattice.length.div_ceil(self.ranks).saturating_mul(plane),
+            plane,
+        )
     }
 
     /// Host bytes per rank of this node at side `l` with `samples` per p (rank 0's share of
@@ -65,7 +85,8 @@ impl Need<'_> {
             let faces = plane.saturating_mul(2 * self.ranks);
             let mut extra = faces.saturating_mul(BOUNDARY_BYTES);
             if self.cfg.write_labels {
-                let all = l.saturating_pow(self.cfg.lattice.dim as u32);
+                let plane = l.saturating_pow(self.cfg.lattice.dim as u32 - 1);
+                let all = plane.saturating_mul(self.lattice(l).length);
                 extra = extra.saturating_add(all.saturating_mul(8 * (self.cfg.p.len() as u64 + 1)));
             }
             bytes = bytes.saturating_add(extra / self.local_ranks);
@@ -80,8 +101,7 @@ impl Need<'_> {
 
     /// Whether side `l` is too thick a slab for the labelling (2^31 sites per rank).
     fn too_thick(&self, l: u64) -> bool {
-        let lattice = Lattice { l, ..self.cfg.lattice };
-        !slabs_fit(lattice, self.ranks as usize)
+        !slabs_fit(self.lattice(l), self.ranks as usize)
     }
 
     /// What fits in `budget` host bytes per rank: the most samples at this L, or the largest
@@ -130,7 +150,8 @@ pub fn check_sizes(cfg: &Percolation, h: &Harness) -> Result<()> {
     };
     let (l, samples) = (cfg.lattice.l, cfg.samples);
     let what = format!(
-        "percolation at L = {l} ({} sites) with {samples} samples per p",
+        "percolation at {} ({} sites) with {samples} samples per p",
+        cfg.lattice.sides(),
         cfg.lattice.sites()
     );
     check(
