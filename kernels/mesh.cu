@@ -185,11 +185,10 @@ extern "C" __global__ void mesh_pack_points(const double *x, const double *y, co
     xyz[i] = Point{x[i], y[i], z[i], 0.0};
 }
 
-// Cell c's corners from the packed positions (a tet's four node ids are one 16-byte load).
+// Cell c's node ids (a tet's four are one 16-byte load).
 template <u32 N>
-__device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__ xyz,
-                                                       const u32 *__restrict__ cells, u64 c) {
-    u32 id[4] = {0, 0, 0, 0};
+__device__ __forceinline__ void mesh_cell_ids(const u32 *__restrict__ cells, u64 c, u32 (&id)[4]) {
+    id[0] = id[1] = id[2] = id[3] = 0;
     if (N == 4) {
         uint4 v = __ldg(reinterpret_cast<const uint4 *>(cells) + c);
         id[0] = v.x, id[1] = v.y, id[2] = v.z, id[3] = v.w;
@@ -197,6 +196,11 @@ __device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__
 #pragma unroll
         for (u32 k = 0; k < N; k++) id[k] = __ldg(cells + c * N + k);
     }
+}
+
+// The corners of nodes id[0..N] from the packed positions.
+template <u32 N>
+__device__ __forceinline__ Corners mesh_corners_of(const Point *__restrict__ xyz, const u32 (&id)[4]) {
     Corners q;
 #pragma unroll
     for (u32 k = 0; k < 4; k++) {
@@ -206,6 +210,15 @@ __device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__
         q.p[k][2] = k < N ? __ldg(&xyz[id[k]].z) : 0.0;
     }
     return q;
+}
+
+// Cell c's corners from the packed positions.
+template <u32 N>
+__device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__ xyz,
+                                                       const u32 *__restrict__ cells, u64 c) {
+    u32 id[4];
+    mesh_cell_ids<N>(cells, c, id);
+    return mesh_corners_of<N>(xyz, id);
 }
 
 // Corner k's view of cell c (src/mesh/corner.rs, the same operations in the same order):
@@ -505,12 +518,12 @@ __device__ __forceinline__ void mesh_max_into(u64 *best, u64 v) {
     if (lane_id() == 0 && v) atomicMax(best, v);
 }
 
-// Nodes that move (active, non-zero move) to `old + scale * move`, every other node to `old`;
-// `moved` marks the movers.
+// Nodes that move (active, non-zero move) to `old + scale * move`, every other node to `old`
+// (in x, y, z and the packed xyz); `moved` marks the movers.
 extern "C" __global__ void mesh_apply(const double *xo, const double *yo, const double *zo,
                                       const double *moves, const u8 *active, u32 nodes,
                                       double scale, double *x, double *y, double *z,
-                                      u8 *moved) {
+                                      Point *xyz, u8 *moved) {
     u64 i = thread_index();
     if (i >= nodes) return;
     const double *m = moves + 3 * i;
@@ -519,12 +532,13 @@ extern "C" __global__ void mesh_apply(const double *xo, const double *yo, const 
     x[i] = go ? xo[i] + scale * m[0] : xo[i];
     y[i] = go ? yo[i] + scale * m[1] : yo[i];
     z[i] = go ? zo[i] + scale * m[2] : zo[i];
+    xyz[i] = Point{x[i], y[i], z[i], 0.0};
 }
 
 // Flagged nodes back to `old`, no longer moved; counts them (one atomic per warp).
 extern "C" __global__ void mesh_undo(const double *xo, const double *yo, const double *zo,
                                      u32 nodes, u8 *moved, u8 *flag, double *x, double *y,
-                                     double *z, u64 *count) {
+                                     double *z, Point *xyz, u64 *count) {
     u64 i = thread_index();
     u64 undone = 0;
     if (i < nodes && flag[i]) {
@@ -533,6 +547,7 @@ extern "C" __global__ void mesh_undo(const double *xo, const double *yo, const d
         x[i] = xo[i];
         y[i] = yo[i];
         z[i] = zo[i];
+        xyz[i] = Point{xo[i], yo[i], zo[i], 0.0};
         undone = 1;
     }
     undone = warp_sum(undone);
@@ -599,28 +614,27 @@ __device__ __forceinline__ void mesh_add_cell(Sums &t, double v, double s, doubl
 // corners of every cell with a moved corner that inverted or (has_floor) has η below `floor`
 // (guard::bad_nodes). A cell's corners, V, S and η are taken once for both.
 template <u32 N, bool GUARD>
-__device__ __forceinline__ Sums mesh_cell_pass(const double *x, const double *y, const double *z,
-                                               const u32 *cells, u64 ncells, const u8 *counted,
-                                               const u8 *moved, double floor, u32 has_floor,
-                                               u8 *flag) {
+__device__ __forceinline__ Sums mesh_cell_pass(const Point *__restrict__ xyz,
+                                               const u32 *__restrict__ cells, u64 ncells,
+                                               const u8 *counted, const u8 *moved, double floor,
+                                               u32 has_floor, u8 *flag) {
     Sums t{{0, 0}, {0, 0}, 0, 1.0 / 0.0};
     for (u64 c = thread_index(); c < ncells; c += grid_threads()) {
-        bool any = false;
+        bool count = counted[c] != 0, any = false;
+        u32 id[4];
+        mesh_cell_ids<N>(cells, c, id);
         if (GUARD) {
 #pragma unroll
-            for (u32 k = 0; k < N; k++) any |= moved[cells[c * N + k]] != 0;
+            for (u32 k = 0; k < N; k++) any |= moved[id[k]] != 0;
         }
-        bool count = counted[c] != 0;
         if (!any && !count) continue;
-        Corners q = mesh_corners<N>(x, y, z, cells, c);
+        Corners q = mesh_corners_of<N>(xyz, id);
         double v = mesh_volume<N>(q), s = mesh_edge_sum<N>(q);
         double eta = mesh_mean_ratio_of<N>(v, s);
         if (any && (v <= 0.0 || (has_floor && eta < floor))) {
 #pragma unroll
-            for (u32 k = 0; k < N; k++) {
-                u32 i = cells[c * N + k];
-                if (moved[i]) flag[i] = 1;
-            }
+            for (u32 k = 0; k < N; k++)
+                if (moved[id[k]]) flag[id[k]] = 1;
         }
         if (count) mesh_add_cell(t, v, s, eta);
     }
@@ -644,11 +658,10 @@ __device__ __forceinline__ void mesh_sums_into(u64 *words, Sums t) {
 }
 
 // The quality sums of the counted cells into words[0..6] (mesh_sums_into). Grid-stride.
-extern "C" __global__ void mesh_summary(const double *x, const double *y, const double *z,
-                                        const u32 *cells, u64 ncells, u32 n,
+extern "C" __global__ void mesh_summary(const Point *xyz, const u32 *cells, u64 ncells, u32 n,
                                         const u8 *counted, u64 *words) {
-    Sums t = n == 4 ? mesh_cell_pass<4, false>(x, y, z, cells, ncells, counted, 0, 0.0, 0, 0)
-                    : mesh_cell_pass<3, false>(x, y, z, cells, ncells, counted, 0, 0.0, 0, 0);
+    Sums t = n == 4 ? mesh_cell_pass<4, false>(xyz, cells, ncells, counted, 0, 0.0, 0, 0)
+                    : mesh_cell_pass<3, false>(xyz, cells, ncells, counted, 0, 0.0, 0, 0);
     mesh_sums_into(words, t);
 }
 
@@ -658,28 +671,29 @@ extern "C" __global__ void mesh_summary(const double *x, const double *y, const 
 // double >= 0). When the round sends no node back on any rank, the positions stay as this
 // pass saw them, so these are the iteration's summary and largest move: no further pass
 // over the cells or the nodes. Grid-stride.
-extern "C" __global__ void mesh_guard_pass(const double *x, const double *y, const double *z,
-                                           const double *xo, const double *yo,
+extern "C" __global__ void mesh_guard_pass(const Point *xyz, const double *xo, const double *yo,
                                            const double *zo, const u32 *cells, u64 ncells,
                                            u32 n, u32 nodes, const u8 *counted,
                                            const u8 *moved, double floor, u32 has_floor,
                                            u8 *flag, u64 *words) {
-    Sums t = n == 4 ? mesh_cell_pass<4, true>(x, y, z, cells, ncells, counted, moved, floor,
+    Sums t = n == 4 ? mesh_cell_pass<4, true>(xyz, cells, ncells, counted, moved, floor,
                                               has_floor, flag)
-                    : mesh_cell_pass<3, true>(x, y, z, cells, ncells, counted, moved, floor,
+                    : mesh_cell_pass<3, true>(xyz, cells, ncells, counted, moved, floor,
                                               has_floor, flag);
     mesh_sums_into(words, t);
     u64 most = 0;
     for (u64 i = thread_index(); i < nodes; i += grid_threads()) {
         if (!moved[i]) continue;
-        double a[3] = {x[i], y[i], z[i]}, b[3] = {xo[i], yo[i], zo[i]}, d[3];
+        double a[3], b[3] = {xo[i], yo[i], zo[i]}, d[3];
+        mesh_load_point(xyz, i, a);
         mesh_sub(a, b, d);
         most = max(most, (u64)__double_as_longlong(sqrt(mesh_dot(d, d))));
     }
     mesh_max_into(words + 6, most);
 }
 
-// Ghost positions: the listed nodes' x, y, z into buf (3 per node) and back.
+// Ghost positions: the listed nodes' x, y, z into buf (3 per node) and back (into x, y, z and
+// the packed xyz).
 extern "C" __global__ void mesh_pack(const double *x, const double *y, const double *z,
                                      const u32 *list, u64 count, double *buf) {
     u64 k = thread_index();
@@ -691,13 +705,14 @@ extern "C" __global__ void mesh_pack(const double *x, const double *y, const dou
 }
 
 extern "C" __global__ void mesh_unpack(const double *buf, const u32 *list, u64 count,
-                                       double *x, double *y, double *z) {
+                                       double *x, double *y, double *z, Point *xyz) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 i = list[k];
     x[i] = buf[3 * k];
     y[i] = buf[3 * k + 1];
     z[i] = buf[3 * k + 2];
+    xyz[i] = Point{buf[3 * k], buf[3 * k + 1], buf[3 * k + 2], 0.0};
 }
 
 // ---- opt-colour (src/mesh/smooth/optimise.rs) ------------------------------------------

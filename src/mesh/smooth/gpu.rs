@@ -115,8 +115,9 @@ struct Resident<'g> {
     counted: CudaSlice<u8>,
     moves: CudaSlice<f64>,
     pos: [CudaSlice<f64>; 3],
-    /// l2v and opt-colour: the positions packed as (x, y, z, unused) per node, for the node
-    /// kernels' loads.
+    /// The positions packed as (x, y, z, unused) per node, for the cell passes' and the node
+    /// kernels' loads (two loads from one 32-byte sector where x, y, z take three sectors).
+    /// Every kernel that writes x, y, z writes this copy too.
     points: CudaSlice<f64>,
     old: [CudaSlice<f64>; 3],
     moved: CudaSlice<u8>,
@@ -205,14 +206,7 @@ impl<'g> Resident<'g> {
                 gpu.upload("y", &m.y)?,
                 gpu.upload("z", &m.z)?,
             ],
-            points: gpu.zeros(
-                "packed positions",
-                if s.method == Method::Laplace {
-                    4
-                } else {
-                    4 * n
-                },
-            )?,
+            points: gpu.zeros("packed positions", 4 * n)?,
             old: [
                 gpu.zeros("saved x", n)?,
                 gpu.zeros("saved y", n)?,
@@ -260,7 +254,8 @@ impl<'g> Resident<'g> {
                 .arg(&nr)
                 .arg(x)
                 .arg(y)
-                .arg(z);
+                .arg(z)
+                .arg(&mut self.points);
         })
     }
 
@@ -296,11 +291,8 @@ impl<'g> Resident<'g> {
     fn summary(&mut self, ex: &dyn Exchange) -> Result<Summary> {
         self.set_words(&CLEAR[..6])?;
         let cfg = self.spread(self.ncells);
-        let [x, y, z] = &self.pos;
         self.gpu.launch(&self.k.summary, cfg, |b| {
-            b.arg(x)
-                .arg(y)
-                .arg(z)
+            b.arg(&self.points)
                 .arg(&self.cells)
                 .arg(&self.ncells)
                 .arg(&self.corners)
@@ -347,7 +339,6 @@ impl<'g> Resident<'g> {
     ) -> Result<f64> {
         let classes = (ex.max(self.local_classes) + 1.0) as usize;
         self.set_words(&[0])?;
-        clock.node += self.gpu.timed(|| self.pack_points())?;
         for class in 0..classes {
             // A class this rank lacks has no nodes here; the ghost exchange still runs.
             let start = self.class_start.get(class).copied().unwrap_or(0);
@@ -358,11 +349,7 @@ impl<'g> Resident<'g> {
             if count > 0 {
                 clock.node += self.gpu.timed(|| self.opt_class(start, count))?;
             }
-            if halo.is_some() {
-                self.timed_ghosts(halo.as_deref_mut(), clock)?;
-                // The ghosts came into x, y, z; the kernel reads the packed copy.
-                clock.node += self.gpu.timed(|| self.pack_points())?;
-            }
+            self.timed_ghosts(halo.as_deref_mut(), clock)?;
         }
         let largest = f64::from_bits(self.words(1)?[0]);
         let t = Instant::now();
@@ -371,7 +358,7 @@ impl<'g> Resident<'g> {
         Ok(largest)
     }
 
-    /// The packed copy of the positions from x, y, z.
+    /// The packed copy of the positions from x, y, z (after the upload and a restore).
     fn pack_points(&mut self) -> Result<()> {
         let nodes = self.nodes;
         let [x, y, z] = &self.pos;
@@ -415,7 +402,6 @@ impl<'g> Resident<'g> {
         let (n, nodes) = (self.corners, self.nodes);
         let block = u32::from(pre == Preconditioner::Block);
         clock.node += gpu.timed(|| {
-            self.pack_points()?;
             gpu.launch(&self.k.l2v_node, grid(nodes as u64), |b| {
                 b.arg(&self.points)
                     .arg(&self.cells)
@@ -483,6 +469,7 @@ impl<'g> Resident<'g> {
                     .arg(x)
                     .arg(y)
                     .arg(z)
+                    .arg(&mut self.points)
                     .arg(&mut self.moved);
             })
         })?;
@@ -514,11 +501,8 @@ impl<'g> Resident<'g> {
         let (level, has_floor) = (floor.unwrap_or(0.0), u32::from(floor.is_some()));
         let cfg = self.spread(ncells.max(nodes as u64));
         let [xo, yo, zo] = &self.old;
-        let [x, y, z] = &mut self.pos;
         self.gpu.launch(&self.k.guard_pass, cfg, |b| {
-            b.arg(&*x)
-                .arg(&*y)
-                .arg(&*z)
+            b.arg(&self.points)
                 .arg(xo)
                 .arg(yo)
                 .arg(zo)
@@ -534,6 +518,7 @@ impl<'g> Resident<'g> {
                 .arg(&mut self.words);
         })?;
         let mut count = self.words.slice_mut(7..8);
+        let [x, y, z] = &mut self.pos;
         self.gpu.launch(&self.k.undo, grid(nodes as u64), |b| {
             b.arg(xo)
                 .arg(yo)
@@ -544,6 +529,7 @@ impl<'g> Resident<'g> {
                 .arg(x)
                 .arg(y)
                 .arg(z)
+                .arg(&mut self.points)
                 .arg(&mut count);
         })
     }
@@ -567,7 +553,7 @@ impl<'g> Resident<'g> {
                 .memcpy_dtod(o, p)
                 .map_err(|e| crate::device::gpu_error("restore positions", e))?;
         }
-        Ok(())
+        self.pack_points()
     }
 
     /// One l2v iteration's guard with whole-step halving (super::l2v::apply).
@@ -630,6 +616,7 @@ impl<'g> GpuSmoother<'g> {
         mut each: impl FnMut(usize, &Record),
     ) -> Result<Vec<Record>> {
         let (dev, mut halo) = (&mut self.dev, self.halo.as_mut());
+        dev.pack_points()?;
         let mut before = dev.summary(ex)?;
         let mut records = Vec::with_capacity(s.iterations);
         for it in 0..s.iterations {
