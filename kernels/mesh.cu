@@ -16,10 +16,11 @@
 // its worst mean ratio rises).
 // The rest keeps the whole iteration on the device (src/mesh/smooth/gpu.rs; the CPU twins in
 // src/mesh/smooth/guard.rs and quality.rs): mesh_apply moves the nodes from their saved
-// positions, mesh_flag_bad and mesh_undo send back the moved nodes of cells that inverted or
-// fell below the floor, mesh_max_move and mesh_summary reduce the largest move and the
-// quality sums (F and the η sum as 128-bit integers of 2^-32 units, exact in any order, as
-// src/mesh/exact.rs does), mesh_pack and mesh_unpack carry ghost positions.
+// positions, mesh_guard_pass flags the moved corners of cells that inverted or fell below the
+// floor and mesh_undo sends them back; the same pass reduces the quality sums (F and the η
+// sum as 128-bit integers of 2^-32 units, exact in any order, as src/mesh/exact.rs does) and
+// the largest move, which are the iteration's once a round sends nothing back (mesh_summary
+// takes the sums alone); mesh_pack and mesh_unpack carry ghost positions.
 // mesh_opt_class: opt-colour's moves of one colour class, in place (src/mesh/smooth/optimise.rs).
 // This file is compiled without FMA contraction (src/device/kernel.rs), so every +, * and /
 // rounds as on the CPU.
@@ -184,11 +185,10 @@ extern "C" __global__ void mesh_pack_points(const double *x, const double *y, co
     xyz[i] = Point{x[i], y[i], z[i], 0.0};
 }
 
-// Cell c's corners from the packed positions (a tet's four node ids are one 16-byte load).
+// Cell c's node ids (a tet's four are one 16-byte load).
 template <u32 N>
-__device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__ xyz,
-                                                       const u32 *__restrict__ cells, u64 c) {
-    u32 id[4] = {0, 0, 0, 0};
+__device__ __forceinline__ void mesh_cell_ids(const u32 *__restrict__ cells, u64 c, u32 (&id)[4]) {
+    id[0] = id[1] = id[2] = id[3] = 0;
     if (N == 4) {
         uint4 v = __ldg(reinterpret_cast<const uint4 *>(cells) + c);
         id[0] = v.x, id[1] = v.y, id[2] = v.z, id[3] = v.w;
@@ -196,6 +196,11 @@ __device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__
 #pragma unroll
         for (u32 k = 0; k < N; k++) id[k] = __ldg(cells + c * N + k);
     }
+}
+
+// The corners of nodes id[0..N] from the packed positions.
+template <u32 N>
+__device__ __forceinline__ Corners mesh_corners_of(const Point *__restrict__ xyz, const u32 (&id)[4]) {
     Corners q;
 #pragma unroll
     for (u32 k = 0; k < 4; k++) {
@@ -205,6 +210,15 @@ __device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__
         q.p[k][2] = k < N ? __ldg(&xyz[id[k]].z) : 0.0;
     }
     return q;
+}
+
+// Cell c's corners from the packed positions.
+template <u32 N>
+__device__ __forceinline__ Corners mesh_corners_packed(const Point *__restrict__ xyz,
+                                                       const u32 *__restrict__ cells, u64 c) {
+    u32 id[4];
+    mesh_cell_ids<N>(cells, c, id);
+    return mesh_corners_of<N>(xyz, id);
 }
 
 // Corner k's view of cell c (src/mesh/corner.rs, the same operations in the same order):
@@ -504,12 +518,12 @@ __device__ __forceinline__ void mesh_max_into(u64 *best, u64 v) {
     if (lane_id() == 0 && v) atomicMax(best, v);
 }
 
-// Nodes that move (active, non-zero move) to `old + scale * move`, every other node to `old`;
-// `moved` marks the movers.
+// Nodes that move (active, non-zero move) to `old + scale * move`, every other node to `old`
+// (in x, y, z and the packed xyz); `moved` marks the movers.
 extern "C" __global__ void mesh_apply(const double *xo, const double *yo, const double *zo,
                                       const double *moves, const u8 *active, u32 nodes,
                                       double scale, double *x, double *y, double *z,
-                                      u8 *moved) {
+                                      Point *xyz, u8 *moved) {
     u64 i = thread_index();
     if (i >= nodes) return;
     const double *m = moves + 3 * i;
@@ -518,44 +532,13 @@ extern "C" __global__ void mesh_apply(const double *xo, const double *yo, const 
     x[i] = go ? xo[i] + scale * m[0] : xo[i];
     y[i] = go ? yo[i] + scale * m[1] : yo[i];
     z[i] = go ? zo[i] + scale * m[2] : zo[i];
-}
-
-// Flag the moved corners of every cell with a moved corner that inverted or (has_floor) has
-// η below `floor`.
-template <u32 N>
-__device__ __forceinline__ void mesh_flag_cell(const double *x, const double *y, const double *z,
-                                               const u32 *cells, u64 c, const u8 *moved,
-                                               double floor, u32 has_floor, u8 *flag) {
-    bool any = false;
-#pragma unroll
-    for (u32 k = 0; k < N; k++) any |= moved[cells[c * N + k]] != 0;
-    if (!any) return;
-    Corners q = mesh_corners<N>(x, y, z, cells, c);
-    double v = mesh_volume<N>(q);
-    bool bad = v <= 0.0 || (has_floor && mesh_mean_ratio_of<N>(v, mesh_edge_sum<N>(q)) < floor);
-    if (!bad) return;
-#pragma unroll
-    for (u32 k = 0; k < N; k++) {
-        u32 i = cells[c * N + k];
-        if (moved[i]) flag[i] = 1;
-    }
-}
-
-extern "C" __global__ void mesh_flag_bad(const double *x, const double *y, const double *z,
-                                         const u32 *cells, u64 ncells, u32 n, const u8 *moved,
-                                         double floor, u32 has_floor, u8 *flag) {
-    u64 c = thread_index();
-    if (c >= ncells) return;
-    if (n == 4)
-        mesh_flag_cell<4>(x, y, z, cells, c, moved, floor, has_floor, flag);
-    else
-        mesh_flag_cell<3>(x, y, z, cells, c, moved, floor, has_floor, flag);
+    xyz[i] = Point{x[i], y[i], z[i], 0.0};
 }
 
 // Flagged nodes back to `old`, no longer moved; counts them (one atomic per warp).
 extern "C" __global__ void mesh_undo(const double *xo, const double *yo, const double *zo,
                                      u32 nodes, u8 *moved, u8 *flag, double *x, double *y,
-                                     double *z, u64 *count) {
+                                     double *z, Point *xyz, u64 *count) {
     u64 i = thread_index();
     u64 undone = 0;
     if (i < nodes && flag[i]) {
@@ -564,26 +547,11 @@ extern "C" __global__ void mesh_undo(const double *xo, const double *yo, const d
         x[i] = xo[i];
         y[i] = yo[i];
         z[i] = zo[i];
+        xyz[i] = Point{xo[i], yo[i], zo[i], 0.0};
         undone = 1;
     }
     undone = warp_sum(undone);
     if (lane_id() == 0 && undone) atomicAdd(count, undone);
-}
-
-// The largest distance a moved node went from `old`, as the bits of a double (>= 0, so the
-// bits order as the values do) in *best. Grid-stride: every thread of the launch reaches
-// the warp's maximum.
-extern "C" __global__ void mesh_max_move(const double *xo, const double *yo, const double *zo,
-                                         const double *x, const double *y, const double *z,
-                                         const u8 *moved, u32 nodes, u64 *best) {
-    u64 most = 0;
-    for (u64 i = thread_index(); i < nodes; i += grid_threads()) {
-        if (!moved[i]) continue;
-        double a[3] = {x[i], y[i], z[i]}, b[3] = {xo[i], yo[i], zo[i]}, d[3];
-        mesh_sub(a, b, d);
-        most = max(most, (u64)__double_as_longlong(sqrt(mesh_dot(d, d))));
-    }
-    mesh_max_into(best, most);
 }
 
 // A 128-bit two's-complement integer as two words.
@@ -632,34 +600,51 @@ struct Sums {
     double min_eta;
 };
 
-template <u32 N>
-__device__ __forceinline__ Sums mesh_cell_sums(const double *x, const double *y, const double *z,
-                                               const u32 *cells, u64 ncells,
-                                               const u8 *counted) {
+// Cell c's mean ratio, F term and inversion into the thread's sums (quality::summarize).
+__device__ __forceinline__ void mesh_add_cell(Sums &t, double v, double s, double eta) {
+    t.eta_sum = wide_add(t.eta_sum, mesh_fixed(eta));
+    if (v > 0.0)
+        t.f_sum = wide_add(t.f_sum, mesh_fixed(s / (6.0 * v)));
+    else
+        t.inverted++;
+    t.min_eta = fmin(t.min_eta, eta);
+}
+
+// The sums of the counted cells (grid-stride) and, with GUARD, the guard's flags: the moved
+// corners of every cell with a moved corner that inverted or (has_floor) has η below `floor`
+// (guard::bad_nodes). A cell's corners, V, S and η are taken once for both.
+template <u32 N, bool GUARD>
+__device__ __forceinline__ Sums mesh_cell_pass(const Point *__restrict__ xyz,
+                                               const u32 *__restrict__ cells, u64 ncells,
+                                               const u8 *counted, const u8 *moved, double floor,
+                                               u32 has_floor, u8 *flag) {
     Sums t{{0, 0}, {0, 0}, 0, 1.0 / 0.0};
     for (u64 c = thread_index(); c < ncells; c += grid_threads()) {
-        if (!counted[c]) continue;
-        Corners q = mesh_corners<N>(x, y, z, cells, c);
+        bool count = counted[c] != 0, any = false;
+        u32 id[4];
+        mesh_cell_ids<N>(cells, c, id);
+        if (GUARD) {
+#pragma unroll
+            for (u32 k = 0; k < N; k++) any |= moved[id[k]] != 0;
+        }
+        if (!any && !count) continue;
+        Corners q = mesh_corners_of<N>(xyz, id);
         double v = mesh_volume<N>(q), s = mesh_edge_sum<N>(q);
         double eta = mesh_mean_ratio_of<N>(v, s);
-        t.eta_sum = wide_add(t.eta_sum, mesh_fixed(eta));
-        if (v > 0.0)
-            t.f_sum = wide_add(t.f_sum, mesh_fixed(s / (6.0 * v)));
-        else
-            t.inverted++;
-        t.min_eta = fmin(t.min_eta, eta);
+        if (any && (v <= 0.0 || (has_floor && eta < floor))) {
+#pragma unroll
+            for (u32 k = 0; k < N; k++)
+                if (moved[id[k]]) flag[id[k]] = 1;
+        }
+        if (count) mesh_add_cell(t, v, s, eta);
     }
     return t;
 }
 
-// The quality sums of the counted cells: words[0..2] the η sum, [2..4] F (hi, lo; only cells
-// with V > 0), [4] inverted cells, [5] the minimum η as bits (the caller sets it to +inf).
-// Grid-stride; every thread of the launch reaches the warp sums.
-extern "C" __global__ void mesh_summary(const double *x, const double *y, const double *z,
-                                        const u32 *cells, u64 ncells, u32 n,
-                                        const u8 *counted, u64 *words) {
-    Sums t = n == 4 ? mesh_cell_sums<4>(x, y, z, cells, ncells, counted)
-                    : mesh_cell_sums<3>(x, y, z, cells, ncells, counted);
+// The launch's sums into words[0..6]: [0..2] the η sum, [2..4] F (hi, lo; only cells with
+// V > 0), [4] inverted cells, [5] the minimum η as bits (the caller sets it to +inf). Every
+// thread of the launch must call.
+__device__ __forceinline__ void mesh_sums_into(u64 *words, Sums t) {
     Wide eta_sum = warp_wide_sum(t.eta_sum);
     Wide f_sum = warp_wide_sum(t.f_sum);
     u64 inverted = warp_sum(t.inverted);
@@ -672,7 +657,43 @@ extern "C" __global__ void mesh_summary(const double *x, const double *y, const 
     atomicMin(&words[5], (u64)__double_as_longlong(min_eta));
 }
 
-// Ghost positions: the listed nodes' x, y, z into buf (3 per node) and back.
+// The quality sums of the counted cells into words[0..6] (mesh_sums_into). Grid-stride.
+extern "C" __global__ void mesh_summary(const Point *xyz, const u32 *cells, u64 ncells, u32 n,
+                                        const u8 *counted, u64 *words) {
+    Sums t = n == 4 ? mesh_cell_pass<4, false>(xyz, cells, ncells, counted, 0, 0.0, 0, 0)
+                    : mesh_cell_pass<3, false>(xyz, cells, ncells, counted, 0, 0.0, 0, 0);
+    mesh_sums_into(words, t);
+}
+
+// One round of the guard's checks (then mesh_undo sends the flagged nodes back): the flags
+// of the bad cells' moved corners, and, of the positions as they stand, the quality sums
+// into words[0..6] and the largest move of a moved node from `old` into words[6] (bits of a
+// double >= 0). When the round sends no node back on any rank, the positions stay as this
+// pass saw them, so these are the iteration's summary and largest move: no further pass
+// over the cells or the nodes. Grid-stride.
+extern "C" __global__ void mesh_guard_pass(const Point *xyz, const double *xo, const double *yo,
+                                           const double *zo, const u32 *cells, u64 ncells,
+                                           u32 n, u32 nodes, const u8 *counted,
+                                           const u8 *moved, double floor, u32 has_floor,
+                                           u8 *flag, u64 *words) {
+    Sums t = n == 4 ? mesh_cell_pass<4, true>(xyz, cells, ncells, counted, moved, floor,
+                                              has_floor, flag)
+                    : mesh_cell_pass<3, true>(xyz, cells, ncells, counted, moved, floor,
+                                              has_floor, flag);
+    mesh_sums_into(words, t);
+    u64 most = 0;
+    for (u64 i = thread_index(); i < nodes; i += grid_threads()) {
+        if (!moved[i]) continue;
+        double a[3], b[3] = {xo[i], yo[i], zo[i]}, d[3];
+        mesh_load_point(xyz, i, a);
+        mesh_sub(a, b, d);
+        most = max(most, (u64)__double_as_longlong(sqrt(mesh_dot(d, d))));
+    }
+    mesh_max_into(words + 6, most);
+}
+
+// Ghost positions: the listed nodes' x, y, z into buf (3 per node) and back (into x, y, z and
+// the packed xyz).
 extern "C" __global__ void mesh_pack(const double *x, const double *y, const double *z,
                                      const u32 *list, u64 count, double *buf) {
     u64 k = thread_index();
@@ -684,13 +705,14 @@ extern "C" __global__ void mesh_pack(const double *x, const double *y, const dou
 }
 
 extern "C" __global__ void mesh_unpack(const double *buf, const u32 *list, u64 count,
-                                       double *x, double *y, double *z) {
+                                       double *x, double *y, double *z, Point *xyz) {
     u64 k = thread_index();
     if (k >= count) return;
     u32 i = list[k];
     x[i] = buf[3 * k];
     y[i] = buf[3 * k + 1];
     z[i] = buf[3 * k + 2];
+    xyz[i] = Point{buf[3 * k], buf[3 * k + 1], buf[3 * k + 2], 0.0};
 }
 
 // ---- opt-colour (src/mesh/smooth/optimise.rs) ------------------------------------------

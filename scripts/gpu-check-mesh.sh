@@ -5,11 +5,11 @@
 # cubes, 20 iterations) on the CPU (the reference) and on one GPU (kernels/mesh.cu: the whole
 # iteration resident on the device) for l2v scalar and block, plain and smart laplace and
 # opt-colour, and each of them again on every rank count of gpu-check past 1, one rank per GPU
-# (ghosts through NCCL; on a host of one GPU, 2 ranks sharing it, ghosts staged through MPI):
-# every node's
+# (ghosts through NCCL), or, on a host of one GPU, on 2, 3 and 4 ranks sharing it (ghosts
+# staged through MPI; GPU_CHECK_MESH_SHARED overrides the counts): every node's
 # final position within 1e-12 relative of the CPU's (max |gpu - cpu| / max |cpu|), the same
 # iteration count, fixed nodes bitwise the CPU's, no inverted cell, the minimum eta never
-# falling (but for plain laplace), and the 2-rank GPU run bitwise the 1-rank one. Then node
+# falling (but for plain laplace), and every multi-rank GPU run bitwise the 1-rank one. Then node
 # updates/s on one GPU for a box of $GPU_CHECK_MESH_CUBES cubes a side (214: 9.94M nodes,
 # 58.8M tets), $GPU_CHECK_MESH_ITERATIONS iterations, for each method in
 # $GPU_CHECK_MESH_TIMED, and the geometric partition of the plain box into 64 parts on the
@@ -23,7 +23,7 @@ check_mesh() {
     read -r -a timed <<<"${GPU_CHECK_MESH_TIMED:-l2v laplace opt-colour}"
     local case name np m
     local -a multi=("${counts[@]:1}")
-    ((${gpus:-1} == 1)) && multi=(2)
+    ((${gpus:-1} == 1)) && read -r -a multi <<<"${GPU_CHECK_MESH_SHARED:-2 3 4}"
     printf '%-24s %7s %5s %12s %5s %3s %6s %8s %3s %10s %10s\n' case nodes iters 'max rel diff' fixed inv \
         'eta up' 'same np1' ok 'cpu upd/s' 'gpu upd/s'
     local -a cases=(

@@ -177,3 +177,24 @@ fn bucket_sort_is_the_plain_sort() {
         assert_eq!(super::split::sorted_keys(keyed), expected);
     }
 }
+
+/// The measures of a partition counted by hand: a ring of 6 nodes, parts [0, 0, 1, 1, 0, 2]
+/// (part 0 in two pieces, {0, 1} and {4}).
+#[test]
+fn measures_of_a_ring_counted_by_hand() {
+    let rows = [[1, 5], [0, 2], [1, 3], [2, 4], [3, 5], [0, 4]];
+    let graph = Csr {
+        offsets: (0..=6).map(|i| 2 * i).collect(),
+        items: rows.concat(),
+    };
+    let m = measure(&graph, &[0, 0, 1, 1, 0, 2], 3);
+    assert_eq!(m.sizes, vec![3, 2, 1]);
+    // Cut edges: 1-2, 3-4, 4-5, 5-0.
+    assert_eq!(m.edge_cut, 4);
+    // Other parts next to each node: 0 {2}, 1 {1}, 2 {0}, 3 {0}, 4 {1, 2}, 5 {0}.
+    assert_eq!(m.communication_volume, 7);
+    // Nodes of other parts next to part 0: 2, 3, 5; part 1: 1, 4; part 2: 0, 4.
+    assert_eq!(m.halo, vec![3, 2, 2]);
+    assert_eq!(m.disconnected_parts, 1);
+    assert_eq!(m.imbalance, 1.5);
+}

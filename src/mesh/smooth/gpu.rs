@@ -3,9 +3,9 @@
 //! iteration: the node steps (l2v: one node kernel summing its cells' corner terms, computed
 //! where they are summed, then the safeguard; laplace: the centroid moves), then the guard
 //! as kernels (apply, flag the moved corners of bad cells, undo, until no rank undoes
-//! anything), the largest move and the quality sums reduced on the
-//! device in exact fixed point, and, for l2v, whole-step halving until F does not rise. Only
-//! a few scalars per round cross to the host (and the ranks' reductions), so the CPU path
+//! anything), the largest move and the quality sums reduced on the device in exact fixed
+//! point in the same pass as the flags (the last round's are the iteration's), and, for l2v,
+//! whole-step halving until F does not rise. Only a few scalars per round cross to the host (and the ranks' reductions), so the CPU path
 //! (`super::smooth`) and this one take the same decisions; ghost positions go to neighbour
 //! ranks only, through `GpuExchange` (NCCL or staged through the host).
 
@@ -23,6 +23,12 @@ const FILE: &str = "mesh.cu";
 
 /// The whole step's halvings, as on the CPU (the node's own are in the kernel).
 const GLOBAL_HALVINGS: u32 = super::l2v::GLOBAL_HALVINGS;
+
+/// The reduction words: [0..6] the quality sums (mesh_summary, mesh_guard_pass), [6] the
+/// largest move, [7] the nodes a guard round sent back.
+const WORDS: usize = 8;
+/// The words a guard round starts from (the minimum η at +inf).
+const CLEAR: [u64; WORDS] = [0, 0, 0, 0, 0, 0x7ff0_0000_0000_0000, 0, 0];
 
 /// Ghost exchange lists on the device: per neighbour rank (ascending), the ranges of its
 /// nodes in the concatenated send and receive lists.
@@ -66,9 +72,8 @@ struct Functions {
     l2v_node: Kernel,
     laplace_node: Kernel,
     apply: Kernel,
-    flag_bad: Kernel,
+    guard_pass: Kernel,
     undo: Kernel,
-    max_move: Kernel,
     summary: Kernel,
     pack: Kernel,
     unpack: Kernel,
@@ -83,9 +88,8 @@ impl Functions {
             l2v_node: f("mesh_l2v_node")?,
             laplace_node: f("mesh_laplace_node")?,
             apply: f("mesh_apply")?,
-            flag_bad: f("mesh_flag_bad")?,
+            guard_pass: f("mesh_guard_pass")?,
             undo: f("mesh_undo")?,
-            max_move: f("mesh_max_move")?,
             summary: f("mesh_summary")?,
             pack: f("mesh_pack")?,
             unpack: f("mesh_unpack")?,
@@ -111,8 +115,9 @@ struct Resident<'g> {
     counted: CudaSlice<u8>,
     moves: CudaSlice<f64>,
     pos: [CudaSlice<f64>; 3],
-    /// l2v and opt-colour: the positions packed as (x, y, z, unused) per node, for the node
-    /// kernels' loads.
+    /// The positions packed as (x, y, z, unused) per node, for the cell passes' and the node
+    /// kernels' loads (two loads from one 32-byte sector where x, y, z take three sectors).
+    /// Every kernel that writes x, y, z writes this copy too.
     points: CudaSlice<f64>,
     old: [CudaSlice<f64>; 3],
     moved: CudaSlice<u8>,
@@ -201,14 +206,7 @@ impl<'g> Resident<'g> {
                 gpu.upload("y", &m.y)?,
                 gpu.upload("z", &m.z)?,
             ],
-            points: gpu.zeros(
-                "packed positions",
-                if s.method == Method::Laplace {
-                    4
-                } else {
-                    4 * n
-                },
-            )?,
+            points: gpu.zeros("packed positions", 4 * n)?,
             old: [
                 gpu.zeros("saved x", n)?,
                 gpu.zeros("saved y", n)?,
@@ -216,7 +214,7 @@ impl<'g> Resident<'g> {
             ],
             moved: gpu.zeros("moved nodes", n)?,
             flag: gpu.zeros("nodes to send back", n)?,
-            words: gpu.zeros("reduction words", 6)?,
+            words: gpu.zeros("reduction words", WORDS)?,
             class_nodes: gpu.upload("colour classes", &class_nodes)?,
             class_start,
             // The largest colour here (-1: none), as optimise::iteration takes it.
@@ -256,7 +254,8 @@ impl<'g> Resident<'g> {
                 .arg(&nr)
                 .arg(x)
                 .arg(y)
-                .arg(z);
+                .arg(z)
+                .arg(&mut self.points);
         })
     }
 
@@ -290,13 +289,10 @@ impl<'g> Resident<'g> {
     /// The quality summary over all ranks (the fields the iterations use: cells, minimum η,
     /// η sum, F, inverted cells).
     fn summary(&mut self, ex: &dyn Exchange) -> Result<Summary> {
-        self.set_words(&[0, 0, 0, 0, 0, f64::INFINITY.to_bits()])?;
+        self.set_words(&CLEAR[..6])?;
         let cfg = self.spread(self.ncells);
-        let [x, y, z] = &self.pos;
         self.gpu.launch(&self.k.summary, cfg, |b| {
-            b.arg(x)
-                .arg(y)
-                .arg(z)
+            b.arg(&self.points)
                 .arg(&self.cells)
                 .arg(&self.ncells)
                 .arg(&self.corners)
@@ -304,8 +300,13 @@ impl<'g> Resident<'g> {
                 .arg(&mut self.words);
         })?;
         let w = self.words(6)?;
+        Ok(ex.summary(self.summary_of(&w)))
+    }
+
+    /// This rank's summary from the reduction words [0..6].
+    fn summary_of(&self, w: &[u64]) -> Summary {
         let inverted = w[4];
-        let mine = Summary {
+        Summary {
             cells: self.counted_cells,
             min_eta: f64::from_bits(w[5]),
             eta_sum: ExactSum::from_words([w[0], w[1]]),
@@ -317,8 +318,7 @@ impl<'g> Resident<'g> {
             },
             inverted,
             ..Summary::default()
-        };
-        Ok(ex.summary(mine))
+        }
     }
 
     fn timed_summary(&mut self, ex: &dyn Exchange, clock: &mut Clock) -> Result<Summary> {
@@ -339,7 +339,6 @@ impl<'g> Resident<'g> {
     ) -> Result<f64> {
         let classes = (ex.max(self.local_classes) + 1.0) as usize;
         self.set_words(&[0])?;
-        clock.node += self.gpu.timed(|| self.pack_points())?;
         for class in 0..classes {
             // A class this rank lacks has no nodes here; the ghost exchange still runs.
             let start = self.class_start.get(class).copied().unwrap_or(0);
@@ -350,11 +349,7 @@ impl<'g> Resident<'g> {
             if count > 0 {
                 clock.node += self.gpu.timed(|| self.opt_class(start, count))?;
             }
-            if halo.is_some() {
-                self.timed_ghosts(halo.as_deref_mut(), clock)?;
-                // The ghosts came into x, y, z; the kernel reads the packed copy.
-                clock.node += self.gpu.timed(|| self.pack_points())?;
-            }
+            self.timed_ghosts(halo.as_deref_mut(), clock)?;
         }
         let largest = f64::from_bits(self.words(1)?[0]);
         let t = Instant::now();
@@ -363,7 +358,7 @@ impl<'g> Resident<'g> {
         Ok(largest)
     }
 
-    /// The packed copy of the positions from x, y, z.
+    /// The packed copy of the positions from x, y, z (after the upload and a restore).
     fn pack_points(&mut self) -> Result<()> {
         let nodes = self.nodes;
         let [x, y, z] = &self.pos;
@@ -407,7 +402,6 @@ impl<'g> Resident<'g> {
         let (n, nodes) = (self.corners, self.nodes);
         let block = u32::from(pre == Preconditioner::Block);
         clock.node += gpu.timed(|| {
-            self.pack_points()?;
             gpu.launch(&self.k.l2v_node, grid(nodes as u64), |b| {
                 b.arg(&self.points)
                     .arg(&self.cells)
@@ -449,7 +443,8 @@ impl<'g> Resident<'g> {
 
     /// Move every mover from its saved position by `scale` times its move, then send back the
     /// moved nodes of bad cells until none is left on any rank (super::guard::apply). Returns
-    /// the largest move kept over all ranks.
+    /// the quality summary after and the largest move kept, over all ranks: both from the
+    /// last round's pass, which saw the final positions (it sent nothing back anywhere).
     fn guard(
         &mut self,
         ex: &dyn Exchange,
@@ -457,7 +452,7 @@ impl<'g> Resident<'g> {
         scale: f64,
         floor: Option<f64>,
         clock: &mut Clock,
-    ) -> Result<f64> {
+    ) -> Result<(Summary, f64)> {
         let gpu = self.gpu;
         let nodes = self.nodes;
         clock.node += gpu.timed(|| {
@@ -474,62 +469,56 @@ impl<'g> Resident<'g> {
                     .arg(x)
                     .arg(y)
                     .arg(z)
+                    .arg(&mut self.points)
                     .arg(&mut self.moved);
             })
         })?;
         self.timed_ghosts(halo.as_deref_mut(), clock)?;
-        loop {
-            self.set_words(&[0])?;
-            clock.cell += gpu.timed(|| self.undo_bad(floor))?;
-            let undone = self.words(1)?[0];
+        let words = loop {
+            self.set_words(&CLEAR)?;
+            clock.cell += gpu.timed(|| self.guard_round(floor))?;
+            let words = self.words(WORDS)?;
             self.timed_ghosts(halo.as_deref_mut(), clock)?;
             let t = Instant::now();
-            let again = ex.any(undone > 0);
+            let again = ex.any(words[7] > 0);
             clock.exchange += t.elapsed().as_secs_f64();
             if !again {
-                break;
+                break words;
             }
-        }
-        self.set_words(&[0])?;
-        let [xo, yo, zo] = &self.old;
-        let [x, y, z] = &self.pos;
-        gpu.launch(&self.k.max_move, self.spread(nodes as u64), |b| {
-            b.arg(xo)
-                .arg(yo)
-                .arg(zo)
-                .arg(x)
-                .arg(y)
-                .arg(z)
-                .arg(&self.moved)
-                .arg(&nodes)
-                .arg(&mut self.words);
-        })?;
-        let largest = f64::from_bits(self.words(1)?[0]);
+        };
         let t = Instant::now();
-        let largest = ex.max(largest);
+        let largest = ex.max(f64::from_bits(words[6]));
+        let after = ex.summary(self.summary_of(&words));
         clock.exchange += t.elapsed().as_secs_f64();
-        Ok(largest)
+        Ok((after, largest))
     }
 
-    /// One round of the guard: flag the moved corners of bad cells, send them back; the count
-    /// of nodes sent back goes to words[0].
-    fn undo_bad(&mut self, floor: Option<f64>) -> Result<()> {
+    /// One round of the guard: flag the moved corners of bad cells (with the round's quality
+    /// sums and largest move, words[0..7]), send them back; the count of nodes sent back
+    /// goes to words[7].
+    fn guard_round(&mut self, floor: Option<f64>) -> Result<()> {
         let (ncells, n, nodes) = (self.ncells, self.corners, self.nodes);
         let (level, has_floor) = (floor.unwrap_or(0.0), u32::from(floor.is_some()));
-        let [x, y, z] = &mut self.pos;
-        self.gpu.launch(&self.k.flag_bad, grid(ncells), |b| {
-            b.arg(&*x)
-                .arg(&*y)
-                .arg(&*z)
+        let cfg = self.spread(ncells.max(nodes as u64));
+        let [xo, yo, zo] = &self.old;
+        self.gpu.launch(&self.k.guard_pass, cfg, |b| {
+            b.arg(&self.points)
+                .arg(xo)
+                .arg(yo)
+                .arg(zo)
                 .arg(&self.cells)
                 .arg(&ncells)
                 .arg(&n)
+                .arg(&nodes)
+                .arg(&self.counted)
                 .arg(&self.moved)
                 .arg(&level)
                 .arg(&has_floor)
-                .arg(&mut self.flag);
+                .arg(&mut self.flag)
+                .arg(&mut self.words);
         })?;
-        let [xo, yo, zo] = &self.old;
+        let mut count = self.words.slice_mut(7..8);
+        let [x, y, z] = &mut self.pos;
         self.gpu.launch(&self.k.undo, grid(nodes as u64), |b| {
             b.arg(xo)
                 .arg(yo)
@@ -540,7 +529,8 @@ impl<'g> Resident<'g> {
                 .arg(x)
                 .arg(y)
                 .arg(z)
-                .arg(&mut self.words);
+                .arg(&mut self.points)
+                .arg(&mut count);
         })
     }
 
@@ -563,7 +553,7 @@ impl<'g> Resident<'g> {
                 .memcpy_dtod(o, p)
                 .map_err(|e| crate::device::gpu_error("restore positions", e))?;
         }
-        Ok(())
+        self.pack_points()
     }
 
     /// One l2v iteration's guard with whole-step halving (super::l2v::apply).
@@ -576,9 +566,8 @@ impl<'g> Resident<'g> {
     ) -> Result<(Summary, f64)> {
         let mut scale = 1.0;
         for _ in 0..=GLOBAL_HALVINGS {
-            let largest =
+            let (after, largest) =
                 self.guard(ex, halo.as_deref_mut(), scale, Some(before.min_eta), clock)?;
-            let after = self.timed_summary(ex, clock)?;
             if after.deformation <= before.deformation {
                 return Ok((after, largest));
             }
@@ -627,6 +616,7 @@ impl<'g> GpuSmoother<'g> {
         mut each: impl FnMut(usize, &Record),
     ) -> Result<Vec<Record>> {
         let (dev, mut halo) = (&mut self.dev, self.halo.as_mut());
+        dev.pack_points()?;
         let mut before = dev.summary(ex)?;
         let mut records = Vec::with_capacity(s.iterations);
         for it in 0..s.iterations {
@@ -640,8 +630,7 @@ impl<'g> GpuSmoother<'g> {
                 Method::Laplace => {
                     dev.laplace_moves(s.smart, &mut clock)?;
                     let floor = s.smart.then_some(before.min_eta);
-                    let largest = dev.guard(ex, halo.as_deref_mut(), 1.0, floor, &mut clock)?;
-                    (dev.timed_summary(ex, &mut clock)?, largest)
+                    dev.guard(ex, halo.as_deref_mut(), 1.0, floor, &mut clock)?
                 }
                 Method::OptColour => {
                     let largest = dev.opt_colour(ex, halo.as_deref_mut(), &mut clock)?;
