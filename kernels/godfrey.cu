@@ -17,20 +17,15 @@
 // alone) form a category: which of the 16 points have S_i = 0 is a function of (α, c) per
 // category, tabulated as a 16-bit mask (in global memory, read through the L1 cache; every
 // block writes the tables before it reads them, the same values, so no block waits for another).
-// A lane's state is its entry in its category's table, α' (the row) and its c_j (the code,
-// base 3), kept as a 16-bit field (a byte offset: the row in the high byte, twice the code in
-// the low), two fields a word (lanes w and w + FIELD_WORDS); a walked flip moves α of the
-// lanes whose partners it has (by one per partner: the packed update below) and one c_j where
-// it is J's partner. A step is then a table read per odd lane: the OR of the masks is the
-// points with a zero odd factor, skipped; the others are parked for their product.
+// A lane's state is the table index of its category, α and its c_j (in base 3), kept as a
+// 16-bit field (a byte offset), two fields a word; a walked flip moves α of the lanes whose
+// partners it has (by one per partner: the packed update below) and one c_j where it is
+// J's partner. A step is then a table read per odd lane: the OR of the masks is the points
+// with a zero odd factor, skipped; the others are parked for their product.
 //
 // Points whose product is due are parked per warp, each lane's in a row, and the warp forms
-// 32 products at once, one per lane. While 32 of the step's own entries are parked, the warp
-// forms them with the odd S_i read off their owners' fields (2 row - T plus the tabulated
-// part of J's point, inner_parts: a shuffle a field word, a byte permute and a shared-memory
-// read a factor); older entries' products recompute the odd S_i from the point's two parity
-// classes by popcounts. The even S_i always come from the classes. (Popcounts issue at a
-// quarter of the integer rate, on the XU pipe, which Nsight Compute found 81% busy.)
+// 32 products at once, one per lane; a product recomputes every S_i from the point's two
+// parity classes by popcounts.
 
 #ifndef N
 #define N 16          // n
@@ -56,19 +51,13 @@
 #ifndef THREADS
 #define THREADS 256   // threads per block (godfrey_gpu.rs; the host emulation uses one warp)
 #endif
-// Blocks per SM the registers must allow: 4 blocks of 256 threads = 64 registers a thread
-// (more registers would leave 3 blocks, a quarter fewer warps to hide the latencies).
-#define BLOCKS_PER_SM 4
 
-#define INNER 4              // |J| (pow3 covers 3^0..3^3)
+#define INNER 4              // |J|
 #define G (Q + INNER)        // first Gray-walked position
 #define GRAY (WALK - INNER)  // Gray-walked positions
 #define LANES ((N + 1) / 2)  // odd i = 2l+1
-#define FIELD_WORDS ((LANES + 1) / 2)  // lane l: word l % FIELD_WORDS, half l / FIELD_WORDS
+#define FIELD_WORDS ((LANES + 1) / 2)
 #define CODES 81             // 3^INNER values of (c_j)
-#define ROW 128              // table entries a row α' (CODES used): a field (a byte offset
-                             // in its category's table) has the row as its high byte, twice
-                             // the code as its low byte
 #define WARPS (THREADS / WARP)
 #define PARKED (32 + 16 * WARP)  // entries a warp's buffer holds: fewer than 32 left, 16 a lane
 
@@ -78,8 +67,7 @@ __device__ __forceinline__ constexpr u32 lanes_below(int k) {
     return k <= 0 ? 0u : (k >= 16 ? 0xffffu : (1u << k) - 1u);
 }
 __device__ __forceinline__ constexpr int min_int(int a, int b) { return a < b ? a : b; }
-// 3^j for j < INNER (a closed form: the recursive one was left as a runtime loop in one flip).
-__device__ __forceinline__ constexpr int pow3(int j) { return j <= 0 ? 1 : j == 1 ? 3 : j == 2 ? 9 : 27; }
+__device__ __forceinline__ constexpr int pow3(int j) { return j == 0 ? 1 : 3 * pow3(j - 1); }
 
 // ---- Lanes and categories (compile-time) ------------------------------------------------
 
@@ -125,56 +113,36 @@ __device__ __forceinline__ constexpr int category_terms(int c) {
 __device__ __forceinline__ constexpr int table_offset(int c) {
     int e = 0;
     for (int k = 0; k < c; ++k)
-        if (leader(k) == k) e += (category_terms(k) + 1) * ROW;
+        if (leader(k) == k) e += (category_terms(k) + 1) * CODES;
     return e;
 }
-// Categories before the one led by c (an index for tables kept per category).
-__device__ __forceinline__ constexpr int category_index(int c) {
-    int i = 0;
-    for (int k = 0; k < c; ++k) i += leader(k) == k;
-    return i;
-}
-#define CATEGORIES category_index(LANES)
 #define TABLE_ENTRIES table_offset(LANES)
 static_assert(2 * TABLE_ENTRIES < 65536, "table offsets must fit 16-bit fields");
 
-// Whether some lane of L's category reaches `code` (every c_j at most m_j).
-template <int L>
-__device__ __forceinline__ bool reachable(int code) {
-    if (code >= CODES) return false;
-#pragma unroll
-    for (int j = 0; j < INNER; ++j)
-        if ((code / pow3(j)) % 3 > partners(L, j)) return false;
-    return true;
-}
-
-// The part of S_i that J's point k adds, for lane L's category and the c_j of `code`:
-// Σ_j x_{Q+j} (2 c_j - m_j), and for S_1 J's own pairs x_Q x_{Q+2} + x_{Q+1} x_{Q+3}.
-template <int L>
-__device__ __forceinline__ int inner_part(int code, int k) {
-    int s = 0;
-#pragma unroll
-    for (int j = 0; j < INNER; ++j) {
-        const int v = 2 * ((code / pow3(j)) % 3) - partners(L, j);
-        s += ((k >> j) & 1) ? -v : v;
-    }
-    if (L == 0) {
-        const int x0 = 1 - 2 * (k & 1), x1 = 1 - 2 * ((k >> 1) & 1);
-        const int x2 = 1 - 2 * ((k >> 2) & 1), x3 = 1 - 2 * ((k >> 3) & 1);
-        s += x0 * x2 + x1 * x3;
-    }
-    return s;
-}
-
-// The table entry of lane L's category for row b (α' = b / ROW, the c_j as digits of
-// b % ROW): bit k set where point k of J (bit j of k set: x_{Q+j} = -1) has S_i = 0.
+// The table entry of lane L's category for row b (α' = b / CODES, the c_j as digits of
+// b % CODES): bit k set where point k of J (bit j of k set: x_{Q+j} = -1) has S_i = 0.
 template <int L>
 __device__ __forceinline__ u16 zero_mask(int e) {
-    const int row = e / ROW, code = e % ROW;
-    if (!reachable<L>(code)) return 0;  // no lane reaches this entry
+    const int row = e / CODES, code = e % CODES;
+    int v[INNER];
+#pragma unroll
+    for (int j = 0; j < INNER; ++j) {
+        const int c = (code / pow3(j)) % 3, m = partners(L, j);
+        if (c > m) return 0;  // no lane reaches this entry
+        v[j] = 2 * c - m;
+    }
     u32 mask = 0;
-    for (int k = 0; k < (1 << INNER); ++k)
-        if (2 * row - category_terms(L) + inner_part<L>(code, k) == 0) mask |= 1u << k;
+    for (int k = 0; k < (1 << INNER); ++k) {
+        int s = 2 * row - category_terms(L);
+#pragma unroll
+        for (int j = 0; j < INNER; ++j) s += ((k >> j) & 1) ? -v[j] : v[j];
+        if (L == 0) {
+            const int x0 = 1 - 2 * (k & 1), x1 = 1 - 2 * ((k >> 1) & 1);
+            const int x2 = 1 - 2 * ((k >> 2) & 1), x3 = 1 - 2 * ((k >> 3) & 1);
+            s += x0 * x2 + x1 * x3;
+        }
+        if (s == 0) mask |= 1u << k;
+    }
     return (u16)mask;
 }
 
@@ -183,7 +151,7 @@ template <int L>
 __device__ __forceinline__ void build_tables(u16 *table) {
     if constexpr (L < LANES) {
         if constexpr (leader(L) == L) {
-            constexpr int base = table_offset(L), size = (category_terms(L) + 1) * ROW;
+            constexpr int base = table_offset(L), size = (category_terms(L) + 1) * CODES;
             for (int e = threadIdx.x; e < size; e += THREADS) table[base + e] = zero_mask<L>(e);
         }
         build_tables<L + 1>(table);
@@ -193,9 +161,8 @@ __device__ __forceinline__ void build_tables(u16 *table) {
 struct State {
     u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1 (positions of J: +1)
     u32 rev[2];   // cls[c] reversed within N bits
-    u32 field[FIELD_WORDS];  // lane l's table byte offset, in half l / FIELD_WORDS of word l % FIELD_WORDS
+    u32 field[FIELD_WORDS];  // lane l in bits 16(l&1).. of word l/2: its table byte offset
     u32 first[FIELD_WORDS];  // the fields' change when G turns +1 (G flips every other step)
-    u32 parity;   // Π x_k is -1 (an odd number of positions at -1): each flip toggles it
 };
 
 // Lane L's field for the point x (J at +1), shifted to its half of the word.
@@ -212,22 +179,19 @@ __device__ __forceinline__ u32 initial_field(u64 x) {
         code += pow3(j) * plus;
     }
     const int row = alpha + (category_terms(c) - outer_terms(L)) / 2;
-    return (u32)(2 * (row * ROW + code)) << (16 * (L / FIELD_WORDS));
+    return (u32)(2 * (table_offset(c) + row * CODES + code)) << (16 * (L & 1));
 }
 
 template <int L>
 __device__ __forceinline__ void init_fields(State &s, u64 x) {
     if constexpr (L < LANES) {
-        s.field[L % FIELD_WORDS] += initial_field<L>(x);
+        s.field[L / 2] += initial_field<L>(x);
         init_fields<L + 1>(s, x);
     }
 }
 
-// Bits of lanes w and w + FIELD_WORDS (0 or 1 each) in the two 16-bit fields of word w, from
-// `spread`, the lanes' bits with a copy FIELD_WORDS lanes up at bit 16: lane w + FIELD_WORDS
-// lands on bit 16 + w, so both are one shift and mask away.
-__device__ __forceinline__ constexpr u32 spread(u32 lanes) { return lanes | lanes << (16 - FIELD_WORDS); }
-__device__ __forceinline__ constexpr u32 word_bits(u32 spread_lanes, int w) { return (spread_lanes >> w) & 0x00010001u; }
+// Two bits to the two 16-bit fields of a word (0 or 1 each).
+__device__ __forceinline__ constexpr u32 expand2(u32 bits) { return (bits * 0x8001u) & 0x00010001u; }
 
 // Lanes where walked position p (above J) has its partner p - d in J.
 __device__ __forceinline__ constexpr u32 inner_partners(int p) {
@@ -243,7 +207,7 @@ __device__ __forceinline__ constexpr u32 inner_partners(int p) {
 // and mask folds. Each lane's α moves by one for each partner outside J: up when the two
 // agree after the flip; and where p is a partner of Q+j, that c_j moves by one.
 // Per lane: partners of p outside J less twice those at -1 = the change of α when p turns +1
-// (its negation when p turns -1), a row (ROW entries, 2 ROW bytes) a unit; packed as the fields.
+// (its negation when p turns -1), 81 entries (162 bytes) a unit; packed as the fields.
 __device__ __forceinline__ u32 alpha_change(const State &s, int p, int w) {
     const int c = p & 1, h = p >> 1;
     // Odd i = 2l+1 (lane l): partners p ± (2l+2), same class, index h ± (l+1).
@@ -252,17 +216,17 @@ __device__ __forceinline__ u32 alpha_change(const State &s, int p, int w) {
     // Selects, not s.cls[c]: a runtime index would move the arrays to local memory.
     const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
     const u32 up = shr32(same, h + 1) & up_valid, down = shr32(same_rev, N - h) & down_valid;
-    const u32 valid = word_bits(spread(up_valid), w) + word_bits(spread(down_valid), w);
-    const u32 minus_ones = word_bits(spread(up), w) + word_bits(spread(down), w);
-    return (valid - 2 * minus_ones) * (2 * ROW);
+    const u32 valid = expand2((up_valid >> (2 * w)) & 3u) + expand2((down_valid >> (2 * w)) & 3u);
+    const u32 minus_ones = expand2((up >> (2 * w)) & 3u) + expand2((down >> (2 * w)) & 3u);
+    return (valid - 2 * minus_ones) * (2 * CODES);
 }
 
 // Add `step` to lane l's field in `words` (selects over the words: l may be a runtime value).
 __device__ __forceinline__ void add_to_lane(u32 (&words)[FIELD_WORDS], int l, u32 step, bool minus) {
-    const u32 shifted = step << (16 * (l / FIELD_WORDS));
+    const u32 shifted = step << (16 * (l & 1));
 #pragma unroll
     for (int w = 0; w < FIELD_WORDS; ++w) {
-        if (w != l % FIELD_WORDS) continue;
+        if (w != l / 2) continue;
         words[w] = minus ? words[w] - shifted : words[w] + shifted;
     }
 }
@@ -278,7 +242,6 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
         s.field[w] = minus ? s.field[w] - delta : s.field[w] + delta;
     }
     const int c = p & 1, h = p >> 1;
-    s.parity ^= 1u;
     if (c) {
         s.cls[1] ^= 1u << h;
         s.rev[1] ^= 1u << (N - 1 - h);
@@ -294,21 +257,7 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
     }
     // p as G's partner at distance 2l+2: one more (or one fewer) partner at -1 there.
     const int t = p - G;
-    if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.first, t / 2 - 1, 4 * ROW, minus);
-}
-
-// The walk's state at point x (J and the walked positions at +1).
-__device__ __forceinline__ void init_state(State &s, u64 x) {
-    s.cls[0] = s.cls[1] = 0;
-    for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
-    s.rev[0] = __brev(s.cls[0]) >> (32 - N);
-    s.rev[1] = __brev(s.cls[1]) >> (32 - N);
-    s.parity = __popcll(x) & 1;
-#pragma unroll
-    for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
-    init_fields<0>(s, x);
-#pragma unroll
-    for (int w = 0; w < FIELD_WORDS; ++w) s.first[w] = alpha_change(s, G, w);
+    if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.first, t / 2 - 1, 4 * CODES, minus);
 }
 
 // popc(a) + popc(b) for a below 2^bits_a, b below 2^bits_b (constants): one popcount where
@@ -338,118 +287,57 @@ struct Wide {
     u64 w[WORDS];
 };
 
-// p *= m modulo 2^(64 WORDS), m signed: p times m's low word unsigned, then, where m < 0 (its
-// higher words all ones), minus p << 64.
-__device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], i64 m) {
-    u64 shifted[WORDS];
-#pragma unroll
-    for (int w = 0; w < WORDS; ++w) shifted[w] = w == 0 || m >= 0 ? 0 : p[w - 1];
+// p *= m modulo 2^(64 WORDS).
+__device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
     u64 carry = 0;
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
-        u64 lo = p[w] * (u64)m;
-        u64 hi = __umul64hi(p[w], (u64)m);
+        u64 lo = p[w] * m;
+        u64 hi = __umul64hi(p[w], m);
         lo += carry;
         hi += lo < carry;
         p[w] = lo;
         carry = hi;
     }
-    u64 borrow = 0;
+}
+
+// (Π x_k) Π S_i of a parked point (its classes), modulo 2^(64 WORDS). Factors are multiplied
+// five at a time in 32 bits (|S_i| < 64), two such magnitudes into 64 bits, and those into
+// the wide product (whose first 64-bit factor is simply stored).
+__device__ __noinline__ Wide product(u32 c0, u32 c1) {
+    u64 p[WORDS];
 #pragma unroll
-    for (int w = 1; w < WORDS; ++w) {
-        const u64 d = p[w] - shifted[w];
-        const u64 b = p[w] < shifted[w];
-        p[w] = d - borrow;
-        borrow = b | (d < borrow);
-    }
-}
-
-// The fields of a point's step (its odd lanes' table offsets), for the products formed in it.
-struct Fields {
-    u32 w[FIELD_WORDS];
-};
-
-#if N <= 28
-// Per category and code, the part of S_i that J's point k adds (inner_part) less the
-// category's T, k fastest: with a lane's field at the step, S_i of point k = 2 row + this
-// (odd_from_fields).
-__shared__ signed char inner_parts[CATEGORIES][CODES << INNER];
-
-template <int L>
-__device__ __forceinline__ void build_inner_parts() {
-    if constexpr (L < LANES) {
-        if constexpr (leader(L) == L) {
-            for (int e = threadIdx.x; e < (CODES << INNER); e += THREADS)
-                inner_parts[category_index(L)][e] =
-                    reachable<L>(e >> INNER) ? inner_part<L>(e >> INNER, e & 15) - category_terms(L) : 0;
-        }
-        build_inner_parts<L + 1>();
-    }
-}
-
-// The odd S_i of J's point k from the fields of its step: a field's high byte is its row, its
-// low byte twice the code (each one byte permute: no shifts and masks on the ALU pipe).
-template <int L>
-__device__ __forceinline__ void odd_from_fields(const Fields &f, u32 k, int (&odd)[LANES]) {
-    if constexpr (L < LANES) {
-        constexpr bool high = L >= FIELD_WORDS;
-        const u32 word = f.w[L % FIELD_WORDS];
-        const u32 row = __byte_perm(word, 0, high ? 0x4443 : 0x4441);
-        const u32 code2 = __byte_perm(word, 0, high ? 0x4442 : 0x4440);
-        odd[L] = 2 * (int)row + inner_parts[category_index(leader(L))][code2 * (1 << (INNER - 1)) + k];
-        odd_from_fields<L + 1>(f, k, odd);
-    }
-}
-#endif
-
-// (Π x_k) Π S_i of a parked point (its classes; `negative`: Π x_k = -1), modulo
-// 2^(64 WORDS), the odd S_i from the classes or (FROM_FIELDS) given. Signed throughout (two's
-// complement is exact modulo 2^(64 WORDS)): the factors five at a time in 32 bits (|S_i| <
-// 64, the first group starting from Π x_k), two such groups into 64 bits, and those into the
-// wide product (the first simply stored, sign-extended).
-template <bool FROM_FIELDS>
-__device__ __forceinline__ Wide product_of(u32 c0, u32 c1, bool negative, const int (&odd)[LANES]) {
-    Wide r;
-    int group = negative ? -1 : 1;
-    int held = 1;  // a closed group waiting for the next to form a pair
+    for (int w = 0; w < WORDS; ++w) p[w] = 0;
+    // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
+    bool negative = __popc(c0 ^ c1) & 1;
+    int group = 1;
+    u64 pair = 1;
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
-        const int l = (i - 1) / 2;
-        group *= (i & 1) ? (FROM_FIELDS ? odd[l] : odd_correlation(c0, c1, l)) : even_correlation(c0, c1, i / 2);
+        group *= (i & 1) ? odd_correlation(c0, c1, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
             // Group k = (i-1)/5 closes; odd k and the last close a pair (all constants).
             const int k = (i - 1) / 5;
+            negative ^= group < 0;
+            pair *= (u32)(group < 0 ? -group : group);
             if (k % 2 == 1 || i == N) {
-                const i64 pair = (i64)held * group;
-                if (k < 2) {
-#pragma unroll
-                    for (int w = 0; w < WORDS; ++w) r.w[w] = w == 0 ? (u64)pair : (pair < 0 ? ~0ull : 0ull);
-                } else {
-                    multiply_wide(r.w, pair);
-                }
-                held = 1;
-            } else {
-                held = group;
+                if (k < 2) p[0] = pair; else multiply_wide(p, pair);
+                pair = 1;
             }
             group = 1;
         }
     }
+    // Two's complement negation, with carries across the words.
+    Wide r;
+    u64 carry = negative ? 1 : 0;
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) {
+        u64 v = (negative ? ~p[w] : p[w]) + carry;
+        carry = (negative && v < carry) ? 1 : 0;
+        r.w[w] = v;
+    }
     return r;
 }
-
-__device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
-    const int unused[LANES] = {};
-    return product_of<false>(c0, c1, negative, unused);
-}
-
-#if N <= 28
-// The same with the odd S_i from the fields of the point's step (k: J's point).
-__device__ __noinline__ Wide product_from_fields(u32 c0, u32 c1, bool negative, Fields f, u32 k) {
-    int odd[LANES];
-    odd_from_fields<0>(f, k, odd);
-    return product_of<true>(c0, c1, negative, odd);
-}
-#endif
 
 // acc += x modulo 2^(64 WORDS).
 __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
@@ -468,16 +356,12 @@ __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
 // a time, one per lane, so a few lanes needing a product do not hold up the other 31.
 struct Parked {
     uint2 *buffer;     // this warp's PARKED entries: a point's two classes
-    u8 *owner;         // the lane that parked each entry
     const u16 *table;  // the zero masks (byte offsets: the fields)
-    const uint2 *inner;  // per point k of J: its bits in the two classes, Π x_j in bit 31
     int fill;          // the same in every lane
     u32 lane;
     bool active;  // false for threads past the task's end: they walk but never park
     Wide acc;     // this lane's share of the task's sum
 };
-
-
 
 // J's point k as bits of the two classes: Q+j is bit (Q+j)/2 of class (Q+j)&1, so j = 0, 2
 // are consecutive bits of class Q&1 and j = 1, 3 of the other.
@@ -490,105 +374,55 @@ __device__ __forceinline__ u32 table_mask(const u16 *table, u32 offset) {
     return *(const u16 *)((const char *)table + offset);
 }
 
-// The points k of J (bit k) with a zero odd factor at the current walk position: the OR of
-// the odd lanes' masks, each read at its field in its category's table.
-template <int W>
-__device__ __forceinline__ u32 zero_points(const State &s, const u16 *table) {
-    if constexpr (W < FIELD_WORDS) {
-        u32 zero = table_mask(table + table_offset(leader(W)), s.field[W] & 0xffffu);
-        if constexpr (W + FIELD_WORDS < LANES)
-            zero |= table_mask(table + table_offset(leader(W + FIELD_WORDS)), s.field[W] >> 16);
-        return zero | zero_points<W + 1>(s, table);
-    } else {
-        return 0;
-    }
-}
-
 // Point k of J at the current walk position, as a parked entry (its two classes).
-// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, with the
-// step's parity in the top bit of class 1, and the product, formed once for 32 entries,
-// applies k.)
+// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, and the
+// product, formed once for 32 entries, applies k.)
 __device__ __forceinline__ uint2 entry(const State &s, u32 k) {
 #if N <= 28
-    return make_uint2(s.cls[0] | k << 28, s.cls[1] | s.parity << 31);
+    return make_uint2(s.cls[0] | k << 28, s.cls[1]);
 #else
     return make_uint2(s.cls[0] ^ inner_bits(k, 0), s.cls[1] ^ inner_bits(k, 1));
 #endif
 }
 
-// Point k of J: its bits in the two classes, and the sign of Π x_j over J (popc(k) positions
-// at -1; 0x6996 holds the parities of 0..15) in bit 31 of the second word.
-__device__ __forceinline__ uint2 inner_point(u32 k) {
-    return make_uint2(inner_bits(k, 0), inner_bits(k, 1) | ((0x6996u >> k) & 1u) << 31);
-}
-
+// A parked entry's product.
+__device__ __forceinline__ Wide entry_product(uint2 e) {
 #if N <= 28
-// A parked entry's product from the fields of its step (its owner's, as the step is now).
-__device__ __forceinline__ Wide entry_product_from_fields(uint2 e, const uint2 *inner, const Fields &f) {
     const u32 k = e.x >> 28;
-    const uint2 m = inner[k];
-    const u32 c1 = e.y ^ m.y;
-    return product_from_fields((e.x & 0x0fffffffu) ^ m.x, c1 & 0x7fffffffu, c1 >> 31, f, k);
-}
-#endif
-
-// A parked entry's product (`inner`: inner_point for each k, read from shared memory).
-__device__ __forceinline__ Wide entry_product(uint2 e, const uint2 *inner) {
-#if N <= 28
-    const uint2 m = inner[e.x >> 28];
-    const u32 c1 = e.y ^ m.y;  // bit 31: the step's sign times J's
-    return product((e.x & 0x0fffffffu) ^ m.x, c1 & 0x7fffffffu, c1 >> 31);
+    return product((e.x & 0x0fffffffu) ^ inner_bits(k, 0), e.y ^ inner_bits(k, 1));
 #else
-    // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
-    return product(e.x, e.y, __popc(e.x ^ e.y) & 1);
+    return product(e.x, e.y);
 #endif
 }
 
 // The 16 points of the current walk position: those with no zero odd factor are parked, each
-// lane's in a row (every lane's first slot from a scan of the lanes' counts by shuffles: no
-// popcounts, which the products need), and while 32 or more are parked the warp forms 32
-// products.
+// lane's in a row (the warp learns every lane's first slot from five ballots, the bits of the
+// lanes' counts), and while 32 or more are parked the warp forms 32 products.
 __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
-    u32 due = q.active ? ~zero_points<0>(s, q.table) & 0xffffu : 0u;
-    const u32 count = __popc(due);
-    u32 upto = count;  // the counts of lanes 0..this one
+    u32 zero = 0;
 #pragma unroll
-    for (int d = 1; d < WARP; d *= 2) {
-        const u32 below = __shfl_up_sync(FULL, upto, d);
-        if (q.lane >= (u32)d) upto += below;
+    for (int w = 0; w < FIELD_WORDS; ++w) {
+        zero |= table_mask(q.table, s.field[w] & 0xffffu);
+        if (2 * w + 1 < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
     }
-    const int total = __shfl_sync(FULL, upto, WARP - 1);
+    u32 due = q.active ? ~zero & 0xffffu : 0u;
+    const u32 count = __popc(due), before = (1u << q.lane) - 1u;
+    int slot = q.fill, total = 0;
+#pragma unroll
+    for (int b = 0; b < 5; ++b) {
+        const u32 bit = __ballot_sync(FULL, (count >> b) & 1);
+        slot += __popc(bit & before) << b;
+        total += __popc(bit) << b;
+    }
     if (total == 0) return;
-    int slot = q.fill + (int)(upto - count);
 #pragma unroll 1
-    for (; due; due &= due - 1, ++slot) {
-        q.buffer[slot] = entry(s, __ffs(due) - 1);
-        q.owner[slot] = q.lane;
-    }
+    for (; due; due &= due - 1) q.buffer[slot++] = entry(s, __ffs(due) - 1);
     q.fill += total;
-#if N <= 28
-    const int fresh = q.fill - total;  // this step's entries: from here on
-    // While 32 of this step's entries are left, the newest 32 are formed with their odd S_i
-    // from the owners' fields (shuffled: a warp shuffle each word), without popcounts.
-#pragma unroll 1
-    while (q.fill - 32 >= fresh) {
-        __syncwarp();
-        q.fill -= 32;
-        const uint2 e = q.buffer[q.fill + q.lane];
-        const u32 owner = q.owner[q.fill + q.lane];
-        Fields f;
-#pragma unroll
-        for (int w = 0; w < FIELD_WORDS; ++w) f.w[w] = __shfl_sync(FULL, s.field[w], owner);
-        add_to(q.acc, entry_product_from_fields(e, q.inner, f));
-        __syncwarp();
-    }
-#endif
-    // The rest, older steps' among them, from their classes alone.
 #pragma unroll 1
     while (q.fill >= 32) {
         __syncwarp();
         q.fill -= 32;
-        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane], q.inner));
+        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane]));
         __syncwarp();
     }
 }
@@ -633,23 +467,15 @@ __device__ __forceinline__ void flip_above(State &s, int k) {
 // values before reading them, so a block never waits for another.
 __device__ u16 zero_masks[TABLE_ENTRIES];
 
-extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(THREADS)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ uint2 parked[WARPS][PARKED];
-    __shared__ u8 owners[WARPS][PARKED];
-    __shared__ uint2 inner[1 << INNER];
     build_tables<0>(zero_masks);
-#if N <= 28
-    build_inner_parts<0>();
-#endif
-    if (threadIdx.x < (1 << INNER)) inner[threadIdx.x] = inner_point(threadIdx.x);
     __syncthreads();
     const u64 t = thread_index();
     Parked q;
     q.buffer = parked[threadIdx.x / WARP];
-    q.owner = owners[threadIdx.x / WARP];
     q.table = zero_masks;
-    q.inner = inner;
     q.fill = 0;
     q.lane = lane_id();
     q.active = t < threads;
@@ -659,7 +485,16 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // Threads past the end (a task smaller than a warp) walk thread 0's points unparked, so
     // that every lane of a warp takes part in its ballots.
     const u64 bits = q.active ? t : 0;
-    init_state(s, outer | ((bits & ((1ull << LOW) - 1)) << FIRST) | ((bits >> LOW) << (Q + WALK)));
+    const u64 x = outer | ((bits & ((1ull << LOW) - 1)) << FIRST) | ((bits >> LOW) << (Q + WALK));
+    s.cls[0] = s.cls[1] = 0;
+    for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
+    s.rev[0] = __brev(s.cls[0]) >> (32 - N);
+    s.rev[1] = __brev(s.cls[1]) >> (32 - N);
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
+    init_fields<0>(s, x);
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) s.first[w] = alpha_change(s, G, w);
     for (u64 block = 0; block < (1ull << (GRAY - UNROLL)); ++block) {
         if (block) flip_above<0>(s, __ffsll((long long)block) - 1);
         Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
@@ -667,15 +502,11 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // Products still parked.
     __syncwarp();
     if ((int)q.lane < q.fill) {
-        add_to(q.acc, entry_product(q.buffer[q.lane], q.inner));
+        add_to(q.acc, entry_product(q.buffer[q.lane]));
     }
-
     // Block sum of the accumulators, by one thread, carries included; then the points skipped
-    // (none: every point is tested). The sums take the parked entries' place, once every warp
-    // is done with them.
-    static_assert(sizeof(parked) >= THREADS * WORDS * sizeof(u64), "the sums fit the parking");
-    u64 (*sums)[WORDS] = reinterpret_cast<u64 (*)[WORDS]>(&parked[0][0]);
-    __syncthreads();
+    // (none: every point is tested).
+    __shared__ u64 sums[THREADS][WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) sums[threadIdx.x][w] = q.acc.w[w];
     __syncthreads();
