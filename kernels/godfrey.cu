@@ -51,12 +51,15 @@
 #ifndef THREADS
 #define THREADS 256   // threads per block (godfrey_gpu.rs; the host emulation uses one warp)
 #endif
+// Blocks per SM the registers must allow: 4 blocks of 256 threads = 64 registers a thread
+// (more registers would leave 3 blocks, a quarter fewer warps to hide the latencies).
+#define BLOCKS_PER_SM 4
 
-#define INNER 4              // |J|
+#define INNER 4              // |J| (pow3 covers 3^0..3^3)
 #define G (Q + INNER)        // first Gray-walked position
 #define GRAY (WALK - INNER)  // Gray-walked positions
 #define LANES ((N + 1) / 2)  // odd i = 2l+1
-#define FIELD_WORDS ((LANES + 1) / 2)
+#define FIELD_WORDS ((LANES + 1) / 2)  // lane l: word l % FIELD_WORDS, half l / FIELD_WORDS
 #define CODES 81             // 3^INNER values of (c_j)
 #define WARPS (THREADS / WARP)
 #define PARKED (32 + 16 * WARP)  // entries a warp's buffer holds: fewer than 32 left, 16 a lane
@@ -67,7 +70,8 @@ __device__ __forceinline__ constexpr u32 lanes_below(int k) {
     return k <= 0 ? 0u : (k >= 16 ? 0xffffu : (1u << k) - 1u);
 }
 __device__ __forceinline__ constexpr int min_int(int a, int b) { return a < b ? a : b; }
-__device__ __forceinline__ constexpr int pow3(int j) { return j == 0 ? 1 : 3 * pow3(j - 1); }
+// 3^j for j < INNER (a closed form: the recursive one was left as a runtime loop in one flip).
+__device__ __forceinline__ constexpr int pow3(int j) { return j <= 0 ? 1 : j == 1 ? 3 : j == 2 ? 9 : 27; }
 
 // ---- Lanes and categories (compile-time) ------------------------------------------------
 
@@ -161,8 +165,9 @@ __device__ __forceinline__ void build_tables(u16 *table) {
 struct State {
     u32 cls[2];   // bit h of cls[c]: position 2h+c holds -1 (positions of J: +1)
     u32 rev[2];   // cls[c] reversed within N bits
-    u32 field[FIELD_WORDS];  // lane l in bits 16(l&1).. of word l/2: its table byte offset
+    u32 field[FIELD_WORDS];  // lane l's table byte offset, in half l / FIELD_WORDS of word l % FIELD_WORDS
     u32 first[FIELD_WORDS];  // the fields' change when G turns +1 (G flips every other step)
+    u32 parity;   // Π x_k is -1 (an odd number of positions at -1): each flip toggles it
 };
 
 // Lane L's field for the point x (J at +1), shifted to its half of the word.
@@ -179,19 +184,22 @@ __device__ __forceinline__ u32 initial_field(u64 x) {
         code += pow3(j) * plus;
     }
     const int row = alpha + (category_terms(c) - outer_terms(L)) / 2;
-    return (u32)(2 * (table_offset(c) + row * CODES + code)) << (16 * (L & 1));
+    return (u32)(2 * (table_offset(c) + row * CODES + code)) << (16 * (L / FIELD_WORDS));
 }
 
 template <int L>
 __device__ __forceinline__ void init_fields(State &s, u64 x) {
     if constexpr (L < LANES) {
-        s.field[L / 2] += initial_field<L>(x);
+        s.field[L % FIELD_WORDS] += initial_field<L>(x);
         init_fields<L + 1>(s, x);
     }
 }
 
-// Two bits to the two 16-bit fields of a word (0 or 1 each).
-__device__ __forceinline__ constexpr u32 expand2(u32 bits) { return (bits * 0x8001u) & 0x00010001u; }
+// Bits of lanes w and w + FIELD_WORDS (0 or 1 each) in the two 16-bit fields of word w, from
+// `spread`, the lanes' bits with a copy FIELD_WORDS lanes up at bit 16: lane w + FIELD_WORDS
+// lands on bit 16 + w, so both are one shift and mask away.
+__device__ __forceinline__ constexpr u32 spread(u32 lanes) { return lanes | lanes << (16 - FIELD_WORDS); }
+__device__ __forceinline__ constexpr u32 word_bits(u32 spread_lanes, int w) { return (spread_lanes >> w) & 0x00010001u; }
 
 // Lanes where walked position p (above J) has its partner p - d in J.
 __device__ __forceinline__ constexpr u32 inner_partners(int p) {
@@ -216,17 +224,17 @@ __device__ __forceinline__ u32 alpha_change(const State &s, int p, int w) {
     // Selects, not s.cls[c]: a runtime index would move the arrays to local memory.
     const u32 same = c ? s.cls[1] : s.cls[0], same_rev = c ? s.rev[1] : s.rev[0];
     const u32 up = shr32(same, h + 1) & up_valid, down = shr32(same_rev, N - h) & down_valid;
-    const u32 valid = expand2((up_valid >> (2 * w)) & 3u) + expand2((down_valid >> (2 * w)) & 3u);
-    const u32 minus_ones = expand2((up >> (2 * w)) & 3u) + expand2((down >> (2 * w)) & 3u);
+    const u32 valid = word_bits(spread(up_valid), w) + word_bits(spread(down_valid), w);
+    const u32 minus_ones = word_bits(spread(up), w) + word_bits(spread(down), w);
     return (valid - 2 * minus_ones) * (2 * CODES);
 }
 
 // Add `step` to lane l's field in `words` (selects over the words: l may be a runtime value).
 __device__ __forceinline__ void add_to_lane(u32 (&words)[FIELD_WORDS], int l, u32 step, bool minus) {
-    const u32 shifted = step << (16 * (l & 1));
+    const u32 shifted = step << (16 * (l / FIELD_WORDS));
 #pragma unroll
     for (int w = 0; w < FIELD_WORDS; ++w) {
-        if (w != l / 2) continue;
+        if (w != l % FIELD_WORDS) continue;
         words[w] = minus ? words[w] - shifted : words[w] + shifted;
     }
 }
@@ -242,6 +250,7 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
         s.field[w] = minus ? s.field[w] - delta : s.field[w] + delta;
     }
     const int c = p & 1, h = p >> 1;
+    s.parity ^= 1u;
     if (c) {
         s.cls[1] ^= 1u << h;
         s.rev[1] ^= 1u << (N - 1 - h);
@@ -258,6 +267,20 @@ __device__ __forceinline__ void flip(State &s, int p, bool minus) {
     // p as G's partner at distance 2l+2: one more (or one fewer) partner at -1 there.
     const int t = p - G;
     if (t >= 2 && t % 2 == 0 && t / 2 - 1 < LANES) add_to_lane(s.first, t / 2 - 1, 4 * CODES, minus);
+}
+
+// The walk's state at point x (J and the walked positions at +1).
+__device__ __forceinline__ void init_state(State &s, u64 x) {
+    s.cls[0] = s.cls[1] = 0;
+    for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
+    s.rev[0] = __brev(s.cls[0]) >> (32 - N);
+    s.rev[1] = __brev(s.cls[1]) >> (32 - N);
+    s.parity = __popcll(x) & 1;
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
+    init_fields<0>(s, x);
+#pragma unroll
+    for (int w = 0; w < FIELD_WORDS; ++w) s.first[w] = alpha_change(s, G, w);
 }
 
 // popc(a) + popc(b) for a below 2^bits_a, b below 2^bits_b (constants): one popcount where
@@ -287,54 +310,61 @@ struct Wide {
     u64 w[WORDS];
 };
 
-// p *= m modulo 2^(64 WORDS).
-__device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], u64 m) {
+// p *= m modulo 2^(64 WORDS), m signed: p times m's low word unsigned, then, where m < 0 (its
+// higher words all ones), minus p << 64.
+__device__ __forceinline__ void multiply_wide(u64 (&p)[WORDS], i64 m) {
+    u64 shifted[WORDS];
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) shifted[w] = w == 0 || m >= 0 ? 0 : p[w - 1];
     u64 carry = 0;
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
-        u64 lo = p[w] * m;
-        u64 hi = __umul64hi(p[w], m);
+        u64 lo = p[w] * (u64)m;
+        u64 hi = __umul64hi(p[w], (u64)m);
         lo += carry;
         hi += lo < carry;
         p[w] = lo;
         carry = hi;
     }
+    u64 borrow = 0;
+#pragma unroll
+    for (int w = 1; w < WORDS; ++w) {
+        const u64 d = p[w] - shifted[w];
+        const u64 b = p[w] < shifted[w];
+        p[w] = d - borrow;
+        borrow = b | (d < borrow);
+    }
 }
 
-// (Π x_k) Π S_i of a parked point (its classes), modulo 2^(64 WORDS). Factors are multiplied
-// five at a time in 32 bits (|S_i| < 64), two such magnitudes into 64 bits, and those into
-// the wide product (whose first 64-bit factor is simply stored).
-__device__ __noinline__ Wide product(u32 c0, u32 c1) {
-    u64 p[WORDS];
-#pragma unroll
-    for (int w = 0; w < WORDS; ++w) p[w] = 0;
-    // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
-    bool negative = __popc(c0 ^ c1) & 1;
-    int group = 1;
-    u64 pair = 1;
+// (Π x_k) Π S_i of a parked point (its classes; `negative`: Π x_k = -1), modulo
+// 2^(64 WORDS). Signed throughout (two's complement is exact modulo 2^(64 WORDS)): the
+// factors five at a time in 32 bits (|S_i| < 64, the first group starting from Π x_k), two
+// such groups into 64 bits, and those into the wide product (the first simply stored,
+// sign-extended).
+__device__ __noinline__ Wide product(u32 c0, u32 c1, bool negative) {
+    Wide r;
+    int group = negative ? -1 : 1;
+    int held = 1;  // a closed group waiting for the next to form a pair
 #pragma unroll
     for (int i = 1; i <= N; ++i) {
         group *= (i & 1) ? odd_correlation(c0, c1, (i - 1) / 2) : even_correlation(c0, c1, i / 2);
         if (i % 5 == 0 || i == N) {
             // Group k = (i-1)/5 closes; odd k and the last close a pair (all constants).
             const int k = (i - 1) / 5;
-            negative ^= group < 0;
-            pair *= (u32)(group < 0 ? -group : group);
             if (k % 2 == 1 || i == N) {
-                if (k < 2) p[0] = pair; else multiply_wide(p, pair);
-                pair = 1;
+                const i64 pair = (i64)held * group;
+                if (k < 2) {
+#pragma unroll
+                    for (int w = 0; w < WORDS; ++w) r.w[w] = w == 0 ? (u64)pair : (pair < 0 ? ~0ull : 0ull);
+                } else {
+                    multiply_wide(r.w, pair);
+                }
+                held = 1;
+            } else {
+                held = group;
             }
             group = 1;
         }
-    }
-    // Two's complement negation, with carries across the words.
-    Wide r;
-    u64 carry = negative ? 1 : 0;
-#pragma unroll
-    for (int w = 0; w < WORDS; ++w) {
-        u64 v = (negative ? ~p[w] : p[w]) + carry;
-        carry = (negative && v < carry) ? 1 : 0;
-        r.w[w] = v;
     }
     return r;
 }
@@ -357,6 +387,7 @@ __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
 struct Parked {
     uint2 *buffer;     // this warp's PARKED entries: a point's two classes
     const u16 *table;  // the zero masks (byte offsets: the fields)
+    const uint2 *inner;  // per point k of J: its bits in the two classes, Π x_j in bit 31
     int fill;          // the same in every lane
     u32 lane;
     bool active;  // false for threads past the task's end: they walk but never park
@@ -375,46 +406,57 @@ __device__ __forceinline__ u32 table_mask(const u16 *table, u32 offset) {
 }
 
 // Point k of J at the current walk position, as a parked entry (its two classes).
-// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, and the
-// product, formed once for 32 entries, applies k.)
+// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, with the
+// step's parity in the top bit of class 1, and the product, formed once for 32 entries,
+// applies k.)
 __device__ __forceinline__ uint2 entry(const State &s, u32 k) {
 #if N <= 28
-    return make_uint2(s.cls[0] | k << 28, s.cls[1]);
+    return make_uint2(s.cls[0] | k << 28, s.cls[1] | s.parity << 31);
 #else
     return make_uint2(s.cls[0] ^ inner_bits(k, 0), s.cls[1] ^ inner_bits(k, 1));
 #endif
 }
 
-// A parked entry's product.
-__device__ __forceinline__ Wide entry_product(uint2 e) {
+// Point k of J: its bits in the two classes, and the sign of Π x_j over J (popc(k) positions
+// at -1; 0x6996 holds the parities of 0..15) in bit 31 of the second word.
+__device__ __forceinline__ uint2 inner_point(u32 k) {
+    return make_uint2(inner_bits(k, 0), inner_bits(k, 1) | ((0x6996u >> k) & 1u) << 31);
+}
+
+// A parked entry's product (`inner`: inner_point for each k, read from shared memory).
+__device__ __forceinline__ Wide entry_product(uint2 e, const uint2 *inner) {
 #if N <= 28
-    const u32 k = e.x >> 28;
-    return product((e.x & 0x0fffffffu) ^ inner_bits(k, 0), e.y ^ inner_bits(k, 1));
+    const uint2 m = inner[e.x >> 28];
+    const u32 c1 = e.y ^ m.y;  // bit 31: the step's sign times J's
+    return product((e.x & 0x0fffffffu) ^ m.x, c1 & 0x7fffffffu, c1 >> 31);
 #else
-    return product(e.x, e.y);
+    // Π x_k is -1 when an odd number of positions hold -1 (the parity of c0 ^ c1's bits).
+    return product(e.x, e.y, __popc(e.x ^ e.y) & 1);
 #endif
 }
 
 // The 16 points of the current walk position: those with no zero odd factor are parked, each
-// lane's in a row (the warp learns every lane's first slot from five ballots, the bits of the
-// lanes' counts), and while 32 or more are parked the warp forms 32 products.
+// lane's in a row (every lane's first slot from a scan of the lanes' counts by shuffles: no
+// popcounts, which the products need), and while 32 or more are parked the warp forms 32
+// products.
 __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     u32 zero = 0;
 #pragma unroll
     for (int w = 0; w < FIELD_WORDS; ++w) {
         zero |= table_mask(q.table, s.field[w] & 0xffffu);
-        if (2 * w + 1 < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
+        if (w + FIELD_WORDS < LANES) zero |= table_mask(q.table, s.field[w] >> 16);
     }
     u32 due = q.active ? ~zero & 0xffffu : 0u;
-    const u32 count = __popc(due), before = (1u << q.lane) - 1u;
-    int slot = q.fill, total = 0;
+    const u32 count = __popc(due);
+    u32 upto = count;  // the counts of lanes 0..this one
 #pragma unroll
-    for (int b = 0; b < 5; ++b) {
-        const u32 bit = __ballot_sync(FULL, (count >> b) & 1);
-        slot += __popc(bit & before) << b;
-        total += __popc(bit) << b;
+    for (int d = 1; d < WARP; d *= 2) {
+        const u32 below = __shfl_up_sync(FULL, upto, d);
+        if (q.lane >= (u32)d) upto += below;
     }
+    const int total = __shfl_sync(FULL, upto, WARP - 1);
     if (total == 0) return;
+    int slot = q.fill + (int)(upto - count);
 #pragma unroll 1
     for (; due; due &= due - 1) q.buffer[slot++] = entry(s, __ffs(due) - 1);
     q.fill += total;
@@ -422,7 +464,7 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     while (q.fill >= 32) {
         __syncwarp();
         q.fill -= 32;
-        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane]));
+        add_to(q.acc, entry_product(q.buffer[q.fill + q.lane], q.inner));
         __syncwarp();
     }
 }
@@ -467,15 +509,18 @@ __device__ __forceinline__ void flip_above(State &s, int k) {
 // values before reading them, so a block never waits for another.
 __device__ u16 zero_masks[TABLE_ENTRIES];
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ uint2 parked[WARPS][PARKED];
+    __shared__ uint2 inner[1 << INNER];
     build_tables<0>(zero_masks);
+    if (threadIdx.x < (1 << INNER)) inner[threadIdx.x] = inner_point(threadIdx.x);
     __syncthreads();
     const u64 t = thread_index();
     Parked q;
     q.buffer = parked[threadIdx.x / WARP];
     q.table = zero_masks;
+    q.inner = inner;
     q.fill = 0;
     q.lane = lane_id();
     q.active = t < threads;
@@ -485,16 +530,7 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // Threads past the end (a task smaller than a warp) walk thread 0's points unparked, so
     // that every lane of a warp takes part in its ballots.
     const u64 bits = q.active ? t : 0;
-    const u64 x = outer | ((bits & ((1ull << LOW) - 1)) << FIRST) | ((bits >> LOW) << (Q + WALK));
-    s.cls[0] = s.cls[1] = 0;
-    for (int p = 0; p < 2 * N; ++p) s.cls[p & 1] |= (u32)((x >> p) & 1) << (p >> 1);
-    s.rev[0] = __brev(s.cls[0]) >> (32 - N);
-    s.rev[1] = __brev(s.cls[1]) >> (32 - N);
-#pragma unroll
-    for (int w = 0; w < FIELD_WORDS; ++w) s.field[w] = 0;
-    init_fields<0>(s, x);
-#pragma unroll
-    for (int w = 0; w < FIELD_WORDS; ++w) s.first[w] = alpha_change(s, G, w);
+    init_state(s, outer | ((bits & ((1ull << LOW) - 1)) << FIRST) | ((bits >> LOW) << (Q + WALK)));
     for (u64 block = 0; block < (1ull << (GRAY - UNROLL)); ++block) {
         if (block) flip_above<0>(s, __ffsll((long long)block) - 1);
         Block<(1 << UNROLL) - 1>::run(s, q, UNROLL > 0 && (block & 1));
@@ -502,8 +538,9 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     // Products still parked.
     __syncwarp();
     if ((int)q.lane < q.fill) {
-        add_to(q.acc, entry_product(q.buffer[q.lane]));
+        add_to(q.acc, entry_product(q.buffer[q.lane], q.inner));
     }
+
     // Block sum of the accumulators, by one thread, carries included; then the points skipped
     // (none: every point is tested).
     __shared__ u64 sums[THREADS][WORDS];
