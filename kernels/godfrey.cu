@@ -387,7 +387,7 @@ __device__ __forceinline__ void add_to(Wide &acc, const Wide &x) {
 struct Parked {
     uint2 *buffer;     // this warp's PARKED entries: a point's two classes
     const u16 *table;  // the zero masks (byte offsets: the fields)
-    const uint2 *inner;  // per point k of J: its bits in the two classes, Π x_j in bit 31
+    const uint2 *inner;  // J's points (inner_point) in point_index order
     int fill;          // the same in every lane
     u32 lane;
     bool active;  // false for threads past the task's end: they walk but never park
@@ -405,15 +405,24 @@ __device__ __forceinline__ u32 table_mask(const u16 *table, u32 offset) {
     return *(const u16 *)((const char *)table + offset);
 }
 
-// Point k of J at the current walk position, as a parked entry (its two classes).
-// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and k, with the
-// step's parity in the top bit of class 1, and the product, formed once for 32 entries,
-// applies k.)
-__device__ __forceinline__ uint2 entry(const State &s, u32 k) {
+// J's point k as a 4-bit index from `low` = 1 << k, by a de Bruijn multiply: bits 12..15 of
+// 0x0F65 << k differ for k = 0..15. (No __ffs: its BREV and FLO issue on the XU pipe, the one
+// the products' popcounts keep busy.) The table of J's points (`inner`) is kept in this order.
+#define DE_BRUIJN16 0x0F65u
+__device__ __forceinline__ u32 point_index(u32 low) { return (low * DE_BRUIJN16) >> 12 & 15u; }
+
+// The point of J whose bit is `low` (a due mask's lowest bit) at the current walk position, as
+// a parked entry (its two classes).
+// (Up to n = 28 a class has 4 bits to spare: the entry is the step's classes and the point's
+// index, with the step's parity in the top bit of class 1, and the product, formed once for
+// 32 entries, applies the point.)
+__device__ __forceinline__ uint2 entry(const State &s, u32 low, const uint2 *inner) {
 #if N <= 28
-    return make_uint2(s.cls[0] | k << 28, s.cls[1] | s.parity << 31);
+    // point_index(low) << 28 in one multiply: the index bits land on bits 28..31.
+    return make_uint2(s.cls[0] | (low * (DE_BRUIJN16 << 16) & 0xf0000000u), s.cls[1] | s.parity << 31);
 #else
-    return make_uint2(s.cls[0] ^ inner_bits(k, 0), s.cls[1] ^ inner_bits(k, 1));
+    const uint2 m = inner[point_index(low)];
+    return make_uint2(s.cls[0] ^ m.x, s.cls[1] ^ (m.y & 0x7fffffffu));
 #endif
 }
 
@@ -423,7 +432,7 @@ __device__ __forceinline__ uint2 inner_point(u32 k) {
     return make_uint2(inner_bits(k, 0), inner_bits(k, 1) | ((0x6996u >> k) & 1u) << 31);
 }
 
-// A parked entry's product (`inner`: inner_point for each k, read from shared memory).
+// A parked entry's product (`inner`: inner_point(k) at point_index(1 << k), in shared memory).
 __device__ __forceinline__ Wide entry_product(uint2 e, const uint2 *inner) {
 #if N <= 28
     const uint2 m = inner[e.x >> 28];
@@ -458,7 +467,7 @@ __device__ __forceinline__ void evaluate16(const State &s, Parked &q) {
     if (total == 0) return;
     int slot = q.fill + (int)(upto - count);
 #pragma unroll 1
-    for (; due; due &= due - 1) q.buffer[slot++] = entry(s, __ffs(due) - 1);
+    for (; due; due &= due - 1) q.buffer[slot++] = entry(s, due & (0u - due), q.inner);
     q.fill += total;
 #pragma unroll 1
     while (q.fill >= 32) {
@@ -514,7 +523,7 @@ godfrey_walk(u64 outer, u64 threads, u64 *partial) {
     __shared__ uint2 parked[WARPS][PARKED];
     __shared__ uint2 inner[1 << INNER];
     build_tables<0>(zero_masks);
-    if (threadIdx.x < (1 << INNER)) inner[threadIdx.x] = inner_point(threadIdx.x);
+    if (threadIdx.x < (1 << INNER)) inner[point_index(1u << threadIdx.x)] = inner_point(threadIdx.x);
     __syncthreads();
     const u64 t = thread_index();
     Parked q;

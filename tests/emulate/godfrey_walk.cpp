@@ -109,7 +109,7 @@ static void direct_product(u64 y, u64 (&w)[3]) {
 int main() {
     for (emu_thread = 0; emu_thread < THREADS; emu_thread++) build_tables<0>(zero_masks);
     uint2 inner[16];
-    for (u32 k = 0; k < 16; k++) inner[k] = inner_point(k);
+    for (u32 k = 0; k < 16; k++) inner[point_index(1u << k)] = inner_point(k);
     int products = 0;
     u64 r = 0x9e3779b97f4a7c15ull;
     int bad = 0, steps = 0;
@@ -150,7 +150,7 @@ int main() {
                 if ((want >> k) & 1) continue;
                 u64 direct[3];
                 direct_product(x | (u64)k << Q, direct);
-                const Wide got = entry_product(entry(s, k), inner);
+                const Wide got = entry_product(entry(s, 1u << k, inner), inner);
                 products++;
                 if (memcmp(got.w, direct, sizeof(got.w)) != 0 && bad++ < 5)
                     printf("  n %d x %llx k %u: product %llx:%llx, direct %llx:%llx\n", N, x, k, got.w[1], got.w[0], direct[1], direct[0]);
