@@ -12,6 +12,11 @@
 // row in row order; every f64 operation is written as its round-to-nearest intrinsic so that
 // none is fused into an FMA: the results are the CPU's, bit for bit.
 //
+// Backward, a vertex's δ is σ(v)·Σ r(w) over its successors w one level deeper, where
+// r(w) = (1 + δ(w))/σ(w) is worked out once per (vertex, lane) when its δ is final and kept
+// in σ's place (σ(w) is read by no one after that): an arc costs one load and one add in
+// both sweeps, not two loads and a division backward.
+//
 // A row longer than `chunk` entries (a hub's) is not read by one warp: it is cut into pieces
 // of `chunk` entries from its start, a warp sums each piece in row order (the `_chunks`
 // kernels, over every long row, a warp per piece), and `bc_combine` adds the pieces' sums in
@@ -57,8 +62,21 @@ extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u
     expand_range(adj, offsets[v], offsets[v + 1], current[v], reached, next, next_list, next_count);
 }
 
-// The pieces of the long rows (`chunk_row[c]`: the row, `chunk_rank[c]`: which piece of it),
-// a warp per piece: `bc_expand` for the rows in the current level.
+// Piece `c` of the long rows (`chunk_row[c]`: the row, `chunk_rank[c]`: which piece of it):
+// its row `v` and its entries [begin, end), `chunk` of them from the row's start (fewer in
+// the row's last piece).
+struct Piece {
+    u64 v, begin, end;
+};
+__device__ __forceinline__ Piece piece_of(const u64 *offsets, const u32 *chunk_row,
+                                          const u32 *chunk_rank, u64 c, u64 chunk) {
+    u64 v = chunk_row[c];
+    u64 begin = offsets[v] + chunk_rank[c] * chunk;
+    return Piece{v, begin, min(begin + chunk, offsets[v + 1])};
+}
+
+// The pieces of the long rows, a warp per piece: `bc_expand` for the rows in the current
+// level.
 extern "C" __global__ void bc_expand_chunks(const u64 *offsets, const u32 *adj,
                                             const u32 *chunk_row, const u32 *chunk_rank,
                                             u32 chunks, u64 chunk, const u64 *current,
@@ -66,12 +84,10 @@ extern "C" __global__ void bc_expand_chunks(const u64 *offsets, const u32 *adj,
                                             u32 *next_count) {
     u64 c = thread_index() / WARP;
     if (c >= chunks) return;
-    u32 v = chunk_row[c];
-    u64 lanes = current[v];
+    Piece p = piece_of(offsets, chunk_row, chunk_rank, c, chunk);
+    u64 lanes = current[p.v];
     if (!lanes) return;
-    u64 begin = offsets[v] + chunk_rank[c] * chunk;
-    u64 end = min(begin + chunk, offsets[v + 1]);
-    expand_range(adj, begin, end, lanes, reached, next, next_list, next_count);
+    expand_range(adj, p.begin, p.end, lanes, reached, next, next_list, next_count);
 }
 
 // The next level on a rank's part of a partitioned graph, where a frontier vertex may be a
@@ -109,10 +125,8 @@ extern "C" __global__ void bc_discover_chunks(const u64 *offsets, const u32 *adj
                                               u32 *next_count) {
     u64 c = thread_index() / WARP;
     if (c >= chunks) return;
-    u64 v = chunk_row[c];
-    u64 begin = offsets[v] + chunk_rank[c] * chunk;
-    discover_range(adj, begin, min(begin + chunk, offsets[v + 1]), v, current, reached, next,
-                   next_list, next_count);
+    Piece p = piece_of(offsets, chunk_row, chunk_rank, c, chunk);
+    discover_range(adj, p.begin, p.end, p.v, current, reached, next, next_list, next_count);
 }
 
 // bc_forward and bc_backward give each vertex of a level's list a warp per group of 32 lanes
@@ -136,27 +150,22 @@ __device__ __forceinline__ u64 group_lanes(u64 mask, u32 group) {
     return mask >> (group * WARP) & 0xffffffffull;
 }
 
-// The values a term reads of one neighbour in the thread's lane (σ; and δ backward).
-struct Lane {
-    double sigma, delta;
-};
-
-// Neighbours whose values a thread loads before adding their terms: the loads of a group go
-// out together, so a warp waits one memory latency per group instead of one per neighbour
-// (a hub's row, scanned by one warp, is otherwise a chain of latencies). A run may set it
+// Neighbours whose values a thread loads before adding them: the loads of a group go out
+// together, so a warp waits one memory latency per group instead of one per neighbour (a
+// hub's row, scanned by one warp, is otherwise a chain of latencies). A run may set it
 // (src/graph/betweenness/gpu.rs, `TESSERA_BC_AHEAD`); measured on an H100, 16 and 32 were
 // slower than 8 (docs/benchmarks.md).
 #ifndef AHEAD
 #define AHEAD 8
 #endif
 
-// Σ over the row entries [begin, end) (row order) of add(sum, load(w, s)) for each neighbour
-// w whose `masks` bit is the thread's lane `s`, among the lanes `open` (the vertex's lanes this
-// warp group serves). Loads run ahead of the adds, the adds keep the row order: the sums are
-// the same, bit for bit.
-template <typename Load, typename Add>
+// Σ over the row entries [begin, end) (row order) of `values` (σ forward; r = (1 + δ)/σ
+// backward) of each neighbour w in the thread's lane `s` whose `masks` bit is that lane,
+// among the lanes `open` (the vertex's lanes this warp group serves). Loads run ahead of the
+// adds, the adds keep the row order: the sums are the same, bit for bit.
 __device__ __forceinline__ double row_sum(const u32 *adj, u64 begin, u64 end, const u64 *masks,
-                                          u64 open, u32 group, u32 s, Load load, Add add) {
+                                          u64 open, u32 group, u32 s, const double *values,
+                                          u32 lanes) {
     double sum = 0.0;
     bool mine = open >> lane_id() & 1;
     for (u64 base = begin; base < end; base += WARP) {
@@ -169,7 +178,7 @@ __device__ __forceinline__ double row_sum(const u32 *adj, u64 begin, u64 end, co
         }
         u32 ballot = __ballot_sync(FULL, hit != 0);
         while (ballot) {  // the same on every thread of the warp
-            Lane got[AHEAD];
+            double got[AHEAD];
             bool use[AHEAD];
 #pragma unroll
             for (int i = 0; i < AHEAD; i++) {
@@ -180,47 +189,34 @@ __device__ __forceinline__ double row_sum(const u32 *adj, u64 begin, u64 end, co
                     u64 lanes_j = __shfl_sync(FULL, hit, j);
                     u32 wj = __shfl_sync(FULL, w, j);
                     use[i] = mine && (lanes_j >> lane_id() & 1);
-                    if (use[i]) got[i] = load(wj, s);
+                    if (use[i]) got[i] = values[(u64)wj * lanes + s];
                 }
             }
 #pragma unroll
             for (int i = 0; i < AHEAD; i++)
-                if (use[i]) sum = add(sum, got[i]);
+                if (use[i]) sum = __dadd_rn(sum, got[i]);
         }
     }
     return sum;
 }
 
-// A piece's warp: its row, its entries [begin, end), the thread's lane `s` and warp group.
-struct Piece {
-    u64 c, v, begin, end;
+// A piece's warp: the piece `c`, its row and entries, the thread's lane `s` and warp group.
+struct PieceWarp {
+    u64 c;
+    Piece p;
     u32 s, group;
 };
 
 // The thread's piece (`level_thread`'s numbering: a warp per piece and group of 32 lanes)
 // among `chunks` pieces of long rows, or false where there is none.
-__device__ __forceinline__ bool chunk_piece(const u64 *offsets, const u32 *chunk_row,
-                                            const u32 *chunk_rank, u32 chunks, u64 chunk,
-                                            u32 lanes, Piece &p) {
-    level_thread(lanes, p.c, p.s, p.group);
-    if (p.c >= chunks) return false;
-    p.v = chunk_row[p.c];
-    p.begin = offsets[p.v] + chunk_rank[p.c] * chunk;
-    p.end = min(p.begin + chunk, offsets[p.v + 1]);
+__device__ __forceinline__ bool piece_warp(const u64 *offsets, const u32 *chunk_row,
+                                           const u32 *chunk_rank, u32 chunks, u64 chunk,
+                                           u32 lanes, PieceWarp &w) {
+    level_thread(lanes, w.c, w.s, w.group);
+    if (w.c >= chunks) return false;
+    w.p = piece_of(offsets, chunk_row, chunk_rank, w.c, chunk);
     return true;
 }
-
-// σ's terms: the predecessor's σ in the lane.
-struct SigmaTerms {
-    const double *sigma;
-    u32 lanes;
-    __device__ Lane operator()(u32 w, u32 lane) const {
-        return Lane{sigma[(u64)w * lanes + lane], 0.0};
-    }
-};
-struct AddSigma {
-    __device__ double operator()(double acc, Lane w) const { return __dadd_rn(acc, w.sigma); }
-};
 
 // The next level's σ: each (vertex, lane) of its list whose lane is in its `next` mask sums σ
 // over its predecessors (in-rows, in row order) in the current level's mask; `reached` gains
@@ -238,8 +234,7 @@ extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const 
     if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
     u64 open = group_lanes(next[v], group);
     if (!open) return;  // the whole warp
-    double sum = row_sum(adj, offsets[v], offsets[v + 1], current, open, group, s,
-                         SigmaTerms{sigma, lanes}, AddSigma{});
+    double sum = row_sum(adj, offsets[v], offsets[v + 1], current, open, group, s, sigma, lanes);
     if (open >> lane_id() & 1) sigma[v * lanes + s] = sum;
 }
 
@@ -250,20 +245,30 @@ extern "C" __global__ void bc_forward_chunks(const u64 *offsets, const u32 *adj,
                                              u32 chunks, u64 chunk, u32 lanes,
                                              const u64 *current, const u64 *next,
                                              const double *sigma, double *partial) {
-    Piece p;
-    if (!chunk_piece(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, p)) return;
-    u64 open = group_lanes(next[p.v], p.group);
+    PieceWarp w;
+    if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, w)) return;
+    u64 open = group_lanes(next[w.p.v], w.group);
     if (!open) return;  // the whole warp
-    double sum = row_sum(adj, p.begin, p.end, current, open, p.group, p.s,
-                         SigmaTerms{sigma, lanes}, AddSigma{});
-    if (open >> lane_id() & 1) partial[p.c * lanes + p.s] = sum;
+    double sum = row_sum(adj, w.p.begin, w.p.end, current, open, w.group, w.s, sigma, lanes);
+    if (open >> lane_id() & 1) partial[w.c * lanes + w.s] = sum;
+}
+
+// (vertex, lane) `j`'s δ from the sum of its successors' r: δ = σ·Σ r, stored, and σ's place
+// given to its own r = (1 + δ)/σ, which the level above sums.
+__device__ __forceinline__ void finish_delta(u64 j, double sum, double *sigma, double *delta) {
+    double sv = sigma[j];
+    double d = __dmul_rn(sv, sum);
+    delta[j] = d;
+    sigma[j] = __ddiv_rn(__dadd_rn(1.0, d), sv);
 }
 
 // Each long row's pieces' sums added in piece order: a thread per (long row i, lane) whose
 // lane is in the row's vertex's `masks` (the next level forward, its own level backward)
-// stores the sum at `values` (σ forward, δ backward). `first[i]..first[i + 1]`: row i's pieces.
+// stores the sum as σ (forward) or finishes δ with it (`backward`).
+// `first[i]..first[i + 1]`: row i's pieces.
 extern "C" __global__ void bc_combine(const u32 *rows, const u32 *first, u32 count, u32 lanes,
-                                      const u64 *masks, const double *partial, double *values) {
+                                      u32 backward, const u64 *masks, const double *partial,
+                                      double *sigma, double *delta) {
     u64 t = thread_index();
     u64 i = t / lanes;
     u32 s = (u32)(t % lanes);
@@ -272,32 +277,19 @@ extern "C" __global__ void bc_combine(const u32 *rows, const u32 *first, u32 cou
     if (!(masks[v] >> s & 1)) return;
     double sum = 0.0;
     for (u32 c = first[i]; c < first[i + 1]; c++) sum = __dadd_rn(sum, partial[(u64)c * lanes + s]);
-    values[v * lanes + s] = sum;
+    if (backward)
+        finish_delta(v * lanes + s, sum, sigma, delta);
+    else
+        sigma[v * lanes + s] = sum;
 }
 
-// δ's terms of a vertex of σ `sv`: σ(v)/σ(w)·(1 + δ(w)) for a successor w.
-struct DeltaTerms {
-    const double *sigma, *delta;
-    u32 lanes;
-    __device__ Lane operator()(u32 w, u32 lane) const {
-        u64 j = (u64)w * lanes + lane;
-        return Lane{sigma[j], delta[j]};
-    }
-};
-struct AddDelta {
-    double sv;
-    __device__ double operator()(double acc, Lane w) const {
-        double ratio = __ddiv_rn(sv, w.sigma);
-        return __dadd_rn(acc, __dmul_rn(ratio, __dadd_rn(1.0, w.delta)));
-    }
-};
-
-// δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): the sum over
-// its successors in the next level's mask (`deeper`, out-rows, in row order) of
-// σ(v)/σ(w)·(1 + δ(w)). Rows longer than `chunk`: `bc_backward_chunks`.
+// δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): σ(v) times
+// the sum over its successors in the next level's mask (`deeper`, out-rows, in row order)
+// of their r (in `sigma`); then v's own r in its σ's place. Rows longer than `chunk`:
+// `bc_backward_chunks`.
 extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
                                        u32 lanes, u64 chunk, const u64 *here, const u64 *deeper,
-                                       const double *sigma, double *delta) {
+                                       double *sigma, double *delta) {
     u64 f;
     u32 s, group;
     level_thread(lanes, f, s, group);
@@ -306,29 +298,23 @@ extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const
     if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
     u64 open = group_lanes(here[v], group);
     if (!open) return;  // the whole warp
-    bool mine = open >> lane_id() & 1;
-    double sv = mine ? sigma[v * lanes + s] : 0.0;
-    double sum = row_sum(adj, offsets[v], offsets[v + 1], deeper, open, group, s,
-                         DeltaTerms{sigma, delta, lanes}, AddDelta{sv});
-    if (mine) delta[v * lanes + s] = sum;
+    double sum = row_sum(adj, offsets[v], offsets[v + 1], deeper, open, group, s, sigma, lanes);
+    if (open >> lane_id() & 1) finish_delta(v * lanes + s, sum, sigma, delta);
 }
 
-// `bc_backward`'s sums over each piece of the long rows whose vertex is in level d, a warp
-// per piece and group of 32 lanes, into `partial` (piece · lanes + lane).
+// `bc_backward`'s sums of r over each piece of the long rows whose vertex is in level d, a
+// warp per piece and group of 32 lanes, into `partial` (piece · lanes + lane).
 extern "C" __global__ void bc_backward_chunks(const u64 *offsets, const u32 *adj,
                                               const u32 *chunk_row, const u32 *chunk_rank,
                                               u32 chunks, u64 chunk, u32 lanes, const u64 *here,
                                               const u64 *deeper, const double *sigma,
-                                              const double *delta, double *partial) {
-    Piece p;
-    if (!chunk_piece(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, p)) return;
-    u64 open = group_lanes(here[p.v], p.group);
+                                              double *partial) {
+    PieceWarp w;
+    if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, w)) return;
+    u64 open = group_lanes(here[w.p.v], w.group);
     if (!open) return;  // the whole warp
-    bool mine = open >> lane_id() & 1;
-    double sv = mine ? sigma[p.v * lanes + p.s] : 0.0;
-    double sum = row_sum(adj, p.begin, p.end, deeper, open, p.group, p.s,
-                         DeltaTerms{sigma, delta, lanes}, AddDelta{sv});
-    if (mine) partial[p.c * lanes + p.s] = sum;
+    double sum = row_sum(adj, w.p.begin, w.p.end, deeper, open, w.group, w.s, sigma, lanes);
+    if (open >> lane_id() & 1) partial[w.c * lanes + w.s] = sum;
 }
 
 // Each vertex's δ over its lanes where it is reached and not the source (level 0), added to
@@ -359,9 +345,10 @@ extern "C" __global__ void bc_accumulate(u32 n, u32 lanes, const u64 *reached,
 // all-to-all: for each entry i of the ghost plan (own vertex send_local[i], for rank
 // dest[i]) whose vertex is in `level`, a record of its index among that rank's ghosts and k
 // words, one per lane: σ where `sigma_mode` (0 in a lane where the vertex is not at this
-// level), else δ. Each destination's records start where its group of entries does
-// (before[dest] entries), in the order the atomic cursor gives (the receiver stores each by
-// its index, so the order changes nothing).
+// level), else every lane's word (backward: r in σ's place, or σ where the lane's level is
+// not swept back yet, as the ghost holds it). Each destination's records start where its
+// group of entries does (before[dest] entries), in the order the atomic cursor gives (the
+// receiver stores each by its index, so the order changes nothing).
 extern "C" __global__ void bc_pack(const u32 *send_local, const u32 *targets, const u32 *dest,
                                    u32 entries, const u64 *before, u32 k, u32 lanes,
                                    u32 sigma_mode, const u64 *level, const u64 *values,
@@ -381,7 +368,8 @@ extern "C" __global__ void bc_pack(const u32 *send_local, const u32 *targets, co
 }
 
 // The records `bc_pack` sent, stored at the ghosts' slots (local_n + index): σ where
-// `sigma_mode`, each non-zero word setting its lane in the ghost's `level` mask; else δ.
+// `sigma_mode`, each non-zero word setting its lane in the ghost's `level` mask; else every
+// lane's word (r backward).
 extern "C" __global__ void bc_unpack(const u64 *in, u32 records, u32 k, u32 lanes, u32 local_n,
                                      u32 sigma_mode, u64 *level, u64 *values) {
     u64 i = thread_index();

@@ -5,7 +5,8 @@
 //! end. On a partitioned graph a level's frontier may hold ghosts, whose out-rows other
 //! ranks hold, so each own vertex pulls its next-level lanes over its in-row (`bc_discover`)
 //! instead of the frontier pushing along out-rows (`bc_expand`), and each level ends with
-//! its σ (forward) or δ (backward) pushed to the ghosts (`gpu_ghosts`), as `sweep` does.
+//! its σ (forward) or r = (1 + δ)/σ (backward, kept in σ's place) pushed to the ghosts
+//! (`gpu_ghosts`), as `sweep` does.
 //! Rows longer than `CHUNK` go to the `_chunks` kernels a piece a warp (`gpu_pieces`).
 
 use super::gpu_ghosts::{self, Carried, GhostPush};
@@ -317,7 +318,7 @@ impl Phases {
     }
 }
 
-/// The ghost push of a level's σ or δ, timed into `phases.push`.
+/// The ghost push of a level's σ or r, timed into `phases.push`.
 fn timed_push(
     gpu: &Gpu,
     push: &mut GhostPush,
@@ -382,7 +383,8 @@ fn run_batch(
     while forward_level(gpu, k, rows, (n, slots), lanes32, level, kb, st, &mut part)? {
         level += 1;
     }
-    for at in (0..level).rev() {
+    // From the deepest level (whose successors' level is empty: δ = 0, r = 1/σ) up.
+    for at in (0..=level).rev() {
         let count = st.counts[at];
         let out = rows.1;
         let seconds = gpu.timed(|| {
@@ -394,7 +396,7 @@ fn run_batch(
                     .arg(&lanes32)
                     .arg(&CHUNK);
                 a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
-                a.arg(&st.sigma).arg(&mut st.delta);
+                a.arg(&mut st.sigma).arg(&mut st.delta);
             })?;
             let p = &out.pieces;
             if p.count == 0 {
@@ -407,24 +409,17 @@ fn run_batch(
                     a.arg(&out.offsets).arg(&out.adj);
                     a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
                     a.arg(&lanes32).arg(&st.levels[at]).arg(&st.levels[at + 1]);
-                    a.arg(&st.sigma).arg(&st.delta).arg(&mut st.partial);
+                    a.arg(&st.sigma).arg(&mut st.partial);
                 },
             )?;
-            combine(
-                gpu,
-                k,
-                p,
-                lanes32,
-                &st.levels[at],
-                &st.partial,
-                &mut st.delta,
-            )
+            let values = (&mut st.sigma, &mut st.delta);
+            combine(gpu, k, p, (lanes32, 1), &st.levels[at], &st.partial, values)
         })?;
         st.phases.backward += seconds;
         st.trace.backward(at, seconds);
         if let (Some((_, push)), true) = (part.as_mut(), at > 0) {
-            let values = (&mut st.levels[at], &mut st.delta);
-            timed_push(gpu, push, Carried::Delta, kb, values, &mut st.phases)?;
+            let values = (&mut st.levels[at], &mut st.sigma);
+            timed_push(gpu, push, Carried::Ratio, kb, values, &mut st.phases)?;
         }
     }
     let n32 = n as u32;
@@ -440,20 +435,21 @@ fn run_batch(
     Ok(level as u32)
 }
 
-/// The long rows' pieces' sums added in piece order into `values` (σ or δ), for the lanes of
-/// each long row's vertex in `masks` (`bc_combine`).
+/// The long rows' pieces' sums added in piece order, for the lanes of each long row's
+/// vertex in `masks` (`bc_combine`): into σ (`backward` 0), or finishing δ and r in σ's place
+/// (`backward` 1).
 fn combine(
     gpu: &Gpu,
     k: &Kernels,
     p: &DevicePieces,
-    lanes32: u32,
+    (lanes32, backward): (u32, u32),
     masks: &CudaSlice<u64>,
     partial: &CudaSlice<f64>,
-    values: &mut CudaSlice<f64>,
+    (sigma, delta): (&mut CudaSlice<f64>, &mut CudaSlice<f64>),
 ) -> Result<()> {
     gpu.launch(&k.combine, spread(p.long, lanes32), |a| {
         a.arg(&p.rows).arg(&p.first).arg(&p.long).arg(&lanes32);
-        a.arg(masks).arg(partial).arg(values);
+        a.arg(&backward).arg(masks).arg(partial).arg(sigma).arg(delta);
     })
 }
 
@@ -546,7 +542,8 @@ fn forward_level(
                 a.arg(&lanes32).arg(&done[level]).arg(&rest[0]);
                 a.arg(&st.sigma).arg(&mut st.partial);
             })?;
-            combine(gpu, k, p, lanes32, &rest[0], &st.partial, &mut st.sigma)
+            let values = (&mut st.sigma, &mut st.delta);
+            combine(gpu, k, p, (lanes32, 0), &rest[0], &st.partial, values)
         })?;
         st.phases.forward += forward;
     }
