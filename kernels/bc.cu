@@ -3,8 +3,8 @@
 // Compiled at start by NVRTC.
 //
 // σ and δ are per (vertex, lane), lane = source of the batch, at vertex * lanes + lane, so a
-// warp's threads are lanes of one vertex: they read its row once between them (the same
-// addresses) and their own lanes' values side by side. Per vertex and level a 64-bit mask
+// warp's threads are lanes of one vertex (thread t: lanes t and t + 32): they read its row
+// once between them and their own lanes' values side by side. Per vertex and level a 64-bit mask
 // says which lanes have it at that level (`reached`: at any level so far), so a neighbour
 // costs one broadcast load unless it matters to the lane. Each level also keeps the list of
 // its vertices, so the sweeps touch only the vertices of the level at hand (the work of a
@@ -47,7 +47,9 @@ __device__ __forceinline__ void expand_range(const u32 *adj, u64 begin, u64 end,
                                              u32 *next_count) {
     for (u64 e = begin + lane_id(); e < end; e += WARP) {
         u32 w = adj[e];
-        u64 fresh = lanes & ~reached[w];
+        // A plain load of `next` first: most arcs of a busy level reach a vertex that already
+        // has their lanes there, and skip the atomic (a stale load only shows fewer lanes).
+        u64 fresh = lanes & ~reached[w] & ~next[w];
         if (fresh && atomicOr(&next[w], fresh) == 0) next_list[atomicAdd(next_count, 1u)] = w;
     }
 }
@@ -129,25 +131,18 @@ extern "C" __global__ void bc_discover_chunks(const u64 *offsets, const u32 *adj
     discover_range(adj, p.begin, p.end, p.v, current, reached, next, next_list, next_count);
 }
 
-// bc_forward and bc_backward give each vertex of a level's list a warp per group of 32 lanes
-// (`groups` of them): thread s of the vertex's groups is lane s. The warp reads the row 32
-// neighbours at a time, each thread one neighbour and its mask (coalesced, in parallel),
-// keeps only the neighbours that matter to one of the vertex's lanes of this warp (a ballot),
-// and walks those in row order, each lane adding its terms as a thread scanning the whole row
-// would: the same sums in the same order, with a fraction of the loads.
+// bc_forward and bc_backward give each vertex of a level's list one warp, whose thread t
+// serves lanes t and t + 32 (its two `halves`). The warp reads the row 32 neighbours at a
+// time, each thread one neighbour and its mask (coalesced, in parallel), keeps only the
+// neighbours that matter to one of the vertex's lanes (a ballot), and walks those in row
+// order, each lane adding its terms as a thread scanning the whole row would: the same sums
+// in the same order, with a fraction of the loads, and each row and mask read once for all
+// 64 lanes.
+#define HALVES 2
 
-// The warp's vertex (its index in the list) and the thread's lane.
-__device__ __forceinline__ void level_thread(u32 lanes, u64 &f, u32 &s, u32 &group) {
-    u64 w = thread_index() / WARP;
-    u32 groups = (lanes + WARP - 1) / WARP;
-    f = w / groups;
-    group = (u32)(w % groups);
-    s = group * WARP + lane_id();
-}
-
-// The lanes of `mask` that warp group `group` serves, as bits 0..31.
-__device__ __forceinline__ u64 group_lanes(u64 mask, u32 group) {
-    return mask >> (group * WARP) & 0xffffffffull;
+// Whether the thread serves lane t + 32·h of `mask` (h < HALVES).
+__device__ __forceinline__ bool serves(u64 mask, int h) {
+    return mask >> (lane_id() + WARP * h) & 1;
 }
 
 // Neighbours whose values a thread loads before adding them: the loads of a group go out
@@ -159,62 +154,58 @@ __device__ __forceinline__ u64 group_lanes(u64 mask, u32 group) {
 #define AHEAD 8
 #endif
 
-// Σ over the row entries [begin, end) (row order) of `values` (σ forward; r = (1 + δ)/σ
-// backward) of each neighbour w in the thread's lane `s` whose `masks` bit is that lane,
-// among the lanes `open` (the vertex's lanes this warp group serves). Loads run ahead of the
-// adds, the adds keep the row order: the sums are the same, bit for bit.
-__device__ __forceinline__ double row_sum(const u32 *adj, u64 begin, u64 end, const u64 *masks,
-                                          u64 open, u32 group, u32 s, const double *values,
-                                          u32 lanes) {
-    double sum = 0.0;
-    bool mine = open >> lane_id() & 1;
+// Per half h, Σ over the row entries [begin, end) (row order) of `values` (σ forward;
+// r = (1 + δ)/σ backward) in the thread's lane s = t + 32·h of each neighbour w whose `masks`
+// bit s is set, among the lanes `open` (the vertex's lanes). Loads run ahead of the adds,
+// the adds keep the row order: the sums are the same, bit for bit.
+__device__ __forceinline__ void row_sums(const u32 *adj, u64 begin, u64 end, const u64 *masks,
+                                         u64 open, const double *values, u32 lanes,
+                                         double sum[HALVES]) {
+    for (int h = 0; h < HALVES; h++) sum[h] = 0.0;
     for (u64 base = begin; base < end; base += WARP) {
         u64 e = base + lane_id();
         u32 w = 0;
         u64 hit = 0;
         if (e < end) {
             w = adj[e];
-            hit = group_lanes(masks[w], group) & open;
+            hit = masks[w] & open;
         }
         u32 ballot = __ballot_sync(FULL, hit != 0);
         while (ballot) {  // the same on every thread of the warp
-            double got[AHEAD];
-            bool use[AHEAD];
+            double got[AHEAD][HALVES];
+            bool use[AHEAD][HALVES];
 #pragma unroll
             for (int i = 0; i < AHEAD; i++) {
-                use[i] = false;
+                for (int h = 0; h < HALVES; h++) use[i][h] = false;
                 if (ballot) {
                     int j = __ffs(ballot) - 1;
                     ballot &= ballot - 1;
                     u64 lanes_j = __shfl_sync(FULL, hit, j);
                     u32 wj = __shfl_sync(FULL, w, j);
-                    use[i] = mine && (lanes_j >> lane_id() & 1);
-                    if (use[i]) got[i] = values[(u64)wj * lanes + s];
+#pragma unroll
+                    for (int h = 0; h < HALVES; h++) {
+                        use[i][h] = serves(lanes_j, h);
+                        if (use[i][h]) got[i][h] = values[(u64)wj * lanes + lane_id() + WARP * h];
+                    }
                 }
             }
 #pragma unroll
             for (int i = 0; i < AHEAD; i++)
-                if (use[i]) sum = __dadd_rn(sum, got[i]);
+#pragma unroll
+                for (int h = 0; h < HALVES; h++)
+                    if (use[i][h]) sum[h] = __dadd_rn(sum[h], got[i][h]);
         }
     }
-    return sum;
 }
 
-// A piece's warp: the piece `c`, its row and entries, the thread's lane `s` and warp group.
-struct PieceWarp {
-    u64 c;
-    Piece p;
-    u32 s, group;
-};
-
-// The thread's piece (`level_thread`'s numbering: a warp per piece and group of 32 lanes)
-// among `chunks` pieces of long rows, or false where there is none.
+// The thread's piece of the long rows (a warp per piece) among `chunks`: its index `c`, or
+// false where there is none.
 __device__ __forceinline__ bool piece_warp(const u64 *offsets, const u32 *chunk_row,
-                                           const u32 *chunk_rank, u32 chunks, u64 chunk,
-                                           u32 lanes, PieceWarp &w) {
-    level_thread(lanes, w.c, w.s, w.group);
-    if (w.c >= chunks) return false;
-    w.p = piece_of(offsets, chunk_row, chunk_rank, w.c, chunk);
+                                           const u32 *chunk_rank, u32 chunks, u64 chunk, u64 &c,
+                                           Piece &p) {
+    c = thread_index() / WARP;
+    if (c >= chunks) return false;
+    p = piece_of(offsets, chunk_row, chunk_rank, c, chunk);
     return true;
 }
 
@@ -225,32 +216,34 @@ __device__ __forceinline__ bool piece_warp(const u64 *offsets, const u32 *chunk_
 extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
                                       u32 lanes, u64 chunk, const u64 *current, const u64 *next,
                                       u64 *reached, double *sigma) {
-    u64 f;
-    u32 s, group;
-    level_thread(lanes, f, s, group);
+    u64 f = thread_index() / WARP;
     if (f >= count) return;  // the whole warp leaves together
     u64 v = list[f];
-    if (s == 0) reached[v] |= next[v];  // one writer per vertex; no thread here reads it
+    u64 open = next[v];
+    if (lane_id() == 0) reached[v] |= open;  // one writer per vertex; no thread here reads it
     if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
-    u64 open = group_lanes(next[v], group);
-    if (!open) return;  // the whole warp
-    double sum = row_sum(adj, offsets[v], offsets[v + 1], current, open, group, s, sigma, lanes);
-    if (open >> lane_id() & 1) sigma[v * lanes + s] = sum;
+    double sum[HALVES];
+    row_sums(adj, offsets[v], offsets[v + 1], current, open, sigma, lanes, sum);
+    for (int h = 0; h < HALVES; h++)
+        if (serves(open, h)) sigma[v * lanes + lane_id() + WARP * h] = sum[h];
 }
 
 // `bc_forward`'s sums over each piece of the long rows whose vertex is in the next level, a
-// warp per piece and group of 32 lanes, into `partial` (piece · lanes + lane).
+// warp per piece, into `partial` (piece · lanes + lane).
 extern "C" __global__ void bc_forward_chunks(const u64 *offsets, const u32 *adj,
                                              const u32 *chunk_row, const u32 *chunk_rank,
                                              u32 chunks, u64 chunk, u32 lanes,
                                              const u64 *current, const u64 *next,
                                              const double *sigma, double *partial) {
-    PieceWarp w;
-    if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, w)) return;
-    u64 open = group_lanes(next[w.p.v], w.group);
+    u64 c;
+    Piece p;
+    if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, c, p)) return;
+    u64 open = next[p.v];
     if (!open) return;  // the whole warp
-    double sum = row_sum(adj, w.p.begin, w.p.end, current, open, w.group, w.s, sigma, lanes);
-    if (open >> lane_id() & 1) partial[w.c * lanes + w.s] = sum;
+    double sum[HALVES];
+    row_sums(adj, p.begin, p.end, current, open, sigma, lanes, sum);
+    for (int h = 0; h < HALVES; h++)
+        if (serves(open, h)) partial[c * lanes + lane_id() + WARP * h] = sum[h];
 }
 
 // (vertex, lane) `j`'s δ from the sum of its successors' r: δ = σ·Σ r, stored, and σ's place
@@ -290,31 +283,33 @@ extern "C" __global__ void bc_combine(const u32 *rows, const u32 *first, u32 cou
 extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
                                        u32 lanes, u64 chunk, const u64 *here, const u64 *deeper,
                                        double *sigma, double *delta) {
-    u64 f;
-    u32 s, group;
-    level_thread(lanes, f, s, group);
+    u64 f = thread_index() / WARP;
     if (f >= count) return;  // the whole warp leaves together
     u64 v = list[f];
     if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
-    u64 open = group_lanes(here[v], group);
-    if (!open) return;  // the whole warp
-    double sum = row_sum(adj, offsets[v], offsets[v + 1], deeper, open, group, s, sigma, lanes);
-    if (open >> lane_id() & 1) finish_delta(v * lanes + s, sum, sigma, delta);
+    u64 open = here[v];
+    double sum[HALVES];
+    row_sums(adj, offsets[v], offsets[v + 1], deeper, open, sigma, lanes, sum);
+    for (int h = 0; h < HALVES; h++)
+        if (serves(open, h)) finish_delta(v * lanes + lane_id() + WARP * h, sum[h], sigma, delta);
 }
 
 // `bc_backward`'s sums of r over each piece of the long rows whose vertex is in level d, a
-// warp per piece and group of 32 lanes, into `partial` (piece · lanes + lane).
+// warp per piece, into `partial` (piece · lanes + lane).
 extern "C" __global__ void bc_backward_chunks(const u64 *offsets, const u32 *adj,
                                               const u32 *chunk_row, const u32 *chunk_rank,
                                               u32 chunks, u64 chunk, u32 lanes, const u64 *here,
                                               const u64 *deeper, const double *sigma,
                                               double *partial) {
-    PieceWarp w;
-    if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, w)) return;
-    u64 open = group_lanes(here[w.p.v], w.group);
+    u64 c;
+    Piece p;
+    if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, c, p)) return;
+    u64 open = here[p.v];
     if (!open) return;  // the whole warp
-    double sum = row_sum(adj, w.p.begin, w.p.end, deeper, open, w.group, w.s, sigma, lanes);
-    if (open >> lane_id() & 1) partial[w.c * lanes + w.s] = sum;
+    double sum[HALVES];
+    row_sums(adj, p.begin, p.end, deeper, open, sigma, lanes, sum);
+    for (int h = 0; h < HALVES; h++)
+        if (serves(open, h)) partial[c * lanes + lane_id() + WARP * h] = sum[h];
 }
 
 // Each vertex's δ over its lanes where it is reached and not the source (level 0), added to

@@ -38,8 +38,8 @@ template <class F> void launch(u64 threads, F f) {
     for (u64 t = threads; t-- > 0;) { emu_thread = t; f(); }
 }
 
-// bc_forward's and bc_backward's threads for `count` vertices (gpu.rs `per_level_vertex`).
-inline u64 level_threads(u32 count, u32 lanes) { return (u64)count * WARP * ((lanes + WARP - 1) / WARP); }
+// bc_forward's and bc_backward's threads for `count` vertices: a warp each (gpu.rs `spread`).
+inline u64 level_threads(u32 count) { return (u64)count * WARP; }
 
 struct Rows { std::vector<u64> off; std::vector<u32> adj; };
 
@@ -66,18 +66,18 @@ struct Pieces {
 // Forward and backward on a level as gpu.rs launches them: the level's list, then the long
 // rows' pieces and their sums combined into σ (forward) or δ (backward).
 static void forward_launches(const Rows &inc, const Pieces &p, const std::vector<u32> &list, u32 count, u32 lanes, const u64 *current, const u64 *next, u64 *reached, double *sigma) {
-    launch_warps(level_threads(count, lanes), [&] { bc_forward(inc.off.data(), inc.adj.data(), list.data(), count, lanes, chunk, current, next, reached, sigma); });
+    launch_warps(level_threads(count), [&] { bc_forward(inc.off.data(), inc.adj.data(), list.data(), count, lanes, chunk, current, next, reached, sigma); });
     if (!p.count()) return;
     std::vector<double> partial((u64)p.count() * lanes, -1.0);  // never read where not written
-    launch_warps(level_threads(p.count(), lanes), [&] { bc_forward_chunks(inc.off.data(), inc.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, current, next, sigma, partial.data()); });
+    launch_warps(level_threads(p.count()), [&] { bc_forward_chunks(inc.off.data(), inc.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, current, next, sigma, partial.data()); });
     launch((u64)p.longs() * lanes, [&] { bc_combine(p.rows.data(), p.first.data(), p.longs(), lanes, 0, next, partial.data(), sigma, nullptr); });
 }
 
 static void backward_launches(const Rows &out, const Pieces &p, const std::vector<u32> &list, u32 count, u32 lanes, const u64 *here, const u64 *deeper, double *sigma, double *delta) {
-    launch_warps(level_threads(count, lanes), [&] { bc_backward(out.off.data(), out.adj.data(), list.data(), count, lanes, chunk, here, deeper, sigma, delta); });
+    launch_warps(level_threads(count), [&] { bc_backward(out.off.data(), out.adj.data(), list.data(), count, lanes, chunk, here, deeper, sigma, delta); });
     if (!p.count()) return;
     std::vector<double> partial((u64)p.count() * lanes, -1.0);
-    launch_warps(level_threads(p.count(), lanes), [&] { bc_backward_chunks(out.off.data(), out.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, here, deeper, sigma, partial.data()); });
+    launch_warps(level_threads(p.count()), [&] { bc_backward_chunks(out.off.data(), out.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, here, deeper, sigma, partial.data()); });
     launch((u64)p.longs() * lanes, [&] { bc_combine(p.rows.data(), p.first.data(), p.longs(), lanes, 1, here, partial.data(), sigma, delta); });
 }
 

@@ -21,7 +21,8 @@ use crate::graph::Vid;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
-/// Threads per vertex in `bc_expand` and `bc_discover` (kernels/bc.cu's WARP).
+/// Threads per vertex (or piece of a long row) in every level kernel: a warp (kernels/bc.cu's
+/// WARP), which serves all 64 lanes in `bc_forward` and `bc_backward`.
 const WARP: u32 = 32;
 
 /// Device bytes for the view's rows (with their long rows' pieces, and the pieces' sums for
@@ -286,12 +287,6 @@ fn spread(count: u32, per: u32) -> LaunchConfig {
     grid(u64::from(count) * u64::from(per))
 }
 
-/// Threads of `bc_forward` and `bc_backward` for `count` vertices of a level: a warp per
-/// vertex and group of 32 of the `lanes` lanes.
-fn per_level_vertex(count: u32, lanes: u32) -> LaunchConfig {
-    spread(count, WARP * lanes.div_ceil(WARP))
-}
-
 /// GPU seconds per phase of the sweeps, summed over batches and levels (CUDA events around
 /// each launch; the ghost pushes by the host's clock): where the time goes.
 #[derive(Default)]
@@ -388,7 +383,7 @@ fn run_batch(
         let count = st.counts[at];
         let out = rows.1;
         let seconds = gpu.timed(|| {
-            gpu.launch(&k.backward, per_level_vertex(count, lanes32), |a| {
+            gpu.launch(&k.backward, spread(count, WARP), |a| {
                 a.arg(&out.offsets)
                     .arg(&out.adj)
                     .arg(&st.lists[at])
@@ -404,7 +399,7 @@ fn run_batch(
             }
             gpu.launch(
                 &k.backward_chunks,
-                per_level_vertex(p.count, lanes32),
+                spread(p.count, WARP),
                 |a| {
                     a.arg(&out.offsets).arg(&out.adj);
                     a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
@@ -522,7 +517,7 @@ fn forward_level(
     let mut forward = 0.0;
     if next > 0 {
         forward = gpu.timed(|| {
-            gpu.launch(&k.forward, per_level_vertex(next, lanes32), |a| {
+            gpu.launch(&k.forward, spread(next, WARP), |a| {
                 a.arg(&inc.offsets)
                     .arg(&inc.adj)
                     .arg(&next_list[0])
@@ -536,7 +531,7 @@ fn forward_level(
             if p.count == 0 {
                 return Ok(());
             }
-            gpu.launch(&k.forward_chunks, per_level_vertex(p.count, lanes32), |a| {
+            gpu.launch(&k.forward_chunks, spread(p.count, WARP), |a| {
                 a.arg(&inc.offsets).arg(&inc.adj);
                 a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
                 a.arg(&lanes32).arg(&done[level]).arg(&rest[0]);
