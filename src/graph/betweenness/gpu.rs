@@ -392,16 +392,12 @@ fn run_batch(
             if p.count == 0 {
                 return Ok(());
             }
-            gpu.launch(
-                &k.backward_chunks,
-                spread(p.count, WARP),
-                |a| {
-                    a.arg(&out.offsets).arg(&out.adj);
-                    a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
-                    a.arg(&lanes32).arg(&st.levels[at]).arg(&st.levels[at + 1]);
-                    a.arg(&st.sigma).arg(&mut st.partial);
-                },
-            )?;
+            gpu.launch(&k.backward_chunks, spread(p.count, WARP), |a| {
+                a.arg(&out.offsets).arg(&out.adj);
+                a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
+                a.arg(&lanes32).arg(&st.levels[at]).arg(&st.levels[at + 1]);
+                a.arg(&st.sigma).arg(&mut st.partial);
+            })?;
             let values = (&mut st.sigma, &mut st.delta);
             combine(gpu, k, p, (lanes32, 1), &st.levels[at], &st.partial, values)
         })?;
@@ -439,7 +435,11 @@ fn combine(
 ) -> Result<()> {
     gpu.launch(&k.combine, spread(p.long, lanes32), |a| {
         a.arg(&p.rows).arg(&p.first).arg(&p.long).arg(&lanes32);
-        a.arg(&backward).arg(masks).arg(partial).arg(sigma).arg(delta);
+        a.arg(&backward)
+            .arg(masks)
+            .arg(partial)
+            .arg(sigma)
+            .arg(delta);
     })
 }
 
