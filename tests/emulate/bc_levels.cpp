@@ -11,7 +11,7 @@
 // chunk (2 to 9 entries here, CHUNK in gpu.rs) go to the `_chunks` kernels a piece a warp and
 // bc_combine, and the reference sums the same pieces in the same order. Then the same batches on the
 // 1D partition over 2 to 4 emulated ranks, as gpu.rs and gpu_ghosts.rs drive it
-// (bc_discover for the next level, each level's σ (forward) or r in σ's place (backward)
+// (bc_discover for the next level, each level's σ (forward) or q in σ's place (backward)
 // packed by bc_pack, moved as GpuExchange::alltoallv_runs moves them, stored by bc_unpack):
 // every rank's δ of its own
 // vertices and its fixed-point sums equal the whole graph's bit for bit.
@@ -140,8 +140,8 @@ template <class Term> static double piecewise(const Rows &r, u32 v, Term term) {
     return total;
 }
 
-// Sequential Brandes for one source: δ of every vertex (0 where unreached), δ(v) as
-// σ(v)·Σ (1 + δ(w))/σ(w) over its successors w (the kernels' rounding).
+// Sequential Brandes for one source: δ of every vertex (0 where unreached), δ(v) as the sum
+// of σ(v)/(σ(w)/(1 + δ(w))) over its successors w (the kernels' rounding).
 static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 s) {
     std::vector<i64> depth(n, -1);
     std::vector<std::vector<u32>> by_level{{s}};
@@ -159,7 +159,7 @@ static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 
     }
     for (size_t d = by_level.size(); d-- > 0;)
         for (u32 v : by_level[d])
-            delta[v] = sigma[v] * piecewise(out, v, [&](u32 w) { return depth[w] == (i64)d + 1 ? (1.0 + delta[w]) / sigma[w] : -1.0; });
+            delta[v] = piecewise(out, v, [&](u32 w) { return depth[w] == (i64)d + 1 ? sigma[v] / (sigma[w] / (1.0 + delta[w])) : -1.0; });
     return delta;
 }
 

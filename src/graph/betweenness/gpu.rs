@@ -5,7 +5,7 @@
 //! end. On a partitioned graph a level's frontier may hold ghosts, whose out-rows other
 //! ranks hold, so each own vertex pulls its next-level lanes over its in-row (`bc_discover`)
 //! instead of the frontier pushing along out-rows (`bc_expand`), and each level ends with
-//! its σ (forward) or r = (1 + δ)/σ (backward, kept in σ's place) pushed to the ghosts
+//! its σ (forward) or q = σ/(1 + δ) (backward, kept in σ's place) pushed to the ghosts
 //! (`gpu_ghosts`), as `sweep` does.
 //! Rows longer than `CHUNK` go to the `_chunks` kernels a piece a warp (`gpu_pieces`).
 
@@ -308,7 +308,7 @@ impl Phases {
     }
 }
 
-/// The ghost push of a level's σ or r, timed into `phases.push`.
+/// The ghost push of a level's σ or q, timed into `phases.push`.
 fn timed_push(
     gpu: &Gpu,
     push: &mut GhostPush,
@@ -373,7 +373,7 @@ fn run_batch(
     while forward_level(gpu, k, rows, (n, slots), lanes32, level, kb, st, &mut part)? {
         level += 1;
     }
-    // From the deepest level (whose successors' level is empty: δ = 0, r = 1/σ) up.
+    // From the deepest level (whose successors' level is empty: δ = 0, q = σ) up.
     for at in (0..=level).rev() {
         let count = st.counts[at];
         let out = rows.1;
@@ -405,7 +405,7 @@ fn run_batch(
         st.trace.backward(at, seconds);
         if let (Some((_, push)), true) = (part.as_mut(), at > 0) {
             let values = (&mut st.levels[at], &mut st.sigma);
-            timed_push(gpu, push, Carried::Ratio, kb, values, &mut st.phases)?;
+            timed_push(gpu, push, Carried::Quotient, kb, values, &mut st.phases)?;
         }
     }
     let n32 = n as u32;
@@ -422,7 +422,7 @@ fn run_batch(
 }
 
 /// The long rows' pieces' sums added in piece order, for the lanes of each long row's
-/// vertex in `masks` (`bc_combine`): into σ (`backward` 0), or finishing δ and r in σ's place
+/// vertex in `masks` (`bc_combine`): into σ (`backward` 0), or finishing δ and q in σ's place
 /// (`backward` 1).
 fn combine(
     gpu: &Gpu,
