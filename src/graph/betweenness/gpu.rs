@@ -17,7 +17,6 @@ use super::view::{LocalRows, View};
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::{gpu_error, grid, memory, Gpu, Kernel};
 use crate::error::Result;
-use crate::graph::csr_gpu::download_chunks;
 use crate::graph::Vid;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
@@ -145,22 +144,28 @@ pub fn batches(
     Ok((sums, deepest, Some(phases)))
 }
 
-/// The `n` fixed-point sums (lo and hi words on the device) on the host, a chunk at a time
-/// through a page-locked staging buffer, each chunk's words put into place by every core.
-/// (A plain copy into pageable memory went at about 4 GB/s: 0.26 s for 2^26 vertices on an
-/// H200, batch A of 2026-12-03.)
+/// The `n` fixed-point sums (lo and hi words on the device) on the host. The words land in
+/// host memory touched first by every core: the copy's own first touch of 16 bytes a vertex,
+/// on one core, took most of its 0.9 s at 2^26 vertices (an H100, batch A of 2026-11-27).
 fn download_sums(gpu: &Gpu, state: &State, n: usize) -> Result<Vec<u128>> {
-    let mut sums = vec![0u128; n];
-    for (dev, shift) in [(&state.lo, 0), (&state.hi, 64)] {
-        let what = "copy the betweenness sums to the host";
-        download_chunks(gpu, dev, n, what, |at, words| {
-            sums[at..at + words.len()]
-                .par_iter_mut()
-                .zip(words)
-                .for_each(|(sum, &word)| *sum |= u128::from(word) << shift);
-        })?;
+    if n == 0 {
+        return Ok(Vec::new());
     }
-    Ok(sums)
+    let mut words = vec![0u64; 2 * n];
+    words.par_chunks_mut(512).for_each(|page| page[0] = 0);
+    let (lo, hi) = words.split_at_mut(n);
+    for (dev, host) in [(&state.lo, lo), (&state.hi, hi)] {
+        gpu.stream
+            .memcpy_dtoh(&dev.slice(0..n), host)
+            .map_err(|e| gpu_error("copy the betweenness sums to the host", e))?;
+    }
+    gpu.sync("the betweenness sums' copy")?;
+    let (lo, hi) = words.split_at(n);
+    Ok(lo
+        .par_iter()
+        .zip(hi)
+        .map(|(&l, &h)| l as u128 | (h as u128) << 64)
+        .collect())
 }
 
 /// `TESSERA_BC_AHEAD=N` (1 to 64): the row sums load N neighbours' values ahead instead of
