@@ -3,14 +3,20 @@
 // Compiled at start by NVRTC.
 //
 // σ and δ are per (vertex, lane), lane = source of the batch, at vertex * lanes + lane, so a
-// warp's threads are lanes of one vertex: they read its row once between them (the same
-// addresses) and their own lanes' values side by side. Per vertex and level a 64-bit mask
+// warp's threads are lanes of one vertex (thread t: lanes t and t + 32): they read its row
+// once between them and their own lanes' values side by side. Per vertex and level a 64-bit mask
 // says which lanes have it at that level (`reached`: at any level so far), so a neighbour
 // costs one broadcast load unless it matters to the lane. Each level also keeps the list of
 // its vertices, so the sweeps touch only the vertices of the level at hand (the work of a
 // frontier-driven BFS, not the whole graph per level). Each thread pulls over its vertex's
 // row in row order; every f64 operation is written as its round-to-nearest intrinsic so that
 // none is fused into an FMA: the results are the CPU's, bit for bit.
+//
+// Backward, a vertex's δ is the sum of σ(v)/q(w) over its successors w one level deeper,
+// where q(w) = σ(w)/(1 + δ(w)) is worked out once per (vertex, lane) when its δ is final and
+// kept in σ's place (σ(w) is read by no one after that): a DAG arc costs one load, not two
+// (σ and δ). (Brandes' σ(v)/σ(w)·(1 + δ(w)), rounded otherwise; σ(v)·Σ (1 + δ(w))/σ(w),
+// with no division per arc, missed the torus closed form by an ulp at SCALE 6.)
 //
 // A row longer than `chunk` entries (a hub's) is not read by one warp: it is cut into pieces
 // of `chunk` entries from its start, a warp sums each piece in row order (the `_chunks`
@@ -42,7 +48,9 @@ __device__ __forceinline__ void expand_range(const u32 *adj, u64 begin, u64 end,
                                              u32 *next_count) {
     for (u64 e = begin + lane_id(); e < end; e += WARP) {
         u32 w = adj[e];
-        u64 fresh = lanes & ~reached[w];
+        // A plain load of `next` first: most arcs of a busy level reach a vertex that already
+        // has their lanes there, and skip the atomic (a stale load only shows fewer lanes).
+        u64 fresh = lanes & ~reached[w] & ~next[w];
         if (fresh && atomicOr(&next[w], fresh) == 0) next_list[atomicAdd(next_count, 1u)] = w;
     }
 }
@@ -57,8 +65,21 @@ extern "C" __global__ void bc_expand(const u64 *offsets, const u32 *adj, const u
     expand_range(adj, offsets[v], offsets[v + 1], current[v], reached, next, next_list, next_count);
 }
 
-// The pieces of the long rows (`chunk_row[c]`: the row, `chunk_rank[c]`: which piece of it),
-// a warp per piece: `bc_expand` for the rows in the current level.
+// Piece `c` of the long rows (`chunk_row[c]`: the row, `chunk_rank[c]`: which piece of it):
+// its row `v` and its entries [begin, end), `chunk` of them from the row's start (fewer in
+// the row's last piece).
+struct Piece {
+    u64 v, begin, end;
+};
+__device__ __forceinline__ Piece piece_of(const u64 *offsets, const u32 *chunk_row,
+                                          const u32 *chunk_rank, u64 c, u64 chunk) {
+    u64 v = chunk_row[c];
+    u64 begin = offsets[v] + chunk_rank[c] * chunk;
+    return Piece{v, begin, min(begin + chunk, offsets[v + 1])};
+}
+
+// The pieces of the long rows, a warp per piece: `bc_expand` for the rows in the current
+// level.
 extern "C" __global__ void bc_expand_chunks(const u64 *offsets, const u32 *adj,
                                             const u32 *chunk_row, const u32 *chunk_rank,
                                             u32 chunks, u64 chunk, const u64 *current,
@@ -66,12 +87,10 @@ extern "C" __global__ void bc_expand_chunks(const u64 *offsets, const u32 *adj,
                                             u32 *next_count) {
     u64 c = thread_index() / WARP;
     if (c >= chunks) return;
-    u32 v = chunk_row[c];
-    u64 lanes = current[v];
+    Piece p = piece_of(offsets, chunk_row, chunk_rank, c, chunk);
+    u64 lanes = current[p.v];
     if (!lanes) return;
-    u64 begin = offsets[v] + chunk_rank[c] * chunk;
-    u64 end = min(begin + chunk, offsets[v + 1]);
-    expand_range(adj, begin, end, lanes, reached, next, next_list, next_count);
+    expand_range(adj, p.begin, p.end, lanes, reached, next, next_list, next_count);
 }
 
 // The next level on a rank's part of a partitioned graph, where a frontier vertex may be a
@@ -109,118 +128,92 @@ extern "C" __global__ void bc_discover_chunks(const u64 *offsets, const u32 *adj
                                               u32 *next_count) {
     u64 c = thread_index() / WARP;
     if (c >= chunks) return;
-    u64 v = chunk_row[c];
-    u64 begin = offsets[v] + chunk_rank[c] * chunk;
-    discover_range(adj, begin, min(begin + chunk, offsets[v + 1]), v, current, reached, next,
-                   next_list, next_count);
+    Piece p = piece_of(offsets, chunk_row, chunk_rank, c, chunk);
+    discover_range(adj, p.begin, p.end, p.v, current, reached, next, next_list, next_count);
 }
 
-// bc_forward and bc_backward give each vertex of a level's list a warp per group of 32 lanes
-// (`groups` of them): thread s of the vertex's groups is lane s. The warp reads the row 32
-// neighbours at a time, each thread one neighbour and its mask (coalesced, in parallel),
-// keeps only the neighbours that matter to one of the vertex's lanes of this warp (a ballot),
-// and walks those in row order, each lane adding its terms as a thread scanning the whole row
-// would: the same sums in the same order, with a fraction of the loads.
+// bc_forward and bc_backward give each vertex of a level's list one warp, whose thread t
+// serves lanes t and t + 32 (its two `halves`). The warp reads the row 32 neighbours at a
+// time, each thread one neighbour and its mask (coalesced, in parallel), keeps only the
+// neighbours that matter to one of the vertex's lanes (a ballot), and walks those in row
+// order, each lane adding its terms as a thread scanning the whole row would: the same sums
+// in the same order, with a fraction of the loads, and each row and mask read once for all
+// 64 lanes.
+#define HALVES 2
 
-// The warp's vertex (its index in the list) and the thread's lane.
-__device__ __forceinline__ void level_thread(u32 lanes, u64 &f, u32 &s, u32 &group) {
-    u64 w = thread_index() / WARP;
-    u32 groups = (lanes + WARP - 1) / WARP;
-    f = w / groups;
-    group = (u32)(w % groups);
-    s = group * WARP + lane_id();
+// Whether the thread serves lane t + 32·h of `mask` (h < HALVES).
+__device__ __forceinline__ bool serves(u64 mask, int h) {
+    return mask >> (lane_id() + WARP * h) & 1;
 }
 
-// The lanes of `mask` that warp group `group` serves, as bits 0..31.
-__device__ __forceinline__ u64 group_lanes(u64 mask, u32 group) {
-    return mask >> (group * WARP) & 0xffffffffull;
-}
-
-// The values a term reads of one neighbour in the thread's lane (σ; and δ backward).
-struct Lane {
-    double sigma, delta;
-};
-
-// Neighbours whose values a thread loads before adding their terms: the loads of a group go
-// out together, so a warp waits one memory latency per group instead of one per neighbour
-// (a hub's row, scanned by one warp, is otherwise a chain of latencies). A run may set it
+// Neighbours whose values a thread loads before adding them: the loads of a group go out
+// together, so a warp waits one memory latency per group instead of one per neighbour (a
+// hub's row, scanned by one warp, is otherwise a chain of latencies). A run may set it
 // (src/graph/betweenness/gpu.rs, `TESSERA_BC_AHEAD`); measured on an H100, 16 and 32 were
 // slower than 8 (docs/benchmarks.md).
 #ifndef AHEAD
 #define AHEAD 8
 #endif
 
-// Σ over the row entries [begin, end) (row order) of add(sum, load(w, s)) for each neighbour
-// w whose `masks` bit is the thread's lane `s`, among the lanes `open` (the vertex's lanes this
-// warp group serves). Loads run ahead of the adds, the adds keep the row order: the sums are
-// the same, bit for bit.
-template <typename Load, typename Add>
-__device__ __forceinline__ double row_sum(const u32 *adj, u64 begin, u64 end, const u64 *masks,
-                                          u64 open, u32 group, u32 s, Load load, Add add) {
-    double sum = 0.0;
-    bool mine = open >> lane_id() & 1;
+// Per half h, Σ over the row entries [begin, end) (row order) of the terms of each neighbour
+// w whose `masks` bit s is set, s = t + 32·h the thread's lane, among the lanes `open` (the
+// vertex's lanes): forward its σ (`values`), backward σ(v)/q(w) (`values` q, `sv[h]` the
+// vertex's σ in lane s). Loads run ahead of the adds, the adds keep the row order: the sums
+// are the same, bit for bit.
+__device__ __forceinline__ void row_sums(const u32 *adj, u64 begin, u64 end, const u64 *masks,
+                                         u64 open, const double *values, u32 lanes,
+                                         bool backward, const double sv[HALVES],
+                                         double sum[HALVES]) {
+    for (int h = 0; h < HALVES; h++) sum[h] = 0.0;
     for (u64 base = begin; base < end; base += WARP) {
         u64 e = base + lane_id();
         u32 w = 0;
         u64 hit = 0;
         if (e < end) {
             w = adj[e];
-            hit = group_lanes(masks[w], group) & open;
+            hit = masks[w] & open;
         }
         u32 ballot = __ballot_sync(FULL, hit != 0);
         while (ballot) {  // the same on every thread of the warp
-            Lane got[AHEAD];
-            bool use[AHEAD];
+            double got[AHEAD][HALVES];
+            bool use[AHEAD][HALVES];
 #pragma unroll
             for (int i = 0; i < AHEAD; i++) {
-                use[i] = false;
+                for (int h = 0; h < HALVES; h++) use[i][h] = false;
                 if (ballot) {
                     int j = __ffs(ballot) - 1;
                     ballot &= ballot - 1;
                     u64 lanes_j = __shfl_sync(FULL, hit, j);
                     u32 wj = __shfl_sync(FULL, w, j);
-                    use[i] = mine && (lanes_j >> lane_id() & 1);
-                    if (use[i]) got[i] = load(wj, s);
+#pragma unroll
+                    for (int h = 0; h < HALVES; h++) {
+                        use[i][h] = serves(lanes_j, h);
+                        if (use[i][h]) got[i][h] = values[(u64)wj * lanes + lane_id() + WARP * h];
+                    }
                 }
             }
 #pragma unroll
             for (int i = 0; i < AHEAD; i++)
-                if (use[i]) sum = add(sum, got[i]);
+#pragma unroll
+                for (int h = 0; h < HALVES; h++) {
+                    if (!use[i][h]) continue;
+                    double term = backward ? __ddiv_rn(sv[h], got[i][h]) : got[i][h];
+                    sum[h] = __dadd_rn(sum[h], term);
+                }
         }
     }
-    return sum;
 }
 
-// A piece's warp: its row, its entries [begin, end), the thread's lane `s` and warp group.
-struct Piece {
-    u64 c, v, begin, end;
-    u32 s, group;
-};
-
-// The thread's piece (`level_thread`'s numbering: a warp per piece and group of 32 lanes)
-// among `chunks` pieces of long rows, or false where there is none.
-__device__ __forceinline__ bool chunk_piece(const u64 *offsets, const u32 *chunk_row,
-                                            const u32 *chunk_rank, u32 chunks, u64 chunk,
-                                            u32 lanes, Piece &p) {
-    level_thread(lanes, p.c, p.s, p.group);
-    if (p.c >= chunks) return false;
-    p.v = chunk_row[p.c];
-    p.begin = offsets[p.v] + chunk_rank[p.c] * chunk;
-    p.end = min(p.begin + chunk, offsets[p.v + 1]);
+// The thread's piece of the long rows (a warp per piece) among `chunks`: its index `c`, or
+// false where there is none.
+__device__ __forceinline__ bool piece_warp(const u64 *offsets, const u32 *chunk_row,
+                                           const u32 *chunk_rank, u32 chunks, u64 chunk, u64 &c,
+                                           Piece &p) {
+    c = thread_index() / WARP;
+    if (c >= chunks) return false;
+    p = piece_of(offsets, chunk_row, chunk_rank, c, chunk);
     return true;
 }
-
-// σ's terms: the predecessor's σ in the lane.
-struct SigmaTerms {
-    const double *sigma;
-    u32 lanes;
-    __device__ Lane operator()(u32 w, u32 lane) const {
-        return Lane{sigma[(u64)w * lanes + lane], 0.0};
-    }
-};
-struct AddSigma {
-    __device__ double operator()(double acc, Lane w) const { return __dadd_rn(acc, w.sigma); }
-};
 
 // The next level's σ: each (vertex, lane) of its list whose lane is in its `next` mask sums σ
 // over its predecessors (in-rows, in row order) in the current level's mask; `reached` gains
@@ -229,41 +222,58 @@ struct AddSigma {
 extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
                                       u32 lanes, u64 chunk, const u64 *current, const u64 *next,
                                       u64 *reached, double *sigma) {
-    u64 f;
-    u32 s, group;
-    level_thread(lanes, f, s, group);
+    u64 f = thread_index() / WARP;
     if (f >= count) return;  // the whole warp leaves together
     u64 v = list[f];
-    if (s == 0) reached[v] |= next[v];  // one writer per vertex; no thread here reads it
+    u64 open = next[v];
+    if (lane_id() == 0) reached[v] |= open;  // one writer per vertex; no thread here reads it
     if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
-    u64 open = group_lanes(next[v], group);
-    if (!open) return;  // the whole warp
-    double sum = row_sum(adj, offsets[v], offsets[v + 1], current, open, group, s,
-                         SigmaTerms{sigma, lanes}, AddSigma{});
-    if (open >> lane_id() & 1) sigma[v * lanes + s] = sum;
+    double sum[HALVES], none[HALVES] = {};
+    row_sums(adj, offsets[v], offsets[v + 1], current, open, sigma, lanes, false, none, sum);
+    for (int h = 0; h < HALVES; h++)
+        if (serves(open, h)) sigma[v * lanes + lane_id() + WARP * h] = sum[h];
 }
 
 // `bc_forward`'s sums over each piece of the long rows whose vertex is in the next level, a
-// warp per piece and group of 32 lanes, into `partial` (piece · lanes + lane).
+// warp per piece, into `partial` (piece · lanes + lane).
 extern "C" __global__ void bc_forward_chunks(const u64 *offsets, const u32 *adj,
                                              const u32 *chunk_row, const u32 *chunk_rank,
                                              u32 chunks, u64 chunk, u32 lanes,
                                              const u64 *current, const u64 *next,
                                              const double *sigma, double *partial) {
+    u64 c;
     Piece p;
-    if (!chunk_piece(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, p)) return;
-    u64 open = group_lanes(next[p.v], p.group);
+    if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, c, p)) return;
+    u64 open = next[p.v];
     if (!open) return;  // the whole warp
-    double sum = row_sum(adj, p.begin, p.end, current, open, p.group, p.s,
-                         SigmaTerms{sigma, lanes}, AddSigma{});
-    if (open >> lane_id() & 1) partial[p.c * lanes + p.s] = sum;
+    double sum[HALVES], none[HALVES] = {};
+    row_sums(adj, p.begin, p.end, current, open, sigma, lanes, false, none, sum);
+    for (int h = 0; h < HALVES; h++)
+        if (serves(open, h)) partial[c * lanes + lane_id() + WARP * h] = sum[h];
+}
+
+// (vertex, lane) `j`'s δ, the sum of its successors' terms, stored, and its σ `sv` (in σ's
+// place) replaced by its own q = σ/(1 + δ), which the level above divides by.
+__device__ __forceinline__ void finish_delta(u64 j, double sv, double sum, double *sigma,
+                                             double *delta) {
+    delta[j] = sum;
+    sigma[j] = __ddiv_rn(sv, __dadd_rn(1.0, sum));
+}
+
+// The vertex's σ in the thread's lanes (0 in lanes not in `open`).
+__device__ __forceinline__ void own_sigma(const double *sigma, u64 v, u32 lanes, u64 open,
+                                          double sv[HALVES]) {
+    for (int h = 0; h < HALVES; h++)
+        sv[h] = serves(open, h) ? sigma[v * lanes + lane_id() + WARP * h] : 0.0;
 }
 
 // Each long row's pieces' sums added in piece order: a thread per (long row i, lane) whose
 // lane is in the row's vertex's `masks` (the next level forward, its own level backward)
-// stores the sum at `values` (σ forward, δ backward). `first[i]..first[i + 1]`: row i's pieces.
+// stores the sum as σ (forward) or finishes δ with it (`backward`).
+// `first[i]..first[i + 1]`: row i's pieces.
 extern "C" __global__ void bc_combine(const u32 *rows, const u32 *first, u32 count, u32 lanes,
-                                      const u64 *masks, const double *partial, double *values) {
+                                      u32 backward, const u64 *masks, const double *partial,
+                                      double *sigma, double *delta) {
     u64 t = thread_index();
     u64 i = t / lanes;
     u32 s = (u32)(t % lanes);
@@ -272,63 +282,49 @@ extern "C" __global__ void bc_combine(const u32 *rows, const u32 *first, u32 cou
     if (!(masks[v] >> s & 1)) return;
     double sum = 0.0;
     for (u32 c = first[i]; c < first[i + 1]; c++) sum = __dadd_rn(sum, partial[(u64)c * lanes + s]);
-    values[v * lanes + s] = sum;
+    if (backward)
+        finish_delta(v * lanes + s, sigma[v * lanes + s], sum, sigma, delta);
+    else
+        sigma[v * lanes + s] = sum;
 }
 
-// δ's terms of a vertex of σ `sv`: σ(v)/σ(w)·(1 + δ(w)) for a successor w.
-struct DeltaTerms {
-    const double *sigma, *delta;
-    u32 lanes;
-    __device__ Lane operator()(u32 w, u32 lane) const {
-        u64 j = (u64)w * lanes + lane;
-        return Lane{sigma[j], delta[j]};
-    }
-};
-struct AddDelta {
-    double sv;
-    __device__ double operator()(double acc, Lane w) const {
-        double ratio = __ddiv_rn(sv, w.sigma);
-        return __dadd_rn(acc, __dmul_rn(ratio, __dadd_rn(1.0, w.delta)));
-    }
-};
-
-// δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): the sum over
-// its successors in the next level's mask (`deeper`, out-rows, in row order) of
-// σ(v)/σ(w)·(1 + δ(w)). Rows longer than `chunk`: `bc_backward_chunks`.
+// δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): the sum
+// over its successors in the next level's mask (`deeper`, out-rows, in row order) of
+// σ(v)/q(w) (q in `sigma`); then v's own q in its σ's place. Rows longer than `chunk`:
+// `bc_backward_chunks`.
 extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
                                        u32 lanes, u64 chunk, const u64 *here, const u64 *deeper,
-                                       const double *sigma, double *delta) {
-    u64 f;
-    u32 s, group;
-    level_thread(lanes, f, s, group);
+                                       double *sigma, double *delta) {
+    u64 f = thread_index() / WARP;
     if (f >= count) return;  // the whole warp leaves together
     u64 v = list[f];
     if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
-    u64 open = group_lanes(here[v], group);
-    if (!open) return;  // the whole warp
-    bool mine = open >> lane_id() & 1;
-    double sv = mine ? sigma[v * lanes + s] : 0.0;
-    double sum = row_sum(adj, offsets[v], offsets[v + 1], deeper, open, group, s,
-                         DeltaTerms{sigma, delta, lanes}, AddDelta{sv});
-    if (mine) delta[v * lanes + s] = sum;
+    u64 open = here[v];
+    double sv[HALVES], sum[HALVES];
+    own_sigma(sigma, v, lanes, open, sv);
+    row_sums(adj, offsets[v], offsets[v + 1], deeper, open, sigma, lanes, true, sv, sum);
+    for (int h = 0; h < HALVES; h++)
+        if (serves(open, h))
+            finish_delta(v * lanes + lane_id() + WARP * h, sv[h], sum[h], sigma, delta);
 }
 
-// `bc_backward`'s sums over each piece of the long rows whose vertex is in level d, a warp
-// per piece and group of 32 lanes, into `partial` (piece · lanes + lane).
+// `bc_backward`'s sums over each piece of the long rows whose vertex is in level d, a
+// warp per piece, into `partial` (piece · lanes + lane).
 extern "C" __global__ void bc_backward_chunks(const u64 *offsets, const u32 *adj,
                                               const u32 *chunk_row, const u32 *chunk_rank,
                                               u32 chunks, u64 chunk, u32 lanes, const u64 *here,
                                               const u64 *deeper, const double *sigma,
-                                              const double *delta, double *partial) {
+                                              double *partial) {
+    u64 c;
     Piece p;
-    if (!chunk_piece(offsets, chunk_row, chunk_rank, chunks, chunk, lanes, p)) return;
-    u64 open = group_lanes(here[p.v], p.group);
+    if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, c, p)) return;
+    u64 open = here[p.v];
     if (!open) return;  // the whole warp
-    bool mine = open >> lane_id() & 1;
-    double sv = mine ? sigma[p.v * lanes + p.s] : 0.0;
-    double sum = row_sum(adj, p.begin, p.end, deeper, open, p.group, p.s,
-                         DeltaTerms{sigma, delta, lanes}, AddDelta{sv});
-    if (mine) partial[p.c * lanes + p.s] = sum;
+    double sv[HALVES], sum[HALVES];
+    own_sigma(sigma, p.v, lanes, open, sv);
+    row_sums(adj, p.begin, p.end, deeper, open, sigma, lanes, true, sv, sum);
+    for (int h = 0; h < HALVES; h++)
+        if (serves(open, h)) partial[c * lanes + lane_id() + WARP * h] = sum[h];
 }
 
 // Each vertex's δ over its lanes where it is reached and not the source (level 0), added to
@@ -359,9 +355,10 @@ extern "C" __global__ void bc_accumulate(u32 n, u32 lanes, const u64 *reached,
 // all-to-all: for each entry i of the ghost plan (own vertex send_local[i], for rank
 // dest[i]) whose vertex is in `level`, a record of its index among that rank's ghosts and k
 // words, one per lane: σ where `sigma_mode` (0 in a lane where the vertex is not at this
-// level), else δ. Each destination's records start where its group of entries does
-// (before[dest] entries), in the order the atomic cursor gives (the receiver stores each by
-// its index, so the order changes nothing).
+// level), else every lane's word (backward: q in σ's place, or σ where the lane's level is
+// not swept back yet, as the ghost holds it). Each destination's records start where its
+// group of entries does (before[dest] entries), in the order the atomic cursor gives (the
+// receiver stores each by its index, so the order changes nothing).
 extern "C" __global__ void bc_pack(const u32 *send_local, const u32 *targets, const u32 *dest,
                                    u32 entries, const u64 *before, u32 k, u32 lanes,
                                    u32 sigma_mode, const u64 *level, const u64 *values,
@@ -381,7 +378,8 @@ extern "C" __global__ void bc_pack(const u32 *send_local, const u32 *targets, co
 }
 
 // The records `bc_pack` sent, stored at the ghosts' slots (local_n + index): σ where
-// `sigma_mode`, each non-zero word setting its lane in the ghost's `level` mask; else δ.
+// `sigma_mode`, each non-zero word setting its lane in the ghost's `level` mask; else every
+// lane's word (q backward).
 extern "C" __global__ void bc_unpack(const u64 *in, u32 records, u32 k, u32 lanes, u32 local_n,
                                      u32 sigma_mode, u64 *level, u64 *values) {
     u64 i = thread_index();

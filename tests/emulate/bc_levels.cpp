@@ -11,8 +11,9 @@
 // chunk (2 to 9 entries here, CHUNK in gpu.rs) go to the `_chunks` kernels a piece a warp and
 // bc_combine, and the reference sums the same pieces in the same order. Then the same batches on the
 // 1D partition over 2 to 4 emulated ranks, as gpu.rs and gpu_ghosts.rs drive it
-// (bc_discover for the next level, each level's σ and δ packed by bc_pack, moved as
-// GpuExchange::alltoallv_runs moves them, stored by bc_unpack): every rank's δ of its own
+// (bc_discover for the next level, each level's σ (forward) or q in σ's place (backward)
+// packed by bc_pack, moved as GpuExchange::alltoallv_runs moves them, stored by bc_unpack):
+// every rank's δ of its own
 // vertices and its fixed-point sums equal the whole graph's bit for bit.
 // Run by scripts/emulate-kernels.
 #include <algorithm>
@@ -37,8 +38,8 @@ template <class F> void launch(u64 threads, F f) {
     for (u64 t = threads; t-- > 0;) { emu_thread = t; f(); }
 }
 
-// bc_forward's and bc_backward's threads for `count` vertices (gpu.rs `per_level_vertex`).
-inline u64 level_threads(u32 count, u32 lanes) { return (u64)count * WARP * ((lanes + WARP - 1) / WARP); }
+// bc_forward's and bc_backward's threads for `count` vertices: a warp each (gpu.rs `spread`).
+inline u64 level_threads(u32 count) { return (u64)count * WARP; }
 
 struct Rows { std::vector<u64> off; std::vector<u32> adj; };
 
@@ -65,19 +66,19 @@ struct Pieces {
 // Forward and backward on a level as gpu.rs launches them: the level's list, then the long
 // rows' pieces and their sums combined into σ (forward) or δ (backward).
 static void forward_launches(const Rows &inc, const Pieces &p, const std::vector<u32> &list, u32 count, u32 lanes, const u64 *current, const u64 *next, u64 *reached, double *sigma) {
-    launch_warps(level_threads(count, lanes), [&] { bc_forward(inc.off.data(), inc.adj.data(), list.data(), count, lanes, chunk, current, next, reached, sigma); });
+    launch_warps(level_threads(count), [&] { bc_forward(inc.off.data(), inc.adj.data(), list.data(), count, lanes, chunk, current, next, reached, sigma); });
     if (!p.count()) return;
     std::vector<double> partial((u64)p.count() * lanes, -1.0);  // never read where not written
-    launch_warps(level_threads(p.count(), lanes), [&] { bc_forward_chunks(inc.off.data(), inc.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, current, next, sigma, partial.data()); });
-    launch((u64)p.longs() * lanes, [&] { bc_combine(p.rows.data(), p.first.data(), p.longs(), lanes, next, partial.data(), sigma); });
+    launch_warps(level_threads(p.count()), [&] { bc_forward_chunks(inc.off.data(), inc.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, current, next, sigma, partial.data()); });
+    launch((u64)p.longs() * lanes, [&] { bc_combine(p.rows.data(), p.first.data(), p.longs(), lanes, 0, next, partial.data(), sigma, nullptr); });
 }
 
-static void backward_launches(const Rows &out, const Pieces &p, const std::vector<u32> &list, u32 count, u32 lanes, const u64 *here, const u64 *deeper, const double *sigma, double *delta) {
-    launch_warps(level_threads(count, lanes), [&] { bc_backward(out.off.data(), out.adj.data(), list.data(), count, lanes, chunk, here, deeper, sigma, delta); });
+static void backward_launches(const Rows &out, const Pieces &p, const std::vector<u32> &list, u32 count, u32 lanes, const u64 *here, const u64 *deeper, double *sigma, double *delta) {
+    launch_warps(level_threads(count), [&] { bc_backward(out.off.data(), out.adj.data(), list.data(), count, lanes, chunk, here, deeper, sigma, delta); });
     if (!p.count()) return;
     std::vector<double> partial((u64)p.count() * lanes, -1.0);
-    launch_warps(level_threads(p.count(), lanes), [&] { bc_backward_chunks(out.off.data(), out.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, here, deeper, sigma, delta, partial.data()); });
-    launch((u64)p.longs() * lanes, [&] { bc_combine(p.rows.data(), p.first.data(), p.longs(), lanes, here, partial.data(), delta); });
+    launch_warps(level_threads(p.count()), [&] { bc_backward_chunks(out.off.data(), out.adj.data(), p.row_of.data(), p.rank.data(), p.count(), chunk, lanes, here, deeper, sigma, partial.data()); });
+    launch((u64)p.longs() * lanes, [&] { bc_combine(p.rows.data(), p.first.data(), p.longs(), lanes, 1, here, partial.data(), sigma, delta); });
 }
 
 static Rows rows_of(u32 n, const std::vector<std::pair<u32, u32>> &arcs, bool reverse) {
@@ -118,7 +119,7 @@ static std::vector<double> kernels_batch(u32 n, const Rows &out, const Rows &inc
         counts.push_back(next);
         level++;
     }
-    for (size_t at = level; at-- > 0;) {
+    for (size_t at = level + 1; at-- > 0;) {  // the deepest level too (r = 1/σ there)
         u32 count = counts[at];
         backward_launches(out, out_pieces, lists[at], count, lanes, levels[at].data(), levels[at + 1].data(), sigma.data(), delta.data());
     }
@@ -139,7 +140,8 @@ template <class Term> static double piecewise(const Rows &r, u32 v, Term term) {
     return total;
 }
 
-// Sequential Brandes for one source: δ of every vertex (0 where unreached).
+// Sequential Brandes for one source: δ of every vertex (0 where unreached), δ(v) as the sum
+// of σ(v)/(σ(w)/(1 + δ(w))) over its successors w (the kernels' rounding).
 static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 s) {
     std::vector<i64> depth(n, -1);
     std::vector<std::vector<u32>> by_level{{s}};
@@ -157,7 +159,7 @@ static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 
     }
     for (size_t d = by_level.size(); d-- > 0;)
         for (u32 v : by_level[d])
-            delta[v] = piecewise(out, v, [&](u32 w) { return depth[w] == (i64)d + 1 ? sigma[v] / sigma[w] * (1.0 + delta[w]) : -1.0; });
+            delta[v] = piecewise(out, v, [&](u32 w) { return depth[w] == (i64)d + 1 ? sigma[v] / (sigma[w] / (1.0 + delta[w])) : -1.0; });
     return delta;
 }
 
@@ -293,14 +295,14 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
         for (u32 r = 0; r < ranks; r++) st[r].counts.push_back(next[r]);
         level++;
     }
-    for (size_t at = level; at-- > 0;) {
+    for (size_t at = level + 1; at-- > 0;) {
         for (u32 r = 0; r < ranks; r++) {
             Part &p = parts[r];
             RankState &s = st[r];
             u32 count = s.counts[at];
             backward_launches(p.out, Pieces(p.out, p.n), s.lists[at], count, lanes, s.levels[at].data(), s.levels[at + 1].data(), s.sigma.data(), s.delta.data());
         }
-        if (at > 0) push(parts, kb, lanes, 0, [&](u32 r) -> std::vector<u64> & { return st[r].levels[at]; }, [&](u32 r) -> std::vector<double> & { return st[r].delta; });
+        if (at > 0) push(parts, kb, lanes, 0, [&](u32 r) -> std::vector<u64> & { return st[r].levels[at]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
     }
     for (u32 r = 0; r < ranks; r++) {
         u32 n = parts[r].n;

@@ -5,7 +5,8 @@
 //! end. On a partitioned graph a level's frontier may hold ghosts, whose out-rows other
 //! ranks hold, so each own vertex pulls its next-level lanes over its in-row (`bc_discover`)
 //! instead of the frontier pushing along out-rows (`bc_expand`), and each level ends with
-//! its σ (forward) or δ (backward) pushed to the ghosts (`gpu_ghosts`), as `sweep` does.
+//! its σ (forward) or q = σ/(1 + δ) (backward, kept in σ's place) pushed to the ghosts
+//! (`gpu_ghosts`), as `sweep` does.
 //! Rows longer than `CHUNK` go to the `_chunks` kernels a piece a warp (`gpu_pieces`).
 
 use super::gpu_ghosts::{self, Carried, GhostPush};
@@ -20,7 +21,8 @@ use crate::graph::Vid;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
-/// Threads per vertex in `bc_expand` and `bc_discover` (kernels/bc.cu's WARP).
+/// Threads per vertex (or piece of a long row) in every level kernel: a warp (kernels/bc.cu's
+/// WARP), which serves all 64 lanes in `bc_forward` and `bc_backward`.
 const WARP: u32 = 32;
 
 /// Device bytes for the view's rows (with their long rows' pieces, and the pieces' sums for
@@ -285,12 +287,6 @@ fn spread(count: u32, per: u32) -> LaunchConfig {
     grid(u64::from(count) * u64::from(per))
 }
 
-/// Threads of `bc_forward` and `bc_backward` for `count` vertices of a level: a warp per
-/// vertex and group of 32 of the `lanes` lanes.
-fn per_level_vertex(count: u32, lanes: u32) -> LaunchConfig {
-    spread(count, WARP * lanes.div_ceil(WARP))
-}
-
 /// GPU seconds per phase of the sweeps, summed over batches and levels (CUDA events around
 /// each launch; the ghost pushes by the host's clock): where the time goes.
 #[derive(Default)]
@@ -317,7 +313,7 @@ impl Phases {
     }
 }
 
-/// The ghost push of a level's σ or δ, timed into `phases.push`.
+/// The ghost push of a level's σ or q, timed into `phases.push`.
 fn timed_push(
     gpu: &Gpu,
     push: &mut GhostPush,
@@ -382,11 +378,12 @@ fn run_batch(
     while forward_level(gpu, k, rows, (n, slots), lanes32, level, kb, st, &mut part)? {
         level += 1;
     }
-    for at in (0..level).rev() {
+    // From the deepest level (whose successors' level is empty: δ = 0, q = σ) up.
+    for at in (0..=level).rev() {
         let count = st.counts[at];
         let out = rows.1;
         let seconds = gpu.timed(|| {
-            gpu.launch(&k.backward, per_level_vertex(count, lanes32), |a| {
+            gpu.launch(&k.backward, spread(count, WARP), |a| {
                 a.arg(&out.offsets)
                     .arg(&out.adj)
                     .arg(&st.lists[at])
@@ -394,37 +391,26 @@ fn run_batch(
                     .arg(&lanes32)
                     .arg(&CHUNK);
                 a.arg(&st.levels[at]).arg(&st.levels[at + 1]);
-                a.arg(&st.sigma).arg(&mut st.delta);
+                a.arg(&mut st.sigma).arg(&mut st.delta);
             })?;
             let p = &out.pieces;
             if p.count == 0 {
                 return Ok(());
             }
-            gpu.launch(
-                &k.backward_chunks,
-                per_level_vertex(p.count, lanes32),
-                |a| {
-                    a.arg(&out.offsets).arg(&out.adj);
-                    a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
-                    a.arg(&lanes32).arg(&st.levels[at]).arg(&st.levels[at + 1]);
-                    a.arg(&st.sigma).arg(&st.delta).arg(&mut st.partial);
-                },
-            )?;
-            combine(
-                gpu,
-                k,
-                p,
-                lanes32,
-                &st.levels[at],
-                &st.partial,
-                &mut st.delta,
-            )
+            gpu.launch(&k.backward_chunks, spread(p.count, WARP), |a| {
+                a.arg(&out.offsets).arg(&out.adj);
+                a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
+                a.arg(&lanes32).arg(&st.levels[at]).arg(&st.levels[at + 1]);
+                a.arg(&st.sigma).arg(&mut st.partial);
+            })?;
+            let values = (&mut st.sigma, &mut st.delta);
+            combine(gpu, k, p, (lanes32, 1), &st.levels[at], &st.partial, values)
         })?;
         st.phases.backward += seconds;
         st.trace.backward(at, seconds);
         if let (Some((_, push)), true) = (part.as_mut(), at > 0) {
-            let values = (&mut st.levels[at], &mut st.delta);
-            timed_push(gpu, push, Carried::Delta, kb, values, &mut st.phases)?;
+            let values = (&mut st.levels[at], &mut st.sigma);
+            timed_push(gpu, push, Carried::Quotient, kb, values, &mut st.phases)?;
         }
     }
     let n32 = n as u32;
@@ -440,20 +426,25 @@ fn run_batch(
     Ok(level as u32)
 }
 
-/// The long rows' pieces' sums added in piece order into `values` (σ or δ), for the lanes of
-/// each long row's vertex in `masks` (`bc_combine`).
+/// The long rows' pieces' sums added in piece order, for the lanes of each long row's
+/// vertex in `masks` (`bc_combine`): into σ (`backward` 0), or finishing δ and q in σ's place
+/// (`backward` 1).
 fn combine(
     gpu: &Gpu,
     k: &Kernels,
     p: &DevicePieces,
-    lanes32: u32,
+    (lanes32, backward): (u32, u32),
     masks: &CudaSlice<u64>,
     partial: &CudaSlice<f64>,
-    values: &mut CudaSlice<f64>,
+    (sigma, delta): (&mut CudaSlice<f64>, &mut CudaSlice<f64>),
 ) -> Result<()> {
     gpu.launch(&k.combine, spread(p.long, lanes32), |a| {
         a.arg(&p.rows).arg(&p.first).arg(&p.long).arg(&lanes32);
-        a.arg(masks).arg(partial).arg(values);
+        a.arg(&backward)
+            .arg(masks)
+            .arg(partial)
+            .arg(sigma)
+            .arg(delta);
     })
 }
 
@@ -526,7 +517,7 @@ fn forward_level(
     let mut forward = 0.0;
     if next > 0 {
         forward = gpu.timed(|| {
-            gpu.launch(&k.forward, per_level_vertex(next, lanes32), |a| {
+            gpu.launch(&k.forward, spread(next, WARP), |a| {
                 a.arg(&inc.offsets)
                     .arg(&inc.adj)
                     .arg(&next_list[0])
@@ -540,13 +531,14 @@ fn forward_level(
             if p.count == 0 {
                 return Ok(());
             }
-            gpu.launch(&k.forward_chunks, per_level_vertex(p.count, lanes32), |a| {
+            gpu.launch(&k.forward_chunks, spread(p.count, WARP), |a| {
                 a.arg(&inc.offsets).arg(&inc.adj);
                 a.arg(&p.row_of).arg(&p.rank).arg(&p.count).arg(&CHUNK);
                 a.arg(&lanes32).arg(&done[level]).arg(&rest[0]);
                 a.arg(&st.sigma).arg(&mut st.partial);
             })?;
-            combine(gpu, k, p, lanes32, &rest[0], &st.partial, &mut st.sigma)
+            let values = (&mut st.sigma, &mut st.delta);
+            combine(gpu, k, p, (lanes32, 0), &rest[0], &st.partial, values)
         })?;
         st.phases.forward += forward;
     }

@@ -1,13 +1,14 @@
 //! Brandes' two sweeps for a batch of sources on the CPU, each vertex pulling in row order,
 //! so that no value is ever summed in an order that depends on threads or ranks:
 //! forward, level by level, an undiscovered vertex sums σ over its predecessors at the
-//! current level; backward, from the deepest level, a vertex sums σ(v)/σ(w)·(1 + δ(w)) over
-//! its successors one level deeper (a row longer than `CHUNK` in pieces, their sums added
-//! in order). The lanes of a batch (one per source) share each row
+//! current level; backward, from the deepest level, a vertex's δ is the sum of σ(v)/q(w) over
+//! its successors one level deeper (a row longer than `CHUNK` in pieces, their sums added in
+//! order), q(w) = σ(w)/(1 + δ(w)) worked out once per vertex and lane and kept in σ's place
+//! (read by no one after). The lanes of a batch (one per source) share each row
 //! read, and a bit mask per vertex and level says which lanes have it at that level, so a
 //! neighbour that matters to no lane costs one load (as multi-source BFS, Then et al.,
 //! VLDB 2014). On a partitioned graph each level ends with the new values sent to the ranks that
-//! hold them as ghosts (`push`): σ forward, δ backward. kernels/bc.cu does the same steps.
+//! hold them as ghosts (`push`): σ forward, q backward. kernels/bc.cu does the same steps.
 
 use super::view::View;
 use super::{to_fixed, CHUNK, MAX_LANES};
@@ -36,8 +37,9 @@ fn lanes_of(mut mask: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-/// Per value slot and lane: σ and δ, a slot's lanes adjacent (slot·lanes + s); per slot the
-/// lanes that reached it. Atomics with relaxed order so that threads read slots that others
+/// Per value slot and lane: σ (q = σ/(1 + δ) in its place once the backward sweep has been
+/// there) and δ, a slot's lanes adjacent (slot·lanes + s); per slot the lanes that reached
+/// it. Atomics with relaxed order so that threads read slots that others
 /// write; a level writes only lanes that no thread of that level reads.
 pub struct Lanes {
     lanes: usize,
@@ -108,19 +110,20 @@ pub fn run_batch(
             push_sigma(world, view, lanes, k, &next)?;
             found = world.allreduce(found as u8, Op::Max) == 1;
         }
+        // The last one is empty: the deepest level's successors (δ = 0 there, q = σ).
+        levels.push(next);
         if !found {
             break;
         }
-        levels.push(next);
     }
     for at in (0..levels.len() - 1).rev() {
         backward_level(view, lanes, &levels[at], &levels[at + 1]);
         if let (Some(world), true) = (world, at > 0) {
-            push_delta(world, view, lanes, k, &levels[at])?;
+            push_quotient(world, view, lanes, k, &levels[at])?;
         }
     }
     accumulate(view, lanes, k, &levels[0], fixed);
-    Ok(levels.len() as u32 - 1)
+    Ok(levels.len() as u32 - 2)
 }
 
 fn own(view: &View, v: Vid) -> Option<usize> {
@@ -198,7 +201,8 @@ fn forward_level(view: &View, lanes: &Lanes, k: usize, current: &Masks, next: &M
 }
 
 /// δ of each own vertex in its lanes at this level (`here`), from its successors one level
-/// deeper (`deeper`): the sum of σ(v)/σ(w)·(1 + δ(w)) in row order (`row_sums`' pieces).
+/// deeper (`deeper`): the sum of σ(v)/q(w), q = σ/(1 + δ) in σ's place, in row order
+/// (`row_sums`' pieces); then the vertex's own q in its σ's place.
 fn backward_level(view: &View, lanes: &Lanes, here: &Masks, deeper: &Masks) {
     let b = lanes.lanes;
     (0..view.local_n).into_par_iter().for_each(|v| {
@@ -213,14 +217,15 @@ fn backward_level(view: &View, lanes: &Lanes, here: &Masks, deeper: &Masks) {
                 let m = deeper[w].load(Relaxed) & mine;
                 hit |= m;
                 for s in lanes_of(m) {
-                    let ratio = lanes.sigma(v * b + s) / lanes.sigma(w * b + s);
-                    sum[s] += ratio * (1.0 + lanes.delta(w * b + s));
+                    sum[s] += lanes.sigma(v * b + s) / lanes.sigma(w * b + s);
                 }
             }
             hit
         });
         for s in lanes_of(mine) {
+            let q = lanes.sigma(v * b + s) / (1.0 + sum[s]);
             lanes.delta[v * b + s].store(sum[s].to_bits(), Relaxed);
+            lanes.sigma[v * b + s].store(q.to_bits(), Relaxed);
         }
     });
 }
@@ -263,17 +268,18 @@ fn push_sigma(world: &World, view: &View, lanes: &Lanes, k: usize, level: &Masks
     )
 }
 
-/// δ of the own vertices in `level` (every lane: a δ sent is final or still 0), to the
-/// ranks holding them as ghosts (collective).
-fn push_delta(world: &World, view: &View, lanes: &Lanes, k: usize, level: &Masks) -> Result<()> {
+/// σ's place of the own vertices in `level`, to the ranks holding them as ghosts
+/// (collective): every lane's word, q = σ/(1 + δ) in the lanes swept back (this level's
+/// final), σ in the others (as the ghost already holds it).
+fn push_quotient(world: &World, view: &View, lanes: &Lanes, k: usize, level: &Masks) -> Result<()> {
     let b = lanes.lanes;
     push(
         world,
         view,
         k,
         |v| level[v].load(Relaxed) != 0,
-        |v, s| lanes.delta[v * b + s].load(Relaxed),
-        |slot, s, word| lanes.delta[slot * b + s].store(word, Relaxed),
+        |v, s| lanes.sigma[v * b + s].load(Relaxed),
+        |slot, s, word| lanes.sigma[slot * b + s].store(word, Relaxed),
     )
 }
 
