@@ -23,13 +23,17 @@ pub fn hilbert_seeds(
     k: usize,
     ranks: &dyn Ranks,
 ) -> (Vec<[f64; 3]>, Vec<u32>, Vec<[f64; 3]>) {
+    let clock = std::time::Instant::now();
     let keyed: Vec<(u64, u32)> = points
         .par_iter()
         .enumerate()
         .map(|(i, &p)| (hilbert::of_point(p, [0.0; 3], [1.0; 3]), i as u32))
         .collect();
+    let keys_at = clock.elapsed().as_secs_f64();
     let keyed = sorted_keys(keyed);
+    let sort_at = clock.elapsed().as_secs_f64();
     let cuts = run_cuts(&keyed, n, k, ranks);
+    let cuts_at = clock.elapsed().as_secs_f64();
     let order: Vec<u32> = keyed.into_par_iter().map(|(_, i)| i).collect();
     let sorted: Vec<[f64; 3]> = order.par_iter().map(|&i| points[i as usize]).collect();
     // Each run is a contiguous slice of the sorted points.
@@ -53,6 +57,12 @@ pub fn hilbert_seeds(
             std::array::from_fn(|d| sums[4 * j + d + 1] as f64 / FIXED / count)
         })
         .collect();
+    log::info!(
+        "mesh: partition split: keys {keys_at:.3} s, sort {:.3} s, run cuts {:.3} s, order and seeds {:.3} s",
+        sort_at - keys_at,
+        cuts_at - sort_at,
+        clock.elapsed().as_secs_f64() - cuts_at
+    );
     (seeds, order, sorted)
 }
 
