@@ -218,13 +218,12 @@ mod tests {
                     q[i] = std::array::from_fn(|d| p[i][d] + delta[d] + shift[d]);
                     mean_ratio(&q, n).ln()
                 };
-                for d in 0..3 {
+                for (d, &g) in dir.iter().enumerate() {
                     let e: [f64; 3] = std::array::from_fn(|k| if k == d { h } else { 0.0 });
                     let fd = (ln_eta(e) - ln_eta(e.map(|c| -c))) / (2.0 * h);
                     assert!(
-                        (fd - dir[d]).abs() < 1e-6 * (1.0 + dir[d].abs()),
-                        "{n} {i} {d}: {fd} vs {}",
-                        dir[d]
+                        (fd - g).abs() < 1e-6 * (1.0 + g.abs()),
+                        "{n} {i} {d}: {fd} vs {g}"
                     );
                 }
             }

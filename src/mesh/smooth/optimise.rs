@@ -48,7 +48,7 @@ fn worst_of(views: &[CornerView], n: usize, delta: &[f64; 3]) -> Option<(f64, us
     let mut best = (f64::INFINITY, 0);
     for (k, v) in views.iter().enumerate() {
         let (w, s) = v.moved(delta, gamma);
-        if !(w > 0.0) {
+        if w.is_nan() || w <= 0.0 {
             return None;
         }
         let eta3 = corner::eta_cubed(n, w, s);
