@@ -79,15 +79,15 @@ fn hilbert_runs_are_those_of_one_sort_at_every_rank_count() {
         for np in 1..=4 {
             let runs = on_ranks(np, |ranks| {
                 let mine = ranks.range(n);
-                let mut order: Vec<(u64, u32)> = mine
+                let keyed: Vec<(u64, u32)> = mine
                     .clone()
                     .map(|i| (key(points[i]), (i - mine.start) as u32))
                     .collect();
-                order.sort_unstable();
-                let cuts = split::run_cuts(&order, n, k, ranks);
+                let mut order = split::Grouped::new(keyed);
+                let cuts = split::run_cuts(&mut order, n, k, ranks);
                 let mut run = vec![0usize; mine.len()];
                 for j in 0..k {
-                    for &(_, i) in &order[cuts[j]..cuts[j + 1]] {
+                    for &(_, i) in &order.pairs[cuts[j]..cuts[j + 1]] {
                         run[i as usize] = j;
                     }
                 }
@@ -157,8 +157,10 @@ fn greedy_balance_fits_and_is_the_same_at_every_rank_count() {
 
 /// The bucket sort of (Hilbert key, index) pairs against a plain sort: keys spread over the
 /// whole range, crowded in one bucket, and equal.
+/// Grouping keeps every pair, orders the groups by key and keeps index order inside a group;
+/// `below` after `sort_inside` counts as a plain sort does, at group edges and inside.
 #[test]
-fn bucket_sort_is_the_plain_sort() {
+fn grouped_keys_count_as_the_plain_sort() {
     let draw = |i: u64| crate::rng::draw(11, i);
     for keys in [
         (0..300_000u64).map(|i| draw(i) >> 1).collect::<Vec<u64>>(),
@@ -172,9 +174,27 @@ fn bucket_sort_is_the_plain_sort() {
             .enumerate()
             .map(|(i, &k)| (k, i as u32))
             .collect();
-        let mut expected = keyed.clone();
-        expected.sort_unstable();
-        assert_eq!(super::split::sorted_keys(keyed), expected);
+        let mut plain = keyed.clone();
+        plain.sort_unstable();
+        let mut grouped = super::split::Grouped::new(keyed);
+        let mut listed = grouped.pairs.clone();
+        listed.sort_unstable();
+        assert_eq!(listed, plain);
+        let group = |key: u64| key >> 51;
+        for w in grouped.pairs.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            assert!(group(a.0) < group(b.0) || (group(a.0) == group(b.0) && a.1 < b.1));
+        }
+        let probes: Vec<u64> = (0..200u64)
+            .map(|i| draw(1_000_000 + i) >> 1)
+            .chain([0, 1, 2, 3, 5 << 51, (5 << 51) + 1, 6 << 51, 1 << 63])
+            .chain(keys.iter().take(50).copied())
+            .collect();
+        grouped.sort_inside(&probes);
+        for key in probes {
+            let truth = plain.partition_point(|&(h, _)| h < key);
+            assert_eq!(grouped.below(key), truth, "key {key:#x}");
+        }
     }
 }
 
