@@ -78,7 +78,7 @@ const fn level(state: usize, bits: usize) -> (usize, usize) {
 
 /// Two levels at once: entry state * 64 + the 6 input bits (the upper level in the high 3)
 /// holds the 6 output bits and, above them, the next state.
-const TABLE: [u16; STATES * 64] = {
+static TABLE: [u16; STATES * 64] = {
     let mut t = [0u16; STATES * 64];
     let mut state = 0;
     while state < STATES {
