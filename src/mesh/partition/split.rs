@@ -85,6 +85,9 @@ fn bucket(key: u64) -> usize {
     (key >> (63 - BUCKET_BITS)) as usize
 }
 
+/// A chunk's pairs grouped by bucket, and where each group starts (buckets + 1).
+type Chunk = (Vec<(u64, u32)>, Vec<usize>);
+
 /// This rank's (key, share index) pairs grouped by the keys' top bits, the groups in key
 /// order, each in index order until a search looks inside it (`sort_inside`).
 pub struct Grouped {
@@ -99,7 +102,7 @@ impl Grouped {
     /// from the chunks into its place, the groups in parallel.
     pub fn new(keyed: Vec<(u64, u32)>) -> Grouped {
         let buckets = 1usize << BUCKET_BITS;
-        let grouped: Vec<(Vec<(u64, u32)>, Vec<usize>)> = keyed
+        let grouped: Vec<Chunk> = keyed
             .par_chunks(BUCKET_CHUNK)
             .map(|chunk| {
                 let mut start = vec![0usize; buckets + 1];

@@ -5,6 +5,21 @@ use super::*;
 /// The block-wise search against trying every seed at every point: scattered points,
 /// clustered ones (small blocks, most seeds pruned), seeds on points and equal weights
 /// (ties go to the smaller part in both).
+/// Per part: its node count and coordinate sums, point by point (nearest_all's reference).
+fn part_sums(points: &[[f64; 3]], labels: &[u32], k: usize) -> Vec<i64> {
+    points
+        .par_iter()
+        .zip(labels)
+        .fold(
+            || vec![0i64; 4 * k],
+            |mut sums, (p, &j)| {
+                add_point(&mut sums, p, j);
+                sums
+            },
+        )
+        .reduce(|| vec![0i64; 4 * k], add_sums)
+}
+
 #[test]
 fn pruned_nearest_seed_is_the_full_search() {
     let r = |i: u64| (crate::rng::draw(11, i) >> 11) as f64 / (1u64 << 53) as f64;
@@ -26,7 +41,9 @@ fn pruned_nearest_seed_is_the_full_search() {
                 .iter()
                 .map(|p| nearest(p, &seeds, &weights))
                 .collect();
-            assert_eq!(nearest_all(points, &seeds, &weights), full, "k = {k}");
+            let (labels, sums) = nearest_all(points, &seeds, &weights);
+            assert_eq!(labels, full, "k = {k}");
+            assert_eq!(sums, part_sums(points, &full, k), "k = {k}");
         }
     }
 }
