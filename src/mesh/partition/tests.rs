@@ -172,10 +172,9 @@ fn greedy_balance_fits_and_is_the_same_at_every_rank_count() {
     }
 }
 
-/// The bucket sort of (Hilbert key, index) pairs against a plain sort: keys spread over the
-/// whole range, crowded in one bucket, and equal.
-/// Grouping keeps every pair, orders the groups by key and keeps index order inside a group;
-/// `below` after `sort_inside` counts as a plain sort does, at group edges and inside.
+/// Grouping (Hilbert key, index) pairs keeps every pair, orders the groups by key and keeps
+/// index order inside a group; `below` after `sort_inside` counts as a plain sort does, at
+/// group edges and inside: keys spread over the whole range, crowded in one group, and equal.
 #[test]
 fn grouped_keys_count_as_the_plain_sort() {
     let draw = |i: u64| crate::rng::draw(11, i);
