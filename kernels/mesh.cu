@@ -90,40 +90,6 @@ __device__ __forceinline__ double mesh_dot(const double *a, const double *b) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-// Signed volume (area for triangles) and its gradient per corner.
-template <u32 N>
-__device__ __forceinline__ double mesh_volume_gradient(const Corners &q, double (&a)[4][3]) {
-    double e1[3], e2[3];
-    mesh_sub(q.p[1], q.p[0], e1);
-    mesh_sub(q.p[2], q.p[0], e2);
-#pragma unroll
-    for (int k = 0; k < 4; k++) a[k][0] = a[k][1] = a[k][2] = 0.0;
-    double v;
-    if (N == 4) {
-        double e3[3], c23[3];
-        mesh_sub(q.p[3], q.p[0], e3);
-        mesh_cross(e2, e3, c23);
-        mesh_cross(e3, e1, a[2]);
-        mesh_cross(e1, e2, a[3]);
-#pragma unroll
-        for (int d = 0; d < 3; d++) {
-            a[1][d] = c23[d] / 6.0;
-            a[2][d] = a[2][d] / 6.0;
-            a[3][d] = a[3][d] / 6.0;
-        }
-        v = mesh_dot(e1, c23) / 6.0;
-    } else {
-        a[1][0] = 0.5 * e2[1];
-        a[1][1] = -0.5 * e2[0];
-        a[2][0] = -0.5 * e1[1];
-        a[2][1] = 0.5 * e1[0];
-        v = 0.5 * (e1[0] * e2[1] - e1[1] * e2[0]);
-    }
-#pragma unroll
-    for (int d = 0; d < 3; d++) a[0][d] = -(a[1][d] + a[2][d] + a[3][d]);
-    return v;
-}
-
 template <u32 N>
 __device__ __forceinline__ double mesh_volume(const Corners &q) {
     double e1[3], e2[3];
@@ -239,21 +205,14 @@ __device__ __forceinline__ void mesh_load_point(const Point *__restrict__ xyz, u
     p[2] = __ldg(&xyz[id].z);
 }
 
+// The view of the corner at P with the other corners xj, xk, xl (xl unused for triangles)
+// in the order that keeps the orientation.
 template <u32 N>
-__device__ __forceinline__ View mesh_corner_view(const Point *__restrict__ xyz,
-                                                 const u32 *__restrict__ cells, u32 slot,
-                                                 const double *P) {
-    u32 c = slot / N, k = slot % N;
+__device__ __forceinline__ View mesh_view_from(const double *P, const double *xj,
+                                               const double *xk, const double *xl) {
     View v;
     if (N == 4) {
-        uint4 id = __ldg(reinterpret_cast<const uint4 *>(cells) + c);
-        u32 j = k == 0 ? id.y : id.x;
-        u32 kk = k == 0 ? id.z : k == 1 ? id.w : k == 2 ? id.y : id.z;
-        u32 l = k == 0 ? id.w : k == 1 ? id.z : k == 2 ? id.w : id.y;
-        double xj[3], xk[3], xl[3], dj[3], dk[3], dl[3], u[3], w[3], vu[3], cr[3];
-        mesh_load_point(xyz, j, xj);
-        mesh_load_point(xyz, kk, xk);
-        mesh_load_point(xyz, l, xl);
+        double dj[3], dk[3], dl[3], u[3], w[3], vu[3], cr[3];
         mesh_sub(P, xj, dj);
         mesh_sub(P, xk, dk);
         mesh_sub(P, xl, dl);
@@ -270,12 +229,7 @@ __device__ __forceinline__ View mesh_corner_view(const Point *__restrict__ xyz,
 #pragma unroll
         for (int d = 0; d < 3; d++) v.g[d] = 2.0 * (dj[d] + dk[d] + dl[d]);
     } else {
-        u32 id0 = __ldg(cells + c * N), id1 = __ldg(cells + c * N + 1), id2 = __ldg(cells + c * N + 2);
-        u32 j = k == 0 ? id1 : k == 1 ? id2 : id0;
-        u32 kk = k == 0 ? id2 : k == 1 ? id0 : id1;
-        double xj[3], xk[3], dj[3], dk[3], u[3];
-        mesh_load_point(xyz, j, xj);
-        mesh_load_point(xyz, kk, xk);
+        double dj[3], dk[3], u[3];
         mesh_sub(P, xj, dj);
         mesh_sub(P, xk, dk);
         mesh_sub(xk, xj, u);
@@ -290,15 +244,65 @@ __device__ __forceinline__ View mesh_corner_view(const Point *__restrict__ xyz,
     return v;
 }
 
+// The view of corner `slot` of its cell with the corner at P (the other corners loaded).
+template <u32 N>
+__device__ __forceinline__ View mesh_corner_view(const Point *__restrict__ xyz,
+                                                 const u32 *__restrict__ cells, u32 slot,
+                                                 const double *P) {
+    u32 c = slot / N, k = slot % N;
+    double xj[3], xk[3], xl[3] = {0.0, 0.0, 0.0};
+    if (N == 4) {
+        uint4 id = __ldg(reinterpret_cast<const uint4 *>(cells) + c);
+        u32 j = k == 0 ? id.y : id.x;
+        u32 kk = k == 0 ? id.z : k == 1 ? id.w : k == 2 ? id.y : id.z;
+        u32 l = k == 0 ? id.w : k == 1 ? id.z : k == 2 ? id.w : id.y;
+        mesh_load_point(xyz, j, xj);
+        mesh_load_point(xyz, kk, xk);
+        mesh_load_point(xyz, l, xl);
+    } else {
+        u32 id0 = __ldg(cells + c * N), id1 = __ldg(cells + c * N + 1), id2 = __ldg(cells + c * N + 2);
+        mesh_load_point(xyz, k == 0 ? id1 : k == 1 ? id2 : id0, xj);
+        mesh_load_point(xyz, k == 0 ? id2 : k == 1 ? id0 : id1, xk);
+    }
+    return mesh_view_from<N>(P, xj, xk, xl);
+}
+
+// Corner k's view of the cell with corners q (corner.rs's view): the same selection of the
+// other corners as mesh_corner_view, from corners already loaded.
+template <u32 N>
+__device__ __forceinline__ View mesh_view_of(const Corners &q, u32 k) {
+    double P[3], xj[3], xk[3], xl[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+        if (N == 4) {
+            P[d] = k == 0 ? q.p[0][d] : k == 1 ? q.p[1][d] : k == 2 ? q.p[2][d] : q.p[3][d];
+            xj[d] = k == 0 ? q.p[1][d] : q.p[0][d];
+            xk[d] = k == 0 ? q.p[2][d] : k == 1 ? q.p[3][d] : k == 2 ? q.p[1][d] : q.p[2][d];
+            xl[d] = k == 0 ? q.p[3][d] : k == 1 ? q.p[2][d] : k == 2 ? q.p[3][d] : q.p[1][d];
+        } else {
+            P[d] = k == 0 ? q.p[0][d] : k == 1 ? q.p[1][d] : q.p[2][d];
+            xj[d] = k == 0 ? q.p[1][d] : k == 1 ? q.p[2][d] : q.p[0][d];
+            xk[d] = k == 0 ? q.p[2][d] : k == 1 ? q.p[0][d] : q.p[1][d];
+        }
+    }
+    return mesh_view_from<N>(P, xj, xk, xl);
+}
+
 // eta^3 = K W^p / S^3 (corner.rs: 432 W^2 / S^3 for tets, (2/sqrt 3)^3 W^3 / S^3 for triangles).
 #define MESH_TET_ETA3 432.0
 #define MESH_TRIANGLE_ETA3 1.539600717839002
 
+// eta^3 of a cell from its W (> 0) and S (corner::eta_cubed).
+template <u32 N>
+__device__ __forceinline__ double mesh_eta_cubed(double w, double s) {
+    double s3 = s * s * s;
+    if (N == 4) return MESH_TET_ETA3 * w * w / s3;
+    return MESH_TRIANGLE_ETA3 * w * w * w / s3;
+}
+
 template <u32 N>
 __device__ __forceinline__ double mesh_view_eta_cubed(const View &v) {
-    double s3 = v.s * v.s * v.s;
-    if (N == 4) return MESH_TET_ETA3 * v.w * v.w / s3;
-    return MESH_TRIANGLE_ETA3 * v.w * v.w * v.w / s3;
+    return mesh_eta_cubed<N>(v.w, v.s);
 }
 
 // The view's l2v terms (CornerView::terms): the gradient t[0..3] of f = S / W and the
@@ -717,28 +721,6 @@ extern "C" __global__ void mesh_unpack(const double *buf, const u32 *list, u64 c
 
 // ---- opt-colour (src/mesh/smooth/optimise.rs) ------------------------------------------
 
-// ∇η of corner i (geometry::mean_ratio_gradient).
-template <u32 N>
-__device__ __forceinline__ void mesh_mean_ratio_gradient(const Corners &q, u32 i, double *out) {
-    double a[4][3];
-    double v = mesh_volume_gradient<N>(q, a);
-    double s = mesh_edge_sum<N>(q);
-    double eta = mesh_mean_ratio_of<N>(v, s);
-    out[0] = out[1] = out[2] = 0.0;
-    if (eta == 0.0) return;
-    double power = N == 4 ? 2.0 / 3.0 : 1.0;
-    double pi[3], ai[3];
-    mesh_pick<N>(q.p, i, pi);
-    mesh_pick<N>(a, i, ai);
-    double g[3] = {0.0, 0.0, 0.0};
-#pragma unroll
-    for (u32 k = 0; k < N; k++)
-#pragma unroll
-        for (int d = 0; d < 3; d++) g[d] += 2.0 * (pi[d] - q.p[k][d]);
-#pragma unroll
-    for (int d = 0; d < 3; d++) out[d] = eta * (power * ai[d] / v - g[d] / s);
-}
-
 // A node's group of lanes in opt-colour: `size` lanes (a power of two, at most a warp)
 // share the node's cells, `rank` is this lane's place in the group, `mask` the group's lanes.
 // Lanes of a group go the same way (every decision is taken on values reduced over the
@@ -753,20 +735,82 @@ __device__ __forceinline__ Group mesh_group(u32 size) {
     return Group{size, lane % size, mask};
 }
 
-// The worst η³ of node i's cells with i at `at` (optimise::worst_around), -1 when one would
-// invert; *worst_slot: the first slot of the lowest η³ (optimise::worst_slot's cell when
-// nothing inverts). The group's lanes take every size-th cell, then reduce (η³, place) to the
-// lowest η³, the first place on ties, so the value and the cell are the serial loop's.
-// Corners come from the packed positions.
+// The lowest (eta^3, place) of the group's lanes into every lane of the group: the first
+// place on ties, so the serial loop's; `bad` is any lane's.
+__device__ __forceinline__ void mesh_group_lowest(Group g, double &worst, u64 &where, bool &bad) {
+    if (g.size == 1) return;
+    bad = __any_sync(g.mask, bad);
+    for (u32 s = g.size / 2; s > 0; s /= 2) {
+        double w = __shfl_xor_sync(g.mask, worst, s);
+        u64 k = __shfl_xor_sync(g.mask, where, s);
+        if (w < worst || (w == worst && k < where)) {
+            worst = w;
+            where = k;
+        }
+    }
+}
+
+// One cell's trial in the view search: W and S with the corner moved by delta
+// (CornerView::moved), then its eta^3 against the lane's lowest.
 template <u32 N>
-__device__ __forceinline__ double mesh_opt_worst(const Point *__restrict__ xyz,
-                                                 const u32 *__restrict__ cells, const u64 *off,
-                                                 const u32 *slots, u32 i, const double *at,
-                                                 Group g, u32 *worst_slot) {
+__device__ __forceinline__ void mesh_view_trial(const View &v, const double *delta, double gamma,
+                                                u64 k, double &worst, u64 &where, bool &bad) {
+    double w = v.w + mesh_dot(v.a, delta);
+    double s = v.s + mesh_dot(v.g, delta) + gamma;
+    if (!(w > 0.0)) {
+        bad = true;
+        return;
+    }
+    double eta3 = mesh_eta_cubed<N>(w, s);
+    if (eta3 < worst) {
+        worst = eta3;
+        where = k;
+    }
+}
+
+// The worst eta^3 of node i's cells with i moved from `start` by delta, from its views
+// (optimise::worst_of), -1 when one would invert; *place: the CSR index of the first lowest.
+// Lane `rank` of the group holds the views of the cells off[i] + rank + m size, m < M, in
+// registers; a node with more cells has the rest's views taken again from the corners (the
+// same numbers).
+template <u32 N, u32 M>
+__device__ __forceinline__ double mesh_opt_view_worst(const View (&views)[M],
+                                                      const Point *__restrict__ xyz,
+                                                      const u32 *__restrict__ cells,
+                                                      u64 first, u64 end, const u32 *slots,
+                                                      const double *start, const double *delta,
+                                                      Group g, u64 *place) {
+    double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
     double worst = 1.0 / 0.0;
     u64 where = ~0ull;
     bool bad = false;
-    for (u64 k = off[i] + g.rank; k < off[i + 1]; k += g.size) {
+#pragma unroll
+    for (u32 m = 0; m < M; m++) {
+        u64 k = first + g.rank + (u64)m * g.size;
+        if (k < end) mesh_view_trial<N>(views[m], delta, gamma, k, worst, where, bad);
+    }
+    for (u64 k = first + g.rank + (u64)M * g.size; k < end; k += g.size) {
+        View v = mesh_corner_view<N>(xyz, cells, slots[k], start);
+        mesh_view_trial<N>(v, delta, gamma, k, worst, where, bad);
+    }
+    mesh_group_lowest(g, worst, where, bad);
+    if (bad) return -1.0;
+    *place = where;
+    return worst;
+}
+
+// The worst η³ of node i's cells with i at `at` from the cells' V and S
+// (optimise::worst_around), -1 when one would invert. The group's lanes take every
+// size-th cell, then reduce. Corners come from the packed positions.
+template <u32 N>
+__device__ __forceinline__ double mesh_opt_worst(const Point *__restrict__ xyz,
+                                                 const u32 *__restrict__ cells, u64 first,
+                                                 u64 end, const u32 *slots, const double *at,
+                                                 Group g) {
+    double worst = 1.0 / 0.0;
+    u64 where = 0;
+    bool bad = false;
+    for (u64 k = first + g.rank; k < end; k += g.size) {
         u32 slot = slots[k];
         Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
         mesh_place<N>(q, slot % N, at);
@@ -775,43 +819,44 @@ __device__ __forceinline__ double mesh_opt_worst(const Point *__restrict__ xyz,
             bad = true;
             break;
         }
-        double eta3 = mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q));
-        if (eta3 < worst) {
-            worst = eta3;
-            where = k;
-        }
+        worst = fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
     }
-    if (g.size > 1) {
-        bad = __any_sync(g.mask, bad);
-        for (u32 s = g.size / 2; s > 0; s /= 2) {
-            double w = __shfl_xor_sync(g.mask, worst, s);
-            u64 k = __shfl_xor_sync(g.mask, where, s);
-            if (w < worst || (w == worst && k < where)) {
-                worst = w;
-                where = k;
-            }
-        }
-    }
-    if (bad) return -1.0;
-    if (where != ~0ull) *worst_slot = slots[where];
-    return worst;
+    mesh_group_lowest(g, worst, where, bad);
+    return bad ? -1.0 : worst;
 }
 
-// Node i's new position from `here` (optimise::optimise_node): its neighbours' centroid if
-// that raises its worst η³, then up to 4 ascent steps along its worst cell's ∇η, each halved
-// up to 5 times until the worst η³ rises. The worst cell of a step is the one the last kept
-// evaluation found at `here` (the CPU's worst_slot finds it again, the same way). Every lane
-// of the group computes the same (the centroid and the reach are sums in the CPU's order).
-template <u32 N>
+// Node i's new position (optimise::optimise_node), from `here` (its position, `start`): the
+// worst eta^3 at the start from the cells (the final check's mark), the views of its cells
+// (M a lane in registers), then every trial from the views: its neighbours' centroid if that
+// raises its worst eta^3, then up to 4 ascent steps along its worst cell's ∇η (the cell of
+// the last kept trial), each halved up to 5 times until the worst eta^3 rises; the end
+// stands only if the cells' own worst eta^3 there beats the start's. Every lane of the group
+// computes the same (the centroid and the reach are sums in the CPU's order).
+template <u32 N, u32 M>
 __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz,
                                                    const u32 *__restrict__ cells,
                                                    const u64 *off, const u32 *slots,
                                                    const u64 *goff, const u32 *adj, u32 i,
                                                    Group g, double *here) {
+    u64 first = off[i], end = off[i + 1];
     // A node in no cell stays (the CPU's search finds nothing to climb).
-    if (off[i] == off[i + 1]) return;
-    u32 slot = 0, trial = 0;
-    double worst = mesh_opt_worst<N>(xyz, cells, off, slots, i, here, g, &slot);
+    if (first == end) return;
+    double start[3] = {here[0], here[1], here[2]};
+    double exact = mesh_opt_worst<N>(xyz, cells, first, end, slots, start, g);
+    if (exact < 0.0) return;
+    View views[M];
+#pragma unroll
+    for (u32 m = 0; m < M; m++) {
+        u64 k = first + g.rank + (u64)m * g.size;
+        if (k < end) {
+            u32 slot = slots[k];
+            views[m] = mesh_view_of<N>(mesh_corners_packed<N>(xyz, cells, slot / N), slot % N);
+        }
+    }
+    const double zero[3] = {0.0, 0.0, 0.0};
+    u64 place = 0, trial = 0;
+    double worst =
+        mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start, zero, g, &place);
     if (worst < 0.0) return;
     double c[3] = {0.0, 0.0, 0.0};
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
@@ -821,15 +866,17 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
         c[1] += pxy.y;
         c[2] += __ldg(&p->z);
     }
-    double deg = (double)(goff[i + 1] - goff[i]), centroid[3];
+    double deg = (double)(goff[i + 1] - goff[i]), centroid[3], delta[3];
 #pragma unroll
     for (int k = 0; k < 3; k++) centroid[k] = here[k] + (c[k] / deg - here[k]);
-    double w = mesh_opt_worst<N>(xyz, cells, off, slots, i, centroid, g, &trial);
+    mesh_sub(centroid, start, delta);
+    double w = mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start, delta, g,
+                                         &trial);
     if (w >= 0.0 && w > worst) {
 #pragma unroll
         for (int k = 0; k < 3; k++) here[k] = centroid[k];
         worst = w;
-        slot = trial;
+        place = trial;
     }
     double reach = 0.0;
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
@@ -840,28 +887,40 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
     }
     reach /= fmax(deg, 1.0);
     for (int step = 0; step < 4; step++) {
-        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
-        mesh_place<N>(q, slot % N, here);
-        double grad[3];
-        mesh_mean_ratio_gradient<N>(q, slot % N, grad);
+        // The worst cell's view (CornerView::ascent): W, S and ∇S with the corner moved.
+        View v = mesh_corner_view<N>(xyz, cells, slots[place], start);
+        mesh_sub(here, start, delta);
+        double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
+        double wm = v.w + mesh_dot(v.a, delta);
+        double sm = v.s + mesh_dot(v.g, delta) + gamma;
+        double power = N == 4 ? 2.0 / 3.0 : 1.0, twice = 2.0 * ((double)N - 1.0), grad[3];
+#pragma unroll
+        for (int d = 0; d < 3; d++) grad[d] = power * v.a[d] / wm - (v.g[d] + twice * delta[d]) / sm;
         double norm = sqrt(mesh_dot(grad, grad));
-        if (norm == 0.0) return;
+        if (norm == 0.0) break;
         double t = 0.1 * reach / norm;
         bool raised = false;
         for (int h = 0; h < 5; h++) {
             double at[3] = {here[0] + t * grad[0], here[1] + t * grad[1], here[2] + t * grad[2]};
-            double wa = mesh_opt_worst<N>(xyz, cells, off, slots, i, at, g, &trial);
+            mesh_sub(at, start, delta);
+            double wa = mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start,
+                                                  delta, g, &trial);
             if (wa >= 0.0 && wa > worst) {
 #pragma unroll
                 for (int k = 0; k < 3; k++) here[k] = at[k];
                 worst = wa;
-                slot = trial;
+                place = trial;
                 raised = true;
                 break;
             }
             t *= 0.5;
         }
-        if (!raised) return;
+        if (!raised) break;
+    }
+    bool moved = here[0] != start[0] || here[1] != start[1] || here[2] != start[2];
+    if (!moved || !(mesh_opt_worst<N>(xyz, cells, first, end, slots, here, g) > exact)) {
+#pragma unroll
+        for (int k = 0; k < 3; k++) here[k] = start[k];
     }
 }
 
@@ -883,10 +942,13 @@ extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, Point
         u32 i = list[start + k];
         double2 xy = __ldg(reinterpret_cast<const double2 *>(xyz + i));
         double was[3] = {xy.x, xy.y, __ldg(&xyz[i].z)}, p[3] = {was[0], was[1], was[2]}, d[3];
-        if (n == 4)
-            mesh_optimise_node<4>(xyz, cells, off, slots, goff, adj, i, g, p);
+        // Views held per lane: a Kuhn box's node has 24 cells, 6 a lane at 4 lanes.
+        if (n == 4 && lanes >= 8)
+            mesh_optimise_node<4, 3>(xyz, cells, off, slots, goff, adj, i, g, p);
+        else if (n == 4)
+            mesh_optimise_node<4, 6>(xyz, cells, off, slots, goff, adj, i, g, p);
         else
-            mesh_optimise_node<3>(xyz, cells, off, slots, goff, adj, i, g, p);
+            mesh_optimise_node<3, 4>(xyz, cells, off, slots, goff, adj, i, g, p);
         mesh_sub(p, was, d);
         bits = (u64)__double_as_longlong(sqrt(mesh_dot(d, d)));
         if (g.rank == 0) {

@@ -1,6 +1,6 @@
-//! One corner's view of its cell, for l2v (kernels/mesh.cu's `mesh_corner_view` and
-//! `mesh_trial_passes` do the same operations in the same order, so the CPU and the GPU take
-//! the same decisions bit for bit).
+//! One corner's view of its cell, for l2v and opt-colour (kernels/mesh.cu's `mesh_corner_view`,
+//! `mesh_trial_passes` and `mesh_opt_view_worst` do the same operations in the same order, so
+//! the CPU and the GPU take the same decisions bit for bit).
 //!
 //! With the other corners fixed, W = 6V is linear and S (the sum of squared edge lengths)
 //! quadratic in the corner's position P: for a move δ,
@@ -24,6 +24,16 @@ const TRIANGLE_OTHERS: [[usize; 2]; 3] = [[1, 2], [2, 0], [0, 1]];
 /// (η = 4√3 A / S = (2/√3) W / S) (2/√3)³ W³ / S³. The same literals in kernels/mesh.cu.
 const TET_ETA3: f64 = 432.0;
 const TRIANGLE_ETA3: f64 = 1.539600717839002;
+
+/// η³ of a cell from its W (> 0) and S.
+pub fn eta_cubed(n: usize, w: f64, s: f64) -> f64 {
+    let s3 = s * s * s;
+    if n == 4 {
+        TET_ETA3 * w * w / s3
+    } else {
+        TRIANGLE_ETA3 * w * w * w / s3
+    }
+}
 
 /// Corner P's view of its cell (see the module note).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -96,12 +106,25 @@ impl CornerView {
 
     /// η³ of the cell as it stands (W > 0): the safeguard's floor is the node's lowest.
     pub fn eta_cubed(&self, n: usize) -> f64 {
-        let s3 = self.s * self.s * self.s;
-        if n == 4 {
-            TET_ETA3 * self.w * self.w / s3
-        } else {
-            TRIANGLE_ETA3 * self.w * self.w * self.w / s3
-        }
+        eta_cubed(n, self.w, self.s)
+    }
+
+    /// W and S of the cell with the corner moved by δ, given γ = (n − 1)|δ|² (the same for
+    /// all of a node's cells): W + A·δ and S + g·δ + γ.
+    pub fn moved(&self, delta: &[f64; 3], gamma: f64) -> (f64, f64) {
+        (
+            self.w + dot(&self.a, delta),
+            self.s + dot(&self.g, delta) + gamma,
+        )
+    }
+
+    /// The direction of ∇η at the corner moved by δ (W > 0 there): ∇η / η = p A / W − ∇S / S
+    /// with p = 2/3 for tets (η ∝ W^(2/3) / S) and 1 for triangles, ∇S = g + 2(n − 1)δ.
+    pub fn ascent(&self, n: usize, delta: &[f64; 3]) -> [f64; 3] {
+        let (w, s) = self.moved(delta, (n as f64 - 1.0) * dot(delta, delta));
+        let power = if n == 4 { 2.0 / 3.0 } else { 1.0 };
+        let twice = 2.0 * (n as f64 - 1.0);
+        std::array::from_fn(|d| power * self.a[d] / w - (self.g[d] + twice * delta[d]) / s)
     }
 
     /// Whether the cell stays valid with η³ ≥ `floor` when the corner moves by t·δ, given
@@ -172,6 +195,39 @@ mod tests {
         let down = [0.0, 0.0, -2.0];
         assert!(!v.passes(4, 1.0, v.along(4, &down), 0.0));
         assert!(v.passes(4, 1.0 / 16.0, v.along(4, &down), 0.0));
+    }
+
+    /// The ascent direction of a moved corner against central differences of ln η (∇η / η)
+    /// of the moved cell, for a tet and a triangle.
+    #[test]
+    fn ascent_is_the_mean_ratio_gradient_over_eta() {
+        for (p, n, dims) in [(skewed_tet(), 4, 3), (skewed_triangle(), 3, 2)] {
+            let h = 1e-7;
+            for i in 0..n {
+                let v = view(&p, n, i);
+                let delta: [f64; 3] = std::array::from_fn(|d| {
+                    if d < dims {
+                        0.03 - 0.02 * d as f64
+                    } else {
+                        0.0
+                    }
+                });
+                let dir = v.ascent(n, &delta);
+                let ln_eta = |shift: [f64; 3]| {
+                    let mut q = p;
+                    q[i] = std::array::from_fn(|d| p[i][d] + delta[d] + shift[d]);
+                    mean_ratio(&q, n).ln()
+                };
+                for (d, &g) in dir.iter().enumerate() {
+                    let e: [f64; 3] = std::array::from_fn(|k| if k == d { h } else { 0.0 });
+                    let fd = (ln_eta(e) - ln_eta(e.map(|c| -c))) / (2.0 * h);
+                    assert!(
+                        (fd - g).abs() < 1e-6 * (1.0 + g.abs()),
+                        "{n} {i} {d}: {fd} vs {g}"
+                    );
+                }
+            }
+        }
     }
 
     /// f's gradient and Hessian block at each corner against central differences of f, for

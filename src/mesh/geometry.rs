@@ -36,27 +36,6 @@ pub fn dist(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     dot(&d, &d).sqrt()
 }
 
-/// Signed volume (tets) or area (triangles) and its gradient per corner.
-pub fn volume_and_gradient(p: &Corners, n: usize) -> (f64, [[f64; 3]; 4]) {
-    let e1 = sub(&p[1], &p[0]);
-    let e2 = sub(&p[2], &p[0]);
-    let mut a = [[0.0; 3]; 4];
-    let v = if n == 4 {
-        let e3 = sub(&p[3], &p[0]);
-        let c23 = cross(&e2, &e3);
-        a[1] = c23.map(|c| c / 6.0);
-        a[2] = cross(&e3, &e1).map(|c| c / 6.0);
-        a[3] = cross(&e1, &e2).map(|c| c / 6.0);
-        dot(&e1, &c23) / 6.0
-    } else {
-        a[1] = [0.5 * e2[1], -0.5 * e2[0], 0.0];
-        a[2] = [-0.5 * e1[1], 0.5 * e1[0], 0.0];
-        0.5 * (e1[0] * e2[1] - e1[1] * e2[0])
-    };
-    a[0] = std::array::from_fn(|d| -(a[1][d] + a[2][d] + a[3][d]));
-    (v, a)
-}
-
 /// Signed volume (tets) or area (triangles).
 pub fn volume(p: &Corners, n: usize) -> f64 {
     let e1 = sub(&p[1], &p[0]);
@@ -120,25 +99,6 @@ pub fn l2v(p: &Corners, n: usize) -> f64 {
     }
 }
 
-/// ∇η of corner i (for the worst-cell optimisation): η (p ∇V / V - ∇S / S), p = 2/3 for tets
-/// and 1 for triangles.
-pub fn mean_ratio_gradient(p: &Corners, n: usize, i: usize) -> [f64; 3] {
-    let (v, a) = volume_and_gradient(p, n);
-    let s = edge_sum(p, n);
-    let eta = mean_ratio_of(v, s, n);
-    if eta == 0.0 {
-        return [0.0; 3];
-    }
-    let power = if n == 4 { 2.0 / 3.0 } else { 1.0 };
-    let mut g = [0.0; 3];
-    for q in p.iter().take(n) {
-        for d in 0..3 {
-            g[d] += 2.0 * (p[i][d] - q[d]);
-        }
-    }
-    std::array::from_fn(|d| eta * (power * a[i][d] / v - g[d] / s))
-}
-
 /// Solve the symmetric 3x3 system H d = r (H as xx, yy, zz, xy, xz, yz) by Cholesky; `None`
 /// unless H is positive definite.
 pub fn solve_spd3(h: &[f64; 6], r: &[f64; 3]) -> Option<[f64; 3]> {
@@ -183,22 +143,6 @@ pub(super) fn skewed_tet() -> Corners {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mean_ratio_gradient_matches_finite_differences() {
-        let p = skewed_tet();
-        for i in 0..4 {
-            let g = mean_ratio_gradient(&p, 4, i);
-            for d in 0..3 {
-                let mut a = p;
-                let mut b = p;
-                a[i][d] += 1e-6;
-                b[i][d] -= 1e-6;
-                let fd = (mean_ratio(&a, 4) - mean_ratio(&b, 4)) / 2e-6;
-                assert!((fd - g[d]).abs() < 1e-7, "{i} {d}: {fd} vs {}", g[d]);
-            }
-        }
-    }
 
     #[test]
     fn regular_cells_have_mean_ratio_one() {

@@ -117,19 +117,27 @@ const SEED_BLOCK: usize = 512;
 /// smallest score over the block's bounding box exceeds the smallest of the seeds' largest
 /// scores over it can win, or tie, at no point of the block, so only the others are tried, in
 /// ascending order: the same winner as trying all. `geometric` passes the points in Hilbert
-/// order, so a block is compact and few of the k seeds stay.
-fn nearest_all(points: &[[f64; 3]], seeds: &[[f64; 3]], weights: &[f64]) -> Vec<u32> {
+/// order, so a block is compact and few of the k seeds stay. Also the k parts' sums
+/// (`part_sums`), taken in the same pass.
+fn nearest_all(points: &[[f64; 3]], seeds: &[[f64; 3]], weights: &[f64]) -> (Vec<u32>, Vec<i64>) {
+    let k = seeds.len();
     let mut labels = vec![0u32; points.len()];
-    labels
+    let sums = labels
         .par_chunks_mut(SEED_BLOCK)
         .zip(points.par_chunks(SEED_BLOCK))
-        .for_each(|(out, block)| {
-            let (kept, ids) = candidates(block, seeds, weights);
-            for (l, p) in out.iter_mut().zip(block) {
-                *l = ids[nearest(p, &kept.0, &kept.1) as usize];
-            }
-        });
-    labels
+        .fold(
+            || vec![0i64; 4 * k],
+            |mut sums, (out, block)| {
+                let (kept, ids) = candidates(block, seeds, weights);
+                for (l, p) in out.iter_mut().zip(block) {
+                    *l = ids[nearest(p, &kept.0, &kept.1) as usize];
+                    add_point(&mut sums, p, *l);
+                }
+                sums
+            },
+        )
+        .reduce(|| vec![0i64; 4 * k], add_sums);
+    (labels, sums)
 }
 
 /// The seeds (with their weights, and their part numbers) that can be nearest somewhere in
@@ -179,25 +187,18 @@ fn candidates(
     (kept, ids)
 }
 
-/// Per part: its node count and coordinate sums in fixed point (integers: the same in any
-/// order, so the threads may split the nodes as they like).
-fn part_sums(points: &[[f64; 3]], labels: &[u32], k: usize) -> Vec<i64> {
-    let add = |a: Vec<i64>, b: Vec<i64>| a.iter().zip(&b).map(|(x, y)| x + y).collect();
-    points
-        .par_iter()
-        .zip(labels)
-        .fold(
-            || vec![0i64; 4 * k],
-            |mut sums, (p, &j)| {
-                let s = &mut sums[4 * j as usize..4 * j as usize + 4];
-                s[0] += 1;
-                for d in 0..3 {
-                    s[d + 1] += (p[d] * FIXED) as i64;
-                }
-                sums
-            },
-        )
-        .reduce(|| vec![0i64; 4 * k], add)
+/// Point p counted into part j's sums: its node count and coordinate sums in fixed point
+/// (integers: the same in any order, so the threads may split the nodes as they like).
+fn add_point(sums: &mut [i64], p: &[f64; 3], j: u32) {
+    let s = &mut sums[4 * j as usize..4 * j as usize + 4];
+    s[0] += 1;
+    for d in 0..3 {
+        s[d + 1] += (p[d] * FIXED) as i64;
+    }
+}
+
+fn add_sums(a: Vec<i64>, b: Vec<i64>) -> Vec<i64> {
+    a.iter().zip(&b).map(|(x, y)| x + y).collect()
 }
 
 /// The geometric partition into k parts of the whole `mesh` (every rank holds it): a part
@@ -226,8 +227,8 @@ pub fn geometric_share(share: &Share, k: usize, ranks: &dyn Ranks) -> (Vec<u32>,
     let mut iterations = 0;
     for it in 0..MAX_ITERATIONS {
         iterations = it + 1;
-        found = nearest_all(&local, &seeds, &weights);
-        let mut sums = part_sums(&local, &found, k);
+        let mut sums;
+        (found, sums) = nearest_all(&local, &seeds, &weights);
         ranks.sum(&mut sums);
         if (0..k).all(|j| sums[4 * j] as usize <= limit) {
             break;

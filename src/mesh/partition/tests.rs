@@ -5,6 +5,21 @@ use super::*;
 /// The block-wise search against trying every seed at every point: scattered points,
 /// clustered ones (small blocks, most seeds pruned), seeds on points and equal weights
 /// (ties go to the smaller part in both).
+/// Per part: its node count and coordinate sums, point by point (nearest_all's reference).
+fn part_sums(points: &[[f64; 3]], labels: &[u32], k: usize) -> Vec<i64> {
+    points
+        .par_iter()
+        .zip(labels)
+        .fold(
+            || vec![0i64; 4 * k],
+            |mut sums, (p, &j)| {
+                add_point(&mut sums, p, j);
+                sums
+            },
+        )
+        .reduce(|| vec![0i64; 4 * k], add_sums)
+}
+
 #[test]
 fn pruned_nearest_seed_is_the_full_search() {
     let r = |i: u64| (crate::rng::draw(11, i) >> 11) as f64 / (1u64 << 53) as f64;
@@ -26,7 +41,9 @@ fn pruned_nearest_seed_is_the_full_search() {
                 .iter()
                 .map(|p| nearest(p, &seeds, &weights))
                 .collect();
-            assert_eq!(nearest_all(points, &seeds, &weights), full, "k = {k}");
+            let (labels, sums) = nearest_all(points, &seeds, &weights);
+            assert_eq!(labels, full, "k = {k}");
+            assert_eq!(sums, part_sums(points, &full, k), "k = {k}");
         }
     }
 }
@@ -79,15 +96,15 @@ fn hilbert_runs_are_those_of_one_sort_at_every_rank_count() {
         for np in 1..=4 {
             let runs = on_ranks(np, |ranks| {
                 let mine = ranks.range(n);
-                let mut order: Vec<(u64, u32)> = mine
+                let keyed: Vec<(u64, u32)> = mine
                     .clone()
                     .map(|i| (key(points[i]), (i - mine.start) as u32))
                     .collect();
-                order.sort_unstable();
-                let cuts = split::run_cuts(&order, n, k, ranks);
+                let mut order = split::Grouped::new(keyed);
+                let cuts = split::run_cuts(&mut order, n, k, ranks);
                 let mut run = vec![0usize; mine.len()];
                 for j in 0..k {
-                    for &(_, i) in &order[cuts[j]..cuts[j + 1]] {
+                    for &(_, i) in &order.pairs[cuts[j]..cuts[j + 1]] {
                         run[i as usize] = j;
                     }
                 }
@@ -155,10 +172,11 @@ fn greedy_balance_fits_and_is_the_same_at_every_rank_count() {
     }
 }
 
-/// The bucket sort of (Hilbert key, index) pairs against a plain sort: keys spread over the
-/// whole range, crowded in one bucket, and equal.
+/// Grouping (Hilbert key, index) pairs keeps every pair, orders the groups by key and keeps
+/// index order inside a group; `below` after `sort_inside` counts as a plain sort does, at
+/// group edges and inside: keys spread over the whole range, crowded in one group, and equal.
 #[test]
-fn bucket_sort_is_the_plain_sort() {
+fn grouped_keys_count_as_the_plain_sort() {
     let draw = |i: u64| crate::rng::draw(11, i);
     for keys in [
         (0..300_000u64).map(|i| draw(i) >> 1).collect::<Vec<u64>>(),
@@ -172,9 +190,27 @@ fn bucket_sort_is_the_plain_sort() {
             .enumerate()
             .map(|(i, &k)| (k, i as u32))
             .collect();
-        let mut expected = keyed.clone();
-        expected.sort_unstable();
-        assert_eq!(super::split::sorted_keys(keyed), expected);
+        let mut plain = keyed.clone();
+        plain.sort_unstable();
+        let mut grouped = super::split::Grouped::new(keyed);
+        let mut listed = grouped.pairs.clone();
+        listed.sort_unstable();
+        assert_eq!(listed, plain);
+        let group = |key: u64| key >> 51;
+        for w in grouped.pairs.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            assert!(group(a.0) < group(b.0) || (group(a.0) == group(b.0) && a.1 < b.1));
+        }
+        let probes: Vec<u64> = (0..200u64)
+            .map(|i| draw(1_000_000 + i) >> 1)
+            .chain([0, 1, 2, 3, 5 << 51, (5 << 51) + 1, 6 << 51, 1 << 63])
+            .chain(keys.iter().take(50).copied())
+            .collect();
+        grouped.sort_inside(&probes);
+        for key in probes {
+            let truth = plain.partition_point(|&(h, _)| h < key);
+            assert_eq!(grouped.below(key), truth, "key {key:#x}");
+        }
     }
 }
 

@@ -3,10 +3,16 @@
 //! once without conflict, and ghosts are refreshed between classes. A node first tries its
 //! neighbours' centroid, then climbs the gradient of its worst cell's η with a halving step;
 //! a move is kept only if the worst η rises, so the minimum η never falls and no cell
-//! inverts. Cells are compared by η³ (no cube root per cell, as l2v's safeguard does); η
-//! itself is taken only for the worst cell's gradient.
+//! inverts. Cells are compared by η³ (no cube root per cell, as l2v's safeguard does).
+//!
+//! Every trial comes from the node's corner views of its cells (`corner`: W linear and S
+//! quadratic in the node's move), taken once at its start: a trial reads no corner. The
+//! views round differently from a cell's own V and S, so the search's end is checked once
+//! with those (as the summary takes η): the node moves only if its worst η³ rises there too.
+//! kernels/mesh.cu's `mesh_opt_class` takes the same steps in the same order.
 
-use super::super::geometry;
+use super::super::corner::{self, CornerView};
+use super::super::geometry::{self, dot, sub};
 use super::super::patch::{Exchange, Patch};
 use super::super::quality::Summary;
 use super::guard::worst_by;
@@ -17,41 +23,58 @@ use rayon::prelude::*;
 const ASCENT_STEPS: usize = 4;
 const HALVINGS: usize = 5;
 
-/// The worst η³ of node i's cells with i at `at`; None when one would invert.
+/// The worst η³ of node i's cells with i at `at`, from the cells' V and S; None when one
+/// would invert.
 fn worst_around(patch: &Patch, i: usize, at: [f64; 3]) -> Option<f64> {
     worst_by(patch, i, at, geometry::mean_ratio_cubed_of)
 }
 
-/// The incident cell (slot) with the worst η (the first of the lowest η³) with node i at
-/// `at`: its corner of i and its corners.
-fn worst_slot(patch: &Patch, i: usize, at: [f64; 3]) -> (usize, geometry::Corners) {
+/// Node i's views of its cells, in slot order, at its current position.
+fn views_of(patch: &Patch, i: usize) -> Vec<CornerView> {
     let m = &patch.mesh;
     let n = m.corners();
-    let mut best = (f64::INFINITY, 0, [[0.0; 3]; 4]);
-    for &slot in patch.n2c.row(i) {
-        let (c, k) = (slot as usize / n, slot as usize % n);
-        let mut p = m.cell_points(c);
-        p[k] = at;
-        let eta =
-            geometry::mean_ratio_cubed_of(geometry::volume(&p, n), geometry::edge_sum(&p, n), n);
-        if eta < best.0 {
-            best = (eta, k, p);
+    patch
+        .n2c
+        .row(i)
+        .iter()
+        .map(|&slot| corner::view(&m.cell_points(slot as usize / n), n, slot as usize % n))
+        .collect()
+}
+
+/// The worst η³ of the views' cells with their corner moved by δ and its place (the first
+/// of the lowest); None when one would invert (or W is not a number).
+fn worst_of(views: &[CornerView], n: usize, delta: &[f64; 3]) -> Option<(f64, usize)> {
+    let gamma = (n as f64 - 1.0) * dot(delta, delta);
+    let mut best = (f64::INFINITY, 0);
+    for (k, v) in views.iter().enumerate() {
+        let (w, s) = v.moved(delta, gamma);
+        if w.is_nan() || w <= 0.0 {
+            return None;
+        }
+        let eta3 = corner::eta_cubed(n, w, s);
+        if eta3 < best.0 {
+            best = (eta3, k);
         }
     }
-    (best.1, best.2)
+    Some(best)
 }
 
 /// Node i's new position (its current one when nothing raises its worst η).
 pub fn optimise_node(patch: &Patch, i: usize) -> [f64; 3] {
     let n = patch.mesh.corners();
-    let mut here = patch.mesh.point(i);
-    let Some(mut worst) = worst_around(patch, i, here) else {
-        return here;
+    let start = patch.mesh.point(i);
+    let Some(exact) = worst_around(patch, i, start) else {
+        return start;
     };
+    let views = views_of(patch, i);
+    let Some((mut worst, mut place)) = worst_of(&views, n, &[0.0; 3]) else {
+        return start;
+    };
+    let mut here = start;
     let d = centroid_move(patch, i);
     let centroid = std::array::from_fn(|k| here[k] + d[k]);
-    if let Some(w) = worst_around(patch, i, centroid).filter(|&w| w > worst) {
-        (here, worst) = (centroid, w);
+    if let Some(w) = worst_of(&views, n, &sub(&centroid, &start)).filter(|w| w.0 > worst) {
+        (here, (worst, place)) = (centroid, w);
     }
     let row = patch.graph.row(i);
     let reach = row
@@ -60,9 +83,8 @@ pub fn optimise_node(patch: &Patch, i: usize) -> [f64; 3] {
         .sum::<f64>()
         / row.len().max(1) as f64;
     for _ in 0..ASCENT_STEPS {
-        let (k, p) = worst_slot(patch, i, here);
-        let g = geometry::mean_ratio_gradient(&p, n, k);
-        let norm = geometry::dot(&g, &g).sqrt();
+        let g = views[place].ascent(n, &sub(&here, &start));
+        let norm = dot(&g, &g).sqrt();
         if norm == 0.0 {
             break;
         }
@@ -70,8 +92,8 @@ pub fn optimise_node(patch: &Patch, i: usize) -> [f64; 3] {
         let mut raised = false;
         for _ in 0..HALVINGS {
             let at = std::array::from_fn(|q| here[q] + t * g[q]);
-            if let Some(w) = worst_around(patch, i, at).filter(|&w| w > worst) {
-                (here, worst, raised) = (at, w, true);
+            if let Some(w) = worst_of(&views, n, &sub(&at, &start)).filter(|w| w.0 > worst) {
+                (here, (worst, place), raised) = (at, w, true);
                 break;
             }
             t *= 0.5;
@@ -80,7 +102,11 @@ pub fn optimise_node(patch: &Patch, i: usize) -> [f64; 3] {
             break;
         }
     }
-    here
+    if here != start && worst_around(patch, i, here).is_some_and(|w| w > exact) {
+        here
+    } else {
+        start
+    }
 }
 
 pub fn iteration(
