@@ -76,15 +76,7 @@ pub fn box_spans(n: [usize; 3], extent: [f64; 3]) -> [(f64, f64); 3] {
 /// The 6 tets of the unit cube as corner bit patterns (bit 0: x, 1: y, 2: z): for each order
 /// of the axes, the path 0 → e_a → e_a + e_b → 7, positively oriented.
 fn kuhn_pattern() -> [[usize; 4]; 6] {
-    let orders = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ];
-    orders.map(|[a, b, _]| {
+    super::AXIS_ORDERS.map(|[a, b, _]| {
         let mut t = [0, 1 << a, (1 << a) | (1 << b), 7];
         let p = t.map(|bits| {
             [

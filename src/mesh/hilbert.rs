@@ -16,14 +16,7 @@ const BITS: u32 = 21;
 /// States: permutation (0..6) × inverted axes (0..8) × parity (0..2).
 const STATES: usize = 96;
 /// The six permutations of the three axes.
-const PERMS: [[usize; 3]; 6] = [
-    [0, 1, 2],
-    [0, 2, 1],
-    [1, 0, 2],
-    [1, 2, 0],
-    [2, 0, 1],
-    [2, 1, 0],
-];
+const PERMS: [[usize; 3]; 6] = super::AXIS_ORDERS;
 
 const fn perm_index(p: [usize; 3]) -> usize {
     let mut k = 0;

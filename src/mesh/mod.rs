@@ -22,6 +22,17 @@ pub mod smooth;
 
 use rayon::prelude::*;
 
+/// The six orders of the three axes, in lexicographic order (the Kuhn split's six tets and
+/// the Hilbert index's permutation states both number them this way).
+pub(crate) const AXIS_ORDERS: [[usize; 3]; 6] = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+];
+
 /// A node or cell index (meshes up to 2^32 - 1 nodes and cells).
 pub type Index = u32;
 
