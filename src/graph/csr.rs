@@ -255,14 +255,13 @@ pub(super) fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     Ok(())
 }
 
-/// `adj` cut into its rows.
-fn split_rows<'a>(offsets: &[u64], adj: &'a mut [Vid]) -> Vec<&'a mut [Vid]> {
+/// `data` cut into the rows that `offsets` delimit.
+pub(super) fn split_at_offsets<'a, T>(mut data: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
     let mut rows = Vec::with_capacity(offsets.len() - 1);
-    let mut rest = adj;
     for w in offsets.windows(2) {
-        let (row, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
+        let (row, rest) = data.split_at_mut((w[1] - w[0]) as usize);
         rows.push(row);
-        rest = tail;
+        data = rest;
     }
     rows
 }
@@ -287,7 +286,7 @@ fn read_chunk(source: &(impl EdgeSource + ?Sized), round: u64, chunk: &mut Vec<E
 
 /// Sort each row, drop repeated neighbours, and compact the rows to the front of `adj`.
 fn sort_dedup_rows(offsets: &mut [u64], adj: &mut Vec<Vid>) {
-    let unique: Vec<u64> = split_rows(offsets, adj)
+    let unique: Vec<u64> = split_at_offsets(adj, offsets)
         .into_par_iter()
         .map(|row| {
             row.sort_unstable();

@@ -10,6 +10,7 @@
 //! than by sorting the remote entries: a rank of a 2^26-vertex Kronecker graph holds about
 //! 10^9 of them, and marking bits is one pass where a sort is several.
 
+use super::csr::split_at_offsets;
 use super::{Block1D, DistGraph, Vid};
 use crate::comm::World;
 use crate::error::{Error, Result};
@@ -111,17 +112,6 @@ impl LocalRows {
     pub fn local_n(&self) -> usize {
         self.offsets.len() - 1
     }
-}
-
-/// `data` cut into the rows that `offsets` delimit.
-fn split_at_offsets<'a, T>(mut data: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
-    let mut rows = Vec::with_capacity(offsets.len() - 1);
-    for w in offsets.windows(2) {
-        let (row, rest) = data.split_at_mut((w[1] - w[0]) as usize);
-        rows.push(row);
-        data = rest;
-    }
-    rows
 }
 
 /// The rank's remote endpoints, ascending, and the bitmap that numbers them.
