@@ -440,12 +440,31 @@ pub struct OutputLock {
 }
 
 impl OutputLock {
-    fn claim(output: &Path) -> Result<OutputLock> {
+    fn path_for(output: &Path) -> PathBuf {
         let mut name = output.as_os_str().to_owned();
         name.push(".lock");
-        let path = PathBuf::from(name);
+        PathBuf::from(name)
+    }
+
+    /// What this process writes into its lock: "HOST PID".
+    fn owner_line() -> String {
+        format!("{} {}\n", hostname(), std::process::id())
+    }
+
+    /// Remove this process's lock on `output` now: for a run that ends through `MPI_Abort`,
+    /// which runs no destructors. Left behind, the lock would stop a requeued job on another
+    /// node from resuming (only a lock of this host is taken over).
+    pub fn release_before_abort(output: &Path) {
+        let path = Self::path_for(output);
+        if std::fs::read_to_string(&path).is_ok_and(|held| held == Self::owner_line()) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+
+    fn claim(output: &Path) -> Result<OutputLock> {
+        let path = Self::path_for(output);
         let host = hostname();
-        let owner = format!("{host} {}\n", std::process::id());
+        let owner = Self::owner_line();
         let err = |msg: String| Error::Output {
             path: output.display().to_string(),
             msg,

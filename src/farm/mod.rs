@@ -21,6 +21,7 @@ pub mod ledger;
 
 use crate::comm::World;
 use crate::error::Result;
+use crate::harness::OutputLock;
 use crate::output::Provenance;
 use crate::progress::Progress;
 use crate::signals::{Interrupt, INTERRUPTED};
@@ -252,6 +253,7 @@ impl<J: Job> Server<'_, J> {
             Err(e) => eprintln!("tessera: interrupted, and the ledger was not saved: {e}"),
         }
         let _ = std::io::stderr().flush();
+        OutputLock::release_before_abort(self.ledger.path());
         self.world.abort(INTERRUPTED)
     }
 }
