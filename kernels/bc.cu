@@ -12,11 +12,11 @@
 // row in row order; every f64 operation is written as its round-to-nearest intrinsic so that
 // none is fused into an FMA: the results are the CPU's, bit for bit.
 //
-// Backward, a vertex's δ is the sum of σ(v)/q(w) over its successors w one level deeper,
-// where q(w) = σ(w)/(1 + δ(w)) is worked out once per (vertex, lane) when its δ is final and
-// kept in σ's place (σ(w) is read by no one after that): a DAG arc costs one load, not two
-// (σ and δ). (Brandes' σ(v)/σ(w)·(1 + δ(w)), rounded otherwise; σ(v)·Σ (1 + δ(w))/σ(w),
-// with no division per arc, missed the torus closed form by an ulp at SCALE 6.)
+// Backward, a vertex's δ is σ(v)·ρ(v), ρ(v) the sum of u(w) over its successors w one level
+// deeper, where u(w) = 1/σ(w) + ρ(w) = (1 + δ(w))/σ(w) is worked out once per (vertex, lane)
+// when its δ is final and kept in σ's place (σ(w) is read by no one after that): a DAG arc
+// costs one load and an add, no division. Each piece's sum carries its rounding errors
+// (`two_sum`) and adds them back at its end (why this form: sweep.rs `backward_level`).
 //
 // A row longer than `chunk` entries (a hub's) is not read by one warp: it is cut into pieces
 // of `chunk` entries from its start, a warp sums each piece in row order (the `_chunks`
@@ -155,16 +155,25 @@ __device__ __forceinline__ bool serves(u64 mask, int h) {
 #define AHEAD 8
 #endif
 
-// Per half h, Σ over the row entries [begin, end) (row order) of the terms of each neighbour
-// w whose `masks` bit s is set, s = t + 32·h the thread's lane, among the lanes `open` (the
-// vertex's lanes): forward its σ (`values`), backward σ(v)/q(w) (`values` q, `sv[h]` the
-// vertex's σ in lane s). Loads run ahead of the adds, the adds keep the row order: the sums
-// are the same, bit for bit.
+// a + b = total + error exactly (Knuth's TwoSum, any order of magnitudes), as sweep.rs
+// `two_sum`.
+__device__ __forceinline__ void two_sum(double a, double b, double &total, double &error) {
+    total = __dadd_rn(a, b);
+    double b_part = __dsub_rn(total, a);
+    double a_part = __dsub_rn(total, b_part);
+    error = __dadd_rn(__dsub_rn(a, a_part), __dsub_rn(b, b_part));
+}
+
+// Per half h, Σ over the row entries [begin, end) (row order) of `values` (forward σ,
+// backward u) of each neighbour w whose `masks` bit s is set, s = t + 32·h the thread's lane,
+// among the lanes `open` (the vertex's lanes); `carry` (backward): the adds' rounding errors
+// summed beside and added at the end. Loads run ahead of the adds, the adds keep the row
+// order: the sums are the CPU's, bit for bit.
 __device__ __forceinline__ void row_sums(const u32 *adj, u64 begin, u64 end, const u64 *masks,
-                                         u64 open, const double *values, u32 lanes,
-                                         bool backward, const double sv[HALVES],
+                                         u64 open, const double *values, u32 lanes, bool carry,
                                          double sum[HALVES]) {
-    for (int h = 0; h < HALVES; h++) sum[h] = 0.0;
+    double carried[HALVES];
+    for (int h = 0; h < HALVES; h++) sum[h] = carried[h] = 0.0;
     for (u64 base = begin; base < end; base += WARP) {
         u64 e = base + lane_id();
         u32 w = 0;
@@ -197,11 +206,18 @@ __device__ __forceinline__ void row_sums(const u32 *adj, u64 begin, u64 end, con
 #pragma unroll
                 for (int h = 0; h < HALVES; h++) {
                     if (!use[i][h]) continue;
-                    double term = backward ? __ddiv_rn(sv[h], got[i][h]) : got[i][h];
-                    sum[h] = __dadd_rn(sum[h], term);
+                    if (carry) {
+                        double error;
+                        two_sum(sum[h], got[i][h], sum[h], error);
+                        carried[h] = __dadd_rn(carried[h], error);
+                    } else {
+                        sum[h] = __dadd_rn(sum[h], got[i][h]);
+                    }
                 }
         }
     }
+    if (carry)
+        for (int h = 0; h < HALVES; h++) sum[h] = __dadd_rn(sum[h], carried[h]);
 }
 
 // The thread's piece of the long rows (a warp per piece) among `chunks`: its index `c`, or
@@ -228,8 +244,8 @@ extern "C" __global__ void bc_forward(const u64 *offsets, const u32 *adj, const 
     u64 open = next[v];
     if (lane_id() == 0) reached[v] |= open;  // one writer per vertex; no thread here reads it
     if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
-    double sum[HALVES], none[HALVES] = {};
-    row_sums(adj, offsets[v], offsets[v + 1], current, open, sigma, lanes, false, none, sum);
+    double sum[HALVES];
+    row_sums(adj, offsets[v], offsets[v + 1], current, open, sigma, lanes, false, sum);
     for (int h = 0; h < HALVES; h++)
         if (serves(open, h)) sigma[v * lanes + lane_id() + WARP * h] = sum[h];
 }
@@ -246,25 +262,18 @@ extern "C" __global__ void bc_forward_chunks(const u64 *offsets, const u32 *adj,
     if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, c, p)) return;
     u64 open = next[p.v];
     if (!open) return;  // the whole warp
-    double sum[HALVES], none[HALVES] = {};
-    row_sums(adj, p.begin, p.end, current, open, sigma, lanes, false, none, sum);
+    double sum[HALVES];
+    row_sums(adj, p.begin, p.end, current, open, sigma, lanes, false, sum);
     for (int h = 0; h < HALVES; h++)
         if (serves(open, h)) partial[c * lanes + lane_id() + WARP * h] = sum[h];
 }
 
-// (vertex, lane) `j`'s δ, the sum of its successors' terms, stored, and its σ `sv` (in σ's
-// place) replaced by its own q = σ/(1 + δ), which the level above divides by.
-__device__ __forceinline__ void finish_delta(u64 j, double sv, double sum, double *sigma,
-                                             double *delta) {
-    delta[j] = sum;
-    sigma[j] = __ddiv_rn(sv, __dadd_rn(1.0, sum));
-}
-
-// The vertex's σ in the thread's lanes (0 in lanes not in `open`).
-__device__ __forceinline__ void own_sigma(const double *sigma, u64 v, u32 lanes, u64 open,
-                                          double sv[HALVES]) {
-    for (int h = 0; h < HALVES; h++)
-        sv[h] = serves(open, h) ? sigma[v * lanes + lane_id() + WARP * h] : 0.0;
+// (vertex, lane) `j`'s δ = σ·ρ stored, ρ the sum of its successors' u, and its σ (in σ's
+// place) replaced by its own u = 1/σ + ρ, which the level above sums.
+__device__ __forceinline__ void finish_delta(u64 j, double rho, double *sigma, double *delta) {
+    double sv = sigma[j];
+    delta[j] = __dmul_rn(sv, rho);
+    sigma[j] = __dadd_rn(__ddiv_rn(1.0, sv), rho);
 }
 
 // Each long row's pieces' sums added in piece order: a thread per (long row i, lane) whose
@@ -283,14 +292,14 @@ extern "C" __global__ void bc_combine(const u32 *rows, const u32 *first, u32 cou
     double sum = 0.0;
     for (u32 c = first[i]; c < first[i + 1]; c++) sum = __dadd_rn(sum, partial[(u64)c * lanes + s]);
     if (backward)
-        finish_delta(v * lanes + s, sigma[v * lanes + s], sum, sigma, delta);
+        finish_delta(v * lanes + s, sum, sigma, delta);
     else
         sigma[v * lanes + s] = sum;
 }
 
-// δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): the sum
-// over its successors in the next level's mask (`deeper`, out-rows, in row order) of
-// σ(v)/q(w) (q in `sigma`); then v's own q in its σ's place. Rows longer than `chunk`:
+// δ of each (vertex, lane) of level d's list whose lane is in its mask (`here`): σ(v)·ρ, ρ
+// the sum over its successors in the next level's mask (`deeper`, out-rows, in row order)
+// of their u (in `sigma`); then v's own u in its σ's place. Rows longer than `chunk`:
 // `bc_backward_chunks`.
 extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const u32 *list, u32 count,
                                        u32 lanes, u64 chunk, const u64 *here, const u64 *deeper,
@@ -300,12 +309,10 @@ extern "C" __global__ void bc_backward(const u64 *offsets, const u32 *adj, const
     u64 v = list[f];
     if (offsets[v + 1] - offsets[v] > chunk) return;  // the whole warp
     u64 open = here[v];
-    double sv[HALVES], sum[HALVES];
-    own_sigma(sigma, v, lanes, open, sv);
-    row_sums(adj, offsets[v], offsets[v + 1], deeper, open, sigma, lanes, true, sv, sum);
+    double sum[HALVES];
+    row_sums(adj, offsets[v], offsets[v + 1], deeper, open, sigma, lanes, true, sum);
     for (int h = 0; h < HALVES; h++)
-        if (serves(open, h))
-            finish_delta(v * lanes + lane_id() + WARP * h, sv[h], sum[h], sigma, delta);
+        if (serves(open, h)) finish_delta(v * lanes + lane_id() + WARP * h, sum[h], sigma, delta);
 }
 
 // `bc_backward`'s sums over each piece of the long rows whose vertex is in level d, a
@@ -320,9 +327,8 @@ extern "C" __global__ void bc_backward_chunks(const u64 *offsets, const u32 *adj
     if (!piece_warp(offsets, chunk_row, chunk_rank, chunks, chunk, c, p)) return;
     u64 open = here[p.v];
     if (!open) return;  // the whole warp
-    double sv[HALVES], sum[HALVES];
-    own_sigma(sigma, p.v, lanes, open, sv);
-    row_sums(adj, p.begin, p.end, deeper, open, sigma, lanes, true, sv, sum);
+    double sum[HALVES];
+    row_sums(adj, p.begin, p.end, deeper, open, sigma, lanes, true, sum);
     for (int h = 0; h < HALVES; h++)
         if (serves(open, h)) partial[c * lanes + lane_id() + WARP * h] = sum[h];
 }
@@ -355,7 +361,7 @@ extern "C" __global__ void bc_accumulate(u32 n, u32 lanes, const u64 *reached,
 // all-to-all: for each entry i of the ghost plan (own vertex send_local[i], for rank
 // dest[i]) whose vertex is in `level`, a record of its index among that rank's ghosts and k
 // words, one per lane: σ where `sigma_mode` (0 in a lane where the vertex is not at this
-// level), else every lane's word (backward: q in σ's place, or σ where the lane's level is
+// level), else every lane's word (backward: u in σ's place, or σ where the lane's level is
 // not swept back yet, as the ghost holds it). Each destination's records start where its
 // group of entries does (before[dest] entries), in the order the atomic cursor gives (the
 // receiver stores each by its index, so the order changes nothing).
@@ -379,7 +385,7 @@ extern "C" __global__ void bc_pack(const u32 *send_local, const u32 *targets, co
 
 // The records `bc_pack` sent, stored at the ghosts' slots (local_n + index): σ where
 // `sigma_mode`, each non-zero word setting its lane in the ghost's `level` mask; else every
-// lane's word (q backward).
+// lane's word (u backward).
 extern "C" __global__ void bc_unpack(const u64 *in, u32 records, u32 k, u32 lanes, u32 local_n,
                                      u32 sigma_mode, u64 *level, u64 *values) {
     u64 i = thread_index();

@@ -11,7 +11,7 @@
 // chunk (2 to 9 entries here, CHUNK in gpu.rs) go to the `_chunks` kernels a piece a warp and
 // bc_combine, and the reference sums the same pieces in the same order. Then the same batches on the
 // 1D partition over 2 to 4 emulated ranks, as gpu.rs and gpu_ghosts.rs drive it
-// (bc_discover for the next level, each level's σ (forward) or q in σ's place (backward)
+// (bc_discover for the next level, each level's σ (forward) or u in σ's place (backward)
 // packed by bc_pack, moved as GpuExchange::alltoallv_runs moves them, stored by bc_unpack):
 // every rank's δ of its own
 // vertices and its fixed-point sums equal the whole graph's bit for bit.
@@ -119,7 +119,7 @@ static std::vector<double> kernels_batch(u32 n, const Rows &out, const Rows &inc
         counts.push_back(next);
         level++;
     }
-    for (size_t at = level + 1; at-- > 0;) {  // the deepest level too (r = 1/σ there)
+    for (size_t at = level + 1; at-- > 0;) {  // the deepest level too (u = 1/σ there)
         u32 count = counts[at];
         backward_launches(out, out_pieces, lists[at], count, lanes, levels[at].data(), levels[at + 1].data(), sigma.data(), delta.data());
     }
@@ -128,25 +128,30 @@ static std::vector<double> kernels_batch(u32 n, const Rows &out, const Rows &inc
 }
 
 // Σ of row v's terms (`term`: negative where a neighbour has none) in row order, a row longer
-// than `chunk` in pieces of `chunk` from its start, the pieces' sums added in order.
-template <class Term> static double piecewise(const Rows &r, u32 v, Term term) {
+// than `chunk` in pieces of `chunk` from its start, the pieces' sums added in order; with
+// `carry`, each piece's adds' rounding errors (TwoSum) summed beside and added at its end.
+template <class Term> static double piecewise(const Rows &r, u32 v, bool carry, Term term) {
     double total = 0.0;
     for (u64 begin = r.off[v]; begin < r.off[v + 1]; begin += chunk) {
-        double sum = 0.0;
+        double sum = 0.0, carried = 0.0;
         for (u64 e = begin; e < std::min(begin + chunk, r.off[v + 1]); e++)
-            if (double t = term(r.adj[e]); t >= 0.0) sum += t;
-        total += sum;
+            if (double t = term(r.adj[e]); t >= 0.0) {
+                double next = sum + t, t_part = next - sum, sum_part = next - t_part;
+                carried += (sum - sum_part) + (t - t_part);
+                sum = next;
+            }
+        total += carry ? sum + carried : sum;
     }
     return total;
 }
 
-// Sequential Brandes for one source: δ of every vertex (0 where unreached), δ(v) as the sum
-// of σ(v)/(σ(w)/(1 + δ(w))) over its successors w (the kernels' rounding).
+// Sequential Brandes for one source: δ of every vertex (0 where unreached), δ(v) = σ(v)·ρ(v),
+// ρ(v) the sum of u(w) = 1/σ(w) + ρ(w) over its successors w (the kernels' rounding).
 static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 s) {
     std::vector<i64> depth(n, -1);
     std::vector<std::vector<u32>> by_level{{s}};
     depth[s] = 0;
-    std::vector<double> sigma(n, 0.0), delta(n, 0.0);
+    std::vector<double> sigma(n, 0.0), delta(n, 0.0), u(n, 0.0);
     sigma[s] = 1.0;
     for (size_t d = 0; !by_level[d].empty(); d++) {
         std::vector<u32> next;
@@ -154,12 +159,15 @@ static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 
             for (u64 e = out.off[v]; e < out.off[v + 1]; e++)
                 if (depth[out.adj[e]] < 0) { depth[out.adj[e]] = d + 1; next.push_back(out.adj[e]); }
         for (u32 w : next)
-            sigma[w] = piecewise(inc, w, [&](u32 u) { return depth[u] == (i64)d ? sigma[u] : -1.0; });
+            sigma[w] = piecewise(inc, w, false, [&](u32 x) { return depth[x] == (i64)d ? sigma[x] : -1.0; });
         by_level.push_back(next);
     }
     for (size_t d = by_level.size(); d-- > 0;)
-        for (u32 v : by_level[d])
-            delta[v] = piecewise(out, v, [&](u32 w) { return depth[w] == (i64)d + 1 ? sigma[v] / (sigma[w] / (1.0 + delta[w])) : -1.0; });
+        for (u32 v : by_level[d]) {
+            double rho = piecewise(out, v, true, [&](u32 w) { return depth[w] == (i64)d + 1 ? u[w] : -1.0; });
+            delta[v] = sigma[v] * rho;
+            u[v] = 1.0 / sigma[v] + rho;
+        }
     return delta;
 }
 

@@ -5,7 +5,7 @@
 //! end. On a partitioned graph a level's frontier may hold ghosts, whose out-rows other
 //! ranks hold, so each own vertex pulls its next-level lanes over its in-row (`bc_discover`)
 //! instead of the frontier pushing along out-rows (`bc_expand`), and each level ends with
-//! its σ (forward) or q = σ/(1 + δ) (backward, kept in σ's place) pushed to the ghosts
+//! its σ (forward) or u = (1 + δ)/σ (backward, kept in σ's place) pushed to the ghosts
 //! (`gpu_ghosts`), as `sweep` does.
 //! Rows longer than `CHUNK` go to the `_chunks` kernels a piece a warp (`gpu_pieces`).
 
@@ -378,7 +378,7 @@ fn run_batch(
     while forward_level(gpu, k, rows, (n, slots), lanes32, level, kb, st, &mut part)? {
         level += 1;
     }
-    // From the deepest level (whose successors' level is empty: δ = 0, q = σ) up.
+    // From the deepest level (whose successors' level is empty: δ = 0, u = 1/σ) up.
     for at in (0..=level).rev() {
         let count = st.counts[at];
         let out = rows.1;

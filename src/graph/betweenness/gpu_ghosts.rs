@@ -1,5 +1,5 @@
 //! The GPU twin of `sweep::push`: on a partitioned graph each level's new σ (forward) and
-//! q = σ/(1 + δ) (backward) of the own vertices that other ranks hold as ghosts, packed on
+//! u = (1 + δ)/σ (backward) of the own vertices that other ranks hold as ghosts, packed on
 //! the device into one run of records per destination (kernels/bc.cu `bc_pack`: the ghost's
 //! index, then one word per lane), moved by the device exchange layer (`GpuExchange`: NCCL
 //! between GPUs, or staged through host memory and MPI) and stored at the ghosts' slots
@@ -18,7 +18,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 pub enum Carried {
     /// σ of the lanes at the level (0 elsewhere); the ghosts' level masks gain those lanes.
     Sigma,
-    /// Every lane's word of σ's place: q = σ/(1 + δ) where the backward sweep has been, σ
+    /// Every lane's word of σ's place: u = (1 + δ)/σ where the backward sweep has been, σ
     /// where it has not yet (as the ghost holds it).
     Quotient,
 }

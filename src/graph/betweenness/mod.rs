@@ -8,14 +8,15 @@
 //! entries, the pieces' sums added in order), and the per-source dependencies
 //! δ_s(v), each an f64, are added over sources in 128-bit fixed point (64 fraction bits),
 //! where addition is associative. So BC is bit-identical for every rank count, batch size,
-//! distribution and device. Backward, δ_s(v) is the sum of σ(v)/q(w) over v's successors w,
-//! with q(w) = σ(w)/(1 + δ_s(w)) worked out once per vertex and source (Brandes' terms with
-//! one value loaded per arc, not σ and δ).
+//! distribution and device. Backward, δ_s(v) = σ(v)·ρ(v), ρ(v) the sum of u(w) = (1 +
+//! δ_s(w))/σ(w) over v's successors w, u worked out once per vertex and source (Brandes'
+//! dependencies with one value loaded and one add per arc, no division; the sums carry their
+//! rounding errors: `sweep::backward_level`).
 //!
 //! Two distributions, as McGuinness's MSc thesis (UMass Amherst, 2011, §2.3.6) has them:
 //! `Full`, the whole graph on every rank with the sources split between ranks and one final
 //! reduction; `Partitioned`, the 1D partition, every rank running every batch over its own
-//! vertices, with each level's new σ (forward) and q (backward) sent to the ranks that hold
+//! vertices, with each level's new σ (forward) and u (backward) sent to the ranks that hold
 //! them as ghosts. Both run on the CPU and on GPUs (one per rank; the ghosts' values then go
 //! through the device exchange layer, NCCL between GPUs or staged through MPI).
 

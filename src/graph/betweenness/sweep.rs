@@ -1,14 +1,15 @@
 //! Brandes' two sweeps for a batch of sources on the CPU, each vertex pulling in row order,
 //! so that no value is ever summed in an order that depends on threads or ranks:
 //! forward, level by level, an undiscovered vertex sums σ over its predecessors at the
-//! current level; backward, from the deepest level, a vertex's δ is the sum of σ(v)/q(w) over
-//! its successors one level deeper (a row longer than `CHUNK` in pieces, their sums added in
-//! order), q(w) = σ(w)/(1 + δ(w)) worked out once per vertex and lane and kept in σ's place
-//! (read by no one after). The lanes of a batch (one per source) share each row
+//! current level; backward, from the deepest level, a vertex's δ is σ(v)·ρ(v), ρ(v) the sum of
+//! u(w) over its successors one level deeper (a row longer than `CHUNK` in pieces, their sums
+//! added in order), u(w) = 1/σ(w) + ρ(w) = (1 + δ(w))/σ(w) worked out once per vertex and lane
+//! and kept in σ's place (read by no one after): no division per arc (see `backward_level`).
+//! The lanes of a batch (one per source) share each row
 //! read, and a bit mask per vertex and level says which lanes have it at that level, so a
 //! neighbour that matters to no lane costs one load (as multi-source BFS, Then et al.,
 //! VLDB 2014). On a partitioned graph each level ends with the new values sent to the ranks that
-//! hold them as ghosts (`push`): σ forward, q backward. kernels/bc.cu does the same steps.
+//! hold them as ghosts (`push`): σ forward, u backward. kernels/bc.cu does the same steps.
 
 use super::view::View;
 use super::{to_fixed, CHUNK, MAX_LANES};
@@ -37,7 +38,7 @@ fn lanes_of(mut mask: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-/// Per value slot and lane: σ (q = σ/(1 + δ) in its place once the backward sweep has been
+/// Per value slot and lane: σ (u = 1/σ + ρ in its place once the backward sweep has been
 /// there) and δ, a slot's lanes adjacent (slot·lanes + s); per slot the lanes that reached
 /// it. Atomics with relaxed order so that threads read slots that others
 /// write; a level writes only lanes that no thread of that level reads.
@@ -110,7 +111,7 @@ pub fn run_batch(
             push_sigma(world, view, lanes, k, &next)?;
             found = world.allreduce(found as u8, Op::Max) == 1;
         }
-        // The last one is empty: the deepest level's successors (δ = 0 there, q = σ).
+        // The last one is empty: the deepest level's successors (δ = 0 there, u = 1/σ).
         levels.push(next);
         if !found {
             break;
@@ -201,8 +202,13 @@ fn forward_level(view: &View, lanes: &Lanes, k: usize, current: &Masks, next: &M
 }
 
 /// δ of each own vertex in its lanes at this level (`here`), from its successors one level
-/// deeper (`deeper`): the sum of σ(v)/q(w), q = σ/(1 + δ) in σ's place, in row order
-/// (`row_sums`' pieces); then the vertex's own q in its σ's place.
+/// deeper (`deeper`): ρ, the sum of their u = 1/σ + ρ (in σ's place), in row order
+/// (`row_sums`' pieces), each piece summed with its rounding errors carried (`two_sum`) and
+/// added back at its end; then δ = σ·ρ and the vertex's own u in its σ's place.
+/// Why this form: Brandes' σ(v)/σ(w)·(1 + δ(w)) costs a division per arc and lane (the GPU's
+/// backward sweep was bound by it); ρ needs only an add, and with the errors carried it is
+/// as accurate: the SSCA#2 torus closed forms come out exact at SCALE 4-11 (a sum of
+/// σ(v)/q(w), q = σ/(1 + δ), missed SCALE 11 by an ulp; ρ summed plainly missed SCALE 10).
 fn backward_level(view: &View, lanes: &Lanes, here: &Masks, deeper: &Masks) {
     let b = lanes.lanes;
     (0..view.local_n).into_par_iter().for_each(|v| {
@@ -210,24 +216,41 @@ fn backward_level(view: &View, lanes: &Lanes, here: &Masks, deeper: &Masks) {
         if mine == 0 {
             return;
         }
-        let (sum, _) = row_sums(view.out.row(v), |run, sum| {
+        let (rho, _) = row_sums(view.out.row(v), |run, sum| {
+            let mut carried = [0f64; MAX_LANES];
             let mut hit = 0u64;
             for &w in run {
                 let w = w as usize;
                 let m = deeper[w].load(Relaxed) & mine;
                 hit |= m;
                 for s in lanes_of(m) {
-                    sum[s] += lanes.sigma(v * b + s) / lanes.sigma(w * b + s);
+                    let (total, error) = two_sum(sum[s], lanes.sigma(w * b + s));
+                    sum[s] = total;
+                    carried[s] += error;
                 }
+            }
+            for s in lanes_of(hit) {
+                sum[s] += carried[s];
             }
             hit
         });
         for s in lanes_of(mine) {
-            let q = lanes.sigma(v * b + s) / (1.0 + sum[s]);
-            lanes.delta[v * b + s].store(sum[s].to_bits(), Relaxed);
-            lanes.sigma[v * b + s].store(q.to_bits(), Relaxed);
+            let sigma = lanes.sigma(v * b + s);
+            let u = 1.0 / sigma + rho[s];
+            lanes.delta[v * b + s].store((sigma * rho[s]).to_bits(), Relaxed);
+            lanes.sigma[v * b + s].store(u.to_bits(), Relaxed);
         }
     });
+}
+
+/// a + b and its rounding error, exactly: a + b = total + error (Knuth's TwoSum, any order
+/// of magnitudes), as kernels/bc.cu `two_sum`.
+#[inline]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let total = a + b;
+    let b_part = total - a;
+    let a_part = total - b_part;
+    (total, (a - a_part) + (b - b_part))
 }
 
 /// Each own vertex's δ over the lanes where it is reached and not the source (`sources`:
@@ -269,7 +292,7 @@ fn push_sigma(world: &World, view: &View, lanes: &Lanes, k: usize, level: &Masks
 }
 
 /// σ's place of the own vertices in `level`, to the ranks holding them as ghosts
-/// (collective): every lane's word, q = σ/(1 + δ) in the lanes swept back (this level's
+/// (collective): every lane's word, u = 1/σ + ρ in the lanes swept back (this level's
 /// final), σ in the others (as the ghost already holds it).
 fn push_quotient(world: &World, view: &View, lanes: &Lanes, k: usize, level: &Masks) -> Result<()> {
     let b = lanes.lanes;
