@@ -11,6 +11,7 @@
 //! keeps). The rows come to the host as `Rows`, entry for entry those of `ArcGraph::build`.
 
 use super::arcs::{ArcGraph, ArcOptions, Rows};
+use super::betweenness::steps::Steps;
 use super::csr::row_offsets;
 use super::csr_gpu::download_chunks;
 use super::csr_sort;
@@ -65,6 +66,7 @@ pub fn build(
         local_n: part.local_n() as u64,
         weights: on.weights,
         merge: options.merge_parallel,
+        steps: Steps::start(),
     };
     let mut loops = gpu.zeros::<u64>("self-loops", 1)?;
     let take = if options.directed {
@@ -78,10 +80,15 @@ pub fn build(
         false => None,
     };
     let loops = gpu.download("self-loops", &loops, 1)?[0];
+    let steps = std::mem::replace(&mut pass.steps, Steps::start());
     drop(pass);
     // Freed memory returns to the device at the next synchronisation: the workload's memory
     // check must see it free.
     gpu.sync("free the arc build's buffers")?;
+    let listed: Vec<String> = (steps.done().iter())
+        .map(|(name, s)| format!("{name} {s:.3} s"))
+        .collect();
+    log::info!("arc rows built on the GPU: {}", listed.join(", "));
     Ok(ArcGraph::from_rows(
         world,
         (part, out, inc),
@@ -103,6 +110,8 @@ struct Pass<'a> {
     local_n: u64,
     weights: Option<DeviceWeights>,
     merge: bool,
+    /// The host's clock over each direction's count, fill, sort and trip to the host.
+    steps: Steps,
 }
 
 impl Pass<'_> {
@@ -130,6 +139,10 @@ impl Pass<'_> {
     fn rows(&mut self, take: u32, loops: &mut CudaSlice<u64>) -> Result<Rows> {
         let gpu = self.gpu;
         let (first, n) = (self.first, self.local_n);
+        let names = match take {
+            IN_ARCS => ["in count", "in fill", "in sort", "in download"],
+            _ => ["out count", "out fill", "out sort", "out download"],
+        };
         let count = gpu.function(FILE, "arcs_count")?;
         let mut lengths = gpu.zeros::<u64>("arc row lengths", n as usize)?;
         self.rounds(|msgs, tuples, _| {
@@ -139,6 +152,7 @@ impl Pass<'_> {
             })
         })?;
         let offsets = row_offsets(&gpu.download("arc row lengths", &lengths, n as usize)?);
+        self.steps.mark(names[0]);
         let mut cursor = lengths;
         if n > 0 {
             gpu.stream
@@ -157,6 +171,7 @@ impl Pass<'_> {
             })
         })?;
         drop(cursor);
+        self.steps.mark(names[1]);
         let dev_offsets = gpu.upload("arc row offsets", &offsets)?;
         csr_sort::sort_rows(gpu, &offsets, &dev_offsets, &mut keys)?;
         let (keys, offsets) = match self.merge {
@@ -166,8 +181,12 @@ impl Pass<'_> {
             }
             false => (keys, offsets),
         };
+        gpu.sync("sort the arc rows")?;
+        self.steps.mark(names[2]);
         let weighted = self.weights.is_some();
-        download_rows(gpu, &keys, offsets, weighted)
+        let rows = download_rows(gpu, &keys, offsets, weighted);
+        self.steps.mark(names[3]);
+        rows
     }
 }
 

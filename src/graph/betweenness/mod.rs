@@ -40,7 +40,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use steps::Steps;
 use sweep::Lanes;
-use view::View;
+use view::{Keep, View};
 
 /// Most sources in one batch.
 pub const MAX_LANES: usize = 64;
@@ -120,6 +120,8 @@ impl Distribution {
 pub struct Centrality {
     /// Σ_s δ_s(v) · 2^64, per vertex, on rank 0 (empty elsewhere).
     pub fixed: Vec<u128>,
+    /// Arcs the sweeps ran over (those `keep` accepted).
+    pub arcs: u64,
     /// Deepest BFS level of any source.
     pub deepest_level: u32,
     /// Sources per batch.
@@ -165,22 +167,29 @@ pub fn lanes_fitting(slots: u64, budget: u64) -> usize {
     lanes
 }
 
-/// BC of `g` from `sources` (collective). `g` is the replicated graph for `Full`, the
-/// rank's part for `Partitioned`; `lanes` sources go in a batch (None: the most, up to
+/// BC of `g` from `sources` (collective), over the arcs whose weight `keep` accepts (all
+/// where None). `g` is the replicated graph for `Full`, the rank's part for `Partitioned`; `lanes` sources go in a batch (None: the most, up to
 /// `MAX_LANES`, whose values fit in half the memory left; the same on every rank). On GPUs
 /// a partitioned graph's ranks exchange through `transport`.
 pub fn betweenness(
     world: &World,
     (device, transport): (&Selected, GpuTransport),
-    g: &ArcGraph,
+    (g, keep): (&ArcGraph, Option<&Keep>),
     sources: &[Vid],
     distribution: Distribution,
     lanes: Option<usize>,
 ) -> Result<Centrality> {
     let mut steps = Steps::start();
-    let view = match distribution {
-        Distribution::Full => View::replicated(g)?,
-        Distribution::Partitioned => View::partitioned(world, g)?,
+    let view = match (distribution, keep) {
+        (Distribution::Full, _) => View::replicated(g, keep)?,
+        (Distribution::Partitioned, None) => View::partitioned(world, g)?,
+        (Distribution::Partitioned, Some(keep)) => {
+            View::partitioned(world, &g.filtered(world, keep))?
+        }
+    };
+    let arcs = match distribution {
+        Distribution::Full => view.out.adj.len() as u64,
+        Distribution::Partitioned => world.allreduce(view.out.adj.len() as u64, Op::Sum),
     };
     let lanes = match lanes {
         Some(l) => l.clamp(1, MAX_LANES),
@@ -220,6 +229,7 @@ pub fn betweenness(
     log_seconds("betweenness GPU phases (most over ranks)", &phases);
     Ok(Centrality {
         fixed,
+        arcs,
         deepest_level: world.allreduce(deepest, Op::Max),
         lanes,
         setup_seconds: world.allreduce(setup, Op::Max),

@@ -10,6 +10,9 @@ use crate::graph::ghosts::Ghosts;
 use crate::graph::Vid;
 use rayon::prelude::*;
 
+/// Which arcs count, by weight.
+pub type Keep = dyn Fn(u64) -> bool + Sync;
+
 /// One direction's rows in value-space columns.
 pub struct LocalRows {
     pub offsets: Vec<u64>,
@@ -46,21 +49,20 @@ impl View {
         self.local_n + self.ghosts.as_ref().map_or(0, |g| g.ids.len())
     }
 
-    /// The view of a graph every rank holds whole (no ghosts).
-    pub fn replicated(g: &ArcGraph) -> Result<View> {
+    /// The view of a graph every rank holds whole (no ghosts), of only the arcs whose weight
+    /// `keep` accepts where it is given (filtered as the columns are written: SSCA#2's
+    /// kernel 4 makes no filtered copy of the graph first).
+    pub fn replicated(g: &ArcGraph, keep: Option<&Keep>) -> Result<View> {
         narrow(g.n(), "vertices")?;
-        let columns = |rows: &Rows| rows.adj.par_iter().map(|&v| v as u32).collect();
+        let columns = |rows: &Rows| {
+            let (offsets, adj) = rows.kept(keep, |v| v as u32);
+            LocalRows { offsets, adj }
+        };
         Ok(View {
             local_n: g.local_n(),
             first: 0,
-            out: LocalRows {
-                offsets: g.out.offsets.clone(),
-                adj: columns(&g.out),
-            },
-            inc: (!g.symmetric()).then(|| LocalRows {
-                offsets: g.inc().offsets.clone(),
-                adj: columns(g.inc()),
-            }),
+            out: columns(&g.out),
+            inc: (!g.symmetric()).then(|| columns(g.inc())),
             ghosts: None,
         })
     }

@@ -140,6 +140,7 @@ impl Workload for Bc {
         let (started, sent) = (std::time::Instant::now(), crate::comm::bytes_sent());
         let c = h.timed("betweenness", || {
             let device = (&h.device, h.run.gpu_transport);
+            let graph = (graph, None);
             betweenness::betweenness(world, device, graph, &sources, distribution, self.batch)
         })?;
         // The sweeps' seconds: the set-up before the first batch (the rows' views and

@@ -14,6 +14,7 @@ use crate::comm::Triple;
 use crate::error::Result;
 use crate::graph::arcs::{ArcGraph, ArcOptions};
 use crate::graph::arcs_gpu;
+use crate::graph::betweenness::view::Keep;
 use crate::graph::betweenness::{self, bad_key, Distribution, Replicate};
 use crate::graph::build::{self, Need};
 use crate::graph::roots::pick_vertices;
@@ -120,27 +121,28 @@ impl Workload for Ssca2 {
         let count = 1usize << self.k4approx;
         let sources = pick_vertices(world, &g.part, &|l| g.out.degree(l) > 0, seed, count)?;
         let distribution = self.replicate.resolve(world, &h.device, &g)?;
-        let ((c, arcs), k4) = timed(h, "kernel4", || {
-            let started = std::time::Instant::now();
-            let filtered = g.filtered(world, kernel4_arc);
-            let arcs = filtered.num_arcs;
-            let whole = match distribution {
-                // One rank holds the whole graph already.
-                Distribution::Full if world.size() > 1 => filtered.replicate(world)?,
-                _ => filtered,
+        let (c, k4) = timed(h, "kernel4", || {
+            // The engine filters the arcs as it makes its rows' view, except where every
+            // rank must gather the whole graph first (full on several ranks): then only the
+            // kept arcs travel.
+            let gathered = match distribution {
+                Distribution::Full if world.size() > 1 => {
+                    let started = std::time::Instant::now();
+                    let whole = g.filtered(world, kernel4_arc).replicate(world)?;
+                    let secs = started.elapsed().as_secs_f64();
+                    log::info!("ssca2: kernel 4's arcs filtered and replicated in {secs:.3} s");
+                    Some(whole)
+                }
+                _ => None,
             };
-            let secs = started.elapsed().as_secs_f64();
-            log::info!("ssca2: kernel 4's arcs filtered (and replicated) in {secs:.3} s");
-            let c = betweenness::betweenness(
-                world,
-                (&h.device, h.run.gpu_transport),
-                &whole,
-                &sources,
-                distribution,
-                self.batch,
-            )?;
-            Ok((c, arcs))
+            let graph = match &gathered {
+                Some(whole) => (whole, None),
+                None => (&g, Some(&kernel4_arc as &Keep)),
+            };
+            let device = (&h.device, h.run.gpu_transport);
+            betweenness::betweenness(world, device, graph, &sources, distribution, self.batch)
         })?;
+        let arcs = c.arcs;
         let mut report = Report::new();
         report.headline(format!(
             "HPCS SSCA#2 v2.2: SCALE {}, K4approx {}, {} rank(s) on {}",
