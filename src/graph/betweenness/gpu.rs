@@ -313,7 +313,7 @@ impl Phases {
     }
 }
 
-/// The ghost push of a level's σ or q, timed into `phases.push`.
+/// The ghost push of a level's σ or u, timed into `phases.push`.
 fn timed_push(
     gpu: &Gpu,
     push: &mut GhostPush,
@@ -427,7 +427,7 @@ fn run_batch(
 }
 
 /// The long rows' pieces' sums added in piece order, for the lanes of each long row's
-/// vertex in `masks` (`bc_combine`): into σ (`backward` 0), or finishing δ and q in σ's place
+/// vertex in `masks` (`bc_combine`): into σ (`backward` 0), or finishing δ and u in σ's place
 /// (`backward` 1).
 fn combine(
     gpu: &Gpu,
