@@ -750,6 +750,37 @@ __device__ __forceinline__ void mesh_group_lowest(Group g, double &worst, u64 &w
     }
 }
 
+// A lane's M views (mesh_opt_view_trials): in registers (m known at compile time once the
+// loops unroll; a view set at a run-time m goes through a select over the M) or in shared
+// memory (field f of view m at p[(f M + m) stride], a thread's column of the block's array).
+template <u32 M>
+struct RegisterViews {
+    View v[M];
+    __device__ __forceinline__ View get(u32 m) const { return v[m]; }
+    __device__ __forceinline__ void set(u32 m, const View &x) {
+#pragma unroll
+        for (u32 j = 0; j < M; j++)
+            if (j == m) v[j] = x;
+    }
+};
+
+template <u32 M>
+struct SharedViews {
+    double *p;
+    u32 stride;
+    __device__ __forceinline__ double &at(u32 f, u32 m) const { return p[(f * M + m) * stride]; }
+    __device__ __forceinline__ View get(u32 m) const {
+        View v;
+        v.w = at(0, m), v.a[0] = at(1, m), v.a[1] = at(2, m), v.a[2] = at(3, m);
+        v.s = at(4, m), v.g[0] = at(5, m), v.g[1] = at(6, m), v.g[2] = at(7, m);
+        return v;
+    }
+    __device__ __forceinline__ void set(u32 m, const View &v) const {
+        at(0, m) = v.w, at(1, m) = v.a[0], at(2, m) = v.a[1], at(3, m) = v.a[2];
+        at(4, m) = v.s, at(5, m) = v.g[0], at(6, m) = v.g[1], at(7, m) = v.g[2];
+    }
+};
+
 // One cell's trial in the view search: W and S with the corner moved by delta
 // (CornerView::moved), then its eta^3 against the lane's lowest.
 template <u32 N>
@@ -768,95 +799,154 @@ __device__ __forceinline__ void mesh_view_trial(const View &v, const double *del
     }
 }
 
-// The worst eta^3 of node i's cells with i moved from `start` by delta, from its views
-// (optimise::worst_of), -1 when one would invert; *place: the CSR index of the first lowest.
-// Lane `rank` of the group holds the views of the cells off[i] + rank + m size, m < M, in
-// registers; a node with more cells has the rest's views taken again from the corners (the
-// same numbers).
-template <u32 N, u32 M>
-__device__ __forceinline__ double mesh_opt_view_worst(const View (&views)[M],
+// Trials of the view search taken together: moves delta[0..count) of node i from `start`,
+// for each the worst eta^3 of its cells from its views (optimise::worst_of), -1 when one
+// would invert, and place[b] the CSR index of the first lowest. Lane `rank` of the group
+// holds the views of the cells off[i] + rank + m size, m < M, in registers; a node with more
+// cells has the rest's views taken again from the corners (the same numbers). B moves in
+// one pass over the views: the group reduces them together, and the search (which takes
+// the first of its halvings that raises the worst eta^3) needs no pass per halving.
+template <u32 N, u32 M, u32 B, class Store>
+__device__ __forceinline__ void mesh_opt_view_trials(const Store &views,
+                                                     const Point *__restrict__ xyz,
+                                                     const u32 *__restrict__ cells, u64 first,
+                                                     u64 end, const u32 *slots,
+                                                     const double *start,
+                                                     const double (&delta)[B][3], u32 count,
+                                                     Group g, double (&worst)[B],
+                                                     u64 (&place)[B]) {
+    double gamma[B];
+    bool bad[B];
+#pragma unroll
+    for (u32 b = 0; b < B; b++) {
+        gamma[b] = ((double)N - 1.0) * mesh_dot(delta[b], delta[b]);
+        worst[b] = 1.0 / 0.0;
+        place[b] = ~0ull;
+        bad[b] = false;
+    }
+#pragma unroll
+    for (u32 m = 0; m < M; m++) {
+        u64 k = first + g.rank + (u64)m * g.size;
+        if (k < end) {
+#pragma unroll
+            for (u32 b = 0; b < B; b++)
+                if (b < count) mesh_view_trial<N>(views.get(m), delta[b], gamma[b], k, worst[b], place[b], bad[b]);
+        }
+    }
+    for (u64 k = first + g.rank + (u64)M * g.size; k < end; k += g.size) {
+        View v = mesh_corner_view<N>(xyz, cells, slots[k], start);
+#pragma unroll
+        for (u32 b = 0; b < B; b++)
+            if (b < count) mesh_view_trial<N>(v, delta[b], gamma[b], k, worst[b], place[b], bad[b]);
+    }
+#pragma unroll
+    for (u32 b = 0; b < B; b++) {
+        if (b >= count) break;
+        mesh_group_lowest(g, worst[b], place[b], bad[b]);
+        if (bad[b]) worst[b] = -1.0;
+    }
+}
+
+// One trial of the view search (mesh_opt_view_trials with one move).
+template <u32 N, u32 M, class Store>
+__device__ __forceinline__ double mesh_opt_view_worst(const Store &views,
                                                       const Point *__restrict__ xyz,
                                                       const u32 *__restrict__ cells,
                                                       u64 first, u64 end, const u32 *slots,
                                                       const double *start, const double *delta,
                                                       Group g, u64 *place) {
-    double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
-    double worst = 1.0 / 0.0;
-    u64 where = ~0ull;
-    bool bad = false;
-#pragma unroll
-    for (u32 m = 0; m < M; m++) {
-        u64 k = first + g.rank + (u64)m * g.size;
-        if (k < end) mesh_view_trial<N>(views[m], delta, gamma, k, worst, where, bad);
-    }
-    for (u64 k = first + g.rank + (u64)M * g.size; k < end; k += g.size) {
-        View v = mesh_corner_view<N>(xyz, cells, slots[k], start);
-        mesh_view_trial<N>(v, delta, gamma, k, worst, where, bad);
-    }
-    mesh_group_lowest(g, worst, where, bad);
-    if (bad) return -1.0;
-    *place = where;
-    return worst;
+    const double d[1][3] = {{delta[0], delta[1], delta[2]}};
+    double worst[1];
+    u64 where[1];
+    mesh_opt_view_trials<N, M, 1, Store>(views, xyz, cells, first, end, slots, start, d, 1, g, worst,
+                                  where);
+    if (worst[0] >= 0.0) *place = where[0];
+    return worst[0];
 }
 
 // The worst η³ of node i's cells with i at `at` from the cells' V and S
-// (optimise::worst_around), -1 when one would invert. The group's lanes take every
-// size-th cell, then reduce. Corners come from the packed positions.
-template <u32 N>
-__device__ __forceinline__ double mesh_opt_worst(const Point *__restrict__ xyz,
+// (optimise::worst_around), -1 when one would invert; with VIEWS (`at` the node's own
+// position, which the loaded corners hold) also the views of the lane's first M cells
+// (mesh_opt_view_trials), in the same pass over their corners. The group's lanes take every
+// size-th cell, then reduce. A lane's first M cells are loaded stage by stage (their slots,
+// then their node ids, then their corners), so that their loads overlap; the rest one at a
+// time. Corners come from the packed positions.
+template <u32 N, u32 M, bool VIEWS, class Store>
+__device__ __forceinline__ double mesh_opt_cells(const Point *__restrict__ xyz,
                                                  const u32 *__restrict__ cells, u64 first,
-                                                 u64 end, const u32 *slots, const double *at,
-                                                 Group g) {
+                                                 u64 end, const u32 *__restrict__ slots,
+                                                 const double *at, Group g, Store &views) {
     double worst = 1.0 / 0.0;
     u64 where = 0;
     bool bad = false;
-    for (u64 k = first + g.rank; k < end; k += g.size) {
-        u32 slot = slots[k];
-        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
-        mesh_place<N>(q, slot % N, at);
+    u32 slot[M], id[M][4];
+#pragma unroll
+    for (u32 m = 0; m < M; m++) {
+        u64 k = first + g.rank + (u64)m * g.size;
+        slot[m] = k < end ? __ldg(slots + k) : 0;
+    }
+#pragma unroll
+    for (u32 m = 0; m < M; m++)
+        if (first + g.rank + (u64)m * g.size < end) mesh_cell_ids<N>(cells, slot[m] / N, id[m]);
+#pragma unroll
+    for (u32 m = 0; m < M; m++) {
+        if (first + g.rank + (u64)m * g.size >= end) continue;
+        Corners q = mesh_corners_of<N>(xyz, id[m]);
+        if (!VIEWS) mesh_place<N>(q, slot[m] % N, at);
         double v = mesh_volume<N>(q);
-        if (v <= 0.0) {
+        if (v <= 0.0)
             bad = true;
-            break;
-        }
-        worst = fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
+        else
+            worst = fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
+        if (VIEWS) views.set(m, mesh_view_of<N>(q, slot[m] % N));
+    }
+    for (u64 k = first + g.rank + (u64)M * g.size; k < end && !bad; k += g.size) {
+        u32 s = __ldg(slots + k);
+        Corners q = mesh_corners_packed<N>(xyz, cells, s / N);
+        mesh_place<N>(q, s % N, at);
+        double v = mesh_volume<N>(q);
+        if (v <= 0.0)
+            bad = true;
+        else
+            worst = fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
     }
     mesh_group_lowest(g, worst, where, bad);
     return bad ? -1.0 : worst;
 }
 
+#ifndef MESH_OPT_SHARED
+#define MESH_OPT_SHARED 0
+#endif
+#ifndef MESH_OPT_BATCH
+#define MESH_OPT_BATCH 5
+#endif
+#define MESH_OPT_HALVINGS 5
+
 // Node i's new position (optimise::optimise_node), from `here` (its position, `start`): the
-// worst eta^3 at the start from the cells (the final check's mark), the views of its cells
-// (M a lane in registers), then every trial from the views: its neighbours' centroid if that
-// raises its worst eta^3, then up to 4 ascent steps along its worst cell's ∇η (the cell of
-// the last kept trial), each halved up to 5 times until the worst eta^3 rises; the end
-// stands only if the cells' own worst eta^3 there beats the start's. Every lane of the group
-// computes the same (the centroid and the reach are sums in the CPU's order).
-template <u32 N, u32 M>
+// worst eta^3 at the start from the cells (the final check's mark) and the views of its cells
+// (M a lane in registers) in one pass, then every trial from the views: its neighbours'
+// centroid if that raises its worst eta^3, then up to 4 ascent steps along its worst cell's
+// ∇η (the cell of the last kept trial), each halved up to 5 times until the worst eta^3
+// rises (MESH_OPT_BATCH halvings tried in one pass; the first that rises is taken, as the
+// serial search takes it); the end stands only if the cells' own worst eta^3 there beats the
+// start's. Every lane of the group computes the same (the centroid and the reach are sums
+// in the CPU's order).
+template <u32 N, u32 M, class Store>
 __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz,
                                                    const u32 *__restrict__ cells,
                                                    const u64 *off, const u32 *slots,
                                                    const u64 *goff, const u32 *adj, u32 i,
-                                                   Group g, double *here) {
+                                                   Group g, Store &views, double *here) {
     u64 first = off[i], end = off[i + 1];
     // A node in no cell stays (the CPU's search finds nothing to climb).
     if (first == end) return;
     double start[3] = {here[0], here[1], here[2]};
-    double exact = mesh_opt_worst<N>(xyz, cells, first, end, slots, start, g);
+    double exact = mesh_opt_cells<N, M, true, Store>(xyz, cells, first, end, slots, here, g, views);
     if (exact < 0.0) return;
-    View views[M];
-#pragma unroll
-    for (u32 m = 0; m < M; m++) {
-        u64 k = first + g.rank + (u64)m * g.size;
-        if (k < end) {
-            u32 slot = slots[k];
-            views[m] = mesh_view_of<N>(mesh_corners_packed<N>(xyz, cells, slot / N), slot % N);
-        }
-    }
     const double zero[3] = {0.0, 0.0, 0.0};
     u64 place = 0, trial = 0;
     double worst =
-        mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start, zero, g, &place);
+        mesh_opt_view_worst<N, M, Store>(views, xyz, cells, first, end, slots, start, zero, g, &place);
     if (worst < 0.0) return;
     double c[3] = {0.0, 0.0, 0.0};
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
@@ -870,7 +960,7 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
 #pragma unroll
     for (int k = 0; k < 3; k++) centroid[k] = here[k] + (c[k] / deg - here[k]);
     mesh_sub(centroid, start, delta);
-    double w = mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start, delta, g,
+    double w = mesh_opt_view_worst<N, M, Store>(views, xyz, cells, first, end, slots, start, delta, g,
                                          &trial);
     if (w >= 0.0 && w > worst) {
 #pragma unroll
@@ -886,6 +976,7 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
         reach += sqrt(mesh_dot(e, e));
     }
     reach /= fmax(deg, 1.0);
+    constexpr u32 B = MESH_OPT_BATCH;
     for (int step = 0; step < 4; step++) {
         // The worst cell's view (CornerView::ascent): W, S and ∇S with the corner moved.
         View v = mesh_corner_view<N>(xyz, cells, slots[place], start);
@@ -900,25 +991,35 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
         if (norm == 0.0) break;
         double t = 0.1 * reach / norm;
         bool raised = false;
-        for (int h = 0; h < 5; h++) {
-            double at[3] = {here[0] + t * grad[0], here[1] + t * grad[1], here[2] + t * grad[2]};
-            mesh_sub(at, start, delta);
-            double wa = mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start,
-                                                  delta, g, &trial);
-            if (wa >= 0.0 && wa > worst) {
+        for (u32 h = 0; h < MESH_OPT_HALVINGS && !raised; h += B) {
+            u32 count = min(B, MESH_OPT_HALVINGS - h);
+            double at[B][3], moves[B][3], wa[B];
+            u64 where[B];
 #pragma unroll
-                for (int k = 0; k < 3; k++) here[k] = at[k];
-                worst = wa;
-                place = trial;
-                raised = true;
-                break;
+            for (u32 b = 0; b < B; b++) {
+#pragma unroll
+                for (int k = 0; k < 3; k++) at[b][k] = here[k] + t * grad[k];
+                mesh_sub(at[b], start, moves[b]);
+                t *= 0.5;
             }
-            t *= 0.5;
+            mesh_opt_view_trials<N, M, B, Store>(views, xyz, cells, first, end, slots, start, moves,
+                                          count, g, wa, where);
+#pragma unroll
+            for (u32 b = 0; b < B; b++) {
+                if (b < count && wa[b] >= 0.0 && wa[b] > worst) {
+#pragma unroll
+                    for (int k = 0; k < 3; k++) here[k] = at[b][k];
+                    worst = wa[b];
+                    place = where[b];
+                    raised = true;
+                    break;
+                }
+            }
         }
         if (!raised) break;
     }
     bool moved = here[0] != start[0] || here[1] != start[1] || here[2] != start[2];
-    if (!moved || !(mesh_opt_worst<N>(xyz, cells, first, end, slots, here, g) > exact)) {
+    if (!moved || !(mesh_opt_cells<N, M, false, Store>(xyz, cells, first, end, slots, here, g, views) > exact)) {
 #pragma unroll
         for (int k = 0; k < 3; k++) here[k] = start[k];
     }
@@ -935,6 +1036,9 @@ extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, Point
                                           const u32 *slots, const u64 *goff, const u32 *adj,
                                           const u32 *list, u64 start, u64 count, u32 lanes,
                                           u64 *best) {
+#if MESH_OPT_SHARED
+    __shared__ double mesh_views[8 * 3 * 256];
+#endif
     Group g = mesh_group(lanes);
     u64 k = thread_index() / lanes;
     u64 bits = 0;
@@ -943,12 +1047,24 @@ extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, Point
         double2 xy = __ldg(reinterpret_cast<const double2 *>(xyz + i));
         double was[3] = {xy.x, xy.y, __ldg(&xyz[i].z)}, p[3] = {was[0], was[1], was[2]}, d[3];
         // Views held per lane: a Kuhn box's node has 24 cells, 6 a lane at 4 lanes.
-        if (n == 4 && lanes >= 8)
-            mesh_optimise_node<4, 3>(xyz, cells, off, slots, goff, adj, i, g, p);
-        else if (n == 4)
-            mesh_optimise_node<4, 6>(xyz, cells, off, slots, goff, adj, i, g, p);
-        else
-            mesh_optimise_node<3, 4>(xyz, cells, off, slots, goff, adj, i, g, p);
+#if MESH_OPT_SHARED
+        if (n == 4 && lanes >= 8) {
+            SharedViews<3> views{mesh_views + threadIdx.x, blockDim.x};
+            mesh_optimise_node<4, 3>(xyz, cells, off, slots, goff, adj, i, g, views, p);
+        }
+#else
+        if (n == 4 && lanes >= 8) {
+            RegisterViews<3> views;
+            mesh_optimise_node<4, 3>(xyz, cells, off, slots, goff, adj, i, g, views, p);
+        }
+#endif
+        else if (n == 4) {
+            RegisterViews<6> views;
+            mesh_optimise_node<4, 6>(xyz, cells, off, slots, goff, adj, i, g, views, p);
+        } else {
+            RegisterViews<4> views;
+            mesh_optimise_node<3, 4>(xyz, cells, off, slots, goff, adj, i, g, views, p);
+        }
         mesh_sub(p, was, d);
         bits = (u64)__double_as_longlong(sqrt(mesh_dot(d, d)));
         if (g.rank == 0) {
