@@ -735,19 +735,20 @@ __device__ __forceinline__ Group mesh_group(u32 size) {
     return Group{size, lane % size, mask};
 }
 
-// The lowest (eta^3, place) of the group's lanes into every lane of the group: the first
-// place on ties, so the serial loop's; `bad` is any lane's.
-__device__ __forceinline__ void mesh_group_lowest(Group g, double &worst, u64 &where, bool &bad) {
-    if (g.size == 1) return;
-    bad = __any_sync(g.mask, bad);
+// The lowest of the group's lanes' values, in every lane of the group. A lane that met an
+// inverted cell holds -1 (below any eta^3), so the group's lowest is -1 then.
+__device__ __forceinline__ double mesh_group_min(Group g, double v) {
     for (u32 s = g.size / 2; s > 0; s /= 2) {
-        double w = __shfl_xor_sync(g.mask, worst, s);
-        u64 k = __shfl_xor_sync(g.mask, where, s);
-        if (w < worst || (w == worst && k < where)) {
-            worst = w;
-            where = k;
-        }
+        double o = __shfl_xor_sync(g.mask, v, s);
+        if (o < v) v = o;
     }
+    return v;
+}
+
+// The least of the group's lanes' values, in every lane of the group.
+__device__ __forceinline__ u32 mesh_group_least(Group g, u32 v) {
+    for (u32 s = g.size / 2; s > 0; s /= 2) v = min(v, __shfl_xor_sync(g.mask, v, s));
+    return v;
 }
 
 // A lane's M views (mesh_opt_view_trials): in registers (m known at compile time once the
@@ -781,31 +782,37 @@ struct SharedViews {
     }
 };
 
-// One cell's trial in the view search: W and S with the corner moved by delta
-// (CornerView::moved), then its eta^3 against the lane's lowest.
+// A lane's part of one trial of the view search: its lowest eta^3 (-1 once a cell inverts)
+// and where (the cell's offset in the node's CSR row; the first on ties).
+struct Trial {
+    double worst;
+    u32 where;
+};
+
+// One cell's trial: W and S with the corner moved by delta (CornerView::moved), then its
+// eta^3 against the lane's lowest.
 template <u32 N>
 __device__ __forceinline__ void mesh_view_trial(const View &v, const double *delta, double gamma,
-                                                u64 k, double &worst, u64 &where, bool &bad) {
+                                                u32 k, Trial &t) {
     double w = v.w + mesh_dot(v.a, delta);
     double s = v.s + mesh_dot(v.g, delta) + gamma;
     if (!(w > 0.0)) {
-        bad = true;
+        t.worst = -1.0;
         return;
     }
     double eta3 = mesh_eta_cubed<N>(w, s);
-    if (eta3 < worst) {
-        worst = eta3;
-        where = k;
+    if (eta3 < t.worst) {
+        t.worst = eta3;
+        t.where = k;
     }
 }
 
-// Trials of the view search taken together: moves delta[0..count) of node i from `start`,
-// for each the worst eta^3 of its cells from its views (optimise::worst_of), -1 when one
-// would invert, and place[b] the CSR index of the first lowest. Lane `rank` of the group
-// holds the views of the cells off[i] + rank + m size, m < M, in registers; a node with more
-// cells has the rest's views taken again from the corners (the same numbers). B moves in
-// one pass over the views: the group reduces them together, and the search (which takes
-// the first of its halvings that raises the worst eta^3) needs no pass per halving.
+// Trials of the view search taken together: moves delta[0..count) of node i from `start`;
+// each lane's part of each (mesh_opt_worst_of reduces them). Lane `rank` of the group holds
+// the views of the cells off[i] + rank + m size, m < M; a node with more cells has the
+// rest's views taken again from the corners (the same numbers). B moves in one pass over the
+// views, so that the search (which takes the first of its halvings that raises the worst
+// eta^3) needs no pass per halving.
 template <u32 N, u32 M, u32 B, class Store>
 __device__ __forceinline__ void mesh_opt_view_trials(const Store &views,
                                                      const Point *__restrict__ xyz,
@@ -813,55 +820,40 @@ __device__ __forceinline__ void mesh_opt_view_trials(const Store &views,
                                                      u64 end, const u32 *slots,
                                                      const double *start,
                                                      const double (&delta)[B][3], u32 count,
-                                                     Group g, double (&worst)[B],
-                                                     u64 (&place)[B]) {
+                                                     Group g, Trial (&t)[B]) {
     double gamma[B];
-    bool bad[B];
 #pragma unroll
     for (u32 b = 0; b < B; b++) {
         gamma[b] = ((double)N - 1.0) * mesh_dot(delta[b], delta[b]);
-        worst[b] = 1.0 / 0.0;
-        place[b] = ~0ull;
-        bad[b] = false;
+        t[b] = Trial{1.0 / 0.0, ~0u};
     }
 #pragma unroll
     for (u32 m = 0; m < M; m++) {
-        u64 k = first + g.rank + (u64)m * g.size;
-        if (k < end) {
+        u32 k = g.rank + m * g.size;
+        if (first + k < end) {
+            View v = views.get(m);
 #pragma unroll
             for (u32 b = 0; b < B; b++)
-                if (b < count) mesh_view_trial<N>(views.get(m), delta[b], gamma[b], k, worst[b], place[b], bad[b]);
+                if (b < count) mesh_view_trial<N>(v, delta[b], gamma[b], k, t[b]);
         }
     }
-    for (u64 k = first + g.rank + (u64)M * g.size; k < end; k += g.size) {
-        View v = mesh_corner_view<N>(xyz, cells, slots[k], start);
+    for (u32 k = g.rank + M * g.size; first + k < end; k += g.size) {
+        View v = mesh_corner_view<N>(xyz, cells, slots[first + k], start);
 #pragma unroll
         for (u32 b = 0; b < B; b++)
-            if (b < count) mesh_view_trial<N>(v, delta[b], gamma[b], k, worst[b], place[b], bad[b]);
-    }
-#pragma unroll
-    for (u32 b = 0; b < B; b++) {
-        if (b >= count) break;
-        mesh_group_lowest(g, worst[b], place[b], bad[b]);
-        if (bad[b]) worst[b] = -1.0;
+            if (b < count) mesh_view_trial<N>(v, delta[b], gamma[b], k, t[b]);
     }
 }
 
-// One trial of the view search (mesh_opt_view_trials with one move).
-template <u32 N, u32 M, class Store>
-__device__ __forceinline__ double mesh_opt_view_worst(const Store &views,
-                                                      const Point *__restrict__ xyz,
-                                                      const u32 *__restrict__ cells,
-                                                      u64 first, u64 end, const u32 *slots,
-                                                      const double *start, const double *delta,
-                                                      Group g, u64 *place) {
-    const double d[1][3] = {{delta[0], delta[1], delta[2]}};
-    double worst[1];
-    u64 where[1];
-    mesh_opt_view_trials<N, M, 1, Store>(views, xyz, cells, first, end, slots, start, d, 1, g, worst,
-                                  where);
-    if (worst[0] >= 0.0) *place = where[0];
-    return worst[0];
+// A trial's worst eta^3 over the group (-1 when a cell would invert), in every lane.
+__device__ __forceinline__ double mesh_opt_worst_of(Group g, const Trial &t) {
+    return mesh_group_min(g, t.worst);
+}
+
+// Where the trial's worst (`worst`, from mesh_opt_worst_of) is: the CSR index of the first
+// of the node's cells that has it, as the serial loop finds it.
+__device__ __forceinline__ u64 mesh_opt_place_of(Group g, const Trial &t, double worst, u64 first) {
+    return first + mesh_group_least(g, t.worst == worst ? t.where : ~0u);
 }
 
 // The worst η³ of node i's cells with i at `at` from the cells' V and S
@@ -877,8 +869,6 @@ __device__ __forceinline__ double mesh_opt_cells(const Point *__restrict__ xyz,
                                                  u64 end, const u32 *__restrict__ slots,
                                                  const double *at, Group g, Store &views) {
     double worst = 1.0 / 0.0;
-    u64 where = 0;
-    bool bad = false;
     u32 slot[M], id[M][4];
 #pragma unroll
     for (u32 m = 0; m < M; m++) {
@@ -894,24 +884,17 @@ __device__ __forceinline__ double mesh_opt_cells(const Point *__restrict__ xyz,
         Corners q = mesh_corners_of<N>(xyz, id[m]);
         if (!VIEWS) mesh_place<N>(q, slot[m] % N, at);
         double v = mesh_volume<N>(q);
-        if (v <= 0.0)
-            bad = true;
-        else
-            worst = fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
+        worst = v <= 0.0 ? -1.0 : fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
         if (VIEWS) views.set(m, mesh_view_of<N>(q, slot[m] % N));
     }
-    for (u64 k = first + g.rank + (u64)M * g.size; k < end && !bad; k += g.size) {
+    for (u64 k = first + g.rank + (u64)M * g.size; k < end && worst >= 0.0; k += g.size) {
         u32 s = __ldg(slots + k);
         Corners q = mesh_corners_packed<N>(xyz, cells, s / N);
         mesh_place<N>(q, s % N, at);
         double v = mesh_volume<N>(q);
-        if (v <= 0.0)
-            bad = true;
-        else
-            worst = fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
+        worst = v <= 0.0 ? -1.0 : fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
     }
-    mesh_group_lowest(g, worst, where, bad);
-    return bad ? -1.0 : worst;
+    return mesh_group_min(g, worst);
 }
 
 #ifndef MESH_OPT_SHARED
@@ -924,11 +907,11 @@ __device__ __forceinline__ double mesh_opt_cells(const Point *__restrict__ xyz,
 
 // Node i's new position (optimise::optimise_node), from `here` (its position, `start`): the
 // worst eta^3 at the start from the cells (the final check's mark) and the views of its cells
-// (M a lane in registers) in one pass, then every trial from the views: its neighbours'
-// centroid if that raises its worst eta^3, then up to 4 ascent steps along its worst cell's
-// ∇η (the cell of the last kept trial), each halved up to 5 times until the worst eta^3
-// rises (MESH_OPT_BATCH halvings tried in one pass; the first that rises is taken, as the
-// serial search takes it); the end stands only if the cells' own worst eta^3 there beats the
+// (M a lane) in one pass, then every trial from the views: its neighbours' centroid if that
+// raises its worst eta^3, then up to 4 ascent steps along its worst cell's ∇η (the cell of
+// the last kept trial), each halved up to 5 times until the worst eta^3 rises
+// (MESH_OPT_BATCH halvings tried in one pass; the first that rises is taken, as the serial
+// search takes it); the end stands only if the cells' own worst eta^3 there beats the
 // start's. Every lane of the group computes the same (the centroid and the reach are sums
 // in the CPU's order).
 template <u32 N, u32 M, class Store>
@@ -943,11 +926,12 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
     double start[3] = {here[0], here[1], here[2]};
     double exact = mesh_opt_cells<N, M, true, Store>(xyz, cells, first, end, slots, here, g, views);
     if (exact < 0.0) return;
-    const double zero[3] = {0.0, 0.0, 0.0};
-    u64 place = 0, trial = 0;
-    double worst =
-        mesh_opt_view_worst<N, M, Store>(views, xyz, cells, first, end, slots, start, zero, g, &place);
+    Trial t[1];
+    double moves[1][3] = {{0.0, 0.0, 0.0}};
+    mesh_opt_view_trials<N, M, 1, Store>(views, xyz, cells, first, end, slots, start, moves, 1, g, t);
+    double worst = mesh_opt_worst_of(g, t[0]);
     if (worst < 0.0) return;
+    u64 place = mesh_opt_place_of(g, t[0], worst, first);
     double c[3] = {0.0, 0.0, 0.0};
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
         const Point *p = xyz + adj[k];
@@ -959,14 +943,14 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
     double deg = (double)(goff[i + 1] - goff[i]), centroid[3], delta[3];
 #pragma unroll
     for (int k = 0; k < 3; k++) centroid[k] = here[k] + (c[k] / deg - here[k]);
-    mesh_sub(centroid, start, delta);
-    double w = mesh_opt_view_worst<N, M, Store>(views, xyz, cells, first, end, slots, start, delta, g,
-                                         &trial);
+    mesh_sub(centroid, start, moves[0]);
+    mesh_opt_view_trials<N, M, 1, Store>(views, xyz, cells, first, end, slots, start, moves, 1, g, t);
+    double w = mesh_opt_worst_of(g, t[0]);
     if (w >= 0.0 && w > worst) {
 #pragma unroll
         for (int k = 0; k < 3; k++) here[k] = centroid[k];
         worst = w;
-        place = trial;
+        place = mesh_opt_place_of(g, t[0], w, first);
     }
     double reach = 0.0;
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
@@ -989,28 +973,32 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
         for (int d = 0; d < 3; d++) grad[d] = power * v.a[d] / wm - (v.g[d] + twice * delta[d]) / sm;
         double norm = sqrt(mesh_dot(grad, grad));
         if (norm == 0.0) break;
-        double t = 0.1 * reach / norm;
+        double scale = 0.1 * reach / norm;
         bool raised = false;
         for (u32 h = 0; h < MESH_OPT_HALVINGS && !raised; h += B) {
             u32 count = min(B, MESH_OPT_HALVINGS - h);
-            double at[B][3], moves[B][3], wa[B];
-            u64 where[B];
+            double at[B][3], step_moves[B][3];
+            Trial tb[B];
 #pragma unroll
             for (u32 b = 0; b < B; b++) {
 #pragma unroll
-                for (int k = 0; k < 3; k++) at[b][k] = here[k] + t * grad[k];
-                mesh_sub(at[b], start, moves[b]);
-                t *= 0.5;
+                for (int k = 0; k < 3; k++) at[b][k] = here[k] + scale * grad[k];
+                mesh_sub(at[b], start, step_moves[b]);
+                scale *= 0.5;
             }
-            mesh_opt_view_trials<N, M, B, Store>(views, xyz, cells, first, end, slots, start, moves,
-                                          count, g, wa, where);
+            mesh_opt_view_trials<N, M, B, Store>(views, xyz, cells, first, end, slots, start,
+                                                 step_moves, count, g, tb);
+            double wa[B];
+#pragma unroll
+            for (u32 b = 0; b < B; b++)
+                if (b < count) wa[b] = mesh_opt_worst_of(g, tb[b]);
 #pragma unroll
             for (u32 b = 0; b < B; b++) {
                 if (b < count && wa[b] >= 0.0 && wa[b] > worst) {
 #pragma unroll
                     for (int k = 0; k < 3; k++) here[k] = at[b][k];
                     worst = wa[b];
-                    place = where[b];
+                    place = mesh_opt_place_of(g, tb[b], wa[b], first);
                     raised = true;
                     break;
                 }
