@@ -977,13 +977,16 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
         bool raised = false;
         for (u32 h = 0; h < MESH_OPT_HALVINGS && !raised; h += B) {
             u32 count = min(B, MESH_OPT_HALVINGS - h);
-            double at[B][3], step_moves[B][3];
+            // Trial b at here + scales[b] grad (its point is formed again if it is kept).
+            double scales[B], step_moves[B][3];
             Trial tb[B];
 #pragma unroll
             for (u32 b = 0; b < B; b++) {
+                double at[3];
 #pragma unroll
-                for (int k = 0; k < 3; k++) at[b][k] = here[k] + scale * grad[k];
-                mesh_sub(at[b], start, step_moves[b]);
+                for (int k = 0; k < 3; k++) at[k] = here[k] + scale * grad[k];
+                mesh_sub(at, start, step_moves[b]);
+                scales[b] = scale;
                 scale *= 0.5;
             }
             mesh_opt_view_trials<N, M, B, Store>(views, xyz, cells, first, end, slots, start,
@@ -996,7 +999,7 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
             for (u32 b = 0; b < B; b++) {
                 if (b < count && wa[b] >= 0.0 && wa[b] > worst) {
 #pragma unroll
-                    for (int k = 0; k < 3; k++) here[k] = at[b][k];
+                    for (int k = 0; k < 3; k++) here[k] = here[k] + scales[b] * grad[k];
                     worst = wa[b];
                     place = mesh_opt_place_of(g, tb[b], wa[b], first);
                     raised = true;
