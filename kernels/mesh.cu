@@ -751,37 +751,6 @@ __device__ __forceinline__ u32 mesh_group_least(Group g, u32 v) {
     return v;
 }
 
-// A lane's M views (mesh_opt_view_trials): in registers (m known at compile time once the
-// loops unroll; a view set at a run-time m goes through a select over the M) or in shared
-// memory (field f of view m at p[(f M + m) stride], a thread's column of the block's array).
-template <u32 M>
-struct RegisterViews {
-    View v[M];
-    __device__ __forceinline__ View get(u32 m) const { return v[m]; }
-    __device__ __forceinline__ void set(u32 m, const View &x) {
-#pragma unroll
-        for (u32 j = 0; j < M; j++)
-            if (j == m) v[j] = x;
-    }
-};
-
-template <u32 M>
-struct SharedViews {
-    double *p;
-    u32 stride;
-    __device__ __forceinline__ double &at(u32 f, u32 m) const { return p[(f * M + m) * stride]; }
-    __device__ __forceinline__ View get(u32 m) const {
-        View v;
-        v.w = at(0, m), v.a[0] = at(1, m), v.a[1] = at(2, m), v.a[2] = at(3, m);
-        v.s = at(4, m), v.g[0] = at(5, m), v.g[1] = at(6, m), v.g[2] = at(7, m);
-        return v;
-    }
-    __device__ __forceinline__ void set(u32 m, const View &v) const {
-        at(0, m) = v.w, at(1, m) = v.a[0], at(2, m) = v.a[1], at(3, m) = v.a[2];
-        at(4, m) = v.s, at(5, m) = v.g[0], at(6, m) = v.g[1], at(7, m) = v.g[2];
-    }
-};
-
 // A lane's part of one trial of the view search: its lowest eta^3 (-1 once a cell inverts)
 // and where (the cell's offset in the node's CSR row; the first on ties).
 struct Trial {
@@ -807,42 +776,27 @@ __device__ __forceinline__ void mesh_view_trial(const View &v, const double *del
     }
 }
 
-// Trials of the view search taken together: moves delta[0..count) of node i from `start`;
-// each lane's part of each (mesh_opt_worst_of reduces them). Lane `rank` of the group holds
-// the views of the cells off[i] + rank + m size, m < M; a node with more cells has the
-// rest's views taken again from the corners (the same numbers). B moves in one pass over the
-// views, so that the search (which takes the first of its halvings that raises the worst
-// eta^3) needs no pass per halving.
-template <u32 N, u32 M, u32 B, class Store>
-__device__ __forceinline__ void mesh_opt_view_trials(const Store &views,
-                                                     const Point *__restrict__ xyz,
-                                                     const u32 *__restrict__ cells, u64 first,
-                                                     u64 end, const u32 *slots,
-                                                     const double *start,
-                                                     const double (&delta)[B][3], u32 count,
-                                                     Group g, Trial (&t)[B]) {
-    double gamma[B];
-#pragma unroll
-    for (u32 b = 0; b < B; b++) {
-        gamma[b] = ((double)N - 1.0) * mesh_dot(delta[b], delta[b]);
-        t[b] = Trial{1.0 / 0.0, ~0u};
-    }
+// A trial of the view search (optimise::worst_of): node i moved by delta from `start`; the
+// lane's part (mesh_opt_worst_of and mesh_opt_place_of reduce it). Lane `rank` of the group
+// holds the views of the cells off[i] + rank + m size, m < M, in registers; a node with more
+// cells has the rest's views taken again from the corners (the same numbers).
+template <u32 N, u32 M>
+__device__ __forceinline__ Trial mesh_opt_trial(const View (&views)[M],
+                                                const Point *__restrict__ xyz,
+                                                const u32 *__restrict__ cells, u64 first,
+                                                u64 end, const u32 *slots, const double *start,
+                                                const double *delta, Group g) {
+    double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
+    Trial t{1.0 / 0.0, ~0u};
 #pragma unroll
     for (u32 m = 0; m < M; m++) {
         u32 k = g.rank + m * g.size;
-        if (first + k < end) {
-            View v = views.get(m);
-#pragma unroll
-            for (u32 b = 0; b < B; b++)
-                if (b < count) mesh_view_trial<N>(v, delta[b], gamma[b], k, t[b]);
-        }
+        if (first + k < end) mesh_view_trial<N>(views[m], delta, gamma, k, t);
     }
-    for (u32 k = g.rank + M * g.size; first + k < end; k += g.size) {
-        View v = mesh_corner_view<N>(xyz, cells, slots[first + k], start);
-#pragma unroll
-        for (u32 b = 0; b < B; b++)
-            if (b < count) mesh_view_trial<N>(v, delta[b], gamma[b], k, t[b]);
-    }
+    for (u32 k = g.rank + M * g.size; first + k < end; k += g.size)
+        mesh_view_trial<N>(mesh_corner_view<N>(xyz, cells, slots[first + k], start), delta, gamma,
+                           k, t);
+    return t;
 }
 
 // A trial's worst eta^3 over the group (-1 when a cell would invert), in every lane.
@@ -859,15 +813,15 @@ __device__ __forceinline__ u64 mesh_opt_place_of(Group g, const Trial &t, double
 // The worst η³ of node i's cells with i at `at` from the cells' V and S
 // (optimise::worst_around), -1 when one would invert; with VIEWS (`at` the node's own
 // position, which the loaded corners hold) also the views of the lane's first M cells
-// (mesh_opt_view_trials), in the same pass over their corners. The group's lanes take every
+// (mesh_opt_trial), in the same pass over their corners. The group's lanes take every
 // size-th cell, then reduce. A lane's first M cells are loaded stage by stage (their slots,
 // then their node ids, then their corners), so that their loads overlap; the rest one at a
 // time. Corners come from the packed positions.
-template <u32 N, u32 M, bool VIEWS, class Store>
+template <u32 N, u32 M, bool VIEWS>
 __device__ __forceinline__ double mesh_opt_cells(const Point *__restrict__ xyz,
                                                  const u32 *__restrict__ cells, u64 first,
                                                  u64 end, const u32 *__restrict__ slots,
-                                                 const double *at, Group g, Store &views) {
+                                                 const double *at, Group g, View (&views)[M]) {
     double worst = 1.0 / 0.0;
     u32 slot[M], id[M][4];
 #pragma unroll
@@ -885,7 +839,7 @@ __device__ __forceinline__ double mesh_opt_cells(const Point *__restrict__ xyz,
         if (!VIEWS) mesh_place<N>(q, slot[m] % N, at);
         double v = mesh_volume<N>(q);
         worst = v <= 0.0 ? -1.0 : fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
-        if (VIEWS) views.set(m, mesh_view_of<N>(q, slot[m] % N));
+        if (VIEWS) views[m] = mesh_view_of<N>(q, slot[m] % N);
     }
     for (u64 k = first + g.rank + (u64)M * g.size; k < end && worst >= 0.0; k += g.size) {
         u32 s = __ldg(slots + k);
@@ -897,41 +851,31 @@ __device__ __forceinline__ double mesh_opt_cells(const Point *__restrict__ xyz,
     return mesh_group_min(g, worst);
 }
 
-#ifndef MESH_OPT_SHARED
-#define MESH_OPT_SHARED 0
-#endif
-#ifndef MESH_OPT_BATCH
-#define MESH_OPT_BATCH 5
-#endif
-#define MESH_OPT_HALVINGS 5
-
 // Node i's new position (optimise::optimise_node), from `here` (its position, `start`): the
 // worst eta^3 at the start from the cells (the final check's mark) and the views of its cells
 // (M a lane) in one pass, then every trial from the views: its neighbours' centroid if that
 // raises its worst eta^3, then up to 4 ascent steps along its worst cell's ∇η (the cell of
-// the last kept trial), each halved up to 5 times until the worst eta^3 rises
-// (MESH_OPT_BATCH halvings tried in one pass; the first that rises is taken, as the serial
-// search takes it); the end stands only if the cells' own worst eta^3 there beats the
-// start's. Every lane of the group computes the same (the centroid and the reach are sums
-// in the CPU's order).
-template <u32 N, u32 M, class Store>
+// the last kept trial), each halved up to 5 times until the worst eta^3 rises; the end
+// stands only if the cells' own worst eta^3 there beats the start's. Every lane of the group
+// computes the same (the centroid and the reach are sums in the CPU's order).
+template <u32 N, u32 M>
 __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz,
                                                    const u32 *__restrict__ cells,
                                                    const u64 *off, const u32 *slots,
                                                    const u64 *goff, const u32 *adj, u32 i,
-                                                   Group g, Store &views, double *here) {
+                                                   Group g, double *here) {
     u64 first = off[i], end = off[i + 1];
     // A node in no cell stays (the CPU's search finds nothing to climb).
     if (first == end) return;
     double start[3] = {here[0], here[1], here[2]};
-    double exact = mesh_opt_cells<N, M, true, Store>(xyz, cells, first, end, slots, here, g, views);
+    View views[M];
+    double exact = mesh_opt_cells<N, M, true>(xyz, cells, first, end, slots, here, g, views);
     if (exact < 0.0) return;
-    Trial t[1];
-    double moves[1][3] = {{0.0, 0.0, 0.0}};
-    mesh_opt_view_trials<N, M, 1, Store>(views, xyz, cells, first, end, slots, start, moves, 1, g, t);
-    double worst = mesh_opt_worst_of(g, t[0]);
+    const double zero[3] = {0.0, 0.0, 0.0};
+    Trial t = mesh_opt_trial<N, M>(views, xyz, cells, first, end, slots, start, zero, g);
+    double worst = mesh_opt_worst_of(g, t);
     if (worst < 0.0) return;
-    u64 place = mesh_opt_place_of(g, t[0], worst, first);
+    u64 place = mesh_opt_place_of(g, t, worst, first);
     double c[3] = {0.0, 0.0, 0.0};
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
         const Point *p = xyz + adj[k];
@@ -943,14 +887,14 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
     double deg = (double)(goff[i + 1] - goff[i]), centroid[3], delta[3];
 #pragma unroll
     for (int k = 0; k < 3; k++) centroid[k] = here[k] + (c[k] / deg - here[k]);
-    mesh_sub(centroid, start, moves[0]);
-    mesh_opt_view_trials<N, M, 1, Store>(views, xyz, cells, first, end, slots, start, moves, 1, g, t);
-    double w = mesh_opt_worst_of(g, t[0]);
+    mesh_sub(centroid, start, delta);
+    t = mesh_opt_trial<N, M>(views, xyz, cells, first, end, slots, start, delta, g);
+    double w = mesh_opt_worst_of(g, t);
     if (w >= 0.0 && w > worst) {
 #pragma unroll
         for (int k = 0; k < 3; k++) here[k] = centroid[k];
         worst = w;
-        place = mesh_opt_place_of(g, t[0], w, first);
+        place = mesh_opt_place_of(g, t, w, first);
     }
     double reach = 0.0;
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
@@ -960,57 +904,50 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
         reach += sqrt(mesh_dot(e, e));
     }
     reach /= fmax(deg, 1.0);
-    constexpr u32 B = MESH_OPT_BATCH;
-    for (int step = 0; step < 4; step++) {
-        // The worst cell's view (CornerView::ascent): W, S and ∇S with the corner moved.
-        View v = mesh_corner_view<N>(xyz, cells, slots[place], start);
-        mesh_sub(here, start, delta);
-        double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
-        double wm = v.w + mesh_dot(v.a, delta);
-        double sm = v.s + mesh_dot(v.g, delta) + gamma;
-        double power = N == 4 ? 2.0 / 3.0 : 1.0, twice = 2.0 * ((double)N - 1.0), grad[3];
+    // The ascent as one loop of trials, a step's direction formed as the step begins: the
+    // groups of a warp, each at its own step and halving, take their trials together (nested
+    // loops of steps and halvings made every group wait at each step for the warp's longest).
+    double grad[3], scale = 0.0;
+    int steps = 0, halvings = 0;
+    bool begin = true;
+    while (true) {
+        if (begin) {
+            // The worst cell's view (CornerView::ascent): W, S and ∇S with the corner moved.
+            View v = mesh_corner_view<N>(xyz, cells, slots[place], start);
+            mesh_sub(here, start, delta);
+            double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
+            double wm = v.w + mesh_dot(v.a, delta);
+            double sm = v.s + mesh_dot(v.g, delta) + gamma;
+            double power = N == 4 ? 2.0 / 3.0 : 1.0, twice = 2.0 * ((double)N - 1.0);
 #pragma unroll
-        for (int d = 0; d < 3; d++) grad[d] = power * v.a[d] / wm - (v.g[d] + twice * delta[d]) / sm;
-        double norm = sqrt(mesh_dot(grad, grad));
-        if (norm == 0.0) break;
-        double scale = 0.1 * reach / norm;
-        bool raised = false;
-        for (u32 h = 0; h < MESH_OPT_HALVINGS && !raised; h += B) {
-            u32 count = min(B, MESH_OPT_HALVINGS - h);
-            // Trial b at here + scales[b] grad (its point is formed again if it is kept).
-            double scales[B], step_moves[B][3];
-            Trial tb[B];
-#pragma unroll
-            for (u32 b = 0; b < B; b++) {
-                double at[3];
-#pragma unroll
-                for (int k = 0; k < 3; k++) at[k] = here[k] + scale * grad[k];
-                mesh_sub(at, start, step_moves[b]);
-                scales[b] = scale;
-                scale *= 0.5;
-            }
-            mesh_opt_view_trials<N, M, B, Store>(views, xyz, cells, first, end, slots, start,
-                                                 step_moves, count, g, tb);
-            double wa[B];
-#pragma unroll
-            for (u32 b = 0; b < B; b++)
-                if (b < count) wa[b] = mesh_opt_worst_of(g, tb[b]);
-#pragma unroll
-            for (u32 b = 0; b < B; b++) {
-                if (b < count && wa[b] >= 0.0 && wa[b] > worst) {
-#pragma unroll
-                    for (int k = 0; k < 3; k++) here[k] = here[k] + scales[b] * grad[k];
-                    worst = wa[b];
-                    place = mesh_opt_place_of(g, tb[b], wa[b], first);
-                    raised = true;
-                    break;
-                }
-            }
+            for (int d = 0; d < 3; d++)
+                grad[d] = power * v.a[d] / wm - (v.g[d] + twice * delta[d]) / sm;
+            double norm = sqrt(mesh_dot(grad, grad));
+            if (norm == 0.0) break;
+            scale = 0.1 * reach / norm;
+            halvings = 0;
+            begin = false;
         }
-        if (!raised) break;
+        double at[3];
+#pragma unroll
+        for (int k = 0; k < 3; k++) at[k] = here[k] + scale * grad[k];
+        mesh_sub(at, start, delta);
+        t = mesh_opt_trial<N, M>(views, xyz, cells, first, end, slots, start, delta, g);
+        double wa = mesh_opt_worst_of(g, t);
+        if (wa >= 0.0 && wa > worst) {
+#pragma unroll
+            for (int k = 0; k < 3; k++) here[k] = at[k];
+            worst = wa;
+            place = mesh_opt_place_of(g, t, wa, first);
+            if (++steps == 4) break;
+            begin = true;
+        } else {
+            if (++halvings == 5) break;
+            scale *= 0.5;
+        }
     }
     bool moved = here[0] != start[0] || here[1] != start[1] || here[2] != start[2];
-    if (!moved || !(mesh_opt_cells<N, M, false, Store>(xyz, cells, first, end, slots, here, g, views) > exact)) {
+    if (!moved || !(mesh_opt_cells<N, M, false>(xyz, cells, first, end, slots, here, g, views) > exact)) {
 #pragma unroll
         for (int k = 0; k < 3; k++) here[k] = start[k];
     }
@@ -1021,15 +958,13 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
 // (lanes: a power of two, at most 32), each node to its optimised position, in place in x, y,
 // z and the packed xyz (nodes of a class share no cell, so none reads another's position,
 // and the group's lanes have read the node's last before its first lane writes it); the
-// largest move as bits in *best.
-extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, Point *xyz,
-                                          const u32 *cells, u32 n, const u64 *off,
-                                          const u32 *slots, const u64 *goff, const u32 *adj,
-                                          const u32 *list, u64 start, u64 count, u32 lanes,
-                                          u64 *best) {
-#if MESH_OPT_SHARED
-    __shared__ double mesh_views[8 * 3 * 256];
-#endif
+// largest move as bits in *best. At most 128 registers a thread (two blocks an SM): the
+// search is bound by the latency of its dependent arithmetic, and more resident warps hide
+// more of it than the few values spilled cost.
+extern "C" __global__ void __launch_bounds__(256, 2)
+    mesh_opt_class(double *x, double *y, double *z, Point *xyz, const u32 *cells, u32 n,
+                   const u64 *off, const u32 *slots, const u64 *goff, const u32 *adj,
+                   const u32 *list, u64 start, u64 count, u32 lanes, u64 *best) {
     Group g = mesh_group(lanes);
     u64 k = thread_index() / lanes;
     u64 bits = 0;
@@ -1038,24 +973,12 @@ extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, Point
         double2 xy = __ldg(reinterpret_cast<const double2 *>(xyz + i));
         double was[3] = {xy.x, xy.y, __ldg(&xyz[i].z)}, p[3] = {was[0], was[1], was[2]}, d[3];
         // Views held per lane: a Kuhn box's node has 24 cells, 6 a lane at 4 lanes.
-#if MESH_OPT_SHARED
-        if (n == 4 && lanes >= 8) {
-            SharedViews<3> views{mesh_views + threadIdx.x, blockDim.x};
-            mesh_optimise_node<4, 3>(xyz, cells, off, slots, goff, adj, i, g, views, p);
-        }
-#else
-        if (n == 4 && lanes >= 8) {
-            RegisterViews<3> views;
-            mesh_optimise_node<4, 3>(xyz, cells, off, slots, goff, adj, i, g, views, p);
-        }
-#endif
-        else if (n == 4) {
-            RegisterViews<6> views;
-            mesh_optimise_node<4, 6>(xyz, cells, off, slots, goff, adj, i, g, views, p);
-        } else {
-            RegisterViews<4> views;
-            mesh_optimise_node<3, 4>(xyz, cells, off, slots, goff, adj, i, g, views, p);
-        }
+        if (n == 4 && lanes >= 8)
+            mesh_optimise_node<4, 3>(xyz, cells, off, slots, goff, adj, i, g, p);
+        else if (n == 4)
+            mesh_optimise_node<4, 6>(xyz, cells, off, slots, goff, adj, i, g, p);
+        else
+            mesh_optimise_node<3, 4>(xyz, cells, off, slots, goff, adj, i, g, p);
         mesh_sub(p, was, d);
         bits = (u64)__double_as_longlong(sqrt(mesh_dot(d, d)));
         if (g.rank == 0) {

@@ -24,6 +24,7 @@ struct EmuDim { u32 x; };
 #define blockDim (EmuDim{256u})
 #define __shared__ static
 #define __align__(n) alignas(n)
+#define __launch_bounds__(threads, blocks)
 template <class T> T __ldg(const T *p) { return *p; }
 inline long long __double_as_longlong(double x) { return from_word<long long>(to_word(x)); }
 inline u64 atomicAdd(u64 *a, u64 v) { u64 old = *a; *a += v; return old; }
