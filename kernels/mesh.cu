@@ -735,99 +735,125 @@ __device__ __forceinline__ Group mesh_group(u32 size) {
     return Group{size, lane % size, mask};
 }
 
-// The lowest (eta^3, place) of the group's lanes into every lane of the group: the first
-// place on ties, so the serial loop's; `bad` is any lane's.
-__device__ __forceinline__ void mesh_group_lowest(Group g, double &worst, u64 &where, bool &bad) {
-    if (g.size == 1) return;
-    bad = __any_sync(g.mask, bad);
+// The lowest of the group's lanes' values, in every lane of the group. A lane that met an
+// inverted cell holds -1 (below any eta^3), so the group's lowest is -1 then.
+__device__ __forceinline__ double mesh_group_min(Group g, double v) {
     for (u32 s = g.size / 2; s > 0; s /= 2) {
-        double w = __shfl_xor_sync(g.mask, worst, s);
-        u64 k = __shfl_xor_sync(g.mask, where, s);
-        if (w < worst || (w == worst && k < where)) {
-            worst = w;
-            where = k;
-        }
+        double o = __shfl_xor_sync(g.mask, v, s);
+        if (o < v) v = o;
     }
+    return v;
 }
 
-// One cell's trial in the view search: W and S with the corner moved by delta
-// (CornerView::moved), then its eta^3 against the lane's lowest.
+// The least of the group's lanes' values, in every lane of the group.
+__device__ __forceinline__ u32 mesh_group_least(Group g, u32 v) {
+    for (u32 s = g.size / 2; s > 0; s /= 2) v = min(v, __shfl_xor_sync(g.mask, v, s));
+    return v;
+}
+
+// A lane's part of one trial of the view search: its lowest eta^3 (-1 once a cell inverts)
+// and where (the cell's offset in the node's CSR row; the first on ties).
+struct Trial {
+    double worst;
+    u32 where;
+};
+
+// One cell's trial: W and S with the corner moved by delta (CornerView::moved), then its
+// eta^3 against the lane's lowest.
 template <u32 N>
 __device__ __forceinline__ void mesh_view_trial(const View &v, const double *delta, double gamma,
-                                                u64 k, double &worst, u64 &where, bool &bad) {
+                                                u32 k, Trial &t) {
     double w = v.w + mesh_dot(v.a, delta);
     double s = v.s + mesh_dot(v.g, delta) + gamma;
     if (!(w > 0.0)) {
-        bad = true;
+        t.worst = -1.0;
         return;
     }
     double eta3 = mesh_eta_cubed<N>(w, s);
-    if (eta3 < worst) {
-        worst = eta3;
-        where = k;
+    if (eta3 < t.worst) {
+        t.worst = eta3;
+        t.where = k;
     }
 }
 
-// The worst eta^3 of node i's cells with i moved from `start` by delta, from its views
-// (optimise::worst_of), -1 when one would invert; *place: the CSR index of the first lowest.
-// Lane `rank` of the group holds the views of the cells off[i] + rank + m size, m < M, in
-// registers; a node with more cells has the rest's views taken again from the corners (the
-// same numbers).
+// A trial of the view search (optimise::worst_of): node i moved by delta from `start`; the
+// lane's part (mesh_opt_worst_of and mesh_opt_place_of reduce it). Lane `rank` of the group
+// holds the views of the cells off[i] + rank + m size, m < M, in registers; a node with more
+// cells has the rest's views taken again from the corners (the same numbers).
 template <u32 N, u32 M>
-__device__ __forceinline__ double mesh_opt_view_worst(const View (&views)[M],
-                                                      const Point *__restrict__ xyz,
-                                                      const u32 *__restrict__ cells,
-                                                      u64 first, u64 end, const u32 *slots,
-                                                      const double *start, const double *delta,
-                                                      Group g, u64 *place) {
+__device__ __forceinline__ Trial mesh_opt_trial(const View (&views)[M],
+                                                const Point *__restrict__ xyz,
+                                                const u32 *__restrict__ cells, u64 first,
+                                                u64 end, const u32 *slots, const double *start,
+                                                const double *delta, Group g) {
     double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
-    double worst = 1.0 / 0.0;
-    u64 where = ~0ull;
-    bool bad = false;
+    Trial t{1.0 / 0.0, ~0u};
 #pragma unroll
     for (u32 m = 0; m < M; m++) {
-        u64 k = first + g.rank + (u64)m * g.size;
-        if (k < end) mesh_view_trial<N>(views[m], delta, gamma, k, worst, where, bad);
+        u32 k = g.rank + m * g.size;
+        if (first + k < end) mesh_view_trial<N>(views[m], delta, gamma, k, t);
     }
-    for (u64 k = first + g.rank + (u64)M * g.size; k < end; k += g.size) {
-        View v = mesh_corner_view<N>(xyz, cells, slots[k], start);
-        mesh_view_trial<N>(v, delta, gamma, k, worst, where, bad);
-    }
-    mesh_group_lowest(g, worst, where, bad);
-    if (bad) return -1.0;
-    *place = where;
-    return worst;
+    for (u32 k = g.rank + M * g.size; first + k < end; k += g.size)
+        mesh_view_trial<N>(mesh_corner_view<N>(xyz, cells, slots[first + k], start), delta, gamma,
+                           k, t);
+    return t;
+}
+
+// A trial's worst eta^3 over the group (-1 when a cell would invert), in every lane.
+__device__ __forceinline__ double mesh_opt_worst_of(Group g, const Trial &t) {
+    return mesh_group_min(g, t.worst);
+}
+
+// Where the trial's worst (`worst`, from mesh_opt_worst_of) is: the CSR index of the first
+// of the node's cells that has it, as the serial loop finds it.
+__device__ __forceinline__ u64 mesh_opt_place_of(Group g, const Trial &t, double worst, u64 first) {
+    return first + mesh_group_least(g, t.worst == worst ? t.where : ~0u);
 }
 
 // The worst η³ of node i's cells with i at `at` from the cells' V and S
-// (optimise::worst_around), -1 when one would invert. The group's lanes take every
-// size-th cell, then reduce. Corners come from the packed positions.
-template <u32 N>
-__device__ __forceinline__ double mesh_opt_worst(const Point *__restrict__ xyz,
+// (optimise::worst_around), -1 when one would invert; with VIEWS (`at` the node's own
+// position, which the loaded corners hold) also the views of the lane's first M cells
+// (mesh_opt_trial), in the same pass over their corners. The group's lanes take every
+// size-th cell, then reduce. A lane's first M cells are loaded stage by stage (their slots,
+// then their node ids, then their corners), so that their loads overlap; the rest one at a
+// time. Corners come from the packed positions.
+template <u32 N, u32 M, bool VIEWS>
+__device__ __forceinline__ double mesh_opt_cells(const Point *__restrict__ xyz,
                                                  const u32 *__restrict__ cells, u64 first,
-                                                 u64 end, const u32 *slots, const double *at,
-                                                 Group g) {
+                                                 u64 end, const u32 *__restrict__ slots,
+                                                 const double *at, Group g, View (&views)[M]) {
     double worst = 1.0 / 0.0;
-    u64 where = 0;
-    bool bad = false;
-    for (u64 k = first + g.rank; k < end; k += g.size) {
-        u32 slot = slots[k];
-        Corners q = mesh_corners_packed<N>(xyz, cells, slot / N);
-        mesh_place<N>(q, slot % N, at);
-        double v = mesh_volume<N>(q);
-        if (v <= 0.0) {
-            bad = true;
-            break;
-        }
-        worst = fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
+    u32 slot[M], id[M][4];
+#pragma unroll
+    for (u32 m = 0; m < M; m++) {
+        u64 k = first + g.rank + (u64)m * g.size;
+        slot[m] = k < end ? __ldg(slots + k) : 0;
     }
-    mesh_group_lowest(g, worst, where, bad);
-    return bad ? -1.0 : worst;
+#pragma unroll
+    for (u32 m = 0; m < M; m++)
+        if (first + g.rank + (u64)m * g.size < end) mesh_cell_ids<N>(cells, slot[m] / N, id[m]);
+#pragma unroll
+    for (u32 m = 0; m < M; m++) {
+        if (first + g.rank + (u64)m * g.size >= end) continue;
+        Corners q = mesh_corners_of<N>(xyz, id[m]);
+        if (!VIEWS) mesh_place<N>(q, slot[m] % N, at);
+        double v = mesh_volume<N>(q);
+        worst = v <= 0.0 ? -1.0 : fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
+        if (VIEWS) views[m] = mesh_view_of<N>(q, slot[m] % N);
+    }
+    for (u64 k = first + g.rank + (u64)M * g.size; k < end && worst >= 0.0; k += g.size) {
+        u32 s = __ldg(slots + k);
+        Corners q = mesh_corners_packed<N>(xyz, cells, s / N);
+        mesh_place<N>(q, s % N, at);
+        double v = mesh_volume<N>(q);
+        worst = v <= 0.0 ? -1.0 : fmin(worst, mesh_mean_ratio_cubed_of<N>(v, mesh_edge_sum<N>(q)));
+    }
+    return mesh_group_min(g, worst);
 }
 
 // Node i's new position (optimise::optimise_node), from `here` (its position, `start`): the
-// worst eta^3 at the start from the cells (the final check's mark), the views of its cells
-// (M a lane in registers), then every trial from the views: its neighbours' centroid if that
+// worst eta^3 at the start from the cells (the final check's mark) and the views of its cells
+// (M a lane) in one pass, then every trial from the views: its neighbours' centroid if that
 // raises its worst eta^3, then up to 4 ascent steps along its worst cell's ∇η (the cell of
 // the last kept trial), each halved up to 5 times until the worst eta^3 rises; the end
 // stands only if the cells' own worst eta^3 there beats the start's. Every lane of the group
@@ -842,22 +868,14 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
     // A node in no cell stays (the CPU's search finds nothing to climb).
     if (first == end) return;
     double start[3] = {here[0], here[1], here[2]};
-    double exact = mesh_opt_worst<N>(xyz, cells, first, end, slots, start, g);
-    if (exact < 0.0) return;
     View views[M];
-#pragma unroll
-    for (u32 m = 0; m < M; m++) {
-        u64 k = first + g.rank + (u64)m * g.size;
-        if (k < end) {
-            u32 slot = slots[k];
-            views[m] = mesh_view_of<N>(mesh_corners_packed<N>(xyz, cells, slot / N), slot % N);
-        }
-    }
+    double exact = mesh_opt_cells<N, M, true>(xyz, cells, first, end, slots, here, g, views);
+    if (exact < 0.0) return;
     const double zero[3] = {0.0, 0.0, 0.0};
-    u64 place = 0, trial = 0;
-    double worst =
-        mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start, zero, g, &place);
+    Trial t = mesh_opt_trial<N, M>(views, xyz, cells, first, end, slots, start, zero, g);
+    double worst = mesh_opt_worst_of(g, t);
     if (worst < 0.0) return;
+    u64 place = mesh_opt_place_of(g, t, worst, first);
     double c[3] = {0.0, 0.0, 0.0};
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
         const Point *p = xyz + adj[k];
@@ -870,13 +888,13 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
 #pragma unroll
     for (int k = 0; k < 3; k++) centroid[k] = here[k] + (c[k] / deg - here[k]);
     mesh_sub(centroid, start, delta);
-    double w = mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start, delta, g,
-                                         &trial);
+    t = mesh_opt_trial<N, M>(views, xyz, cells, first, end, slots, start, delta, g);
+    double w = mesh_opt_worst_of(g, t);
     if (w >= 0.0 && w > worst) {
 #pragma unroll
         for (int k = 0; k < 3; k++) here[k] = centroid[k];
         worst = w;
-        place = trial;
+        place = mesh_opt_place_of(g, t, w, first);
     }
     double reach = 0.0;
     for (u64 k = goff[i]; k < goff[i + 1]; k++) {
@@ -886,39 +904,50 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
         reach += sqrt(mesh_dot(e, e));
     }
     reach /= fmax(deg, 1.0);
-    for (int step = 0; step < 4; step++) {
-        // The worst cell's view (CornerView::ascent): W, S and ∇S with the corner moved.
-        View v = mesh_corner_view<N>(xyz, cells, slots[place], start);
-        mesh_sub(here, start, delta);
-        double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
-        double wm = v.w + mesh_dot(v.a, delta);
-        double sm = v.s + mesh_dot(v.g, delta) + gamma;
-        double power = N == 4 ? 2.0 / 3.0 : 1.0, twice = 2.0 * ((double)N - 1.0), grad[3];
+    // The ascent as one loop of trials, a step's direction formed as the step begins: the
+    // groups of a warp, each at its own step and halving, take their trials together (nested
+    // loops of steps and halvings made every group wait at each step for the warp's longest).
+    double grad[3], scale = 0.0;
+    int steps = 0, halvings = 0;
+    bool begin = true;
+    while (true) {
+        if (begin) {
+            // The worst cell's view (CornerView::ascent): W, S and ∇S with the corner moved.
+            View v = mesh_corner_view<N>(xyz, cells, slots[place], start);
+            mesh_sub(here, start, delta);
+            double gamma = ((double)N - 1.0) * mesh_dot(delta, delta);
+            double wm = v.w + mesh_dot(v.a, delta);
+            double sm = v.s + mesh_dot(v.g, delta) + gamma;
+            double power = N == 4 ? 2.0 / 3.0 : 1.0, twice = 2.0 * ((double)N - 1.0);
 #pragma unroll
-        for (int d = 0; d < 3; d++) grad[d] = power * v.a[d] / wm - (v.g[d] + twice * delta[d]) / sm;
-        double norm = sqrt(mesh_dot(grad, grad));
-        if (norm == 0.0) break;
-        double t = 0.1 * reach / norm;
-        bool raised = false;
-        for (int h = 0; h < 5; h++) {
-            double at[3] = {here[0] + t * grad[0], here[1] + t * grad[1], here[2] + t * grad[2]};
-            mesh_sub(at, start, delta);
-            double wa = mesh_opt_view_worst<N, M>(views, xyz, cells, first, end, slots, start,
-                                                  delta, g, &trial);
-            if (wa >= 0.0 && wa > worst) {
-#pragma unroll
-                for (int k = 0; k < 3; k++) here[k] = at[k];
-                worst = wa;
-                place = trial;
-                raised = true;
-                break;
-            }
-            t *= 0.5;
+            for (int d = 0; d < 3; d++)
+                grad[d] = power * v.a[d] / wm - (v.g[d] + twice * delta[d]) / sm;
+            double norm = sqrt(mesh_dot(grad, grad));
+            if (norm == 0.0) break;
+            scale = 0.1 * reach / norm;
+            halvings = 0;
+            begin = false;
         }
-        if (!raised) break;
+        double at[3];
+#pragma unroll
+        for (int k = 0; k < 3; k++) at[k] = here[k] + scale * grad[k];
+        mesh_sub(at, start, delta);
+        t = mesh_opt_trial<N, M>(views, xyz, cells, first, end, slots, start, delta, g);
+        double wa = mesh_opt_worst_of(g, t);
+        if (wa >= 0.0 && wa > worst) {
+#pragma unroll
+            for (int k = 0; k < 3; k++) here[k] = at[k];
+            worst = wa;
+            place = mesh_opt_place_of(g, t, wa, first);
+            if (++steps == 4) break;
+            begin = true;
+        } else {
+            if (++halvings == 5) break;
+            scale *= 0.5;
+        }
     }
     bool moved = here[0] != start[0] || here[1] != start[1] || here[2] != start[2];
-    if (!moved || !(mesh_opt_worst<N>(xyz, cells, first, end, slots, here, g) > exact)) {
+    if (!moved || !(mesh_opt_cells<N, M, false>(xyz, cells, first, end, slots, here, g, views) > exact)) {
 #pragma unroll
         for (int k = 0; k < 3; k++) here[k] = start[k];
     }
@@ -929,12 +958,13 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
 // (lanes: a power of two, at most 32), each node to its optimised position, in place in x, y,
 // z and the packed xyz (nodes of a class share no cell, so none reads another's position,
 // and the group's lanes have read the node's last before its first lane writes it); the
-// largest move as bits in *best.
-extern "C" __global__ void mesh_opt_class(double *x, double *y, double *z, Point *xyz,
-                                          const u32 *cells, u32 n, const u64 *off,
-                                          const u32 *slots, const u64 *goff, const u32 *adj,
-                                          const u32 *list, u64 start, u64 count, u32 lanes,
-                                          u64 *best) {
+// largest move as bits in *best. At most 128 registers a thread (two blocks an SM): the
+// search is bound by the latency of its dependent arithmetic, and more resident warps hide
+// more of it than the few values spilled cost.
+extern "C" __global__ void __launch_bounds__(256, 2)
+    mesh_opt_class(double *x, double *y, double *z, Point *xyz, const u32 *cells, u32 n,
+                   const u64 *off, const u32 *slots, const u64 *goff, const u32 *adj,
+                   const u32 *list, u64 start, u64 count, u32 lanes, u64 *best) {
     Group g = mesh_group(lanes);
     u64 k = thread_index() / lanes;
     u64 bits = 0;

@@ -368,7 +368,8 @@ impl<'g> Resident<'g> {
             })
     }
 
-    /// One colour class's moves: class_nodes[start..start + count].
+    /// One colour class's moves: class_nodes[start..start + count]. (mesh_opt_class is
+    /// compiled for blocks of at most 256 threads, THREADS, two resident an SM.)
     fn opt_class(&mut self, start: u64, count: u64) -> Result<()> {
         let n = self.corners;
         let [x, y, z] = &mut self.pos;

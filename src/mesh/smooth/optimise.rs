@@ -9,7 +9,9 @@
 //! quadratic in the node's move), taken once at its start: a trial reads no corner. The
 //! views round differently from a cell's own V and S, so the search's end is checked once
 //! with those (as the summary takes η): the node moves only if its worst η³ rises there too.
-//! kernels/mesh.cu's `mesh_opt_class` takes the same steps in the same order.
+//! kernels/mesh.cu's `mesh_opt_class` takes the same steps in the same order
+//! (`scripts/emulate-kernels` runs it on the host against a transcription of this search,
+//! bit for bit).
 
 use super::super::corner::{self, CornerView};
 use super::super::geometry::{self, dot, sub};
