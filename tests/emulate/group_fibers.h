@@ -10,7 +10,6 @@
 // Used by mesh_opt.cpp.
 #pragma once
 #include <ucontext.h>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,15 +17,7 @@
 #include <map>
 #include <tuple>
 #include <vector>
-typedef unsigned long long u64; typedef unsigned int u32; typedef long long i64;
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define WARP 32
-#define FULL 0xffffffffu
-static u64 emu_thread;
-inline u64 thread_index() { return emu_thread; }
-inline u32 lane_id() { return emu_thread % WARP; }
+#include "cuda_host.h"
 
 struct GroupWarp {
     ucontext_t host, lane[WARP];

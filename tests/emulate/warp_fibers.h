@@ -7,18 +7,9 @@
 // Used by bc_levels.cpp, cc_shortcut.cpp, cc_reads.cpp and godfrey_walk.cpp.
 #pragma once
 #include <ucontext.h>
-#include <cstdint>
 #include <functional>
 #include <vector>
-typedef unsigned long long u64; typedef unsigned int u32; typedef long long i64;
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define WARP 32
-#define FULL 0xffffffffu
-static u64 emu_thread;
-inline u64 thread_index() { return emu_thread; }
-inline u32 lane_id() { return emu_thread % WARP; }
+#include "cuda_host.h"
 inline u32 lanes_before() { return (1u << lane_id()) - 1u; }
 inline int __ffs(u32 x) { return __builtin_ffs(x); }
 inline int __popc(u32 x) { return __builtin_popcount(x); }
