@@ -222,3 +222,15 @@ pub fn check_against_host(world: &World, g: &DistGraph, rows: &LocalRows) -> Res
 
 /// The environment variable that turns on `check_against_host`.
 pub const CHECK_VARIABLE: &str = "TESSERA_SPLIT_CHECK";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cut_edge_is_owned_by_its_row() {
+        // Rows of 2, 0, 3 and 0 cut edges, a leading and a trailing empty row among them.
+        assert_eq!(owners(&[0, 0, 2, 2, 5, 5]), vec![1, 1, 3, 3, 3]);
+        assert_eq!(owners(&[0]), Vec::<u32>::new());
+    }
+}
