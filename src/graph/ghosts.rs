@@ -17,7 +17,9 @@ use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// A rank's rows split into local edges and cut edges, with its ghosts.
+/// A rank's rows split into local edges and cut edges, with its ghosts. Split on a GPU
+/// (`ghosts_gpu`), the entries stay there and the host keeps the offsets and the ghosts only:
+/// `adj`, `cut_own` and `cut_ghost` are then empty (the labelling reads them on the GPU).
 #[derive(Debug, PartialEq)]
 pub struct LocalRows {
     /// Row offsets of the local edges (one per own vertex, and one more).
@@ -114,6 +116,11 @@ impl LocalRows {
     pub fn local_n(&self) -> usize {
         self.offsets.len() - 1
     }
+
+    /// How many cut edges the rows hold (wherever their entries are).
+    pub fn cut_count(&self) -> usize {
+        *self.cut_offsets.last().unwrap_or(&0) as usize
+    }
 }
 
 /// The rank's remote endpoints, ascending, and the bitmap that numbers them.
@@ -130,7 +137,7 @@ fn remote_endpoints(g: &DistGraph) -> (Vec<Vid>, Numbering) {
 }
 
 /// Ghost numbering: a remote vertex's index is the number of marked vertices below it.
-pub(super) struct Numbering {
+pub struct Numbering {
     /// One bit per vertex, set for the remote endpoints.
     pub(super) words: Vec<u64>,
     /// Per word, the bits set in the words before it (and one more: all of them).
@@ -159,7 +166,23 @@ impl Numbering {
         (ids, Numbering { words, before })
     }
 
-    fn index(&self, v: Vid) -> u64 {
+    /// The numbering of `ids` (ascending vertex ids below `n`): each id's index among them.
+    pub fn of_ids(n: u64, ids: &[Vid]) -> Numbering {
+        let mut words = vec![0u64; n.div_ceil(64) as usize];
+        for &v in ids {
+            words[(v / 64) as usize] |= 1 << (v % 64);
+        }
+        Numbering::of(words).1
+    }
+
+    /// The index of `v`, if marked.
+    pub fn get(&self, v: Vid) -> Option<u64> {
+        let marked = self.words[(v / 64) as usize] >> (v % 64) & 1 == 1;
+        marked.then(|| self.index(v))
+    }
+
+    /// The index of marked vertex `v`.
+    pub fn index(&self, v: Vid) -> u64 {
         let w = (v / 64) as usize;
         let below = self.words[w] & ((1u64 << (v % 64)) - 1);
         self.before[w] + u64::from(below.count_ones())

@@ -7,8 +7,9 @@
 //! per row, tried and dropped before, lacked. The host turns the counts into row offsets and
 //! numbers the ghosts from the bitmap (a popcount scan of its words, as the host split does),
 //! and makes the ghost plan (`Ghosts::plan`, collective). The rows stay on the GPU for the
-//! components labelling (`DeviceRows`, taken instead of an upload) and a copy comes to the
-//! host, where the labelling's host steps and the check of its labels read them.
+//! components labelling (`DeviceRows`, taken instead of an upload); the host keeps their
+//! offsets and the ghosts (`LocalRows` without its entries: no copy of them comes back, the
+//! verifier reads the graph's rows).
 
 use super::csr_gpu::{download_chunks, DeviceCsr};
 use super::ghosts::{narrow, Ghosts, LocalRows, Numbering};
@@ -104,15 +105,11 @@ pub fn split(
     let (ids, numbering) =
         Numbering::of(gpu.download("the ghosts' bitmap", &words, g.n().div_ceil(64) as usize)?);
     narrow(ids.len(), "ghost vertices")?;
-    let local_len = gpu.download("local entries per row", &local_len, local_n)?;
-    let (local_len, cut_len): (Vec<u64>, Vec<u64>) = local_len
-        .par_iter()
-        .enumerate()
-        .map(|(u, &l)| (u64::from(l), g.degree(u) - u64::from(l)))
-        .unzip();
-    let offsets = super::csr::row_offsets(&local_len);
-    let cut_offsets = super::csr::row_offsets(&cut_len);
-    drop((local_len, cut_len));
+    let (offsets, cut_offsets) = offsets_of(
+        g,
+        &gpu.download("local entries per row", &local_len, local_n)?,
+    );
+    drop(local_len);
     let (local_entries, cut_entries) = (offsets[local_n] as usize, cut_offsets[local_n] as usize);
     let mut rows = DeviceRows {
         offsets: gpu.upload("row offsets", &offsets)?,
@@ -136,28 +133,42 @@ pub fn split(
     drop((words, before));
     gpu.sync("split the rows")?;
     let split = clock.elapsed().as_secs_f64();
-    let adj = download(gpu, &rows.adj, local_entries)?;
-    let cut_ghost = download(gpu, &rows.cut_ghost, cut_entries)?;
-    let cut_own = owners(&cut_offsets);
-    let copied = clock.elapsed().as_secs_f64() - split;
     let ghosts = Ghosts::plan(world, &g.part, ids)?;
     log::info!(
-        "split on the GPU: {split:.3} s (kernels, their counts and offsets through the host), the copy to the host {copied:.3} s, the ghost plan {:.3} s",
-        clock.elapsed().as_secs_f64() - split - copied
+        "split on the GPU: {split:.3} s (kernels, their counts and offsets through the host), the ghost plan {:.3} s",
+        clock.elapsed().as_secs_f64() - split
     );
+    // The entries stay on the GPU (see `LocalRows`).
     let host = LocalRows {
         offsets,
-        adj,
-        cut_own,
-        cut_ghost,
+        adj: Vec::new(),
+        cut_own: Vec::new(),
+        cut_ghost: Vec::new(),
         cut_offsets,
         ghosts,
     };
     Ok((host, rows))
 }
 
+/// The row offsets of the local and of the cut entries, from each row's local count (one
+/// pass over the rows).
+fn offsets_of(g: &DistGraph, local_len: &[u32]) -> (Vec<u64>, Vec<u64>) {
+    let n = local_len.len();
+    let (mut local, mut cut) = (Vec::with_capacity(n + 1), Vec::with_capacity(n + 1));
+    let (mut l, mut c) = (0u64, 0u64);
+    for (u, &len) in local_len.iter().enumerate() {
+        local.push(l);
+        cut.push(c);
+        l += u64::from(len);
+        c += g.degree(u) - u64::from(len);
+    }
+    local.push(l);
+    cut.push(c);
+    (local, cut)
+}
+
 /// The first `n` items of `dev` on the host, through the page-locked staging of
-/// `csr_gpu::download_chunks`.
+/// `csr_gpu::download_chunks` (for the check).
 fn download(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<u32>> {
     let mut host = vec![0u32; n];
     download_chunks(
@@ -165,14 +176,7 @@ fn download(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<u32>> {
         dev,
         n,
         "copy the local rows to the host",
-        |at, chunk| {
-            // In parallel: one thread copies (and first touches) a few GB a second.
-            const PIECE: usize = 1 << 18;
-            host[at..at + chunk.len()]
-                .par_chunks_mut(PIECE)
-                .zip(chunk.par_chunks(PIECE))
-                .for_each(|(to, from)| to.copy_from_slice(from));
-        },
+        |at, chunk| host[at..at + chunk.len()].copy_from_slice(chunk),
     )?;
     Ok(host)
 }
@@ -189,17 +193,37 @@ fn owners(cut_offsets: &[u64]) -> Vec<u32> {
 }
 
 /// With `TESSERA_SPLIT_CHECK` set (scripts/gpu-check): the host split made too (collective),
-/// and an error naming the first part where the GPU's `rows` differ from it.
-pub fn check_against_host(world: &World, g: &DistGraph, rows: &LocalRows) -> Result<()> {
+/// and an error naming the first part where the GPU's split (`rows`, its entries `on_gpu`)
+/// differs from it.
+pub fn check_against_host(
+    world: &World,
+    gpu: &Gpu,
+    g: &DistGraph,
+    rows: &LocalRows,
+    on_gpu: &DeviceRows,
+) -> Result<()> {
     if std::env::var_os(CHECK_VARIABLE).is_none() {
         return Ok(());
     }
     let host = LocalRows::split(world, g)?;
+    let adj = download(
+        gpu,
+        &on_gpu.adj,
+        host.adj.len().min(rows.offsets[g.local_n()] as usize),
+    )?;
+    let cut_ghost = download(
+        gpu,
+        &on_gpu.cut_ghost,
+        host.cut_ghost.len().min(rows.cut_count()),
+    )?;
     let parts = [
         ("offsets", rows.offsets == host.offsets),
-        ("local edges", rows.adj == host.adj),
-        ("cut edges' own vertices", rows.cut_own == host.cut_own),
-        ("cut edges' ghosts", rows.cut_ghost == host.cut_ghost),
+        ("local edges", adj == host.adj),
+        (
+            "cut edges' own vertices",
+            owners(&rows.cut_offsets) == host.cut_own,
+        ),
+        ("cut edges' ghosts", cut_ghost == host.cut_ghost),
         ("cut edge offsets", rows.cut_offsets == host.cut_offsets),
         ("ghosts", rows.ghosts == host.ghosts),
     ];

@@ -10,7 +10,7 @@ use super::cpu::{OTHER_GIANT, SAME_GIANT};
 use super::{most_frequent, Labeller, SAMPLE_VERTICES};
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{run_starts, GpuTransport, Op, World};
-use crate::device::{grid, memory, Gpu, Kernel};
+use crate::device::{gpu_error, grid, memory, Gpu, Kernel};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::ghosts::{mask_words, LocalRows};
@@ -182,7 +182,7 @@ fn table_slots(count: u64) -> u64 {
 /// to be uploaded (`upload`; not where the split left them on the GPU).
 fn bytes_needed(rows: &LocalRows, upload: bool) -> u64 {
     let n = rows.local_n() as u64;
-    let cuts = rows.cut_own.len() as u64;
+    let cuts = rows.cut_count() as u64;
     // The local edges, and the cut edges' ghosts and row offsets.
     let uploaded = match upload {
         true => DeviceCsr::bytes(n, rows.adj.len() as u64) + 4 * cuts + 8 * (n + 1),
@@ -322,8 +322,8 @@ impl<'a> GpuLabeller<'a> {
                 labels: Vec::new(),
                 handed: Vec::new(),
                 any_other: 0,
-                active_own: gpu.zeros("cut edges read", rows.cut_own.len())?,
-                active_ghost: gpu.zeros("cut edges read", rows.cut_own.len())?,
+                active_own: gpu.zeros("cut edges read", rows.cut_count())?,
+                active_ghost: gpu.zeros("cut edges read", rows.cut_count())?,
                 active: None,
             },
             masks: ReadMasks::new(gpu, rows)?,
@@ -609,7 +609,7 @@ impl Labeller for GpuLabeller<'_> {
 
     fn absorb_cut_edges(&mut self) -> Result<bool> {
         let gpu = self.gpu;
-        let cuts = self.rows.cut_own.len() as u64;
+        let cuts = self.rows.cut_count() as u64;
         if cuts == 0 {
             return Ok(false);
         }
@@ -748,6 +748,24 @@ impl Labeller for GpuLabeller<'_> {
 
     fn rows(&self) -> &LocalRows {
         self.rows
+    }
+
+    /// The own vertex from the host's cut offsets, the ghost from the GPU (the cut edges'
+    /// entries are there only, where the GPU split the rows).
+    fn cut_edges(&mut self, picks: &[usize]) -> Result<Vec<(u32, u32)>> {
+        let at = &self.rows.cut_offsets;
+        picks
+            .iter()
+            .map(|&i| {
+                let own = at.partition_point(|&o| o <= i as u64) - 1;
+                let ghost = self
+                    .gpu
+                    .stream
+                    .clone_dtoh(&self.cut_ghost.slice(i..i + 1))
+                    .map_err(|e| gpu_error("copy a cut edge to the host", e))?;
+                Ok((own as u32, ghost[0]))
+            })
+            .collect()
     }
 
     fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>> {

@@ -111,8 +111,8 @@ impl Workload for Cc {
             seconds: clock.elapsed().as_secs_f64(),
             on: if rows_on_gpu.is_some() { "gpu" } else { "cpu" },
         };
-        if rows_on_gpu.is_some() {
-            ghosts_gpu::check_against_host(world, g, &rows)?;
+        if let (Selected::Gpu(gpu), Some(on_gpu)) = (&h.device, &rows_on_gpu) {
+            ghosts_gpu::check_against_host(world, gpu, g, &rows, on_gpu)?;
         }
         let mut labeller: Box<dyn Labeller + '_> = match &h.device {
             Selected::Cpu => Box::new(cpu::CpuLabeller::new(&rows, g.part.first())),
@@ -133,7 +133,7 @@ impl Workload for Cc {
         let labels = labeller.labels()?;
         drop(labeller);
         let verified = h.verify(self.verify, || {
-            sizes::verify(world, &rows, &g.part, &labels)
+            sizes::verify(world, g, &rows.ghosts, &labels)
         })?;
         let stats = h.timed("sizes", || {
             sizes::component_stats(world, &g.part, &labels, self.largest as usize)
