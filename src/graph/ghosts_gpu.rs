@@ -84,10 +84,14 @@ pub fn split(
     let n = narrow(local_n, "vertices")?;
     let own = u64::from(n);
     let entries = csr.entries() as u64;
-    let clock = Instant::now();
+    let mut laps = Laps::start();
+    let [mark, count, scatter] =
+        ["split_mark", "split_count", "split_scatter"].map(|name| gpu.function(FILE, name));
+    let (mark, count, scatter) = (mark?, count?, scatter?);
+    laps.lap("compile");
     let mut words = gpu.zeros::<u64>("the ghosts' bitmap", g.n().div_ceil(64) as usize)?;
     let resident = blocks(gpu.resident_blocks(THREADS)? as u64, THREADS);
-    gpu.launch(&gpu.function(FILE, "split_mark")?, resident, |b| {
+    gpu.launch(&mark, resident, |b| {
         b.arg(&csr.adj)
             .arg(&entries)
             .arg(&first)
@@ -95,13 +99,15 @@ pub fn split(
             .arg(&mut words);
     })?;
     let mut local_len = gpu.zeros::<u32>("local entries per row", local_n)?;
-    gpu.launch(&gpu.function(FILE, "split_count")?, grid(own), |b| {
+    gpu.launch(&count, grid(own), |b| {
         b.arg(&csr.offsets)
             .arg(&csr.adj)
             .arg(&n)
             .arg(&first)
             .arg(&mut local_len);
     })?;
+    gpu.sync("count the rows' entries")?;
+    laps.lap("marks and counts");
     let (ids, numbering) =
         Numbering::of(gpu.download("the ghosts' bitmap", &words, g.n().div_ceil(64) as usize)?);
     narrow(ids.len(), "ghost vertices")?;
@@ -118,7 +124,8 @@ pub fn split(
         cut_offsets: gpu.upload("cut edge offsets", &cut_offsets)?,
     };
     let before = gpu.upload("ghosts before each bitmap word", &numbering.before)?;
-    gpu.launch(&gpu.function(FILE, "split_scatter")?, grid(own), |b| {
+    laps.lap("ghost ids and offsets on the host");
+    gpu.launch(&scatter, grid(own), |b| {
         b.arg(&csr.offsets)
             .arg(&csr.adj)
             .arg(&n)
@@ -130,14 +137,12 @@ pub fn split(
             .arg(&mut rows.adj)
             .arg(&mut rows.cut_ghost);
     })?;
-    drop((words, before));
     gpu.sync("split the rows")?;
-    let split = clock.elapsed().as_secs_f64();
+    drop((words, before));
+    laps.lap("scatter");
     let ghosts = Ghosts::plan(world, &g.part, ids)?;
-    log::info!(
-        "split on the GPU: {split:.3} s (kernels, their counts and offsets through the host), the ghost plan {:.3} s",
-        clock.elapsed().as_secs_f64() - split
-    );
+    laps.lap("ghost plan");
+    log::info!("split on the GPU: {}", laps.line());
     // The entries stay on the GPU (see `LocalRows`).
     let host = LocalRows {
         offsets,
@@ -148,6 +153,39 @@ pub fn split(
         ghosts,
     };
     Ok((host, rows))
+}
+
+/// Seconds of the split's parts, for its log line.
+struct Laps {
+    clock: Instant,
+    last: f64,
+    parts: Vec<(&'static str, f64)>,
+}
+
+impl Laps {
+    fn start() -> Self {
+        Laps {
+            clock: Instant::now(),
+            last: 0.0,
+            parts: Vec::new(),
+        }
+    }
+
+    /// The part that ends now.
+    fn lap(&mut self, part: &'static str) {
+        let now = self.clock.elapsed().as_secs_f64();
+        self.parts.push((part, now - self.last));
+        self.last = now;
+    }
+
+    fn line(&self) -> String {
+        let parts: Vec<String> = self
+            .parts
+            .iter()
+            .map(|(part, secs)| format!("{part} {secs:.3}"))
+            .collect();
+        format!("{:.3} s ({} s)", self.last, parts.join(", "))
+    }
 }
 
 /// The row offsets of the local and of the cut entries, from each row's local count (one
