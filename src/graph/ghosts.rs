@@ -17,7 +17,10 @@ use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// A rank's rows split into local edges and cut edges, with its ghosts.
+/// A rank's rows split into local edges and cut edges, with its ghosts. Split on a GPU
+/// (`ghosts_gpu`), the entries stay there and the host keeps the offsets and the ghosts only:
+/// `adj`, `cut_own` and `cut_ghost` are then empty (the labelling reads them on the GPU).
+#[derive(Debug, PartialEq)]
 pub struct LocalRows {
     /// Row offsets of the local edges (one per own vertex, and one more).
     pub offsets: Vec<u64>,
@@ -33,6 +36,7 @@ pub struct LocalRows {
 }
 
 /// The remote vertices a rank's rows reach, and who sends their values.
+#[derive(Debug, PartialEq)]
 pub struct Ghosts {
     /// Global ids, ascending.
     pub ids: Vec<Vid>,
@@ -49,7 +53,7 @@ pub struct Ghosts {
 }
 
 /// A local index as the 32 bits the local form stores.
-fn narrow(i: usize, what: &str) -> Result<u32> {
+pub(super) fn narrow(i: usize, what: &str) -> Result<u32> {
     u32::try_from(i).map_err(|_| {
         Error::Unavailable(format!(
             "a rank holds more than 2^32 {what}: run on more ranks"
@@ -112,6 +116,11 @@ impl LocalRows {
     pub fn local_n(&self) -> usize {
         self.offsets.len() - 1
     }
+
+    /// How many cut edges the rows hold (wherever their entries are).
+    pub fn cut_count(&self) -> usize {
+        *self.cut_offsets.last().unwrap_or(&0) as usize
+    }
 }
 
 /// The rank's remote endpoints, ascending, and the bitmap that numbers them.
@@ -124,33 +133,56 @@ fn remote_endpoints(g: &DistGraph) -> (Vec<Vid>, Numbering) {
             }
         }
     });
-    let words: Vec<u64> = words.into_iter().map(AtomicU64::into_inner).collect();
-    let counts: Vec<u64> = words.iter().map(|w| u64::from(w.count_ones())).collect();
-    let before = super::csr::row_offsets(&counts);
-    let mut ids = vec![0 as Vid; before[words.len()] as usize];
-    let slots = split_at_offsets(&mut ids, &before);
-    slots
-        .into_par_iter()
-        .zip(words.par_iter())
-        .enumerate()
-        .for_each(|(w, (slot, &bits))| {
-            let mut bits = bits;
-            for s in slot.iter_mut() {
-                *s = w as u64 * 64 + u64::from(bits.trailing_zeros());
-                bits &= bits - 1;
-            }
-        });
-    (ids, Numbering { words, before })
+    Numbering::of(words.into_iter().map(AtomicU64::into_inner).collect())
 }
 
 /// Ghost numbering: a remote vertex's index is the number of marked vertices below it.
-struct Numbering {
-    words: Vec<u64>,
-    before: Vec<u64>,
+pub struct Numbering {
+    /// One bit per vertex, set for the remote endpoints.
+    pub(super) words: Vec<u64>,
+    /// Per word, the bits set in the words before it (and one more: all of them).
+    pub(super) before: Vec<u64>,
 }
 
 impl Numbering {
-    fn index(&self, v: Vid) -> u64 {
+    /// The marked vertices of `words` (bit v % 64 of word v / 64 for vertex v), ascending,
+    /// and their numbering.
+    pub(super) fn of(words: Vec<u64>) -> (Vec<Vid>, Numbering) {
+        let counts: Vec<u64> = words.iter().map(|w| u64::from(w.count_ones())).collect();
+        let before = super::csr::row_offsets(&counts);
+        let mut ids = vec![0 as Vid; before[words.len()] as usize];
+        let slots = split_at_offsets(&mut ids, &before);
+        slots
+            .into_par_iter()
+            .zip(words.par_iter())
+            .enumerate()
+            .for_each(|(w, (slot, &bits))| {
+                let mut bits = bits;
+                for s in slot.iter_mut() {
+                    *s = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                    bits &= bits - 1;
+                }
+            });
+        (ids, Numbering { words, before })
+    }
+
+    /// The numbering of `ids` (ascending vertex ids below `n`): each id's index among them.
+    pub fn of_ids(n: u64, ids: &[Vid]) -> Numbering {
+        let mut words = vec![0u64; n.div_ceil(64) as usize];
+        for &v in ids {
+            words[(v / 64) as usize] |= 1 << (v % 64);
+        }
+        Numbering::of(words).1
+    }
+
+    /// The index of `v`, if marked.
+    pub fn get(&self, v: Vid) -> Option<u64> {
+        let marked = self.words[(v / 64) as usize] >> (v % 64) & 1 == 1;
+        marked.then(|| self.index(v))
+    }
+
+    /// The index of marked vertex `v`.
+    pub fn index(&self, v: Vid) -> u64 {
         let w = (v / 64) as usize;
         let below = self.words[w] & ((1u64 << (v % 64)) - 1);
         self.before[w] + u64::from(below.count_ones())

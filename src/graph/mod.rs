@@ -13,6 +13,7 @@ pub mod csr_gpu;
 pub mod csr_sort;
 pub mod generators;
 pub mod ghosts;
+pub mod ghosts_gpu;
 pub mod kronecker;
 pub mod readers;
 pub mod roots;

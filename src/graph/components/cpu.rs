@@ -430,6 +430,14 @@ impl Labeller for CpuLabeller<'_> {
         self.rows
     }
 
+    fn cut_edges(&mut self, picks: &[usize]) -> Result<Vec<(u32, u32)>> {
+        let rows = self.rows;
+        Ok(picks
+            .iter()
+            .map(|&i| (rows.cut_own[i], rows.cut_ghost[i]))
+            .collect())
+    }
+
     fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>> {
         Ok(vertices
             .iter()

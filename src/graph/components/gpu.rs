@@ -10,10 +10,11 @@ use super::cpu::{OTHER_GIANT, SAME_GIANT};
 use super::{most_frequent, Labeller, SAMPLE_VERTICES};
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{run_starts, GpuTransport, Op, World};
-use crate::device::{grid, memory, Gpu, Kernel};
+use crate::device::{gpu_error, grid, memory, Gpu, Kernel};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::ghosts::{mask_words, LocalRows};
+use crate::graph::ghosts_gpu::DeviceRows;
 use crate::graph::Block1D;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::collections::HashMap;
@@ -177,22 +178,24 @@ fn table_slots(count: u64) -> u64 {
     (2 * count).next_power_of_two().max(2)
 }
 
-/// Device bytes the labelling needs for `rows`, with their local edges (`with_edges`) or
-/// without (already on the GPU).
-fn bytes_needed(rows: &LocalRows, with_edges: bool) -> u64 {
+/// Device bytes the labelling needs for `rows`, counting the rows themselves where they are
+/// to be uploaded (`upload`; not where the split left them on the GPU).
+fn bytes_needed(rows: &LocalRows, upload: bool) -> u64 {
     let n = rows.local_n() as u64;
-    let edges = match with_edges {
-        true => DeviceCsr::bytes(n, rows.adj.len() as u64),
+    let cuts = rows.cut_count() as u64;
+    // The local edges, and the cut edges' ghosts and row offsets.
+    let uploaded = match upload {
+        true => DeviceCsr::bytes(n, rows.adj.len() as u64) + 4 * cuts + 8 * (n + 1),
         false => 0,
     };
     // Boundary components: at most one per vertex, with flags and done flags (u8 each), roots
     // and five u64 buffers, and the shortcut's slot (u32) and table (up to four u64 slots per
     // component).
-    // Cut edges: their ghosts and row offsets, and those read (own vertex and ghost). The
-    // masks of the ghosts read (a bit each, both ways) counted as a byte.
-    edges
-        + 12 * rows.cut_own.len() as u64
-        + (8 + 4 + 8 + 8) * n
+    // The cut edges read (own vertex and ghost). The masks of the ghosts read (a bit each,
+    // both ways) counted as a byte.
+    uploaded
+        + 8 * cuts
+        + (4 + 8 + 8) * n
         + (2 + 4 + 5 * 8 + 4 + 4 * 8) * n
         + (4 + 4 + 8 + 8 + 4 + 1) * rows.ghosts.send_local.len() as u64
         + (8 + 8 + 1 + 1 + 1) * rows.ghosts.ids.len() as u64
@@ -226,15 +229,15 @@ const KERNELS: [&str; 24] = [
 ];
 
 impl<'a> GpuLabeller<'a> {
-    /// Upload `rows` (collective: opens the exchange and checks every rank's memory); their
-    /// local edges are `local`'s where they are already on the GPU.
+    /// Upload `rows` (collective: opens the exchange and checks every rank's memory), unless
+    /// the split left them on the GPU (`on_gpu`: taken as they are).
     pub fn new(
         world: &'a World,
         gpu: &'a Gpu,
         transport: GpuTransport,
         rows: &'a LocalRows,
         part: &Block1D,
-        local: Option<DeviceCsr>,
+        on_gpu: Option<DeviceRows>,
     ) -> Result<Self> {
         if world.size() > 1 && part.n > u64::from(u32::MAX) {
             // Labels travel packed beside a 32-bit index in one u64.
@@ -243,7 +246,7 @@ impl<'a> GpuLabeller<'a> {
                 part.n
             )));
         }
-        let needed = world.allreduce(bytes_needed(rows, local.is_none()), Op::Max);
+        let needed = world.allreduce(bytes_needed(rows, on_gpu.is_none()), Op::Max);
         let free = world.allreduce(memory::gpu_free(gpu)?, Op::Min);
         if needed > free {
             return Err(memory::refusal(
@@ -259,15 +262,14 @@ impl<'a> GpuLabeller<'a> {
         for name in KERNELS {
             kernels.insert(name, gpu.function("cc.cu", name)?);
         }
-        let (offsets, adj) = match local {
-            Some(csr) => {
-                debug_assert_eq!(csr.entries(), rows.adj.len());
-                (csr.offsets, csr.adj)
-            }
-            None => (
-                gpu.upload("row offsets", &rows.offsets)?,
-                gpu.upload("local edges", &rows.adj)?,
-            ),
+        let on_gpu = match on_gpu {
+            Some(on_gpu) => on_gpu,
+            None => DeviceRows {
+                offsets: gpu.upload("row offsets", &rows.offsets)?,
+                adj: gpu.upload("local edges", &rows.adj)?,
+                cut_ghost: gpu.upload("cut edges", &rows.cut_ghost)?,
+                cut_offsets: gpu.upload("cut edge offsets", &rows.cut_offsets)?,
+            },
         };
         let ghosts = &rows.ghosts;
         let plan = SendPlan {
@@ -304,10 +306,10 @@ impl<'a> GpuLabeller<'a> {
             ranks: world.size(),
             n: n as u32,
             first: part.first(),
-            offsets,
-            adj,
-            cut_ghost: gpu.upload("cut edges", &rows.cut_ghost)?,
-            cut_offsets: gpu.upload("cut edge offsets", &rows.cut_offsets)?,
+            offsets: on_gpu.offsets,
+            adj: on_gpu.adj,
+            cut_ghost: on_gpu.cut_ghost,
+            cut_offsets: on_gpu.cut_offsets,
             plan,
             parent: gpu.zeros("parents", n)?,
             labels: gpu.zeros("labels", n)?,
@@ -320,8 +322,8 @@ impl<'a> GpuLabeller<'a> {
                 labels: Vec::new(),
                 handed: Vec::new(),
                 any_other: 0,
-                active_own: gpu.zeros("cut edges read", rows.cut_own.len())?,
-                active_ghost: gpu.zeros("cut edges read", rows.cut_own.len())?,
+                active_own: gpu.zeros("cut edges read", rows.cut_count())?,
+                active_ghost: gpu.zeros("cut edges read", rows.cut_count())?,
                 active: None,
             },
             masks: ReadMasks::new(gpu, rows)?,
@@ -607,7 +609,7 @@ impl Labeller for GpuLabeller<'_> {
 
     fn absorb_cut_edges(&mut self) -> Result<bool> {
         let gpu = self.gpu;
-        let cuts = self.rows.cut_own.len() as u64;
+        let cuts = self.rows.cut_count() as u64;
         if cuts == 0 {
             return Ok(false);
         }
@@ -746,6 +748,24 @@ impl Labeller for GpuLabeller<'_> {
 
     fn rows(&self) -> &LocalRows {
         self.rows
+    }
+
+    /// The own vertex from the host's cut offsets, the ghost from the GPU (the cut edges'
+    /// entries are there only, where the GPU split the rows).
+    fn cut_edges(&mut self, picks: &[usize]) -> Result<Vec<(u32, u32)>> {
+        let at = &self.rows.cut_offsets;
+        picks
+            .iter()
+            .map(|&i| {
+                let own = at.partition_point(|&o| o <= i as u64) - 1;
+                let ghost = self
+                    .gpu
+                    .stream
+                    .clone_dtoh(&self.cut_ghost.slice(i..i + 1))
+                    .map_err(|e| gpu_error("copy a cut edge to the host", e))?;
+                Ok((own as u32, ghost[0]))
+            })
+            .collect()
     }
 
     fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>> {

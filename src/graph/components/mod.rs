@@ -88,8 +88,10 @@ pub trait Labeller {
     fn relabel(&mut self) -> Result<u64>;
     /// The own vertices' labels, on the host.
     fn labels(&self) -> Result<Vec<u64>>;
-    /// The rank's rows (local edges, cut edges, ghosts).
+    /// The rank's rows (local edges, cut edges, ghosts; see `LocalRows` for a GPU's).
     fn rows(&self) -> &LocalRows;
+    /// Cut edges number `picks` (in row order): their own vertices and ghosts.
+    fn cut_edges(&mut self, picks: &[usize]) -> Result<Vec<(u32, u32)>>;
     /// The roots of own vertices' local components (after `link_local`).
     fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>>;
     /// The root of the local component most of a sample of vertices fall in (the giant
@@ -236,15 +238,12 @@ fn probe_giants(
     giants: &[u64],
 ) -> Result<Vec<u64>> {
     let ranks = world.size();
-    let rows = labeller.rows();
-    let cuts = rows.cut_own.len();
+    let cuts = labeller.rows().cut_count();
     let probes = GIANT_PROBES.min(cuts);
     let picks: Vec<usize> = (0..probes).map(|k| k * cuts / probes).collect();
-    let own: Vec<u32> = picks.iter().map(|&i| rows.cut_own[i]).collect();
-    let ghosts: Vec<u64> = picks
-        .iter()
-        .map(|&i| rows.ghosts.ids[rows.cut_ghost[i] as usize])
-        .collect();
+    let (own, ghosts): (Vec<u32>, Vec<u32>) = labeller.cut_edges(&picks)?.into_iter().unzip();
+    let ids = &labeller.rows().ghosts.ids;
+    let ghosts: Vec<u64> = ghosts.iter().map(|&g| ids[g as usize]).collect();
     let roots = labeller.roots_of(&own)?;
     let asked: Vec<u64> = ghosts
         .iter()

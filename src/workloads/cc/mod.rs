@@ -12,12 +12,14 @@ use crate::device::Selected;
 use crate::error::Result;
 use crate::graph::components::{cpu, gpu, label_components, Labeller, Labelling};
 use crate::graph::ghosts::LocalRows;
+use crate::graph::ghosts_gpu;
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::report::Report;
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use sizes::ComponentStats;
+use std::time::Instant;
 
 /// Labels are written by default up to this many vertices (8 bytes each).
 const WRITE_LABELS_UP_TO: u64 = 1 << 24;
@@ -48,8 +50,15 @@ pub struct Cc {
     largest: u32,
 }
 
+/// The local/cut split of the rows: its seconds (between barriers) and where it ran.
+struct Split {
+    seconds: f64,
+    on: &'static str,
+}
+
 /// What a run found.
 struct Findings {
+    split: Split,
     stats: ComponentStats,
     last: Labelling,
     /// Median seconds of the labelling over the trials.
@@ -89,11 +98,22 @@ impl Workload for Cc {
     fn execute(&self, h: &Harness) -> Result<Report> {
         let world = h.world;
         let mut built = h.build_graph(&self.graph, &|_, _| Ok(()))?;
-        // On one rank every edge is local and the local rows are the CSR itself, so the CSR
-        // the GPU built serves as them; on several the split is made on the host.
-        let device_csr = built.take_device_csr().filter(|_| world.size() == 1);
+        // On a GPU the rows are split there, from the CSR the GPU built (or an upload of the
+        // host's), and stay there for the labelling.
+        let device_csr = built.take_device_csr();
         let g = &built.graph;
-        let rows = h.timed("split", || LocalRows::split(world, g))?;
+        let clock = Instant::now();
+        let (rows, rows_on_gpu) = h.timed("split", || match &h.device {
+            Selected::Cpu => Ok((LocalRows::split(world, g)?, None)),
+            Selected::Gpu(gpu) => ghosts_gpu::split_where_it_fits(world, gpu, g, device_csr),
+        })?;
+        let split = Split {
+            seconds: clock.elapsed().as_secs_f64(),
+            on: if rows_on_gpu.is_some() { "gpu" } else { "cpu" },
+        };
+        if let (Selected::Gpu(gpu), Some(on_gpu)) = (&h.device, &rows_on_gpu) {
+            ghosts_gpu::check_against_host(world, gpu, g, &rows, on_gpu)?;
+        }
         let mut labeller: Box<dyn Labeller + '_> = match &h.device {
             Selected::Cpu => Box::new(cpu::CpuLabeller::new(&rows, g.part.first())),
             Selected::Gpu(gpu) => h.timed("upload", || {
@@ -103,7 +123,7 @@ impl Workload for Cc {
                     h.run.gpu_transport,
                     &rows,
                     &g.part,
-                    device_csr,
+                    rows_on_gpu,
                 )?) as Box<dyn Labeller>)
             })?,
         };
@@ -113,7 +133,7 @@ impl Workload for Cc {
         let labels = labeller.labels()?;
         drop(labeller);
         let verified = h.verify(self.verify, || {
-            sizes::verify(world, &rows, &g.part, &labels)
+            sizes::verify(world, g, &rows.ghosts, &labels)
         })?;
         let stats = h.timed("sizes", || {
             sizes::component_stats(world, &g.part, &labels, self.largest as usize)
@@ -127,6 +147,7 @@ impl Workload for Cc {
         let seconds = Summary::of(&runs.iter().map(|r| r.seconds).collect::<Vec<_>>()).median;
         let last = runs.pop().expect("at least one trial");
         let findings = Findings {
+            split,
             stats,
             last,
             seconds,
@@ -177,6 +198,8 @@ impl Cc {
         ] {
             r.seconds(name, seconds).stored_only();
         }
+        r.seconds("split_seconds", f.split.seconds);
+        r.text("split_device", f.split.on);
         r.seconds("cc_seconds", f.seconds);
         r.rate("edges_per_second", f.rate, "edges/s");
         r.flag("verified", f.verified, "skipped");

@@ -5,8 +5,8 @@
 
 use crate::comm::{bucket_by_rank, Op, World};
 use crate::error::{Error, Result};
-use crate::graph::ghosts::LocalRows;
-use crate::graph::Block1D;
+use crate::graph::ghosts::{Ghosts, Numbering};
+use crate::graph::{Block1D, DistGraph};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -92,25 +92,26 @@ fn sizes_at_owners(world: &World, part: &Block1D, labels: &[u64]) -> Result<Vec<
 /// both ends of every edge carry the same label, each vertex's label is at most its id, and
 /// a label's vertex carries that label. Together: labels are constant on components and
 /// each is a vertex of the components it labels. That the components were not merged is
-/// what the tests check against a sequential union-find.
-pub fn verify(world: &World, rows: &LocalRows, part: &Block1D, labels: &[u64]) -> Result<()> {
-    let ghost_labels = rows.ghosts.refresh(world, labels)?;
-    let local = (0..rows.local_n()).into_par_iter().find_map_any(|u| {
-        let row = &rows.adj[rows.offsets[u] as usize..rows.offsets[u + 1] as usize];
-        row.iter()
-            .find(|&&v| labels[v as usize] != labels[u])
-            .map(|&v| (part.global(u), part.global(v as usize)))
-    });
-    let cut = rows
-        .cut_own
-        .par_iter()
-        .zip(rows.cut_ghost.par_iter())
-        .find_map_any(|(&u, &g)| {
-            (labels[u as usize] != ghost_labels[g as usize])
-                .then(|| (part.global(u as usize), rows.ghosts.ids[g as usize]))
-        });
-    let mut broken = local
-        .or(cut)
+/// what the tests check against a sequential union-find. The edges are the graph's rows (not
+/// the local/cut split the labelling read), the other ranks' labels those of `ghosts` (every
+/// remote endpoint of the rows).
+pub fn verify(world: &World, g: &DistGraph, ghosts: &Ghosts, labels: &[u64]) -> Result<()> {
+    let part = &g.part;
+    let ghost_labels = ghosts.refresh(world, labels)?;
+    let numbering = Numbering::of_ids(g.n(), &ghosts.ids);
+    // None: a remote endpoint that is no ghost (a split that missed it).
+    let label_of = |v: u64| match part.is_local(v) {
+        true => Some(labels[part.local(v)]),
+        false => numbering.get(v).map(|i| ghost_labels[i as usize]),
+    };
+    let mut broken = (0..g.local_n())
+        .into_par_iter()
+        .find_map_any(|u| {
+            g.row(u)
+                .iter()
+                .find(|&&v| label_of(v) != Some(labels[u]))
+                .map(|&v| (part.global(u), v))
+        })
         .map(|(u, v)| format!("the edge ({u}, {v}) joins vertices labelled differently"));
     if broken.is_none() {
         broken = labels.iter().enumerate().find_map(|(v, &l)| {
