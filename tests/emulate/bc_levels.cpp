@@ -4,7 +4,7 @@
 // bc_accumulate), each kernel run thread by thread, threads in reverse order (the kernels may
 // not depend on the order); bc_forward and bc_backward, whose warps read rows together
 // (ballots and shuffles), a warp at a time (in reverse order), its 32 threads as fibers
-// that take turns at each ballot and shuffle. Checked bit for bit against a sequential Brandes written here:
+// that take turns at each ballot and shuffle. Checked bit for bit (δ of the reached lanes, the fixed-point sums) against a sequential Brandes written here:
 // per source a BFS by levels, σ(v) summed over the in-row in row order, δ(v) over the
 // out-row in row order, as the CPU path sums them. Random directed and undirected multigraphs
 // with parallel arcs, isolated vertices and repeated sources; rows longer than a trial's
@@ -14,7 +14,8 @@
 // (bc_discover for the next level, each level's σ (forward) or u in σ's place (backward)
 // packed by bc_pack, moved as GpuExchange::alltoallv_runs moves them, stored by bc_unpack):
 // every rank's δ of its own
-// vertices and its fixed-point sums equal the whole graph's bit for bit.
+// vertices and its fixed-point sums equal the whole graph's bit for bit. σ and δ start as NaN
+// (gpu.rs does not clear them between batches): only lanes a batch wrote may be read.
 // Run by scripts/emulate-kernels.
 #include <algorithm>
 #include <cmath>
@@ -94,7 +95,9 @@ static Rows rows_of(u32 n, const std::vector<std::pair<u32, u32>> &arcs, bool re
 // The kernels' batch, as gpu.rs runs it: per lane δ of every vertex.
 static std::vector<double> kernels_batch(u32 n, const Rows &out, const Rows &inc, const std::vector<u64> &batch, u32 lanes, u64 *lo, u64 *hi) {
     u32 kb = batch.size();
-    std::vector<double> sigma((u64)n * lanes), delta((u64)n * lanes);
+    // NaN: what an earlier batch left (gpu.rs clears neither between batches); a read of a
+    // lane this batch did not write would show in δ or the sums.
+    std::vector<double> sigma((u64)n * lanes, NAN), delta((u64)n * lanes, NAN);
     std::vector<u64> reached(n);
     std::vector<std::vector<u64>> levels(1, std::vector<u64>(n));
     std::vector<std::vector<u32>> lists(1, std::vector<u32>(n));
@@ -145,7 +148,7 @@ template <class Term> static double piecewise(const Rows &r, u32 v, bool carry, 
     return total;
 }
 
-// Sequential Brandes for one source: δ of every vertex (0 where unreached), δ(v) = σ(v)·ρ(v),
+// Sequential Brandes for one source: δ of every vertex (NaN where unreached), δ(v) = σ(v)·ρ(v),
 // ρ(v) the sum of u(w) = 1/σ(w) + ρ(w) over its successors w (the kernels' rounding).
 static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 s) {
     std::vector<i64> depth(n, -1);
@@ -168,6 +171,8 @@ static std::vector<double> brandes(u32 n, const Rows &out, const Rows &inc, u32 
             delta[v] = sigma[v] * rho;
             u[v] = 1.0 / sigma[v] + rho;
         }
+    for (u32 v = 0; v < n; v++)
+        if (depth[v] < 0) delta[v] = NAN;
     return delta;
 }
 
@@ -262,8 +267,8 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
     for (u32 r = 0; r < ranks; r++) {
         Part &p = parts[r];
         RankState &s = st[r];
-        s.sigma.assign((u64)p.slots() * lanes, 0.0);
-        s.delta.assign((u64)p.slots() * lanes, 0.0);
+        s.sigma.assign((u64)p.slots() * lanes, NAN);  // as in kernels_batch
+        s.delta.assign((u64)p.slots() * lanes, NAN);
         s.reached.assign(p.slots(), 0);
         s.levels.assign(1, std::vector<u64>(p.slots()));
         s.lists.assign(1, std::vector<u32>(p.n + 1));
@@ -359,12 +364,23 @@ int main() {
         for (u32 i = 0; i < k; i++) batch.push_back(g() % n);
         std::vector<u64> lo(n), hi(n);
         auto delta = kernels_batch(n, out, inc, batch, lanes, lo.data(), hi.data());
+        // δ of every reached (vertex, lane) bit for bit, and each vertex's fixed-point sum
+        // over the lanes where it is reached and not the source (bc_accumulate's).
         int diff = 0;
+        std::vector<u64> want_lo(n), want_hi(n);
         for (u32 s = 0; s < k; s++) {
             auto want = brandes(n, out, inc, batch[s]);
-            for (u32 v = 0; v < n; v++)
+            for (u32 v = 0; v < n; v++) {
+                if (std::isnan(want[v])) continue;
                 if (std::memcmp(&want[v], &delta[(u64)v * lanes + s], 8) != 0) diff++;
+                if (v == batch[s]) continue;
+                u64 whole = (u64)want[v];
+                u64 bits = (u64)((want[v] - (double)whole) * 18446744073709551616.0);
+                want_lo[v] += bits;
+                want_hi[v] += whole + (want_lo[v] < bits ? 1 : 0);
+            }
         }
+        for (u32 v = 0; v < n; v++) diff += lo[v] != want_lo[v] || hi[v] != want_hi[v];
         Pieces pieces(out, n);
         printf("n %u arcs %zu %s lanes %u sources %u chunk %llu (%u long rows): %s", n, arcs.size(), directed ? "directed" : "undirected", lanes, k, chunk, pieces.longs(), diff ? "DIFFERENT" : "same");
         bad += diff != 0;

@@ -350,9 +350,10 @@ fn run_batch(
     let (lanes32, kb) = (lanes as u32, batch.lanes.len() as u32);
     st.trace.begin();
     let on_gpu = gpu.upload("betweenness sources", &batch.lanes)?;
+    // σ and δ keep what the last batch left: every read of them is masked by a level mask
+    // whose lanes this batch wrote (tests/emulate/bc_levels.cpp starts them as NaN). Their
+    // clears took 0.085 s of SSCA#2 SCALE 24's kernel 4 (16 batches, 17 GB each).
     st.phases.clear += gpu.timed(|| {
-        gpu.clear("betweenness sigma", &mut st.sigma)?;
-        gpu.clear("betweenness delta", &mut st.delta)?;
         gpu.clear("betweenness masks", &mut st.reached)?;
         st.level(gpu, 0, (n, slots))?;
         gpu.launch(&k.sources, grid(kb as u64), |a| {
