@@ -28,15 +28,18 @@ extern "C" __global__ void split_mark(const u32 *adj, u64 entries, u64 first, u6
     }
 }
 
+// Row u's entries, from .. to (empty past the last row, so that every lane of a warp takes
+// part in the long rows' ballots).
+__device__ __forceinline__ void row_bounds(const u64 *offsets, u64 u, u32 n, u64 *from, u64 *to) {
+    *from = u < n ? offsets[u] : 0;
+    *to = u < n ? offsets[u + 1] : 0;
+}
+
 // Per own vertex, how many entries of its row are local (the rest are cut).
 extern "C" __global__ void split_count(const u64 *offsets, const u32 *adj, u32 n, u64 first,
                                        u32 *local_len) {
-    u64 u = thread_index();
-    u64 from = 0, to = 0;
-    if (u < n) {
-        from = offsets[u];
-        to = offsets[u + 1];
-    }
+    u64 u = thread_index(), from, to;
+    row_bounds(offsets, u, n, &from, &to);
     bool long_row = to - from > LONG_ROW;
     u64 count = 0;
     if (!long_row)
@@ -65,12 +68,8 @@ extern "C" __global__ void split_scatter(const u64 *offsets, const u32 *adj, u32
                                          const u64 *words, const u64 *before,
                                          const u64 *local_at, const u64 *cut_at,
                                          u32 *local_adj, u32 *cut_ghost) {
-    u64 u = thread_index();
-    u64 from = 0, to = 0;
-    if (u < n) {
-        from = offsets[u];
-        to = offsets[u + 1];
-    }
+    u64 u = thread_index(), from, to;
+    row_bounds(offsets, u, n, &from, &to);
     bool long_row = to - from > LONG_ROW;
     if (!long_row && from < to) {
         u64 l = local_at[u], c = cut_at[u];
