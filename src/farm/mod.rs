@@ -238,8 +238,13 @@ impl<J: Job> Server<'_, J> {
         );
     }
 
-    /// A signal came: say how to resume at once, save the ledger, and end the job.
+    /// A signal came: release the output's lock, say how to resume at once, save the ledger,
+    /// and end the job.
     fn interrupted(&mut self) -> ! {
+        // The lock goes first: mpirun kills the rank about a second after the signal, which
+        // may fall inside the save, and a lock left behind stops a requeued job on another
+        // node. The save is atomic (temp name, then rename), so no writer can see a torn file.
+        OutputLock::release_before_abort(self.ledger.path());
         let path = self.ledger.path().display().to_string();
         eprintln!(
             "tessera: interrupted: saving the ledger {path}; rerun with --resume to continue"
@@ -253,7 +258,6 @@ impl<J: Job> Server<'_, J> {
             Err(e) => eprintln!("tessera: interrupted, and the ledger was not saved: {e}"),
         }
         let _ = std::io::stderr().flush();
-        OutputLock::release_before_abort(self.ledger.path());
         self.world.abort(INTERRUPTED)
     }
 }
