@@ -118,26 +118,28 @@ impl Windings {
         }
     }
 
-    /// The root of `x` and x's offset from it; compresses the path.
+    /// The root of `x` and x's offset from it; compresses the path. Two walks and no
+    /// allocation: the join calls it once per face site, so a path buffer per call would
+    /// cost more than the walk.
     fn find(&mut self, x: u32) -> (u32, [i64; 3]) {
-        let mut path = Vec::new();
         let mut root = x;
+        let mut to_root = [0; 3];
         while self.parent[root as usize] != root {
-            path.push(root);
+            to_root = add(to_root, self.offset[root as usize]);
             root = self.parent[root as usize];
         }
-        let mut to_root = [0; 3];
-        for &v in path.iter().rev() {
-            to_root = add(self.offset[v as usize], to_root);
-            self.offset[v as usize] = to_root;
+        // Point every node of the path at the root, with its own offset to it: x's is the
+        // whole sum, and each next node's is what is left after the step from the one before.
+        let mut v = x;
+        let mut left = to_root;
+        while v != root {
+            let (next, step) = (self.parent[v as usize], self.offset[v as usize]);
             self.parent[v as usize] = root;
+            self.offset[v as usize] = left;
+            left = sub(left, step);
+            v = next;
         }
-        let offset = if x == root {
-            [0; 3]
-        } else {
-            self.offset[x as usize]
-        };
-        (root, offset)
+        (root, to_root)
     }
 
     /// A bond with b at a's position plus `w`; the smaller root becomes the root.
@@ -195,13 +197,22 @@ fn join(
     let mut index = vec![VACANT; n];
     let range = faces.map(|(bottom, top, up)| {
         let mut rebase = |sites: Vec<FaceSite>| -> Vec<FaceSite> {
+            // Neighbouring face sites mostly share a cluster: its root is looked up once.
+            let mut last: Option<(u32, u32, [i64; 3])> = None;
             sites
                 .into_iter()
                 .map(|s| match s.cluster {
                     VACANT => s,
                     c => {
-                        let (root, offset) = w.find(c);
-                        index[root as usize] = 0;
+                        let (root, offset) = match last {
+                            Some((lc, root, offset)) if lc == c => (root, offset),
+                            _ => {
+                                let (root, offset) = w.find(c);
+                                index[root as usize] = 0;
+                                last = Some((c, root, offset));
+                                (root, offset)
+                            }
+                        };
                         FaceSite {
                             cluster: root,
                             offset: add(s.offset, offset),
@@ -280,7 +291,7 @@ fn leaf(slab: &Slab, part: &SlabBoundary) -> (Range, Vec<Fate>) {
 
 /// Range `a` joined with range `b` right above it (`None`: `a` is the whole lattice, joined
 /// across the wrap of axis 0 and closed).
-fn merge(lattice: Lattice, a: &Range, b: Option<Range>) -> (Option<Range>, Vec<Fate>) {
+fn merge(lattice: Lattice, a: Range, b: Option<Range>) -> (Option<Range>, Vec<Fate>) {
     let shift = a.open.len() as u32;
     let (clusters, above, winding, faces) = match b {
         Some(b) => {
@@ -296,12 +307,13 @@ fn merge(lattice: Lattice, a: &Range, b: Option<Range>) -> (Option<Range>, Vec<F
                 sites.iter().map(moved).collect()
             };
             let clusters = [a.open.as_slice(), &b.open].concat();
-            let faces = Some((a.bottom.clone(), moved(&b.top), b.up));
-            (clusters, moved(&b.bottom), [0; 3], faces)
+            let above = moved(&b.bottom);
+            let faces = Some((a.bottom, moved(&b.top), b.up));
+            (clusters, above, [0; 3], faces)
         }
-        None => (a.open.clone(), a.bottom.clone(), unit(0), None),
+        None => (a.open, a.bottom, unit(0), None),
     };
-    let bonds: Vec<_> = a
+    let mut bonds: Vec<_> = a
         .top
         .iter()
         .zip(&above)
@@ -309,6 +321,8 @@ fn merge(lattice: Lattice, a: &Range, b: Option<Range>) -> (Option<Range>, Vec<F
         .filter(|&((t, s), &up)| up && t.cluster != VACANT && s.cluster != VACANT)
         .map(|((t, s), _)| (t.cluster, s.cluster, sub(add(t.offset, winding), s.offset)))
         .collect();
+    // Neighbouring bonds mostly repeat one another, and a repeated bond changes nothing.
+    bonds.dedup();
     join(lattice, &clusters, &bonds, faces)
 }
 
@@ -353,8 +367,9 @@ pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, 
             let words = clock.off(|| link.receive(rank + step, TAG_UP));
             clock.work.words += words.len() as u64;
             let b = decode(&words);
-            let (joined, fates) = merge(lattice, &range, Some(b));
-            merges.push((rank + step, fates, range.open.len()));
+            let mine = range.open.len();
+            let (joined, fates) = merge(lattice, range, Some(b));
+            merges.push((rank + step, fates, mine));
             range = joined.expect("a merge keeps the faces");
         }
         step *= 2;
@@ -365,7 +380,7 @@ pub fn solve(link: &dyn Link, slab: &Slab, part: &SlabBoundary) -> (Vec<Final>, 
             clock.work.words += words.len() as u64;
             decode_finals(&words)
         }
-        None => resolve(&merge(lattice, &range, None).1, &[]),
+        None => resolve(&merge(lattice, range, None).1, &[]),
     };
     for (partner, fates, mine) in merges.into_iter().rev() {
         let both = resolve(&fates, &finals);
