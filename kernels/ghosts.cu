@@ -3,14 +3,21 @@
 // Compiled at start by NVRTC.
 //
 // The rows are the rank's CSR (global ids in 32 bits); own vertices are first .. first + n.
-// `split_mark` sets a bit per remote endpoint (the ghosts: the host numbers them by a
-// popcount scan of the words, in ascending global id); `split_count` counts each row's local
-// entries; the host turns the counts into row offsets; `split_scatter` writes each row's
-// local entries (as local indices) and its cut entries (as ghost indices), each in the row's
-// CSR order. Rows are a thread's each, but rows longer than LONG_ROW (a Kronecker graph's
-// hubs, which would hold one thread for millions of entries) go through the whole warp, one
-// after another: its lanes take 32 entries at a time, and a ballot orders the local and the
-// cut ones among them (each lane's slot after those of the lanes below it).
+// `split_mark` sets a bit per remote endpoint (the ghosts); `split_word_counts` and an
+// exclusive scan number them (a ghost's index: the marks below it), and `split_ghost_ids`
+// lists them in ascending global id for the host (the ghost plan); `split_count` counts each
+// row's local entries, whose exclusive scan gives the local row offsets, and
+// `split_cut_offsets` the cut ones; `split_scatter` writes each row's local entries (as local
+// indices) and its cut entries (as ghost indices), each in the row's CSR order. Rows are a
+// thread's each, but rows longer than LONG_ROW (a Kronecker graph's hubs, which would hold one
+// thread for millions of entries) go through the whole warp, one after another: its lanes take
+// 32 entries at a time, and a ballot orders the local and the cut ones among them (each lane's
+// slot after those of the lanes below it). `split_cut_edges` reads picked cut edges back (own
+// vertex and ghost) for the labelling's probe of the giants (src/graph/components/gpu.rs).
+//
+// The scan (`split_scan_tiles`, `split_scan_add`) works a warp per tile of items, so it needs
+// no block barrier: the host scans the tiles' sums the same way, tile sums of tile sums
+// until one tile holds them, and adds them back level by level.
 
 #define LONG_ROW WARP
 
@@ -35,9 +42,10 @@ __device__ __forceinline__ void row_bounds(const u64 *offsets, u64 u, u32 n, u64
     *to = u < n ? offsets[u + 1] : 0;
 }
 
-// Per own vertex, how many entries of its row are local (the rest are cut).
+// Per own vertex, how many entries of its row are local (the rest are cut), into local_len
+// (n + 1 items, the last one left 0, so that its exclusive scan ends with the total).
 extern "C" __global__ void split_count(const u64 *offsets, const u32 *adj, u32 n, u64 first,
-                                       u32 *local_len) {
+                                       u64 *local_len) {
     u64 u = thread_index(), from, to;
     row_bounds(offsets, u, n, &from, &to);
     bool long_row = to - from > LONG_ROW;
@@ -52,7 +60,58 @@ extern "C" __global__ void split_count(const u64 *offsets, const u32 *adj, u32 n
         c = warp_sum(c);
         if (lane_id() == l) count = c;
     }
-    if (u < n) local_len[u] = (u32)count;
+    if (u < n) local_len[u] = count;
+}
+
+// Per bitmap word (`count` of them), its marks, into marks (count + 1 items, the last left 0).
+extern "C" __global__ void split_word_counts(const u64 *words, u64 count, u64 *marks) {
+    u64 w = thread_index();
+    if (w < count) marks[w] = __popcll(words[w]);
+}
+
+// The exclusive scan, in place, of each tile of the `len` items of `a` (a warp a tile of
+// `rounds` times a warp's width, the tile's items a warp's width at a time, in order), and
+// each tile's sum into sums[tile]. Launched with a warp per tile (whole warps: a warp past the
+// last tile returns whole).
+extern "C" __global__ void split_scan_tiles(u64 *a, u64 len, u32 rounds, u64 *sums) {
+    u64 tile_len = (u64)rounds * WARP, tile = thread_index() / WARP, carry = 0;
+    if (tile * tile_len >= len) return;
+    for (u32 round = 0; round < rounds; round++) {
+        u64 e = tile * tile_len + round * WARP + lane_id();
+        u64 x = e < len ? a[e] : 0, inclusive = x;
+        for (u32 d = 1; d < WARP; d *= 2) {
+            u64 below = __shfl_up_sync(FULL, inclusive, d);
+            if (lane_id() >= d) inclusive += below;
+        }
+        if (e < len) a[e] = carry + inclusive - x;
+        carry += __shfl_sync(FULL, inclusive, WARP - 1);
+    }
+    if (lane_id() == 0) sums[tile] = carry;
+}
+
+// Each item of `a` (`len`) plus its tile's exclusive sum (`sums` scanned, tiles of `tile_len`
+// items): the whole scan.
+extern "C" __global__ void split_scan_add(u64 *a, u64 len, u64 tile_len, const u64 *sums) {
+    u64 e = thread_index();
+    if (e < len) a[e] += sums[e / tile_len];
+}
+
+// Each own vertex's cut entries start (and all of them end: u = n) after the entries of the
+// rows before it that are not local: cut_at[u] = offsets[u] - offsets[0] - local_at[u].
+extern "C" __global__ void split_cut_offsets(const u64 *offsets, const u64 *local_at, u32 n,
+                                             u64 *cut_at) {
+    u64 u = thread_index();
+    if (u <= n) cut_at[u] = offsets[u] - offsets[0] - local_at[u];
+}
+
+// The marked vertices of each bitmap word (`count` words, `before` their exclusive scan of
+// marks) at their indices in ids: the ghosts' global ids, ascending.
+extern "C" __global__ void split_ghost_ids(const u64 *words, u64 count, const u64 *before,
+                                           u64 *ids) {
+    u64 w = thread_index();
+    if (w >= count) return;
+    u64 at = before[w];
+    for (u64 bits = words[w]; bits; bits &= bits - 1) ids[at++] = w * 64 + __ffsll((long long)bits) - 1;
 }
 
 // Ghost index of remote vertex v: the marked vertices below it (`before`: the marks in the
@@ -94,4 +153,22 @@ extern "C" __global__ void split_scatter(const u64 *offsets, const u32 *adj, u32
             cut += __popc(cuts);
         }
     }
+}
+
+// The cut edges `picks` (`count` indices among the cut edges, ascending or not): each one's
+// own vertex (the last row u < n whose cut edges start at or before it: a binary search of
+// cut_at) and ghost.
+extern "C" __global__ void split_cut_edges(const u64 *picks, u64 count, const u64 *cut_at, u32 n,
+                                           const u32 *cut_ghost, u32 *own, u32 *ghost) {
+    u64 k = thread_index();
+    if (k >= count) return;
+    u64 i = picks[k];
+    u32 low = 0, high = n;
+    while (high - low > 1) {
+        u32 mid = low + (high - low) / 2;
+        if (cut_at[mid] <= i) low = mid;
+        else high = mid;
+    }
+    own[k] = low;
+    ghost[k] = cut_ghost[i];
 }

@@ -18,10 +18,14 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A rank's rows split into local edges and cut edges, with its ghosts. Split on a GPU
-/// (`ghosts_gpu`), the entries stay there and the host keeps the offsets and the ghosts only:
-/// `adj`, `cut_own` and `cut_ghost` are then empty (the labelling reads them on the GPU).
+/// (`ghosts_gpu`), the entries and both offsets stay there and the host keeps their counts and
+/// the ghosts only: `offsets`, `adj`, `cut_own`, `cut_ghost` and `cut_offsets` are then empty
+/// (the labelling reads them on the GPU).
 #[derive(Debug, PartialEq)]
 pub struct LocalRows {
+    /// Own vertices (rows), and cut edges, wherever the rows are.
+    pub own: usize,
+    pub cuts: usize,
     /// Row offsets of the local edges (one per own vertex, and one more).
     pub offsets: Vec<u64>,
     /// Local edges: the local index of the other endpoint.
@@ -104,6 +108,8 @@ impl LocalRows {
             });
         let ghosts = Ghosts::plan(world, &g.part, ids)?;
         Ok(LocalRows {
+            own: local_n,
+            cuts: cut_at[local_n] as usize,
             offsets,
             adj,
             cut_own,
@@ -114,12 +120,12 @@ impl LocalRows {
     }
 
     pub fn local_n(&self) -> usize {
-        self.offsets.len() - 1
+        self.own
     }
 
     /// How many cut edges the rows hold (wherever their entries are).
     pub fn cut_count(&self) -> usize {
-        *self.cut_offsets.last().unwrap_or(&0) as usize
+        self.cuts
     }
 }
 

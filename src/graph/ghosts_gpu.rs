@@ -1,23 +1,24 @@
 //! The local/cut split of a rank's rows (`ghosts::LocalRows`) made on its GPU (kernels/
 //! ghosts.cu) from the CSR there, entry for entry `LocalRows::split`'s: the remote endpoints
 //! marked in a bitmap (an atomic OR per entry, a grid-stride loop over the entries, so no row
-//! is one thread's), each row's local entries counted, and then each row's local and cut
-//! entries written in their CSR order. Rows are a thread's each, but long ones (Kronecker
-//! hubs, millions of entries) go through a whole warp, which is what the split with a thread
-//! per row, tried and dropped before, lacked. The host turns the counts into row offsets and
-//! numbers the ghosts from the bitmap (a popcount scan of its words, as the host split does),
-//! and makes the ghost plan (`Ghosts::plan`, collective). The rows stay on the GPU for the
-//! components labelling (`DeviceRows`, taken instead of an upload); the host keeps their
-//! offsets and the ghosts (`LocalRows` without its entries: no copy of them comes back, the
-//! verifier reads the graph's rows).
+//! is one thread's), each row's local entries counted, both numbered by exclusive scans on the
+//! GPU (the bitmap words' marks: the ghosts' indices; the rows' counts: the row offsets), and
+//! then each row's local and cut entries written in their CSR order. Rows are a thread's each,
+//! but long ones (Kronecker hubs, millions of entries) go through a whole warp, which is what
+//! the split with a thread per row, tried and dropped before, lacked. The host receives the
+//! ghosts' global ids (listed on the GPU, for the ghost plan: `Ghosts::plan`, collective) and
+//! two counts (local and cut entries), nothing per row: the rows stay on the GPU for the
+//! components labelling (`DeviceRows`, taken instead of an upload), and the host keeps their
+//! counts and the ghosts (`LocalRows` without its entries or offsets; the verifier reads the
+//! graph's rows).
 
 use super::csr_gpu::{download_chunks, DeviceCsr};
-use super::ghosts::{narrow, Ghosts, LocalRows, Numbering};
+use super::ghosts::{narrow, Ghosts, LocalRows};
 use super::DistGraph;
 use crate::comm::{Op, World};
-use crate::device::{blocks, grid, memory, Gpu, THREADS};
+use crate::device::{blocks, gpu_error, grid, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -33,11 +34,14 @@ pub struct DeviceRows {
     pub cut_offsets: CudaSlice<u64>,
 }
 
-/// Device bytes the split needs beside the CSR: the bitmap and its word counts, the row
-/// counts and both offsets, and the local and cut entries (as many as the CSR's).
+/// Device bytes the split needs beside the CSR: the bitmap, its word counts and the ghost
+/// ids (at most one per remote vertex and per entry), both offsets, and the local and cut
+/// entries (as many as the CSR's), with a scan's tile sums counted as a tenth more offsets.
 pub fn bytes_needed(g: &DistGraph) -> u64 {
     let (words, n) = (g.n().div_ceil(64) + 1, g.local_n() as u64 + 1);
-    16 * words + (4 + 8 + 8) * n + 4 * g.adj.len() as u64
+    let entries = g.adj.len() as u64;
+    let ghosts = (g.n() - g.local_n() as u64).min(entries);
+    16 * words + 8 * ghosts + (8 + 8) * n + (8 * n).div_ceil(10) + 4 * entries
 }
 
 /// Split this rank's rows on `gpu` where every rank's GPU has room for it (the CSR
@@ -73,6 +77,65 @@ pub fn split_where_it_fits(
     Ok((rows, Some(on_gpu)))
 }
 
+/// The split's kernels (kernels/ghosts.cu).
+struct Kernels {
+    mark: Kernel,
+    count: Kernel,
+    word_counts: Kernel,
+    scan_tiles: Kernel,
+    scan_add: Kernel,
+    cut_offsets: Kernel,
+    ghost_ids: Kernel,
+    scatter: Kernel,
+}
+
+impl Kernels {
+    fn load(gpu: &Gpu) -> Result<Self> {
+        let f = |name| gpu.function(FILE, name);
+        Ok(Kernels {
+            mark: f("split_mark")?,
+            count: f("split_count")?,
+            word_counts: f("split_word_counts")?,
+            scan_tiles: f("split_scan_tiles")?,
+            scan_add: f("split_scan_add")?,
+            cut_offsets: f("split_cut_offsets")?,
+            ghost_ids: f("split_ghost_ids")?,
+            scatter: f("split_scatter")?,
+        })
+    }
+}
+
+/// A scan's tile: rounds of a warp's 32 items each (`split_scan_tiles`).
+const SCAN_ROUNDS: u32 = 16;
+const SCAN_TILE: u64 = SCAN_ROUNDS as u64 * 32;
+
+/// The exclusive scan of the first `len` items of `a`, in place, on the GPU: each tile's scan
+/// and sum (`split_scan_tiles`), the sums scanned the same way while there is more than one
+/// tile, and added back (`split_scan_add`).
+fn exclusive_scan(gpu: &Gpu, k: &Kernels, a: &mut CudaSlice<u64>, len: u64) -> Result<()> {
+    let tiles = len.div_ceil(SCAN_TILE);
+    let mut sums = gpu.zeros::<u64>("a scan's tile sums", tiles as usize)?;
+    gpu.launch(&k.scan_tiles, grid(tiles * 32), |b| {
+        b.arg(&mut *a).arg(&len).arg(&SCAN_ROUNDS).arg(&mut sums);
+    })?;
+    if tiles > 1 {
+        exclusive_scan(gpu, k, &mut sums, tiles)?;
+        gpu.launch(&k.scan_add, grid(len), |b| {
+            b.arg(&mut *a).arg(&len).arg(&SCAN_TILE).arg(&sums);
+        })?;
+    }
+    Ok(())
+}
+
+/// Item `at` of `dev` on the host.
+fn item(gpu: &Gpu, dev: &CudaSlice<u64>, at: usize, what: &str) -> Result<u64> {
+    let one = gpu
+        .stream
+        .clone_dtoh(&dev.slice(at..at + 1))
+        .map_err(|e| gpu_error(format!("copy {what} to the host"), e))?;
+    Ok(one[0])
+}
+
 /// Split this rank's rows, `csr` on `gpu` (collective: the ghost plan).
 pub fn split(
     world: &World,
@@ -84,48 +147,62 @@ pub fn split(
     let n = narrow(local_n, "vertices")?;
     let own = u64::from(n);
     let entries = csr.entries() as u64;
+    let word_count = g.n().div_ceil(64);
     let mut laps = Laps::start();
-    let [mark, count, scatter] =
-        ["split_mark", "split_count", "split_scatter"].map(|name| gpu.function(FILE, name));
-    let (mark, count, scatter) = (mark?, count?, scatter?);
+    let k = Kernels::load(gpu)?;
     laps.lap("compile");
-    let mut words = gpu.zeros::<u64>("the ghosts' bitmap", g.n().div_ceil(64) as usize)?;
+    let mut words = gpu.zeros::<u64>("the ghosts' bitmap", word_count as usize)?;
     let resident = blocks(gpu.resident_blocks(THREADS)? as u64, THREADS);
-    gpu.launch(&mark, resident, |b| {
+    gpu.launch(&k.mark, resident, |b| {
         b.arg(&csr.adj)
             .arg(&entries)
             .arg(&first)
             .arg(&own)
             .arg(&mut words);
     })?;
-    let mut local_len = gpu.zeros::<u32>("local entries per row", local_n)?;
-    gpu.launch(&count, grid(own), |b| {
+    // Each row's local count, then (scanned) where its local entries start, the last item
+    // all of them.
+    let mut local_at = gpu.zeros::<u64>("row offsets", local_n + 1)?;
+    gpu.launch(&k.count, grid(own), |b| {
         b.arg(&csr.offsets)
             .arg(&csr.adj)
             .arg(&n)
             .arg(&first)
-            .arg(&mut local_len);
+            .arg(&mut local_at);
     })?;
     gpu.sync("count the rows' entries")?;
     laps.lap("marks and counts");
-    let (ids, numbering) =
-        Numbering::of(gpu.download("the ghosts' bitmap", &words, g.n().div_ceil(64) as usize)?);
-    narrow(ids.len(), "ghost vertices")?;
-    let (offsets, cut_offsets) = offsets_of(
-        g,
-        &gpu.download("local entries per row", &local_len, local_n)?,
-    );
-    drop(local_len);
-    let (local_entries, cut_entries) = (offsets[local_n] as usize, cut_offsets[local_n] as usize);
+    // The ghosts: each word's marks, scanned (a ghost's index is the marks below it), and
+    // their global ids listed for the plan.
+    let mut before = gpu.zeros::<u64>("ghosts before each bitmap word", word_count as usize + 1)?;
+    gpu.launch(&k.word_counts, grid(word_count), |b| {
+        b.arg(&words).arg(&word_count).arg(&mut before);
+    })?;
+    exclusive_scan(gpu, &k, &mut before, word_count + 1)?;
+    let ghost_count = item(gpu, &before, word_count as usize, "the ghost count")?;
+    narrow(ghost_count as usize, "ghost vertices")?;
+    let mut ids = gpu.zeros::<u64>("ghost ids", ghost_count as usize)?;
+    gpu.launch(&k.ghost_ids, grid(word_count), |b| {
+        b.arg(&words).arg(&word_count).arg(&before).arg(&mut ids);
+    })?;
+    let ids = gpu.download("ghost ids", &ids, ghost_count as usize)?;
+    // The row offsets, local and cut.
+    exclusive_scan(gpu, &k, &mut local_at, own + 1)?;
+    let local_entries = item(gpu, &local_at, local_n, "the local entries' count")?;
+    let cut_entries = entries - local_entries;
+    let mut cut_at = gpu.zeros::<u64>("cut edge offsets", local_n + 1)?;
+    gpu.launch(&k.cut_offsets, grid(own + 1), |b| {
+        b.arg(&csr.offsets).arg(&local_at).arg(&n).arg(&mut cut_at);
+    })?;
     let mut rows = DeviceRows {
-        offsets: gpu.upload("row offsets", &offsets)?,
-        adj: gpu.zeros("local edges", local_entries)?,
-        cut_ghost: gpu.zeros("cut edges", cut_entries)?,
-        cut_offsets: gpu.upload("cut edge offsets", &cut_offsets)?,
+        offsets: local_at,
+        adj: gpu.zeros("local edges", local_entries as usize)?,
+        cut_ghost: gpu.zeros("cut edges", cut_entries as usize)?,
+        cut_offsets: cut_at,
     };
-    let before = gpu.upload("ghosts before each bitmap word", &numbering.before)?;
-    laps.lap("ghost ids and offsets on the host");
-    gpu.launch(&scatter, grid(own), |b| {
+    gpu.sync("number the ghosts and the rows")?;
+    laps.lap("ghost ids and offsets");
+    gpu.launch(&k.scatter, grid(own), |b| {
         b.arg(&csr.offsets)
             .arg(&csr.adj)
             .arg(&n)
@@ -143,13 +220,15 @@ pub fn split(
     let ghosts = Ghosts::plan(world, &g.part, ids)?;
     laps.lap("ghost plan");
     log::info!("split on the GPU: {}", laps.line());
-    // The entries stay on the GPU (see `LocalRows`).
+    // The entries and offsets stay on the GPU (see `LocalRows`).
     let host = LocalRows {
-        offsets,
+        own: local_n,
+        cuts: cut_entries as usize,
+        offsets: Vec::new(),
         adj: Vec::new(),
         cut_own: Vec::new(),
         cut_ghost: Vec::new(),
-        cut_offsets,
+        cut_offsets: Vec::new(),
         ghosts,
     };
     Ok((host, rows))
@@ -188,27 +267,14 @@ impl Laps {
     }
 }
 
-/// The row offsets of the local and of the cut entries, from each row's local count (one
-/// pass over the rows).
-fn offsets_of(g: &DistGraph, local_len: &[u32]) -> (Vec<u64>, Vec<u64>) {
-    let n = local_len.len();
-    let (mut local, mut cut) = (Vec::with_capacity(n + 1), Vec::with_capacity(n + 1));
-    let (mut l, mut c) = (0u64, 0u64);
-    for (u, &len) in local_len.iter().enumerate() {
-        local.push(l);
-        cut.push(c);
-        l += u64::from(len);
-        c += g.degree(u) - u64::from(len);
-    }
-    local.push(l);
-    cut.push(c);
-    (local, cut)
-}
-
 /// The first `n` items of `dev` on the host, through the page-locked staging of
 /// `csr_gpu::download_chunks` (for the check).
-fn download(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<u32>> {
-    let mut host = vec![0u32; n];
+fn download<K: DeviceRepr + Default + Copy>(
+    gpu: &Gpu,
+    dev: &CudaSlice<K>,
+    n: usize,
+) -> Result<Vec<K>> {
+    let mut host = vec![K::default(); n];
     download_chunks(
         gpu,
         dev,
@@ -244,10 +310,13 @@ pub fn check_against_host(
         return Ok(());
     }
     let host = LocalRows::split(world, g)?;
+    let rows_n = g.local_n() + 1;
+    let offsets = download(gpu, &on_gpu.offsets, rows_n)?;
+    let cut_offsets = download(gpu, &on_gpu.cut_offsets, rows_n)?;
     let adj = download(
         gpu,
         &on_gpu.adj,
-        host.adj.len().min(rows.offsets[g.local_n()] as usize),
+        host.adj.len().min(offsets[g.local_n()] as usize),
     )?;
     let cut_ghost = download(
         gpu,
@@ -255,14 +324,18 @@ pub fn check_against_host(
         host.cut_ghost.len().min(rows.cut_count()),
     )?;
     let parts = [
-        ("offsets", rows.offsets == host.offsets),
+        (
+            "counts of rows and cut edges",
+            (rows.local_n(), rows.cut_count()) == (host.local_n(), host.cut_count()),
+        ),
+        ("offsets", offsets == host.offsets),
         ("local edges", adj == host.adj),
         (
             "cut edges' own vertices",
-            owners(&rows.cut_offsets) == host.cut_own,
+            owners(&cut_offsets) == host.cut_own,
         ),
         ("cut edges' ghosts", cut_ghost == host.cut_ghost),
-        ("cut edge offsets", rows.cut_offsets == host.cut_offsets),
+        ("cut edge offsets", cut_offsets == host.cut_offsets),
         ("ghosts", rows.ghosts == host.ghosts),
     ];
     let differ: Vec<&str> = parts.iter().filter(|p| !p.1).map(|p| p.0).collect();

@@ -1,14 +1,18 @@
 // Host emulation of kernels/ghosts.cu, the local/cut split of a rank's rows, driven as
 // src/graph/ghosts_gpu.rs `split` drives it: split_mark over a small grid (so that its
-// grid-stride loop turns), split_count and split_scatter a warp at a time (warp_fibers.h: rows
-// longer than a warp go through its lanes together), with the host's steps between them (the
-// ghosts numbered by a popcount scan of the bitmap's words, the counts turned into offsets).
-// Checked against the split's definition, as src/graph/ghosts.rs `LocalRows::split` writes
-// it: the ghosts are the distinct remote endpoints in ascending id; each row's local entries
-// are its own neighbours' local indices and its cut entries its other neighbours' ghost
-// indices, both in the row's order. Random symmetric graphs with hubs (rows of 0 to a few
-// thousand entries, rows of exactly 32 and 33, several long rows in one warp) cut into 1 to
-// 4 ranks' blocks. Run by scripts/emulate-kernels.
+// grid-stride loop turns), the others a warp at a time over whole blocks of 256 threads
+// (warp_fibers.h: rows longer than a warp go through its lanes together), the ghosts numbered
+// and the rows' counts turned into offsets by the GPU's exclusive scan (a warp per tile, the
+// tiles' sums scanned the same way, level by level, and added back), the ghost ids listed, the
+// cut offsets derived, the entries scattered, and picked cut edges read back by a binary
+// search (split_cut_edges). Checked against the split's definition, as src/graph/ghosts.rs
+// `LocalRows::split` writes it: the ghosts are the distinct remote endpoints in ascending id;
+// each row's local entries are its own neighbours' local indices and its cut entries its other
+// neighbours' ghost indices, both in the row's order. Random symmetric graphs with hubs (rows of
+// 0 to a few thousand entries, rows of exactly 32 and 33, several long rows in one warp) cut
+// into 1 to 4 ranks' blocks. The scan alone too, on tiles of 1, 2 and 16 rounds (one to four
+// levels) and lengths about the tiles' edges, against a sequential one. Run by
+// scripts/emulate-kernels.
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -17,8 +21,40 @@
 static u64 emu_grid_threads;
 inline u64 grid_threads() { return emu_grid_threads; }
 inline int __popcll(u64 x) { return __builtin_popcountll(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
 #include "ghosts_kernels.h"  // the prelude's warp_sum, ghosts.cu
+
+// Threads of a launch of one per item, in blocks of 256 (src/device/kernel.rs `grid`).
+static u64 grid(u64 items) { return std::max<u64>(1, (items + 255) / 256) * 256; }
+
+// src/graph/ghosts_gpu.rs `exclusive_scan`: the first `len` items of `a`, in place, in tiles of
+// `rounds` warps' widths.
+static void exclusive_scan(u64 *a, u64 len, u32 rounds) {
+    u64 tile_len = (u64)rounds * WARP, tiles = (len + tile_len - 1) / tile_len;
+    std::vector<u64> sums(std::max<u64>(tiles, 1), ~0ull);
+    launch_warps(grid(tiles * WARP), [&] { split_scan_tiles(a, len, rounds, sums.data()); });
+    if (tiles > 1) {
+        exclusive_scan(sums.data(), tiles, rounds);
+        launch_warps(grid(len), [&] { split_scan_add(a, len, tile_len, sums.data()); });
+    }
+}
+
+// The scan on random items (some large, so that sums pass 2^32), against a sequential one.
+static int scan_cases() {
+    int failures = 0;
+    std::mt19937_64 rng(31);
+    for (u32 rounds : {1u, 2u, 16u})
+        for (u64 len : {1ull, 31ull, 32ull, 33ull, 64ull, 65ull, 511ull, 512ull, 513ull, 1024ull, 1025ull,
+                        2049ull, 5000ull}) {
+            std::vector<u64> a(len), want(len);
+            for (auto &x : a) x = rng() % 4 == 0 ? rng() >> 34 : rng() % 40;
+            for (u64 i = 0, sum = 0; i < len; sum += a[i], i++) want[i] = sum;
+            exclusive_scan(a.data(), len, rounds);
+            if (a != want && failures++ < 5) printf("  scan of %llu items, %u rounds: differs\n", len, rounds);
+        }
+    return failures;
+}
 
 // A symmetric graph of n vertices as sorted, duplicate-free rows: random edges, the first
 // `hubs` vertices joined to many others, and rows padded to 32 or 33 entries here and there.
@@ -56,22 +92,33 @@ static int run_case(const std::vector<std::set<u32>> &graph, u32 ranks, u32 me, 
     std::vector<u64> words(word_count, 0);
     emu_grid_threads = threads;
     launch_warps(threads, [&] { split_mark(adj.data(), entries, first, own, words.data()); });
-    std::vector<u32> local_len(own + 1, ~0u);
-    launch_warps(own, [&] { split_count(offsets.data(), adj.data(), n, first, local_len.data()); });
-    std::vector<u64> before(word_count + 1, 0), ids;
-    for (u64 w = 0; w < word_count; w++) {
-        before[w + 1] = before[w] + __builtin_popcountll(words[w]);
-        for (u64 bits = words[w]; bits; bits &= bits - 1) ids.push_back(w * 64 + __builtin_ctzll(bits));
-    }
-    std::vector<u64> local_at(own + 1, 0), cut_at(own + 1, 0);
-    for (u64 u = 0; u < own; u++) {
-        local_at[u + 1] = local_at[u] + local_len[u];
-        cut_at[u + 1] = cut_at[u] + (offsets[u + 1] - offsets[u] - local_len[u]);
-    }
+    std::vector<u64> local_at(own + 1, ~0ull);
+    local_at[own] = 0;  // zeroed by the host, as the rest
+    launch_warps(grid(own), [&] { split_count(offsets.data(), adj.data(), n, first, local_at.data()); });
+    std::vector<u64> before(word_count + 1, ~0ull);
+    before[word_count] = 0;
+    launch_warps(grid(word_count), [&] { split_word_counts(words.data(), word_count, before.data()); });
+    exclusive_scan(before.data(), word_count + 1, 16);
+    std::vector<u64> ids(before[word_count], ~0ull);
+    launch_warps(grid(word_count), [&] { split_ghost_ids(words.data(), word_count, before.data(), ids.data()); });
+    exclusive_scan(local_at.data(), own + 1, 16);
+    std::vector<u64> cut_at(own + 1, ~0ull);
+    launch_warps(grid(own + 1), [&] { split_cut_offsets(offsets.data(), local_at.data(), n, cut_at.data()); });
     std::vector<u32> local_adj(local_at[own], ~0u), cut_ghost(cut_at[own], ~0u);
-    launch_warps(own, [&] {
+    launch_warps(grid(own), [&] {
         split_scatter(offsets.data(), adj.data(), n, first, words.data(), before.data(), local_at.data(),
                       cut_at.data(), local_adj.data(), cut_ghost.data());
+    });
+    // Picked cut edges read back (src/graph/components/mod.rs `probe_giants` spreads up to 64;
+    // here every one where there are few, else every seventh, the last among them).
+    u64 cuts = cut_at[own];
+    std::vector<u64> picks;
+    for (u64 i = 0; i < cuts; i += cuts < 200 ? 1 : 7) picks.push_back(i);
+    if (cuts) picks.push_back(cuts - 1);
+    std::vector<u32> pick_own(picks.size(), ~0u), pick_ghost(picks.size(), ~0u);
+    launch_warps(grid(picks.size()), [&] {
+        split_cut_edges(picks.data(), picks.size(), cut_at.data(), n, cut_ghost.data(), pick_own.data(),
+                        pick_ghost.data());
     });
     // The definition.
     std::set<u32> remote;
@@ -99,11 +146,18 @@ static int run_case(const std::vector<std::set<u32>> &graph, u32 ranks, u32 me, 
     expect(cut_at == want_cut_at, "cut edge offsets");
     expect(local_adj == want_local, "local edges");
     expect(cut_ghost == want_cut, "cut edges' ghosts");
+    bool picks_right = true;
+    for (size_t k = 0; k < picks.size(); k++) {
+        u64 i = picks[k], u = pick_own[k];
+        picks_right = picks_right && u < own && want_cut_at[u] <= i && i < want_cut_at[u + 1] &&
+                      pick_ghost[k] == want_cut[i];
+    }
+    expect(picks_right, "picked cut edges");
     return failures;
 }
 
 int main() {
-    int failures = 0, cases = 0;
+    int failures = scan_cases(), cases = 0;
     for (u32 n : {40u, 300u, 3000u})
         for (u32 hubs : {0u, 2u, 9u})
             for (u64 seed = 1; seed <= 2; seed++) {
@@ -115,6 +169,6 @@ int main() {
                         cases++;
                     }
             }
-    printf("%s (%d splits of 1 to 4 ranks)\n", failures ? "DIFFERENT" : "all equal", cases);
+    printf("%s (%d splits of 1 to 4 ranks, 39 scans)\n", failures ? "DIFFERENT" : "all equal", cases);
     return failures ? 1 : 0;
 }

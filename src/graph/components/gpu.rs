@@ -10,7 +10,7 @@ use super::cpu::{OTHER_GIANT, SAME_GIANT};
 use super::{most_frequent, Labeller, SAMPLE_VERTICES};
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{run_starts, GpuTransport, Op, World};
-use crate::device::{gpu_error, grid, memory, Gpu, Kernel};
+use crate::device::{grid, memory, Gpu, Kernel};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::ghosts::{mask_words, LocalRows};
@@ -750,22 +750,31 @@ impl Labeller for GpuLabeller<'_> {
         self.rows
     }
 
-    /// The own vertex from the host's cut offsets, the ghost from the GPU (the cut edges'
-    /// entries are there only, where the GPU split the rows).
+    /// Both from the GPU, where the rows are (the host keeps no cut offsets): each pick's own
+    /// vertex by a binary search of the cut offsets (`split_cut_edges`, kernels/ghosts.cu).
     fn cut_edges(&mut self, picks: &[usize]) -> Result<Vec<(u32, u32)>> {
-        let at = &self.rows.cut_offsets;
-        picks
-            .iter()
-            .map(|&i| {
-                let own = at.partition_point(|&o| o <= i as u64) - 1;
-                let ghost = self
-                    .gpu
-                    .stream
-                    .clone_dtoh(&self.cut_ghost.slice(i..i + 1))
-                    .map_err(|e| gpu_error("copy a cut edge to the host", e))?;
-                Ok((own as u32, ghost[0]))
-            })
-            .collect()
+        if picks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let gpu = self.gpu;
+        let count = picks.len() as u64;
+        let at: Vec<u64> = picks.iter().map(|&i| i as u64).collect();
+        let at = gpu.upload("cut edges picked", &at)?;
+        let mut own = gpu.zeros::<u32>("the picks' own vertices", picks.len())?;
+        let mut ghost = gpu.zeros::<u32>("the picks' ghosts", picks.len())?;
+        let kernel = gpu.function("ghosts.cu", "split_cut_edges")?;
+        gpu.launch(&kernel, grid(count), |a| {
+            a.arg(&at)
+                .arg(&count)
+                .arg(&self.cut_offsets)
+                .arg(&self.n)
+                .arg(&self.cut_ghost)
+                .arg(&mut own)
+                .arg(&mut ghost);
+        })?;
+        let own = gpu.download("the picks' own vertices", &own, picks.len())?;
+        let ghost = gpu.download("the picks' ghosts", &ghost, picks.len())?;
+        Ok(own.into_iter().zip(ghost).collect())
     }
 
     fn roots_of(&mut self, vertices: &[u32]) -> Result<Vec<u32>> {
