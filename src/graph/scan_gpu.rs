@@ -1,11 +1,10 @@
 //! Row offsets from row lengths on the GPU (kernels/csr.cu `csr_scan_tiles`, `csr_scan_add`):
 //! the exclusive scan that turns the counted lengths of kernel 1's rows into their offsets,
-//! kept on the GPU for the fill and the sort, and brought to the host once, through the
-//! page-locked chunked copy. A serial sum on the host and two 8-byte-per-row copies through
-//! pageable memory cost more than the counting pass itself at SCALE 24.
+//! kept on the GPU for the fill and the sort, and brought to the host once, page-locked. A
+//! serial sum on the host and two 8-byte-per-row copies through pageable memory cost more
+//! than the counting pass itself at SCALE 24.
 
-use super::csr_gpu::download_chunks;
-use crate::device::{blocks, grid, Gpu};
+use crate::device::{blocks, gpu_error, grid, Gpu};
 use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -48,12 +47,15 @@ pub fn offsets_from_lengths(
 ) -> Result<(CudaSlice<u64>, Vec<u64>)> {
     exclusive_scan(gpu, &mut lengths, n as u64 + 1)?;
     let mut offsets = vec![0u64; n + 1];
-    download_chunks(
-        gpu,
-        &lengths,
-        n + 1,
-        "copy row offsets to the host",
-        |at, chunk| offsets[at..at + chunk.len()].copy_from_slice(chunk),
-    )?;
+    // Straight into the host offsets, page-locked for the copy: one pass over their memory,
+    // not a staging buffer's and then theirs.
+    let pinned = gpu.pin(&mut offsets);
+    let what = "copy row offsets to the host";
+    (gpu.stream
+        .memcpy_dtoh(&lengths.slice(0..n + 1), &mut offsets[..]))
+    .map_err(|e| gpu_error(what, e))?;
+    // Into page-locked memory the copy is asynchronous: waited for before the unlock.
+    gpu.sync(what)?;
+    drop(pinned);
     Ok((lengths, offsets))
 }
