@@ -12,9 +12,9 @@
 
 use super::arcs::{ArcGraph, ArcOptions, Rows};
 use super::betweenness::steps::Steps;
-use super::csr::row_offsets;
 use super::csr_gpu::download_chunks;
 use super::csr_sort;
+use super::scan_gpu::offsets_from_lengths;
 use super::{Block1D, DeviceEdges, DeviceWeights, EdgeSource, Vid};
 use crate::comm::World;
 use crate::device::{gpu_error, grid, Gpu, Kernel};
@@ -144,21 +144,20 @@ impl Pass<'_> {
             _ => ["out count", "out fill", "out sort", "out download"],
         };
         let count = gpu.function(FILE, "arcs_count")?;
-        let mut lengths = gpu.zeros::<u64>("arc row lengths", n as usize)?;
+        // n + 1 counters, the last left 0: their scan ends in the arcs' count.
+        let mut lengths = gpu.zeros::<u64>("arc row lengths", n as usize + 1)?;
         self.rounds(|msgs, tuples, _| {
             gpu.launch(&count, grid(2 * tuples), |b| {
                 b.arg(msgs).arg(&tuples).arg(&take).arg(&first).arg(&n);
                 b.arg(&mut lengths).arg(&mut *loops);
             })
         })?;
-        let offsets = row_offsets(&gpu.download("arc row lengths", &lengths, n as usize)?);
+        let (dev_offsets, offsets) = offsets_from_lengths(gpu, lengths, n as usize)?;
         self.steps.mark(names[0]);
-        let mut cursor = lengths;
-        if n > 0 {
-            gpu.stream
-                .memcpy_htod(&offsets[..n as usize], &mut cursor.slice_mut(0..n as usize))
-                .map_err(|e| gpu_error("upload arc row offsets", e))?;
-        }
+        let mut cursor = gpu
+            .stream
+            .clone_dtod(&dev_offsets)
+            .map_err(|e| gpu_error("copy the arc row offsets", e))?;
         let entries = offsets[n as usize] as usize;
         let mut keys = gpu.zeros::<u64>(&format!("{entries} arc keys"), entries)?;
         let fill = gpu.function(FILE, "arcs_fill")?;
@@ -172,7 +171,6 @@ impl Pass<'_> {
         })?;
         drop(cursor);
         self.steps.mark(names[1]);
-        let dev_offsets = gpu.upload("arc row offsets", &offsets)?;
         csr_sort::sort_rows(gpu, &offsets, &dev_offsets, &mut keys)?;
         let (keys, offsets) = match self.merge {
             true => {

@@ -19,8 +19,9 @@ use crate::comm::GpuTransport;
 use crate::comm::{Op, PhaseTimes, World};
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
 use rayon::prelude::*;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Edge tuples generated per round over all ranks (each rank makes its share), two messages
@@ -326,9 +327,9 @@ fn download_rows(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<Vid>> 
     Ok(adj)
 }
 
-/// The first `n` items of `dev`, a chunk at a time through a page-locked staging buffer
-/// (`COPY_CHUNK` u32s' bytes): `each(at, chunk)` for items `at .. at + chunk.len()`; `what`
-/// names the copy in an error.
+/// The first `n` items of `dev`, a chunk at a time through two page-locked staging buffers
+/// (`COPY_CHUNK` u32s' bytes each): `each(at, chunk)` for items `at .. at + chunk.len()`,
+/// while the next chunk is copied into the other buffer; `what` names the copy in an error.
 pub(super) fn download_chunks<K: DeviceRepr + Default + Copy>(
     gpu: &Gpu,
     dev: &CudaSlice<K>,
@@ -337,20 +338,43 @@ pub(super) fn download_chunks<K: DeviceRepr + Default + Copy>(
     mut each: impl FnMut(usize, &[K]),
 ) -> Result<()> {
     let s = &gpu.stream;
-    let chunk = COPY_CHUNK * 4 / std::mem::size_of::<K>();
-    let mut staged = vec![K::default(); chunk.min(n)];
-    let pinned = gpu.pin(&mut staged);
-    for at in (0..n).step_by(chunk.max(1)) {
-        let staged = &mut staged[..chunk.min(n - at)];
-        s.memcpy_dtoh(&dev.slice(at..at + staged.len()), staged)
-            .map_err(|e| gpu_error(what, e))?;
-        // Into page-locked memory the copy is asynchronous: wait for it.
-        s.synchronize().map_err(|e| gpu_error(what, e))?;
-        each(at, staged);
+    let chunk = (COPY_CHUNK * 4 / std::mem::size_of::<K>()).max(1);
+    let mut first = vec![K::default(); chunk.min(n)];
+    let mut second = vec![K::default(); chunk.min(n.saturating_sub(chunk))];
+    // Dropped in reverse: the stream waited for (a copy may be in flight when `each` panics
+    // or a call fails), the buffers unlocked, then freed.
+    let _pinned = (gpu.pin(&mut first), gpu.pin(&mut second));
+    let _drained = Drained(s);
+    // Into page-locked memory a copy is asynchronous: it runs on while the host takes the
+    // chunk before it.
+    let copy = |at: usize, staged: &mut [K]| {
+        let len = chunk.min(n - at);
+        s.memcpy_dtoh(&dev.slice(at..at + len), &mut staged[..len])
+            .map_err(|e| gpu_error(what, e))
+    };
+    let (mut ready, mut spare) = (&mut first[..], &mut second[..]);
+    if n > 0 {
+        copy(0, ready)?;
     }
-    // Unlocked before the staging buffer is freed.
-    drop(pinned);
+    for at in (0..n).step_by(chunk) {
+        s.synchronize().map_err(|e| gpu_error(what, e))?;
+        if at + chunk < n {
+            copy(at + chunk, spare)?;
+        }
+        each(at, &ready[..chunk.min(n - at)]);
+        std::mem::swap(&mut ready, &mut spare);
+    }
     Ok(())
+}
+
+/// Waits for its stream when dropped.
+struct Drained<'a>(&'a Arc<CudaStream>);
+
+impl Drop for Drained<'_> {
+    fn drop(&mut self) {
+        // An error here was met, and reported, by the call that failed.
+        let _ = self.0.synchronize();
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! row, then merge rounds over the long rows), a count of each row's distinct ids, and their
 //! copy into the final rows.
 
-use super::csr::row_offsets;
 use super::csr_gpu::DeviceCsr;
+use super::scan_gpu::offsets_from_lengths;
 use crate::device::{blocks, grid, Gpu, Kernel};
 use crate::error::Result;
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
@@ -138,14 +138,13 @@ pub fn dedup<K: SortKey>(
     adj: &CudaSlice<K>,
 ) -> Result<(CudaSlice<K>, Vec<u64>, CudaSlice<u64>)> {
     let n = offsets.len() as u64 - 1;
-    let mut counts = gpu.zeros::<u64>("distinct ids per row", n as usize)?;
+    // n + 1 counts, the last left 0: their scan ends in the entries' count.
+    let mut counts = gpu.zeros::<u64>("distinct ids per row", n as usize + 1)?;
     gpu.launch(&kernel::<K>(gpu, "csr_unique_count")?, grid(32 * n), |b| {
         b.arg(adj).arg(dev_offsets).arg(&n).arg(&mut counts);
     })?;
-    let fresh = row_offsets(&gpu.download("distinct ids per row", &counts, n as usize)?);
-    drop(counts);
+    let (dev_fresh, fresh) = offsets_from_lengths(gpu, counts, n as usize)?;
     let entries = fresh[n as usize] as usize;
-    let dev_fresh = gpu.upload("row offsets", &fresh)?;
     let mut out = gpu.zeros::<K>(&format!("{entries} adjacency entries"), entries)?;
     gpu.launch(&kernel::<K>(gpu, "csr_compact")?, grid(32 * n), |b| {
         b.arg(adj)
@@ -208,6 +207,7 @@ fn merge_long_rows<K: SortKey>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::csr::row_offsets;
 
     /// Each key type's kernels exist in kernels/csr.cu under its suffix.
     #[test]

@@ -17,6 +17,7 @@ pub mod ghosts_gpu;
 pub mod kronecker;
 pub mod readers;
 pub mod roots;
+pub mod scan_gpu;
 pub mod source;
 pub mod writers;
 
