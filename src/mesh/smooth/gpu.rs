@@ -145,8 +145,10 @@ fn flags(n: usize, f: impl Fn(usize) -> bool) -> Vec<u8> {
 }
 
 /// Lanes per node of opt-colour's class kernel: TESSERA_MESH_OPT_LANES (1, 2, 4, 8, 16 or
-/// 32; for measuring), else 8 (one H200, the 9.94M-node bar2 box: 1.697e8 node updates/s at 8
-/// lanes, 1.602e8 at 4; the moves are the same at any lanes: every group reduction is a min).
+/// 32; for measuring), else 8 (one H200, the 9.94M-node bar2 box, 2026-12-04: 1.748e8 node
+/// updates/s at 8 lanes, 1.251e8 at 16, 8.33e7 at 32 with a kernel per views held; 1.602e8 at
+/// 4 with one kernel for all; the moves are the same at any lanes: every group reduction is a
+/// min).
 fn opt_lanes() -> u32 {
     std::env::var("TESSERA_MESH_OPT_LANES")
         .ok()
