@@ -958,13 +958,12 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
 // (lanes: a power of two, at most 32), each node to its optimised position, in place in x, y,
 // z and the packed xyz (nodes of a class share no cell, so none reads another's position,
 // and the group's lanes have read the node's last before its first lane writes it); the
-// largest move as bits in *best. At most 128 registers a thread (two blocks an SM): the
-// search is bound by the latency of its dependent arithmetic, and more resident warps hide
-// more of it than the few values spilled cost.
-extern "C" __global__ void __launch_bounds__(256, 2)
-    mesh_opt_class(double *x, double *y, double *z, Point *xyz, const u32 *cells, u32 n,
-                   const u64 *off, const u32 *slots, const u64 *goff, const u32 *adj,
-                   const u32 *list, u64 start, u64 count, u32 lanes, u64 *best) {
+// largest move as bits in *best. N corners a cell, M views held a lane (mesh_opt_trial).
+template <u32 N, u32 M>
+__device__ __forceinline__ void mesh_opt_class(double *x, double *y, double *z, Point *xyz,
+                                               const u32 *cells, const u64 *off, const u32 *slots,
+                                               const u64 *goff, const u32 *adj, const u32 *list,
+                                               u64 start, u64 count, u32 lanes, u64 *best) {
     Group g = mesh_group(lanes);
     u64 k = thread_index() / lanes;
     u64 bits = 0;
@@ -972,13 +971,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         u32 i = list[start + k];
         double2 xy = __ldg(reinterpret_cast<const double2 *>(xyz + i));
         double was[3] = {xy.x, xy.y, __ldg(&xyz[i].z)}, p[3] = {was[0], was[1], was[2]}, d[3];
-        // Views held per lane: a Kuhn box's node has 24 cells, 6 a lane at 4 lanes.
-        if (n == 4 && lanes >= 8)
-            mesh_optimise_node<4, 3>(xyz, cells, off, slots, goff, adj, i, g, p);
-        else if (n == 4)
-            mesh_optimise_node<4, 6>(xyz, cells, off, slots, goff, adj, i, g, p);
-        else
-            mesh_optimise_node<3, 4>(xyz, cells, off, slots, goff, adj, i, g, p);
+        mesh_optimise_node<N, M>(xyz, cells, off, slots, goff, adj, i, g, p);
         mesh_sub(p, was, d);
         bits = (u64)__double_as_longlong(sqrt(mesh_dot(d, d)));
         if (g.rank == 0) {
@@ -990,3 +983,25 @@ extern "C" __global__ void __launch_bounds__(256, 2)
     }
     mesh_max_into(best, bits);
 }
+
+// The class kernels, one entry per corner count and views a lane holds, so that each gets
+// the registers its own search needs (one entry with three searches behind a branch was
+// allocated for the largest: 996 bytes spilled a thread where the 8-lane search alone spills
+// 200). src/mesh/smooth/gpu.rs `opt_class_kernel` picks one: tets M = 24 / lanes rounded up,
+// at most 6 (a Kuhn box's node has 24 cells: 6 a lane at 4 lanes, 1 at 32), triangles M = 4.
+// At most 128 registers a thread (two blocks of 256 an SM): the search is bound by the
+// latency of its dependent arithmetic, and more resident warps hide more of it than the few
+// values spilled cost.
+#define MESH_OPT_CLASS(NAME, N, M)                                                              \
+    extern "C" __global__ void __launch_bounds__(256, 2)                                        \
+        NAME(double *x, double *y, double *z, Point *xyz, const u32 *cells, const u64 *off,    \
+             const u32 *slots, const u64 *goff, const u32 *adj, const u32 *list, u64 start,   \
+             u64 count, u32 lanes, u64 *best) {                                                 \
+        mesh_opt_class<N, M>(x, y, z, xyz, cells, off, slots, goff, adj, list, start, count,   \
+                             lanes, best);                                                      \
+    }
+MESH_OPT_CLASS(mesh_opt_class_tet6, 4, 6)
+MESH_OPT_CLASS(mesh_opt_class_tet3, 4, 3)
+MESH_OPT_CLASS(mesh_opt_class_tet2, 4, 2)
+MESH_OPT_CLASS(mesh_opt_class_tet1, 4, 1)
+MESH_OPT_CLASS(mesh_opt_class_tri4, 3, 4)

@@ -1,6 +1,6 @@
-// Host emulation of kernels/mesh.cu's opt-colour class kernel (mesh_opt_class), driven as
-// src/mesh/smooth/gpu.rs drives it: one launch per colour class, a group of `lanes` lanes
-// per node (1 to 32), the warp's lanes as fibers whose groups go their own ways
+// Host emulation of kernels/mesh.cu's opt-colour class kernels (mesh_opt_class_*), driven as
+// src/mesh/smooth/gpu.rs drives them: one launch per colour class of the kernel it picks for
+// the corners and lanes (opt_class_kernel), a group of `lanes` lanes per node (1 to 32), the warp's lanes as fibers whose groups go their own ways
 // (group_fibers.h). Checked bit for bit, class after class, against a sequential search
 // written here from src/mesh/smooth/optimise.rs and src/mesh/corner.rs (the CPU path):
 // each node's start and end checks from the cells' V and S, its trials from its corner
@@ -8,7 +8,7 @@
 // triangulated squares (triangles), boundary nodes fixed, a greedy colouring (nodes of a
 // class share no cell), three iterations: every position, and each class's largest move,
 // must equal the reference's; nodes must move (the check is not vacuous), some after an
-// ascent. Run by scripts/emulate-kernels (with and without MESH_OPT_SHARED).
+// ascent. Run by scripts/emulate-kernels.
 #include <math.h>
 #include <algorithm>
 #include <array>
@@ -274,6 +274,16 @@ static Mesh box(u32 c, bool tets, double jitter, u32 seed) {
 
 // ---- The comparison ----------------------------------------------------------------------
 
+// The class kernel src/mesh/smooth/gpu.rs `opt_class_kernel` picks for n corners and `lanes`.
+typedef void ClassKernel(double *, double *, double *, Point *, const u32 *, const u64 *, const u32 *,
+                         const u64 *, const u32 *, const u32 *, u64, u64, u32, u64 *);
+static ClassKernel *class_kernel(u32 n, u32 lanes) {
+    if (n == 3) return mesh_opt_class_tri4;
+    return lanes == 32 ? mesh_opt_class_tet1 : lanes == 16 ? mesh_opt_class_tet2
+                                             : lanes == 8  ? mesh_opt_class_tet3
+                                                           : mesh_opt_class_tet6;
+}
+
 static bool same(double a, double b) { return to_word(a) == to_word(b); }
 
 // Three iterations of every class on the reference and through the kernel at `lanes` lanes
@@ -298,10 +308,11 @@ static bool compare(const Mesh &start, const std::vector<std::vector<u32>> &clas
                 ref.x[i] = next[q][0], ref.y[i] = next[q][1], ref.z[i] = next[q][2];
             }
             u64 best = 0, count = classes[c].size();
+            ClassKernel *kernel = class_kernel(start.n, lanes);
             launch_group_warps(count * lanes, [&] {
-                mesh_opt_class(x.data(), y.data(), z.data(), (Point *)xyz.data(), start.cells.data(), start.n,
-                               start.n2c.off.data(), start.n2c.items.data(), start.graph.off.data(),
-                               start.graph.items.data(), list.data(), first[c], count, lanes, &best);
+                kernel(x.data(), y.data(), z.data(), (Point *)xyz.data(), start.cells.data(), start.n2c.off.data(),
+                       start.n2c.items.data(), start.graph.off.data(), start.graph.items.data(), list.data(),
+                       first[c], count, lanes, &best);
             });
             for (size_t i = 0; i < x.size(); i++)
                 if (!same(x[i], ref.x[i]) || !same(y[i], ref.y[i]) || !same(z[i], ref.z[i]) ||

@@ -81,7 +81,8 @@ struct Functions {
 }
 
 impl Functions {
-    fn load(gpu: &Gpu) -> Result<Functions> {
+    /// The kernels; opt-colour's class kernel for `corners` a cell and `lanes` a node.
+    fn load(gpu: &Gpu, corners: u32, lanes: u32) -> Result<Functions> {
         let f = |name: &str| gpu.function(FILE, name);
         Ok(Functions {
             pack_points: f("mesh_pack_points")?,
@@ -93,7 +94,7 @@ impl Functions {
             summary: f("mesh_summary")?,
             pack: f("mesh_pack")?,
             unpack: f("mesh_unpack")?,
-            opt_class: f("mesh_opt_class")?,
+            opt_class: f(opt_class_kernel(corners, lanes))?,
         })
     }
 }
@@ -144,14 +145,30 @@ fn flags(n: usize, f: impl Fn(usize) -> bool) -> Vec<u8> {
 }
 
 /// Lanes per node of opt-colour's class kernel: TESSERA_MESH_OPT_LANES (1, 2, 4, 8, 16 or
-/// 32; for measuring), else 8 (one H200, the 9.94M-node bar2 box: 1.697e8 node updates/s at 8
-/// lanes, 1.602e8 at 4; the moves are the same at any lanes: every group reduction is a min).
+/// 32; for measuring), else 8 (one H200, the 9.94M-node bar2 box, 2026-12-04: 1.748e8 node
+/// updates/s at 8 lanes, 1.251e8 at 16, 8.33e7 at 32 with a kernel per views held; 1.602e8 at
+/// 4 with one kernel for all; the moves are the same at any lanes: every group reduction is a
+/// min).
 fn opt_lanes() -> u32 {
     std::env::var("TESSERA_MESH_OPT_LANES")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|l| l.is_power_of_two() && *l <= 32)
         .unwrap_or(8)
+}
+
+/// opt-colour's class kernel for `corners` a cell and `lanes` a node: kernels/mesh.cu has one
+/// per number of cell views a lane holds in registers (the rest are taken again from the
+/// corners: the same numbers), each compiled for its own registers. Tets: a Kuhn box's node
+/// has 24 cells, so 24 / lanes rounded up, at most 6; triangles: 4.
+fn opt_class_kernel(corners: u32, lanes: u32) -> &'static str {
+    match (corners, lanes) {
+        (3, _) => "mesh_opt_class_tri4",
+        (_, 32) => "mesh_opt_class_tet1",
+        (_, 16) => "mesh_opt_class_tet2",
+        (_, 8) => "mesh_opt_class_tet3",
+        _ => "mesh_opt_class_tet6",
+    }
 }
 
 /// The active nodes grouped by colour (ascending within a class) and where each class starts
@@ -187,9 +204,10 @@ impl<'g> Resident<'g> {
         let m = &patch.mesh;
         let n = m.num_nodes();
         let (class_nodes, class_start) = colour_classes(patch, &s.colours);
+        let lanes = opt_lanes();
         Ok(Resident {
             gpu,
-            k: Functions::load(gpu)?,
+            k: Functions::load(gpu, m.corners() as u32, lanes)?,
             nodes: n as u32,
             ncells: m.num_cells() as u64,
             corners: m.corners() as u32,
@@ -225,7 +243,7 @@ impl<'g> Resident<'g> {
                 .filter(|&&c| c != u32::MAX)
                 .max()
                 .map_or(-1.0, |&c| c as f64),
-            opt_lanes: opt_lanes(),
+            opt_lanes: lanes,
             resident: gpu.resident_blocks(THREADS)? as u64,
         })
     }
@@ -369,10 +387,9 @@ impl<'g> Resident<'g> {
             })
     }
 
-    /// One colour class's moves: class_nodes[start..start + count]. (mesh_opt_class is
-    /// compiled for blocks of at most 256 threads, THREADS, two resident an SM.)
+    /// One colour class's moves: class_nodes[start..start + count]. (The mesh_opt_class
+    /// kernels are compiled for blocks of at most 256 threads, THREADS, two resident an SM.)
     fn opt_class(&mut self, start: u64, count: u64) -> Result<()> {
-        let n = self.corners;
         let [x, y, z] = &mut self.pos;
         self.gpu.launch(
             &self.k.opt_class,
@@ -383,7 +400,6 @@ impl<'g> Resident<'g> {
                     .arg(z)
                     .arg(&mut self.points)
                     .arg(&self.cells)
-                    .arg(&n)
                     .arg(&self.n2c_offsets)
                     .arg(&self.n2c)
                     .arg(&self.graph_offsets)
