@@ -148,39 +148,9 @@ SORT_KERNELS(, u32)
 SORT_KERNELS(_64, u64)
 
 // ---- Row offsets from row lengths (host side: src/graph/scan_gpu.rs) ------------------------
-// Exclusive prefix sums of u64 values in place, in tiles of SCAN_TILE values, one block of
-// SCAN_THREADS threads each: csr_scan_tiles leaves each tile's own sums and writes its total
-// to `totals`; the host scans the totals the same way (again and again while more than one
-// tile remains), and csr_scan_add adds each tile's scanned total to its values.
-#define SCAN_THREADS 1024
-#define SCAN_EACH 8
-#define SCAN_TILE (SCAN_THREADS * SCAN_EACH)
-
-extern "C" __global__ void csr_scan_tiles(u64 *a, u64 count, u64 *totals) {
-    __shared__ u64 sums[SCAN_THREADS];
-    u64 base = (u64)blockIdx.x * SCAN_TILE + (u64)threadIdx.x * SCAN_EACH;
-    u64 v[SCAN_EACH], own = 0;
-    for (int i = 0; i < SCAN_EACH; i++) {
-        v[i] = base + i < count ? a[base + i] : 0;
-        own += v[i];
-    }
-    sums[threadIdx.x] = own;
-    __syncthreads();
-    for (u32 step = 1; step < SCAN_THREADS; step <<= 1) {
-        u64 add = threadIdx.x >= step ? sums[threadIdx.x - step] : 0;
-        __syncthreads();
-        sums[threadIdx.x] += add;
-        __syncthreads();
-    }
-    u64 run = sums[threadIdx.x] - own;
-    for (int i = 0; i < SCAN_EACH; i++) {
-        if (base + i < count) a[base + i] = run;
-        run += v[i];
-    }
-    if (threadIdx.x == SCAN_THREADS - 1) totals[blockIdx.x] = sums[SCAN_THREADS - 1];
-}
+// Exclusive prefix sums of u64 values in place (the prelude's scan_tile and scan_add).
+extern "C" __global__ void csr_scan_tiles(u64 *a, u64 count, u64 *totals) { scan_tile(a, count, totals); }
 
 extern "C" __global__ void csr_scan_add(u64 *a, u64 count, const u64 *tile_starts) {
-    u64 i = thread_index();
-    if (i < count) a[i] += tile_starts[i / SCAN_TILE];
+    scan_add(a, count, tile_starts);
 }

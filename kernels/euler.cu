@@ -37,40 +37,13 @@ extern "C" __global__ void euler_place(const u32 *end_vertex, const u32 *end_dar
     if (k < count) dart[atomicAdd(&cursor[end_vertex[k]], 1u)] = identity ? (u32)k : end_dart[k];
 }
 
-// Exclusive prefix sums in place (the slot starts from the degrees), in tiles of SCAN_TILE
-// values, one block of SCAN_THREADS threads each: the tile's own sums, its total to
-// `totals`; the host sums the totals and euler_scan_add adds them.
-#define SCAN_THREADS 1024
-#define SCAN_EACH 8
-#define SCAN_TILE (SCAN_THREADS * SCAN_EACH)
-
-extern "C" __global__ void euler_scan_tiles(u32 *a, u64 count, u32 *totals) {
-    __shared__ u32 sums[SCAN_THREADS];
-    u64 base = (u64)blockIdx.x * SCAN_TILE + (u64)threadIdx.x * SCAN_EACH;
-    u32 v[SCAN_EACH], own = 0;
-    for (int i = 0; i < SCAN_EACH; i++) {
-        v[i] = base + i < count ? a[base + i] : 0;
-        own += v[i];
-    }
-    sums[threadIdx.x] = own;
-    __syncthreads();
-    for (u32 step = 1; step < SCAN_THREADS; step <<= 1) {
-        u32 add = threadIdx.x >= step ? sums[threadIdx.x - step] : 0;
-        __syncthreads();
-        sums[threadIdx.x] += add;
-        __syncthreads();
-    }
-    u32 run = sums[threadIdx.x] - own;
-    for (int i = 0; i < SCAN_EACH; i++) {
-        if (base + i < count) a[base + i] = run;
-        run += v[i];
-    }
-    if (threadIdx.x == SCAN_THREADS - 1) totals[blockIdx.x] = sums[SCAN_THREADS - 1];
-}
+// Exclusive prefix sums in place (the slot starts from the degrees; the prelude's scan_tile
+// and scan_add): the tile's own sums, its total to `totals`; the host sums the totals and
+// euler_scan_add adds them.
+extern "C" __global__ void euler_scan_tiles(u32 *a, u64 count, u32 *totals) { scan_tile(a, count, totals); }
 
 extern "C" __global__ void euler_scan_add(u32 *a, u64 count, const u32 *offsets) {
-    u64 i = thread_index();
-    if (i < count) a[i] += offsets[i / SCAN_TILE];
+    scan_add(a, count, offsets);
 }
 
 // Per vertex: sort its slots by (key, dart), pair them (consecutive slots for a graph, the

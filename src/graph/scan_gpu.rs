@@ -9,7 +9,7 @@ use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 const FILE: &str = "csr.cu";
-/// Threads of a scan block, and values each block scans (kernels/csr.cu SCAN_THREADS, SCAN_TILE).
+/// Threads of a scan block, and values each block scans (kernels/prelude.cuh SCAN_THREADS, SCAN_TILE).
 const THREADS: u32 = 1024;
 const TILE: u64 = 8 * THREADS as u64;
 
