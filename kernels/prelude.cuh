@@ -116,47 +116,6 @@ __device__ void block_sort(T *s, u32 len, T top) {
     }
 }
 
-// ---- Exclusive prefix sums in tiles (kernels/csr.cu, kernels/euler.cu) ------------------------
-
-// In place, in tiles of SCAN_TILE values, one block of SCAN_THREADS threads each: scan_tile
-// leaves each tile's own sums and writes its total to `totals`; the host scans the totals
-// the same way (again while more than one tile remains), and scan_add adds each tile's
-// scanned total to its values. Launch both with blocks of SCAN_THREADS threads.
-#define SCAN_THREADS 1024
-#define SCAN_EACH 8
-#define SCAN_TILE (SCAN_THREADS * SCAN_EACH)
-
-template <typename T>
-__device__ void scan_tile(T *a, u64 count, T *totals) {
-    __shared__ T sums[SCAN_THREADS];
-    u64 base = (u64)blockIdx.x * SCAN_TILE + (u64)threadIdx.x * SCAN_EACH;
-    T v[SCAN_EACH], own = 0;
-    for (int i = 0; i < SCAN_EACH; i++) {
-        v[i] = base + i < count ? a[base + i] : 0;
-        own += v[i];
-    }
-    sums[threadIdx.x] = own;
-    __syncthreads();
-    for (u32 step = 1; step < SCAN_THREADS; step <<= 1) {
-        T add = threadIdx.x >= step ? sums[threadIdx.x - step] : 0;
-        __syncthreads();
-        sums[threadIdx.x] += add;
-        __syncthreads();
-    }
-    T run = sums[threadIdx.x] - own;
-    for (int i = 0; i < SCAN_EACH; i++) {
-        if (base + i < count) a[base + i] = run;
-        run += v[i];
-    }
-    if (threadIdx.x == SCAN_THREADS - 1) totals[blockIdx.x] = sums[SCAN_THREADS - 1];
-}
-
-template <typename T>
-__device__ __forceinline__ void scan_add(T *a, u64 count, const T *tile_starts) {
-    u64 i = thread_index();
-    if (i < count) a[i] += tile_starts[i / SCAN_TILE];
-}
-
 // ---- Block-aggregated slots (kernels/cc.cu, kernels/bfs.cu) ----------------------------------
 
 // Slots at `*tail` for `count` items per thread, one global atomic per block: the first slot
