@@ -146,3 +146,6 @@ __device__ void compact(const K *adj, const u64 *offsets, const u64 *fresh, u64 
 
 SORT_KERNELS(, u32)
 SORT_KERNELS(_64, u64)
+
+// Row offsets from row lengths (src/graph/scan_gpu.rs).
+SCAN_KERNELS(u64)

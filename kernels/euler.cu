@@ -37,6 +37,9 @@ extern "C" __global__ void euler_place(const u32 *end_vertex, const u32 *end_dar
     if (k < count) dart[atomicAdd(&cursor[end_vertex[k]], 1u)] = identity ? (u32)k : end_dart[k];
 }
 
+// The slot starts from the degrees (src/device/scan.rs).
+SCAN_KERNELS(u32)
+
 // Per vertex: sort its slots by (key, dart), pair them (consecutive slots for a graph, the
 // i-th head with the i-th tail for a digraph), and with `note` note each dart's slot.
 extern "C" __global__ void euler_pair(const u32 *vertex_start, u32 n, u32 directed,

@@ -15,9 +15,12 @@
 // slot after those of the lanes below it). `split_cut_edges` reads picked cut edges back (own
 // vertex and ghost) for the labelling's probe of the giants (src/graph/components/gpu.rs).
 //
-// The scans are kernels/scan.cu's.
+// The scans are the prelude's (SCAN_KERNELS).
 
 #define LONG_ROW WARP
+
+// The ghosts' numbers and the local row offsets (src/device/scan.rs).
+SCAN_KERNELS(u64)
 
 // Whether global id v is an own vertex (ids below `first` wrap past n).
 __device__ __forceinline__ bool own_vertex(u64 v, u64 first, u64 n) { return v - first < n; }

@@ -153,7 +153,7 @@ pub fn split(
     gpu.launch(&k.word_counts, grid(word_count), |b| {
         b.arg(&words).arg(&word_count).arg(&mut before);
     })?;
-    exclusive_scan(gpu, &mut before, word_count + 1)?;
+    exclusive_scan(gpu, FILE, &mut before, word_count + 1)?;
     let ghost_count = item(gpu, &before, word_count as usize, "the ghost count")?;
     narrow(ghost_count as usize, "ghost vertices")?;
     let mut ids = gpu.zeros::<u64>("ghost ids", ghost_count as usize)?;
@@ -162,7 +162,7 @@ pub fn split(
     })?;
     let ids = gpu.download("ghost ids", &ids, ghost_count as usize)?;
     // The row offsets, local and cut.
-    exclusive_scan(gpu, &mut local_at, own + 1)?;
+    exclusive_scan(gpu, FILE, &mut local_at, own + 1)?;
     let local_entries = item(gpu, &local_at, local_n, "the local entries' count")?;
     let cut_entries = entries - local_entries;
     let mut cut_at = gpu.zeros::<u64>("cut edge offsets", local_n + 1)?;

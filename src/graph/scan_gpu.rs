@@ -1,4 +1,4 @@
-//! Row offsets from row lengths on the GPU (`device::scan`, kernels/scan.cu):
+//! Row offsets from row lengths on the GPU (`device::scan`, kernels/csr.cu's entries):
 //! the exclusive scan that turns the counted lengths of kernel 1's rows into their offsets,
 //! kept on the GPU for the fill and the sort, and brought to the host once, page-locked. A
 //! serial sum on the host and two 8-byte-per-row copies through pageable memory cost more
@@ -17,7 +17,7 @@ pub fn offsets_from_lengths(
     mut lengths: CudaSlice<u64>,
     n: usize,
 ) -> Result<(CudaSlice<u64>, Vec<u64>)> {
-    exclusive_scan(gpu, &mut lengths, n as u64 + 1)?;
+    exclusive_scan(gpu, "csr.cu", &mut lengths, n as u64 + 1)?;
     let mut offsets = vec![0u64; n + 1];
     // Straight into the host offsets, page-locked for the copy: one pass over their memory,
     // not a staging buffer's and then theirs.

@@ -1,4 +1,4 @@
-// Host emulation of kernels/ghosts.cu (with kernels/scan.cu), the local/cut split of a rank's rows, driven as
+// Host emulation of kernels/ghosts.cu (with the prelude's scan), the local/cut split of a rank's rows, driven as
 // src/graph/ghosts_gpu.rs `split` drives it: split_mark over a small grid (so that its
 // grid-stride loop turns), the others a warp at a time over whole blocks of 256 threads
 // (warp_fibers.h: rows longer than a warp go through its lanes together), the ghosts numbered
@@ -23,12 +23,13 @@ inline u64 grid_threads() { return emu_grid_threads; }
 inline int __popcll(u64 x) { return __builtin_popcountll(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
-#include "ghosts_kernels.h"  // the prelude's warp_sum, scan.cu, ghosts.cu
+#include "ghosts_kernels.h"  // the prelude's warp_sum and scan, ghosts.cu (its SCAN_KERNELS(u64))
+SCAN_KERNELS(u32)             // as euler.cu declares them
 
 // Threads of a launch of one per item, in blocks of 256 (src/device/kernel.rs `grid`).
 static u64 grid(u64 items) { return std::max<u64>(1, (items + 255) / 256) * 256; }
 
-// src/device/scan.rs `exclusive_scan` (kernels/scan.cu): the first `len` items of `a`, in
+// src/device/scan.rs `exclusive_scan` (the prelude's scan): the first `len` items of `a`, in
 // place, in tiles of `rounds` warps' widths.
 template <typename T>
 static void exclusive_scan(T *a, u64 len, u32 rounds) {

@@ -199,7 +199,7 @@ pub(super) fn pair(
     gpu.launch(k.get("euler_count"), grid(slots), |b| {
         b.arg(end_vertex).arg(&slots).arg(&mut vertex_start);
     })?;
-    exclusive_scan(gpu, &mut vertex_start, n + 1)?;
+    exclusive_scan(gpu, "euler.cu", &mut vertex_start, n + 1)?;
     let mut cursor = gpu
         .stream
         .clone_dtod(&vertex_start)
