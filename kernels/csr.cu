@@ -147,10 +147,5 @@ __device__ void compact(const K *adj, const u64 *offsets, const u64 *fresh, u64 
 SORT_KERNELS(, u32)
 SORT_KERNELS(_64, u64)
 
-// ---- Row offsets from row lengths (host side: src/graph/scan_gpu.rs) ------------------------
-// Exclusive prefix sums of u64 values in place (the prelude's scan_tile and scan_add).
-extern "C" __global__ void csr_scan_tiles(u64 *a, u64 count, u64 *totals) { scan_tile(a, count, totals); }
-
-extern "C" __global__ void csr_scan_add(u64 *a, u64 count, const u64 *tile_starts) {
-    scan_add(a, count, tile_starts);
-}
+// Row offsets from row lengths (src/graph/scan_gpu.rs).
+SCAN_KERNELS(u64)

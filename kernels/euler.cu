@@ -37,14 +37,8 @@ extern "C" __global__ void euler_place(const u32 *end_vertex, const u32 *end_dar
     if (k < count) dart[atomicAdd(&cursor[end_vertex[k]], 1u)] = identity ? (u32)k : end_dart[k];
 }
 
-// Exclusive prefix sums in place (the slot starts from the degrees; the prelude's scan_tile
-// and scan_add): the tile's own sums, its total to `totals`; the host sums the totals and
-// euler_scan_add adds them.
-extern "C" __global__ void euler_scan_tiles(u32 *a, u64 count, u32 *totals) { scan_tile(a, count, totals); }
-
-extern "C" __global__ void euler_scan_add(u32 *a, u64 count, const u32 *offsets) {
-    scan_add(a, count, offsets);
-}
+// The slot starts from the degrees (src/device/scan.rs).
+SCAN_KERNELS(u32)
 
 // Per vertex: sort its slots by (key, dart), pair them (consecutive slots for a graph, the
 // i-th head with the i-th tail for a digraph), and with `note` note each dart's slot.

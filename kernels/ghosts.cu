@@ -15,11 +15,12 @@
 // slot after those of the lanes below it). `split_cut_edges` reads picked cut edges back (own
 // vertex and ghost) for the labelling's probe of the giants (src/graph/components/gpu.rs).
 //
-// The scan (`split_scan_tiles`, `split_scan_add`) works a warp per tile of items, so it needs
-// no block barrier: the host scans the tiles' sums the same way, tile sums of tile sums
-// until one tile holds them, and adds them back level by level.
+// The scans are the prelude's (SCAN_KERNELS).
 
 #define LONG_ROW WARP
+
+// The ghosts' numbers and the local row offsets (src/device/scan.rs).
+SCAN_KERNELS(u64)
 
 // Whether global id v is an own vertex (ids below `first` wrap past n).
 __device__ __forceinline__ bool own_vertex(u64 v, u64 first, u64 n) { return v - first < n; }
@@ -67,33 +68,6 @@ extern "C" __global__ void split_count(const u64 *offsets, const u32 *adj, u32 n
 extern "C" __global__ void split_word_counts(const u64 *words, u64 count, u64 *marks) {
     u64 w = thread_index();
     if (w < count) marks[w] = __popcll(words[w]);
-}
-
-// The exclusive scan, in place, of each tile of the `len` items of `a` (a warp a tile of
-// `rounds` times a warp's width, the tile's items a warp's width at a time, in order), and
-// each tile's sum into sums[tile]. Launched with a warp per tile (whole warps: a warp past the
-// last tile returns whole).
-extern "C" __global__ void split_scan_tiles(u64 *a, u64 len, u32 rounds, u64 *sums) {
-    u64 tile_len = (u64)rounds * WARP, tile = thread_index() / WARP, carry = 0;
-    if (tile * tile_len >= len) return;
-    for (u32 round = 0; round < rounds; round++) {
-        u64 e = tile * tile_len + round * WARP + lane_id();
-        u64 x = e < len ? a[e] : 0, inclusive = x;
-        for (u32 d = 1; d < WARP; d *= 2) {
-            u64 below = __shfl_up_sync(FULL, inclusive, d);
-            if (lane_id() >= d) inclusive += below;
-        }
-        if (e < len) a[e] = carry + inclusive - x;
-        carry += __shfl_sync(FULL, inclusive, WARP - 1);
-    }
-    if (lane_id() == 0) sums[tile] = carry;
-}
-
-// Each item of `a` (`len`) plus its tile's exclusive sum (`sums` scanned, tiles of `tile_len`
-// items): the whole scan.
-extern "C" __global__ void split_scan_add(u64 *a, u64 len, u64 tile_len, const u64 *sums) {
-    u64 e = thread_index();
-    if (e < len) a[e] += sums[e / tile_len];
 }
 
 // Each own vertex's cut entries start (and all of them end: u = n) after the entries of the

@@ -116,46 +116,49 @@ __device__ void block_sort(T *s, u32 len, T top) {
     }
 }
 
-// ---- Exclusive prefix sums in tiles (kernels/csr.cu, kernels/euler.cu) ------------------------
-
-// In place, in tiles of SCAN_TILE values, one block of SCAN_THREADS threads each: scan_tile
-// leaves each tile's own sums and writes its total to `totals`; the host scans the totals
-// the same way (again while more than one tile remains), and scan_add adds each tile's
-// scanned total to its values. Launch both with blocks of SCAN_THREADS threads.
-#define SCAN_THREADS 1024
-#define SCAN_EACH 8
-#define SCAN_TILE (SCAN_THREADS * SCAN_EACH)
+// ---- Exclusive prefix sums in tiles (src/device/scan.rs; kernels/csr.cu, euler.cu, ghosts.cu) --
+// In place, of u64 or u32 items. A warp scans a tile of `rounds` times a warp's width items, a
+// warp's width at a time in order, so no block barrier is needed; each tile's sum goes to
+// sums[tile]. The host scans the tiles' sums the same way, tile sums of tile sums until one tile
+// holds them, and `scan_add` adds them back level by level.
 
 template <typename T>
-__device__ void scan_tile(T *a, u64 count, T *totals) {
-    __shared__ T sums[SCAN_THREADS];
-    u64 base = (u64)blockIdx.x * SCAN_TILE + (u64)threadIdx.x * SCAN_EACH;
-    T v[SCAN_EACH], own = 0;
-    for (int i = 0; i < SCAN_EACH; i++) {
-        v[i] = base + i < count ? a[base + i] : 0;
-        own += v[i];
+__device__ __forceinline__ void scan_tiles(T *a, u64 len, u32 rounds, T *sums) {
+    u64 tile_len = (u64)rounds * WARP, tile = thread_index() / WARP;
+    T carry = 0;
+    // Whole warps: a warp past the last tile returns whole.
+    if (tile * tile_len >= len) return;
+    for (u32 round = 0; round < rounds; round++) {
+        u64 e = tile * tile_len + round * WARP + lane_id();
+        T x = e < len ? a[e] : 0, inclusive = x;
+        for (u32 d = 1; d < WARP; d *= 2) {
+            T below = __shfl_up_sync(FULL, inclusive, d);
+            if (lane_id() >= d) inclusive += below;
+        }
+        if (e < len) a[e] = carry + inclusive - x;
+        carry += __shfl_sync(FULL, inclusive, WARP - 1);
     }
-    sums[threadIdx.x] = own;
-    __syncthreads();
-    for (u32 step = 1; step < SCAN_THREADS; step <<= 1) {
-        T add = threadIdx.x >= step ? sums[threadIdx.x - step] : 0;
-        __syncthreads();
-        sums[threadIdx.x] += add;
-        __syncthreads();
-    }
-    T run = sums[threadIdx.x] - own;
-    for (int i = 0; i < SCAN_EACH; i++) {
-        if (base + i < count) a[base + i] = run;
-        run += v[i];
-    }
-    if (threadIdx.x == SCAN_THREADS - 1) totals[blockIdx.x] = sums[SCAN_THREADS - 1];
+    if (lane_id() == 0) sums[tile] = carry;
 }
 
+// Each item of `a` (`len`) plus its tile's exclusive sum (`sums` scanned, tiles of `tile_len`
+// items): the whole scan.
 template <typename T>
-__device__ __forceinline__ void scan_add(T *a, u64 count, const T *tile_starts) {
-    u64 i = thread_index();
-    if (i < count) a[i] += tile_starts[i / SCAN_TILE];
+__device__ __forceinline__ void scan_add(T *a, u64 len, u64 tile_len, const T *sums) {
+    u64 e = thread_index();
+    if (e < len) a[e] += sums[e / tile_len];
 }
+
+// The two entries for items of type T, in the file that scans them (src/device/scan.rs
+// launches `scan_tiles_T` and `scan_add_T` from that file's module, compiled with its other
+// kernels, not apart at first use).
+#define SCAN_KERNELS(T)                                                                        \
+    extern "C" __global__ void scan_tiles_##T(T *a, u64 len, u32 rounds, T *sums) {           \
+        scan_tiles(a, len, rounds, sums);                                                      \
+    }                                                                                          \
+    extern "C" __global__ void scan_add_##T(T *a, u64 len, u64 tile_len, const T *sums) {     \
+        scan_add(a, len, tile_len, sums);                                                      \
+    }
 
 // ---- Block-aggregated slots (kernels/cc.cu, kernels/bfs.cu) ----------------------------------
 

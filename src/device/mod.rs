@@ -9,6 +9,7 @@
 
 mod kernel;
 pub mod memory;
+pub mod scan;
 
 pub use kernel::{blocks, compile, grid, Kernel, KERNELS, THREADS};
 

@@ -16,6 +16,7 @@ use super::csr_gpu::{download_chunks, DeviceCsr};
 use super::ghosts::{narrow, Ghosts, LocalRows};
 use super::DistGraph;
 use crate::comm::{Op, World};
+use crate::device::scan::exclusive_scan;
 use crate::device::{blocks, gpu_error, grid, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
@@ -82,8 +83,6 @@ struct Kernels {
     mark: Kernel,
     count: Kernel,
     word_counts: Kernel,
-    scan_tiles: Kernel,
-    scan_add: Kernel,
     cut_offsets: Kernel,
     ghost_ids: Kernel,
     scatter: Kernel,
@@ -96,35 +95,11 @@ impl Kernels {
             mark: f("split_mark")?,
             count: f("split_count")?,
             word_counts: f("split_word_counts")?,
-            scan_tiles: f("split_scan_tiles")?,
-            scan_add: f("split_scan_add")?,
             cut_offsets: f("split_cut_offsets")?,
             ghost_ids: f("split_ghost_ids")?,
             scatter: f("split_scatter")?,
         })
     }
-}
-
-/// A scan's tile: rounds of a warp's 32 items each (`split_scan_tiles`).
-const SCAN_ROUNDS: u32 = 16;
-const SCAN_TILE: u64 = SCAN_ROUNDS as u64 * 32;
-
-/// The exclusive scan of the first `len` items of `a`, in place, on the GPU: each tile's scan
-/// and sum (`split_scan_tiles`), the sums scanned the same way while there is more than one
-/// tile, and added back (`split_scan_add`).
-fn exclusive_scan(gpu: &Gpu, k: &Kernels, a: &mut CudaSlice<u64>, len: u64) -> Result<()> {
-    let tiles = len.div_ceil(SCAN_TILE);
-    let mut sums = gpu.zeros::<u64>("a scan's tile sums", tiles as usize)?;
-    gpu.launch(&k.scan_tiles, grid(tiles * 32), |b| {
-        b.arg(&mut *a).arg(&len).arg(&SCAN_ROUNDS).arg(&mut sums);
-    })?;
-    if tiles > 1 {
-        exclusive_scan(gpu, k, &mut sums, tiles)?;
-        gpu.launch(&k.scan_add, grid(len), |b| {
-            b.arg(&mut *a).arg(&len).arg(&SCAN_TILE).arg(&sums);
-        })?;
-    }
-    Ok(())
 }
 
 /// Item `at` of `dev` on the host.
@@ -178,7 +153,7 @@ pub fn split(
     gpu.launch(&k.word_counts, grid(word_count), |b| {
         b.arg(&words).arg(&word_count).arg(&mut before);
     })?;
-    exclusive_scan(gpu, &k, &mut before, word_count + 1)?;
+    exclusive_scan(gpu, FILE, &mut before, word_count + 1)?;
     let ghost_count = item(gpu, &before, word_count as usize, "the ghost count")?;
     narrow(ghost_count as usize, "ghost vertices")?;
     let mut ids = gpu.zeros::<u64>("ghost ids", ghost_count as usize)?;
@@ -187,7 +162,7 @@ pub fn split(
     })?;
     let ids = gpu.download("ghost ids", &ids, ghost_count as usize)?;
     // The row offsets, local and cut.
-    exclusive_scan(gpu, &k, &mut local_at, own + 1)?;
+    exclusive_scan(gpu, FILE, &mut local_at, own + 1)?;
     let local_entries = item(gpu, &local_at, local_n, "the local entries' count")?;
     let cut_entries = entries - local_entries;
     let mut cut_at = gpu.zeros::<u64>("cut edge offsets", local_n + 1)?;

@@ -1,4 +1,4 @@
-// Host emulation of kernels/ghosts.cu, the local/cut split of a rank's rows, driven as
+// Host emulation of kernels/ghosts.cu (with the prelude's scan), the local/cut split of a rank's rows, driven as
 // src/graph/ghosts_gpu.rs `split` drives it: split_mark over a small grid (so that its
 // grid-stride loop turns), the others a warp at a time over whole blocks of 256 threads
 // (warp_fibers.h: rows longer than a warp go through its lanes together), the ghosts numbered
@@ -23,35 +23,47 @@ inline u64 grid_threads() { return emu_grid_threads; }
 inline int __popcll(u64 x) { return __builtin_popcountll(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline u64 atomicOr(u64 *a, u64 v) { u64 old = *a; *a |= v; return old; }
-#include "ghosts_kernels.h"  // the prelude's warp_sum, ghosts.cu
+#include "ghosts_kernels.h"  // the prelude's warp_sum and scan, ghosts.cu (its SCAN_KERNELS(u64))
+SCAN_KERNELS(u32)             // as euler.cu declares them
 
 // Threads of a launch of one per item, in blocks of 256 (src/device/kernel.rs `grid`).
 static u64 grid(u64 items) { return std::max<u64>(1, (items + 255) / 256) * 256; }
 
-// src/graph/ghosts_gpu.rs `exclusive_scan`: the first `len` items of `a`, in place, in tiles of
-// `rounds` warps' widths.
-static void exclusive_scan(u64 *a, u64 len, u32 rounds) {
+// src/device/scan.rs `exclusive_scan` (the prelude's scan): the first `len` items of `a`, in
+// place, in tiles of `rounds` warps' widths.
+template <typename T>
+static void exclusive_scan(T *a, u64 len, u32 rounds) {
     u64 tile_len = (u64)rounds * WARP, tiles = (len + tile_len - 1) / tile_len;
-    std::vector<u64> sums(std::max<u64>(tiles, 1), ~0ull);
-    launch_warps(grid(tiles * WARP), [&] { split_scan_tiles(a, len, rounds, sums.data()); });
+    std::vector<T> sums(std::max<u64>(tiles, 1), (T)~0ull);
+    launch_warps(grid(tiles * WARP), [&] {
+        if constexpr (sizeof(T) == 8) scan_tiles_u64(a, len, rounds, sums.data());
+        else scan_tiles_u32(a, len, rounds, sums.data());
+    });
     if (tiles > 1) {
         exclusive_scan(sums.data(), tiles, rounds);
-        launch_warps(grid(len), [&] { split_scan_add(a, len, tile_len, sums.data()); });
+        launch_warps(grid(len), [&] {
+            if constexpr (sizeof(T) == 8) scan_add_u64(a, len, tile_len, sums.data());
+            else scan_add_u32(a, len, tile_len, sums.data());
+        });
     }
 }
 
-// The scan on random items (some large, so that sums pass 2^32), against a sequential one.
-static int scan_cases() {
+// The scan on random items of type T, against a sequential one (u64: some items large, so that
+// sums pass 2^32; u32: small items, as degrees are).
+template <typename T>
+static int scan_cases(const char *type) {
     int failures = 0;
     std::mt19937_64 rng(31);
     for (u32 rounds : {1u, 2u, 16u})
         for (u64 len : {1ull, 31ull, 32ull, 33ull, 64ull, 65ull, 511ull, 512ull, 513ull, 1024ull, 1025ull,
                         2049ull, 5000ull}) {
-            std::vector<u64> a(len), want(len);
-            for (auto &x : a) x = rng() % 4 == 0 ? rng() >> 34 : rng() % 40;
-            for (u64 i = 0, sum = 0; i < len; sum += a[i], i++) want[i] = sum;
+            std::vector<T> a(len), want(len);
+            for (auto &x : a) x = sizeof(T) == 8 && rng() % 4 == 0 ? (T)(rng() >> 34) : (T)(rng() % 40);
+            T sum = 0;
+            for (u64 i = 0; i < len; sum += a[i], i++) want[i] = sum;
             exclusive_scan(a.data(), len, rounds);
-            if (a != want && failures++ < 5) printf("  scan of %llu items, %u rounds: differs\n", len, rounds);
+            if (a != want && failures++ < 5)
+                printf("  %s scan of %llu items, %u rounds: differs\n", type, len, rounds);
         }
     return failures;
 }
@@ -157,7 +169,7 @@ static int run_case(const std::vector<std::set<u32>> &graph, u32 ranks, u32 me, 
 }
 
 int main() {
-    int failures = scan_cases(), cases = 0;
+    int failures = scan_cases<u64>("u64") + scan_cases<u32>("u32"), cases = 0;
     for (u32 n : {40u, 300u, 3000u})
         for (u32 hubs : {0u, 2u, 9u})
             for (u64 seed = 1; seed <= 2; seed++) {
@@ -169,6 +181,6 @@ int main() {
                         cases++;
                     }
             }
-    printf("%s (%d splits of 1 to 4 ranks, 39 scans)\n", failures ? "DIFFERENT" : "all equal", cases);
+    printf("%s (%d splits of 1 to 4 ranks, 78 scans of u64 and u32)\n", failures ? "DIFFERENT" : "all equal", cases);
     return failures ? 1 : 0;
 }

@@ -14,7 +14,8 @@ use super::jump::{self, NIL};
 use super::{Phases, Solved};
 use crate::comm::Triple;
 use crate::device::memory::{self, largest_fitting, Place};
-use crate::device::{blocks, gpu_error, grid, Gpu, Kernel};
+use crate::device::scan::exclusive_scan;
+use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
@@ -71,8 +72,6 @@ impl Kernels {
         let mut kernels = HashMap::new();
         for name in [
             "euler_count",
-            "euler_scan_tiles",
-            "euler_scan_add",
             "euler_place",
             "euler_vertices",
             "euler_pair",
@@ -200,7 +199,7 @@ pub(super) fn pair(
     gpu.launch(k.get("euler_count"), grid(slots), |b| {
         b.arg(end_vertex).arg(&slots).arg(&mut vertex_start);
     })?;
-    exclusive_sums(gpu, k, &mut vertex_start, n + 1)?;
+    exclusive_scan(gpu, "euler.cu", &mut vertex_start, n + 1)?;
     let mut cursor = gpu
         .stream
         .clone_dtod(&vertex_start)
@@ -255,32 +254,6 @@ pub(super) fn slot_vertices(
         b.arg(vertex_start).arg(&n).arg(&mut vertex);
     })?;
     Ok(vertex)
-}
-
-/// Exclusive prefix sums of the first `count` values of `a`, in place: tiles of SCAN_TILE on
-/// the device, their totals summed on the host (a few per million values).
-fn exclusive_sums(gpu: &Gpu, k: &Kernels, a: &mut CudaSlice<u32>, count: u64) -> Result<()> {
-    const SCAN_THREADS: u32 = 1024;
-    const SCAN_TILE: u64 = 8 * SCAN_THREADS as u64;
-    let tiles = count.div_ceil(SCAN_TILE);
-    let mut totals = gpu.zeros::<u32>("tile totals", tiles as usize)?;
-    gpu.launch(
-        k.get("euler_scan_tiles"),
-        blocks(tiles, SCAN_THREADS),
-        |b| {
-            b.arg(&mut *a).arg(&count).arg(&mut totals);
-        },
-    )?;
-    let mut offsets = gpu.download("tile totals", &totals, tiles as usize)?;
-    let mut sum = 0u32;
-    for t in &mut offsets {
-        (*t, sum) = (sum, sum + *t);
-    }
-    let offsets = gpu.upload("tile offsets", &offsets)?;
-    gpu.launch(k.get("euler_scan_add"), grid(count), |b| {
-        b.arg(&mut *a).arg(&count).arg(&offsets);
-    })?;
-    Ok(())
 }
 
 /// Slots at which a trail's smallest edge sits (two per trail, one per direction of travel).
