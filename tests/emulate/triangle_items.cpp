@@ -20,6 +20,7 @@ typedef unsigned long long u64; typedef unsigned int u32;
 #define __device__
 #define __forceinline__ inline
 #define __global__
+#define __launch_bounds__(...)
 #define __shared__ static
 struct D3 { u32 x, y, z; };
 thread_local D3 threadIdx, blockIdx;
