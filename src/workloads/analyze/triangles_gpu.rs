@@ -94,10 +94,13 @@ pub fn count_triangles_gpu(
     Ok((triangle_stats(csr, per_vertex), seconds))
 }
 
-/// Bytes the count alone reads at least, each once: every probed entry (4), each partner's
+/// Bytes the count alone reads, each once, modelled: every probed entry (4), each partner's
 /// id and row bounds (4 + 16), each item's owner, bounds and row (4 + 16 + 16 + 4 per
 /// entry). Partner rows read by several owners count each time (the L2 cache may serve
-/// them), so this is the traffic the kernels ask for, not what reaches DRAM.
+/// them), so this is the traffic the kernels ask for, not what reaches DRAM. The probes are
+/// the spec's count, min(|N+(u)|, |N+(v)|) an edge; the kernels skip a partner's entries
+/// below the owner row's first (`partner_row` in kernels/triangles.cu: about a third of the
+/// probes at Kronecker SCALE 22), so they read less than this.
 fn bytes_read(oriented: &Oriented, plan: &Plan) -> u64 {
     let items = plan.short.par_iter().chain(&plan.long);
     let per_item: u64 = items
