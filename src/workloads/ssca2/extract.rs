@@ -39,25 +39,39 @@ pub fn max_weight_arcs(world: &World, g: &ArcGraph) -> Result<Vec<Triple>> {
 /// The size of each arc's subgraph: its start vertex and the vertices within
 /// `SUBGRAPH_HOPS` out-hops of its end (collective).
 pub fn subgraph_sizes(world: &World, g: &ArcGraph, arcs: &[Triple]) -> Result<Vec<u64>> {
+    // One mark per own vertex for all the arcs, unmarked through the list of those marked:
+    // a fresh vector per arc (16 MB at SCALE 24) cost its page faults and a full count.
+    let mut reached = vec![false; g.local_n()];
     arcs.iter()
         .map(|&Triple(start, end, _)| {
-            let reached = within_hops(world, g, end, SUBGRAPH_HOPS)?;
+            let marked = within_hops(world, g, end, SUBGRAPH_HOPS, &mut reached)?;
             let start_reached = world.query(&[start], |v| g.part.owner(v), |v| {
                 reached[g.part.local(v)] as u8
             })?[0];
-            let count = world.allreduce(reached.iter().filter(|&&r| r).count() as u64, Op::Sum);
+            let count = world.allreduce(marked.len() as u64, Op::Sum);
+            for l in marked {
+                reached[l] = false;
+            }
             Ok(count + u64::from(start_reached == 0))
         })
         .collect()
 }
 
-/// Which own vertices lie within `hops` out-hops of `from` (collective).
-pub fn within_hops(world: &World, g: &ArcGraph, from: Vid, hops: u32) -> Result<Vec<bool>> {
+/// Marks in `reached` (all unmarked on entry) the own vertices within `hops` out-hops of
+/// `from`, and lists their local indices (collective).
+pub fn within_hops(
+    world: &World,
+    g: &ArcGraph,
+    from: Vid,
+    hops: u32,
+    reached: &mut [bool],
+) -> Result<Vec<usize>> {
     let part = g.part;
-    let mut reached = vec![false; g.local_n()];
+    let mut marked = Vec::new();
     let mut frontier: Vec<Vid> = Vec::new();
     if part.is_local(from) {
         reached[part.local(from)] = true;
+        marked.push(part.local(from));
         frontier.push(from);
     }
     for _ in 0..hops {
@@ -72,9 +86,10 @@ pub fn within_hops(world: &World, g: &ArcGraph, from: Vid, hops: u32) -> Result<
             let l = part.local(v);
             if !reached[l] {
                 reached[l] = true;
+                marked.push(l);
                 frontier.push(v);
             }
         }
     }
-    Ok(reached)
+    Ok(marked)
 }
