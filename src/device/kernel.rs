@@ -327,6 +327,20 @@ impl Gpu {
             .clone_dtoh(&dev.slice(0..n))
             .map_err(|e| gpu_error(format!("copy {what} to the host"), e))
     }
+
+    /// Item `at` of `dev`, on the host.
+    pub fn item<T: DeviceRepr + Copy>(
+        &self,
+        what: &str,
+        dev: &CudaSlice<T>,
+        at: usize,
+    ) -> Result<T> {
+        let one = self
+            .stream
+            .clone_dtoh(&dev.slice(at..at + 1))
+            .map_err(|e| gpu_error(format!("copy {what} to the host"), e))?;
+        Ok(one[0])
+    }
 }
 
 #[cfg(test)]

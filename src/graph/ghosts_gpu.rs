@@ -17,7 +17,7 @@ use super::ghosts::{narrow, Ghosts, LocalRows};
 use super::DistGraph;
 use crate::comm::{Op, World};
 use crate::device::scan::exclusive_scan;
-use crate::device::{blocks, gpu_error, grid, memory, Gpu, Kernel, THREADS};
+use crate::device::{blocks, grid, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 use rayon::prelude::*;
@@ -102,15 +102,6 @@ impl Kernels {
     }
 }
 
-/// Item `at` of `dev` on the host.
-fn item(gpu: &Gpu, dev: &CudaSlice<u64>, at: usize, what: &str) -> Result<u64> {
-    let one = gpu
-        .stream
-        .clone_dtoh(&dev.slice(at..at + 1))
-        .map_err(|e| gpu_error(format!("copy {what} to the host"), e))?;
-    Ok(one[0])
-}
-
 /// Split this rank's rows, `csr` on `gpu` (collective: the ghost plan).
 pub fn split(
     world: &World,
@@ -154,7 +145,7 @@ pub fn split(
         b.arg(&words).arg(&word_count).arg(&mut before);
     })?;
     exclusive_scan(gpu, FILE, &mut before, word_count + 1)?;
-    let ghost_count = item(gpu, &before, word_count as usize, "the ghost count")?;
+    let ghost_count = gpu.item("the ghost count", &before, word_count as usize)?;
     narrow(ghost_count as usize, "ghost vertices")?;
     let mut ids = gpu.zeros::<u64>("ghost ids", ghost_count as usize)?;
     gpu.launch(&k.ghost_ids, grid(word_count), |b| {
@@ -163,7 +154,7 @@ pub fn split(
     let ids = gpu.download("ghost ids", &ids, ghost_count as usize)?;
     // The row offsets, local and cut.
     exclusive_scan(gpu, FILE, &mut local_at, own + 1)?;
-    let local_entries = item(gpu, &local_at, local_n, "the local entries' count")?;
+    let local_entries = gpu.item("the local entries' count", &local_at, local_n)?;
     let cut_entries = entries - local_entries;
     let mut cut_at = gpu.zeros::<u64>("cut edge offsets", local_n + 1)?;
     gpu.launch(&k.cut_offsets, grid(own + 1), |b| {

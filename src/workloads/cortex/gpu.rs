@@ -423,13 +423,8 @@ impl<'h> GpuCortex<'h> {
 
     /// (v, u) of local neuron `i`.
     pub fn probe(&self, i: usize) -> Result<[f64; 2]> {
-        let get = |x: &CudaSlice<f64>| {
-            self.gpu
-                .stream
-                .clone_dtoh(&x.slice(i..i + 1))
-                .map_err(|e| gpu_error("copy a probe to the host", e))
-        };
-        Ok([get(&self.v)?[0], get(&self.u)?[0]])
+        let get = |x: &CudaSlice<f64>| self.gpu.item("a probe", x, i);
+        Ok([get(&self.v)?, get(&self.u)?])
     }
 
     /// Global ids of the neurons that fired in the last step.

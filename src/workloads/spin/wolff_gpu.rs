@@ -80,11 +80,7 @@ impl<'h> GpuWolff<'h> {
         let seed = wolff_seed(key, lattice.sites());
         let mine = slab.local(seed);
         let held = match mine {
-            Some(i) => Some(
-                gpu.stream
-                    .clone_dtoh(&field.slice(plane + i..plane + i + 1))
-                    .map_err(|e| gpu_error("copy the Wolff seed's spin to the host", e))?[0],
-            ),
+            Some(i) => Some(gpu.item("the Wolff seed's spin", field, plane + i)?),
             None => None,
         };
         let (old, new) = wolff_states(world, key, held, model.q);
