@@ -27,9 +27,13 @@ pub fn mpi_timeout() -> Duration {
     Duration::from_secs(secs)
 }
 
-/// The `tessera` binary cargo built for these tests.
+/// The `tessera` binary the tests run: `TESSERA_TEST_BIN` where set (`scripts/test` points it
+/// at the optimised dev build, so that the tests themselves can compile unoptimised), else the
+/// one cargo built for these tests.
 pub fn tessera_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tessera"))
+    std::env::var_os("TESSERA_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tessera")))
 }
 
 /// What one `mpirun` job left behind.
