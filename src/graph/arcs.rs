@@ -3,7 +3,9 @@
 //! source gives both arcs of each tuple, and then the in-rows are the out-rows (kept once).
 //! Self-loops are dropped; parallel arcs are kept as distinct arcs (SSCA#2 counts them as
 //! distinct paths) or merged into one. Rows are sorted by (neighbour, weight), so every rank
-//! count gives the same rows and every scan in row order the same result.
+//! count gives the same rows and every scan in row order the same result. Neighbours and
+//! weights are held in 32 bits (`partition` refuses larger graphs): half the host pages of
+//! 64-bit entries, which kernel 1 on the GPU writes as it downloads the rows.
 //!
 //! `DistGraph` (`csr`) is the simple undirected graph of BFS and the analyses; this is the
 //! form of the centrality and the SSCA#2 kernels.
@@ -11,7 +13,7 @@
 use super::csr::CHUNK;
 use super::{Block1D, Edge, EdgeSource, Vid};
 use crate::comm::{bucket_by_rank, Op, Triple, World};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use rayon::prelude::*;
 
 /// One direction's rows of the rank's vertices.
@@ -20,19 +22,19 @@ pub struct Rows {
     /// `local_n + 1` offsets into `adj`.
     pub offsets: Vec<u64>,
     /// Neighbours (global ids), each row sorted by (neighbour, weight).
-    pub adj: Vec<Vid>,
+    pub adj: Vec<u32>,
     /// The weight of each entry of `adj` (empty for an unweighted graph).
-    pub weights: Vec<u64>,
+    pub weights: Vec<u32>,
 }
 
 impl Rows {
     #[inline]
-    pub fn row(&self, local: usize) -> &[Vid] {
+    pub fn row(&self, local: usize) -> &[u32] {
         &self.adj[self.offsets[local] as usize..self.offsets[local + 1] as usize]
     }
 
     #[inline]
-    pub fn row_weights(&self, local: usize) -> &[u64] {
+    pub fn row_weights(&self, local: usize) -> &[u32] {
         &self.weights[self.offsets[local] as usize..self.offsets[local + 1] as usize]
     }
 
@@ -53,9 +55,12 @@ impl Rows {
         }
         Rows {
             offsets: super::csr::row_offsets(&lengths),
-            adj: arcs.par_iter().map(|t| t.1).collect(),
+            // `partition` bounds the ids, and the weights (the SSCA#2 generator's, at most
+            // its vertex count) with them.
+            adj: arcs.par_iter().map(|t| t.1 as u32).collect(),
             weights: if weighted {
-                arcs.par_iter().map(|t| t.2).collect()
+                let narrow = |w: u64| u32::try_from(w).expect("arc weights fit in 32 bits");
+                arcs.par_iter().map(|t| narrow(t.2)).collect()
             } else {
                 Vec::new()
             },
@@ -64,7 +69,7 @@ impl Rows {
 
     /// Only the entries whose weight `keep` accepts, without weights.
     fn filtered(&self, keep: &(impl Fn(u64) -> bool + Sync)) -> Rows {
-        let (offsets, adj) = self.kept(Some(keep), |v| v);
+        let (offsets, adj) = self.kept(Some(keep), |v| v as u32);
         Rows {
             offsets,
             adj,
@@ -84,14 +89,16 @@ impl Rows {
         let Some(keep) = keep else {
             return (
                 self.offsets.clone(),
-                self.adj.par_iter().map(|&v| column(v)).collect(),
+                self.adj.par_iter().map(|&v| column(Vid::from(v))).collect(),
             );
         };
         const BLOCK: usize = 4096;
         let rows = self.offsets.len() - 1;
         let kept = |l: usize| {
             let entries = self.row(l).iter().zip(self.row_weights(l));
-            entries.filter(|(_, &w)| keep(w)).map(|(&v, _)| v)
+            entries
+                .filter(|(_, &w)| keep(u64::from(w)))
+                .map(|(&v, _)| Vid::from(v))
         };
         let lengths: Vec<u64> = (0..rows)
             .into_par_iter()
@@ -176,7 +183,7 @@ impl ArcGraph {
     /// each arc sent with its weight to the owner of its tail (out-rows) and of its head
     /// (in-rows), then the rows sorted.
     pub fn build(world: &World, source: &dyn EdgeSource, options: ArcOptions) -> Result<Self> {
-        let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+        let part = partition(world, source)?;
         let weighted = source.is_weighted();
         let rounds = world.allreduce(source.local_len().div_ceil(CHUNK), Op::Max);
         let (mut out, mut inc) = (Vec::new(), Vec::new());
@@ -264,9 +271,23 @@ impl ArcGraph {
 
     /// Bytes of this rank's rows.
     pub fn bytes(&self) -> u64 {
-        let rows = |r: &Rows| 8 * (r.offsets.len() + r.adj.len() + r.weights.len()) as u64;
+        let rows =
+            |r: &Rows| 8 * r.offsets.len() as u64 + 4 * (r.adj.len() + r.weights.len()) as u64;
         rows(&self.out) + self.inc.as_ref().map_or(0, rows)
     }
+}
+
+/// The rank's part of the vertices of an arc graph of `source`, refused where their ids do
+/// not fit the rows' 32 bits.
+pub(super) fn partition(world: &World, source: &dyn EdgeSource) -> Result<Block1D> {
+    let n = source.num_vertices();
+    if n > u32::MAX as u64 {
+        return Err(Error::Unavailable(format!(
+            "arc graphs (bc, ssca2) hold vertex ids in 32 bits, and this graph has {n} vertices: at most {} can be held",
+            u32::MAX
+        )));
+    }
+    Ok(Block1D::new(n, world.size(), world.rank()))
 }
 
 /// The arcs u -> v of the tuples, self-loops dropped, with their weights (0 where none).
@@ -301,17 +322,17 @@ mod tests {
         let total = offsets[lengths.len()] as usize;
         let rows = Rows {
             offsets,
-            adj: (0..total as u64).map(|e| e * 3 + 1).collect(),
-            weights: (0..total as u64).map(|e| e % 5).collect(),
+            adj: (0..total as u32).map(|e| e * 3 + 1).collect(),
+            weights: (0..total as u32).map(|e| e % 5).collect(),
         };
         let keep = |w: u64| !w.is_multiple_of(5);
         let got = rows.filtered(&keep);
         for r in 0..lengths.len() {
-            let want: Vec<Vid> = rows
+            let want: Vec<u32> = rows
                 .row(r)
                 .iter()
                 .zip(rows.row_weights(r))
-                .filter(|(_, &w)| keep(w))
+                .filter(|(_, &w)| keep(u64::from(w)))
                 .map(|(&v, _)| v)
                 .collect();
             assert_eq!(got.row(r), &want[..], "row {r}");

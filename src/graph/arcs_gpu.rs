@@ -15,7 +15,7 @@ use super::betweenness::steps::Steps;
 use super::csr_gpu::download_chunks;
 use super::csr_sort;
 use super::scan_gpu::offsets_from_lengths;
-use super::{Block1D, DeviceEdges, DeviceWeights, EdgeSource, Vid};
+use super::{Block1D, DeviceEdges, DeviceWeights, EdgeSource};
 use crate::comm::World;
 use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::Result;
@@ -54,7 +54,7 @@ pub fn build(
     source: &dyn EdgeSource,
     options: ArcOptions,
 ) -> Result<ArcGraph> {
-    let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
+    let part = super::arcs::partition(world, source)?;
     let gpu = on.gpu;
     let mut pass = Pass {
         gpu,
@@ -196,8 +196,8 @@ fn download_rows(
     weighted: bool,
 ) -> Result<Rows> {
     let entries = *offsets.last().unwrap_or(&0) as usize;
-    let mut adj = vec![0 as Vid; entries];
-    let mut weights = vec![0u64; if weighted { entries } else { 0 }];
+    let mut adj = vec![0u32; entries];
+    let mut weights = vec![0u32; if weighted { entries } else { 0 }];
     download_chunks(
         gpu,
         keys,
@@ -205,15 +205,12 @@ fn download_rows(
         "copy the arcs to the host",
         |at, chunk| {
             let end = at + chunk.len();
-            adj[at..end]
-                .par_iter_mut()
-                .zip(chunk.par_iter())
-                .for_each(|(v, &k)| *v = k >> 32);
+            let adj = adj[at..end].par_iter_mut().zip(chunk.par_iter());
             if weighted {
-                weights[at..end]
-                    .par_iter_mut()
-                    .zip(chunk.par_iter())
-                    .for_each(|(w, &k)| *w = k & 0xffff_ffff);
+                adj.zip(weights[at..end].par_iter_mut())
+                    .for_each(|((v, &k), w)| (*v, *w) = ((k >> 32) as u32, k as u32));
+            } else {
+                adj.for_each(|(v, &k)| *v = (k >> 32) as u32);
             }
         },
     )?;

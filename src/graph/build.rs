@@ -590,16 +590,16 @@ impl Need {
     /// tuple, sent and received) and the rows.
     pub const ARCS: Need = Need {
         what: "the graph's arcs",
-        shared: (48, 80),
+        shared: (48, 64),
         every_rank: (0, 0),
         one_rank: 0,
     };
 
     /// The arc graph built on the GPU (`arcs_gpu`): only the rows come to the host, out and
-    /// in, a neighbour and a weight per arc.
+    /// in, a neighbour and a weight per arc (4 bytes each).
     pub const ARCS_FROM_GPU: Need = Need {
         what: "the graph's arcs",
-        shared: (48, 32),
+        shared: (48, 16),
         every_rank: (0, 0),
         one_rank: 0,
     };

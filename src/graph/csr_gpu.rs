@@ -31,6 +31,11 @@ const ROUND_TUPLES: u64 = 1 << 24;
 const FILE: &str = "generators.cu";
 /// Adjacency entries copied between host and GPU per transfer (bounds the host staging buffer).
 const COPY_CHUNK: usize = 1 << 26;
+/// Bytes of each of a download's two page-locked staging buffers. Small: locking fresh pages
+/// costs the driver a fault and a lock per page, every call, and 32 MB chunks already keep
+/// the link ahead of the host taking the chunk before (two 256 MB buffers were locked for
+/// each gigabyte of SSCA#2 kernel 1's rows).
+const STAGE_BYTES: usize = 1 << 25;
 
 /// Tuples a rank generates per round, and its receive buffer's length (0 on one rank, which
 /// keeps its messages where they were generated).
@@ -328,7 +333,7 @@ fn download_rows(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<Vid>> 
 }
 
 /// The first `n` items of `dev`, a chunk at a time through two page-locked staging buffers
-/// (`COPY_CHUNK` u32s' bytes each): `each(at, chunk)` for items `at .. at + chunk.len()`,
+/// (`STAGE_BYTES` each): `each(at, chunk)` for items `at .. at + chunk.len()`,
 /// while the next chunk is copied into the other buffer; `what` names the copy in an error.
 pub(super) fn download_chunks<K: DeviceRepr + Default + Copy>(
     gpu: &Gpu,
@@ -338,7 +343,7 @@ pub(super) fn download_chunks<K: DeviceRepr + Default + Copy>(
     mut each: impl FnMut(usize, &[K]),
 ) -> Result<()> {
     let s = &gpu.stream;
-    let chunk = (COPY_CHUNK * 4 / std::mem::size_of::<K>()).max(1);
+    let chunk = (STAGE_BYTES / std::mem::size_of::<K>()).max(1);
     let mut first = vec![K::default(); chunk.min(n)];
     let mut second = vec![K::default(); chunk.min(n.saturating_sub(chunk))];
     // Dropped in reverse: the stream waited for (a copy may be in flight when `each` panics

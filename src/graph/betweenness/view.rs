@@ -74,7 +74,7 @@ impl View {
         let remote = |rows: &Rows| -> Vec<Vid> {
             rows.adj
                 .par_iter()
-                .copied()
+                .map(|&v| Vid::from(v))
                 .filter(|&v| !part.is_local(v))
                 .collect()
         };
@@ -95,7 +95,7 @@ impl View {
         };
         let columns = |rows: &Rows| LocalRows {
             offsets: rows.offsets.clone(),
-            adj: rows.adj.par_iter().map(|&v| column(v)).collect(),
+            adj: rows.adj.par_iter().map(|&v| column(v.into())).collect(),
         };
         let out = columns(&g.out);
         let inc = (!g.symmetric()).then(|| columns(g.inc()));

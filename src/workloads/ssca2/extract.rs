@@ -29,7 +29,7 @@ pub fn max_weight_arcs(world: &World, g: &ArcGraph) -> Result<Vec<Triple>> {
                 .iter()
                 .zip(g.out.row_weights(l))
                 .filter(move |(_, &w)| w == max)
-                .map(move |(&v, &w)| Triple(u, v, w))
+                .map(move |(&v, &w)| Triple(u, v.into(), w.into()))
         })
         .collect();
     // Rows are in vertex order on each rank, ranks in vertex order: already sorted.
@@ -77,7 +77,7 @@ pub fn within_hops(
     for _ in 0..hops {
         let next: Vec<Vid> = frontier
             .par_iter()
-            .flat_map_iter(|&v| g.out.row(part.local(v)).iter().copied())
+            .flat_map_iter(|&v| g.out.row(part.local(v)).iter().map(|&w| Vid::from(w)))
             .collect();
         let (send, counts) = bucket_by_rank(world.size(), &next, |&v| part.owner(v));
         let arrived = world.alltoallv(&send, &counts)?;
