@@ -117,6 +117,10 @@ pub fn mpirun_program(
         .current_dir(dir)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        // When a rank exits non-zero, mpirun waits this long between its SIGTERM and SIGKILL
+        // to the job (1 s by default, 2 s for the whole job to end): most runs here end in an
+        // error on purpose. The tests that signal a run themselves keep the default.
+        .env("OMPI_MCA_odls_base_sigkill_timeout", "0")
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
