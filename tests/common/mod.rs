@@ -28,12 +28,14 @@ pub fn mpi_timeout() -> Duration {
 }
 
 /// The `tessera` binary the tests run: `TESSERA_TEST_BIN` where set (`scripts/test` points it
-/// at the optimised dev build, so that the tests themselves can compile unoptimised), else the
-/// one cargo built for these tests.
+/// at the optimised dev build, so that the tests themselves can compile unoptimised; a
+/// relative path is taken from the repository's root, as the runs start in their own
+/// directories), else the one cargo built for these tests.
 pub fn tessera_bin() -> PathBuf {
-    std::env::var_os("TESSERA_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tessera")))
+    match std::env::var_os("TESSERA_TEST_BIN") {
+        Some(bin) => Path::new(env!("CARGO_MANIFEST_DIR")).join(bin),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_tessera")),
+    }
 }
 
 /// What one `mpirun` job left behind.
