@@ -11,29 +11,67 @@ use crate::error::Result;
 use crate::graph::arcs::ArcGraph;
 use crate::graph::Vid;
 use rayon::prelude::*;
+use std::cmp::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Out-hops from a maximum-weight arc's end vertex.
 pub const SUBGRAPH_HOPS: u32 = 3;
 
+/// Arcs a task of kernel 2's pass reads.
+const WEIGHT_CHUNK: usize = 1 << 16;
+
 /// Every maximum-weight arc (start, end, weight), ordered by (start, end), on every rank
 /// (collective).
 pub fn max_weight_arcs(world: &World, g: &ArcGraph) -> Result<Vec<Triple>> {
-    let local_max = g.out.weights.par_iter().copied().max().unwrap_or(0);
+    // One pass over the weights: each chunk keeps its largest weight and the arcs that carry
+    // it (a running maximum changes a handful of times a chunk), so the weights, a gigabyte
+    // at SCALE 24, are read once rather than once for the maximum and again for its arcs.
+    let (local_max, at) = g
+        .out
+        .weights
+        .par_chunks(WEIGHT_CHUNK)
+        .enumerate()
+        .map(|(c, ws)| {
+            let (mut max, mut at) = (0, Vec::new());
+            for (i, &w) in ws.iter().enumerate() {
+                if w >= max {
+                    if w > max {
+                        max = w;
+                        at.clear();
+                    }
+                    at.push(c * WEIGHT_CHUNK + i);
+                }
+            }
+            (max, at)
+        })
+        .reduce(|| (0, Vec::new()), heavier);
     let max = world.allreduce(local_max, Op::Max);
-    let mine: Vec<Triple> = (0..g.local_n())
-        .into_par_iter()
-        .flat_map_iter(|l| {
-            let u = g.part.global(l);
-            g.out
-                .row(l)
-                .iter()
-                .zip(g.out.row_weights(l))
-                .filter(move |(_, &w)| w == max)
-                .map(move |(&v, &w)| Triple(u, v.into(), w.into()))
+    let offsets = &g.out.offsets;
+    let mine: Vec<Triple> = at
+        .into_iter()
+        .filter(|_| local_max == max)
+        .map(|i| {
+            let l = offsets.partition_point(|&o| o <= i as u64) - 1;
+            Triple(g.part.global(l), g.out.adj[i].into(), max.into())
         })
         .collect();
-    // Rows are in vertex order on each rank, ranks in vertex order: already sorted.
+    // Arcs are in row order, rows in vertex order on each rank, ranks in vertex order: already
+    // sorted by (start, end).
     world.allgatherv(&mine)
+}
+
+/// The heavier of two chunks' (largest weight, arcs carrying it), both where they tie; `a`
+/// comes before `b`, so the arcs stay in order.
+fn heavier(a: (u32, Vec<usize>), b: (u32, Vec<usize>)) -> (u32, Vec<usize>) {
+    match a.0.cmp(&b.0) {
+        Ordering::Greater => a,
+        Ordering::Less => b,
+        Ordering::Equal => {
+            let (max, mut at) = a;
+            at.extend(b.1);
+            (max, at)
+        }
+    }
 }
 
 /// The size of each arc's subgraph: its start vertex and the vertices within
@@ -41,17 +79,18 @@ pub fn max_weight_arcs(world: &World, g: &ArcGraph) -> Result<Vec<Triple>> {
 pub fn subgraph_sizes(world: &World, g: &ArcGraph, arcs: &[Triple]) -> Result<Vec<u64>> {
     // One mark per own vertex for all the arcs, unmarked through the list of those marked:
     // a fresh vector per arc (16 MB at SCALE 24) cost its page faults and a full count.
-    let mut reached = vec![false; g.local_n()];
+    let reached: Vec<AtomicBool> = (0..g.local_n())
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
     arcs.iter()
         .map(|&Triple(start, end, _)| {
-            let marked = within_hops(world, g, end, SUBGRAPH_HOPS, &mut reached)?;
+            let marked = within_hops(world, g, end, SUBGRAPH_HOPS, &reached)?;
             let start_reached = world.query(&[start], |v| g.part.owner(v), |v| {
-                reached[g.part.local(v)] as u8
+                reached[g.part.local(v)].load(Relaxed) as u8
             })?[0];
             let count = world.allreduce(marked.len() as u64, Op::Sum);
-            for l in marked {
-                reached[l] = false;
-            }
+            marked.par_iter().for_each(|&l| reached[l].store(false, Relaxed));
             Ok(count + u64::from(start_reached == 0))
         })
         .collect()
@@ -64,32 +103,49 @@ pub fn within_hops(
     g: &ArcGraph,
     from: Vid,
     hops: u32,
-    reached: &mut [bool],
+    reached: &[AtomicBool],
 ) -> Result<Vec<usize>> {
     let part = g.part;
-    let mut marked = Vec::new();
-    let mut frontier: Vec<Vid> = Vec::new();
+    // The first to mark a vertex takes it into the next frontier (the threads race for it).
+    let mark = |v: Vid| {
+        let l = part.local(v);
+        (!reached[l].load(Relaxed) && !reached[l].swap(true, Relaxed)).then_some(l)
+    };
+    let mut frontier: Vec<usize> = Vec::new();
     if part.is_local(from) {
-        reached[part.local(from)] = true;
-        marked.push(part.local(from));
-        frontier.push(from);
+        frontier.extend(mark(from));
     }
+    let mut marked = frontier.clone();
     for _ in 0..hops {
-        let next: Vec<Vid> = frontier
+        // Own neighbours are marked where they are found, in parallel; only the others travel
+        // to their owners.
+        let (mut next, away) = frontier
             .par_iter()
-            .flat_map_iter(|&v| g.out.row(part.local(v)).iter().map(|&w| Vid::from(w)))
-            .collect();
-        let (send, counts) = bucket_by_rank(world.size(), &next, |&v| part.owner(v));
+            .fold(
+                || (Vec::new(), Vec::new()),
+                |(mut next, mut away): (Vec<usize>, Vec<Vid>), &l| {
+                    for &w in g.out.row(l) {
+                        let v = Vid::from(w);
+                        if !part.is_local(v) {
+                            away.push(v);
+                        } else if let Some(l) = mark(v) {
+                            next.push(l);
+                        }
+                    }
+                    (next, away)
+                },
+            )
+            .reduce(|| (Vec::new(), Vec::new()), |a, b| (concat(a.0, b.0), concat(a.1, b.1)));
+        let (send, counts) = bucket_by_rank(world.size(), &away, |&v| part.owner(v));
         let arrived = world.alltoallv(&send, &counts)?;
-        frontier.clear();
-        for v in arrived {
-            let l = part.local(v);
-            if !reached[l] {
-                reached[l] = true;
-                marked.push(l);
-                frontier.push(v);
-            }
-        }
+        next.par_extend(arrived.par_iter().filter_map(|&v| mark(v)));
+        marked.extend_from_slice(&next);
+        frontier = next;
     }
     Ok(marked)
+}
+
+fn concat<T>(mut a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    a.extend(b);
+    a
 }
