@@ -8,6 +8,7 @@ pub mod error;
 pub mod farm;
 pub mod graph;
 pub mod harness;
+pub mod large_pages;
 pub mod lattice;
 pub mod mesh;
 pub mod output;

@@ -19,6 +19,7 @@ use super::{Block1D, DeviceEdges, DeviceWeights, EdgeSource};
 use crate::comm::World;
 use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::Result;
+use crate::large_pages;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 
@@ -196,8 +197,8 @@ fn download_rows(
     weighted: bool,
 ) -> Result<Rows> {
     let entries = *offsets.last().unwrap_or(&0) as usize;
-    let mut adj = vec![0u32; entries];
-    let mut weights = vec![0u32; if weighted { entries } else { 0 }];
+    let mut adj = large_pages::zeroed::<u32>(entries);
+    let mut weights = large_pages::zeroed::<u32>(if weighted { entries } else { 0 });
     download_chunks(
         gpu,
         keys,

@@ -19,6 +19,7 @@ use crate::comm::GpuTransport;
 use crate::comm::{Op, PhaseTimes, World};
 use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
+use crate::large_pages;
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -322,7 +323,7 @@ impl DeviceCsr {
 
 /// The first `n` adjacency entries of `dev`, widened to host ids.
 fn download_rows(gpu: &Gpu, dev: &CudaSlice<u32>, n: usize) -> Result<Vec<Vid>> {
-    let mut adj = vec![0 as Vid; n];
+    let mut adj = large_pages::zeroed::<Vid>(n);
     download_chunks(gpu, dev, n, "copy adjacency to the host", |at, chunk| {
         adj[at..at + chunk.len()]
             .par_iter_mut()

@@ -19,6 +19,7 @@ use crate::comm::{Op, World};
 use crate::device::scan::exclusive_scan;
 use crate::device::{blocks, grid, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
+use crate::large_pages;
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -240,7 +241,7 @@ fn download<K: DeviceRepr + Default + Copy>(
     dev: &CudaSlice<K>,
     n: usize,
 ) -> Result<Vec<K>> {
-    let mut host = vec![K::default(); n];
+    let mut host = large_pages::zeroed::<K>(n);
     download_chunks(
         gpu,
         dev,

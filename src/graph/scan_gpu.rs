@@ -9,6 +9,7 @@ use super::csr_gpu::download_chunks;
 use crate::device::scan::exclusive_scan;
 use crate::device::Gpu;
 use crate::error::Result;
+use crate::large_pages;
 use cudarc::driver::CudaSlice;
 use rayon::prelude::*;
 
@@ -21,7 +22,7 @@ pub fn offsets_from_lengths(
     n: usize,
 ) -> Result<(CudaSlice<u64>, Vec<u64>)> {
     exclusive_scan(gpu, "csr.cu", &mut lengths, n as u64 + 1)?;
-    let mut offsets = vec![0u64; n + 1];
+    let mut offsets = large_pages::zeroed::<u64>(n + 1);
     // Through the small page-locked staging buffers, the host's threads writing the fresh
     // pages: locking the offsets themselves (128 MB at SCALE 24) costs the driver a fault
     // and a lock per page on one thread.
