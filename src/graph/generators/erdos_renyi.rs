@@ -7,11 +7,14 @@
 //! 2^63 slots a chunk). A binary tree over the
 //! chunks splits the m edges: a node holding k edges over a slot range of size N, of which
 //! the left child covers N_L, gives its left child a hypergeometric(N, N_L, k) count, drawn
-//! exactly by inversion with the uniform keyed by the tree node. Each chunk then draws its
-//! count of distinct slots (uniform draws keyed by chunk and draw number, sorted, repeats
-//! redrawn; the complement when the chunk is more than half full). Edge e is the e-th slot
-//! in this order (chunks in turn, slots ascending within one), so a rank only descends the
-//! tree into the chunks its edge range touches.
+//! by inversion of the uniform keyed by the tree node: the probabilities walked from the mode
+//! outwards by their ratios to the mode's, and the mode's in closed form by Loader's
+//! saddle-point method (C. Loader 2000, "Fast and Accurate Computation of Binomial
+//! Probabilities"), good to about 1e-14, so no walk over the whole support to normalise them.
+//! Each chunk then draws its count of distinct slots (uniform draws keyed by chunk and draw
+//! number, sorted, repeats redrawn; the complement when the chunk is more than half full).
+//! Edge e is the e-th slot in this order (chunks in turn, slots ascending within one), so a
+//! rank only descends the tree into the chunks its edge range touches.
 
 use super::super::{block_range, DeviceEdges, Edge, EdgeSource};
 use super::{below, unit, ER_SLOTS, ER_SPLIT};
@@ -216,21 +219,20 @@ impl Row {
 
 /// A hypergeometric variate by inversion of `u` in [0, 1): of `draws` items taken without
 /// replacement from `total`, `good` of them good, how many are good. The probabilities are
-/// enumerated from the mode outwards, largest first, by their ratios (no factorials), and
-/// normalised by their sum; the tails are cut where a term falls below 2^-64 of the sum.
+/// enumerated from the mode outwards, largest first, by their ratios to the mode's (no
+/// factorials), until their running sum passes u / P(mode), P(mode) in closed form
+/// (`probability`): about as many terms as the variate's distance from the mode, where a
+/// normalising sum would take every term down to 2^-54 of the largest (17 standard
+/// deviations). One method for every law, small ones too: P(mode) is good to about 1e-14,
+/// as the summed normaliser was, so either can only move a u within that of a boundary of
+/// the cumulative sums. Should the walk end first (its tails cut at 2^-64 of the sum), only
+/// possible for such a u, the last value visited is taken.
 fn hypergeometric(u: f64, total: u128, good: u128, draws: u128) -> u128 {
     let walk = HyperWalk::new(total, good, draws);
-    // The walk's weights do not increase, so once one is below 2^-54 of the sum, which is
-    // under half the sum's ulp, it and every later one leave the sum's bits as they are:
-    // stopping there gives the sum of the whole walk.
-    let mut sum = 0.0;
-    for (_, w) in walk.clone() {
-        if w < sum * f64::powi(2.0, -54) {
-            break;
-        }
-        sum += w;
+    if walk.room == (0, 0) {
+        return walk.mode;
     }
-    let target = u * sum;
+    let target = u / probability(total, good, draws, walk.mode);
     let mut acc = 0.0;
     let mut last = walk.mode;
     for (x, w) in walk {
@@ -241,6 +243,103 @@ fn hypergeometric(u: f64, total: u128, good: u128, draws: u128) -> u128 {
         }
     }
     last
+}
+
+/// P(X = x) for X hypergeometric as in `hypergeometric`, x in its support, the law not a
+/// single value (so no margin below is 0). Loader's saddle-point method (C. Loader 2000,
+/// "Fast and Accurate Computation of Binomial Probabilities"; R's dbinom and dhyper), over the
+/// 2×2 table of good/bad × drawn/left: with ln k! = k ln k - k + ½ ln(2πk) + stirlerr(k)
+/// (k ≥ 1) for the four margins, the total and the four cells, the k ln k - k terms sum to
+/// -Σ bd0(cell, expected cell), expected cell = row·column / total. Every cell is off its
+/// expected value by ±d, d taken at the cell of least expected value (the smallest margins),
+/// where its absolute error, a few ulps of that value, is small against the variance, which
+/// is at least a quarter of it: so no term cancels, for totals up to 2^128 (f64 products of
+/// up to five of them stay below 2^1024). ln and exp come from the platform's libm:
+/// another libm could move P by an ulp or two and so flip a variate whose u is within 1e-16
+/// of a boundary (the tree, drawn on the host for CPU and GPU runs alike, keeps CPU = GPU).
+fn probability(total: u128, good: u128, draws: u128, x: u128) -> f64 {
+    let bad = total - good;
+    let (rows, cols) = ([good, bad], [draws, total - draws]);
+    // Cells (good, drawn), (good, left), (bad, drawn), (bad, left), and the signs of their
+    // deviations from the expected values.
+    let cells = [x, good - x, draws - x, bad - (draws - x)];
+    let signs = [1.0, -1.0, -1.0, 1.0];
+    let expected = [0, 1, 2, 3].map(|c| rows[c / 2] as f64 * cols[c % 2] as f64 / total as f64);
+    let small = 2 * (rows[1] < rows[0]) as usize + (cols[1] < cols[0]) as usize;
+    let d = signs[small] * (cells[small] as f64 - expected[small]);
+    let margins = [good, bad, draws, total - draws];
+    let mut exponent = margins.iter().map(|&k| stirlerr(k)).sum::<f64>() - stirlerr(total);
+    let (mut ratio, mut filled) = (1.0 / total as f64, 0);
+    for (&k, &m) in cells.iter().zip(&margins) {
+        ratio *= m as f64;
+        if k > 0 {
+            ratio /= k as f64;
+            filled += 1;
+        }
+    }
+    for c in 0..4 {
+        exponent -= stirlerr(cells[c]) + bd0(cells[c], signs[c] * d, expected[c]);
+    }
+    // ½ ln(2π) for each margin, less the total's and the filled cells'.
+    let two_pi = 2.0 * std::f64::consts::PI;
+    (ratio * two_pi.powi(3 - filled)).sqrt() * exponent.exp()
+}
+
+/// ln k! - (k ln k - k + ½ ln(2πk)), Stirling's series' remainder, 0 at k = 0 (whose cell
+/// has no ½ ln(2πk) term either): exact to f64 up to 15 (from 50-digit logarithms), and the
+/// series 1/12k - 1/360k³ + 1/1260k⁵ - 1/1680k⁷ + 1/1188k⁹ above, whose next term is under
+/// 1.2e-16 there.
+fn stirlerr(k: u128) -> f64 {
+    const EXACT: [f64; 16] = [
+        0.0,
+        0.08106146679532726,
+        0.0413406959554093,
+        0.02767792568499834,
+        0.020790672103765093,
+        0.016644691189821193,
+        0.013876128823070748,
+        0.01189670994589177,
+        0.010411265261972096,
+        0.009255462182712733,
+        0.00833056343336287,
+        0.007573675487951841,
+        0.00694284010720953,
+        0.006408994188004207,
+        0.0059513701127588475,
+        0.005554733551962801,
+    ];
+    if k < 16 {
+        return EXACT[k as usize];
+    }
+    let r = 1.0 / k as f64;
+    let r2 = r * r;
+    let series = 1.0 / 1260.0 - r2 * (1.0 / 1680.0 - r2 * (1.0 / 1188.0));
+    r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 * series))
+}
+
+/// Loader's deviance term bd0(k, e) = k ln(k/e) + e - k for a count k and its expected
+/// value e, also given as the deviation k - e (better than the difference of the two where
+/// they are huge and close): then by the series (k - e)·v + 2k·Σ v^(2j+1)/(2j+1),
+/// v = (k - e)/(k + e), whose terms fall by v² each; far apart (|v| ≥ 0.1) by the formula.
+fn bd0(k: u128, dev: f64, e: f64) -> f64 {
+    if k == 0 {
+        return e;
+    }
+    let k = k as f64;
+    let v = dev / (2.0 * k - dev);
+    if v.abs() >= 0.1 {
+        return k * (k / e).ln() + e - k;
+    }
+    let (v2, mut term, mut sum) = (v * v, 2.0 * k * v, dev * v);
+    for j in 1.. {
+        term *= v2;
+        let next = sum + term / (2 * j + 1) as f64;
+        if next == sum {
+            break;
+        }
+        sum = next;
+    }
+    sum
 }
 
 /// The support of a hypergeometric law in decreasing order of probability, with the
@@ -466,6 +565,55 @@ mod tests {
             (var / (0.1875 * (1 << 20) as f64) - 1.0).abs() < 0.01,
             "{var}"
         );
+    }
+
+    /// P(mode) in closed form against 1 / (the sum of the walk's weights, every one, relative
+    /// to the mode's), and for small laws against products of binomial coefficients: huge
+    /// totals, and good or draws near 0 or the total. (The walk's mode is taken in f64, so
+    /// the laws keep it below 2^53, as the tree's do, its draws being edges; at
+    /// (2^100, 2^99, 2^100 - 40) it is the end of the support, 20 from the mode: P(x) holds
+    /// off the mode too.)
+    #[test]
+    fn probability_of_the_mode_is_accurate() {
+        let choose =
+            |a: u128, b: u128| (0..b).fold(1.0, |c, i| c * (a - i) as f64 / (i + 1) as f64);
+        let p = |k: u32| 1u128 << k;
+        let laws = [
+            (50, 20, 12),
+            (10, 1, 1),
+            (10, 9, 9),
+            (40, 20, 20),
+            (1000, 3, 500),
+            (1_000_000, 300_000, 500_000),
+            (p(40), p(39) + 12_345, 2048),
+            (p(60), p(59) + 1, p(20)),
+            (p(60), p(59), p(60) - 3),
+            (p(64), p(63) + 1, p(64) - 1),
+            (p(100), p(99), p(16)),
+            (p(100), p(99) - 7, 3 * p(18)),
+            (p(100), 5, p(99)),
+            (p(100), p(100) - 3, p(52)),
+            (p(100), 7, p(100) - p(97)),
+            (p(100), p(99), 40),
+            (p(100), p(99), p(100) - 40),
+            (p(100), p(60), p(41)),
+            (p(52), p(52) - p(30), p(52) - p(25)),
+            (p(100), 1, 1),
+            (p(100), p(100) - 1, p(100) - 1),
+        ];
+        for (total, good, draws) in laws {
+            let walk = HyperWalk::new(total, good, draws);
+            let x = walk.mode;
+            let want = 1.0 / walk.map(|(_, w)| w).sum::<f64>();
+            let got = probability(total, good, draws, x);
+            let law = format!("total {total} good {good} draws {draws} x {x}");
+            assert!((got / want - 1.0).abs() < 1e-12, "{law}: {got} vs {want}");
+            if total <= 1_000 {
+                let exact =
+                    choose(good, x) * choose(total - good, draws - x) / choose(total, draws);
+                assert!((got / exact - 1.0).abs() < 1e-12, "{law}: {got} vs {exact}");
+            }
+        }
     }
 
     #[test]
