@@ -42,7 +42,8 @@ fn pair_count(n: u64) -> u128 {
     n as u128 * n.saturating_sub(1) as u128 / 2
 }
 
-/// A leaf of the split tree: `count` edges from global edge index `first`.
+/// A node of the split tree, `id` its index in its level (a chunk at the last level):
+/// `count` edges from global edge index `first`.
 struct Chunk {
     id: u64,
     first: u64,
@@ -74,7 +75,7 @@ impl ErdosRenyi {
             local: block_range(m, ranks, rank),
             chunks: Vec::new(),
         };
-        g.chunks = g.descend(0, 0, m, 0);
+        g.chunks = g.descend();
         g
     }
 
@@ -90,32 +91,41 @@ impl ErdosRenyi {
         self.boundary((index + 1) << shift) - self.boundary(index << shift)
     }
 
-    /// The chunks under node (`level`, `index`), holding `count` edges from global index
-    /// `first`, that overlap this rank's range.
-    fn descend(&self, level: u32, index: u64, count: u64, first: u64) -> Vec<Chunk> {
-        if count == 0 || first >= self.local.end || first + count <= self.local.start {
-            return Vec::new();
+    /// The chunks that overlap this rank's range, in order. The tree is split a level at a
+    /// time, the level's nodes in parallel: one pass a level rather than a task and a list per
+    /// node (2^15 leaves at 2^26 edges). A node is a `Chunk` of its level.
+    fn descend(&self) -> Vec<Chunk> {
+        let (from, to) = (self.local.start, self.local.end);
+        let overlaps = move |c: &Chunk| c.count > 0 && c.first < to && c.first + c.count > from;
+        let root = Chunk {
+            id: 0,
+            first: 0,
+            count: self.m,
+        };
+        let mut nodes: Vec<Chunk> = [root].into_iter().filter(overlaps).collect();
+        for level in 0..self.levels {
+            nodes = nodes
+                .par_iter()
+                .flat_map_iter(|c| {
+                    let u = unit(draw(self.split_key, (1u64 << level) + c.id));
+                    let left = hypergeometric(
+                        u,
+                        self.span(level, c.id),
+                        self.span(level + 1, 2 * c.id),
+                        c.count as u128,
+                    ) as u64;
+                    let halves = [
+                        (2 * c.id, c.first, left),
+                        (2 * c.id + 1, c.first + left, c.count - left),
+                    ];
+                    halves
+                        .map(|(id, first, count)| Chunk { id, first, count })
+                        .into_iter()
+                        .filter(overlaps)
+                })
+                .collect();
         }
-        if level == self.levels {
-            return vec![Chunk {
-                id: index,
-                first,
-                count,
-            }];
-        }
-        let u = unit(draw(self.split_key, (1u64 << level) + index));
-        let left = hypergeometric(
-            u,
-            self.span(level, index),
-            self.span(level + 1, 2 * index),
-            count as u128,
-        ) as u64;
-        let (mut chunks, right) = rayon::join(
-            || self.descend(level + 1, 2 * index, left, first),
-            || self.descend(level + 1, 2 * index + 1, count - left, first + left),
-        );
-        chunks.extend(right);
-        chunks
+        nodes
     }
 
     /// The edges `skip .. skip + out.len()` of a chunk, into `out`.
