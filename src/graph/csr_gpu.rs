@@ -373,6 +373,23 @@ pub(super) fn download_chunks<K: DeviceRepr + Default + Copy>(
     Ok(())
 }
 
+/// The first `n` items of `dev` on the host, through `download_chunks`, into a fresh buffer
+/// on huge pages (`large_pages`) that the host's threads fill; `what` names the copy.
+pub(super) fn download_whole<K: DeviceRepr + Default + Copy + Send + Sync>(
+    gpu: &Gpu,
+    dev: &CudaSlice<K>,
+    n: usize,
+    what: &str,
+) -> Result<Vec<K>> {
+    let mut host = large_pages::zeroed::<K>(n);
+    download_chunks(gpu, dev, n, what, |at, chunk| {
+        (host[at..at + chunk.len()].par_iter_mut())
+            .zip(chunk.par_iter())
+            .for_each(|(h, &x)| *h = x);
+    })?;
+    Ok(host)
+}
+
 /// Waits for its stream when dropped.
 struct Drained<'a>(&'a Arc<CudaStream>);
 

@@ -12,15 +12,14 @@
 //! counts and the ghosts (`LocalRows` without its entries or offsets; the verifier reads the
 //! graph's rows).
 
-use super::csr_gpu::{download_chunks, DeviceCsr};
+use super::csr_gpu::{download_whole, DeviceCsr};
 use super::ghosts::{narrow, Ghosts, LocalRows};
 use super::DistGraph;
 use crate::comm::{Op, World};
 use crate::device::scan::exclusive_scan;
 use crate::device::{blocks, grid, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
-use crate::large_pages;
-use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -234,24 +233,6 @@ impl Laps {
     }
 }
 
-/// The first `n` items of `dev` on the host, through the page-locked staging of
-/// `csr_gpu::download_chunks` (for the check).
-fn download<K: DeviceRepr + Default + Copy>(
-    gpu: &Gpu,
-    dev: &CudaSlice<K>,
-    n: usize,
-) -> Result<Vec<K>> {
-    let mut host = large_pages::zeroed::<K>(n);
-    download_chunks(
-        gpu,
-        dev,
-        n,
-        "copy the local rows to the host",
-        |at, chunk| host[at..at + chunk.len()].copy_from_slice(chunk),
-    )?;
-    Ok(host)
-}
-
 /// Each cut edge's own vertex: u for the cut edges from `cut_offsets[u]` to
 /// `cut_offsets[u + 1]`.
 fn owners(cut_offsets: &[u64]) -> Vec<u32> {
@@ -278,18 +259,14 @@ pub fn check_against_host(
     }
     let host = LocalRows::split(world, g)?;
     let rows_n = g.local_n() + 1;
-    let offsets = download(gpu, &on_gpu.offsets, rows_n)?;
-    let cut_offsets = download(gpu, &on_gpu.cut_offsets, rows_n)?;
-    let adj = download(
-        gpu,
-        &on_gpu.adj,
-        host.adj.len().min(offsets[g.local_n()] as usize),
-    )?;
-    let cut_ghost = download(
-        gpu,
-        &on_gpu.cut_ghost,
-        host.cut_ghost.len().min(rows.cut_count()),
-    )?;
+    // The check's copies: the local rows as the GPU split them.
+    let what = "copy the local rows to the host";
+    let offsets = download_whole(gpu, &on_gpu.offsets, rows_n, what)?;
+    let cut_offsets = download_whole(gpu, &on_gpu.cut_offsets, rows_n, what)?;
+    let adj_n = host.adj.len().min(offsets[g.local_n()] as usize);
+    let adj = download_whole(gpu, &on_gpu.adj, adj_n, what)?;
+    let cut_n = host.cut_ghost.len().min(rows.cut_count());
+    let cut_ghost = download_whole(gpu, &on_gpu.cut_ghost, cut_n, what)?;
     let parts = [
         (
             "counts of rows and cut edges",

@@ -1,17 +1,15 @@
 //! Row offsets from row lengths on the GPU (`device::scan`, kernels/csr.cu's entries):
 //! the exclusive scan that turns the counted lengths of kernel 1's rows into their offsets,
 //! kept on the GPU for the fill and the sort, and brought to the host once, through
-//! page-locked staging (`csr_gpu::download_chunks`). A serial sum on the host and two
+//! page-locked staging (`csr_gpu::download_whole`). A serial sum on the host and two
 //! 8-byte-per-row copies through pageable memory cost more than the counting pass itself at
 //! SCALE 24.
 
-use super::csr_gpu::download_chunks;
+use super::csr_gpu::download_whole;
 use crate::device::scan::exclusive_scan;
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::large_pages;
 use cudarc::driver::CudaSlice;
-use rayon::prelude::*;
 
 /// The offsets of `n` rows whose lengths are the first `n` values of `lengths` (`n + 1`
 /// long, its last value 0): scanned in place into the `n + 1` offsets on the GPU (the last
@@ -22,15 +20,9 @@ pub fn offsets_from_lengths(
     n: usize,
 ) -> Result<(CudaSlice<u64>, Vec<u64>)> {
     exclusive_scan(gpu, "csr.cu", &mut lengths, n as u64 + 1)?;
-    let mut offsets = large_pages::zeroed::<u64>(n + 1);
     // Through the small page-locked staging buffers, the host's threads writing the fresh
     // pages: locking the offsets themselves (128 MB at SCALE 24) costs the driver a fault
     // and a lock per page on one thread.
-    let what = "copy row offsets to the host";
-    download_chunks(gpu, &lengths, n + 1, what, |at, chunk| {
-        (offsets[at..at + chunk.len()].par_iter_mut())
-            .zip(chunk.par_iter())
-            .for_each(|(o, &x)| *o = x);
-    })?;
+    let offsets = download_whole(gpu, &lengths, n + 1, "copy row offsets to the host")?;
     Ok((lengths, offsets))
 }
