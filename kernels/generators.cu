@@ -441,6 +441,232 @@ extern "C" __global__ void __launch_bounds__(ER_THREADS) er_checksum(const u64 *
     er_edges(p, first_edge, count, nullptr, sum);
 }
 
+// ---- Erdős–Rényi split tree (src/graph/generators/erdos_renyi_gpu.rs) ------------------
+// The host's hypergeometric draw (erdos_renyi.rs `hypergeometric`, `probability`,
+// `stirlerr`, `bd0`, `HyperWalk`; portable_math.rs `ln`, `exp`) operation for operation:
+// this file compiles without FMA contraction and every operation here is IEEE-rounded as
+// the host's is, so each node's count is the host's bit for bit. All numbers fit in 64 bits
+// (N <= 2^32: fewer than 2^63 slots).
+
+__device__ __forceinline__ double er_pow2(long long k) {
+    return __longlong_as_double((k + 1023) << 52);
+}
+
+__device__ double er_exp(double x) {
+    const double INVERSE_FACTORIALS[14] = {
+        1.0, 1.0, 0.5, 0.16666666666666666, 0.041666666666666664, 0.008333333333333333,
+        0.001388888888888889, 0.0001984126984126984, 2.48015873015873e-05,
+        2.7557319223985893e-06, 2.755731922398589e-07, 2.505210838544172e-08,
+        2.08767569878681e-09, 1.6059043836821613e-10};
+    if (isnan(x)) return x;
+    if (x > 709.8) return __longlong_as_double(0x7ff0000000000000LL);
+    if (x < -745.2) return 0.0;
+    double k = floor(x * 1.4426950408889634 + 0.5);
+    double r = (x - k * 0.6931471803691238) - k * 1.9082149292705877e-10;
+    double p = INVERSE_FACTORIALS[13];
+    for (int i = 12; i >= 0; i--) p = p * r + INVERSE_FACTORIALS[i];
+    long long kk = (long long)k, half = kk / 2;
+    return p * er_pow2(half) * er_pow2(kk - half);
+}
+
+// ln x for x > 0 finite (the only arguments here: ratios of counts).
+__device__ double er_ln(double x) {
+    const double ODD_RECIPROCALS[11] = {
+        1.0, 0.3333333333333333, 0.2, 0.14285714285714285, 0.1111111111111111,
+        0.09090909090909091, 0.07692307692307693, 0.06666666666666667, 0.058823529411764705,
+        0.05263157894736842, 0.047619047619047616};
+    u64 bits = (u64)__double_as_longlong(x);
+    long long e = 0;
+    if (bits < (1ULL << 52)) {
+        bits = (u64)__double_as_longlong(x * 18014398509481984.0);
+        e = -54;
+    }
+    e += (long long)(bits >> 52) - 1023;
+    double m = __longlong_as_double((long long)((bits & ((1ULL << 52) - 1)) | (1023ULL << 52)));
+    if (m > 1.4142135623730951) {
+        m *= 0.5;
+        e += 1;
+    }
+    double s = (m - 1.0) / (m + 1.0), s2 = s * s, p = ODD_RECIPROCALS[10];
+    for (int j = 9; j >= 0; j--) p = p * s2 + ODD_RECIPROCALS[j];
+    double ef = (double)e;
+    return ef * 0.6931471803691238 + (ef * 1.9082149292705877e-10 + 2.0 * s * p);
+}
+
+__device__ double er_stirlerr(u64 k) {
+    const double EXACT[16] = {
+        0.0, 0.08106146679532726, 0.0413406959554093, 0.02767792568499834,
+        0.020790672103765093, 0.016644691189821193, 0.013876128823070748,
+        0.01189670994589177, 0.010411265261972096, 0.009255462182712733,
+        0.00833056343336287, 0.007573675487951841, 0.00694284010720953,
+        0.006408994188004207, 0.0059513701127588475, 0.005554733551962801};
+    if (k < 16) return EXACT[k];
+    double r = 1.0 / (double)k, r2 = r * r;
+    double series = 1.0 / 1260.0 - r2 * (1.0 / 1680.0 - r2 * (1.0 / 1188.0));
+    return r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 * series));
+}
+
+__device__ double er_bd0(u64 count, double dev, double e) {
+    if (count == 0) return e;
+    double k = (double)count, v = dev / (2.0 * k - dev);
+    if (fabs(v) >= 0.1) return k * er_ln(k / e) + e - k;
+    double v2 = v * v, term = 2.0 * k * v, sum = dev * v;
+    for (u64 j = 1;; j++) {
+        term *= v2;
+        double next = sum + term / (double)(2 * j + 1);
+        if (next == sum) break;
+        sum = next;
+    }
+    return sum;
+}
+
+__device__ double er_probability(u64 total, u64 good, u64 draws, u64 x) {
+    const double TWO_PI_POWERS[5] = {248.05021344239856, 39.47841760435743, 6.283185307179586,
+                                     1.0, 0.15915494309189535};
+    u64 bad = total - good;
+    u64 rows[2] = {good, bad}, cols[2] = {draws, total - draws};
+    u64 cells[4] = {x, good - x, draws - x, bad - (draws - x)};
+    const double signs[4] = {1.0, -1.0, -1.0, 1.0};
+    double expected[4];
+    for (int c = 0; c < 4; c++) expected[c] = (double)rows[c / 2] * (double)cols[c % 2] / (double)total;
+    int small = 2 * (rows[1] < rows[0]) + (cols[1] < cols[0]);
+    double d = signs[small] * ((double)cells[small] - expected[small]);
+    u64 margins[4] = {good, bad, draws, total - draws};
+    double exponent = -0.0;
+    for (int c = 0; c < 4; c++) exponent = exponent + er_stirlerr(margins[c]);
+    exponent -= er_stirlerr(total);
+    double ratio = 1.0 / (double)total;
+    int filled = 0;
+    for (int c = 0; c < 4; c++) {
+        ratio *= (double)margins[c];
+        if (cells[c] > 0) {
+            ratio /= (double)cells[c];
+            filled++;
+        }
+    }
+    for (int c = 0; c < 4; c++) exponent -= er_stirlerr(cells[c]) + er_bd0(cells[c], signs[c] * d, expected[c]);
+    return sqrt(ratio * TWO_PI_POWERS[filled]) * er_exp(exponent);
+}
+
+// The hypergeometric variate of u: the support walked from the mode outwards, largest
+// probability first (`HyperWalk`), until the running sum passes u / P(mode).
+__device__ u64 er_hypergeometric(double u, u64 total, u64 good, u64 draws) {
+    u64 bad = total - good;
+    u64 lo = draws > bad ? draws - bad : 0, hi = min(draws, good);
+    u64 mode = (u64)(((double)draws + 1.0) * (((double)good + 1.0) / ((double)total + 2.0)));
+    mode = min(max(mode, lo), hi);
+    u64 room_down = mode - lo, room_up = hi - mode;
+    if (room_down == 0 && room_up == 0) return mode;
+    double target = u / er_probability(total, good, draws, mode);
+    double m = (double)mode, g = (double)(good - mode), d = (double)(draws - mode);
+    double c = (double)(bad + mode - draws);
+    double acc = 1.0, sum = 1.0, wi = 1.0, wj = 1.0, kept_below = 0.0, kept_above = 0.0;
+    u64 i = 0, j = 0, last = mode;
+    bool have_below = false, have_above = false;
+    if (target < acc) return last;
+    for (;;) {
+        double fi = (double)i, fj = (double)j, below, above;
+        if (have_below) below = kept_below;
+        else below = i < room_down ? wi * ((m - fi) * (c - fi)) / ((g + fi + 1.0) * (d + fi + 1.0)) : 0.0;
+        if (have_above) above = kept_above;
+        else above = j < room_up ? wj * ((g - fj) * (d - fj)) / ((m + fj + 1.0) * (c + fj + 1.0)) : 0.0;
+        have_below = have_above = false;
+        double w = fmax(below, above);
+        if (w < sum * 5.421010862427522e-20) return last;  // 2^-64
+        sum += w;
+        if (above >= below) {
+            j++;
+            wj = above;
+            kept_below = below;
+            have_below = true;
+            last = mode + j;
+        } else {
+            i++;
+            wi = below;
+            kept_above = above;
+            have_above = true;
+            last = mode - i;
+        }
+        acc += w;
+        if (target < acc) return last;
+    }
+}
+
+// head: [0] levels, [1] the host's last level, [2] pairs, [3] split key, [4] slot key,
+// [5] first and [6] end of this rank's edges (src/graph/generators/erdos_renyi_gpu.rs).
+// windows: 4 per level: first node and width before trimming (the children of the level
+// above's window), then 1 where its first node, and 1 where its last node, holds none of
+// this rank's edges (so it is trimmed). nodes: (first edge, edges) of each untrimmed node.
+
+// First slot of chunk i, floor(pairs * i / 2^levels).
+__device__ u64 er_boundary(const u64 *head, u64 i) {
+    u64 levels = head[0], pairs = head[2];
+    if (levels == 0) return pairs * i;
+    u64 mask = (1ULL << levels) - 1, r = pairs & mask;
+    u64 lo = r * i, hi = __umul64hi(r, i);
+    u64 part = levels < 64 ? (lo >> levels) | (levels ? hi << (64 - levels) : 0) : hi;
+    return (pairs >> levels) * i + part;
+}
+
+__device__ u64 er_span(const u64 *head, u64 level, u64 index) {
+    u64 shift = head[0] - level;
+    return er_boundary(head, (index + 1) << shift) - er_boundary(head, index << shift);
+}
+
+// A level's window after trimming: its first node's id, width, and offset in `nodes`.
+__device__ void er_window(const u64 *w, u64 &lo, u64 &width, u64 &offset) {
+    offset = w[2];
+    lo = w[0] + w[2];
+    width = w[1] - w[2] - w[3];
+}
+
+// A thread a node of `level`'s window: its two children into `below` (the next level's
+// untrimmed window, in order); the window's first and last threads say whether the
+// children at the ends hold any of this rank's edges.
+extern "C" __global__ void er_split(const u64 *head, u32 level, u64 *windows, const u64 *above,
+                                    u64 *below) {
+    u64 lo, width, offset;
+    er_window(windows + 4 * level, lo, width, offset);
+    u64 t = thread_index();
+    if (t >= width) return;
+    u64 id = lo + t, first = above[2 * (offset + t)], count = above[2 * (offset + t) + 1];
+    u64 bits = draw(head[3], (1ULL << level) + id);
+    double u = (double)(bits >> 11) * (1.0 / 9007199254740992.0);
+    u64 left = er_hypergeometric(u, er_span(head, level, id), er_span(head, level + 1, 2 * id), count);
+    below[4 * t] = first;
+    below[4 * t + 1] = left;
+    below[4 * t + 2] = first + left;
+    below[4 * t + 3] = count - left;
+    u64 *next = windows + 4 * (level + 1), from = head[5], to = head[6];
+    if (t == 0) {
+        next[0] = 2 * lo;
+        next[1] = 2 * width;
+        next[2] = !(left > 0 && first + left > from);
+    }
+    if (t == width - 1) next[3] = !(count - left > 0 && first + left < to);
+}
+
+// The leaves' window as the "er" kernels' parameters: [0] chunks, then per chunk its first
+// edge, edges, slots, first slot and key; `too_big` set where a chunk draws more than
+// ER_MOST slots.
+extern "C" __global__ void er_chunks(const u64 *head, const u64 *windows, const u64 *leaves,
+                                     u64 *p, u64 *too_big) {
+    u64 lo, width, offset;
+    er_window(windows + 4 * head[0], lo, width, offset);
+    u64 t = thread_index();
+    if (t == 0) p[0] = width;
+    if (t >= width) return;
+    u64 id = lo + t, first = leaves[2 * (offset + t)], count = leaves[2 * (offset + t) + 1];
+    u64 base = er_boundary(head, id), cap = er_boundary(head, id + 1) - base;
+    u64 *c = p + 1 + 5 * t;
+    c[0] = first;
+    c[1] = count;
+    c[2] = cap;
+    c[3] = base;
+    c[4] = draw(head[4], id);
+    if (min(count, cap - count) > ER_MOST) atomicOr((unsigned long long *)too_big, 1ULL);
+}
+
 // ---- Kernel 1's passes over the messages (first = the first local vertex id) -------------
 
 // Pass 1: tuple endpoints and row lengths of the local vertices.

@@ -11,7 +11,9 @@
 # the edges were generated and the CSR built. A case named -cpu (a generator without a GPU
 # edge function, none at present) runs with construction auto: its edges and CSR are made on
 # the CPU, which its row says. Erdős–Rényi's chunks come in both forms: sparse (drawn slots) and, on 100
-# vertices, more than half full (the complement of the drawn slots).
+# vertices, more than half full (the complement of the drawn slots); its split tree is
+# descended on the GPU below the level where a rank's window reaches 64 nodes (3 levels at
+# 2^20 edges on one GPU, 7 at 2^24), on the host above.
 
 # NAME|flags of each case; the GPU runs add --construction gpu unless the name ends in -cpu.
 generator_cases=(
@@ -23,6 +25,7 @@ generator_cases=(
     "lattice-2d|--generator lattice --dims 1024,512"
     "lattice-3d-open|--generator lattice --dims 128,64,43 --periodic false"
     "erdos-renyi|--generator erdos-renyi --vertices 65536 --edges 1048576"
+    "erdos-renyi-large|--generator erdos-renyi --vertices 4194304 --edges 16777216"
     "erdos-renyi-dense|--generator erdos-renyi --vertices 100 --edges 4000"
 )
 

@@ -15,7 +15,7 @@ use super::betweenness::steps::Steps;
 use super::csr_gpu::download_chunks;
 use super::csr_sort;
 use super::scan_gpu::offsets_from_lengths;
-use super::{Block1D, DeviceEdges, DeviceWeights, EdgeSource};
+use super::{Block1D, DeviceWeights, EdgeSource, GpuEdges};
 use crate::comm::World;
 use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::Result;
@@ -43,7 +43,7 @@ pub fn bytes_needed(part: &Block1D, arcs: u64) -> u64 {
 /// How the GPU makes the graph's tuples and weights.
 pub struct OnGpu<'a> {
     pub gpu: &'a Gpu,
-    pub edges: DeviceEdges,
+    pub edges: GpuEdges,
     pub weights: Option<DeviceWeights>,
 }
 
@@ -60,7 +60,7 @@ pub fn build(
     let mut pass = Pass {
         gpu,
         messages: gpu.function(FILE, &format!("{}_messages", on.edges.kernel))?,
-        params: gpu.upload("generator constants", &on.edges.params)?,
+        params: &on.edges.params,
         tuples: source.num_edges(),
         msgs: gpu.zeros::<u64>("edge messages", 2 * ROUND.min(source.num_edges()) as usize)?,
         first: part.first(),
@@ -103,7 +103,7 @@ pub fn build(
 struct Pass<'a> {
     gpu: &'a Gpu,
     messages: Kernel,
-    params: CudaSlice<u64>,
+    params: &'a CudaSlice<u64>,
     /// Tuples of the global list.
     tuples: u64,
     msgs: CudaSlice<u64>,
@@ -125,7 +125,7 @@ impl Pass<'_> {
         for start in (0..self.tuples).step_by(ROUND as usize) {
             let count = ROUND.min(self.tuples - start);
             self.gpu.launch(&self.messages, grid(count), |b| {
-                b.arg(&self.params)
+                b.arg(self.params)
                     .arg(&start)
                     .arg(&count)
                     .arg(&mut self.msgs);

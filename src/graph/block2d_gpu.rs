@@ -9,7 +9,7 @@ use super::block2d::{Block2D, Layout2D};
 use super::csr::row_offsets;
 use super::csr_gpu::{round_sizes, DeviceCsr, Rounds};
 use super::csr_sort;
-use super::{DeviceEdges, EdgeSource};
+use super::{EdgeSource, GpuEdges};
 use crate::comm::gpu::OwnerBuckets;
 use crate::comm::{GpuTransport, Op, PhaseTimes, World};
 use crate::device::{gpu_error, grid, Gpu};
@@ -66,7 +66,7 @@ pub fn build(
     world: &World,
     gpu: &Gpu,
     transport: GpuTransport,
-    (source, edges): (&dyn EdgeSource, &DeviceEdges),
+    (source, edges): (&dyn EdgeSource, &GpuEdges),
     layout: Layout2D,
     timers: &mut PhaseTimes,
 ) -> Result<(DeviceBlocks, u64)> {

@@ -10,7 +10,7 @@ use super::block2d::{Block2D, Layout2D};
 use super::block2d_gpu::{self, DeviceBlocks};
 use super::csr_gpu::DeviceCsr;
 use super::source::{Construction, GraphConfig, GraphSpec, MAX_SCALE};
-use super::{csr_gpu, Block1D, DeviceEdges, DistGraph, Edge, EdgeSource};
+use super::{csr_gpu, Block1D, DistGraph, Edge, EdgeSource, GpuEdges};
 use crate::comm::{GpuTransport, Op, PhaseTimes, World};
 use crate::device::memory::{self, largest_fitting, Place};
 use crate::device::{Gpu, Selected};
@@ -126,7 +126,8 @@ pub fn build_keeping_source(
     let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
     let entries = entries_per_rank_estimate(world, source);
     fits(&part, entries)?;
-    let on_gpu = gpu_generator(world, device, cfg, source);
+    let (on_gpu, prepared) = gpu_generator(world, device, cfg, source)?;
+    let opened_seconds = opened_seconds + prepared;
     let (edge_checksum, pass) = match &on_gpu {
         Some((gpu, edges)) => csr_gpu::edge_checksum(world, gpu, source, edges)?,
         None => {
@@ -274,7 +275,9 @@ pub fn arcs_on_gpu<'a>(
     // Weights travel in the low half of a 64-bit key.
     let weights_fit = weights.is_some_and(|w| w.range < 1 << 32) || !source.is_weighted();
     let weights_fit = world.allreduce(u64::from(weights_fit), Op::Min) == 1;
-    let Some((gpu, edges)) = gpu_generator(world, device, cfg, source).filter(|_| weights_fit)
+    let Some((gpu, edges)) = gpu_generator(world, device, cfg, source)?
+        .0
+        .filter(|_| weights_fit)
     else {
         if cfg.construction == Construction::Gpu {
             return Err(Error::Unavailable(format!(
@@ -363,28 +366,45 @@ pub fn edge_list_of(source: &dyn EdgeSource) -> EdgeList {
     }
 }
 
-/// The GPU and the generator's GPU edge function, on a GPU run of a generator that has
-/// one on every rank; None otherwise (on a GPU run, with a log line saying the CPU makes the
-/// edges). Collective.
+/// The GPU and the generator's GPU edge function with its parameters there, on a GPU run
+/// of a generator that has one on every rank; None otherwise (on a GPU run, with a log line
+/// saying the CPU makes the edges). Also the seconds making the parameters took (host and
+/// GPU; the kernels compiled apart). Collective.
 fn gpu_generator<'a>(
     world: &World,
     device: &'a Selected,
     cfg: &GraphConfig,
     source: &dyn EdgeSource,
-) -> Option<(&'a Gpu, DeviceEdges)> {
+) -> Result<(Option<(&'a Gpu, GpuEdges)>, f64)> {
     let Selected::Gpu(gpu) = device else {
-        return None;
+        return Ok((None, 0.0));
     };
+    let t = Instant::now();
     let edges = source.device_edges();
-    let everywhere = world.allreduce(edges.is_some() as u64, Op::Min) == 1;
-    let edges = edges.filter(|_| everywhere);
-    if edges.is_none() {
+    let mut seconds = t.elapsed().as_secs_f64();
+    let on_gpu = match edges {
+        Some(edges) => {
+            gpu.function(csr_gpu::FILE, &format!("{}_checksum", edges.kernel))?;
+            let t = Instant::now();
+            let params = source.device_params(gpu, &edges)?;
+            seconds += t.elapsed().as_secs_f64();
+            params.map(|params| GpuEdges {
+                kernel: edges.kernel,
+                params,
+                first_edge: edges.first_edge,
+            })
+        }
+        None => None,
+    };
+    let everywhere = world.allreduce(on_gpu.is_some() as u64, Op::Min) == 1;
+    let on_gpu = on_gpu.filter(|_| everywhere);
+    if on_gpu.is_none() {
         info!(
             "graph: {} has no GPU generator: its edges are made on the CPU",
             cfg.spec.kind()
         );
     }
-    Some((gpu, edges?))
+    Ok((on_gpu.map(|edges| (gpu, edges)), seconds))
 }
 
 /// A rank's block of the 2D partition, where kernel 1 left it.
@@ -420,7 +440,7 @@ pub fn build_blocks(
 ) -> Result<Built2D> {
     let source = cfg.spec.open(world, seed)?;
     let source = source.as_ref();
-    let on_gpu = match gpu_generator(world, device, cfg, source) {
+    let on_gpu = match gpu_generator(world, device, cfg, source)?.0 {
         Some((gpu, edges)) => {
             let entries = entries_per_rank_estimate(world, source);
             let needed = block2d_gpu::bytes_needed(&layout, entries)
@@ -499,7 +519,7 @@ fn build_for_gpu(
     gpu: &Gpu,
     transport: GpuTransport,
     cfg: &GraphConfig,
-    (source, edges): (&dyn EdgeSource, Option<&DeviceEdges>),
+    (source, edges): (&dyn EdgeSource, Option<&GpuEdges>),
     (part, entries): (&Block1D, u64),
     timers: &mut PhaseTimes,
 ) -> Result<(DistGraph, Option<DeviceCsr>, &'static str)> {

@@ -13,7 +13,7 @@
 
 use super::csr::{row_offsets, DistGraph};
 use super::csr_sort;
-use super::{Block1D, DeviceEdges, EdgeSource, Vid};
+use super::{Block1D, EdgeSource, GpuEdges, Vid};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::GpuTransport;
 use crate::comm::{Op, PhaseTimes, World};
@@ -29,7 +29,7 @@ use std::time::Instant;
 /// each: bounds the message buffers, and what one rank can receive in a round.
 const ROUND_TUPLES: u64 = 1 << 24;
 /// The kernel file of the generators and of kernel 1's passes.
-const FILE: &str = "generators.cu";
+pub(super) const FILE: &str = "generators.cu";
 /// Adjacency entries copied between host and GPU per transfer (bounds the host staging buffer).
 const COPY_CHUNK: usize = 1 << 26;
 /// Bytes of each of a download's two page-locked staging buffers. Small: locking fresh pages
@@ -67,11 +67,10 @@ pub fn edge_checksum(
     world: &World,
     gpu: &Gpu,
     source: &dyn EdgeSource,
-    edges: &DeviceEdges,
+    edges: &GpuEdges,
 ) -> Result<(u64, f64)> {
     let name = format!("{}_checksum", edges.kernel);
     let kernel = gpu.function(FILE, &name)?;
-    let params = gpu.upload("generator constants", &edges.params)?;
     let mut sum = gpu.zeros::<u64>("edge checksum", 1)?;
     let (cfg, count) = (
         blocks(gpu.resident_blocks(THREADS)? as u64, THREADS),
@@ -80,7 +79,7 @@ pub fn edge_checksum(
     world.barrier();
     let t = Instant::now();
     gpu.launch(&kernel, cfg, |b| {
-        b.arg(&params)
+        b.arg(&edges.params)
             .arg(&edges.first_edge)
             .arg(&count)
             .arg(&mut sum);
@@ -96,7 +95,7 @@ pub fn build(
     world: &World,
     gpu: &Gpu,
     transport: GpuTransport,
-    (source, edges): (&dyn EdgeSource, &DeviceEdges),
+    (source, edges): (&dyn EdgeSource, &GpuEdges),
     timers: &mut PhaseTimes,
 ) -> Result<(DistGraph, DeviceCsr)> {
     let part = Block1D::new(source.num_vertices(), world.size(), world.rank());
@@ -165,7 +164,7 @@ pub(super) struct Rounds<'a> {
     local_len: u64,
     first_edge: u64,
     messages: Kernel,
-    params: CudaSlice<u64>,
+    params: &'a CudaSlice<u64>,
     per_rank: u64,
     /// Rounds every rank runs (the most any rank needs).
     count: u64,
@@ -187,7 +186,7 @@ impl<'a> Rounds<'a> {
         world: &'a World,
         gpu: &'a Gpu,
         transport: GpuTransport,
-        (source, edges): (&dyn EdgeSource, &DeviceEdges),
+        (source, edges): (&dyn EdgeSource, &'a GpuEdges),
         owners: OwnerBuckets,
     ) -> Result<Self> {
         let (per_rank, recv) = round_sizes(world.size());
@@ -207,7 +206,7 @@ impl<'a> Rounds<'a> {
             local_len: source.local_len(),
             first_edge: edges.first_edge,
             messages: gpu.function(FILE, &format!("{}_messages", edges.kernel))?,
-            params: gpu.upload("generator constants", &edges.params)?,
+            params: &edges.params,
             per_rank,
             count: world.allreduce(source.local_len().div_ceil(per_rank), Op::Max),
             generated: alloc(2 * per_rank)?,
@@ -242,7 +241,7 @@ impl<'a> Rounds<'a> {
         let gpu = self.gpu;
         timers.time("generate", || {
             gpu.launch(&self.messages, grid(tuples), |b| {
-                b.arg(&self.params)
+                b.arg(self.params)
                     .arg(&first_edge)
                     .arg(&tuples)
                     .arg(&mut self.generated);

@@ -47,6 +47,15 @@ pub trait EdgeSource: Sync {
     fn device_edges(&self) -> Option<DeviceEdges> {
         None
     }
+    /// `edges.params` on `gpu`, as the edge function reads them: uploaded, unless the
+    /// generator makes them there (None where it finds that it cannot).
+    fn device_params(
+        &self,
+        gpu: &crate::device::Gpu,
+        edges: &DeviceEdges,
+    ) -> crate::error::Result<Option<cudarc::driver::CudaSlice<u64>>> {
+        gpu.upload("generator constants", &edges.params).map(Some)
+    }
     /// True when each tuple (u, v) is an arc u -> v (SSCA#2); BFS and the analyses treat
     /// every graph as undirected.
     fn is_directed(&self) -> bool {
@@ -68,11 +77,19 @@ pub trait EdgeSource: Sync {
 /// A generator as kernels/generators.cu runs it: its kernels `{kernel}_messages` and
 /// `{kernel}_checksum` read `params` (laid out as that file states above the generator's
 /// edge function) and make edge e of the global list, as the generator's `EdgeSource` does,
-/// for this rank's edges `first_edge ..` (`local_len` of them).
+/// for this rank's edges `first_edge ..` (`local_len` of them). Where the generator makes
+/// them on the GPU (`EdgeSource::device_params`), `params` is what it makes them from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceEdges {
     pub kernel: &'static str,
     pub params: Vec<u64>,
+    pub first_edge: u64,
+}
+
+/// `DeviceEdges` with its parameters on the GPU, as the edge function reads them.
+pub struct GpuEdges {
+    pub kernel: &'static str,
+    pub params: cudarc::driver::CudaSlice<u64>,
     pub first_edge: u64,
 }
 

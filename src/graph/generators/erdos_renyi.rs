@@ -18,14 +18,20 @@
 
 use super::super::{block_range, DeviceEdges, Edge, EdgeSource};
 use super::{below, unit, ER_SLOTS, ER_SPLIT};
+use super::{erdos_renyi_gpu, portable_math};
+use crate::device::Gpu;
+use crate::error;
 use crate::rng::{draw, stream_key};
+use cudarc::driver::CudaSlice;
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
 /// Most expected edges a chunk (the chunk count is the least power of two giving that).
 const CHUNK_EDGES: u64 = 1 << 11;
-/// The most slots a chunk's GPU block draws (kernels/generators.cu ER_MOST): about
-/// 2·CHUNK_EDGES, 45 standard deviations of a chunk's count above its mean.
-const GPU_MOST: u64 = 1 << 12;
+/// Nodes of a rank's window from which the GPU carries on the descent: the host draws the
+/// top levels, whose walks are long (about the square root of a node's edges) and few, the
+/// GPU the many short ones below.
+const DEVICE_WINDOW: usize = 64;
 
 /// Checks that m distinct pairs fit among the n(n-1)/2.
 pub fn check(n: u64, m: u64) -> Result<(), String> {
@@ -44,6 +50,7 @@ fn pair_count(n: u64) -> u128 {
 
 /// A node of the split tree, `id` its index in its level (a chunk at the last level):
 /// `count` edges from global edge index `first`.
+#[derive(Clone, Copy)]
 struct Chunk {
     id: u64,
     first: u64,
@@ -58,14 +65,15 @@ pub struct ErdosRenyi {
     split_key: u64,
     slot_key: u64,
     local: std::ops::Range<u64>,
-    /// The chunks this rank's edges fall in, in order.
-    chunks: Vec<Chunk>,
+    /// The chunks that hold this rank's edges, in order (those between that hold none
+    /// included), found on the first need of them: a GPU run finds them on the GPU.
+    chunks: OnceLock<Vec<Chunk>>,
 }
 
 impl ErdosRenyi {
     /// m distinct edges on n vertices (see `check`).
     pub fn new(n: u64, m: u64, seed: u64, ranks: usize, rank: usize) -> Self {
-        let mut g = ErdosRenyi {
+        ErdosRenyi {
             n,
             m,
             pairs: pair_count(n),
@@ -73,10 +81,8 @@ impl ErdosRenyi {
             split_key: stream_key(seed, ER_SPLIT),
             slot_key: stream_key(seed, ER_SLOTS),
             local: block_range(m, ranks, rank),
-            chunks: Vec::new(),
-        };
-        g.chunks = g.descend();
-        g
+            chunks: OnceLock::new(),
+        }
     }
 
     /// First slot of chunk `i` (i ≤ 2^levels), ⌊pairs·i / 2^levels⌋ without overflow.
@@ -91,41 +97,63 @@ impl ErdosRenyi {
         self.boundary((index + 1) << shift) - self.boundary(index << shift)
     }
 
-    /// The chunks that overlap this rank's range, in order. The tree is split a level at a
-    /// time, the level's nodes in parallel: one pass a level rather than a task and a list per
-    /// node (2^15 leaves at 2^26 edges). A node is a `Chunk` of its level.
-    fn descend(&self) -> Vec<Chunk> {
-        let (from, to) = (self.local.start, self.local.end);
-        let overlaps = move |c: &Chunk| c.count > 0 && c.first < to && c.first + c.count > from;
+    /// Whether node `c` holds any of this rank's edges.
+    fn overlaps(&self, c: &Chunk) -> bool {
+        c.count > 0 && c.first < self.local.end && c.first + c.count > self.local.start
+    }
+
+    /// This rank's window of the tree's root level: the root, or nothing on a rank without
+    /// edges.
+    fn root_window(&self) -> Vec<Chunk> {
         let root = Chunk {
             id: 0,
             first: 0,
             count: self.m,
         };
-        let mut nodes: Vec<Chunk> = [root].into_iter().filter(overlaps).collect();
-        for level in 0..self.levels {
-            nodes = nodes
-                .par_iter()
-                .flat_map_iter(|c| {
-                    let u = unit(draw(self.split_key, (1u64 << level) + c.id));
-                    let left = hypergeometric(
-                        u,
-                        self.span(level, c.id),
-                        self.span(level + 1, 2 * c.id),
-                        c.count as u128,
-                    ) as u64;
-                    let halves = [
-                        (2 * c.id, c.first, left),
-                        (2 * c.id + 1, c.first + left, c.count - left),
-                    ];
-                    halves
-                        .map(|(id, first, count)| Chunk { id, first, count })
-                        .into_iter()
-                        .filter(overlaps)
-                })
-                .collect();
+        [root].into_iter().filter(|c| self.overlaps(c)).collect()
+    }
+
+    /// The window of the level below `level`'s `window` (consecutive nodes, the first and
+    /// last holding edges of this rank): every child, less one at either end that holds
+    /// none (only one can). Its nodes are drawn in parallel, one pass a level.
+    fn children(&self, level: u32, window: &[Chunk]) -> Vec<Chunk> {
+        let mut next: Vec<Chunk> = window
+            .par_iter()
+            .flat_map_iter(|c| {
+                let u = unit(draw(self.split_key, (1u64 << level) + c.id));
+                let left = hypergeometric(
+                    u,
+                    self.span(level, c.id),
+                    self.span(level + 1, 2 * c.id),
+                    c.count as u128,
+                ) as u64;
+                [
+                    (2 * c.id, c.first, left),
+                    (2 * c.id + 1, c.first + left, c.count - left),
+                ]
+                .map(|(id, first, count)| Chunk { id, first, count })
+            })
+            .collect();
+        if next.last().is_some_and(|c| !self.overlaps(c)) {
+            next.pop();
         }
-        nodes
+        if next.first().is_some_and(|c| !self.overlaps(c)) {
+            next.remove(0);
+        }
+        next
+    }
+
+    /// The chunks of this rank's edges, the tree descended on the host.
+    fn chunks(&self) -> &[Chunk] {
+        self.chunks.get_or_init(|| {
+            (0..self.levels).fold(self.root_window(), |w, level| self.children(level, &w))
+        })
+    }
+
+    /// (first edge, edges) of each of this rank's chunks, as the host finds them.
+    #[cfg(test)]
+    pub(super) fn chunk_counts(&self) -> Vec<(u64, u64)> {
+        self.chunks().iter().map(|c| (c.first, c.count)).collect()
     }
 
     /// The edges `skip .. skip + out.len()` of a chunk, into `out`.
@@ -264,9 +292,8 @@ fn hypergeometric(u: f64, total: u128, good: u128, draws: u128) -> u128 {
 /// expected value by ±d, d taken at the cell of least expected value (the smallest margins),
 /// where its absolute error, a few ulps of that value, is small against the variance, which
 /// is at least a quarter of it: so no term cancels, for totals up to 2^128 (f64 products of
-/// up to five of them stay below 2^1024). ln and exp come from the platform's libm:
-/// another libm could move P by an ulp or two and so flip a variate whose u is within 1e-16
-/// of a boundary (the tree, drawn on the host for CPU and GPU runs alike, keeps CPU = GPU).
+/// up to five of them stay below 2^1024). ln and exp are `portable_math`'s, which the GPU
+/// repeats bit for bit (kernels/generators.cu `er_probability`), as it does the rest.
 fn probability(total: u128, good: u128, draws: u128, x: u128) -> f64 {
     let bad = total - good;
     let (rows, cols) = ([good, bad], [draws, total - draws]);
@@ -279,7 +306,7 @@ fn probability(total: u128, good: u128, draws: u128, x: u128) -> f64 {
     let d = signs[small] * (cells[small] as f64 - expected[small]);
     let margins = [good, bad, draws, total - draws];
     let mut exponent = margins.iter().map(|&k| stirlerr(k)).sum::<f64>() - stirlerr(total);
-    let (mut ratio, mut filled) = (1.0 / total as f64, 0);
+    let (mut ratio, mut filled) = (1.0 / total as f64, 0usize);
     for (&k, &m) in cells.iter().zip(&margins) {
         ratio *= m as f64;
         if k > 0 {
@@ -290,10 +317,18 @@ fn probability(total: u128, good: u128, draws: u128, x: u128) -> f64 {
     for c in 0..4 {
         exponent -= stirlerr(cells[c]) + bd0(cells[c], signs[c] * d, expected[c]);
     }
-    // ½ ln(2π) for each margin, less the total's and the filled cells'.
-    let two_pi = 2.0 * std::f64::consts::PI;
-    (ratio * two_pi.powi(3 - filled)).sqrt() * exponent.exp()
+    (ratio * TWO_PI_POWERS[filled]).sqrt() * portable_math::exp(exponent)
 }
+
+/// (2π)^(3 - f), f = 0..4: ½ ln(2π) for each margin, less the total's and the f filled
+/// cells' (correctly rounded).
+const TWO_PI_POWERS: [f64; 5] = [
+    248.05021344239856,
+    39.47841760435743,
+    std::f64::consts::TAU,
+    1.0,
+    0.15915494309189535,
+];
 
 /// ln k! - (k ln k - k + ½ ln(2πk)), Stirling's series' remainder, 0 at k = 0 (whose cell
 /// has no ½ ln(2πk) term either): exact to f64 up to 15 (from 50-digit logarithms), and the
@@ -338,7 +373,7 @@ fn bd0(k: u128, dev: f64, e: f64) -> f64 {
     let k = k as f64;
     let v = dev / (2.0 * k - dev);
     if v.abs() >= 0.1 {
-        return k * (k / e).ln() + e - k;
+        return k * portable_math::ln(k / e) + e - k;
     }
     let (v2, mut term, mut sum) = (v * v, 2.0 * k * v, dev * v);
     for j in 1.. {
@@ -439,27 +474,29 @@ impl EdgeSource for ErdosRenyi {
     fn local_len(&self) -> u64 {
         self.local.end - self.local.start
     }
-    /// Each of this rank's chunks as 5 numbers (first edge, edges, slots, first slot, key),
-    /// for a GPU block to make it; None where a slot needs more than 64 bits (n > 2^32) or,
-    /// far out in the tail, a chunk draws more than a block holds.
+    /// The split tree's top levels descended on the host, until this rank's window has
+    /// `DEVICE_WINDOW` nodes, as the GPU carries on from them (`device_params`); None where
+    /// a slot needs more than 64 bits (n > 2^32).
     fn device_edges(&self) -> Option<DeviceEdges> {
         if self.n > 1 << 32 {
             return None;
         }
-        let mut params = vec![self.chunks.len() as u64];
-        for c in &self.chunks {
-            let cap = self.span(self.levels, c.id) as u64;
-            if c.count.min(cap - c.count) > GPU_MOST {
-                return None;
-            }
-            params.extend([
-                c.first,
-                c.count,
-                cap,
-                self.boundary(c.id) as u64,
-                draw(self.slot_key, c.id),
-            ]);
+        let (mut level, mut window) = (0, self.root_window());
+        while level < self.levels && window.len() < DEVICE_WINDOW {
+            window = self.children(level, &window);
+            level += 1;
         }
+        let params = erdos_renyi_gpu::Descent {
+            levels: self.levels,
+            level,
+            pairs: self.pairs as u64,
+            split_key: self.split_key,
+            slot_key: self.slot_key,
+            local: self.local.clone(),
+            lo: window.first().map_or(0, |c| c.id),
+            window: window.iter().map(|c| (c.first, c.count)).collect(),
+        }
+        .params();
         Some(DeviceEdges {
             kernel: "er",
             params,
@@ -467,16 +504,27 @@ impl EdgeSource for ErdosRenyi {
         })
     }
 
+    /// The rest of the descent on the GPU, into the chunk list the "er" kernels read (5
+    /// numbers a chunk: first edge, edges, slots, first slot, key); None where, far out in
+    /// the tail, a chunk draws more than a block holds.
+    fn device_params(
+        &self,
+        gpu: &Gpu,
+        edges: &DeviceEdges,
+    ) -> error::Result<Option<CudaSlice<u64>>> {
+        erdos_renyi_gpu::descend(gpu, &edges.params)
+    }
+
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
         let (from, to) = (self.local.start + start, self.local.start + start + len);
-        let a = self.chunks.partition_point(|c| c.first + c.count <= from);
-        let b = self.chunks.partition_point(|c| c.first < to);
+        let a = self.chunks().partition_point(|c| c.first + c.count <= from);
+        let b = self.chunks().partition_point(|c| c.first < to);
         let at = out.len();
         out.resize(at + len as usize, (0, 0));
         // Each chunk's part of the range, with the slice of `out` it fills.
         let mut rest = &mut out[at..];
         let mut work = Vec::with_capacity(b - a);
-        for c in &self.chunks[a..b] {
+        for c in &self.chunks()[a..b] {
             let skip = from.saturating_sub(c.first);
             let part;
             (part, rest) = rest.split_at_mut(((to - c.first).min(c.count) - skip) as usize);

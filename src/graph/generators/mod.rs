@@ -15,8 +15,10 @@
 
 pub mod barabasi_albert;
 pub mod erdos_renyi;
+mod erdos_renyi_gpu;
 pub mod eulerian;
 pub mod lattice;
+mod portable_math;
 pub mod ssca2;
 pub mod watts_alpha;
 pub mod watts_strogatz;
