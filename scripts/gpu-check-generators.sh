@@ -12,8 +12,8 @@
 # edge function, none at present) runs with construction auto: its edges and CSR are made on
 # the CPU, which its row says. Erdős–Rényi's chunks come in both forms: sparse (drawn slots) and, on 100
 # vertices, more than half full (the complement of the drawn slots); its split tree is
-# descended on the GPU below the level where a rank's window reaches 64 nodes (3 levels at
-# 2^20 edges on one GPU, 7 at 2^24), on the host above.
+# descended on the GPU below the level where a rank's window reaches 1024 nodes (3 levels
+# of 13 at 2^24 edges on one GPU, 1 on four), on the host above.
 
 # NAME|flags of each case; the GPU runs add --construction gpu unless the name ends in -cpu.
 generator_cases=(
