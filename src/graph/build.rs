@@ -138,7 +138,7 @@ pub fn build_keeping_source(
     let generation = opened_seconds + pass;
     let generated_on = if on_gpu.is_some() { "gpu" } else { "cpu" };
     info!(
-        "graph: generation {generation:.4} s on the {generated_on}: the source opened in {opened_seconds:.4} s (host), one pass over the edges {pass:.4} s"
+        "graph: generation {generation:.4} s on the {generated_on}: the source opened in {opened_seconds:.4} s (GPU parameters included), one pass over the edges {pass:.4} s"
     );
     let mut timers = PhaseTimes::default();
     world.barrier();
@@ -400,7 +400,7 @@ fn gpu_generator<'a>(
     let on_gpu = on_gpu.filter(|_| everywhere);
     if on_gpu.is_none() {
         info!(
-            "graph: {} has no GPU generator: its edges are made on the CPU",
+            "graph: {} has no GPU generator for this graph on every rank: its edges are made on the CPU",
             cfg.spec.kind()
         );
     }
