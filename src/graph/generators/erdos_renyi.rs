@@ -54,7 +54,6 @@ fn pair_count(n: u64) -> u128 {
 
 /// A node of the split tree, `id` its index in its level (a chunk at the last level):
 /// `count` edges from global edge index `first`.
-#[derive(Clone, Copy)]
 struct Chunk {
     id: u64,
     first: u64,
