@@ -603,9 +603,9 @@ __device__ u64 er_boundary(const u64 *head, u64 i) {
     u64 levels = head[0], pairs = head[2];
     if (levels == 0) return pairs * i;
     u64 mask = (1ULL << levels) - 1, r = pairs & mask;
+    // The 128-bit product r * i shifted right by levels (1 to 53: m < 2^64).
     u64 lo = r * i, hi = __umul64hi(r, i);
-    u64 part = levels < 64 ? (lo >> levels) | (levels ? hi << (64 - levels) : 0) : hi;
-    return (pairs >> levels) * i + part;
+    return (pairs >> levels) * i + ((lo >> levels) | (hi << (64 - levels)));
 }
 
 __device__ u64 er_span(const u64 *head, u64 level, u64 index) {
