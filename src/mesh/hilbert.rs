@@ -13,6 +13,8 @@
 //! those rules. The tests keep Skilling's loops as the reference.
 
 const BITS: u32 = 21;
+/// The largest coordinate on an axis.
+pub const AXIS_MAX: u32 = (1 << BITS) - 1;
 /// States: permutation (0..6) × inverted axes (0..8) × parity (0..2).
 const STATES: usize = 96;
 /// The six permutations of the three axes.
@@ -110,15 +112,6 @@ fn spread(v: u32) -> u64 {
     x = (x | x << 4) & 0x10c3_0c30_c30c_30c3;
     x = (x | x << 2) & 0x1249_2492_4924_9249;
     x
-}
-
-/// The Hilbert index of a point in the box [lo, hi].
-pub fn of_point(p: [f64; 3], lo: [f64; 3], hi: [f64; 3]) -> u64 {
-    let max = ((1u32 << BITS) - 1) as f64;
-    index(std::array::from_fn(|d| {
-        let span = (hi[d] - lo[d]).max(f64::MIN_POSITIVE);
-        ((p[d] - lo[d]) / span * max).clamp(0.0, max) as u32
-    }))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The seed's geometric partitioner (001 §2.2) and a label-propagation refinement.
-//! k seeds start at the centroids of k equal runs of the nodes in Hilbert order; each node
+//! k seeds start at the centroids of k equal runs of the nodes along a Hilbert curve fitted
+//! to the bounding box (`curve`: on a long bar, a row of cubes each with its own); each node
 //! joins the seed minimising distance × weight (ties: the smaller part number); seeds move to
 //! their parts' centroids, and weights rise for parts above N/k and fall for those below,
 //! until the largest part is within the bound (1.02 N/k). A greedy pass then moves boundary
@@ -14,6 +15,7 @@
 //! nodes are split between ranks or threads.
 
 mod balance;
+mod curve;
 mod split;
 #[cfg(test)]
 mod tests;
@@ -74,7 +76,7 @@ pub fn bound(n: usize, k: usize) -> usize {
 /// The share's coordinates moved to the global bounding box's low corner and scaled by its
 /// longest side, into [0, 1]^3 with the shape kept (one scale for every axis: scaling each
 /// axis to [0, 1] would squash a long bar into a cube and cut it across its long faces).
-fn normalised(share: &Share, ranks: &dyn Ranks) -> Vec<[f64; 3]> {
+fn normalised(share: &Share, ranks: &dyn Ranks) -> (Vec<[f64; 3]>, [f64; 3]) {
     // Maxima of -x and x: the low and high corners in one reduction.
     let mut ends: Vec<f64> = (0..6)
         .map(|e| {
@@ -90,10 +92,14 @@ fn normalised(share: &Share, ranks: &dyn Ranks) -> Vec<[f64; 3]> {
     let scale = (0..3)
         .map(|d| ends[d + 3] - lo[d])
         .fold(f64::MIN_POSITIVE, f64::max);
-    (0..share.len())
+    let points = (0..share.len())
         .into_par_iter()
         .map(|i| std::array::from_fn(|d| (share.coords[d][i] - lo[d]) / scale))
-        .collect()
+        .collect();
+    (
+        points,
+        std::array::from_fn(|d| (ends[d + 3] - lo[d]) / scale),
+    )
 }
 
 /// The nearest seed by distance × weight (ties: the smaller part).
@@ -215,10 +221,11 @@ pub fn geometric(mesh: &Mesh, graph: &Csr, k: usize, ranks: &dyn Ranks) -> (Vec<
 pub fn geometric_share(share: &Share, k: usize, ranks: &dyn Ranks) -> (Vec<u32>, usize) {
     let n = share.n;
     let clock = std::time::Instant::now();
-    let points = normalised(share, ranks);
+    let (points, extent) = normalised(share, ranks);
+    let curve = curve::Curve::new(extent);
     // This rank's nodes in Hilbert order: the seed search's blocks are then compact (in node
     // order a block of a layer-numbered mesh is a strip across it), and the sums do not care.
-    let (mut seeds, order, local) = split::hilbert_seeds(&points, n, k, ranks);
+    let (mut seeds, order, local) = split::hilbert_seeds(&points, &curve, n, k, ranks);
     let split_seconds = clock.elapsed().as_secs_f64();
     let mut weights = vec![1.0; k];
     let target = n as f64 / k as f64;
@@ -230,6 +237,10 @@ pub fn geometric_share(share: &Share, k: usize, ranks: &dyn Ranks) -> (Vec<u32>,
         let mut sums;
         (found, sums) = nearest_all(&local, &seeds, &weights);
         ranks.sum(&mut sums);
+        log::debug!(
+            "mesh: partition iteration {iterations}: {}",
+            balance(&sums, target, limit)
+        );
         if (0..k).all(|j| sums[4 * j] as usize <= limit) {
             break;
         }
@@ -252,6 +263,20 @@ pub fn geometric_share(share: &Share, k: usize, ranks: &dyn Ranks) -> (Vec<u32>,
         clock.elapsed().as_secs_f64() - split_seconds - iterate_seconds
     );
     (labels, iterations)
+}
+
+/// How far the parts of an iteration's `sums` are from N/k (`target`), for the log.
+fn balance(sums: &[i64], target: f64, limit: usize) -> String {
+    let ratios: Vec<f64> = sums.iter().step_by(4).map(|&c| c as f64 / target).collect();
+    let largest = ratios.iter().copied().fold(0.0, f64::max);
+    let smallest = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let over = sums
+        .iter()
+        .step_by(4)
+        .filter(|&&c| c as usize > limit)
+        .count();
+    let rms = (ratios.iter().map(|r| (r - 1.0).powi(2)).sum::<f64>() / ratios.len() as f64).sqrt();
+    format!("parts {smallest:.4} to {largest:.4} of N/k (rms deviation {rms:.4}), {over} above the bound")
 }
 
 /// Nodes per part, counted in parallel by chunks (no smaller than k: each has its k counts).

@@ -11,8 +11,8 @@
 //! A run is then a contiguous stretch of the grouped list, which is all that the sums and
 //! the partitioner's iterations need (their results do not depend on the order).
 
+use super::curve::Curve;
 use super::{Ranks, FIXED};
-use crate::mesh::hilbert;
 use rayon::prelude::*;
 
 /// Hilbert keys have 63 bits (21 per axis).
@@ -26,6 +26,7 @@ const FAN: u64 = 16;
 #[allow(clippy::type_complexity)]
 pub fn hilbert_seeds(
     points: &[[f64; 3]],
+    curve: &Curve,
     n: usize,
     k: usize,
     ranks: &dyn Ranks,
@@ -34,7 +35,7 @@ pub fn hilbert_seeds(
     let keyed: Vec<(u64, u32)> = points
         .par_iter()
         .enumerate()
-        .map(|(i, &p)| (hilbert::of_point(p, [0.0; 3], [1.0; 3]), i as u32))
+        .map(|(i, &p)| (curve.key(p), i as u32))
         .collect();
     let keys_at = clock.elapsed().as_secs_f64();
     let mut keyed = Grouped::new(keyed);

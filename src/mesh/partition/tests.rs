@@ -83,7 +83,8 @@ fn hilbert_runs_are_those_of_one_sort_at_every_rank_count() {
     let points: Vec<[f64; 3]> = (0..n as u64)
         .map(|i| [r(3 * i), r(3 * i + 1), r(3 * i + 2)])
         .collect();
-    let key = |p: [f64; 3]| super::super::hilbert::of_point(p, [0.0; 3], [1.0; 3]);
+    let curve = super::curve::Curve::new([1.0; 3]);
+    let key = |p: [f64; 3]| curve.key(p);
     for k in [1, 7, 64, 500] {
         let mut sorted: Vec<(u64, usize)> = (0..n).map(|i| (key(points[i]), i)).collect();
         sorted.sort_unstable();
