@@ -12,7 +12,7 @@
 //! coordinates) at a time to 6 output bits and the next state, built at compile time from
 //! those rules. The tests keep Skilling's loops as the reference.
 
-const BITS: u32 = 21;
+pub const BITS: u32 = 21;
 /// The largest coordinate on an axis.
 pub const AXIS_MAX: u32 = (1 << BITS) - 1;
 /// States: permutation (0..6) × inverted axes (0..8) × parity (0..2).

@@ -17,8 +17,6 @@ pub struct Curve {
     cubes: [usize; 3],
     /// Cubes per unit length along each axis (0 on a flat axis).
     density: [f64; 3],
-    /// The last cube's index along each axis.
-    last: [f64; 3],
     /// Key bits taken by the cube's place in the serpentine order (0: one cube).
     bits: u32,
 }
@@ -52,7 +50,6 @@ impl Curve {
                     0.0
                 }
             }),
-            last: std::array::from_fn(|d| (cubes[d] - 1) as f64),
             bits: usize::BITS - (total - 1).leading_zeros(),
         }
     }
@@ -65,11 +62,16 @@ impl Curve {
         if self.bits == 0 {
             return hilbert::index(std::array::from_fn(|d| (q[d] * max).clamp(0.0, max) as u32));
         }
-        let at: [f64; 3] = std::array::from_fn(|d| q[d].floor().clamp(0.0, self.last[d]));
+        // Each axis in units of 2^-21 cubes: the cube is the high bits, the place in it
+        // the low 21 (one float conversion an axis, as for one cube).
+        let unit = f64::from(hilbert::AXIS_MAX + 1);
+        let mut at = [0usize; 3];
         let inside = hilbert::index(std::array::from_fn(|d| {
-            ((q[d] - at[d]) * max).clamp(0.0, max) as u32
+            let v = (q[d] * unit) as u32;
+            at[d] = (v >> hilbert::BITS).min(self.cubes[d] as u32 - 1) as usize;
+            (v - ((at[d] as u32) << hilbert::BITS)).min(hilbert::AXIS_MAX)
         }));
-        let place = self.place(std::array::from_fn(|d| at[d] as usize));
+        let place = self.place(at);
         ((place as u64) << (63 - self.bits)) | (inside >> self.bits)
     }
 
@@ -143,13 +145,13 @@ mod tests {
                 let steps: usize = (0..3).map(|d| pair[0].1[d].abs_diff(pair[1].1[d])).sum();
                 assert_eq!(steps, 1, "cubes {:?} then {:?}", pair[0].1, pair[1].1);
             }
-            let max = hilbert::AXIS_MAX as f64;
+            let unit = f64::from(hilbert::AXIS_MAX + 1);
             for i in 0..2000 {
                 let p: [f64; 3] = std::array::from_fn(|d| point(i)[d] * cubes[d] as f64);
                 let at: [usize; 3] = std::array::from_fn(|d| p[d] as usize);
                 let key = curve.key(p);
                 assert_eq!(key >> 60, curve.place(at) as u64, "point {p:?}");
-                let inside = std::array::from_fn(|d| ((p[d] - at[d] as f64) * max) as u32);
+                let inside = std::array::from_fn(|d| ((p[d] - at[d] as f64) * unit) as u32);
                 assert_eq!(
                     key & ((1 << 60) - 1),
                     hilbert::index(inside) >> 3,
