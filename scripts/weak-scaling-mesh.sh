@@ -21,7 +21,8 @@
 # gathering the parts. C = 214 gives the issue's 10M nodes per GPU (9.94M).
 #
 # Environment: TESSERA_BIN (default target/release/tessera), MESH_WEAK_CUBES (C, default 214),
-# MESH_WEAK_ITERATIONS (10), MESH_WEAK_METHODS ("l2v laplace opt-colour"), MESH_WEAK_OUT
+# MESH_WEAK_ITERATIONS (10), MESH_WEAK_METHODS ("l2v laplace opt-colour"; "" for the partition
+# runs alone, on a host without GPUs: give MESH_WEAK_RANKS there), MESH_WEAK_OUT
 # (out/weak-mesh), MESH_WEAK_TRANSPORT (gpu_transport: auto, nccl or mpi; default auto),
 # MESH_WEAK_RANKS (the rank counts, default 1, 2, 4, ... up to the GPUs present),
 # MESH_WEAK_PARTITION (1, or 0 to leave those runs out), MESH_WEAK_PARTS_PER_RANK (64),
@@ -36,10 +37,11 @@ cubes=${MESH_WEAK_CUBES:-214}
 iterations=${MESH_WEAK_ITERATIONS:-10}
 out=${MESH_WEAK_OUT:-out/weak-mesh}
 transport=${MESH_WEAK_TRANSPORT:-auto}
-read -r -a methods <<<"${MESH_WEAK_METHODS:-l2v laplace opt-colour}"
+read -r -a methods <<<"${MESH_WEAK_METHODS-l2v laplace opt-colour}"
 base_bin=${MESH_WEAK_BASE_BIN:-}
 [[ -x $bin ]] || die "no binary at $bin (build with cargo build --release)"
-(($(gpus_present) > 0)) || die "nvidia-smi lists no GPU"
+# Smoothing runs on the GPUs; the partition runs alone (MESH_WEAK_METHODS="") need none.
+((${#methods[@]} == 0 || $(gpus_present) > 0)) || die "nvidia-smi lists no GPU"
 mkdir -p "$out"
 
 status=0
