@@ -357,47 +357,79 @@ extern "C" __global__ void bc_accumulate(u32 n, u32 lanes, const u64 *reached,
     hi[v] = h;
 }
 
-// One level's values of the own vertices that other ranks hold as ghosts, packed for the
-// all-to-all: for each entry i of the ghost plan (own vertex send_local[i], for rank
-// dest[i]) whose vertex is in `level`, a record of its index among that rank's ghosts and k
-// words, one per lane: σ where `sigma_mode` (0 in a lane where the vertex is not at this
-// level), else every lane's word (backward: u in σ's place, or σ where the lane's level is
-// not swept back yet, as the ghost holds it). Each destination's records start where its
-// group of entries does (before[dest] entries), in the order the atomic cursor gives (the
-// receiver stores each by its index, so the order changes nothing).
-extern "C" __global__ void bc_pack(const u32 *send_local, const u32 *targets, const u32 *dest,
-                                   u32 entries, const u64 *before, u32 k, u32 lanes,
-                                   u32 sigma_mode, const u64 *level, const u64 *values,
-                                   u32 *cursor, u64 *out) {
+// ---- Ghost pushes (src/graph/betweenness/gpu_ghosts.rs; the CPU's: sweep.rs `push`) ----------
+// A level's values of the own vertices that other ranks hold as ghosts, in the level's lanes
+// only. To each rank, its ghosts' in its ghost order (the plan's entries for it, from
+// before[d]): where `masks_sent` (forward: σ) a mask word per ghost, then the set lanes'
+// words, ghost after ghost, lane after lane; else (backward: u in σ's place) the words alone,
+// since the receiver's ghosts hold their masks from the forward push. Where an entry's and a
+// ghost's words go: the exclusive scan of their lane counts (`words`, src/device/scan.rs).
+
+// Entry i's words: its vertex's lanes at the level.
+extern "C" __global__ void bc_pack_words(const u32 *send_local, u32 entries, const u64 *level,
+                                         u64 *words) {
     u64 i = thread_index();
-    if (i >= entries) return;
-    u64 v = send_local[i];
-    u64 mask = level[v];
-    if (!mask) return;
-    u32 d = dest[i];
-    u64 *r = out + (before[d] + atomicAdd(&cursor[d], 1u)) * (1 + k);
-    r[0] = targets[i];
-    for (u32 s = 0; s < k; s++) {
-        u64 word = values[v * lanes + s];
-        r[1 + s] = (sigma_mode && !(mask >> s & 1)) ? 0 : word;
-    }
+    if (i < entries) words[i] = __popcll(level[send_local[i]]);
 }
 
-// The records `bc_pack` sent, stored at the ghosts' slots (local_n + index): σ where
-// `sigma_mode`, each non-zero word setting its lane in the ghost's `level` mask; else every
-// lane's word (u backward).
-extern "C" __global__ void bc_unpack(const u64 *in, u32 records, u32 k, u32 lanes, u32 local_n,
-                                     u32 sigma_mode, u64 *level, u64 *values) {
-    u64 i = thread_index();
-    if (i >= records) return;
-    const u64 *r = in + i * (1 + k);
-    u64 slot = local_n + r[0];
-    u64 mask = 0;
-    for (u32 s = 0; s < k; s++) {
-        u64 word = r[1 + s];
-        if (sigma_mode && !word) continue;
-        values[slot * lanes + s] = word;
-        mask |= 1ull << s;
-    }
-    if (sigma_mode) level[slot] |= mask;
+// Per destination rank, the words of its entries' lanes (`starts`: `words` scanned).
+extern "C" __global__ void bc_pack_totals(const u64 *before, u32 ranks, const u64 *starts,
+                                          u64 *totals) {
+    u64 d = thread_index();
+    if (d < ranks) totals[d] = starts[before[d + 1]] - starts[before[d]];
 }
+
+// Entry i's mask (where `masks_sent`) and words, in the run for rank dest[i], which starts at
+// before[dest[i]] · (1 + lanes) words (room for every entry's mask and lanes).
+extern "C" __global__ void bc_pack(const u32 *send_local, const u32 *dest, u32 entries,
+                                   const u64 *before, u32 lanes, u32 masks_sent, const u64 *level,
+                                   const u64 *values, const u64 *starts, u64 *out) {
+    u64 i = thread_index();
+    if (i >= entries) return;
+    u64 first = before[dest[i]], v = send_local[i], mask = level[v];
+    u64 *run = out + first * (1 + lanes);
+    if (masks_sent) run[i - first] = mask;
+    u64 *w = run + (masks_sent ? before[dest[i] + 1] - first : 0) + starts[i] - starts[first];
+    for (; mask; mask &= mask - 1) *w++ = values[v * lanes + __ffsll(mask) - 1];
+}
+
+// The rank that owns ghost j (ghost_first: each rank's first ghost, ranks + 1 items).
+__device__ __forceinline__ u32 owner_of(const u64 *ghost_first, u32 ranks, u64 j) {
+    u32 q = 0;
+    while (q + 1 < ranks && j >= ghost_first[q + 1]) q++;
+    return q;
+}
+
+// Ghost j's words: its lanes at the level, none where its owner sent nothing. Where
+// `masks_sent` the mask comes in the owner's run (at runs[q], runs[ranks + q] words long) and
+// becomes the ghost's level mask; else the ghost's level mask is it.
+extern "C" __global__ void bc_unpack_words(const u64 *in, const u64 *runs, const u64 *ghost_first,
+                                           u32 ranks, u32 ghosts, u32 local_n, u32 masks_sent,
+                                           u64 *level, u64 *words) {
+    u64 j = thread_index();
+    if (j >= ghosts) return;
+    u32 q = owner_of(ghost_first, ranks, j);
+    u64 mask = 0;
+    if (runs[ranks + q]) {
+        if (masks_sent) level[local_n + j] = in[runs[q] + j - ghost_first[q]];
+        mask = level[local_n + j];
+    }
+    words[j] = __popcll(mask);
+}
+
+// Ghost j's words stored in its level's lanes (`starts`: `bc_unpack_words`' counts scanned).
+extern "C" __global__ void bc_unpack(const u64 *in, const u64 *runs, const u64 *ghost_first,
+                                     u32 ranks, u32 ghosts, u32 local_n, u32 lanes,
+                                     u32 masks_sent, const u64 *level, const u64 *starts,
+                                     u64 *values) {
+    u64 j = thread_index();
+    if (j >= ghosts) return;
+    u32 q = owner_of(ghost_first, ranks, j);
+    if (!runs[ranks + q]) return;
+    u64 first = ghost_first[q], slot = local_n + j, mask = level[slot];
+    const u64 *w = in + runs[q] + (masks_sent ? ghost_first[q + 1] - first : 0) + starts[j] -
+                   starts[first];
+    for (; mask; mask &= mask - 1) values[slot * lanes + __ffsll(mask) - 1] = *w++;
+}
+
+SCAN_KERNELS(u64)

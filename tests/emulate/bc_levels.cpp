@@ -12,7 +12,8 @@
 // bc_combine, and the reference sums the same pieces in the same order. Then the same batches on the
 // 1D partition over 2 to 4 emulated ranks, as gpu.rs and gpu_ghosts.rs drive it
 // (bc_discover for the next level, each level's σ (forward) or u in σ's place (backward)
-// packed by bc_pack, moved as GpuExchange::alltoallv_runs moves them, stored by bc_unpack):
+// in the level's lanes, their places found by the prelude's scan (scan_host.h) and packed
+// by bc_pack, moved as GpuExchange::alltoallv_runs moves them, stored by bc_unpack):
 // every rank's δ of its own
 // vertices and its fixed-point sums equal the whole graph's bit for bit. σ and δ start as NaN
 // (gpu.rs does not clear them between batches): only lanes a batch wrote may be read.
@@ -30,10 +31,12 @@ inline double __dsub_rn(double a, double b) { return a - b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline int __popcll(u64 x) { return __builtin_popcountll(x); }
 inline u64 __double2ull_rz(double x) { return (u64)x; }
 inline double __ull2double_rn(u64 x) { return (double)x; }
 inline u64 min(u64 a, u64 b) { return a < b ? a : b; }
-#include "bc_kernels.h"  // kernels/bc.cu, written by scripts/emulate-kernels
+#include "bc_kernels.h"  // the prelude's scan and kernels/bc.cu, written by scripts/emulate-kernels
+#include "scan_host.h"
 
 template <class F> void launch(u64 threads, F f) {
     for (u64 t = threads; t-- > 0;) { emu_thread = t; f(); }
@@ -182,8 +185,9 @@ struct Part {
     u32 first, n;
     std::vector<u32> ghosts;  // global ids, ascending
     Rows out, inc;
-    std::vector<u32> send_local, targets, dest;
-    std::vector<u64> before;  // per destination rank: plan entries before its group
+    std::vector<u32> send_local, dest;
+    std::vector<u64> before;       // per destination rank: plan entries before its group (ranks + 1)
+    std::vector<u64> ghost_first;  // per owner rank: its first ghost (ranks + 1)
     u32 slots() const { return n + ghosts.size(); }
     u32 column(u32 v) const {
         if (v >= first && v < first + n) return v - first;
@@ -222,10 +226,17 @@ static std::vector<Part> partition(u32 n, u32 ranks, const Rows &out, const Rows
                 u32 v = parts[q].ghosts[i];
                 if (v < parts[r].first || v >= parts[r].first + parts[r].n) continue;
                 parts[r].send_local.push_back(v - parts[r].first);
-                parts[r].targets.push_back(i);
                 parts[r].dest.push_back(q);
             }
         }
+    for (u32 q = 0; q < ranks; q++) {
+        parts[q].before.push_back(parts[q].send_local.size());
+        for (u32 r = 0; r <= ranks; r++) {
+            u32 from = r < ranks ? parts[r].first : n;
+            auto &g = parts[q].ghosts;
+            parts[q].ghost_first.push_back(std::lower_bound(g.begin(), g.end(), from) - g.begin());
+        }
+    }
     return parts;
 }
 
@@ -238,25 +249,39 @@ struct RankState {
     std::vector<u32> counts;
 };
 
-// Every rank packs `values` of its own vertices in `level(rank)` (σ where sigma_mode), the
-// runs travel as the all-to-all moves them (to rank q: each rank's run for q, in rank
-// order), and each rank unpacks what it received.
+// Every rank packs `values` of its own vertices in `level(rank)` in the level's lanes (with
+// their masks where masks_sent), as gpu_ghosts.rs drives bc_pack_words, the scan, bc_pack_totals
+// and bc_pack; the runs travel as the all-to-all moves them (to rank q: each rank's run for q,
+// in rank order); each rank unpacks what it received (bc_unpack_words, the scan, bc_unpack).
 template <class Level, class Values>
-static void push(std::vector<Part> &parts, u32 k, u32 lanes, u32 sigma_mode, Level level, Values values) {
-    u32 ranks = parts.size(), record = 1 + k;
+static void push(std::vector<Part> &parts, u32 lanes, u32 masks_sent, Level level, Values values) {
+    u32 ranks = parts.size();
     std::vector<std::vector<u64>> inbox(ranks);
+    std::vector<std::vector<u64>> came(ranks, std::vector<u64>(ranks));
     for (u32 r = 0; r < ranks; r++) {
         Part &p = parts[r];
-        std::vector<u64> out(p.send_local.size() * record + 1);
-        std::vector<u32> cursor(ranks);
         u32 entries = p.send_local.size();
-        launch(entries, [&] { bc_pack(p.send_local.data(), p.targets.data(), p.dest.data(), entries, p.before.data(), k, lanes, sigma_mode, level(r).data(), (const u64 *)values(r).data(), cursor.data(), out.data()); });
-        for (u32 q = 0; q < ranks; q++)
-            inbox[q].insert(inbox[q].end(), out.begin() + p.before[q] * record, out.begin() + (p.before[q] + cursor[q]) * record);
+        std::vector<u64> out(entries * (1 + lanes) + 1, ~0ull), words(entries + 1, ~0ull), totals(ranks);
+        launch(grid(entries), [&] { bc_pack_words(p.send_local.data(), entries, level(r).data(), words.data()); });
+        exclusive_scan(words.data(), entries + 1, 16);
+        launch(grid(ranks), [&] { bc_pack_totals(p.before.data(), ranks, words.data(), totals.data()); });
+        launch(grid(entries), [&] { bc_pack(p.send_local.data(), p.dest.data(), entries, p.before.data(), lanes, masks_sent, level(r).data(), (const u64 *)values(r).data(), words.data(), out.data()); });
+        for (u32 q = 0; q < ranks; q++) {
+            u64 count = totals[q] ? totals[q] + masks_sent * (p.before[q + 1] - p.before[q]) : 0;
+            auto at = out.begin() + p.before[q] * (1 + lanes);
+            inbox[q].insert(inbox[q].end(), at, at + count);
+            came[q][r] = count;
+        }
     }
     for (u32 q = 0; q < ranks; q++) {
-        u32 records = inbox[q].size() / record;
-        launch(records, [&] { bc_unpack(inbox[q].data(), records, k, lanes, parts[q].n, sigma_mode, level(q).data(), (u64 *)values(q).data()); });
+        Part &p = parts[q];
+        std::vector<u64> runs(2 * ranks);
+        for (u32 r = 0, at = 0; r < ranks; at += came[q][r], r++) runs[r] = at, runs[ranks + r] = came[q][r];
+        u32 ghosts = p.ghosts.size();
+        std::vector<u64> words(ghosts + 1, ~0ull);
+        launch(grid(ghosts), [&] { bc_unpack_words(inbox[q].data(), runs.data(), p.ghost_first.data(), ranks, ghosts, p.n, masks_sent, level(q).data(), words.data()); });
+        exclusive_scan(words.data(), ghosts + 1, 16);
+        launch(grid(ghosts), [&] { bc_unpack(inbox[q].data(), runs.data(), p.ghost_first.data(), ranks, ghosts, p.n, lanes, masks_sent, level(q).data(), words.data(), (u64 *)values(q).data()); });
     }
 }
 
@@ -285,7 +310,7 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
         std::copy(first.begin(), first.end(), s.lists[0].begin());
         s.counts.push_back(first.size());
     }
-    push(parts, kb, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[0]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
+    push(parts, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[0]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
     size_t level = 0;
     for (;;) {
         bool found = false;
@@ -303,7 +328,7 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
                 forward_launches(p.inc, Pieces(p.inc, n), s.lists[level + 1], next[r], lanes, s.levels[level].data(), s.levels[level + 1].data(), s.reached.data(), s.sigma.data());
             found |= next[r] > 0;
         }
-        push(parts, kb, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[level + 1]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
+        push(parts, lanes, 1, [&](u32 r) -> std::vector<u64> & { return st[r].levels[level + 1]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
         if (!found) break;
         for (u32 r = 0; r < ranks; r++) st[r].counts.push_back(next[r]);
         level++;
@@ -315,7 +340,7 @@ static std::vector<RankState> partitioned_batch(std::vector<Part> &parts, const 
             u32 count = s.counts[at];
             backward_launches(p.out, Pieces(p.out, p.n), s.lists[at], count, lanes, s.levels[at].data(), s.levels[at + 1].data(), s.sigma.data(), s.delta.data());
         }
-        if (at > 0) push(parts, kb, lanes, 0, [&](u32 r) -> std::vector<u64> & { return st[r].levels[at]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
+        if (at > 0) push(parts, lanes, 0, [&](u32 r) -> std::vector<u64> & { return st[r].levels[at]; }, [&](u32 r) -> std::vector<double> & { return st[r].sigma; });
     }
     for (u32 r = 0; r < ranks; r++) {
         u32 n = parts[r].n;

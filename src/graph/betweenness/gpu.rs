@@ -318,12 +318,11 @@ fn timed_push(
     gpu: &Gpu,
     push: &mut GhostPush,
     carried: Carried,
-    kb: u32,
     (level, values): (&mut CudaSlice<u64>, &mut CudaSlice<f64>),
     phases: &mut Phases,
 ) -> Result<()> {
     let started = std::time::Instant::now();
-    push.push(gpu, carried, kb as usize, level, values)?;
+    push.push(gpu, carried, level, values)?;
     phases.push += started.elapsed().as_secs_f64();
     Ok(())
 }
@@ -373,10 +372,10 @@ fn run_batch(
     st.counts.push(batch.first.len() as u32);
     if let Some((_, push)) = part.as_mut() {
         let values = (&mut st.levels[0], &mut st.sigma);
-        timed_push(gpu, push, Carried::Sigma, kb, values, &mut st.phases)?;
+        timed_push(gpu, push, Carried::Sigma, values, &mut st.phases)?;
     }
     let mut level = 0;
-    while forward_level(gpu, k, rows, (n, slots), lanes32, level, kb, st, &mut part)? {
+    while forward_level(gpu, k, rows, (n, slots), lanes32, level, st, &mut part)? {
         level += 1;
     }
     // From the deepest level (whose successors' level is empty: δ = 0, u = 1/σ) up.
@@ -411,7 +410,7 @@ fn run_batch(
         st.trace.backward(at, seconds);
         if let (Some((_, push)), true) = (part.as_mut(), at > 0) {
             let values = (&mut st.levels[at], &mut st.sigma);
-            timed_push(gpu, push, Carried::Quotient, kb, values, &mut st.phases)?;
+            timed_push(gpu, push, Carried::Quotient, values, &mut st.phases)?;
         }
     }
     let n32 = n as u32;
@@ -449,7 +448,7 @@ fn combine(
     })
 }
 
-/// Level `level + 1` of a batch of `kb` sources: its masks and list (`bc_expand` on the
+/// Level `level + 1` of a batch: its masks and list (`bc_expand` on the
 /// whole graph, `bc_discover` on a part), its σ, and on a part its σ pushed to the ghosts.
 /// False where no rank reached a vertex.
 #[allow(clippy::too_many_arguments)]
@@ -460,7 +459,6 @@ fn forward_level(
     (n, slots): (usize, usize),
     lanes32: u32,
     level: usize,
-    kb: u32,
     st: &mut State,
     part: &mut Partitioned,
 ) -> Result<bool> {
@@ -548,7 +546,7 @@ fn forward_level(
         None => next > 0,
         Some((world, push)) => {
             let values = (&mut rest[0], &mut st.sigma);
-            timed_push(gpu, push, Carried::Sigma, kb, values, &mut st.phases)?;
+            timed_push(gpu, push, Carried::Sigma, values, &mut st.phases)?;
             world.allreduce(u8::from(next > 0), Op::Max) == 1
         }
     };

@@ -17,7 +17,7 @@
 //! `Full`, the whole graph on every rank with the sources split between ranks and one final
 //! reduction; `Partitioned`, the 1D partition, every rank running every batch over its own
 //! vertices, with each level's new σ (forward) and u (backward) sent to the ranks that hold
-//! them as ghosts. Both run on the CPU and on GPUs (one per rank; the ghosts' values then go
+//! them as ghosts, in the level's lanes only (`sweep::push`). Both run on the CPU and on GPUs (one per rank; the ghosts' values then go
 //! through the device exchange layer, NCCL between GPUs or staged through MPI).
 
 pub mod gpu;
