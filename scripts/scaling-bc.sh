@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# scripts/scaling-bc.sh: betweenness (`tessera bc`, Kronecker, 64 sources) over GPUs, one rank
-# per GPU on 1, 2, 4, ... ranks (those the host has; BC_SCALING_RANKS overrides):
+# scripts/scaling-bc.sh: betweenness (`tessera bc`, Kronecker, BC_SCALING_SOURCES sources, default
+# 64) over GPUs, one rank per GPU on 1, 2, 4, ... ranks (those the host has; BC_SCALING_RANKS
+# overrides):
 # - strong scaling of the full graph (`replicate = full`): SCALE BC_SCALING_SCALE (default 22)
-#   at every rank count, sources split; efficiency = T(1) / (P · T(P));
+#   at every rank count, sources split; efficiency = T(1) / (P · T(P)). A batch costs its row
+#   reads more than its lanes, so 64 sources on P ranks (batches of 64/P lanes) cannot scale:
+#   BC_SCALING_SOURCES=256 gives 4 ranks a full batch each;
 # - weak scaling of the 1D partition (`replicate = distributed`): SCALE + log2 P, each rank
 #   sweeping every source over its part, σ and δ of its ghosts exchanged per level (NCCL,
 #   or BC_SCALING_TRANSPORT); efficiency = (rate(P) / P) / rate(1), rate = arcs · sources / s.
@@ -31,7 +34,7 @@ for np in "${ranks[@]}"; do
         for ((r = 1; r <= repeat; r++)); do
             name="$kind-s$s-np$np-r$r"
             timeout "${BC_SCALING_TIMEOUT:-120}" mpirun --oversubscribe --bind-to none -np "$np" "$bin" \
-                bc --scale "$s" --sources 64 --replicate "$replicate" --device "${BC_SCALING_DEVICE:-gpu}" \
+                bc --scale "$s" --sources "${BC_SCALING_SOURCES:-64}" --replicate "$replicate" --device "${BC_SCALING_DEVICE:-gpu}" \
                 --gpu-transport "${BC_SCALING_TRANSPORT:-auto}" --output "$out/$name.h5" --force \
                 >"$out/$name.log" 2>&1 || echo "$name: failed or timed out (log: $out/$name.log)"
         done
