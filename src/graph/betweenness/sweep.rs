@@ -19,6 +19,7 @@ use crate::comm::{Op, World};
 use crate::error::{Error, Result};
 use crate::graph::Vid;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Lane masks of every value slot: bit s set where lane s has the vertex (at a level).
@@ -338,36 +339,32 @@ fn push(world: &World, view: &View, lanes: &Lanes, level: &Masks, masks: GhostMa
         if words == 0 {
             continue;
         }
-        let (masks_of, values) = match masks {
+        let (masks_of, values): (Cow<[u64]>, _) = match masks {
             GhostMasks::Sent => {
                 let (sent, values) = run.split_at(ghosts.min(words));
-                (sent.to_vec(), values)
+                (sent.into(), values)
             }
             GhostMasks::Held => {
-                let known = slots.clone().map(|g| level[g].load(Relaxed)).collect();
-                (known, run)
+                let held = slots.clone().map(|g| level[g].load(Relaxed)).collect();
+                (Cow::Owned(held), run)
             }
         };
         // Where each ghost's words start: the set lanes before it.
-        let starts: Vec<usize> = masks_of
-            .iter()
-            .scan(0, |before, &m| {
-                let start = *before;
-                *before += m.count_ones() as usize;
-                Some(start)
-            })
-            .collect();
-        let expected = starts.last().zip(masks_of.last());
-        let expected = expected.map_or(0, |(s, m)| s + m.count_ones() as usize);
-        if masks_of.len() != ghosts || expected != values.len() {
+        let mut starts = Vec::with_capacity(ghosts);
+        let mut total = 0;
+        for m in masks_of.iter() {
+            starts.push(total);
+            total += m.count_ones() as usize;
+        }
+        if masks_of.len() != ghosts || total != values.len() {
             return Err(Error::Comm(format!(
                 "betweenness: a rank sent {words} words for {ghosts} ghosts, not the \
-                 {expected} values their lanes need"
+                 {total} values their lanes need"
             )));
         }
         slots
             .into_par_iter()
-            .zip(&masks_of)
+            .zip(masks_of.par_iter())
             .zip(&starts)
             .for_each(|((slot, &mask), &start)| {
                 for (i, s) in lanes_of(mask).enumerate() {
