@@ -9,11 +9,12 @@
 //! (`gpu_ghosts`), as `sweep` does.
 //! Rows longer than `CHUNK` go to the `_chunks` kernels a piece a warp (`gpu_pieces`).
 
-use super::gpu_ghosts::{self, Carried, GhostPush};
+use super::gpu_ghosts::{self, GhostPush};
 use super::gpu_pieces::{self, DevicePieces};
 use super::steps::Steps;
 use super::trace::LevelTrace;
 use super::view::{LocalRows, View};
+use super::Carried;
 use crate::comm::{GpuTransport, Op, World};
 use crate::device::{gpu_error, grid, memory, Gpu, Kernel};
 use crate::error::Result;

@@ -7,6 +7,7 @@
 //! vertex's words go on either side: the prelude's exclusive scan of their lane counts.
 
 use super::view::View;
+use super::Carried;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{run_starts, GpuTransport, World};
 use crate::device::scan::exclusive_scan;
@@ -14,16 +15,6 @@ use crate::device::{grid, Gpu, Kernel};
 use crate::error::Result;
 use crate::graph::ghosts::Ghosts;
 use cudarc::driver::{CudaSlice, PushKernelArg};
-
-/// Which value a push carries.
-#[derive(Clone, Copy)]
-pub enum Carried {
-    /// σ of the lanes at the level, with the level masks; the ghosts' level masks become
-    /// them.
-    Sigma,
-    /// u = (1 + δ)/σ of the lanes at the level (in σ's place); the ghosts hold the masks.
-    Quotient,
-}
 
 /// The kernels of a push.
 struct Kernels {

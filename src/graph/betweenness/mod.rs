@@ -54,6 +54,17 @@ pub const CHUNK: usize = 1024;
 /// Bytes per vertex (and ghost) per lane: σ, δ.
 pub const BYTES_PER_LANE: u64 = 8 + 8;
 
+/// Which value a level's push to the ghosts carries, in the level's lanes only (`sweep::push`
+/// on the CPU, `gpu_ghosts::GhostPush::push` on the GPU: the same words in the same order).
+#[derive(Clone, Copy, PartialEq)]
+pub enum Carried {
+    /// Forward: σ, after a mask word per ghost; the ghosts' level masks become them.
+    Sigma,
+    /// Backward: u = (1 + δ)/σ (in σ's place), the words alone: the ghosts hold the masks
+    /// from the forward push.
+    Quotient,
+}
+
 /// A deck key of `table` outside its range: one line naming the deck, the table and the key.
 pub fn bad_key(source: &str, table: &str, key: &str, msg: &str) -> Error {
     crate::error::config_error(source, &format!("[{table}] {key}: {msg}"))

@@ -14,7 +14,7 @@
 //! 64 sources, 2 ranks sent 206 MB a rank, now 81 MB). kernels/bc.cu does the same steps.
 
 use super::view::View;
-use super::{to_fixed, CHUNK, MAX_LANES};
+use super::{to_fixed, Carried, CHUNK, MAX_LANES};
 use crate::comm::{Op, World};
 use crate::error::{Error, Result};
 use crate::graph::Vid;
@@ -105,13 +105,13 @@ pub fn run_batch(
         }
     }
     if let Some(world) = world {
-        push_sigma(world, view, lanes, &levels[0])?;
+        push(world, view, lanes, &levels[0], Carried::Sigma)?;
     }
     loop {
         let next = masks(lanes.slots);
         let mut found = forward_level(view, lanes, k, &levels[levels.len() - 1], &next);
         if let Some(world) = world {
-            push_sigma(world, view, lanes, &next)?;
+            push(world, view, lanes, &next, Carried::Sigma)?;
             found = world.allreduce(found as u8, Op::Max) == 1;
         }
         // The last one is empty: the deepest level's successors (δ = 0 there, u = 1/σ).
@@ -123,7 +123,7 @@ pub fn run_batch(
     for at in (0..levels.len() - 1).rev() {
         backward_level(view, lanes, &levels[at], &levels[at + 1]);
         if let (Some(world), true) = (world, at > 0) {
-            push_quotient(world, view, lanes, &levels[at])?;
+            push(world, view, lanes, &levels[at], Carried::Quotient)?;
         }
     }
     accumulate(view, lanes, k, &levels[0], fixed);
@@ -272,35 +272,15 @@ fn accumulate(view: &View, lanes: &Lanes, k: usize, sources: &Masks, fixed: &mut
         });
 }
 
-/// σ of the own vertices in `level` (a level's masks), in its lanes, to the ranks holding
-/// them as ghosts; the ghosts' masks travel with them and are set (collective).
-fn push_sigma(world: &World, view: &View, lanes: &Lanes, level: &Masks) -> Result<()> {
-    push(world, view, lanes, level, GhostMasks::Sent)
-}
-
-/// σ's place of the own vertices in `level`, u = 1/σ + ρ once the backward sweep has been
-/// there, in the level's lanes, to the ranks holding them as ghosts (collective). The
-/// ghosts' masks came forward with their σ, so only the values travel.
-fn push_quotient(world: &World, view: &View, lanes: &Lanes, level: &Masks) -> Result<()> {
-    push(world, view, lanes, level, GhostMasks::Held)
-}
-
-/// Whether a push carries the level masks of the vertices it sends.
-#[derive(Clone, Copy, PartialEq)]
-enum GhostMasks {
-    /// Forward: the receiver learns its ghosts' lanes at this level from the masks.
-    Sent,
-    /// Backward: the receiver's ghosts hold this level's masks already.
-    Held,
-}
-
-/// Send σ's place in the lanes of `level` of each own vertex that another rank holds as a
-/// ghost, and store what arrives at the ghosts' slots (collective). To each rank that gets
-/// anything: with `GhostMasks::Sent`, one mask word per ghost of the plan in its order, then
-/// the set lanes' words, ghost after ghost, lane after lane; with `GhostMasks::Held`, the words
-/// alone. A lane not at the level costs nothing, so a boundary vertex's σ and u each travel
-/// once per lane over the whole batch, besides one mask word per level forward.
-fn push(world: &World, view: &View, lanes: &Lanes, level: &Masks, masks: GhostMasks) -> Result<()> {
+/// Send σ's place in the lanes of `level` (a level's masks) of each own vertex that another
+/// rank holds as a ghost, and store what arrives at the ghosts' slots (collective): σ forward,
+/// u = 1/σ + ρ backward once the sweep has been there. To each rank that gets anything: for
+/// `Carried::Sigma`, one mask word per ghost of the plan in its order (the ghosts' masks are
+/// set from them), then the set lanes' words, ghost after ghost, lane after lane; for
+/// `Carried::Quotient`, the words alone. A lane not at the level costs nothing, so a boundary
+/// vertex's σ and u each travel once per lane over the whole batch, besides one mask word per
+/// level forward.
+fn push(world: &World, view: &View, lanes: &Lanes, level: &Masks, carried: Carried) -> Result<()> {
     let plan = view.ghosts.as_ref().expect("a partitioned view");
     let b = lanes.lanes;
     let mut send = Vec::new();
@@ -322,7 +302,7 @@ fn push(world: &World, view: &View, lanes: &Lanes, level: &Masks, masks: GhostMa
             .collect();
         let before = send.len();
         if !words.is_empty() {
-            if masks == GhostMasks::Sent {
+            if carried == Carried::Sigma {
                 send.extend(own);
             }
             send.extend(words);
@@ -339,12 +319,12 @@ fn push(world: &World, view: &View, lanes: &Lanes, level: &Masks, masks: GhostMa
         if words == 0 {
             continue;
         }
-        let (masks_of, values): (Cow<[u64]>, _) = match masks {
-            GhostMasks::Sent => {
+        let (masks_of, values): (Cow<[u64]>, _) = match carried {
+            Carried::Sigma => {
                 let (sent, values) = run.split_at(ghosts.min(words));
                 (sent.into(), values)
             }
-            GhostMasks::Held => {
+            Carried::Quotient => {
                 let held = slots.clone().map(|g| level[g].load(Relaxed)).collect();
                 (Cow::Owned(held), run)
             }
@@ -370,7 +350,7 @@ fn push(world: &World, view: &View, lanes: &Lanes, level: &Masks, masks: GhostMa
                 for (i, s) in lanes_of(mask).enumerate() {
                     lanes.sigma[slot * b + s].store(values[start + i], Relaxed);
                 }
-                if masks == GhostMasks::Sent {
+                if carried == Carried::Sigma {
                     level[slot].fetch_or(mask, Relaxed);
                 }
             });
