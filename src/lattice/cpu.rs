@@ -72,6 +72,7 @@ impl SlabDevice for CpuSlab {
         let parent = &self.parent;
         self.labels
             .par_iter_mut()
+            .with_min_len(crate::grain::MIN_ITEMS)
             .enumerate()
             .for_each(|(i, label)| {
                 let p = parent[i];
@@ -90,12 +91,19 @@ impl SlabDevice for CpuSlab {
 
     fn tally(&mut self, mask: &[u8], roots: &[u32]) -> Result<(ClusterStats, Vec<u64>)> {
         let n = self.slab.sites();
-        let sizes: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
-        (0..n).into_par_iter().for_each(|i| {
-            if mask[i] & VACANT == 0 {
-                sizes[self.root(i)].fetch_add(1, Relaxed);
-            }
-        });
+        let sizes: Vec<AtomicU32> = (0..n)
+            .into_par_iter()
+            .with_min_len(crate::grain::MIN_ITEMS)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        (0..n)
+            .into_par_iter()
+            .with_min_len(crate::grain::MIN_ITEMS)
+            .for_each(|i| {
+                if mask[i] & VACANT == 0 {
+                    sizes[self.root(i)].fetch_add(1, Relaxed);
+                }
+            });
         let offset = self.slab.offset();
         // A tally per chunk of sites, updated in place, then merged.
         let stats = mask

@@ -72,6 +72,7 @@ pub fn draw_mask(slab: &Slab, kind: Occupation, key: u64, threshold: u64) -> Vec
     let fast = lattice.dim - 1;
     let mut mask = vec![0u8; slab.sites()];
     mask.par_chunks_mut(l as usize)
+        .with_min_len(crate::grain::min_rows(l as usize))
         .enumerate()
         .for_each(|(row, masks)| {
             let start = slab.global(row * l as usize);

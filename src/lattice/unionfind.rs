@@ -59,12 +59,13 @@ pub fn label_box(slab: &Slab, mask: &[u8]) -> Vec<u32> {
     let fast_bit = bond_bit(fast);
     let parent: Vec<AtomicU32> = (0..slab.sites())
         .into_par_iter()
+        .with_min_len(crate::grain::MIN_ITEMS)
         .map(|_| AtomicU32::new(0))
         .collect();
     let rows = || {
         (0..slab.sites() / l)
             .into_par_iter()
-            .with_min_len((4096 / l).max(1))
+            .with_min_len(crate::grain::min_rows(l))
     };
     // Each run of fast-axis bonds hangs from its first site: those bonds need no union.
     rows().for_each(|row| {
@@ -94,6 +95,7 @@ pub fn label_box(slab: &Slab, mask: &[u8]) -> Vec<u32> {
     });
     (0..parent.len())
         .into_par_iter()
+        .with_min_len(crate::grain::MIN_ITEMS)
         .map(|i| find(&parent, i as u32))
         .collect()
 }

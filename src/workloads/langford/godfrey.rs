@@ -310,7 +310,7 @@ fn summand<const W: usize>(x: u64, s: impl Iterator<Item = i32>) -> Wide<W> {
     let mut product = Wide::from_i64(if x.count_ones() % 2 == 1 { -1 } else { 1 });
     let mut block: i64 = 1;
     for (k, v) in s.enumerate() {
-        block *= i64::from(v);
+        block = block.wrapping_mul(i64::from(v)); // exact: see above
         if k % 10 == 9 {
             product = product.wrapping_mul_i64(block);
             block = 1;
@@ -379,13 +379,15 @@ impl LaneUpdate {
     fn apply(&self, lanes: &mut [u64; 2], classes: &[u64; 2], reversed: &[u64; 2], plus: bool) {
         let up = expand(classes[self.class] >> self.up_shift & self.up_valid);
         let down = expand(reversed[self.class] >> self.down_shift & self.down_valid);
+        // Lane arithmetic: no lane leaves 0..255, so no word can overflow; the wrapping
+        // forms only spare the hot loop the overflow checks of the tests' build.
         for w in 0..2 {
-            let moved = 4 * (up[w] + down[w]);
-            let present = 2 * self.present[w];
+            let moved = (up[w].wrapping_add(down[w])).wrapping_mul(4);
+            let present = self.present[w].wrapping_mul(2);
             lanes[w] = if plus {
-                lanes[w] + moved - present
+                lanes[w].wrapping_add(moved).wrapping_sub(present)
             } else {
-                lanes[w] + present - moved
+                lanes[w].wrapping_add(present).wrapping_sub(moved)
             };
         }
     }

@@ -88,7 +88,7 @@ impl CpuSpins {
     pub fn reset(&mut self, hot: Option<u64>, q: u32) {
         let (slab, plane) = (self.slab, self.slab.plane());
         self.field[plane..plane + slab.sites()]
-            .par_iter_mut()
+            .par_iter_mut().with_min_len(crate::grain::MIN_ITEMS)
             .enumerate()
             .for_each(|(i, s)| *s = start_state(hot, slab.global(i), q));
     }
@@ -124,7 +124,7 @@ impl CpuSpins {
         let (z, q) = (model.neighbours() as i32, model.q);
         let field = &self.field;
         self.next[plane..plane + slab.sites()]
-            .par_chunks_mut(l)
+            .par_chunks_mut(l).with_min_len(crate::grain::min_rows(l))
             .enumerate()
             .for_each(|(row, out)| {
                 let rn = halo::row_neighbours(&slab, row);
@@ -167,7 +167,7 @@ impl CpuSpins {
         let (l, dim) = (slab.lattice.l as usize, model.dim);
         let field = &self.field;
         self.mask
-            .par_chunks_mut(l)
+            .par_chunks_mut(l).with_min_len(crate::grain::min_rows(l))
             .enumerate()
             .for_each(|(row, masks)| {
                 let rn = halo::row_neighbours(&slab, row);
@@ -188,7 +188,7 @@ impl CpuSpins {
         let plane = slab.plane();
         let q = model.q;
         self.field[plane..plane + slab.sites()]
-            .par_iter_mut()
+            .par_iter_mut().with_min_len(crate::grain::MIN_ITEMS)
             .zip(&labeller.device.labels)
             .for_each(|(s, &label)| *s = uniform_state(draw(clusters, label), q));
         Ok(())
@@ -278,7 +278,7 @@ impl CpuSpins {
         let (l, dim, q) = (slab.lattice.l as usize, model.dim, model.q as usize);
         let field = &self.field;
         (0..self.rows())
-            .into_par_iter()
+            .into_par_iter().with_min_len(crate::grain::min_rows(l))
             .fold(
                 || vec![0u64; q + 1],
                 |mut t, row| {

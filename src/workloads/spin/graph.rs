@@ -119,7 +119,7 @@ impl GraphSpins {
     pub fn reset(&mut self, hot: Option<u64>, q: u32) {
         let part = self.part;
         self.spins
-            .par_iter_mut()
+            .par_iter_mut().with_min_len(crate::grain::MIN_ITEMS)
             .enumerate()
             .for_each(|(u, s)| *s = start_state(hot, part.global(u), q));
     }
@@ -165,7 +165,7 @@ impl GraphSpins {
             self.refresh(world)?;
             let this = &*self;
             let next: Vec<u8> = (0..this.spins.len())
-                .into_par_iter()
+                .into_par_iter().with_min_len(crate::grain::MIN_ITEMS)
                 .map(|u| {
                     let s = this.spins[u];
                     if usize::from(this.colour[u]) != class {
@@ -212,7 +212,7 @@ impl GraphSpins {
             spins[u] == t && bond_active(bonds, graph_bond(part.global(u), v, n), threshold)
         };
         let local: Vec<bool> = (0..spins.len())
-            .into_par_iter()
+            .into_par_iter().with_min_len(crate::grain::MIN_ITEMS)
             .flat_map_iter(|u| {
                 let row = &rows.adj[rows.offsets[u] as usize..rows.offsets[u + 1] as usize];
                 row.iter()
@@ -221,7 +221,7 @@ impl GraphSpins {
             .collect();
         let cut: Vec<bool> = rows
             .cut_own
-            .par_iter()
+            .par_iter().with_min_len(crate::grain::MIN_ITEMS)
             .zip(&rows.cut_ghost)
             .map(|(&u, &g)| {
                 let g = g as usize;
@@ -237,7 +237,7 @@ impl GraphSpins {
         let labels = labeller.labels()?;
         let q = model.q;
         self.spins
-            .par_iter_mut()
+            .par_iter_mut().with_min_len(crate::grain::MIN_ITEMS)
             .zip(labels)
             .for_each(|(s, label)| *s = uniform_state(draw(clusters, label), q));
         Ok(())
@@ -320,7 +320,7 @@ impl GraphSpins {
         let q = model.q as usize;
         let this = &*self;
         Ok((0..this.spins.len())
-            .into_par_iter()
+            .into_par_iter().with_min_len(crate::grain::MIN_ITEMS)
             .fold(
                 || vec![0u64; q + 1],
                 |mut t, u| {

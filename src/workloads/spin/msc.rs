@@ -101,7 +101,7 @@ impl Layout {
         let l = self.l as usize;
         let mut words = vec![0u32; self.interior_words()];
         words
-            .par_chunks_mut(self.row_words())
+            .par_chunks_mut(self.row_words()).with_min_len(crate::grain::min_rows(l))
             .zip(spins.par_chunks(l))
             .enumerate()
             .for_each(|(row, (out, sites))| {
@@ -121,7 +121,7 @@ impl Layout {
         let l = self.l as usize;
         let mut spins = vec![0u8; self.rows as usize * l];
         spins
-            .par_chunks_mut(l)
+            .par_chunks_mut(l).with_min_len(crate::grain::min_rows(l))
             .zip(words.par_chunks(self.row_words()))
             .enumerate()
             .for_each(|(row, (sites, got))| {
