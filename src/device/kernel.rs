@@ -14,7 +14,7 @@ use cudarc::driver::{
     ValidAsZeroBits,
 };
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The prelude of every kernel file.
 const PRELUDE: &str = include_str!("../../kernels/prelude.cuh");
@@ -50,6 +50,8 @@ pub fn blocks(count: u64, threads: u32) -> LaunchConfig {
 pub struct Kernel {
     func: CudaFunction,
     name: String,
+    /// `Gpu::resident_blocks`, once asked.
+    resident: OnceLock<u32>,
 }
 
 /// A kernel file's name and source, from `KERNELS`, or (a measurement switch, for comparing
@@ -81,6 +83,7 @@ fn load_function(module: &Arc<CudaModule>, file: &str, name: &str) -> Result<Ker
     Ok(Kernel {
         func,
         name: name.to_string(),
+        resident: OnceLock::new(),
     })
 }
 
@@ -205,24 +208,29 @@ impl Gpu {
             .map_err(|e| gpu_error(format!("launch {}", kernel.name), e))
     }
 
-    /// Blocks of `threads` threads of `kernel` that fit on the GPU at once: multiprocessors x
+    /// Blocks of THREADS threads of `kernel` that fit on the GPU at once: multiprocessors x
     /// the blocks its registers and shared memory let one hold. The grid of a grid-stride
-    /// kernel: the device's threads per multiprocessor (`resident_blocks`) overstate it for a
-    /// kernel past 32 registers a thread (64 K registers for 2048 threads), and its loop then
-    /// runs in two waves, the second a fraction of the GPU.
-    pub fn kernel_resident_blocks(&self, kernel: &Kernel, threads: u32) -> Result<u32> {
+    /// kernel: the device's threads per multiprocessor overstate it for a kernel past 32
+    /// registers a thread (64 K registers for 2048 threads), and its loop then runs in two
+    /// waves, the second a fraction of the GPU (the SSCA#2 generator's, at 40 registers, took
+    /// 1.33 waves' time and more, 2026-12-05).
+    pub fn resident_blocks(&self, kernel: &Kernel) -> Result<u32> {
+        if let Some(&blocks) = kernel.resident.get() {
+            return Ok(blocks);
+        }
         let what = |e| gpu_error(format!("occupancy of {}", kernel.name), e);
         self.ctx.bind_to_thread().map_err(what)?;
         let per_sm = kernel
             .func
-            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)
             .map_err(what)?;
         let registers = kernel.func.num_regs().map_err(what)?;
         log::info!(
-            "{}: {registers} registers a thread, {per_sm} blocks of {threads} a multiprocessor",
+            "{}: {registers} registers a thread, {per_sm} blocks of {THREADS} a multiprocessor",
             kernel.name
         );
-        Ok(self.multiprocessors()? * per_sm.max(1))
+        let blocks = self.multiprocessors()? * per_sm.max(1);
+        Ok(*kernel.resident.get_or_init(|| blocks))
     }
 
     /// Wait for everything queued on this GPU's stream; `after` names it in an error.

@@ -187,11 +187,11 @@ impl Gpu {
             .map_err(|e| gpu_error("memory info", e))
     }
 
-    /// Blocks of `threads` threads that fit on the GPU at once (multiprocessors x blocks each).
-    /// (`kernel_resident_blocks` counts them for one kernel, its registers included.)
-    pub fn resident_blocks(&self, threads: u32) -> Result<u32> {
+    /// Threads the GPU can hold at once (multiprocessors x threads each), registers aside.
+    /// (`resident_blocks` counts the blocks of one kernel, its registers included.)
+    pub fn resident_threads(&self) -> Result<u32> {
         let per_sm = self.attribute(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
-        Ok(self.multiprocessors()? * (per_sm.max(threads as i32) as u32 / threads))
+        Ok(self.multiprocessors()? * per_sm.max(1) as u32)
     }
 
     /// The GPU's streaming multiprocessors.

@@ -73,7 +73,7 @@ pub fn edge_checksum(
     let kernel = gpu.function(FILE, &name)?;
     let mut sum = gpu.zeros::<u64>("edge checksum", 1)?;
     let (cfg, count) = (
-        blocks(gpu.resident_blocks(THREADS)? as u64, THREADS),
+        blocks(gpu.resident_blocks(&kernel)? as u64, THREADS),
         source.local_len(),
     );
     world.barrier();

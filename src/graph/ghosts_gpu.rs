@@ -118,7 +118,7 @@ pub fn split(
     let k = Kernels::load(gpu)?;
     laps.lap("compile");
     let mut words = gpu.zeros::<u64>("the ghosts' bitmap", word_count as usize)?;
-    let resident = blocks(gpu.resident_blocks(THREADS)? as u64, THREADS);
+    let resident = blocks(gpu.resident_blocks(&k.mark)? as u64, THREADS);
     gpu.launch(&k.mark, resident, |b| {
         b.arg(&csr.adj)
             .arg(&entries)

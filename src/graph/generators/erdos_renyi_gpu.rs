@@ -105,15 +105,8 @@ pub fn descend(gpu: &Gpu, params: &[u64]) -> Result<Option<CudaSlice<u64>>> {
 #[cfg(test)]
 mod tests {
     use super::super::erdos_renyi::ErdosRenyi;
+    use super::super::{emulate, section};
     use crate::graph::EdgeSource;
-    use std::process::Command;
-
-    /// `text` from the line starting `from` to the line starting `to`.
-    fn section(text: &str, from: &str, to: &str) -> String {
-        let start = text.find(from).unwrap();
-        let end = start + text[start..].find(to).unwrap();
-        text[start..end].to_string()
-    }
 
     /// The kernels, run on the host by tests/emulate/er_tree.cpp (g++), make each rank's
     /// chunks as the host's descent does, for trees the GPU takes over at various levels
@@ -121,31 +114,6 @@ mod tests {
     /// descends to their leaves (too few nodes in a window).
     #[test]
     fn the_kernels_emulated_descend_as_the_host_does() {
-        let dir = std::env::temp_dir().join(format!("tessera-er-tree-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let prelude = include_str!("../../../kernels/prelude.cuh");
-        let kernels = include_str!("../../../kernels/generators.cu");
-        let draw = section(prelude, "#define RNG_GOLDEN", "// A stream key");
-        let tree = section(
-            kernels,
-            "// ---- Erdős–Rényi split tree",
-            "// ---- Kernel 1",
-        );
-        std::fs::write(
-            dir.join("er_kernel.h"),
-            (draw + &tree).replace("extern \"C\" ", ""),
-        )
-        .unwrap();
-        let harness = include_str!("../../../tests/emulate/er_tree.cpp");
-        std::fs::write(dir.join("er_tree.cpp"), harness).unwrap();
-        let exe = dir.join("er_tree");
-        let built = Command::new("g++")
-            .args(["-O1", "-std=c++17", "-o"])
-            .arg(&exe)
-            .arg(dir.join("er_tree.cpp"))
-            .status()
-            .expect("this test needs g++ (scripts/test installs it)");
-        assert!(built.success());
         let graphs: [(u64, u64, usize); 8] = [
             (1 << 24, 1 << 26, 1),
             (1 << 22, 1 << 25, 3),
@@ -167,19 +135,23 @@ mod tests {
                 p.iter().map(|v| format!("{v} ")).collect::<String>() + "\n"
             })
             .collect();
-        // Through a file: the harness writes as it reads, more than a pipe holds.
-        let params = dir.join("params.txt");
-        std::fs::write(&params, input).unwrap();
-        let out = Command::new(&exe)
-            .stdin(std::fs::File::open(&params).unwrap())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let lines: Vec<String> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(String::from)
-            .collect();
+        let prelude = include_str!("../../../kernels/prelude.cuh");
+        let kernels = include_str!("../../../kernels/generators.cu");
+        let draw = section(prelude, "#define RNG_GOLDEN", "// A stream key");
+        let tree = section(
+            kernels,
+            "// ---- Erdős–Rényi split tree",
+            "// ---- Kernel 1",
+        );
+        let files = [
+            ("er_kernel.h", (draw + &tree).replace("extern \"C\" ", "")),
+            (
+                "er_tree.cpp",
+                include_str!("../../../tests/emulate/er_tree.cpp").to_string(),
+            ),
+        ];
+        let out = emulate("er_tree", &files, &input);
+        let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), sources.len());
         for (s, line) in sources.iter().zip(&lines) {
             let want: Vec<String> = s
@@ -187,8 +159,7 @@ mod tests {
                 .iter()
                 .map(|(f, c)| format!("{f},{c}"))
                 .collect();
-            assert_eq!(line, &want.join(" "));
+            assert_eq!(*line, want.join(" "));
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

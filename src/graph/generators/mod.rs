@@ -89,6 +89,44 @@ fn global_edges<S: EdgeSource>(make: impl Fn(usize, usize) -> S) -> Vec<Edge> {
     all
 }
 
+/// `text` from the line starting `from` to the line starting `to`: a kernel file's section.
+#[cfg(test)]
+fn section(text: &str, from: &str, to: &str) -> String {
+    let start = text.find(from).unwrap();
+    let end = start + text[start..].find(to).unwrap();
+    text[start..end].to_string()
+}
+
+/// A kernel's host emulation: `files` (name, text) written to a directory of their own,
+/// `NAME.cpp` among them built by g++ and run with `input` on its standard input (through a
+/// file: the harnesses write as they read, more than a pipe holds); its standard output.
+#[cfg(test)]
+fn emulate(name: &str, files: &[(&str, String)], input: &str) -> String {
+    use std::process::Command;
+    let dir = std::env::temp_dir().join(format!("tessera-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let exe = dir.join(name);
+    let built = Command::new("g++")
+        .args(["-O1", "-std=c++17", "-o"])
+        .arg(&exe)
+        .arg(dir.join(format!("{name}.cpp")))
+        .status()
+        .expect("this test needs g++ (scripts/test installs it)");
+    assert!(built.success());
+    let stdin = dir.join("input.txt");
+    std::fs::write(&stdin, input).unwrap();
+    let out = Command::new(&exe)
+        .stdin(std::fs::File::open(&stdin).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    std::fs::remove_dir_all(&dir).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// Vertex degrees of an edge list, a self-loop counted twice.
 #[cfg(test)]
 fn degrees(n: u64, edges: &[Edge]) -> Vec<u64> {

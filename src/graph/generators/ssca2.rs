@@ -122,8 +122,12 @@ impl EdgeSource for Ssca2 {
     fn local_weights(&self, start: u64, len: u64, out: &mut Vec<u64>) {
         fill(out, self.local.start + start, len, |e| self.weight(e));
     }
-    /// kernels/generators.cu `ssca2_edge` (the edges only: the weights are `device_weights`).
+    /// kernels/generators.cu `ssca2_edge` (the edges only: the weights are `device_weights`),
+    /// which builds the ids in 32-bit words: up to SCALE 32, as the GPU's CSR holds them.
     fn device_edges(&self) -> Option<DeviceEdges> {
+        if self.scale > 32 {
+            return None;
+        }
         let mut params = vec![self.edge_key];
         params.extend(self.scramble.params());
         params.push(self.scale as u64);
@@ -145,7 +149,7 @@ impl EdgeSource for Ssca2 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::global_edges;
+    use super::super::{emulate, global_edges, section};
     use super::*;
 
     #[test]
@@ -199,6 +203,50 @@ mod tests {
         assert_eq!(d.params[7..12], [7, 55, 10, 10, 25]);
         let keys: Vec<u64> = (0..7).map(|l| draw(d.params[0], l)).collect();
         assert_eq!(d.params[12..], keys);
+    }
+
+    /// kernels/generators.cu `ssca2_edge`, run on the host by tests/emulate/ssca2_edges.cpp
+    /// (g++), makes every edge as `edge` does: all of SCALE 10 (self-loops redrawn), a range
+    /// of a rank of three at SCALE 20, and SCALE 32, the largest the kernel takes.
+    #[test]
+    fn the_kernel_emulated_makes_the_hosts_edges() {
+        let prelude = include_str!("../../../kernels/prelude.cuh");
+        let kernels = include_str!("../../../kernels/generators.cu");
+        let header = section(prelude, "#define RNG_GOLDEN", "// A stream key")
+            + &section(
+                kernels,
+                "// Kronecker's seeded bijection",
+                "// ---- Graph500",
+            )
+            + &section(kernels, "// ---- SSCA#2", "// ---- Barabási-Albert");
+        let files = [
+            ("ssca2_kernel.h", header),
+            (
+                "ssca2_edges.cpp",
+                include_str!("../../../tests/emulate/ssca2_edges.cpp").to_string(),
+            ),
+        ];
+        for (scale, ranks, rank, count) in
+            [(10, 1, 0, 8 << 10), (20, 3, 1, 50_000), (32, 1, 0, 20_000)]
+        {
+            let g = Ssca2::new(scale, 7, ranks, rank);
+            let d = g.device_edges().unwrap();
+            let mut input = format!("{} ", d.params.len());
+            input.extend(d.params.iter().map(|p| format!("{p} ")));
+            input += &format!("{} {count}\n", d.first_edge);
+            let out = emulate("ssca2_edges", &files, &input);
+            let mut want = Vec::new();
+            g.local_chunk(0, count, &mut want);
+            let got: Vec<Edge> = out
+                .lines()
+                .map(|l| {
+                    let (u, v) = l.split_once(' ').unwrap();
+                    (u.parse().unwrap(), v.parse().unwrap())
+                })
+                .collect();
+            assert!(got == want, "SCALE {scale}: the kernel's edges differ");
+        }
+        assert!(Ssca2::new(33, 7, 1, 0).device_edges().is_none());
     }
 
     /// kernels/generators.cu `arcs_fill` makes edge e's weight as 1 + below(draw(key, e),

@@ -131,9 +131,6 @@ struct Resident<'g> {
     local_classes: f64,
     /// Lanes per node in opt-colour's class kernel (a power of two, at most 32).
     opt_lanes: u32,
-    /// Blocks of THREADS resident on the whole GPU at once: the grid of the grid-stride
-    /// reductions (a few atomics per block, not one per item).
-    resident: u64,
 }
 
 fn offsets(o: &[usize]) -> Vec<u64> {
@@ -244,7 +241,6 @@ impl<'g> Resident<'g> {
                 .max()
                 .map_or(-1.0, |&c| c as f64),
             opt_lanes: lanes,
-            resident: gpu.resident_blocks(THREADS)? as u64,
         })
     }
 
@@ -288,9 +284,13 @@ impl<'g> Resident<'g> {
         Ok(())
     }
 
-    /// A grid-stride launch over `items`: at most the blocks resident at once.
-    fn spread(&self, items: u64) -> cudarc::driver::LaunchConfig {
-        blocks(self.resident.min(items.div_ceil(THREADS as u64)), THREADS)
+    /// A grid-stride launch of `kernel` over `items`: at most its blocks resident at once.
+    fn spread(&self, kernel: &Kernel, items: u64) -> Result<cudarc::driver::LaunchConfig> {
+        let resident = u64::from(self.gpu.resident_blocks(kernel)?);
+        Ok(blocks(
+            resident.min(items.div_ceil(THREADS as u64)),
+            THREADS,
+        ))
     }
 
     /// A few words from the device (waits for the queued work).
@@ -309,7 +309,7 @@ impl<'g> Resident<'g> {
     /// η sum, F, inverted cells).
     fn summary(&mut self, ex: &dyn Exchange) -> Result<Summary> {
         self.set_words(&CLEAR[..6])?;
-        let cfg = self.spread(self.ncells);
+        let cfg = self.spread(&self.k.summary, self.ncells)?;
         self.gpu.launch(&self.k.summary, cfg, |b| {
             b.arg(&self.points)
                 .arg(&self.cells)
@@ -517,7 +517,7 @@ impl<'g> Resident<'g> {
     fn guard_round(&mut self, floor: Option<f64>) -> Result<()> {
         let (ncells, n, nodes) = (self.ncells, self.corners, self.nodes);
         let (level, has_floor) = (floor.unwrap_or(0.0), u32::from(floor.is_some()));
-        let cfg = self.spread(ncells.max(nodes as u64));
+        let cfg = self.spread(&self.k.guard_pass, ncells.max(nodes as u64))?;
         let [xo, yo, zo] = &self.old;
         self.gpu.launch(&self.k.guard_pass, cfg, |b| {
             b.arg(&self.points)

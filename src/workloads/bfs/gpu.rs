@@ -74,7 +74,7 @@ impl Kernels {
             scan_kernel(gpu, "bfs_top_down_heavy")?,
         );
         let bottom_up = gpu.function("bfs.cu", "bfs_bottom_up")?;
-        let fill = |k| gpu.kernel_resident_blocks(k, THREADS);
+        let fill = |k| gpu.resident_blocks(k);
         Ok(Kernels {
             top_down_blocks: fill(&top_down)?,
             heavy_blocks: fill(&top_down_heavy)?,
@@ -434,7 +434,7 @@ impl GpuFrontiers<'_> {
     }
 }
 
-/// A grid of as many blocks as the GPU holds at once (`Gpu::kernel_resident_blocks` of the
+/// A grid of as many blocks as the GPU holds at once (`Gpu::resident_blocks` of the
 /// kernel), for grid-stride kernels.
 pub fn filling_grid(resident_blocks: u32) -> LaunchConfig {
     blocks(resident_blocks as u64, THREADS)

@@ -16,7 +16,7 @@ use super::validate_depths::DeviceVerdict;
 use super::validate_gpu::Rows1D;
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Grid, World};
-use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};
+use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
 use crate::graph::block2d::{Block2D, Layout2D};
 use crate::graph::block2d_gpu::DeviceBlocks;
@@ -118,7 +118,7 @@ impl<'a> Gpu2dFrontiers<'a> {
             false,
         )?;
         let f = |name| gpu.function("bfs.cu", name);
-        let fill = |k| gpu.kernel_resident_blocks(k, THREADS);
+        let fill = |k| gpu.resident_blocks(k);
         let (top_down, top_down_heavy) = (
             scan_kernel(gpu, "bfs2d_top_down")?,
             scan_kernel(gpu, "bfs2d_top_down_heavy")?,

@@ -10,7 +10,7 @@ use super::gpu::filling_grid;
 use super::validate_depths::DeviceVerdict;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, Op, World};
-use crate::device::{gpu_error, memory, Gpu, Kernel, THREADS};
+use crate::device::{gpu_error, memory, Gpu, Kernel};
 use crate::error::Result;
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{DistGraph, Vid};
@@ -53,7 +53,7 @@ impl DeviceValidator {
         let block = g.part.block as usize;
         let kernel = gpu.function("bfs.cu", "bfs_validate")?;
         Ok(DeviceValidator {
-            resident_blocks: gpu.kernel_resident_blocks(&kernel, THREADS)?,
+            resident_blocks: gpu.resident_blocks(&kernel)?,
             kernel,
             tuple_ends: gpu.upload("tuple ends", &g.tuple_ends)?,
             own: gpu.zeros("validator depths", block)?,

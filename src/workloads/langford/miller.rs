@@ -16,7 +16,7 @@
 //! (`split`) so that the cores or GPU threads have many independent subtrees to share.
 //! "Nodes" are the successful placements made below a task, counted alike on both paths.
 
-use crate::device::{gpu_error, grid, Gpu, Kernel, THREADS};
+use crate::device::{gpu_error, grid, Gpu, Kernel};
 use crate::error::Result;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
@@ -231,7 +231,7 @@ pub struct MillerGpu<'a> {
 
 impl<'a> MillerGpu<'a> {
     pub fn new(gpu: &'a Gpu, tasks: &MillerTasks) -> Result<Self> {
-        let target = (gpu.resident_blocks(THREADS)? as usize * THREADS as usize).max(GPU_SPLIT);
+        let target = (gpu.resident_threads()? as usize).max(GPU_SPLIT);
         let s = &gpu.stream;
         Ok(MillerGpu {
             gpu,
