@@ -53,13 +53,16 @@ __device__ void kron_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
 // p: [0] edge stream key, [1..7) scramble, [7] SCALE, [8..12) initiator a, b, c, d in
 // hundredths, [12..12+SCALE) the level keys of attempt 0 (draw(p[0], level)).
 
-// The quadrant 64 random bits choose, as (row bit << 1) | column bit: noisy initiator, in
-// integers. The initiator's entries are hundredths (at most 100), so each weight is below
-// 2^23 and their sum below 2^25: 32-bit products, and t, the top 16 bits times the sum over
-// 2^16, is the high word of (top 16 bits << 16) times the sum. The same integers as
-// `quadrant`, whose q = [t >= w0] + [t >= w0 + w1] + [t >= w0 + w1 + w2] rises with t, so
-// the row bit is the middle test and q's parity the three tests' exclusive or.
-__device__ __forceinline__ u32 ssca2_quadrant(const u32 (&initiator)[4], u64 bits) {
+// One level of the R-MAT descent: the quadrant 64 random bits choose, its row bit shifted
+// into `rows` and its column bit into `cols`. The noisy initiator in integers: the entries
+// are hundredths (at most 100), so each weight is below 2^23 and their sum below 2^25:
+// 32-bit products, and t, the top 16 bits times the sum over 2^16, is the high word of (top
+// 16 bits << 16) times the sum. The same integers as `quadrant`, whose q = [t >= w0] +
+// [t >= w0 + w1] + [t >= w0 + w1 + w2] rises with t, so the row bit is the middle test and
+// q's parity the three tests' exclusive or. Each test t >= w is the sign bit of w - 1 - t
+// (all below 2^25), which a funnel shift moves into the ids.
+__device__ __forceinline__ void ssca2_level(const u32 (&initiator)[4], u64 bits, u32 &rows,
+                                            u32 &cols) {
     u32 lo = (u32)bits, hi = (u32)(bits >> 32);
     u32 w0 = initiator[0] * (38912u + (lo & 0xfffu));
     u32 w1 = initiator[1] * (38912u + ((lo >> 12) & 0xfffu));
@@ -67,29 +70,25 @@ __device__ __forceinline__ u32 ssca2_quadrant(const u32 (&initiator)[4], u64 bit
     u32 w3 = initiator[3] * (38912u + ((hi >> 4) & 0xfffu));
     u32 a = w0 + w1, b = a + w2;
     u32 t = __umulhi(hi & 0xffff0000u, b + w3);
-    u32 row = t >= a;
-    return (row << 1) | ((u32)(t >= w0) ^ row ^ (u32)(t >= b));
+    u32 row = a - 1 - t;
+    rows = __funnelshift_l(row, rows, 1);
+    cols = __funnelshift_l((w0 - 1 - t) ^ row ^ (b - 1 - t), cols, 1);
 }
 
-// The GPU path's N <= 2^32 (SCALE <= 32): the ids are built in 32-bit words.
+// The GPU path's N <= 2^32 (SCALE <= 32): the ids are built in 32-bit words. A self-loop is
+// redrawn whole with the next attempt number (rare: attempt 0 has its level keys in p).
 __device__ void ssca2_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
     u32 scale = (u32)p[7];
     const u32 initiator[4] = {(u32)p[8], (u32)p[9], (u32)p[10], (u32)p[11]};
-    // A self-loop is redrawn whole with the next attempt number.
-    u32 row_bits, col_bits;
-    for (u64 attempt = 0;; attempt++) {
-        row_bits = 0;
-        col_bits = 0;
-        for (u32 level = 0; level < scale; level++) {
-            u64 key = attempt == 0 ? p[12 + level] : draw(p[0], 64 * attempt + level);
-            u32 q = ssca2_quadrant(initiator, draw(key, e));
-            row_bits = (row_bits << 1) | (q >> 1);
-            col_bits = (col_bits << 1) | (q & 1);
-        }
-        if (row_bits != col_bits) break;
+    u32 rows = 0, cols = 0;
+    for (u32 level = 0; level < scale; level++) ssca2_level(initiator, draw(p[12 + level], e), rows, cols);
+    for (u64 attempt = 1; rows == cols; attempt++) {
+        rows = cols = 0;
+        for (u32 level = 0; level < scale; level++)
+            ssca2_level(initiator, draw(draw(p[0], 64 * attempt + level), e), rows, cols);
     }
-    u = scramble(p + 1, row_bits);
-    v = scramble(p + 1, col_bits);
+    u = scramble(p + 1, rows);
+    v = scramble(p + 1, cols);
 }
 
 // ---- Barabási-Albert (src/graph/generators/barabasi_albert.rs) ---------------------------

@@ -16,6 +16,10 @@ inline u32 __umulhi(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
 inline u32 __funnelshift_r(u32 lo, u32 hi, u32 shift) {
     return (u32)((((u64)hi << 32) | lo) >> (shift & 31));
 }
+// The high word of hi:lo shifted left by shift mod 32.
+inline u32 __funnelshift_l(u32 lo, u32 hi, u32 shift) {
+    return (u32)(((((u64)hi << 32) | lo) << (shift & 31)) >> 32);
+}
 #include "ssca2_kernel.h"
 
 int main() {
