@@ -75,20 +75,29 @@ __device__ __forceinline__ void ssca2_level(const u32 (&initiator)[4], u64 bits,
     cols = __funnelshift_l((w0 - 1 - t) ^ row ^ (b - 1 - t), cols, 1);
 }
 
-// The GPU path's N <= 2^32 (SCALE <= 32): the ids are built in 32-bit words. A self-loop is
-// redrawn whole with the next attempt number (rare: attempt 0 has its level keys in p).
-__device__ void ssca2_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
+// Attempt `attempt` at edge e: false for a self-loop, which is redrawn whole with the next
+// attempt number (attempt 0 has its level keys in p). The GPU path's N <= 2^32 (SCALE <= 32):
+// the ids are built in 32-bit words.
+__device__ bool ssca2_attempt(const u64 *p, u64 e, u64 attempt, u64 &u, u64 &v) {
     u32 scale = (u32)p[7];
     const u32 initiator[4] = {(u32)p[8], (u32)p[9], (u32)p[10], (u32)p[11]};
     u32 rows = 0, cols = 0;
-    for (u32 level = 0; level < scale; level++) ssca2_level(initiator, draw(p[12 + level], e), rows, cols);
-    for (u64 attempt = 1; rows == cols; attempt++) {
-        rows = cols = 0;
+    if (attempt == 0) {
+        for (u32 level = 0; level < scale; level++)
+            ssca2_level(initiator, draw(p[12 + level], e), rows, cols);
+    } else {
         for (u32 level = 0; level < scale; level++)
             ssca2_level(initiator, draw(draw(p[0], 64 * attempt + level), e), rows, cols);
     }
+    if (rows == cols) return false;
     u = scramble(p + 1, rows);
     v = scramble(p + 1, cols);
+    return true;
+}
+
+__device__ void ssca2_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
+    u64 attempt = 0;
+    while (!ssca2_attempt(p, e, attempt, u, v)) attempt++;
 }
 
 // ---- Barabási-Albert (src/graph/generators/barabasi_albert.rs) ---------------------------
@@ -250,18 +259,75 @@ __device__ __forceinline__ void checksum(const u64 *p, u64 first_edge, u64 count
     block_add<1>(sum, at, value);
 }
 
-#define GENERATOR(NAME)                                                                     \
+#define MESSAGES(NAME)                                                                      \
     extern "C" __global__ void NAME##_messages(const u64 *p, u64 first_edge, u64 count,     \
                                                u64 *out) {                                  \
         messages<NAME##_edge>(p, first_edge, count, out);                                   \
-    }                                                                                       \
+    }
+#define GENERATOR(NAME)                                                                     \
+    MESSAGES(NAME)                                                                          \
     extern "C" __global__ void NAME##_checksum(const u64 *p, u64 first_edge, u64 count,     \
                                                u64 *sum) {                                  \
         checksum<NAME##_edge>(p, first_edge, count, sum);                                   \
     }
 
+// The checksum of a generator whose edges redraw: the edges whose attempt fails wait in
+// their warp's queue (in shared memory) and are redrawn 32 at a time, each lane one, so a
+// redraw does not run with the other 31 lanes idle (at SSCA#2's SCALE 23 one warp's step in
+// six has a self-loop). The sum does not depend on the order.
+#define REDRAW_THREADS 256  // the launch's blocks (THREADS, src/device/kernel.rs)
+typedef bool (*AttemptFn)(const u64 *, u64, u64, u64 &, u64 &);
+
+template <AttemptFn ATTEMPT>
+__device__ __forceinline__ void redrawn_checksum(const u64 *p, u64 first_edge, u64 count,
+                                                 u64 *sum) {
+    // Fewer than WARP wait between rounds, so one round leaves fewer than 2 WARP.
+    __shared__ u64 edges[REDRAW_THREADS / WARP][2 * WARP];
+    __shared__ u32 attempts[REDRAW_THREADS / WARP][2 * WARP];
+    u64 *queue = edges[threadIdx.x / WARP];
+    u32 *next = attempts[threadIdx.x / WARP];
+    u32 waiting = 0;
+    u64 h = 0;
+    // Lane `lane_id()` tries (e, attempt) when `have`; a failure joins the queue.
+    auto attempt = [&](bool have, u64 e, u32 a) {
+        u64 u, v;
+        bool again = have && !ATTEMPT(p, e, a, u, v);
+        if (have && !again) h += mix64(mix64(u) ^ v);
+        u32 failed = __ballot_sync(FULL, again);
+        if (again) {
+            u32 slot = waiting + __popc(failed & lanes_before());
+            queue[slot] = e;
+            next[slot] = a + 1;
+        }
+        waiting += __popc(failed);
+        __syncwarp();
+    };
+    // Redraw a warp's worth (or, at the end, what waits) from the top of the queue.
+    auto redraw = [&](u32 take) {
+        waiting -= take;
+        bool have = lane_id() < take;
+        u64 e = have ? queue[waiting + lane_id()] : 0;
+        u32 a = have ? next[waiting + lane_id()] : 0;
+        __syncwarp();
+        attempt(have, e, a);
+    };
+    u64 warp_first = thread_index() - lane_id();
+    for (u64 i = warp_first; i < count; i += grid_threads()) {
+        u64 mine = i + lane_id();
+        attempt(mine < count, first_edge + mine, 0);
+        while (waiting >= WARP) redraw(WARP);
+    }
+    while (waiting > 0) redraw(waiting);
+    const int at[1] = {0};
+    const u64 value[1] = {h};
+    block_add<1>(sum, at, value);
+}
+
 GENERATOR(kron)
-GENERATOR(ssca2)
+MESSAGES(ssca2)
+extern "C" __global__ void ssca2_checksum(const u64 *p, u64 first_edge, u64 count, u64 *sum) {
+    redrawn_checksum<ssca2_attempt>(p, first_edge, count, sum);
+}
 GENERATOR(ba)
 GENERATOR(lattice)
 GENERATOR(ws)

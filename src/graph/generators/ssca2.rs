@@ -151,6 +151,7 @@ impl EdgeSource for Ssca2 {
 mod tests {
     use super::super::{emulate, global_edges, section};
     use super::*;
+    use crate::rng::mix64;
 
     #[test]
     fn edges_weights_and_ids_are_in_range() {
@@ -207,23 +208,35 @@ mod tests {
 
     /// kernels/generators.cu `ssca2_edge`, run on the host by tests/emulate/ssca2_edges.cpp
     /// (g++), makes every edge as `edge` does: all of SCALE 10 (self-loops redrawn), a range
-    /// of a rank of three at SCALE 20, and SCALE 32, the largest the kernel takes.
+    /// of a rank of three at SCALE 20, and SCALE 32, the largest the kernel takes; and its
+    /// checksum kernel, whose warps queue the redraws, sums them as the host does on grids of
+    /// 1, 3 and 9 warps.
     #[test]
     fn the_kernel_emulated_makes_the_hosts_edges() {
         let prelude = include_str!("../../../kernels/prelude.cuh");
         let kernels = include_str!("../../../kernels/generators.cu");
         let header = section(prelude, "#define RNG_GOLDEN", "// A stream key")
+            + &section(kernels, "// Kronecker's seeded", "// ---- Graph500")
+            + &section(kernels, "// ---- SSCA#2", "// ---- Barabási-Albert")
             + &section(
                 kernels,
-                "// Kronecker's seeded bijection",
-                "// ---- Graph500",
-            )
-            + &section(kernels, "// ---- SSCA#2", "// ---- Barabási-Albert");
+                "// The checksum of a generator whose",
+                "GENERATOR(kron)",
+            );
+        let emulation = |file: &'static str, text: &str| (file, text.to_string());
         let files = [
             ("ssca2_kernel.h", header),
-            (
+            emulation(
                 "ssca2_edges.cpp",
-                include_str!("../../../tests/emulate/ssca2_edges.cpp").to_string(),
+                include_str!("../../../tests/emulate/ssca2_edges.cpp"),
+            ),
+            emulation(
+                "warp_fibers.h",
+                include_str!("../../../tests/emulate/warp_fibers.h"),
+            ),
+            emulation(
+                "cuda_host.h",
+                include_str!("../../../tests/emulate/cuda_host.h"),
             ),
         ];
         for (scale, ranks, rank, count) in
@@ -235,9 +248,10 @@ mod tests {
             input.extend(d.params.iter().map(|p| format!("{p} ")));
             input += &format!("{} {count}\n", d.first_edge);
             let out = emulate("ssca2_edges", &files, &input);
+            let (edges, sums) = out.split_at(out.find("checksum").unwrap());
             let mut want = Vec::new();
             g.local_chunk(0, count, &mut want);
-            let got: Vec<Edge> = out
+            let got: Vec<Edge> = edges
                 .lines()
                 .map(|l| {
                     let (u, v) = l.split_once(' ').unwrap();
@@ -245,6 +259,11 @@ mod tests {
                 })
                 .collect();
             assert!(got == want, "SCALE {scale}: the kernel's edges differ");
+            let hash = want
+                .iter()
+                .fold(0u64, |h, &(u, v)| h.wrapping_add(mix64(mix64(u) ^ v)));
+            let sum = format!("checksum {hash}");
+            assert_eq!(sums.lines().collect::<Vec<_>>(), [&sum; 3], "SCALE {scale}");
         }
         assert!(Ssca2::new(33, 7, 1, 0).device_edges().is_none());
     }
