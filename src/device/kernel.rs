@@ -36,6 +36,12 @@ pub fn grid(items: u64) -> LaunchConfig {
     blocks(items.div_ceil(THREADS as u64), THREADS)
 }
 
+/// A grid of as many blocks of THREADS as the GPU holds at once (`Gpu::resident_blocks` of
+/// the kernel), for grid-stride kernels.
+pub fn filling_grid(resident_blocks: u32) -> LaunchConfig {
+    blocks(u64::from(resident_blocks), THREADS)
+}
+
 /// A launch of `count` blocks (at least one) of `threads` threads.
 pub fn blocks(count: u64, threads: u32) -> LaunchConfig {
     LaunchConfig {

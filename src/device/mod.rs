@@ -11,7 +11,7 @@ mod kernel;
 pub mod memory;
 pub mod scan;
 
-pub use kernel::{blocks, compile, grid, Kernel, KERNELS, THREADS};
+pub use kernel::{blocks, compile, filling_grid, grid, Kernel, KERNELS, THREADS};
 
 use crate::error::{Error, Result};
 use cudarc::driver::sys::CUdevice_attribute as A;

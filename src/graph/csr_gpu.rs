@@ -17,7 +17,7 @@ use super::{Block1D, EdgeSource, GpuEdges, Vid};
 use crate::comm::gpu::{GpuExchange, OwnerBuckets};
 use crate::comm::GpuTransport;
 use crate::comm::{Op, PhaseTimes, World};
-use crate::device::{blocks, gpu_error, grid, Gpu, Kernel, THREADS};
+use crate::device::{filling_grid, gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
 use crate::large_pages;
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
@@ -73,7 +73,7 @@ pub fn edge_checksum(
     let kernel = gpu.function(FILE, &name)?;
     let mut sum = gpu.zeros::<u64>("edge checksum", 1)?;
     let (cfg, count) = (
-        blocks(gpu.resident_blocks(&kernel)? as u64, THREADS),
+        filling_grid(gpu.resident_blocks(&kernel)?),
         source.local_len(),
     );
     world.barrier();

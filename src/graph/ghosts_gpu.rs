@@ -17,7 +17,7 @@ use super::ghosts::{narrow, Ghosts, LocalRows};
 use super::DistGraph;
 use crate::comm::{Op, World};
 use crate::device::scan::exclusive_scan;
-use crate::device::{blocks, grid, memory, Gpu, Kernel, THREADS};
+use crate::device::{filling_grid, grid, memory, Gpu, Kernel};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
@@ -118,7 +118,7 @@ pub fn split(
     let k = Kernels::load(gpu)?;
     laps.lap("compile");
     let mut words = gpu.zeros::<u64>("the ghosts' bitmap", word_count as usize)?;
-    let resident = blocks(gpu.resident_blocks(&k.mark)? as u64, THREADS);
+    let resident = filling_grid(gpu.resident_blocks(&k.mark)?);
     gpu.launch(&k.mark, resident, |b| {
         b.arg(&csr.adj)
             .arg(&entries)

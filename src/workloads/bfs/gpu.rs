@@ -10,7 +10,7 @@ use super::validate_depths::DeviceVerdict;
 use super::validate_gpu::DeviceValidator;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, Op, World};
-use crate::device::{blocks, gpu_error, memory, Gpu, Kernel, THREADS};
+use crate::device::{blocks, filling_grid, gpu_error, memory, Gpu, Kernel, THREADS};
 use crate::error::{Error, Result};
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{Block1D, DistGraph, Vid};
@@ -432,12 +432,6 @@ impl GpuFrontiers<'_> {
         own.next = FrontierLayout::Bits;
         Ok(own.counters()?[2])
     }
-}
-
-/// A grid of as many blocks as the GPU holds at once (`Gpu::resident_blocks` of the
-/// kernel), for grid-stride kernels.
-pub fn filling_grid(resident_blocks: u32) -> LaunchConfig {
-    blocks(resident_blocks as u64, THREADS)
 }
 
 /// The grid of a top-down scan of a queue of `len` entries, and the entries a warp takes at

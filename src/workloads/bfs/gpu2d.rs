@@ -8,7 +8,7 @@
 //! arguments in the order of the kernel's parameters there.
 
 use super::gpu::{
-    check_fit, check_ids, filling_grid, heavy_capacity, heavy_degree, queue_grid, scan_kernel,
+    check_fit, check_ids, heavy_capacity, heavy_degree, queue_grid, scan_kernel,
 };
 use super::gpu_vertices::{FrontierLayout, OwnVertices};
 use super::search::{Frontiers, LevelClock};
@@ -16,7 +16,7 @@ use super::validate_depths::DeviceVerdict;
 use super::validate_gpu::Rows1D;
 use crate::comm::gpu::{remote_runs, GpuExchange, OwnerBuckets};
 use crate::comm::{GpuTransport, Grid, World};
-use crate::device::{gpu_error, grid, Gpu, Kernel};
+use crate::device::{filling_grid, gpu_error, grid, Gpu, Kernel};
 use crate::error::{Error, Result};
 use crate::graph::block2d::{Block2D, Layout2D};
 use crate::graph::block2d_gpu::DeviceBlocks;

@@ -6,11 +6,10 @@
 //! per-rule lowest failing vertex and that sum come back.
 
 use super::gpu_vertices::OwnVertices;
-use super::gpu::filling_grid;
 use super::validate_depths::DeviceVerdict;
 use crate::comm::gpu::GpuExchange;
 use crate::comm::{GpuTransport, Op, World};
-use crate::device::{gpu_error, memory, Gpu, Kernel};
+use crate::device::{filling_grid, gpu_error, memory, Gpu, Kernel};
 use crate::error::Result;
 use crate::graph::csr_gpu::DeviceCsr;
 use crate::graph::{DistGraph, Vid};
