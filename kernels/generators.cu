@@ -50,29 +50,43 @@ __device__ void kron_edge(const u64 *p, u64 e, u64 &u, u64 &v) {
 }
 
 // ---- SSCA#2 (src/graph/generators/ssca2.rs) ----------------------------------------------
-// p: [0] edge stream key, [1..7) scramble, [7] SCALE, [8..12) initiator a, b, c, d in
-// hundredths, [12..12+SCALE) the level keys of attempt 0 (draw(p[0], level)).
+// p: [0] edge stream key, [1..7) scramble, [7] SCALE, [8..8+SCALE) the level keys of attempt
+// 0 (draw(p[0], level)).
+
+// The noisy initiator of `quadrant` in integers, scaled by 16. Entry i weighs its hundredth
+// h_i (ssca2.rs INITIATOR) times (38912 + x_i), x_i bits 12i .. 12i + 12 of the level's draw,
+// and t is the top 16 bits times the weights' sum over 2^16. A test t >= w against an integer
+// w holds exactly when 16 t' >= 16 w, t' the top 16 bits times 16 x the sum over 2^16, so
+// the weights are kept times 16 (below 2^27): each x_i then comes from its bits with one
+// mask, the shift folded into the multiplier (x_1 << 12 by a multiply-high). The running sum
+// starts at the constant part of the whole sum, and BEFORE[j] (that of entries 0 .. j, less
+// the whole, less 1) turns it into 16 (w_0 + .. + w_j) - 1 - t.
+#define SSCA2_H0 55u
+#define SSCA2_H1 10u
+#define SSCA2_H2 10u
+#define SSCA2_H3 25u
+#define SSCA2_UNIT (16u * 38912u)
+#define SSCA2_CONSTANT (SSCA2_UNIT * (SSCA2_H0 + SSCA2_H1 + SSCA2_H2 + SSCA2_H3))
+#define SSCA2_BEFORE(SUM) (SSCA2_UNIT * (SUM) - SSCA2_CONSTANT - 1u)
 
 // One level of the R-MAT descent: the quadrant 64 random bits choose, its row bit shifted
-// into `rows` and its column bit into `cols`. The noisy initiator in integers: the entries
-// are hundredths (at most 100), so each weight is below 2^23 and their sum below 2^25:
-// 32-bit products, and t, the top 16 bits times the sum over 2^16, is the high word of (top
-// 16 bits << 16) times the sum. The same integers as `quadrant`, whose q = [t >= w0] +
-// [t >= w0 + w1] + [t >= w0 + w1 + w2] rises with t, so the row bit is the middle test and
-// q's parity the three tests' exclusive or. Each test t >= w is the sign bit of w - 1 - t
-// (all below 2^25), which a funnel shift moves into the ids.
-__device__ __forceinline__ void ssca2_level(const u32 (&initiator)[4], u64 bits, u32 &rows,
-                                            u32 &cols) {
+// into `rows` and its column bit into `cols`. The same integers as `quadrant`, whose q =
+// [t >= w0] + [t >= w0 + w1] + [t >= w0 + w1 + w2] rises with t, so the row bit is the
+// middle test and q's parity the three tests' exclusive or. Each test is the sign bit of
+// 16 w - 1 - 16 t (|.| < 2^28), which a funnel shift moves into the ids.
+__device__ __forceinline__ void ssca2_level(u64 bits, u32 &rows, u32 &cols) {
     u32 lo = (u32)bits, hi = (u32)(bits >> 32);
-    u32 w0 = initiator[0] * (38912u + (lo & 0xfffu));
-    u32 w1 = initiator[1] * (38912u + ((lo >> 12) & 0xfffu));
-    u32 w2 = initiator[2] * (38912u + (__funnelshift_r(lo, hi, 24) & 0xfffu));
-    u32 w3 = initiator[3] * (38912u + ((hi >> 4) & 0xfffu));
-    u32 a = w0 + w1, b = a + w2;
-    u32 t = __umulhi(hi & 0xffff0000u, b + w3);
-    u32 row = a - 1 - t;
+    u32 sum = (lo & 0xfffu) * (16u * SSCA2_H0) + SSCA2_CONSTANT;
+    u32 w0 = sum + SSCA2_BEFORE(SSCA2_H0);
+    sum += __umulhi(lo & 0xfff000u, SSCA2_H1 << 24);
+    u32 a = sum + SSCA2_BEFORE(SSCA2_H0 + SSCA2_H1);
+    sum += (__funnelshift_r(lo, hi, 24) & 0xfffu) * (16u * SSCA2_H2);
+    u32 b = sum + SSCA2_BEFORE(SSCA2_H0 + SSCA2_H1 + SSCA2_H2);
+    sum += (hi & 0xfff0u) * SSCA2_H3;
+    u32 t = __umulhi(hi & 0xffff0000u, sum);
+    u32 row = a - t;
     rows = __funnelshift_l(row, rows, 1);
-    cols = __funnelshift_l((w0 - 1 - t) ^ row ^ (b - 1 - t), cols, 1);
+    cols = __funnelshift_l((w0 - t) ^ row ^ (b - t), cols, 1);
 }
 
 // Attempt `attempt` at edge e: false for a self-loop, which is redrawn whole with the next
@@ -80,14 +94,13 @@ __device__ __forceinline__ void ssca2_level(const u32 (&initiator)[4], u64 bits,
 // the ids are built in 32-bit words.
 __device__ bool ssca2_attempt(const u64 *p, u64 e, u64 attempt, u64 &u, u64 &v) {
     u32 scale = (u32)p[7];
-    const u32 initiator[4] = {(u32)p[8], (u32)p[9], (u32)p[10], (u32)p[11]};
     u32 rows = 0, cols = 0;
     if (attempt == 0) {
         for (u32 level = 0; level < scale; level++)
-            ssca2_level(initiator, draw(p[12 + level], e), rows, cols);
+            ssca2_level(draw(p[8 + level], e), rows, cols);
     } else {
         for (u32 level = 0; level < scale; level++)
-            ssca2_level(initiator, draw(draw(p[0], 64 * attempt + level), e), rows, cols);
+            ssca2_level(draw(draw(p[0], 64 * attempt + level), e), rows, cols);
     }
     if (rows == cols) return false;
     u = scramble(p + 1, rows);

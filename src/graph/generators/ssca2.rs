@@ -17,7 +17,8 @@ use crate::graph::kronecker::Scramble;
 use crate::graph::{block_range, DeviceEdges, DeviceWeights, Edge, EdgeSource};
 use crate::rng::{draw, stream_key};
 
-/// The initiator a, b, c, d = 0.55, 0.1, 0.1, 0.25, in hundredths.
+/// The initiator a, b, c, d = 0.55, 0.1, 0.1, 0.25, in hundredths (kernels/generators.cu
+/// has them as SSCA2_H0 .. SSCA2_H3, constants its level arithmetic folds).
 const INITIATOR: [u64; 4] = [55, 10, 10, 25];
 
 /// Largest SCALE: 8·2^SCALE edges fit in 64 bits.
@@ -131,7 +132,6 @@ impl EdgeSource for Ssca2 {
         let mut params = vec![self.edge_key];
         params.extend(self.scramble.params());
         params.push(self.scale as u64);
-        params.extend(INITIATOR);
         params.extend(&self.first_keys);
         Some(DeviceEdges {
             kernel: "ssca2",
@@ -192,8 +192,8 @@ mod tests {
         }
     }
 
-    /// kernels/generators.cu `ssca2_edge`'s layout: key, scramble, SCALE, initiator, the
-    /// attempt-0 level keys (each the draw `rmat` makes for attempt 0).
+    /// kernels/generators.cu `ssca2_edge`'s layout: key, scramble, SCALE, the attempt-0
+    /// level keys (each the draw `rmat` makes for attempt 0); the initiator is the file's.
     #[test]
     fn device_params_follow_the_kernels_layout() {
         let g = Ssca2::new(7, 4, 2, 1);
@@ -201,9 +201,14 @@ mod tests {
         assert_eq!((d.kernel, d.first_edge), ("ssca2", 8 << 6));
         assert_eq!(d.params[0], stream_key(4, SSCA2_EDGE));
         assert_eq!(d.params[1..7], g.scramble.params());
-        assert_eq!(d.params[7..12], [7, 55, 10, 10, 25]);
+        assert_eq!(d.params[7], 7);
         let keys: Vec<u64> = (0..7).map(|l| draw(d.params[0], l)).collect();
-        assert_eq!(d.params[12..], keys);
+        assert_eq!(d.params[8..], keys);
+        let kernels = include_str!("../../../kernels/generators.cu");
+        for (i, h) in INITIATOR.iter().enumerate() {
+            let line = format!("\n#define SSCA2_H{i} {h}u\n");
+            assert!(kernels.contains(&line), "generators.cu lacks {line:?}");
+        }
     }
 
     /// kernels/generators.cu `ssca2_edge`, run on the host by tests/emulate/ssca2_edges.cpp
