@@ -92,30 +92,65 @@ fn kuhn_pattern() -> [[usize; 4]; 6] {
     })
 }
 
+/// A map of a generated box's nodes onto another shape (the box's boundary onto the shape's,
+/// so the box's fixed nodes are the shape's boundary).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// The unit ball from the box of extent 2 (`ball N`).
+    Ball,
+    /// The thick ring sector from the unit box (`ring N`).
+    Ring,
+}
+
+impl Shape {
+    /// The box (cubes, extent) that `ball N` or `ring N` maps.
+    pub fn cubes_and_extent(self, n: usize) -> ([usize; 3], [f64; 3]) {
+        match self {
+            Shape::Ball => ([n; 3], [2.0; 3]),
+            Shape::Ring => ([n, RING_AROUND.saturating_mul(n), n], [1.0; 3]),
+        }
+    }
+
+    /// Move the nodes of (layers of) the box onto the shape.
+    pub fn map(self, mesh: &mut Mesh) {
+        let place: fn([f64; 3]) -> [f64; 3] = match self {
+            Shape::Ball => ball_point,
+            Shape::Ring => ring_point,
+        };
+        let (x, y, z) = (&mut mesh.x, &mut mesh.y, &mut mesh.z);
+        x.par_iter_mut()
+            .zip(y.par_iter_mut())
+            .zip(z.par_iter_mut())
+            .for_each(|((x, y), z)| [*x, *y, *z] = place([*x, *y, *z]));
+    }
+}
+
 /// The unit ball from a Kuhn box of n cubes a side on [-1, 1]^3, every node moved along its
 /// ray from the centre by |p|_inf / |p|_2 (the cube's surface onto the sphere, each cube
 /// shell onto a sphere); boundary nodes (on the sphere) fixed. A sphere-like mesh for the
 /// partitioner, graded towards the cube's corner directions; every cell stays positive
 /// (checked in the tests for small and larger n).
-pub fn kuhn_ball(n: usize) -> Mesh {
-    let mut mesh = kuhn_box([n; 3], [2.0; 3]);
-    box_to_ball(&mut mesh);
-    mesh
+fn ball_point([x, y, z]: [f64; 3]) -> [f64; 3] {
+    let p = [x - 1.0, y - 1.0, z - 1.0];
+    let inf = p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let two = geometry::dot(&p, &p).sqrt();
+    let s = if two > 0.0 { inf / two } else { 0.0 };
+    p.map(|v| s * v)
 }
 
-/// `kuhn_ball`'s map of the nodes of (layers of) the box of extent 2.
-pub fn box_to_ball(mesh: &mut Mesh) {
-    let (x, y, z) = (&mut mesh.x, &mut mesh.y, &mut mesh.z);
-    x.par_iter_mut()
-        .zip(y.par_iter_mut())
-        .zip(z.par_iter_mut())
-        .for_each(|((x, y), z)| {
-            let p = [*x - 1.0, *y - 1.0, *z - 1.0];
-            let inf = p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let two = geometry::dot(&p, &p).sqrt();
-            let s = if two > 0.0 { inf / two } else { 0.0 };
-            (*x, *y, *z) = (s * p[0], s * p[1], s * p[2]);
-        });
+/// The ring's sweep: 330 degrees, so its two end faces stand 30 degrees apart (0.26 to 0.52
+/// across the gap), a non-convex domain whose ends are close in space and far in the mesh.
+const RING_SWEEP: f64 = 330.0 * std::f64::consts::PI / 180.0;
+/// Cubes around the ring per cube across it: about as long as they are wide at mid-radius.
+const RING_AROUND: usize = 8;
+
+/// The thick ring sector from the unit box: x across the ring (radius 0.5 to 1), y around
+/// it (angle 0 to `RING_SWEEP`), z along its axis (height 0.5). The map keeps orientation
+/// (its Jacobian is 0.5 r · sweep · 0.5 > 0), so every cell stays positive (checked in the
+/// tests); cells are twice as long around the outside as around the inside.
+fn ring_point([x, y, z]: [f64; 3]) -> [f64; 3] {
+    let (r, angle) = (0.5 + 0.5 * x, RING_SWEEP * y);
+    [r * angle.cos(), r * angle.sin(), 0.5 * z]
 }
 
 /// The seed's perturbed bars. With u, v ∈ [-1, 1] across the bar and w ∈ [-1, 1] along it:
@@ -219,14 +254,25 @@ mod tests {
         }
     }
 
+    fn shape(shape: Shape, n: usize) -> Mesh {
+        let (cubes, extent) = shape.cubes_and_extent(n);
+        let mut mesh = kuhn_box(cubes, extent);
+        shape.map(&mut mesh);
+        mesh
+    }
+
+    fn volume(m: &Mesh, what: &str) -> f64 {
+        (0..m.num_cells())
+            .map(|c| geometry::volume(&m.cell_points(c), 4))
+            .inspect(|&v| assert!(v > 0.0, "{what}"))
+            .sum()
+    }
+
     #[test]
     fn the_ball_has_positive_cells_inside_the_unit_sphere() {
         for n in [2, 7, 24] {
-            let m = kuhn_ball(n);
-            let volume: f64 = (0..m.num_cells())
-                .map(|c| geometry::volume(&m.cell_points(c), 4))
-                .inspect(|&v| assert!(v > 0.0, "n = {n}"))
-                .sum();
+            let m = shape(Shape::Ball, n);
+            let volume = volume(&m, &format!("ball {n}"));
             for i in 0..m.num_nodes() {
                 let r = geometry::dot(&m.point(i), &m.point(i)).sqrt();
                 assert!(r <= 1.0 + 1e-12);
@@ -237,6 +283,38 @@ mod tests {
             assert!(
                 volume < ball && volume > ball * (1.0 - 2.0 / n as f64),
                 "n = {n}: {volume}"
+            );
+        }
+    }
+
+    /// The ring: positive cells, nodes within its radii and height, the boundary fixed (the
+    /// radii, the top and bottom and the two end faces), and a volume below the sector's
+    /// (an inscribed polyhedron) and close to it when fine.
+    #[test]
+    fn the_ring_has_positive_cells_inside_its_sector() {
+        for n in [1, 3, 10] {
+            let m = shape(Shape::Ring, n);
+            let volume = volume(&m, &format!("ring {n}"));
+            let gap = RING_SWEEP.sin();
+            for i in 0..m.num_nodes() {
+                let [x, y, z] = m.point(i);
+                let r = x.hypot(y);
+                assert!(
+                    (0.5 - 1e-12..=1.0 + 1e-12).contains(&r) && (-1e-12..=0.5 + 1e-12).contains(&z)
+                );
+                let on_end = x > 0.0 && (y.abs() < 1e-12 || (y / r - gap).abs() < 1e-12);
+                let outside = (r - 0.5).abs() < 1e-12 || (r - 1.0).abs() < 1e-12;
+                let capped = z.abs() < 1e-12 || (z - 0.5).abs() < 1e-12;
+                assert_eq!(
+                    m.fixed[i],
+                    on_end || outside || capped,
+                    "ring {n}, node {i}"
+                );
+            }
+            let sector = RING_SWEEP / 2.0 * (1.0 - 0.25) * 0.5;
+            assert!(
+                volume < sector && volume > sector * (1.0 - 0.5 / (n * n) as f64),
+                "ring {n}: {volume} against {sector}"
             );
         }
     }

@@ -309,54 +309,84 @@ fn mesh_every_smoother_same_at_np_1_to_4() {
     );
 }
 
+/// A box and the ring (non-convex: its end faces are close in space, far in the mesh): the
+/// same parts at np = 1..4, each node in one part, balance within 1.02, and the edge cut and
+/// the disconnected parts the file reports equal to a recount from the written cells.
 #[test]
 fn mesh_partition_same_at_every_rank_count() {
     let dir = test_dir("mesh_partition");
     let k = 6;
-    let mut first: Option<Vec<u32>> = None;
-    for np in 1..=4 {
-        let h5 = mesh_run(
-            np,
-            &dir,
-            &format!("p{np}"),
-            &[
-                "partition",
-                "box",
-                "7",
-                "5",
-                "4",
-                "--parts",
-                "6",
-                "--refine",
-            ],
-        );
-        let part: Vec<u32> = by_node(&h5, "VTKHDF/PointData/part", 1);
-        let n = part.len();
-        let mut sizes = vec![0usize; k];
-        for &p in &part {
-            sizes[p as usize] += 1;
-        }
-        assert_eq!(sizes.iter().sum::<usize>(), n);
-        let largest = *sizes.iter().max().unwrap() as f64;
-        assert!(largest <= 1.02 * n as f64 / k as f64, "sizes {sizes:?}");
-        // The edge cut, recounted from the cells.
-        let (_, conn) = whole_numbering(&h5);
-        let mut edges = std::collections::BTreeSet::new();
-        for c in conn.chunks(4) {
-            for a in 0..4 {
-                for b in a + 1..4 {
-                    edges.insert((c[a].min(c[b]), c[a].max(c[b])));
-                }
+    for (name, mesh) in [
+        ("box", &["box", "7", "5", "4"][..]),
+        ("ring", &["ring", "2"][..]),
+    ] {
+        let mut first: Option<Vec<u32>> = None;
+        for np in 1..=4 {
+            let mut args = vec!["partition"];
+            args.extend(mesh);
+            args.extend(["--parts", "6", "--refine"]);
+            let h5 = mesh_run(np, &dir, &format!("{name}{np}"), &args);
+            let part: Vec<u32> = by_node(&h5, "VTKHDF/PointData/part", 1);
+            let n = part.len();
+            let mut sizes = vec![0usize; k];
+            for &p in &part {
+                sizes[p as usize] += 1;
+            }
+            assert_eq!(sizes.iter().sum::<usize>(), n);
+            let largest = *sizes.iter().max().unwrap() as f64;
+            assert!(
+                largest <= 1.02 * n as f64 / k as f64,
+                "{name}: sizes {sizes:?}"
+            );
+            let edges = node_edges(&h5);
+            let cut = edges.iter().filter(|(a, b)| part[*a] != part[*b]).count() as u64;
+            assert_eq!(h5.attr::<u64>("mesh/partition", "edge_cut"), cut, "{name}");
+            let disconnected = disconnected_parts(n, &edges, &part, k);
+            assert_eq!(
+                h5.attr::<u64>("mesh/partition", "disconnected_parts"),
+                disconnected,
+                "{name}"
+            );
+            match &first {
+                None => first = Some(part),
+                Some(one) => assert_eq!(one, &part, "{name}: np {np} differs from np 1"),
             }
         }
-        let cut = edges
-            .iter()
-            .filter(|(a, b)| part[*a as usize] != part[*b as usize])
-            .count() as u64;
-        assert_eq!(h5.attr::<u64>("mesh/partition", "edge_cut"), cut);
-        match &first {
-            None => first = Some(part),
-            Some(one) => assert_eq!(one, &part, "np {np} differs from np 1"),
+    }
+}
+
+/// The node graph's edges (a < b), from the written cells.
+fn node_edges(h5: &H5) -> Vec<(usize, usize)> {
+    let (_, conn) = whole_numbering(h5);
+    let mut edges = std::collections::BTreeSet::new();
+    for c in conn.chunks(4) {
+        for a in 0..4 {
+            for b in a + 1..4 {
+                edges.insert((c[a].min(c[b]) as usize, c[a].max(c[b]) as usize));
+            }
         }
     }
+    edges.into_iter().collect()
+}
+
+/// Parts of more than one connected piece, by a union-find over the edges inside parts.
+fn disconnected_parts(n: usize, edges: &[(usize, usize)], part: &[u32], k: usize) -> u64 {
+    let mut root: Vec<usize> = (0..n).collect();
+    fn find(root: &mut [usize], mut a: usize) -> usize {
+        while root[a] != a {
+            root[a] = root[root[a]];
+            a = root[a];
+        }
+        a
+    }
+    for &(a, b) in edges.iter().filter(|(a, b)| part[*a] == part[*b]) {
+        let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+        root[ra.max(rb)] = ra.min(rb);
+    }
+    let mut pieces = vec![std::collections::BTreeSet::new(); k];
+    for i in 0..n {
+        let r = find(&mut root, i);
+        pieces[part[i] as usize].insert(r);
+    }
+    pieces.iter().filter(|p| p.len() > 1).count() as u64
 }

@@ -136,15 +136,20 @@ fn geometric_parts_same_at_every_rank_count() {
 }
 
 /// The greedy pass on slabs too large for the bound (x slabs of 38%, 24% and 38%: both
-/// outer parts push into the middle one, which has room for both; and 60% / 40%): every
-/// part within the bound after it, each node in one part, the same parts at np = 1..4.
+/// outer parts push into the middle one, which has room for both; 60% / 40%; and 40%, 36%,
+/// 24%, where the first part's one neighbour is full itself and passes the excess on):
+/// every part within the bound after it, each node in one part, the same parts at np = 1..4.
 #[test]
 fn greedy_balance_fits_and_is_the_same_at_every_rank_count() {
     let mesh = generate::kuhn_box([24, 5, 4], [1.0, 1.0, 1.0]);
     let n2c = adjacency::node_to_cell(&mesh.cells, mesh.num_nodes());
     let graph = adjacency::node_graph(&mesh, &n2c);
     let n = mesh.num_nodes();
-    for (k, ends) in [(3, vec![0.37, 0.62]), (2, vec![0.59])] {
+    for (k, ends) in [
+        (3, vec![0.37, 0.62]),
+        (2, vec![0.59]),
+        (3, vec![0.39, 0.76]),
+    ] {
         let slab = |i: usize| ends.iter().filter(|&&e| mesh.x[i] > e).count() as u32;
         let limit = bound(n, k);
         let balanced = |ranks: &dyn Ranks| {

@@ -3,10 +3,11 @@
 //!
 //! One workload with an action: `generate box NX NY NZ [--extent ..] [--perturb barK]` makes a
 //! Kuhn-split box (6 tets per cube) or one of the seed's perturbed bars (`generate ball N`: the
-//! unit ball, a Kuhn box mapped radially); `smooth MESH` runs
+//! unit ball, a Kuhn box mapped radially; `generate ring N`: a thick ring sector of 330
+//! degrees, non-convex, a box mapped around its axis); `smooth MESH` runs
 //! `l2v`, `laplace` or `opt-colour` (mesh::smooth); `partition MESH --parts K [--refine]` runs
 //! the geometric partitioner (mesh::partition). MESH is a file (`.node`/`.ele`, `.msh` 2.2 or
-//! 4.1, or a tessera result `.h5`) or `box NX NY NZ`. To smooth a generated mesh, each rank
+//! 4.1, or a tessera result `.h5`) or a generated one. To smooth a generated mesh, each rank
 //! makes only its run of node layers and one ghost layer; otherwise every rank holds the
 //! input mesh and, on several ranks, the partition into one part per rank decides which rank
 //! owns which nodes. Each rank keeps its cells and one ghost layer (mesh::patch) and swaps
@@ -22,7 +23,7 @@ use crate::config::{config_error, out_of_range};
 use crate::error::Result;
 use crate::device::memory::{self, Place};
 use crate::harness::{Harness, Workload};
-use crate::mesh::generate::Perturbation;
+use crate::mesh::generate::{Perturbation, Shape};
 use crate::mesh::smooth::{Method, Preconditioner};
 use crate::report::Report;
 use serde::{Deserialize, Serialize};
@@ -46,7 +47,7 @@ pub struct MeshTable {
     /// generate, smooth or partition
     #[arg(value_enum)]
     pub action: Option<Action>,
-    /// The mesh: a file (.node/.ele, .msh, tessera .h5), `box NX NY NZ` or `ball N`
+    /// The mesh: a file (.node/.ele, .msh, tessera .h5), `box NX NY NZ`, `ball N` or `ring N`
     #[arg(num_args = 0..)]
     pub mesh: Option<Vec<String>>,
     /// Box extent, comma-separated (default 1,1,1; the seed's bar is 1,1,10)
@@ -87,7 +88,7 @@ pub struct MeshTable {
 /// Where the mesh comes from.
 #[derive(Debug, Clone)]
 pub enum Source {
-    Box { cubes: [usize; 3], extent: [f64; 3], perturb: Option<Perturbation>, ball: bool },
+    Box { cubes: [usize; 3], extent: [f64; 3], perturb: Option<Perturbation>, shape: Option<Shape> },
     File { path: PathBuf, free: Vec<i64> },
 }
 
@@ -116,7 +117,7 @@ impl Workload for MeshWorkload {
         let words = t.mesh.clone().unwrap_or_default();
         let mesh = parse_source(source, &words, &t)?;
         if action == Action::Generate && !matches!(mesh, Source::Box { .. }) {
-            return Err(err("generate makes `box NX NY NZ` and `ball N` meshes (a file is read by smooth or partition)"));
+            return Err(err("generate makes `box NX NY NZ`, `ball N` and `ring N` meshes (a file is read by smooth or partition)"));
         }
         let iterations = t.iterations.unwrap_or(100);
         if iterations > 1_000_000 {
@@ -175,19 +176,24 @@ const HOST_BYTES_PER_NODE: u64 = 2 * 25 + 2 * 14 * 4 + 3 * 8 + 3 * 8 + 2 * 8;
 const HOST_BYTES_PER_CELL: u64 = 4 * 16;
 
 
-/// `box NX NY NZ`, `ball N` or a file name.
+/// A box of `cubes` (each count positive) has fewer than 2^32 nodes and cells.
+fn fits_32_bits(cubes: [usize; 3]) -> bool {
+    let product = |add: u64| cubes.iter().try_fold(1u64, |p, &c| p.checked_mul((c as u64).checked_add(add)?));
+    let small = |count: Option<u64>| count.is_some_and(|c| c < u32::MAX as u64);
+    cubes.iter().all(|&c| c > 0) && small(product(1)) && small(product(0).and_then(|c| c.checked_mul(6)))
+}
+
+/// `box NX NY NZ`, `ball N`, `ring N` or a file name.
 fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
     let err = |msg: &str| config_error(deck, &format!("[mesh] mesh: {msg}"));
     match words {
-        [] => Err(err("expected a file, `box NX NY NZ` or `ball N`")),
+        [] => Err(err("expected a file, `box NX NY NZ`, `ball N` or `ring N`")),
         [b, rest @ ..] if b == "box" => {
             let cubes: Vec<usize> = rest.iter().map(|w| w.parse().unwrap_or(0)).collect();
             let [nx, ny, nz] = cubes[..] else {
                 return Err(err("box takes three cube counts: box NX NY NZ"));
             };
-            let nodes = (nx as u128 + 1) * (ny as u128 + 1) * (nz as u128 + 1);
-            let cells = 6 * nx as u128 * ny as u128 * nz as u128;
-            if nx == 0 || ny == 0 || nz == 0 || nodes >= u32::MAX as u128 || cells >= u32::MAX as u128 {
+            if !fits_32_bits([nx, ny, nz]) {
                 return Err(err("box NX NY NZ: positive counts with fewer than 2^32 nodes and cells"));
             }
             let extent = t.extent.clone().unwrap_or(vec![1.0; 3]);
@@ -197,20 +203,55 @@ fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
             if !(lx > 0.0 && ly > 0.0 && lz > 0.0) {
                 return Err(config_error(deck, "[mesh] extent: expected three positive lengths"));
             }
-            Ok(Source::Box { cubes: [nx, ny, nz], extent: [lx, ly, lz], perturb: t.perturb, ball: false })
+            Ok(Source::Box { cubes: [nx, ny, nz], extent: [lx, ly, lz], perturb: t.perturb, shape: None })
         }
-        [b, n] if b == "ball" => {
-            let n: usize = n.parse().unwrap_or(0);
-            if n == 0 || (n as u128 + 1).pow(3) >= u32::MAX as u128 || 6 * (n as u128).pow(3) >= u32::MAX as u128 {
-                return Err(err("ball N: a positive cube count with fewer than 2^32 nodes and cells"));
+        [b, n] if b == "ball" || b == "ring" => {
+            let shape = if b == "ball" { Shape::Ball } else { Shape::Ring };
+            let (cubes, extent) = shape.cubes_and_extent(n.parse().unwrap_or(0));
+            if !fits_32_bits(cubes) {
+                return Err(err(&format!("{b} N: a positive cube count with fewer than 2^32 nodes and cells")));
             }
             if t.perturb.is_some() || t.extent.is_some() {
-                return Err(err("ball N takes neither --perturb nor --extent (it is the unit ball)"));
+                return Err(err(&format!("{b} N takes neither --perturb nor --extent (its shape is fixed)")));
             }
-            Ok(Source::Box { cubes: [n; 3], extent: [2.0; 3], perturb: None, ball: true })
+            Ok(Source::Box { cubes, extent, perturb: None, shape: Some(shape) })
         }
         [_] if t.perturb.is_some() => Err(err("--perturb applies to `box NX NY NZ` meshes")),
         [file] => Ok(Source::File { path: PathBuf::from(file), free: t.free.clone().unwrap_or_default() }),
-        _ => Err(err("expected one file, `box NX NY NZ` or `ball N`")),
+        _ => Err(err("expected one file, `box NX NY NZ`, `ball N` or `ring N`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(words: &[&str]) -> Result<Source> {
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        parse_source("deck.toml", &words, &MeshTable::default())
+    }
+
+    /// Generated meshes of 2^32 nodes or cells or more, or of no cubes, are one clear error,
+    /// however large the counts (no overflow); the shapes make the boxes they map.
+    #[test]
+    fn generated_sizes_are_checked_without_overflow() {
+        for words in [
+            &["box", "0", "3", "3"][..],
+            &["box", "4294967296", "4294967296", "2"],
+            &["box", "18446744073709551615", "1", "1"],
+            &["box", "2000", "2000", "1100"],
+            &["ball", "0"],
+            &["ball", "1626"],
+            &["ring", "3000000000000000000"],
+            &["ring", "800"],
+        ] {
+            let e = source(words).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("fewer than 2^32 nodes and cells"), "{words:?}: {e:?}");
+        }
+        assert!(fits_32_bits([1625, 1, 1]) && fits_32_bits([1, 1, 715_827_881]));
+        let Ok(Source::Box { cubes, extent, shape, .. }) = source(&["ring", "3"]) else {
+            panic!("ring 3")
+        };
+        assert_eq!((cubes, extent, shape), ([3, 24, 3], [1.0; 3], Some(Shape::Ring)));
     }
 }

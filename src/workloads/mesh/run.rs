@@ -68,7 +68,7 @@ fn whole(w: &MeshWorkload, h: &Harness) -> Result<Report> {
     Ok(output::report(w, h, &totals, Some(&mesh), &out))
 }
 
-/// Smoothing a generated box, bar or ball: the ranks own runs of whole node layers along z
+/// Smoothing a generated box, bar, ball or ring: the ranks own runs of whole node layers along z
 /// (node ids are layer-major), and each makes only its layers and one more on either side
 /// (its cells and their ghost layer): nothing on a rank is as large as the whole mesh.
 fn smooth_layers(w: &MeshWorkload, h: &Harness, cubes: [usize; 3]) -> Result<Report> {
@@ -106,12 +106,12 @@ fn load(source: &Source, ranks: &dyn Ranks) -> Result<Mesh> {
 
 /// The node layers `layers` (along z) of a generated mesh (`generate::box_layers`).
 fn load_layers(source: &Source, layers: Range<usize>) -> Mesh {
-    let Source::Box { cubes, extent, perturb, ball } = source else {
+    let Source::Box { cubes, extent, perturb, shape } = source else {
         unreachable!("layers of a generated mesh only")
     };
     let mut mesh = generate::box_layers(*cubes, *extent, layers);
-    if *ball {
-        generate::box_to_ball(&mut mesh);
+    if let Some(shape) = shape {
+        shape.map(&mut mesh);
     }
     if let Some(kind) = perturb {
         generate::perturb_in(&mut mesh, *kind, generate::box_spans(*cubes, *extent));
