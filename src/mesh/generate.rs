@@ -295,14 +295,14 @@ mod tests {
         for n in [1, 3, 10] {
             let m = shape(Shape::Ring, n);
             let volume = volume(&m, &format!("ring {n}"));
-            let gap = RING_SWEEP.sin();
+            let end_sine = RING_SWEEP.sin();
             for i in 0..m.num_nodes() {
                 let [x, y, z] = m.point(i);
                 let r = x.hypot(y);
                 assert!(
                     (0.5 - 1e-12..=1.0 + 1e-12).contains(&r) && (-1e-12..=0.5 + 1e-12).contains(&z)
                 );
-                let on_end = x > 0.0 && (y.abs() < 1e-12 || (y / r - gap).abs() < 1e-12);
+                let on_end = x > 0.0 && (y.abs() < 1e-12 || (y / r - end_sine).abs() < 1e-12);
                 let outside = (r - 0.5).abs() < 1e-12 || (r - 1.0).abs() < 1e-12;
                 let capped = z.abs() < 1e-12 || (z - 0.5).abs() < 1e-12;
                 assert_eq!(
