@@ -148,11 +148,11 @@ impl Workload for MeshWorkload {
     /// A generated box against host memory, before it is made (every rank holds the mesh,
     /// but when smoothing, where each holds its layers; a file's size is known only once read).
     fn check_sizes(&self, h: &Harness) -> Result<()> {
-        let Source::Box { cubes: [nx, ny, nz], .. } = self.source else {
+        let Source::Box { cubes: cubes @ [nx, ny, nz], .. } = self.source else {
             return Ok(());
         };
-        let nodes = ((nx + 1) * (ny + 1) * (nz + 1)) as u64;
-        let cells = 6 * (nx * ny * nz) as u64;
+        // A parsed box's counts fit (`fits_32_bits`).
+        let (nodes, cells) = box_counts(cubes).unwrap_or((u64::MAX, u64::MAX));
         let share = if self.action == Action::Smooth { h.world.size() as u64 } else { 1 };
         let bytes = nodes.saturating_mul(HOST_BYTES_PER_NODE)
             .saturating_add(cells.saturating_mul(HOST_BYTES_PER_CELL)) / share;
@@ -176,11 +176,16 @@ const HOST_BYTES_PER_NODE: u64 = 2 * 25 + 2 * 14 * 4 + 3 * 8 + 3 * 8 + 2 * 8;
 const HOST_BYTES_PER_CELL: u64 = 4 * 16;
 
 
+/// The nodes and cells of a Kuhn box of `cubes` (None where they pass 2^64).
+fn box_counts(cubes: [usize; 3]) -> Option<(u64, u64)> {
+    let product = |add: u64| cubes.iter().try_fold(1u64, |p, &c| p.checked_mul((c as u64).checked_add(add)?));
+    Some((product(1)?, product(0)?.checked_mul(6)?))
+}
+
 /// A box of `cubes` (each count positive) has fewer than 2^32 nodes and cells.
 fn fits_32_bits(cubes: [usize; 3]) -> bool {
-    let product = |add: u64| cubes.iter().try_fold(1u64, |p, &c| p.checked_mul((c as u64).checked_add(add)?));
-    let small = |count: Option<u64>| count.is_some_and(|c| c < u32::MAX as u64);
-    cubes.iter().all(|&c| c > 0) && small(product(1)) && small(product(0).and_then(|c| c.checked_mul(6)))
+    let fit = |(nodes, cells): (u64, u64)| nodes.max(cells) < u32::MAX as u64;
+    cubes.iter().all(|&c| c > 0) && box_counts(cubes).is_some_and(fit)
 }
 
 /// `box NX NY NZ`, `ball N`, `ring N` or a file name.
