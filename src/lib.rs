@@ -9,6 +9,7 @@ pub mod farm;
 pub mod grain;
 pub mod graph;
 pub mod harness;
+pub mod lanes;
 pub mod large_pages;
 pub mod lattice;
 pub mod mesh;

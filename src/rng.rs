@@ -16,7 +16,20 @@ pub fn mix64(mut z: u64) -> u64 {
 /// 64 random bits for position `counter` of the stream named by `key`.
 #[inline]
 pub fn draw(key: u64, counter: u64) -> u64 {
-    mix64(key.wrapping_add(counter.wrapping_add(1).wrapping_mul(GOLDEN)))
+    draw_at(key, weyl(counter))
+}
+
+/// The Weyl term of `counter`: `draw(key, counter)` = `draw_at(key, weyl(counter))`, so a
+/// caller drawing one counter under many keys multiplies once.
+#[inline]
+pub fn weyl(counter: u64) -> u64 {
+    counter.wrapping_add(1).wrapping_mul(GOLDEN)
+}
+
+/// `draw` from a counter's Weyl term.
+#[inline]
+pub fn draw_at(key: u64, weyl: u64) -> u64 {
+    mix64(key.wrapping_add(weyl))
 }
 
 /// A stream key derived from a user seed and a purpose tag, so that different uses of the

@@ -9,8 +9,8 @@
 //! own contiguous range of tuple indices, so the graph is identical for every rank count.
 
 use super::{block_range, DeviceEdges, Edge, EdgeSource};
+use crate::lanes::{self, Lanes};
 use crate::rng::{draw, stream_key};
-use rayon::prelude::*;
 
 pub const A: f64 = 0.57;
 pub const B: f64 = 0.19;
@@ -47,34 +47,47 @@ impl Kronecker {
         }
     }
 
-    /// Edge tuple number `e` of the global list.
-    #[inline]
-    pub fn edge(&self, e: u64) -> Edge {
-        let (mut u, mut v) = (0u64, 0u64);
-        let draws_per_edge = self.scale.div_ceil(2) as u64;
-        let mut bits = 0u64;
-        for level in 0..self.scale as u64 {
-            if level % 2 == 0 {
-                bits = draw(self.edge_key, e * draws_per_edge + level / 2);
-            }
-            let (row, col) = self.quadrant(bits as u32);
-            bits >>= 32;
-            u = (u << 1) | row as u64;
-            v = (v << 1) | col as u64;
-        }
-        (self.scramble.apply(u), self.scramble.apply(v))
-    }
-
-    /// The initiator quadrant (row bit, column bit) chosen by 32 random bits.
-    #[inline]
-    fn quadrant(&self, r: u32) -> (bool, bool) {
-        let row = (r as u16) >= self.row_threshold;
+    /// The initiator quadrant (row bit, column bit) chosen by the low 32 of 64 random bits:
+    /// the low 16 for the row, the next 16 for the column given the row. (In 64-bit words
+    /// throughout, so that a batch's lanes stay one width.)
+    #[inline(always)]
+    fn quadrant(&self, bits: u64) -> (bool, bool) {
+        let row = bits & 0xffff >= self.row_threshold as u64;
         let col_t = if row {
             self.col_threshold_bottom
         } else {
             self.col_threshold_top
         };
-        (row, ((r >> 16) as u16) >= col_t)
+        (row, (bits >> 16) & 0xffff >= col_t as u64)
+    }
+}
+
+/// Edge tuples `first ..= first + L - 1` of the global list, a lane each. Tuple e takes
+/// draws e·⌈SCALE/2⌉ + j, each serving two levels (its low 32 bits, then its high 32).
+impl Lanes for Kronecker {
+    type Item = Edge;
+    #[inline(always)]
+    fn batch<const L: usize>(&self, first: u64, out: &mut [Edge; L]) {
+        let draws_per_edge = self.scale.div_ceil(2) as u64;
+        let (mut u, mut v) = ([0u64; L], [0u64; L]);
+        for j in 0..draws_per_edge {
+            let mut bits = [0u64; L];
+            for (l, b) in bits.iter_mut().enumerate() {
+                *b = draw(self.edge_key, (first + l as u64) * draws_per_edge + j);
+            }
+            let levels = (self.scale as u64 - 2 * j).min(2);
+            for _ in 0..levels {
+                for l in 0..L {
+                    let (row, col) = self.quadrant(bits[l]);
+                    bits[l] >>= 32;
+                    u[l] = (u[l] << 1) | row as u64;
+                    v[l] = (v[l] << 1) | col as u64;
+                }
+            }
+        }
+        for l in 0..L {
+            out[l] = (self.scramble.apply(u[l]), self.scramble.apply(v[l]));
+        }
     }
 }
 
@@ -105,13 +118,7 @@ impl EdgeSource for Kronecker {
         })
     }
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
-        let first = self.local.start + start;
-        let at = out.len();
-        out.resize(at + len as usize, (0, 0));
-        out[at..]
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, slot)| *slot = self.edge(first + i as u64));
+        lanes::append(self, self.local.start + start, len, out);
     }
 }
 
@@ -145,7 +152,7 @@ impl Scramble {
         [self.mask, self.shift as u64, mul[0], mul[1], add[0], add[1]]
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn apply(&self, mut x: u64) -> u64 {
         for round in 0..2 {
             x = x
@@ -171,6 +178,22 @@ mod tests {
                 let y = s.apply(x) as usize;
                 assert!(!seen[y], "bits {bits}: {x} collides");
                 seen[y] = true;
+            }
+        }
+    }
+
+    /// Every vector unit gives the same tuples, at an odd SCALE (the last draw serves one
+    /// level) and an even one.
+    #[test]
+    fn every_vector_unit_gives_the_same_edges() {
+        for scale in [11, 12] {
+            let g = Kronecker::new(scale, 4, 5, 1, 0);
+            let mut want = Vec::new();
+            lanes::append_with(lanes::Unit::Base, &g, 77, 1000, &mut want);
+            for unit in lanes::Unit::available() {
+                let mut got = Vec::new();
+                lanes::append_with(unit, &g, 77, 1000, &mut got);
+                assert!(got == want, "SCALE {scale}, {unit:?}");
             }
         }
     }
@@ -219,7 +242,7 @@ mod tests {
         let g = Kronecker::new(1, 1 << 16, 3, 1, 0);
         let mut raw = [0u64; 4];
         for e in 0..g.num_edges() {
-            let (row, col) = g.quadrant(draw(g.edge_key, e) as u32);
+            let (row, col) = g.quadrant(draw(g.edge_key, e));
             raw[(row as usize) * 2 + col as usize] += 1;
         }
         let m = g.num_edges() as f64;

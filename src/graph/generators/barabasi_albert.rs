@@ -17,8 +17,10 @@
 //! counts them.
 
 use super::super::{block_range, DeviceEdges, Edge, EdgeSource};
-use super::{below, fill, BA_TARGET};
+use super::{below, BA_TARGET};
+use crate::lanes::{self, Lanes};
 use crate::rng::{draw, stream_key};
+use strength_reduce::StrengthReducedU64;
 
 /// Checks d (edges each vertex adds): at least 1, less than n, n·d at most 2^62.
 pub fn check(n: u64, d: u64) -> Result<(), String> {
@@ -36,6 +38,9 @@ pub fn check(n: u64, d: u64) -> Result<(), String> {
 pub struct BarabasiAlbert {
     n: u64,
     d: u64,
+    /// d and 2d as multiplications (a division each an edge otherwise).
+    per_vertex: StrengthReducedU64,
+    slots_per_vertex: StrengthReducedU64,
     key: u64,
     local: std::ops::Range<u64>,
 }
@@ -46,19 +51,35 @@ impl BarabasiAlbert {
         BarabasiAlbert {
             n,
             d,
+            per_vertex: StrengthReducedU64::new(d),
+            slots_per_vertex: StrengthReducedU64::new(2 * d),
             key: stream_key(seed, BA_TARGET),
             local: block_range(n * d, ranks, rank),
         }
     }
+}
 
-    /// Edge number `j`: (source, target) with target ≤ source.
-    #[inline]
-    fn edge(&self, j: u64) -> Edge {
-        let mut r = 2 * j + 1;
-        while r % 2 == 1 {
-            r = below(draw(self.key, r), r);
+/// Edges `first ..= first + L - 1`, a lane each: edge j is (source, target) with target ≤
+/// source. Every lane's copy chain is followed in the same rounds, a lane whose slot is
+/// already even keeping it: no branch on the chains' random lengths (two hashes an edge on
+/// average, but which lanes stop when is a coin flip each round).
+impl Lanes for BarabasiAlbert {
+    type Item = Edge;
+    #[inline(always)]
+    fn batch<const L: usize>(&self, first: u64, out: &mut [Edge; L]) {
+        let mut r: [u64; L] = std::array::from_fn(|l| 2 * (first + l as u64) + 1);
+        while r.iter().any(|&slot| slot % 2 == 1) {
+            for slot in r.iter_mut() {
+                let copied = below(draw(self.key, *slot), *slot);
+                *slot = if *slot % 2 == 1 { copied } else { *slot };
+            }
         }
-        (j / self.d, r / (2 * self.d))
+        for l in 0..L {
+            out[l] = (
+                (first + l as u64) / self.per_vertex,
+                r[l] / self.slots_per_vertex,
+            );
+        }
     }
 }
 
@@ -73,7 +94,7 @@ impl EdgeSource for BarabasiAlbert {
         self.local.end - self.local.start
     }
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
-        fill(out, self.local.start + start, len, |j| self.edge(j));
+        lanes::append(self, self.local.start + start, len, out);
     }
     /// kernels/generators.cu `ba_edge`.
     fn device_edges(&self) -> Option<DeviceEdges> {

@@ -15,7 +15,8 @@
 use super::{below, fill, SSCA2_EDGE, SSCA2_SCRAMBLE, SSCA2_WEIGHT};
 use crate::graph::kronecker::Scramble;
 use crate::graph::{block_range, DeviceEdges, DeviceWeights, Edge, EdgeSource};
-use crate::rng::{draw, stream_key};
+use crate::lanes::{self, Lanes};
+use crate::rng::{draw, draw_at, stream_key, weyl};
 
 /// The initiator a, b, c, d = 0.55, 0.1, 0.1, 0.25, in hundredths (kernels/generators.cu
 /// has them as SSCA2_H0 .. SSCA2_H3, constants its level arithmetic folds).
@@ -56,28 +57,20 @@ impl Ssca2 {
         }
     }
 
-    /// Edge number `e` of the global list.
-    fn edge(&self, e: u64) -> Edge {
-        let (u, v) = (0..)
-            .map(|attempt| self.rmat(e, attempt))
+    /// The unscrambled pair of edge `e` after its attempt 0 gave a self-loop: the first of
+    /// attempts 1, 2, ... that gives none.
+    fn redrawn(&self, e: u64) -> Edge {
+        (1..)
+            .map(|attempt| {
+                let (mut u, mut v) = (0, 0);
+                for level in 0..self.scale as u64 {
+                    let key = draw(self.edge_key, 64 * attempt + level);
+                    descend(&mut u, &mut v, draw(key, e));
+                }
+                (u, v)
+            })
             .find(|(u, v)| u != v)
-            .expect("an endless search ends");
-        (self.scramble.apply(u), self.scramble.apply(v))
-    }
-
-    /// The unscrambled R-MAT pair of attempt `attempt` at edge `e`.
-    fn rmat(&self, e: u64, attempt: u64) -> Edge {
-        let (mut u, mut v) = (0u64, 0u64);
-        for level in 0..self.scale as u64 {
-            let key = match attempt {
-                0 => self.first_keys[level as usize],
-                _ => draw(self.edge_key, 64 * attempt + level),
-            };
-            let (row, col) = quadrant(draw(key, e));
-            u = (u << 1) | row as u64;
-            v = (v << 1) | col as u64;
-        }
-        (u, v)
+            .expect("an endless search ends")
     }
 
     fn weight(&self, e: u64) -> u64 {
@@ -89,16 +82,56 @@ impl Ssca2 {
     }
 }
 
+/// Edges `first ..= first + L - 1` of the global list, a lane each: attempt 0 of every lane
+/// at once, the few self-loops (a fraction (a + d)^SCALE) redrawn one at a time.
+impl Lanes for Ssca2 {
+    type Item = Edge;
+    #[inline(always)]
+    fn batch<const L: usize>(&self, first: u64, out: &mut [Edge; L]) {
+        let weyls: [u64; L] = std::array::from_fn(|l| weyl(first + l as u64));
+        let (mut u, mut v) = ([0u64; L], [0u64; L]);
+        for &key in &self.first_keys {
+            for l in 0..L {
+                descend(&mut u[l], &mut v[l], draw_at(key, weyls[l]));
+            }
+        }
+        for l in 0..L {
+            let (u, v) = match (u[l], v[l]) {
+                (u, v) if u == v => self.redrawn(first + l as u64),
+                pair => pair,
+            };
+            out[l] = (self.scramble.apply(u), self.scramble.apply(v));
+        }
+    }
+}
+
+/// One level of R-MAT: the quadrant `bits` choose appends its row bit to u, its column bit
+/// to v.
+#[inline(always)]
+fn descend(u: &mut u64, v: &mut u64, bits: u64) {
+    let (row, col) = quadrant(bits);
+    *u = (*u << 1) | row;
+    *v = (*v << 1) | col;
+}
+
 /// The quadrant (row bit, column bit) 64 random bits choose, in integers: bits 12i ..
 /// 12i + 12 (x) scale initiator entry i by (38912 + x) / 40960, in [0.95, 1.05); the top 16
-/// bits pick among the four in proportion.
-#[inline]
-fn quadrant(bits: u64) -> (bool, bool) {
+/// bits pick among the four in proportion: t = top · (w_0 + .. + w_3) / 2^16, and the
+/// quadrant is the number q of the sums w_0, w_0 + w_1, w_0 + w_1 + w_2 at or below t. q
+/// rises with t, so the row bit (q >= 2) is the middle test and the column bit (q odd) the
+/// three tests' exclusive or; each test is the sign bit of sum - 1 - t (all below 2^40), so
+/// a batch's lanes compute it without branches or masks.
+#[inline(always)]
+fn quadrant(bits: u64) -> (u64, u64) {
     let weight = |i: usize| INITIATOR[i] * (38912 + ((bits >> (12 * i)) & 0xfff));
-    let w = [weight(0), weight(1), weight(2), weight(3)];
-    let t = ((bits >> 48) * (w[0] + w[1] + w[2] + w[3])) >> 16;
-    let q = (t >= w[0]) as usize + (t >= w[0] + w[1]) as usize + (t >= w[0] + w[1] + w[2]) as usize;
-    (q >= 2, q % 2 == 1)
+    let w0 = weight(0);
+    let w01 = w0 + weight(1);
+    let w012 = w01 + weight(2);
+    let t = ((bits >> 48) * (w012 + weight(3))) >> 16;
+    let at_or_below = |sum: u64| sum.wrapping_sub(1).wrapping_sub(t);
+    let row = at_or_below(w01) >> 63;
+    let col = (at_or_below(w0) ^ at_or_below(w01) ^ at_or_below(w012)) >> 63;
+    (row, col)
 }
 
 impl EdgeSource for Ssca2 {
@@ -112,7 +145,7 @@ impl EdgeSource for Ssca2 {
         self.local.end - self.local.start
     }
     fn local_chunk(&self, start: u64, len: u64, out: &mut Vec<Edge>) {
-        fill(out, self.local.start + start, len, |e| self.edge(e));
+        lanes::append(self, self.local.start + start, len, out);
     }
     fn is_directed(&self) -> bool {
         true
