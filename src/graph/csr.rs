@@ -98,11 +98,12 @@ impl DistGraph {
         let local_n = part.local_n();
         let rounds = world.allreduce(source.local_len().div_ceil(CHUNK), Op::Max);
 
-        // Pass 1: row lengths and tuple endpoint counts.
+        // Pass 1: tuple endpoint counts, and the self-loop endpoints among them (few: one
+        // atomic add a message, not two). A row's length is its endpoints less its loops'.
         let mut tuple_ends = vec![0u64; local_n];
-        let mut lengths = vec![0u64; local_n];
+        let mut loop_ends = vec![0u64; local_n];
         {
-            let (ends, lens) = (as_atomic(&mut tuple_ends), as_atomic(&mut lengths));
+            let (ends, loops) = (as_atomic(&mut tuple_ends), as_atomic(&mut loop_ends));
             stream_rounds(
                 world,
                 source,
@@ -117,13 +118,18 @@ impl DistGraph {
                     received.par_iter().for_each(|msg| {
                         let l = part.local(msg & !SELF_LOOP);
                         ends[l].fetch_add(1, Relaxed);
-                        if msg & SELF_LOOP == 0 {
-                            lens[l].fetch_add(1, Relaxed);
+                        if msg & SELF_LOOP != 0 {
+                            loops[l].fetch_add(1, Relaxed);
                         }
                     })
                 },
             )?;
         }
+        let lengths: Vec<u64> = tuple_ends
+            .par_iter()
+            .zip(loop_ends)
+            .map(|(ends, loops)| ends - loops)
+            .collect();
 
         let offsets = row_offsets(&lengths);
         drop(lengths);
