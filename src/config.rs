@@ -6,6 +6,7 @@
 use crate::comm::{GpuTransport, World};
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::files::must_be_regular;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -87,10 +88,12 @@ impl DeckText {
         let source = path.display().to_string();
         // Rank 0 sends the text, or an error message behind a leading NUL (decks never hold NUL).
         let mut bytes = if world.is_root() {
-            std::fs::read_to_string(path).map_or_else(
-                |e| format!("\0cannot read deck: {e}").into_bytes(),
-                String::into_bytes,
-            )
+            must_be_regular(path)
+                .and_then(|()| std::fs::read_to_string(path))
+                .map_or_else(
+                    |e| format!("\0cannot read deck: {e}").into_bytes(),
+                    String::into_bytes,
+                )
         } else {
             Vec::new()
         };

@@ -9,6 +9,7 @@ use crate::comm::{Op, World};
 use crate::config::{config_error, merge, DeckText, RunArgs, RunConfig};
 use crate::device::{self, Selected};
 use crate::error::{Error, Result};
+use crate::files::must_be_regular;
 use crate::graph::build::{self, Built, FitCheck};
 use crate::graph::source::{Generator, GraphArgs, GraphConfig};
 use crate::output::{timestamp, Invocation, Provenance, ResultFile, Unfinished};
@@ -399,38 +400,34 @@ fn write_file(
     file.close_unfinished()
 }
 
-/// Rank 0 claims the output before any compute: a directory or anything but a regular file
-/// is refused, an existing result unless `overwrite`, and an output another run is writing
-/// (its lock beside it); then the temporary file is created and removed again, proving the
-/// path writable.
+/// Rank 0 claims the output before any compute (`check_output`), refusing an output another
+/// run is writing (its lock beside it); then the temporary file is created and removed again,
+/// proving the path writable.
 fn claim_output(world: &World, path: &Path, overwrite: bool) -> Result<Option<OutputLock>> {
     if !world.is_root() {
         return Ok(None);
     }
+    check_output(path, overwrite)?;
+    let lock = OutputLock::claim(path)?;
+    ResultFile::create(path)?.discard()?;
+    Ok(Some(lock))
+}
+
+/// A file a run is to write (its result, `generate --write`), before any compute: anything
+/// but a regular file is refused (a directory, a device, a FIFO), and an existing file
+/// unless `overwrite`.
+pub fn check_output(path: &Path, overwrite: bool) -> Result<()> {
     let refuse = |msg: String| Error::Output {
         path: path.display().to_string(),
         msg,
     };
-    if let Ok(meta) = std::fs::metadata(path) {
-        if meta.is_dir() {
-            return Err(refuse(
-                "is a directory: name a file (e.g. --output DIR/result.h5)".into(),
-            ));
-        }
-        if !meta.is_file() {
-            return Err(refuse(
-                "is not a regular file (a device, FIFO or socket): name a file".into(),
-            ));
-        }
-        if !overwrite {
-            return Err(refuse(
-                "exists: pass --force (or `force = true` in [run]) to overwrite it".into(),
-            ));
-        }
+    must_be_regular(path).map_err(|e| refuse(e.to_string()))?;
+    if path.exists() && !overwrite {
+        return Err(refuse(
+            "exists: pass --force (or `force = true` in [run]) to overwrite it".into(),
+        ));
     }
-    let lock = OutputLock::claim(path)?;
-    ResultFile::create(path)?.discard()?;
-    Ok(Some(lock))
+    Ok(())
 }
 
 /// `NAME.lock` beside an output while a run writes it: its host and process id. A lock left by
