@@ -6,7 +6,7 @@
 //! trials with progress, the result file with provenance, and errors (see `main`).
 
 use crate::comm::{Op, World};
-use crate::config::{config_error, merge, DeckText, RunArgs, RunConfig};
+use crate::config::{config_error, merge, DeckText, Numbers, RunArgs, RunConfig};
 use crate::device::{self, Selected};
 use crate::error::{Error, Result};
 use crate::files::must_be_regular;
@@ -95,7 +95,16 @@ impl<W: Workload> Entry for Registered<W> {
             cmd
         };
         // After the tables: a derived `Args` sets the about from its doc comment.
-        <W::Table as clap::Args>::augment_args(cmd).about(W::ABOUT)
+        let cmd = <W::Table as clap::Args>::augment_args(cmd).about(W::ABOUT);
+        // `allow_negative_numbers` knows plain numbers only: "-inf" or a list "-4,4" would be
+        // taken for flags. Their flags take any value, which the flag's check then judges.
+        cmd.mut_args(|a| {
+            if takes_hyphen_numbers(&a) {
+                a.allow_hyphen_values(true)
+            } else {
+                a
+            }
+        })
     }
 
     fn run(&self, world: &World, deck: DeckText, flags: &ArgMatches) -> Result<()> {
@@ -114,6 +123,23 @@ impl<W: Workload> Entry for Registered<W> {
         let harness = Harness::start(world, run, deck.text, W::NAME, workload.resumes_output())?;
         harness.run_workload(&workload)
     }
+}
+
+/// Whether `arg` takes numbers that may start with '-' and are not plain numbers: reals
+/// ("-inf") and lists ("-4,4"). A plain integer flag does not: `--scale --roots 4` keeps
+/// clap's "a value is required for --scale" (taking "--roots" would leave "4" unexpected).
+fn takes_hyphen_numbers(arg: &clap::Arg) -> bool {
+    use std::any::TypeId;
+    let parses = arg.get_value_parser().type_id();
+    let any_of = |types: &[TypeId]| types.iter().any(|&t| parses == t);
+    let reals = [TypeId::of::<f64>(), TypeId::of::<Numbers>()];
+    let integers = [
+        TypeId::of::<i64>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<u64>(),
+        TypeId::of::<usize>(),
+    ];
+    any_of(&reals) || (any_of(&integers) && arg.get_value_delimiter().is_some())
 }
 
 /// The tables a deck of `W` may hold, as `[run], [graph], [W]`.

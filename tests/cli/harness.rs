@@ -607,6 +607,47 @@ fn an_input_that_is_no_regular_file_is_refused_before_opening() {
     assert!(!dir.join("never.h5").exists());
 }
 
+/// Numbers that start with '-' but are not plain numbers to clap (a list, "-inf") reach the
+/// flag's range check instead of being taken for flags; an integer flag left without its
+/// value still says so.
+#[test]
+fn numbers_starting_with_a_minus_reach_the_range_checks() {
+    let dir = test_dir("harness_minus_numbers");
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["bfs", "--alpha", "-inf"],
+            "[bfs] alpha = -inf is out of range",
+        ),
+        (
+            &["generate", "--generator", "lattice", "--dims", "-4,4"],
+            "--dims = -4 is out of range",
+        ),
+        (
+            &[
+                "mesh", "generate", "box", "2", "2", "2", "--extent", "-1,1,1",
+            ],
+            "[mesh] extent: expected three positive lengths",
+        ),
+        (
+            &["cortex", "--probe", "-1,3"],
+            "--probe = -1 is out of range",
+        ),
+        (
+            &["spin", "--beta", "-0.5,1"],
+            "[spin] beta = -0.5 is out of range",
+        ),
+        (
+            &["bfs", "--scale", "--roots", "4"],
+            "a value is required for '--scale <SCALE>'",
+        ),
+    ];
+    for (i, (args, said)) in cases.into_iter().enumerate() {
+        let run = tessera(np_for(0, i), args, &dir);
+        let line = one_clear_error(&run, &[said]);
+        assert!(line.starts_with("tessera: error: command line: "), "{line}");
+    }
+}
+
 #[test]
 fn a_table_another_workload_reads_is_refused_with_its_line() {
     let dir = test_dir("foreign_table");
