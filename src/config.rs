@@ -6,6 +6,7 @@
 use crate::comm::{GpuTransport, World};
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::files::must_be_regular;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -34,6 +35,10 @@ pub struct RunArgs {
     pub force: Option<bool>,
 }
 
+/// Most worker threads a rank may start (`[run] threads`): far above any node's cores, yet
+/// a count the operating system can start at once, unlike the billions a typo can ask for.
+pub const MAX_THREADS: usize = 4096;
+
 /// Settings shared by every workload, resolved.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -48,8 +53,9 @@ pub struct RunConfig {
 impl RunArgs {
     /// Fill the defaults and check the values (`source` names where they came from).
     pub fn resolve(self, source: &str) -> Result<RunConfig> {
-        if self.threads == Some(0) {
-            return Err(out_of_range(source, "[run] threads", 0, "an integer >= 1"));
+        if let Some(threads) = self.threads.filter(|t| !(1..=MAX_THREADS).contains(t)) {
+            let expected = format!("an integer from 1 to {MAX_THREADS}");
+            return Err(out_of_range(source, "[run] threads", threads, &expected));
         }
         Ok(RunConfig {
             output: self.output.unwrap_or_else(|| PathBuf::from("tessera.h5")),
@@ -87,10 +93,12 @@ impl DeckText {
         let source = path.display().to_string();
         // Rank 0 sends the text, or an error message behind a leading NUL (decks never hold NUL).
         let mut bytes = if world.is_root() {
-            std::fs::read_to_string(path).map_or_else(
-                |e| format!("\0cannot read deck: {e}").into_bytes(),
-                String::into_bytes,
-            )
+            must_be_regular(path)
+                .and_then(|()| std::fs::read_to_string(path))
+                .map_or_else(
+                    |e| format!("\0cannot read deck: {e}").into_bytes(),
+                    String::into_bytes,
+                )
         } else {
             Vec::new()
         };
@@ -334,12 +342,22 @@ mod tests {
     }
 
     #[test]
-    fn zero_threads_are_refused() {
-        let run = RunArgs {
-            threads: Some(0),
+    fn thread_counts_out_of_range_are_refused() {
+        for threads in [0, MAX_THREADS + 1, 4294967297] {
+            let run = RunArgs {
+                threads: Some(threads),
+                ..Default::default()
+            };
+            let e = run.resolve("d.toml").unwrap_err().to_string();
+            let said = format!(
+                "[run] threads = {threads} is out of range: expected an integer from 1 to 4096"
+            );
+            assert!(e.contains(&said), "{e}");
+        }
+        let most = RunArgs {
+            threads: Some(MAX_THREADS),
             ..Default::default()
         };
-        let e = run.resolve("d.toml").unwrap_err().to_string();
-        assert!(e.contains("[run] threads = 0 is out of range"), "{e}");
+        assert_eq!(most.resolve("d.toml").unwrap().threads, Some(MAX_THREADS));
     }
 }

@@ -6,9 +6,10 @@
 //! trials with progress, the result file with provenance, and errors (see `main`).
 
 use crate::comm::{Op, World};
-use crate::config::{config_error, merge, DeckText, RunArgs, RunConfig};
+use crate::config::{config_error, merge, DeckText, Numbers, RunArgs, RunConfig};
 use crate::device::{self, Selected};
 use crate::error::{Error, Result};
+use crate::files::must_be_regular;
 use crate::graph::build::{self, Built, FitCheck};
 use crate::graph::source::{Generator, GraphArgs, GraphConfig};
 use crate::output::{timestamp, Invocation, Provenance, ResultFile, Unfinished};
@@ -94,7 +95,16 @@ impl<W: Workload> Entry for Registered<W> {
             cmd
         };
         // After the tables: a derived `Args` sets the about from its doc comment.
-        <W::Table as clap::Args>::augment_args(cmd).about(W::ABOUT)
+        let cmd = <W::Table as clap::Args>::augment_args(cmd).about(W::ABOUT);
+        // `allow_negative_numbers` knows plain numbers only: "-inf" or a list "-4,4" would be
+        // taken for flags. Their flags take any value, which the flag's check then judges.
+        cmd.mut_args(|a| {
+            if takes_hyphen_numbers(&a) {
+                a.allow_hyphen_values(true)
+            } else {
+                a
+            }
+        })
     }
 
     fn run(&self, world: &World, deck: DeckText, flags: &ArgMatches) -> Result<()> {
@@ -113,6 +123,23 @@ impl<W: Workload> Entry for Registered<W> {
         let harness = Harness::start(world, run, deck.text, W::NAME, workload.resumes_output())?;
         harness.run_workload(&workload)
     }
+}
+
+/// Whether `arg` takes numbers that may start with '-' and are not plain numbers: reals
+/// ("-inf") and lists ("-4,4"). A plain integer flag does not: `--scale --roots 4` keeps
+/// clap's "a value is required for --scale" (taking "--roots" would leave "4" unexpected).
+fn takes_hyphen_numbers(arg: &clap::Arg) -> bool {
+    use std::any::TypeId;
+    let parses = arg.get_value_parser().type_id();
+    let any_of = |types: &[TypeId]| types.iter().any(|&t| parses == t);
+    let reals = [TypeId::of::<f64>(), TypeId::of::<Numbers>()];
+    let integers = [
+        TypeId::of::<i64>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<u64>(),
+        TypeId::of::<usize>(),
+    ];
+    any_of(&reals) || (any_of(&integers) && arg.get_value_delimiter().is_some())
 }
 
 /// The tables a deck of `W` may hold, as `[run], [graph], [W]`.
@@ -399,38 +426,34 @@ fn write_file(
     file.close_unfinished()
 }
 
-/// Rank 0 claims the output before any compute: a directory or anything but a regular file
-/// is refused, an existing result unless `overwrite`, and an output another run is writing
-/// (its lock beside it); then the temporary file is created and removed again, proving the
-/// path writable.
+/// Rank 0 claims the output before any compute (`check_output`), refusing an output another
+/// run is writing (its lock beside it); then the temporary file is created and removed again,
+/// proving the path writable.
 fn claim_output(world: &World, path: &Path, overwrite: bool) -> Result<Option<OutputLock>> {
     if !world.is_root() {
         return Ok(None);
     }
+    check_output(path, overwrite)?;
+    let lock = OutputLock::claim(path)?;
+    ResultFile::create(path)?.discard()?;
+    Ok(Some(lock))
+}
+
+/// A file a run is to write (its result, `generate --write`), before any compute: anything
+/// but a regular file is refused (a directory, a device, a FIFO), and an existing file
+/// unless `overwrite`.
+pub fn check_output(path: &Path, overwrite: bool) -> Result<()> {
     let refuse = |msg: String| Error::Output {
         path: path.display().to_string(),
         msg,
     };
-    if let Ok(meta) = std::fs::metadata(path) {
-        if meta.is_dir() {
-            return Err(refuse(
-                "is a directory: name a file (e.g. --output DIR/result.h5)".into(),
-            ));
-        }
-        if !meta.is_file() {
-            return Err(refuse(
-                "is not a regular file (a device, FIFO or socket): name a file".into(),
-            ));
-        }
-        if !overwrite {
-            return Err(refuse(
-                "exists: pass --force (or `force = true` in [run]) to overwrite it".into(),
-            ));
-        }
+    must_be_regular(path).map_err(|e| refuse(e.to_string()))?;
+    if path.exists() && !overwrite {
+        return Err(refuse(
+            "exists: pass --force (or `force = true` in [run]) to overwrite it".into(),
+        ));
     }
-    let lock = OutputLock::claim(path)?;
-    ResultFile::create(path)?.discard()?;
-    Ok(Some(lock))
+    Ok(())
 }
 
 /// `NAME.lock` beside an output while a run writes it: its host and process id. A lock left by

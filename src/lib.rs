@@ -6,6 +6,7 @@ pub mod config;
 pub mod device;
 pub mod error;
 pub mod farm;
+pub mod files;
 pub mod grain;
 pub mod graph;
 pub mod harness;

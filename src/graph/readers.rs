@@ -13,6 +13,7 @@
 use crate::comm::file_parts::{line_number, owned_span, ReadAt};
 use crate::comm::{Op, World};
 use crate::error::{Error, Result};
+use crate::files::must_be_regular;
 use crate::graph::{block_range, Edge, EdgeSource};
 use rayon::prelude::*;
 use std::fs::File;
@@ -82,7 +83,9 @@ pub fn read_graph(world: &World, path: &Path) -> Result<LoadedEdges> {
 
 fn read_file(world: &World, path: &Path) -> Result<LoadedEdges> {
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|e| input_file(&name, format!("cannot open: {e}")));
+    let file = must_be_regular(path)
+        .and_then(|()| File::open(path))
+        .map_err(|e| input_file(&name, format!("cannot open: {e}")));
     let file = world.agree(file)?;
     let is_mtx = path
         .extension()

@@ -402,6 +402,15 @@ impl GraphSpec {
         }
     }
 
+    /// True when each tuple (u, v) is an arc u -> v, as `EdgeSource::is_directed` of the
+    /// source `open` makes says, known before it is made: SSCA#2 and de Bruijn graphs.
+    pub fn is_directed(&self) -> bool {
+        matches!(
+            self,
+            GraphSpec::Ssca2 { .. } | GraphSpec::Eulerian(eulerian::Kind::DeBruijn { .. })
+        )
+    }
+
     /// True when the graph comes from a generator with a SCALE (memory messages can then
     /// name the largest SCALE that fits).
     pub fn scale(&self) -> Option<u32> {

@@ -19,8 +19,10 @@
 //! directed ones `general`; weighted graphs are `integer`, the others `pattern`.
 
 use crate::comm::{Pair, World};
+use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::graph::{Edge, EdgeSource};
+use crate::harness::check_output;
 use crate::output::tmp_path;
 use rayon::prelude::*;
 use std::fs::{File, OpenOptions};
@@ -96,27 +98,45 @@ pub fn write_graph(
 }
 
 /// Make sure `write_graph` can write `path` before anything is computed (collective): rank 0
-/// creates its directory if missing, then creates and removes `PATH.tmp`; a directory at
-/// `path` is refused. Every rank returns the same outcome.
-pub fn check_writable(world: &World, path: &Path) -> Result<()> {
-    let name = path.display().to_string();
-    let probe = || -> std::io::Result<()> {
-        if path.is_dir() {
-            return Err(std::io::Error::other("is a directory: name a file"));
-        }
+/// refuses what `check_output` refuses for the run's result (an existing file only without
+/// `--force`), creates the directory if missing, refuses the result file itself, then
+/// creates and removes `PATH.tmp`. Every rank returns the same outcome.
+pub fn check_writable(world: &World, path: &Path, run: &RunConfig) -> Result<()> {
+    let probe = || -> Result<()> {
+        check_output(path, run.force)?;
+        let refuse = |e| output_error(&path.display().to_string(), e);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+            std::fs::create_dir_all(dir).map_err(refuse)?;
+        }
+        // After making the directory, through which `path` may lead back to the result.
+        if same_file(path, &run.output) {
+            let msg = "it is the result file (--output) too: name another file";
+            return Err(refuse(std::io::Error::other(msg)));
         }
         let tmp = tmp_path(path);
-        File::create(&tmp)?;
-        std::fs::remove_file(&tmp)
+        File::create(&tmp)
+            .and_then(|_| std::fs::remove_file(&tmp))
+            .map_err(refuse)
     };
-    let outcome = if world.is_root() {
-        probe().map_err(|e| output_error(&name, e))
-    } else {
-        Ok(())
-    };
+    let outcome = if world.is_root() { probe() } else { Ok(()) };
     world.agree(outcome)
+}
+
+/// Whether `a` and `b` name one file, which need not exist yet: each path resolved (links,
+/// `..`) where it exists, else its folder.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let resolved = |p: &Path| {
+        p.canonicalize().ok().or_else(|| {
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            Some(
+                dir.unwrap_or(Path::new("."))
+                    .canonicalize()
+                    .ok()?
+                    .join(p.file_name()?),
+            )
+        })
+    };
+    matches!((resolved(a), resolved(b)), (Some(a), Some(b)) if a == b)
 }
 
 fn output_error(name: &str, e: std::io::Error) -> Error {

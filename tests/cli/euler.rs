@@ -467,11 +467,15 @@ fn non_eulerian_input_gives_one_line() {
             (5, 7),
         ],
     );
-    let cases: [(usize, Vec<&str>, &[&str]); 4] = [
+    let de_bruijn = ["--generator", "de-bruijn", "--alphabet", "2", "--word", "3"];
+    let cases: [(usize, Vec<&str>, &[&str]); 6] = [
         (1, vec!["--input", &odd], &["not Eulerian: 4 of 9 vertices have odd degree (smallest: 0, 2, 5); a trail needs 0 or 2"]),
         (2, vec!["--input", &two], &["not Eulerian: edges lie in 2 components (edges: 3, 5; smallest vertex: 0, 5)"]),
         (3, vec!["--input", &arcs, "--directed"], &["not Eulerian: in-degree != out-degree at 3 vertices (largest +2 at 0)"]),
         (4, vec!["--generator", "complete", "--vertices", "5", "--pairing", "straight"], &["[euler] pairing = \"straight\" needs a periodic lattice"]),
+        // De Bruijn graphs are directed whether or not `--directed` says so.
+        (1, [&de_bruijn[..], &["--eulerize"]].concat(), &["[euler] eulerize applies to undirected graphs only (de-bruijn graphs are directed)"]),
+        (2, [&de_bruijn[..], &["--directed", "--eulerize"]].concat(), &["[euler] eulerize applies to undirected graphs only (directed = true)"]),
     ];
     for (np, args, needles) in cases {
         let mut all = vec!["euler", "--device", "cpu", "--output", "x.h5"];

@@ -295,6 +295,74 @@ fn the_written_file_is_reported_and_its_directory_made() {
     }
 }
 
+/// `--write` is checked as `--output` is, before the graph is made: a FIFO or a device (a
+/// scratch node like /dev/full, never a real one) is refused and left as it was, not renamed
+/// over; an existing file is kept unless `--force`; the result file itself is refused.
+#[test]
+fn write_paths_are_refused_as_outputs_are() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = test_dir("generate_write_refused");
+    common::mknod(&dir.join("pipe.el"), &["p"]);
+    common::mknod(&dir.join("full.el"), &["c", "1", "7"]);
+    std::fs::write(dir.join("kept.el"), "0 1\n").unwrap();
+    let cases: [(usize, &str, &str, &[&str]); 5] = [
+        (
+            1,
+            "pipe.el",
+            "x.h5",
+            &["output pipe.el: it is a FIFO, not a regular file"],
+        ),
+        (
+            2,
+            "full.el",
+            "x.h5",
+            &["output full.el: it is a character device, not a regular file"],
+        ),
+        (
+            1,
+            "kept.el",
+            "x.h5",
+            &["output kept.el: exists: pass --force"],
+        ),
+        (
+            2,
+            "same.h5",
+            "same.h5",
+            &["output same.h5: it is the result file (--output) too"],
+        ),
+        (
+            1,
+            "out/../same.h5",
+            "same.h5",
+            &["output out/../same.h5: it is the result file"],
+        ),
+    ];
+    for (np, write, output, needles) in cases {
+        let args = [
+            "generate", "--device", "cpu", "--scale", "4", "--write", write, "--output", output,
+        ];
+        let run = tessera(np, &args, &dir);
+        one_clear_error(&run, needles);
+        assert!(!run.stderr.contains("graph: "), "{}", run.stderr);
+    }
+    let kind = |name: &str| std::fs::metadata(dir.join(name)).unwrap().file_type();
+    assert!(kind("pipe.el").is_fifo() && kind("full.el").is_char_device());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kept.el")).unwrap(),
+        "0 1\n"
+    );
+    assert!(!dir.join("same.h5").exists() && !dir.join("x.h5").exists());
+    generate(
+        1,
+        &dir,
+        "forced",
+        &["--scale", "4", "--write", "kept.el", "--force"],
+    );
+    assert!(std::fs::read_to_string(dir.join("kept.el"))
+        .unwrap()
+        .starts_with("# tessera"));
+}
+
 /// Sizes no host holds are refused before anything is generated (an Erdős–Rényi graph of
 /// 10^11 edges takes minutes to open, a complete graph on 2^24 - 1 vertices has 1.4·10^14
 /// edges): one line naming the bytes needed and available and the most that fits, exit

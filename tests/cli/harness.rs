@@ -1,10 +1,11 @@
 //! The harness's promises, for every workload at np 1 and 3 (each refusal at one of them,
 //! alternating, so that every workload meets both): the output is claimed before any
 //! compute (a directory, a FIFO, an existing result without `--force`, an output another run
-//! is writing: each refused with one line and no phase run), sizes too large are refused
-//! before anything is allocated, and usage errors share one exit status and one line.
+//! is writing: each refused with one line and no phase run), an input that is no regular file
+//! is refused before it is opened, sizes too large are refused before anything is allocated,
+//! and usage errors share one exit status and one line.
 
-use crate::common::{files_ending, one_clear_error, tessera, test_dir, write_file, Run, H5};
+use crate::common::{files_ending, mknod, one_clear_error, tessera, test_dir, write_file, Run, H5};
 use std::path::Path;
 
 const NPS: [usize; 2] = [1, 3];
@@ -532,6 +533,118 @@ fn an_unwritable_output_is_refused_before_any_compute() {
             "the graph was built first:\n{}",
             run.stderr
         );
+    }
+}
+
+/// Every file named as an input (deck, graph, mesh, a `.ele`'s `.node`, schedule) is refused
+/// unless it is a regular file, before anything opens it: a FIFO blocked the reader forever,
+/// a device like /dev/zero was read until memory ran out.
+#[test]
+fn an_input_that_is_no_regular_file_is_refused_before_opening() {
+    let dir = test_dir("harness_input_special");
+    for name in [
+        "pipe.el",
+        "pipe.mtx",
+        "pipe.msh",
+        "cells.node",
+        "pipe.h5",
+        "pipe.toml",
+        "pipe.txt",
+    ] {
+        mknod(&dir.join(name), &["p"]);
+    }
+    mknod(&dir.join("zero.el"), &["c", "1", "5"]);
+    write_file(&dir, "cells.ele", "1 4 0\n1 1 2 3 4\n");
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["bfs", "--input", "pipe.el"],
+            "pipe.el: cannot open: it is a FIFO",
+        ),
+        (
+            &["cc", "--input", "pipe.mtx"],
+            "pipe.mtx: cannot open: it is a FIFO",
+        ),
+        (
+            &["bfs", "--input", "zero.el"],
+            "zero.el: cannot open: it is a character device",
+        ),
+        (
+            &["bfs", "--input", "."],
+            ".: cannot open: it is a directory",
+        ),
+        (
+            &["mesh", "smooth", "pipe.msh"],
+            "pipe.msh: cannot read: it is a FIFO",
+        ),
+        (
+            &["mesh", "smooth", "cells.ele"],
+            "cells.node: cannot read: it is a FIFO",
+        ),
+        (
+            &["mesh", "smooth", "pipe.h5"],
+            "pipe.h5: cannot open: it is a FIFO",
+        ),
+        (
+            &["cortex", "--schedule-file", "pipe.txt"],
+            "pipe.txt: cannot read the schedule file: it is a FIFO",
+        ),
+        (
+            &["run", "pipe.toml"],
+            "pipe.toml: cannot read deck: it is a FIFO",
+        ),
+        (
+            &["bfs", "--deck", "pipe.toml"],
+            "pipe.toml: cannot read deck: it is a FIFO",
+        ),
+    ];
+    for (i, (args, said)) in cases.into_iter().enumerate() {
+        let mut all = args.to_vec();
+        all.extend(["--device", "cpu", "--output", "never.h5"]);
+        let run = tessera(np_for(0, i), &all, &dir);
+        one_clear_error(&run, &[said, "not a regular file"]);
+        assert_eq!(run.status.code(), Some(1), "{}", run.what);
+    }
+    assert!(!dir.join("never.h5").exists());
+}
+
+/// Numbers that start with '-' but are not plain numbers to clap (a list, "-inf") reach the
+/// flag's range check instead of being taken for flags; an integer flag left without its
+/// value still says so.
+#[test]
+fn numbers_starting_with_a_minus_reach_the_range_checks() {
+    let dir = test_dir("harness_minus_numbers");
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["bfs", "--alpha", "-inf"],
+            "[bfs] alpha = -inf is out of range",
+        ),
+        (
+            &["generate", "--generator", "lattice", "--dims", "-4,4"],
+            "--dims = -4 is out of range",
+        ),
+        (
+            &[
+                "mesh", "generate", "box", "2", "2", "2", "--extent", "-1,1,1",
+            ],
+            "[mesh] extent: expected three positive lengths",
+        ),
+        (
+            &["cortex", "--probe", "-1,3"],
+            "--probe = -1 is out of range",
+        ),
+        (
+            &["spin", "--beta", "-0.5,1"],
+            "[spin] beta = -0.5 is out of range",
+        ),
+        (
+            &["bfs", "--scale", "--roots", "4"],
+            "a value is required for '--scale <SCALE>'",
+        ),
+    ];
+    for (i, (args, said)) in cases.into_iter().enumerate() {
+        let run = tessera(np_for(0, i), args, &dir);
+        let line = one_clear_error(&run, &[said]);
+        assert!(line.starts_with("tessera: error: command line: "), "{line}");
     }
 }
 

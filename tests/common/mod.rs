@@ -372,6 +372,13 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
+/// A special file at `path`, made by `mknod path KIND...`: `["p"]` a FIFO, `["c", "1", "5"]`
+/// a character device like /dev/zero (the tests run as root; never a real /dev node).
+pub fn mknod(path: &Path, kind: &[&str]) {
+    let made = Command::new("mknod").arg(path).args(kind).status().unwrap();
+    assert!(made.success(), "mknod {} {kind:?}", path.display());
+}
+
 /// A file of the repository (e.g. `inputs/tests/components.edges`), absolute.
 pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)

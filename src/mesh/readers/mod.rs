@@ -13,6 +13,7 @@ pub mod vtkhdf;
 use super::ranks::Ranks;
 use super::{boundary, geometry, Index, Mesh};
 use crate::error::{Error, Result};
+use crate::files::must_be_regular;
 use std::path::Path;
 
 /// What a reader found, before the checks.
@@ -65,7 +66,9 @@ pub fn read(path: &Path, free: &[i64], ranks: &dyn Ranks) -> Result<Mesh> {
     let raw = match ext {
         "node" | "ele" => node_ele::read(path, ranks)?,
         "msh" => {
-            let bytes = std::fs::read(path).map_err(|e| unreadable(&file, e))?;
+            let bytes = must_be_regular(path)
+                .and_then(|()| std::fs::read(path))
+                .map_err(|e| unreadable(&file, e))?;
             if msh2::is_version_2(&bytes) {
                 msh2::parse(&file, &String::from_utf8_lossy(&bytes))?
             } else {

@@ -165,6 +165,7 @@ type Span = (Option<(u64, Vec<String>)>, u64, Vec<u8>);
 /// The header (the first data line: its number and words), the lines up to and including
 /// it, and the bytes of the lines after it that this rank owns.
 fn read_span(path: &Path, ranks: &dyn Ranks) -> std::io::Result<Span> {
+    crate::files::must_be_regular(path)?;
     let f = File::open(path)?;
     let len = f.metadata()?.len();
     let (header, data_start, header_lines) = read_header(&f)?;

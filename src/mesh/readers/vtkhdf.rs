@@ -18,6 +18,7 @@ pub fn read(path: &Path) -> Result<Raw> {
         file: file.clone(),
         msg,
     };
+    crate::files::must_be_regular(path).map_err(|e| fail(format!("cannot open: {e}")))?;
     let h5 = hdf5::File::open(path).map_err(|e| fail(format!("cannot open as HDF5: {e}")))?;
     let group = h5
         .group("VTKHDF")

@@ -81,7 +81,7 @@ pub struct BfsTable {
     #[arg(long, value_enum)]
     pub partition: Option<Partition>,
     /// The 2D process grid R,C (R x C = ranks; default the most square, R <= C)
-    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    #[arg(long, value_delimiter = ',')]
     pub grid: Option<Vec<i64>>,
 }
 

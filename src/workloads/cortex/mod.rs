@@ -34,6 +34,7 @@ use crate::config::{config_error, out_of_range};
 use crate::device::memory::{self, Place};
 use crate::device::Selected;
 use crate::error::Result;
+use crate::files::must_be_regular;
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
 use crate::report::Report;
@@ -381,7 +382,8 @@ fn schedule_of(source: &str, t: &CortexTable, steps: u64) -> Result<Vec<Setting>
         (None, Some(file)) => {
             let path = beside_deck(source, file);
             let name = path.display().to_string();
-            let text = std::fs::read_to_string(&path)
+            let text = must_be_regular(&path)
+                .and_then(|()| std::fs::read_to_string(&path))
                 .map_err(|e| config_error(&name, &format!("cannot read the schedule file: {e}")))?;
             schedule::from_file_text(&text, steps)
                 .map_err(|(at, msg)| config_error(&name, &format!("{at}: {msg}")))

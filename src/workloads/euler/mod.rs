@@ -99,7 +99,8 @@ pub struct EulerTable {
 
 pub struct Euler {
     graph: GraphConfig,
-    directed: Option<bool>,
+    /// `directed`, by default as the source says (`GraphSpec::is_directed`).
+    directed: bool,
     pairing: Pairing,
     trail: bool,
     eulerize: bool,
@@ -162,15 +163,20 @@ impl Workload for Euler {
             ));
         }
         let eulerize = t.eulerize.unwrap_or(false);
-        if eulerize && t.directed == Some(true) {
+        let directed = t.directed.unwrap_or(graph.spec.is_directed());
+        if eulerize && directed {
+            let why = match t.directed {
+                Some(_) => "directed = true".into(),
+                None => format!("{} graphs are directed", graph.spec.kind()),
+            };
             return Err(crate::config::config_error(
                 source,
-                "[euler] eulerize applies to undirected graphs only (directed = true)",
+                &format!("[euler] eulerize applies to undirected graphs only ({why})"),
             ));
         }
         Ok(Euler {
             graph,
-            directed: t.directed,
+            directed,
             pairing,
             trail: t.trail.unwrap_or(false),
             eulerize,
@@ -261,7 +267,7 @@ impl Euler {
             let ends = self.place_ends(h, &list)?;
             Ok((list, ends))
         })?;
-        let directed = self.directed.unwrap_or(list.directed);
+        let directed = self.directed;
         let (n, local) = (list.n, list.local);
         let input = Ranges::of_lengths(world, local.len() as u64);
         let m_input = input.total();

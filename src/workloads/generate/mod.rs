@@ -41,11 +41,11 @@ impl Workload for Generate {
     }
 
     /// The graph against host memory, and the file to write (its directory made) writable,
-    /// before anything is generated.
+    /// and not the result file, before anything is generated.
     fn check_sizes(&self, h: &Harness) -> Result<()> {
         build::check_before_making(h.world, &self.graph, &Need::CSR)?;
         match &self.write {
-            Some(path) => check_writable(h.world, path),
+            Some(path) => check_writable(h.world, path, &h.run),
             None => Ok(()),
         }
     }
