@@ -390,3 +390,61 @@ fn disconnected_parts(n: usize, edges: &[(usize, usize)], part: &[u32], k: usize
     }
     pieces.iter().filter(|p| p.len() > 1).count() as u64
 }
+
+/// Two tetrahedra as Gmsh MSH 2.2 (node ids 10..50, a tagged triangle) and 4.1.
+const MSH2: &str = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n5\n10 0 0 0\n20 1 0 0\n30 0 1 0\n40 0 0 1\n50 1 1 1\n$EndNodes\n$Elements\n3\n1 2 2 7 1 10 20 30\n2 4 2 1 1 10 20 30 40\n3 4 2 1 1 20 30 40 50\n$EndElements\n";
+const MSH4: &str = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 5 1 5\n3 1 0 5\n1\n2\n3\n4\n5\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 1 1\n$EndNodes\n$Elements\n1 2 1 2\n3 1 4 2\n1 1 2 3 4\n2 2 3 4 5\n$EndElements\n";
+
+/// `tessera mesh --device cpu --output bad.h5 ARGS` (words split at spaces) in `dir` fails
+/// with one error line holding every one of `needles`.
+fn refused(dir: &Path, args: &str, needles: &[&str]) {
+    let mut all = vec!["mesh", "--device", "cpu", "--output", "bad.h5"];
+    all.extend(args.split_whitespace());
+    one_clear_error(&tessera(1, &all, dir), needles);
+}
+
+/// Malformed mesh files, smoothed and partitioned: header counts no file could hold (refused
+/// as the counts they are, never reserved),
+/// each one error line naming the file, the line or block, and what was expected.
+#[test]
+fn mesh_bad_files_give_one_error_line() {
+    let dir = test_dir("mesh_bad_files");
+    let huge = "999999999999";
+    let most = "18446744073709551615";
+    let files = [
+        (
+            "nodes.msh",
+            MSH2.replace("$Nodes\n5\n", &format!("$Nodes\n{huge}\n")),
+            &[
+                "nodes.msh:11",
+                "$EndNodes found after 5 nodes",
+                "promises 999999999999",
+            ][..],
+        ),
+        (
+            "nodes64.msh",
+            MSH2.replace("$Nodes\n5\n", &format!("$Nodes\n{most}\n")),
+            &["nodes64.msh:11", "promises 18446744073709551615"],
+        ),
+        (
+            "cells.msh",
+            MSH2.replace("$Elements\n3\n", &format!("$Elements\n{huge}\n")),
+            &["cells.msh:17", "$EndElements found after 3 elements"],
+        ),
+        (
+            "cells64.msh",
+            MSH2.replace("$Elements\n3\n", &format!("$Elements\n{most}\n")),
+            &["cells64.msh:17", "promises 18446744073709551615"],
+        ),
+        (
+            "nodes4.msh",
+            MSH4.replace("$Nodes\n1 5 1 5", &format!("$Nodes\n1 {huge} 1 5")),
+            &["nodes4.msh", "$Nodes", "999999999999 nodes", "hold 5"],
+        ),
+    ];
+    for (name, text, needles) in files {
+        write_file(&dir, name, &text);
+        refused(&dir, &format!("smooth {name} --iterations 3"), needles);
+        refused(&dir, &format!("partition {name} --parts 2"), needles);
+    }
+}

@@ -84,7 +84,10 @@ fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Opt
             msg: "no $Nodes section".into(),
         });
     };
-    let mut points = Vec::with_capacity(section.num_nodes as usize);
+    // The blocks' own counts, not the header's, size the points: mshio read that many.
+    let held = section.node_blocks.iter().map(|b| b.nodes.len()).sum();
+    check_count(file, "$Nodes", section.num_nodes, held, "nodes")?;
+    let mut points = Vec::with_capacity(held);
     let mut sparse: HashMap<u64, u32> = HashMap::new();
     let mut any_sparse = false;
     for block in &section.node_blocks {
@@ -95,7 +98,6 @@ fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Opt
         }
         points.extend(block.nodes.iter().map(|n| [n.x, n.y, n.z]));
     }
-    check_count(file, "$Nodes", section.num_nodes, points.len(), "nodes")?;
     let (min, count) = (section.min_node_tag, points.len() as u64);
     let index: Box<dyn Fn(u64) -> Option<u32>> = if any_sparse {
         Box::new(move |t| sparse.get(&t).copied())

@@ -222,6 +222,13 @@ fn node_header(part: &Part) -> Result<[usize; 4]> {
     let file = &part.file;
     let (l, head) = part.header("'count dim attributes markers'")?;
     let count: usize = parse_word(file, l, &head[0], "a node count")?;
+    if count == 0 {
+        return Err(input_error(
+            file,
+            l,
+            "node count 0: expected at least one node",
+        ));
+    }
     let dim: usize = parse_word(file, l, &head[1], "a dimension (2 or 3)")?;
     if dim != 2 && dim != 3 {
         return Err(input_error(

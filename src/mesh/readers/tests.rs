@@ -94,6 +94,12 @@ fn node_ele_malformed() {
         &error_of(&d.join("inv.ele")),
         &["inv.ele:2", "inverted", "expected positively oriented"],
     );
+    put(&d, "zero.node", b"0 3 0 0\n");
+    put(&d, "zero.ele", TWO_TETS_ELE.as_bytes());
+    assert_mentions(
+        &error_of(&d.join("zero.ele")),
+        &["zero.node:1", "node count 0", "at least one"],
+    );
     put(&d, "quad.node", TWO_TETS_NODE.as_bytes());
     put(&d, "quad.ele", b"1 10 0\n1 1 2 3 4 5 1 2 3 4 5\n");
     assert_mentions(
@@ -127,6 +133,12 @@ fn msh2_with_physical_groups() {
     assert_mentions(
         &error_of(&put(&d, "c.msh", short.as_bytes())),
         &["c.msh:11", "$EndNodes", "promises 6"],
+    );
+    // A tag count past usize's range.
+    let tags = MSH2.replace("2 4 2 1 1", "2 4 18446744073709551615 1 1");
+    assert_mentions(
+        &error_of(&put(&d, "tags.msh", tags.as_bytes())),
+        &["tags.msh:15", "9 values", "18446744073709551615 tags"],
     );
 }
 
@@ -179,6 +191,14 @@ fn msh4_ascii_with_physical_groups() {
             "flat.msh",
             MSH4.replace("1 1 1\n$EndNodes", "0.5 0.5 0\n$EndNodes"),
             &["element 3", "cell 2 is degenerate"][..],
+        ),
+        (
+            "none.msh",
+            MSH4.replace(
+                &MSH4[MSH4.find("$Nodes").unwrap()..MSH4.find("$EndNodes").unwrap()],
+                "$Nodes\n0 0 1 1\n",
+            ),
+            &["element block 1, element 1", "node 1 out of range"][..],
         ),
     ];
     for (name, text, needles) in malformed {
