@@ -404,7 +404,7 @@ fn refused(dir: &Path, args: &str, needles: &[&str]) {
 }
 
 /// Malformed mesh files, smoothed and partitioned: header counts no file could hold (refused
-/// as the counts they are, never reserved),
+/// as the counts they are, never reserved), non-finite points;
 /// each one error line naming the file, the line or block, and what was expected.
 #[test]
 fn mesh_bad_files_give_one_error_line() {
@@ -441,10 +441,40 @@ fn mesh_bad_files_give_one_error_line() {
             MSH4.replace("$Nodes\n1 5 1 5", &format!("$Nodes\n1 {huge} 1 5")),
             &["nodes4.msh", "$Nodes", "999999999999 nodes", "hold 5"],
         ),
+        (
+            "nan.msh",
+            MSH2.replace("50 1 1 1", "50 1 nan 1"),
+            &["nan.msh:10", "node 50", "'nan' is not finite"],
+        ),
     ];
     for (name, text, needles) in files {
         write_file(&dir, name, &text);
         refused(&dir, &format!("smooth {name} --iterations 3"), needles);
         refused(&dir, &format!("partition {name} --parts 2"), needles);
     }
+    // A mesh tessera wrote, spoiled: a coordinate NaN.
+    mesh_run(1, &dir, "g", &["generate", "box", "2", "2", "2"]);
+    spoiled::<f64>(&dir, "nan.h5", "VTKHDF/Points", |p| p[4] = f64::NAN);
+    let needles = [
+        "nan.h5",
+        "/VTKHDF/Points: point 1 (from 0) has coordinate NaN",
+    ];
+    refused(&dir, "smooth nan.h5", &needles);
+    refused(&dir, "partition nan.h5 --parts 2", &needles);
+}
+
+/// `dir/g.h5` copied as `dir/name`, its dataset `dataset` changed by `change`.
+fn spoiled<T: hdf5_metno::H5Type>(
+    dir: &Path,
+    name: &str,
+    dataset: &str,
+    change: impl FnOnce(&mut Vec<T>),
+) {
+    std::fs::copy(dir.join("g.h5"), dir.join(name)).unwrap();
+    // Closed on return: HDF5 locks a file while it is open.
+    let file = hdf5_metno::File::open_rw(dir.join(name)).unwrap();
+    let ds = file.dataset(dataset).unwrap();
+    let mut data = ds.read_raw().unwrap();
+    change(&mut data);
+    ds.write_raw(&data).unwrap();
 }

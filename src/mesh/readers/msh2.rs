@@ -4,7 +4,7 @@
 //! triangles (2) make a 2D one. Lower-dimension elements (points 15, lines 1, triangles of a
 //! 3D mesh) with a physical tag mark boundary patches. Other types are refused.
 
-use super::{input_error, parse_word, Origins, Raw};
+use super::{input_error, parse_coordinate, parse_word, Origins, Raw};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 
@@ -89,9 +89,9 @@ fn parse_nodes(file: &str, rest: &[(u64, Vec<&str>)]) -> Result<Nodes> {
         }
         let id: u64 = parse_word(file, *l, w[0], "a node id")?;
         let p: [f64; 3] = [
-            parse_word(file, *l, w[1], "a coordinate")?,
-            parse_word(file, *l, w[2], "a coordinate")?,
-            parse_word(file, *l, w[3], "a coordinate")?,
+            parse_coordinate(file, *l, w[1], id)?,
+            parse_coordinate(file, *l, w[2], id)?,
+            parse_coordinate(file, *l, w[3], id)?,
         ];
         if index.insert(id, points.len() as u32).is_some() {
             return Err(input_error(

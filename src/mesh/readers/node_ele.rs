@@ -11,7 +11,7 @@
 //! and a malformed file gives every rank the error of its first bad line.
 
 use super::super::ranks::Ranks;
-use super::{input_error, parse_word, unreadable, Origins, Raw};
+use super::{input_error, parse_coordinate, parse_word, unreadable, Origins, Raw};
 use crate::comm::file_parts::owned_span;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -327,7 +327,7 @@ fn node_row(
     }
     let mut p = [0.0; 3];
     for d in 0..dim {
-        p[d] = parse_word(file, l, words[1 + d], "a coordinate")?;
+        p[d] = parse_coordinate(file, l, words[1 + d], id)?;
     }
     let marker = if markers == 1 {
         let m: i64 = parse_word(file, l, words[width - 1], "a boundary marker")?;

@@ -38,6 +38,12 @@ pub fn read(path: &Path) -> Result<Raw> {
         .dataset("Points")
         .and_then(|d| d.read_raw::<f64>())
         .map_err(|e| fail(format!("/VTKHDF/Points: {e}")))?;
+    if let Some(i) = points.iter().position(|x| !x.is_finite()) {
+        let (p, x) = (i / 3, points[i]);
+        return Err(fail(format!(
+            "/VTKHDF/Points: point {p} (from 0) has coordinate {x}: expected finite numbers"
+        )));
+    }
     let types = read_u8("Types")?;
     let connectivity = read_i64("Connectivity")?;
     let fixed = read_u8("PointData/fixed")?;
