@@ -404,7 +404,7 @@ fn refused(dir: &Path, args: &str, needles: &[&str]) {
 }
 
 /// Malformed mesh files, smoothed and partitioned: header counts no file could hold (refused
-/// as the counts they are, never reserved), non-finite points;
+/// as the counts they are, never reserved), non-finite points, global ids past the points;
 /// each one error line naming the file, the line or block, and what was expected.
 #[test]
 fn mesh_bad_files_give_one_error_line() {
@@ -452,15 +452,28 @@ fn mesh_bad_files_give_one_error_line() {
         refused(&dir, &format!("smooth {name} --iterations 3"), needles);
         refused(&dir, &format!("partition {name} --parts 2"), needles);
     }
-    // A mesh tessera wrote, spoiled: a coordinate NaN.
+    // A mesh tessera wrote, spoiled: a coordinate NaN, a global id past the points.
     mesh_run(1, &dir, "g", &["generate", "box", "2", "2", "2"]);
     spoiled::<f64>(&dir, "nan.h5", "VTKHDF/Points", |p| p[4] = f64::NAN);
-    let needles = [
-        "nan.h5",
-        "/VTKHDF/Points: point 1 (from 0) has coordinate NaN",
-    ];
-    refused(&dir, "smooth nan.h5", &needles);
-    refused(&dir, "partition nan.h5 --parts 2", &needles);
+    spoiled::<u64>(&dir, "id.h5", "VTKHDF/PointData/global_id", |ids| {
+        ids[3] = 4_000_000_000
+    });
+    for (name, needles) in [
+        (
+            "nan.h5",
+            &[
+                "nan.h5",
+                "/VTKHDF/Points: point 1 (from 0) has coordinate NaN",
+            ][..],
+        ),
+        (
+            "id.h5",
+            &["id.h5", "global_id: id 4000000000 of point 3", "below 27"],
+        ),
+    ] {
+        refused(&dir, &format!("smooth {name}"), needles);
+        refused(&dir, &format!("partition {name} --parts 2"), needles);
+    }
 }
 
 /// `dir/g.h5` copied as `dir/name`, its dataset `dataset` changed by `change`.
