@@ -491,3 +491,24 @@ fn spoiled<T: hdf5_metno::H5Type>(
     change(&mut data);
     ds.write_raw(&data).unwrap();
 }
+
+/// Extents outside 1e-6..1e6 (infinite ones, ones whose volumes overflow), and extents for a
+/// mesh file: one error line naming the key and what was expected.
+#[test]
+fn mesh_bad_flags_give_one_error_line() {
+    let dir = test_dir("mesh_bad_flags");
+    let extent = "[mesh] extent: expected three lengths from 1e-6 to 1e6";
+    let cases = [
+        ("generate box 2 2 2 --extent inf,1,1", extent),
+        ("generate box 2 2 2 --extent 1e308,1e308,1e308", extent),
+        ("smooth box 3 3 3 --extent 1,inf,1", extent),
+        ("smooth box 3 3 3 --extent 1,1e-7,1", extent),
+        (
+            "smooth a.msh --extent 1,1,1",
+            "--extent applies to `box NX NY NZ` meshes",
+        ),
+    ];
+    for (args, needle) in cases {
+        refused(&dir, args, &[needle]);
+    }
+}

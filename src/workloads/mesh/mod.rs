@@ -188,6 +188,11 @@ fn fits_32_bits(cubes: [usize; 3]) -> bool {
     cubes.iter().all(|&c| c > 0) && box_counts(cubes).is_some_and(fit)
 }
 
+/// The least and greatest box extent. The deformation f = S / (6V) scales as 1 / length and
+/// its sums are fixed point (2^-32 steps, saturating at 2^95: mesh::exact), so past this range
+/// F loses its digits or saturates; further out, volumes and η leave f64's range.
+const EXTENT_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+
 /// `box NX NY NZ`, `ball N`, `ring N` or a file name.
 fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
     let err = |msg: &str| config_error(deck, &format!("[mesh] mesh: {msg}"));
@@ -205,8 +210,8 @@ fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
             let [lx, ly, lz] = extent[..] else {
                 return Err(config_error(deck, "[mesh] extent: expected three lengths LX,LY,LZ"));
             };
-            if !(lx > 0.0 && ly > 0.0 && lz > 0.0) {
-                return Err(config_error(deck, "[mesh] extent: expected three positive lengths"));
+            if !extent.iter().all(|l| EXTENT_RANGE.contains(l)) {
+                return Err(config_error(deck, "[mesh] extent: expected three lengths from 1e-6 to 1e6"));
             }
             Ok(Source::Box { cubes: [nx, ny, nz], extent: [lx, ly, lz], perturb: t.perturb, shape: None })
         }
@@ -222,6 +227,7 @@ fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
             Ok(Source::Box { cubes, extent, perturb: None, shape: Some(shape) })
         }
         [_] if t.perturb.is_some() => Err(err("--perturb applies to `box NX NY NZ` meshes")),
+        [_] if t.extent.is_some() => Err(err("--extent applies to `box NX NY NZ` meshes")),
         [file] => Ok(Source::File { path: PathBuf::from(file), free: t.free.clone().unwrap_or_default() }),
         _ => Err(err("expected one file, `box NX NY NZ`, `ball N` or `ring N`")),
     }
