@@ -492,17 +492,40 @@ fn spoiled<T: hdf5_metno::H5Type>(
     ds.write_raw(&data).unwrap();
 }
 
-/// Extents outside 1e-6..1e6 (infinite ones, ones whose volumes overflow), and extents for a
-/// mesh file: one error line naming the key and what was expected.
+/// Extents outside 1e-6..1e6 (infinite ones, ones whose volumes overflow), and flags the
+/// action, the method or the mesh does not use (on the command line and in a deck): one error
+/// line naming the key and what was expected or what it applies to.
 #[test]
 fn mesh_bad_flags_give_one_error_line() {
     let dir = test_dir("mesh_bad_flags");
     let extent = "[mesh] extent: expected three lengths from 1e-6 to 1e6";
+    let parts = "[mesh] parts applies to action = \"partition\", not \"smooth\"";
     let cases = [
         ("generate box 2 2 2 --extent inf,1,1", extent),
         ("generate box 2 2 2 --extent 1e308,1e308,1e308", extent),
         ("smooth box 3 3 3 --extent 1,inf,1", extent),
         ("smooth box 3 3 3 --extent 1,1e-7,1", extent),
+        ("smooth box 3 3 3 --parts 3", parts),
+        (
+            "partition box 3 3 3 --parts 2 --method laplace",
+            "[mesh] method applies to action = \"smooth\", not \"partition\"",
+        ),
+        (
+            "smooth box 3 3 3 --smart --method l2v",
+            "[mesh] smart applies to method = \"laplace\", not \"l2v\"",
+        ),
+        (
+            "smooth box 3 3 3 --preconditioner block --method laplace",
+            "[mesh] preconditioner applies to method = \"l2v\", not \"laplace\"",
+        ),
+        (
+            "generate box 2 2 2 --iterations 5",
+            "[mesh] iterations applies to action = \"smooth\", not \"generate\"",
+        ),
+        (
+            "partition box 2 2 2 --parts 2 --free 1",
+            "[mesh] free applies to a mesh file's tagged patches, not `box`",
+        ),
         (
             "smooth a.msh --extent 1,1,1",
             "--extent applies to `box NX NY NZ` meshes",
@@ -511,4 +534,11 @@ fn mesh_bad_flags_give_one_error_line() {
     for (args, needle) in cases {
         refused(&dir, args, &[needle]);
     }
+    // The deck form: the same refusal, at the key's line.
+    write_file(
+        &dir,
+        "deck.toml",
+        "[mesh]\naction = \"smooth\"\nmesh = [\"box\", \"3\", \"3\", \"3\"]\nparts = 3\n",
+    );
+    refused(&dir, "--deck deck.toml", &["deck.toml", "line 4", parts]);
 }

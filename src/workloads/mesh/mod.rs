@@ -119,6 +119,7 @@ impl Workload for MeshWorkload {
         if action == Action::Generate && !matches!(mesh, Source::Box { .. }) {
             return Err(err("generate makes `box NX NY NZ`, `ball N` and `ring N` meshes (a file is read by smooth or partition)"));
         }
+        refuse_inapplicable(source, &t)?;
         let iterations = t.iterations.unwrap_or(100);
         if iterations > 1_000_000 {
             return Err(out_of_range(source, "[mesh] iterations", iterations, "0..=1000000"));
@@ -186,6 +187,33 @@ fn box_counts(cubes: [usize; 3]) -> Option<(u64, u64)> {
 fn fits_32_bits(cubes: [usize; 3]) -> bool {
     let fit = |(nodes, cells): (u64, u64)| nodes.max(cells) < u32::MAX as u64;
     cubes.iter().all(|&c| c > 0) && box_counts(cubes).is_some_and(fit)
+}
+
+/// Refuse a key that the action (or smooth's method, or the mesh) does not use, as `[graph]`
+/// refuses a key its generator does not take: one line naming the key and what it applies to.
+fn refuse_inapplicable(source: &str, t: &MeshTable) -> Result<()> {
+    let table = toml::Table::try_from(t).expect("a table of optional values serialises");
+    let word = |key: &str| table.get(key).and_then(|v| v.as_str()).map(String::from);
+    let action = word("action").unwrap_or_default();
+    let method = word("method").unwrap_or("l2v".into());
+    let mesh = t.mesh.as_ref().and_then(|m| m.first()).map_or("", |w| w.as_str());
+    let needs_action = |a: &str| (action != a).then(|| format!("action = \"{a}\", not \"{action}\""));
+    let needs_method = |m: &str| (method != m).then(|| format!("method = \"{m}\", not \"{method}\""));
+    for key in table.keys() {
+        let wrong = match key.as_str() {
+            "method" | "iterations" | "tolerance" => needs_action("smooth"),
+            "preconditioner" => needs_action("smooth").or_else(|| needs_method("l2v")),
+            "smart" => needs_action("smooth").or_else(|| needs_method("laplace")),
+            "parts" | "refine" => needs_action("partition"),
+            // A generated mesh tags no patches.
+            "free" if ["box", "ball", "ring"].contains(&mesh) => Some(format!("a mesh file's tagged patches, not `{mesh}`")),
+            _ => None,
+        };
+        if let Some(wrong) = wrong {
+            return Err(config_error(source, &format!("[mesh] {key} applies to {wrong}")));
+        }
+    }
+    Ok(())
 }
 
 /// The least and greatest box extent. The deformation f = S / (6V) scales as 1 / length and
