@@ -390,3 +390,155 @@ fn disconnected_parts(n: usize, edges: &[(usize, usize)], part: &[u32], k: usize
     }
     pieces.iter().filter(|p| p.len() > 1).count() as u64
 }
+
+/// Two tetrahedra as Gmsh MSH 2.2 (node ids 10..50, a tagged triangle) and 4.1.
+const MSH2: &str = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n5\n10 0 0 0\n20 1 0 0\n30 0 1 0\n40 0 0 1\n50 1 1 1\n$EndNodes\n$Elements\n3\n1 2 2 7 1 10 20 30\n2 4 2 1 1 10 20 30 40\n3 4 2 1 1 20 30 40 50\n$EndElements\n";
+const MSH4: &str = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 5 1 5\n3 1 0 5\n1\n2\n3\n4\n5\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 1 1\n$EndNodes\n$Elements\n1 2 1 2\n3 1 4 2\n1 1 2 3 4\n2 2 3 4 5\n$EndElements\n";
+
+/// `tessera mesh --device cpu --output bad.h5 ARGS` (words split at spaces) in `dir` fails
+/// with one error line holding every one of `needles`.
+fn refused(dir: &Path, args: &str, needles: &[&str]) {
+    let mut all = vec!["mesh", "--device", "cpu", "--output", "bad.h5"];
+    all.extend(args.split_whitespace());
+    one_clear_error(&tessera(1, &all, dir), needles);
+}
+
+/// Malformed mesh files, smoothed and partitioned: header counts no file could hold (refused
+/// as the counts they are, never reserved), non-finite points, global ids past the points;
+/// each one error line naming the file, the line or block, and what was expected.
+#[test]
+fn mesh_bad_files_give_one_error_line() {
+    let dir = test_dir("mesh_bad_files");
+    let huge = "999999999999";
+    let most = "18446744073709551615";
+    let files = [
+        (
+            "nodes.msh",
+            MSH2.replace("$Nodes\n5\n", &format!("$Nodes\n{huge}\n")),
+            &[
+                "nodes.msh:11",
+                "$EndNodes found after 5 nodes",
+                "promises 999999999999",
+            ][..],
+        ),
+        (
+            "nodes64.msh",
+            MSH2.replace("$Nodes\n5\n", &format!("$Nodes\n{most}\n")),
+            &["nodes64.msh:11", "promises 18446744073709551615"],
+        ),
+        (
+            "cells.msh",
+            MSH2.replace("$Elements\n3\n", &format!("$Elements\n{huge}\n")),
+            &["cells.msh:17", "$EndElements found after 3 elements"],
+        ),
+        (
+            "cells64.msh",
+            MSH2.replace("$Elements\n3\n", &format!("$Elements\n{most}\n")),
+            &["cells64.msh:17", "promises 18446744073709551615"],
+        ),
+        (
+            "nodes4.msh",
+            MSH4.replace("$Nodes\n1 5 1 5", &format!("$Nodes\n1 {huge} 1 5")),
+            &["nodes4.msh", "$Nodes", "999999999999 nodes", "hold 5"],
+        ),
+        (
+            "nan.msh",
+            MSH2.replace("50 1 1 1", "50 1 nan 1"),
+            &["nan.msh:10", "node 50", "'nan' is not finite"],
+        ),
+    ];
+    for (name, text, needles) in files {
+        write_file(&dir, name, &text);
+        refused(&dir, &format!("smooth {name} --iterations 3"), needles);
+        refused(&dir, &format!("partition {name} --parts 2"), needles);
+    }
+    // A mesh tessera wrote, spoiled: a coordinate NaN, a global id past the points.
+    mesh_run(1, &dir, "g", &["generate", "box", "2", "2", "2"]);
+    spoiled::<f64>(&dir, "nan.h5", "VTKHDF/Points", |p| p[4] = f64::NAN);
+    spoiled::<u64>(&dir, "id.h5", "VTKHDF/PointData/global_id", |ids| {
+        ids[3] = 4_000_000_000
+    });
+    for (name, needles) in [
+        (
+            "nan.h5",
+            &[
+                "nan.h5",
+                "/VTKHDF/Points: point 1 (from 0) has coordinate NaN",
+            ][..],
+        ),
+        (
+            "id.h5",
+            &["id.h5", "global_id: id 4000000000 of point 3", "below 27"],
+        ),
+    ] {
+        refused(&dir, &format!("smooth {name}"), needles);
+        refused(&dir, &format!("partition {name} --parts 2"), needles);
+    }
+}
+
+/// `dir/g.h5` copied as `dir/name`, its dataset `dataset` changed by `change`.
+fn spoiled<T: hdf5_metno::H5Type>(
+    dir: &Path,
+    name: &str,
+    dataset: &str,
+    change: impl FnOnce(&mut Vec<T>),
+) {
+    std::fs::copy(dir.join("g.h5"), dir.join(name)).unwrap();
+    // Closed on return: HDF5 locks a file while it is open.
+    let file = hdf5_metno::File::open_rw(dir.join(name)).unwrap();
+    let ds = file.dataset(dataset).unwrap();
+    let mut data = ds.read_raw().unwrap();
+    change(&mut data);
+    ds.write_raw(&data).unwrap();
+}
+
+/// Extents outside 1e-6..1e6 (infinite ones, ones whose volumes overflow), and flags the
+/// action, the method or the mesh does not use (on the command line and in a deck): one error
+/// line naming the key and what was expected or what it applies to.
+#[test]
+fn mesh_bad_flags_give_one_error_line() {
+    let dir = test_dir("mesh_bad_flags");
+    let extent = "[mesh] extent: expected three lengths from 1e-6 to 1e6";
+    let parts = "[mesh] parts applies to action = \"partition\", not \"smooth\"";
+    let cases = [
+        ("generate box 2 2 2 --extent inf,1,1", extent),
+        ("generate box 2 2 2 --extent 1e308,1e308,1e308", extent),
+        ("smooth box 3 3 3 --extent 1,inf,1", extent),
+        ("smooth box 3 3 3 --extent 1,1e-7,1", extent),
+        ("smooth box 3 3 3 --parts 3", parts),
+        (
+            "partition box 3 3 3 --parts 2 --method laplace",
+            "[mesh] method applies to action = \"smooth\", not \"partition\"",
+        ),
+        (
+            "smooth box 3 3 3 --smart --method l2v",
+            "[mesh] smart applies to method = \"laplace\", not \"l2v\"",
+        ),
+        (
+            "smooth box 3 3 3 --preconditioner block --method laplace",
+            "[mesh] preconditioner applies to method = \"l2v\", not \"laplace\"",
+        ),
+        (
+            "generate box 2 2 2 --iterations 5",
+            "[mesh] iterations applies to action = \"smooth\", not \"generate\"",
+        ),
+        (
+            "partition box 2 2 2 --parts 2 --free 1",
+            "[mesh] free applies to a mesh file's tagged patches, not `box`",
+        ),
+        (
+            "smooth a.msh --extent 1,1,1",
+            "--extent applies to `box NX NY NZ` meshes",
+        ),
+    ];
+    for (args, needle) in cases {
+        refused(&dir, args, &[needle]);
+    }
+    // The deck form: the same refusal, at the key's line.
+    write_file(
+        &dir,
+        "deck.toml",
+        "[mesh]\naction = \"smooth\"\nmesh = [\"box\", \"3\", \"3\", \"3\"]\nparts = 3\n",
+    );
+    refused(&dir, "--deck deck.toml", &["deck.toml", "line 4", parts]);
+}

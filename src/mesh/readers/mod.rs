@@ -1,9 +1,10 @@
 //! Mesh readers: TetGen/Triangle `.node` + `.ele`, Gmsh MSH 2.2 ASCII (our own reader), Gmsh
 //! MSH 4.1 ASCII and binary (through `mshio`), and a `/VTKHDF` group tessera wrote. Each
-//! reader yields the points, the cells with where each came from (line or element tag), and
-//! the boundary patches if the file tags them; `finish` then checks every cell (degenerate
-//! or inverted cells are refused with their line) and marks the fixed nodes: those of tagged
-//! boundary patches not freed, or, without tags, those on faces of one cell.
+//! reader yields the points (a non-finite coordinate is refused with its node and line or
+//! block), the cells with where each came from (line or element tag), and the boundary patches
+//! if the file tags them; `finish` then checks every cell (degenerate or inverted cells are
+//! refused with their line) and marks the fixed nodes: those of tagged boundary patches not
+//! freed, or, without tags, those on faces of one cell.
 
 pub mod msh2;
 pub mod msh4;
@@ -166,6 +167,18 @@ pub fn parse_word<T: std::str::FromStr>(
         line,
         msg: format!("'{word}' is not {what}"),
     })
+}
+
+/// Parse `word` as a coordinate of `node`: a finite number (`nan`, `inf` and numbers past
+/// f64's range parse as floats but make no point).
+pub fn parse_coordinate(file: &str, line: u64, word: &str, node: u64) -> Result<f64> {
+    let x: f64 = parse_word(file, line, word, "a coordinate")?;
+    if !x.is_finite() {
+        let msg =
+            format!("node {node}: coordinate '{word}' is not finite: expected a finite number");
+        return Err(input_error(file, line, msg));
+    }
+    Ok(x)
 }
 
 pub fn input_error(file: &str, line: u64, msg: impl Into<String>) -> Error {

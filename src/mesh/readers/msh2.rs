@@ -4,7 +4,7 @@
 //! triangles (2) make a 2D one. Lower-dimension elements (points 15, lines 1, triangles of a
 //! 3D mesh) with a physical tag mark boundary patches. Other types are refused.
 
-use super::{input_error, parse_word, Origins, Raw};
+use super::{input_error, parse_coordinate, parse_word, Origins, Raw};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 
@@ -65,8 +65,9 @@ type Nodes = (Vec<[f64; 3]>, HashMap<u64, u32>);
 
 fn parse_nodes(file: &str, rest: &[(u64, Vec<&str>)]) -> Result<Nodes> {
     let (cl, count) = count_line(file, rest, "node")?;
-    let mut points = Vec::with_capacity(count);
-    let mut index = HashMap::with_capacity(count);
+    // A node a line: the lines left bound what to reserve, whatever the count says.
+    let mut points = Vec::with_capacity(count.min(rest.len()));
+    let mut index = HashMap::with_capacity(count.min(rest.len()));
     for (l, w) in rest[1..].iter().take(count) {
         if w[0].starts_with('$') {
             return Err(input_error(
@@ -88,9 +89,9 @@ fn parse_nodes(file: &str, rest: &[(u64, Vec<&str>)]) -> Result<Nodes> {
         }
         let id: u64 = parse_word(file, *l, w[0], "a node id")?;
         let p: [f64; 3] = [
-            parse_word(file, *l, w[1], "a coordinate")?,
-            parse_word(file, *l, w[2], "a coordinate")?,
-            parse_word(file, *l, w[3], "a coordinate")?,
+            parse_coordinate(file, *l, w[1], id)?,
+            parse_coordinate(file, *l, w[2], id)?,
+            parse_coordinate(file, *l, w[3], id)?,
         ];
         if index.insert(id, points.len() as u32).is_some() {
             return Err(input_error(
@@ -107,7 +108,8 @@ fn parse_nodes(file: &str, rest: &[(u64, Vec<&str>)]) -> Result<Nodes> {
 
 /// The section must end right after `count` items.
 fn end_of(file: &str, rest: &[(u64, Vec<&str>)], count: usize, end: &str, cl: u64) -> Result<()> {
-    match rest.get(count + 1) {
+    // rest[0] is the count line (`count` may be as large as usize::MAX).
+    match rest[1..].get(count) {
         Some((_, w)) if w[0] == end => Ok(()),
         Some((l, _)) => Err(input_error(
             file,
@@ -123,7 +125,7 @@ fn end_of(file: &str, rest: &[(u64, Vec<&str>)], count: usize, end: &str, cl: u6
 
 fn parse_elements(file: &str, rest: &[(u64, Vec<&str>)]) -> Result<Vec<Element>> {
     let (cl, count) = count_line(file, rest, "element")?;
-    let mut out = Vec::with_capacity(count);
+    let mut out = Vec::with_capacity(count.min(rest.len()));
     for (l, w) in rest[1..].iter().take(count) {
         if w[0].starts_with('$') {
             return Err(input_error(
@@ -146,14 +148,15 @@ fn parse_elements(file: &str, rest: &[(u64, Vec<&str>)]) -> Result<Vec<Element>>
         let kind: u32 = parse_word(file, *l, w[1], "an element type")?;
         let corners = corners_of(kind).ok_or_else(|| input_error(file, *l, format!("unsupported element type {kind}: expected 4 (tetrahedron), 2 (triangle), 1 (line) or 15 (point)")))?;
         let ntags: usize = parse_word(file, *l, w[2], "a tag count")?;
-        if w.len() != 3 + ntags + corners {
+        // Saturating: a tag count near usize::MAX still compares as more than the line holds.
+        let width = ntags.saturating_add(3 + corners);
+        if w.len() != width {
             return Err(input_error(
                 file,
                 *l,
                 format!(
-                    "{} values: expected {} for type {kind} with {ntags} tags",
-                    w.len(),
-                    3 + ntags + corners
+                    "{} values: expected {width} for type {kind} with {ntags} tags",
+                    w.len()
                 ),
             ));
         }

@@ -5,7 +5,7 @@
 
 use super::{input_error, Origins, Raw};
 use crate::error::{Error, Result};
-use mshio::{ElementType, MshFile};
+use mshio::{ElementType, MshFile, Node, NodeBlock};
 use std::collections::HashMap;
 
 type Msh = MshFile<u64, i32, f64>;
@@ -84,10 +84,15 @@ fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Opt
             msg: "no $Nodes section".into(),
         });
     };
-    let mut points = Vec::with_capacity(section.num_nodes as usize);
+    // The blocks' own counts, not the header's, size the points: mshio read that many.
+    let held = section.node_blocks.iter().map(|b| b.nodes.len()).sum();
+    check_count(file, "$Nodes", section.num_nodes, held, "nodes")?;
+    let mut points = Vec::with_capacity(held);
     let mut sparse: HashMap<u64, u32> = HashMap::new();
     let mut any_sparse = false;
-    for block in &section.node_blocks {
+    let min = section.min_node_tag;
+    for (b, block) in section.node_blocks.iter().enumerate() {
+        finite(file, (b, block), (min, points.len()))?;
         if let Some(tags) = &block.node_tags {
             any_sparse = true;
             let base = points.len() as u32;
@@ -95,14 +100,44 @@ fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Opt
         }
         points.extend(block.nodes.iter().map(|n| [n.x, n.y, n.z]));
     }
-    check_count(file, "$Nodes", section.num_nodes, points.len(), "nodes")?;
-    let (min, count) = (section.min_node_tag, points.len() as u64);
+    let count = points.len() as u64;
     let index: Box<dyn Fn(u64) -> Option<u32>> = if any_sparse {
         Box::new(move |t| sparse.get(&t).copied())
     } else {
         Box::new(move |t| (t >= min && t - min < count).then(|| (t - min) as u32))
     };
     Ok((points, index))
+}
+
+/// Node block `b`'s coordinates are finite, or the error naming its first node that is not
+/// (`min`, the section's least tag, and `before`, the nodes of the blocks before, give its tag
+/// where the tags are dense).
+fn finite(
+    file: &str,
+    (b, block): (usize, &NodeBlock<u64, i32, f64>),
+    (min, before): (u64, usize),
+) -> Result<()> {
+    let finite = |n: &Node<f64>| n.x.is_finite() && n.y.is_finite() && n.z.is_finite();
+    let Some(at) = block.nodes.iter().position(|n| !finite(n)) else {
+        return Ok(());
+    };
+    let tag = match &block.node_tags {
+        Some(tags) => tags.iter().find(|(_, &i)| i == at).map_or(0, |(&t, _)| t),
+        None => min + (before + at) as u64,
+    };
+    let n = &block.nodes[at];
+    Err(Error::InputFile {
+        file: file.into(),
+        msg: format!(
+            "node block {} (entity {} of dimension {}), node {tag}: coordinates ({}, {}, {}): expected finite numbers",
+            b + 1,
+            block.entity_tag,
+            block.entity_dim,
+            n.x,
+            n.y,
+            n.z
+        ),
+    })
 }
 
 /// A section header's count against what its blocks hold (`mshio` reads the blocks by their

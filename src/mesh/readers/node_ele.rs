@@ -11,7 +11,7 @@
 //! and a malformed file gives every rank the error of its first bad line.
 
 use super::super::ranks::Ranks;
-use super::{input_error, parse_word, unreadable, Origins, Raw};
+use super::{input_error, parse_coordinate, parse_word, unreadable, Origins, Raw};
 use crate::comm::file_parts::owned_span;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -223,6 +223,13 @@ fn node_header(part: &Part) -> Result<[usize; 4]> {
     let file = &part.file;
     let (l, head) = part.header("'count dim attributes markers'")?;
     let count: usize = parse_word(file, l, &head[0], "a node count")?;
+    if count == 0 {
+        return Err(input_error(
+            file,
+            l,
+            "node count 0: expected at least one node",
+        ));
+    }
     let dim: usize = parse_word(file, l, &head[1], "a dimension (2 or 3)")?;
     if dim != 2 && dim != 3 {
         return Err(input_error(
@@ -321,7 +328,7 @@ fn node_row(
     }
     let mut p = [0.0; 3];
     for d in 0..dim {
-        p[d] = parse_word(file, l, words[1 + d], "a coordinate")?;
+        p[d] = parse_coordinate(file, l, words[1 + d], id)?;
     }
     let marker = if markers == 1 {
         let m: i64 = parse_word(file, l, words[width - 1], "a boundary marker")?;

@@ -94,6 +94,34 @@ fn node_ele_malformed() {
         &error_of(&d.join("inv.ele")),
         &["inv.ele:2", "inverted", "expected positively oriented"],
     );
+    for (stem, from, to, needles) in [
+        (
+            "nan",
+            "\n5 1 1 1",
+            "\n5 1 nan 1",
+            &["nan.node:7", "node 5", "'nan' is not finite"][..],
+        ),
+        (
+            "inf",
+            "\n2 1 0 0",
+            "\n2 inf 0 0",
+            &["inf.node:4", "node 2", "'inf' is not finite"],
+        ),
+    ] {
+        put(
+            &d,
+            &format!("{stem}.node"),
+            TWO_TETS_NODE.replace(from, to).as_bytes(),
+        );
+        put(&d, &format!("{stem}.ele"), TWO_TETS_ELE.as_bytes());
+        assert_mentions(&error_of(&d.join(format!("{stem}.ele"))), needles);
+    }
+    put(&d, "zero.node", b"0 3 0 0\n");
+    put(&d, "zero.ele", TWO_TETS_ELE.as_bytes());
+    assert_mentions(
+        &error_of(&d.join("zero.ele")),
+        &["zero.node:1", "node count 0", "at least one"],
+    );
     put(&d, "quad.node", TWO_TETS_NODE.as_bytes());
     put(&d, "quad.ele", b"1 10 0\n1 1 2 3 4 5 1 2 3 4 5\n");
     assert_mentions(
@@ -128,6 +156,34 @@ fn msh2_with_physical_groups() {
         &error_of(&put(&d, "c.msh", short.as_bytes())),
         &["c.msh:11", "$EndNodes", "promises 6"],
     );
+    // Non-finite coordinates, and a tag count past usize's range.
+    for (name, text, needles) in [
+        (
+            "nan.msh",
+            MSH2.replace("50 1 1 1", "50 nan 1 1"),
+            &["nan.msh:10", "node 50", "'nan' is not finite"][..],
+        ),
+        (
+            "inf.msh",
+            MSH2.replace("20 1 0 0", "20 1 -inf 0"),
+            &["inf.msh:7", "node 20", "'-inf' is not finite"],
+        ),
+        (
+            "big.msh",
+            MSH2.replace("40 0 0 1", "40 0 0 1e999"),
+            &["big.msh:9", "node 40", "'1e999' is not finite"],
+        ),
+        (
+            "tags.msh",
+            MSH2.replace("2 4 2 1 1", "2 4 18446744073709551615 1 1"),
+            &["tags.msh:15", "9 values", "18446744073709551615 tags"],
+        ),
+    ] {
+        assert_mentions(
+            &error_of(&put(&d, name, text.as_bytes())),
+            &[&[name][..], needles].concat(),
+        );
+    }
 }
 
 const MSH4: &str = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Entities\n0 0 1 1\n1 0 0 0 1 1 1 1 7 0\n1 0 0 0 1 1 1 0 1 1\n$EndEntities\n$Nodes\n1 5 1 5\n3 1 0 5\n1\n2\n3\n4\n5\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 1 1\n$EndNodes\n$Elements\n2 3 1 3\n2 1 2 1\n1 1 2 3\n3 1 4 2\n2 1 2 3 4\n3 2 3 4 5\n$EndElements\n";
@@ -179,6 +235,24 @@ fn msh4_ascii_with_physical_groups() {
             "flat.msh",
             MSH4.replace("1 1 1\n$EndNodes", "0.5 0.5 0\n$EndNodes"),
             &["element 3", "cell 2 is degenerate"][..],
+        ),
+        (
+            "none.msh",
+            MSH4.replace(
+                &MSH4[MSH4.find("$Nodes").unwrap()..MSH4.find("$EndNodes").unwrap()],
+                "$Nodes\n0 0 1 1\n",
+            ),
+            &["element block 1, element 1", "node 1 out of range"][..],
+        ),
+        (
+            "nan.msh",
+            MSH4.replace("1 1 1\n$EndNodes", "nan 1 1\n$EndNodes"),
+            &["node block 1", "node 5", "(NaN, 1, 1)", "expected finite"][..],
+        ),
+        (
+            "inf.msh",
+            MSH4.replace("0 1 0\n0 0 1", "0 1 0\n0 0 inf"),
+            &["node block 1", "node 4", "(0, 0, inf)", "expected finite"][..],
         ),
     ];
     for (name, text, needles) in malformed {

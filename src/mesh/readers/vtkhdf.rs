@@ -39,6 +39,12 @@ pub fn read(path: &Path) -> Result<Raw> {
         .dataset("Points")
         .and_then(|d| d.read_raw::<f64>())
         .map_err(|e| fail(format!("/VTKHDF/Points: {e}")))?;
+    if let Some(i) = points.iter().position(|x| !x.is_finite()) {
+        let (p, x) = (i / 3, points[i]);
+        return Err(fail(format!(
+            "/VTKHDF/Points: point {p} (from 0) has coordinate {x}: expected finite numbers"
+        )));
+    }
     let types = read_u8("Types")?;
     let connectivity = read_i64("Connectivity")?;
     let fixed = read_u8("PointData/fixed")?;
@@ -78,6 +84,12 @@ pub fn read(path: &Path) -> Result<Raw> {
         Err(_) => Ok((0..len as u64).collect()),
     };
     let node_ids = ids("PointData/global_id", n)?;
+    // The whole mesh has at most as many nodes as the pieces hold (a node may be in several).
+    if let Some((i, g)) = node_ids.iter().enumerate().find(|(_, &g)| g >= n as u64) {
+        return Err(fail(format!(
+            "/VTKHDF/PointData/global_id: id {g} of point {i} (from 0) out of range: expected ids below {n}, the points' count"
+        )));
+    }
     let cell_ids = ids("CellData/global_id", types.len())?;
     let whole = assemble(&points, &fixed, &cells, (&node_ids, &cell_ids), k).ok_or_else(|| {
         fail("/VTKHDF: global ids that do not number each node and cell once".into())
@@ -138,7 +150,8 @@ fn assemble(
     (node_ids, cell_ids): (&[u64], &[u64]),
     k: usize,
 ) -> Option<Whole> {
-    let n = node_ids.iter().max().map_or(0, |&m| m.saturating_add(1)) as usize;
+    // `read` checked every id below the points' count.
+    let n = node_ids.iter().max().map_or(0, |&m| m + 1) as usize;
     if node_ids.len() != fixed.len() || cell_ids.len() * k != cells.len() || n > u32::MAX as usize {
         return None;
     }

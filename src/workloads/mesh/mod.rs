@@ -119,6 +119,7 @@ impl Workload for MeshWorkload {
         if action == Action::Generate && !matches!(mesh, Source::Box { .. }) {
             return Err(err("generate makes `box NX NY NZ`, `ball N` and `ring N` meshes (a file is read by smooth or partition)"));
         }
+        refuse_inapplicable(source, &t)?;
         let iterations = t.iterations.unwrap_or(100);
         if iterations > 1_000_000 {
             return Err(out_of_range(source, "[mesh] iterations", iterations, "0..=1000000"));
@@ -188,6 +189,38 @@ fn fits_32_bits(cubes: [usize; 3]) -> bool {
     cubes.iter().all(|&c| c > 0) && box_counts(cubes).is_some_and(fit)
 }
 
+/// Refuse a key that the action (or smooth's method, or the mesh) does not use, as `[graph]`
+/// refuses a key its generator does not take: one line naming the key and what it applies to.
+fn refuse_inapplicable(source: &str, t: &MeshTable) -> Result<()> {
+    let table = toml::Table::try_from(t).expect("a table of optional values serialises");
+    let word = |key: &str| table.get(key).and_then(|v| v.as_str()).map(String::from);
+    let action = word("action").unwrap_or_default();
+    let method = word("method").unwrap_or("l2v".into());
+    let mesh = t.mesh.as_ref().and_then(|m| m.first()).map_or("", |w| w.as_str());
+    let needs_action = |a: &str| (action != a).then(|| format!("action = \"{a}\", not \"{action}\""));
+    let needs_method = |m: &str| (method != m).then(|| format!("method = \"{m}\", not \"{method}\""));
+    for key in table.keys() {
+        let wrong = match key.as_str() {
+            "method" | "iterations" | "tolerance" => needs_action("smooth"),
+            "preconditioner" => needs_action("smooth").or_else(|| needs_method("l2v")),
+            "smart" => needs_action("smooth").or_else(|| needs_method("laplace")),
+            "parts" | "refine" => needs_action("partition"),
+            // A generated mesh tags no patches.
+            "free" if ["box", "ball", "ring"].contains(&mesh) => Some(format!("a mesh file's tagged patches, not `{mesh}`")),
+            _ => None,
+        };
+        if let Some(wrong) = wrong {
+            return Err(config_error(source, &format!("[mesh] {key} applies to {wrong}")));
+        }
+    }
+    Ok(())
+}
+
+/// The least and greatest box extent. The deformation f = S / (6V) scales as 1 / length and
+/// its sums are fixed point (2^-32 steps, saturating at 2^95: mesh::exact), so past this range
+/// F loses its digits or saturates; further out, volumes and η leave f64's range.
+const EXTENT_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+
 /// `box NX NY NZ`, `ball N`, `ring N` or a file name.
 fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
     let err = |msg: &str| config_error(deck, &format!("[mesh] mesh: {msg}"));
@@ -205,8 +238,8 @@ fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
             let [lx, ly, lz] = extent[..] else {
                 return Err(config_error(deck, "[mesh] extent: expected three lengths LX,LY,LZ"));
             };
-            if !(lx > 0.0 && ly > 0.0 && lz > 0.0) {
-                return Err(config_error(deck, "[mesh] extent: expected three positive lengths"));
+            if !extent.iter().all(|l| EXTENT_RANGE.contains(l)) {
+                return Err(config_error(deck, "[mesh] extent: expected three lengths from 1e-6 to 1e6"));
             }
             Ok(Source::Box { cubes: [nx, ny, nz], extent: [lx, ly, lz], perturb: t.perturb, shape: None })
         }
@@ -222,6 +255,7 @@ fn parse_source(deck: &str, words: &[String], t: &MeshTable) -> Result<Source> {
             Ok(Source::Box { cubes, extent, perturb: None, shape: Some(shape) })
         }
         [_] if t.perturb.is_some() => Err(err("--perturb applies to `box NX NY NZ` meshes")),
+        [_] if t.extent.is_some() => Err(err("--extent applies to `box NX NY NZ` meshes")),
         [file] => Ok(Source::File { path: PathBuf::from(file), free: t.free.clone().unwrap_or_default() }),
         _ => Err(err("expected one file, `box NX NY NZ`, `ball N` or `ring N`")),
     }
