@@ -7,7 +7,7 @@
 //! the finished file; and the resume from it.
 
 use super::chain::{owned_sites, Spins};
-use super::{Spin, Update};
+use super::{beta_name, Spin, Update};
 use crate::error::{Error, Result};
 use crate::harness::{read_checkpoint_on_root, Harness};
 use crate::output::{add_part, ResultFile};
@@ -202,7 +202,7 @@ pub fn report(report: &mut Report, cfg: &Spin, seed: u64, record: &Record, compl
         .collect();
     for s in &summaries {
         g.shown_only(
-            &format!("beta = {}", s.beta),
+            &beta_name(s.beta),
             format!(
                 "T = {:.5}: e = {:.6} ± {:.6}, |m| = {:.6} ± {:.6}, C = {:.4} ± {:.4}, chi = {:.4} ± {:.4}, U4 = {:.5} ± {:.5}, tau_e = {:.2}, tau_m = {:.2} sweeps, {:.4} flips/ns",
                 1.0 / s.beta,
