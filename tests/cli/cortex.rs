@@ -1,10 +1,12 @@
 //! `tessera cortex` under mpirun: the raster, the pseudo-EEG and the rates are the same bits at
 //! 1, 2, 3 and 4 ranks (both synapse schemes, all three integration schemes, a schedule file
 //! applied mid-run); the schedule as applied and the phases' timing are stored; bad decks, schedules and rank counts
-//! give one error line naming the file and line; so does a checkpoint
-//! whose neurons the steps cannot continue.
+//! give one error line naming the file and line; so does a checkpoint whose neurons the steps
+//! cannot continue.
 
-use crate::common::{self, one_clear_error, tessera, test_dir, write_file, H5Edit, H5};
+use crate::common::{
+    self, one_clear_error, refuse_damaged, tessera, test_dir, write_file, Damage, H5,
+};
 use std::path::Path;
 
 fn run_ok(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
@@ -207,19 +209,16 @@ fn damaged_checkpoints_give_one_error_line() {
     trace[11] = f64::INFINITY;
     let mut state = vec![0u8; 256];
     state[5] = 255;
-    let damage: &[(&str, &dyn Fn(&H5Edit), &[&str])] = &[
+    let damage: &[Damage] = &[
         (
-            "v",
             &|f| f.dataset("cortex/checkpoint/v", &[256], &v),
             &["cortex/checkpoint/v of neuron 200 is NaN", "finite"],
         ),
         (
-            "trace",
             &|f| f.dataset("cortex/checkpoint/trace", &[512], &trace),
             &["cortex/checkpoint/trace of neuron 5 is inf", "finite"],
         ),
         (
-            "state",
             &|f| f.dataset("cortex/checkpoint/state", &[256], &state),
             &["cortex/checkpoint/state of neuron 5 is 255", "0 to 3"],
         ),
@@ -227,15 +226,7 @@ fn damaged_checkpoints_give_one_error_line() {
     let mut resume = vec!["cortex", "--device", "cpu", "--output", "damaged.h5"];
     resume.extend(args);
     resume.push("--resume");
-    for &(what, edit, needles) in damage {
-        edit(&H5Edit::copy(
-            &dir.join("stopped.h5"),
-            &dir.join("damaged.h5"),
-        ));
-        let run = tessera(2, &resume, &dir);
-        let line = one_clear_error(&run, needles);
-        assert!(line.contains("damaged.h5"), "{what}: {line}");
-    }
+    refuse_damaged(&dir, "stopped.h5", 2, &resume, damage);
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! an existing ledger refused without --resume or --force, too many tasks refused before any
 //! compute, and clear errors for bad n, foreign ledgers and damaged ones.
 
-use crate::common::{one_clear_error, tessera, tessera_bin, test_dir, H5Edit, H5};
+use crate::common::{
+    one_clear_error, refuse_damaged, tessera, tessera_bin, test_dir, Damage, H5Edit, H5,
+};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -475,7 +477,7 @@ fn damaged_ledgers_are_refused_naming_the_file() {
     drop(h5);
     assert_eq!(tasks.len(), 3);
     let task = |ids: [u64; 3]| move |f: &H5Edit| f.dataset("langford/ledger/task", &[3], &ids);
-    let damage: &[(&dyn Fn(&H5Edit), &[&str])] = &[
+    let damage: &[Damage] = &[
         (
             &task([tasks[0], tasks[1], tasks[1]]),
             &["/langford/ledger/task", &format!("task {} twice", tasks[1])],
@@ -507,15 +509,7 @@ fn damaged_ledgers_are_refused_naming_the_file() {
         "--output",
         "damaged.h5",
     ];
-    for &(edit, needles) in damage {
-        edit(&H5Edit::copy(
-            &dir.join("stopped.h5"),
-            &dir.join("damaged.h5"),
-        ));
-        let run = tessera(2, &resume, &dir);
-        let line = one_clear_error(&run, needles);
-        assert!(line.contains("damaged.h5"), "{line}");
-    }
+    refuse_damaged(&dir, "stopped.h5", 2, &resume, damage);
 }
 
 /// An existing result is refused before any compute unless --resume (which continues it) or

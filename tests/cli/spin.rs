@@ -3,15 +3,17 @@
 //! resumed, equals the uninterrupted run bit for bit; 2D Ising on a 4x4 torus against exact
 //! enumeration of its 2^16 states (energy, |m|, specific heat within 3 error bars) for
 //! Metropolis, Swendsen-Wang and Wolff, which also agree with each other; bad values and
-//! damaged checkpoints give one error line. The rewired lattice: the same chain at 1 to 4 ranks for each update, and
-//! after a stop at 3 ranks and a resume at 2 (Wolff); at p = 0
+//! damaged checkpoints give one error line. The rewired lattice: the same chain at 1 to 4
+//! ranks for each update, and after a stop at 3 ranks and a resume at 2 (Wolff); at p = 0
 //! Metropolis is the lattice's chain bit for bit, and Swendsen-Wang and Wolff match exact
 //! enumeration; at p = 0.3 the three updates agree. Ignored (scripts/test-long): the Binder
 //! cumulants of L = 16, 32, 64 cross within 1% of the 2D Ising β_c, and those of the 2D
 //! 3-state Potts model near ln(1+√3); those of the rewired 3D lattice at p = 0.01 within 1%
 //! of Leist's (PhD thesis, 2011) T_c(p).
 
-use crate::common::{one_clear_error, terminate_once_written, tessera, test_dir, H5Edit, H5};
+use crate::common::{
+    one_clear_error, refuse_damaged, terminate_once_written, tessera, test_dir, Damage, H5,
+};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -535,39 +537,32 @@ fn damaged_checkpoints_give_one_error_line() {
     let mut stop = args.to_vec();
     stop.extend(["--stop-after", "5"]);
     drop(run_ok(1, &dir, "stopped", &stop));
-    let damage: &[(&str, &dyn Fn(&H5Edit), &[&str])] = &[
+    let damage: &[Damage] = &[
         (
-            "spins",
             &|f| f.dataset("spin/checkpoint/spins", &[16], &[3u8; 16]),
             &["spin/checkpoint/spins", "spin 3", "states 0 to 2"],
         ),
         (
-            "measured",
             &|f| f.dataset("spin/measured", &[1], &[99999u64]),
             &["spin/measured", "99999", "at most 100"],
         ),
         (
-            "measured-past",
             &|f| f.dataset("spin/measured", &[1], &[50u64]),
             &["spin/measured", "is 50", "expected 5"],
         ),
         (
-            "energy",
             &|f| f.dataset("spin/energy", &[1, 3], &[0.0f64; 3]),
             &["spin/energy", "shape [1, 3]", "expected [1, 100]"],
         ),
         (
-            "sweep",
             &|f| f.attr("spin/checkpoint", "sweep", 1000u64),
             &["sweep = 1000", "at most 100", "does not belong to this run"],
         ),
         (
-            "sweep-huge",
             &|f| f.attr("spin/checkpoint", "sweep", 1_000_000_000_000_000_000u64),
             &["sweep = 1000000000000000000", "does not belong to this run"],
         ),
         (
-            "no-spins",
             &|f| f.remove("spin/checkpoint/spins"),
             &["spin/checkpoint/spins", "malformed"],
         ),
@@ -575,15 +570,7 @@ fn damaged_checkpoints_give_one_error_line() {
     let mut resume = vec!["spin", "--device", "cpu", "--output", "damaged.h5"];
     resume.extend(args);
     resume.push("--resume");
-    for &(what, edit, needles) in damage {
-        edit(&H5Edit::copy(
-            &dir.join("stopped.h5"),
-            &dir.join("damaged.h5"),
-        ));
-        let run = tessera(2, &resume, &dir);
-        let line = one_clear_error(&run, needles);
-        assert!(line.contains("damaged.h5"), "{what}: {line}");
-    }
+    refuse_damaged(&dir, "stopped.h5", 2, &resume, damage);
 }
 
 /// The summaries' means use every measurement (the jackknife's 32 bins only give the

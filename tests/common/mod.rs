@@ -563,3 +563,18 @@ impl H5Edit {
             .unwrap_or_else(|e| self.fail(name, e));
     }
 }
+
+/// A damage done to a result file, and what the error line refusing it must contain.
+pub type Damage<'a> = (&'a dyn Fn(&H5Edit), &'a [&'a str]);
+
+/// For each damage: `dir/from` copied to `dir/damaged.h5` and damaged, then `args` (which
+/// resume from damaged.h5) run on `np` ranks must fail with one error line that names the
+/// file and holds every needle.
+pub fn refuse_damaged(dir: &Path, from: &str, np: usize, args: &[&str], damage: &[Damage]) {
+    for &(edit, needles) in damage {
+        edit(&H5Edit::copy(&dir.join(from), &dir.join("damaged.h5")));
+        let run = tessera(np, args, dir);
+        let line = one_clear_error(&run, needles);
+        assert!(line.contains("damaged.h5"), "{line}");
+    }
+}
