@@ -240,6 +240,30 @@ pub fn merge<T: Serialize + DeserializeOwned>(deck: T, flags: T) -> T {
 
 pub use crate::error::{config_error, out_of_range};
 
+/// Refuse a list with two values that `name` stores under one name in the result file (a
+/// group or attribute per value, e.g. "beta = 0.4"), which HDF5 would refuse only once the
+/// run is done: `key = a, b: the values must be distinct (both are stored as "NAME")`.
+pub fn distinct<T: std::fmt::Display>(
+    source: &str,
+    key: &str,
+    values: &[T],
+    name: impl Fn(&T) -> String,
+) -> Result<()> {
+    let mut seen = std::collections::HashMap::new();
+    for (j, value) in values.iter().enumerate() {
+        if let Some(&i) = seen.get(&name(value)) {
+            let msg = format!(
+                "{key} = {}, {value}: the values must be distinct (both are stored as \"{}\")",
+                values[i],
+                name(value)
+            );
+            return Err(config_error(source, &msg));
+        }
+        seen.insert(name(value), j);
+    }
+    Ok(())
+}
+
 /// A deck value that is one number or a list (`beta = 0.44` or `beta = [0.4, 0.44]`), or
 /// comma-separated as a flag (`--beta 0.4,0.44`): parameter sweeps.
 #[derive(Debug, Clone, PartialEq, Serialize)]

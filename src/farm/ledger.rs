@@ -253,16 +253,19 @@ fn read_entries<J: Job>(path: &Path, want: &J) -> Result<Vec<Entry<J::Work>>> {
     };
     let (task, seconds, rank, device, work) = columns().map_err(|e| read_error(path, e))?;
     let rows = task.len();
-    let consistent = [seconds.len(), rank.len(), device.len(), work.len()]
+    if [seconds.len(), rank.len(), device.len(), work.len()]
         .iter()
-        .all(|&l| l == rows)
-        && task.iter().all(|&t| (t as usize) < want.tasks());
-    if !consistent {
+        .any(|&l| l != rows)
+    {
         return Err(read_error(
             path,
-            "its ledger datasets disagree in length or name tasks that do not exist",
+            format!(
+                "the datasets of /{}/ledger disagree in length: expected {rows} rows, as task has",
+                J::GROUP
+            ),
         ));
     }
+    check_task_ids::<J>(&task, want.tasks()).map_err(|e| read_error(path, e))?;
     Ok(work
         .into_iter()
         .enumerate()
@@ -274,4 +277,24 @@ fn read_entries<J: Job>(path: &Path, want: &J) -> Result<Vec<Entry<J::Work>>> {
             work,
         })
         .collect())
+}
+
+/// Refuse a ledger's task ids unless each is a task of the job (below `tasks`) and none
+/// repeats: the farm would skip a task listed twice and sum the other's result twice.
+fn check_task_ids<J: Job>(ids: &[u64], tasks: usize) -> std::result::Result<(), String> {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    let name = format!("/{}/ledger/task", J::GROUP);
+    if let Some(&last) = sorted.last().filter(|&&t| t >= tasks as u64) {
+        return Err(format!(
+            "{name} holds task {last}: expected ids below {tasks}, the job's tasks"
+        ));
+    }
+    match sorted.windows(2).find(|w| w[0] == w[1]) {
+        Some(w) => Err(format!(
+            "{name} holds task {} twice: expected each task at most once",
+            w[0]
+        )),
+        None => Ok(()),
+    }
 }

@@ -1,9 +1,12 @@
 //! `tessera cortex` under mpirun: the raster, the pseudo-EEG and the rates are the same bits at
 //! 1, 2, 3 and 4 ranks (both synapse schemes, all three integration schemes, a schedule file
 //! applied mid-run); the schedule as applied and the phases' timing are stored; bad decks, schedules and rank counts
-//! give one error line naming the file and line.
+//! give one error line naming the file and line; so does a checkpoint whose neurons the steps
+//! cannot continue.
 
-use crate::common::{self, one_clear_error, tessera, test_dir, write_file, H5};
+use crate::common::{
+    self, one_clear_error, refuse_damaged, tessera, test_dir, write_file, Damage, H5,
+};
 use std::path::Path;
 
 fn run_ok(np: usize, dir: &Path, name: &str, args: &[&str]) -> H5 {
@@ -189,6 +192,41 @@ fn bad_decks_and_schedules_give_one_error_line() {
         &dir,
     );
     one_clear_error(&run, &["at least r = 4", "use at most 4 ranks"]);
+}
+
+/// A checkpoint whose neuron state is not finite or whose state bytes hold more than the
+/// fired and type bits is refused, naming the dataset and the neuron, whichever rank reads it.
+#[test]
+fn damaged_checkpoints_give_one_error_line() {
+    let dir = test_dir("cortex_damaged");
+    let args = ["--l", "16", "--r", "4", "--k", "10", "--steps", "1000"];
+    let mut stop = args.to_vec();
+    stop.extend(["--stop-after", "512"]);
+    drop(run_ok(1, &dir, "stopped", &stop));
+    let mut v = vec![-65.0f64; 256];
+    v[200] = f64::NAN;
+    let mut trace = vec![0.0f64; 512];
+    trace[11] = f64::INFINITY;
+    let mut state = vec![0u8; 256];
+    state[5] = 255;
+    let damage: &[Damage] = &[
+        (
+            &|f| f.dataset("cortex/checkpoint/v", &[256], &v),
+            &["cortex/checkpoint/v of neuron 200 is NaN", "finite"],
+        ),
+        (
+            &|f| f.dataset("cortex/checkpoint/trace", &[512], &trace),
+            &["cortex/checkpoint/trace of neuron 5 is inf", "finite"],
+        ),
+        (
+            &|f| f.dataset("cortex/checkpoint/state", &[256], &state),
+            &["cortex/checkpoint/state of neuron 5 is 255", "0 to 3"],
+        ),
+    ];
+    let mut resume = vec!["cortex", "--device", "cpu", "--output", "damaged.h5"];
+    resume.extend(args);
+    resume.push("--resume");
+    refuse_damaged(&dir, "stopped.h5", 2, &resume, damage);
 }
 
 #[test]

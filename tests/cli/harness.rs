@@ -3,7 +3,8 @@
 //! compute (a directory, a FIFO, an existing result without `--force`, an output another run
 //! is writing: each refused with one line and no phase run), an input that is no regular file
 //! is refused before it is opened, sizes too large are refused before anything is allocated,
-//! and usage errors share one exit status and one line.
+//! usage errors share one exit status and one line, and a list value given twice (two
+//! results of one name) is refused before any compute.
 
 use crate::common::{files_ending, mknod, one_clear_error, tessera, test_dir, write_file, Run, H5};
 use std::path::Path;
@@ -645,6 +646,53 @@ fn numbers_starting_with_a_minus_reach_the_range_checks() {
         let run = tessera(np_for(0, i), args, &dir);
         let line = one_clear_error(&run, &[said]);
         assert!(line.starts_with("tessera: error: command line: "), "{line}");
+    }
+}
+
+/// Two values of a list flag that would store their results under one name (equal as
+/// parsed, or as the name formats them) are refused before any compute, with one line naming
+/// the key; the output is never begun.
+#[test]
+fn repeated_list_values_are_refused_before_any_compute() {
+    let dir = test_dir("repeated_values");
+    let spin = ["spin", "--l", "4", "--equilibration", "0", "--sweeps", "10"];
+    let cases: [(&[&str], &[&str], &str); 5] = [
+        (&spin, &["--beta", "0.4,0.4"], "[spin] beta = 0.4, 0.4"),
+        (
+            &spin,
+            &["--temperature", "2,2"],
+            "[spin] temperature = 2, 2",
+        ),
+        (
+            &spin,
+            &["--beta", "0.3,0.4,0.40000000000000002"],
+            "[spin] beta = 0.4, 0.4",
+        ),
+        (
+            &["percolation", "--l", "8", "--samples", "2"],
+            &["--p", "0.5,0.5"],
+            "[percolation] p = 0.5, 0.5",
+        ),
+        (
+            &[
+                "cortex", "--l", "16", "--r", "4", "--k", "10", "--steps", "20",
+            ],
+            &["--welch", "hann,blackman,hann"],
+            "[cortex] welch = hann, hann",
+        ),
+    ];
+    for (case, (workload, values, key)) in cases.into_iter().enumerate() {
+        let mut all = workload.to_vec();
+        all.extend(["--device", "cpu", "--output", "o.h5"]);
+        all.extend(values);
+        let run = tessera(np_for(case, 0), &all, &dir);
+        one_clear_error(&run, &[key, "must be distinct"]);
+        assert!(
+            !run.stderr.contains(" took "),
+            "a phase ran:\n{}",
+            run.stderr
+        );
+        assert!(files_ending(&dir, "o.h5.tmp").is_empty() && !dir.join("o.h5").exists());
     }
 }
 

@@ -1,9 +1,11 @@
 //! `tessera langford` under mpirun: known counts with both methods, independence from the task
 //! depth, the rank count and the farm mode, the HDF5 result and ledger, resuming a killed run,
 //! an existing ledger refused without --resume or --force, too many tasks refused before any
-//! compute, and clear errors for bad n and foreign ledgers.
+//! compute, and clear errors for bad n, foreign ledgers and damaged ones.
 
-use crate::common::{one_clear_error, tessera, tessera_bin, test_dir, H5};
+use crate::common::{
+    one_clear_error, refuse_damaged, tessera, tessera_bin, test_dir, Damage, H5Edit, H5,
+};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -444,6 +446,70 @@ fn ledger_of_another_job_is_refused() {
         &["langford", "--n", "7", "--output", "junk.h5", "--resume"],
         &["junk.h5", "cannot resume"],
     );
+}
+
+/// A damaged ledger is refused with one line naming the file and the key: a task listed
+/// twice or no task of the job (the farm would skip the one and sum the other twice) and a
+/// depth outside n's range (which sized the tasks, or panicked) when it is read; a partial
+/// sum changed, found only once every task is summed, names the ledger too.
+#[test]
+fn damaged_ledgers_are_refused_naming_the_file() {
+    let dir = test_dir("langford_damaged");
+    let stop = [
+        "langford",
+        "--device",
+        "cpu",
+        "--n",
+        "11",
+        "--depth",
+        "10",
+        "--stop-after",
+        "3",
+        "--output",
+        "stopped.h5",
+    ];
+    tessera(1, &stop, &dir).assert_ok();
+    let h5 = H5::open(&dir.join("stopped.h5"));
+    let tasks: Vec<u64> = h5.ds("langford/ledger/task");
+    let shape = h5.shape("langford/ledger/partial_sum_words");
+    let mut words: Vec<u64> = h5.ds("langford/ledger/partial_sum_words");
+    words[0] = words[0].wrapping_add(1);
+    drop(h5);
+    assert_eq!(tasks.len(), 3);
+    let task = |ids: [u64; 3]| move |f: &H5Edit| f.dataset("langford/ledger/task", &[3], &ids);
+    let damage: &[Damage] = &[
+        (
+            &task([tasks[0], tasks[1], tasks[1]]),
+            &["/langford/ledger/task", &format!("task {} twice", tasks[1])],
+        ),
+        (
+            &task([tasks[0], tasks[1], 136]),
+            &["/langford/ledger/task", "task 136", "below 136"],
+        ),
+        (
+            &|f| f.attr("langford", "depth", 200u64),
+            &["/langford/depth = 200", "even integer from 4 to 2n = 22"],
+        ),
+        (
+            &|f| f.attr("langford", "depth", 9u64),
+            &["/langford/depth = 9", "even integer from 4 to 2n = 22"],
+        ),
+        (
+            &|f| f.dataset("langford/ledger/partial_sum_words", &shape, &words),
+            &["the sum is wrong", "3 of the 136 tasks read back"],
+        ),
+    ];
+    let resume = [
+        "langford",
+        "--device",
+        "cpu",
+        "--n",
+        "11",
+        "--resume",
+        "--output",
+        "damaged.h5",
+    ];
+    refuse_damaged(&dir, "stopped.h5", 2, &resume, damage);
 }
 
 /// An existing result is refused before any compute unless --resume (which continues it) or

@@ -2,16 +2,18 @@
 //! 1, 2, 3 and 4 ranks for each update; a run stopped and resumed, or killed by SIGTERM and
 //! resumed, equals the uninterrupted run bit for bit; 2D Ising on a 4x4 torus against exact
 //! enumeration of its 2^16 states (energy, |m|, specific heat within 3 error bars) for
-//! Metropolis, Swendsen-Wang and Wolff, which also agree with each other; bad values give one
-//! error line. The rewired lattice: the same chain at 1 to 4 ranks for each update, and
-//! after a stop at 3 ranks and a resume at 2 (Wolff); at p = 0
+//! Metropolis, Swendsen-Wang and Wolff, which also agree with each other; bad values and
+//! damaged checkpoints give one error line. The rewired lattice: the same chain at 1 to 4
+//! ranks for each update, and after a stop at 3 ranks and a resume at 2 (Wolff); at p = 0
 //! Metropolis is the lattice's chain bit for bit, and Swendsen-Wang and Wolff match exact
 //! enumeration; at p = 0.3 the three updates agree. Ignored (scripts/test-long): the Binder
 //! cumulants of L = 16, 32, 64 cross within 1% of the 2D Ising β_c, and those of the 2D
 //! 3-state Potts model near ln(1+√3); those of the rewired 3D lattice at p = 0.01 within 1%
 //! of Leist's (PhD thesis, 2011) T_c(p).
 
-use crate::common::{one_clear_error, terminate_once_written, tessera, test_dir, H5};
+use crate::common::{
+    one_clear_error, refuse_damaged, terminate_once_written, tessera, test_dir, Damage, H5,
+};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -510,6 +512,65 @@ fn bad_values_give_one_error_line() {
         &dir,
     );
     one_clear_error(&run, &["cannot resume", "L=4", "L=6"]);
+}
+
+/// A damaged checkpoint (spins no state of the model, series of the wrong shape or count, a
+/// position past the run's chains, no spins) is refused with one error line at 2 ranks: no
+/// panic, no hang of the rank that did not read it, no run from a state it cannot hold.
+#[test]
+fn damaged_checkpoints_give_one_error_line() {
+    let dir = test_dir("spin_damaged");
+    let args = [
+        "--model",
+        "potts",
+        "--q",
+        "3",
+        "--beta",
+        "1",
+        "--l",
+        "4",
+        "--equilibration",
+        "0",
+        "--sweeps",
+        "100",
+    ];
+    let mut stop = args.to_vec();
+    stop.extend(["--stop-after", "5"]);
+    drop(run_ok(1, &dir, "stopped", &stop));
+    let damage: &[Damage] = &[
+        (
+            &|f| f.dataset("spin/checkpoint/spins", &[16], &[3u8; 16]),
+            &["spin/checkpoint/spins", "spin 3", "states 0 to 2"],
+        ),
+        (
+            &|f| f.dataset("spin/measured", &[1], &[99999u64]),
+            &["spin/measured", "99999", "at most 100"],
+        ),
+        (
+            &|f| f.dataset("spin/measured", &[1], &[50u64]),
+            &["spin/measured", "is 50", "expected 5"],
+        ),
+        (
+            &|f| f.dataset("spin/energy", &[1, 3], &[0.0f64; 3]),
+            &["spin/energy", "shape [1, 3]", "expected [1, 100]"],
+        ),
+        (
+            &|f| f.attr("spin/checkpoint", "sweep", 1000u64),
+            &["sweep = 1000", "at most 100", "does not belong to this run"],
+        ),
+        (
+            &|f| f.attr("spin/checkpoint", "sweep", 1_000_000_000_000_000_000u64),
+            &["sweep = 1000000000000000000", "does not belong to this run"],
+        ),
+        (
+            &|f| f.remove("spin/checkpoint/spins"),
+            &["spin/checkpoint/spins", "malformed"],
+        ),
+    ];
+    let mut resume = vec!["spin", "--device", "cpu", "--output", "damaged.h5"];
+    resume.extend(args);
+    resume.push("--resume");
+    refuse_damaged(&dir, "stopped.h5", 2, &resume, damage);
 }
 
 /// The summaries' means use every measurement (the jackknife's 32 bins only give the

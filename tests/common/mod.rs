@@ -512,3 +512,76 @@ pub fn kronecker_edges(scale: u32, edgefactor: u64, seed: u64) -> Vec<(u64, u64)
     g.local_chunk(0, g.local_len(), &mut edges);
     edges
 }
+
+/// A copy of a result file opened for writing, for tests that damage a checkpoint or a
+/// ledger on purpose; closed when dropped.
+pub struct H5Edit {
+    path: PathBuf,
+    file: hdf5::File,
+}
+
+impl H5Edit {
+    /// Copy `from` to `to` and open the copy.
+    pub fn copy(from: &Path, to: &Path) -> H5Edit {
+        std::fs::copy(from, to)
+            .unwrap_or_else(|e| panic!("cannot copy {} to {}: {e}", from.display(), to.display()));
+        let file =
+            hdf5::File::open_rw(to).unwrap_or_else(|e| panic!("cannot open {}: {e}", to.display()));
+        H5Edit {
+            path: to.to_path_buf(),
+            file,
+        }
+    }
+
+    fn fail(&self, what: &str, e: hdf5::Error) -> ! {
+        panic!("{}: {what}: {e}", self.path.display())
+    }
+
+    /// Replace dataset `name` by `data` (row-major) in `shape`.
+    pub fn dataset<T: H5Type>(&self, name: &str, shape: &[usize], data: &[T]) {
+        self.remove(name);
+        self.file
+            .new_dataset::<T>()
+            .shape(shape)
+            .create(name)
+            .and_then(|d| d.write_raw(data))
+            .unwrap_or_else(|e| self.fail(name, e));
+    }
+
+    /// Remove the dataset or group `name`.
+    pub fn remove(&self, name: &str) {
+        self.file
+            .unlink(name)
+            .unwrap_or_else(|e| self.fail(name, e));
+    }
+
+    /// Set the scalar attribute `name` of `group` to `value` (of type `T`).
+    pub fn attr<T: H5Type>(&self, group: &str, name: &str, value: T) {
+        let g = self
+            .file
+            .group(group)
+            .unwrap_or_else(|e| self.fail(group, e));
+        if g.attr(name).is_ok() {
+            g.delete_attr(name).unwrap_or_else(|e| self.fail(name, e));
+        }
+        g.new_attr::<T>()
+            .create(name)
+            .and_then(|a| a.write_scalar(&value))
+            .unwrap_or_else(|e| self.fail(name, e));
+    }
+}
+
+/// A damage done to a result file, and what the error line refusing it must contain.
+pub type Damage<'a> = (&'a dyn Fn(&H5Edit), &'a [&'a str]);
+
+/// For each damage: `dir/from` copied to `dir/damaged.h5` and damaged, then `args` (which
+/// resume from damaged.h5) run on `np` ranks must fail with one error line that names the
+/// file and holds every needle.
+pub fn refuse_damaged(dir: &Path, from: &str, np: usize, args: &[&str], damage: &[Damage]) {
+    for &(edit, needles) in damage {
+        edit(&H5Edit::copy(&dir.join(from), &dir.join("damaged.h5")));
+        let run = tessera(np, args, dir);
+        let line = one_clear_error(&run, needles);
+        assert!(line.contains("damaged.h5"), "{line}");
+    }
+}

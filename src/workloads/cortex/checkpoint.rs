@@ -7,6 +7,7 @@
 
 use super::record;
 use super::run::Outcome;
+use super::network::INHIBITORY;
 use super::schedule::{Key, Setting};
 use super::Cortex;
 use crate::error::{Error, Result};
@@ -196,7 +197,41 @@ fn read_slab(path: &Path, cfg: &Cortex, owns: Range<u64>) -> Result<Snapshot> {
             .to_vec();
         snap.trace = f64s("trace", 2)?;
     }
+    check_slab(path, &snap, owns.start)?;
     Ok(snap)
+}
+
+/// Refuse a snapshot the steps cannot continue: a value that is not finite (the steps keep v
+/// at most 30 mV, the others decay), or a state byte with more than its fired and type bits.
+/// `first` is the snapshot's first neuron.
+fn check_slab(path: &Path, snap: &Snapshot, first: u64) -> Result<()> {
+    let not_finite = |name: &str, item: usize, per: usize, x: f64| {
+        let neuron = first + (item / per) as u64;
+        resume_error(
+            path,
+            format!("{GROUP}/{name} of neuron {neuron} is {x}: expected a finite number"),
+        )
+    };
+    for (name, xs, per) in [("v", &snap.v, 1), ("u", &snap.u, 1), ("trace", &snap.trace, 2)] {
+        if let Some(at) = xs.iter().position(|x| !x.is_finite()) {
+            return Err(not_finite(name, at, per, xs[at]));
+        }
+    }
+    if let Some(at) = snap.table.iter().position(|x| !x.is_finite()) {
+        return Err(not_finite("table", at, 75, snap.table[at].into()));
+    }
+    let bits = 1 | INHIBITORY;
+    if let Some(at) = snap.state.iter().position(|s| s & !bits != 0) {
+        return Err(resume_error(
+            path,
+            format!(
+                "{GROUP}/state of neuron {} is {}: expected 0 to {bits} (bit 0 fired, bit 1 inhibitory)",
+                first + at as u64,
+                snap.state[at]
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The series and the step of a checkpoint (rank 0), checked against this run.

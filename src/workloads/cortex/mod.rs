@@ -30,7 +30,7 @@ mod slab;
 mod spectrum;
 mod timing;
 
-use crate::config::{config_error, out_of_range};
+use crate::config::{config_error, distinct, out_of_range};
 use crate::device::memory::{self, Place};
 use crate::device::Selected;
 use crate::error::Result;
@@ -285,6 +285,14 @@ fn outputs_of(source: &str, t: &CortexTable, l: u64) -> Result<(bool, Vec<u64>)>
     Ok((raster, probes))
 }
 
+/// The windows of `welch`, each stored in a group of its name (so each at most once).
+fn welch_of(source: &str, t: &CortexTable) -> Result<Vec<Window>> {
+    let welch = t.welch.clone().unwrap_or_default();
+    let names: Vec<&str> = welch.iter().map(|w| w.name()).collect();
+    distinct(source, "[cortex] welch", &names, |n| format!("welch/{n}"))?;
+    Ok(welch)
+}
+
 /// The excitatory fraction, the delays and the kind of sources.
 fn wiring_of(source: &str, t: &CortexTable) -> Result<Wiring> {
     let ratio = t.ratio.unwrap_or(0.8);
@@ -454,7 +462,7 @@ impl Workload for Cortex {
             scheme: scheme_of(source, &t)?,
             clamp: t.clamp.unwrap_or(true),
             window: t.window.unwrap_or(Window::Blackman),
-            welch: t.welch.clone().unwrap_or_default(),
+            welch: welch_of(source, &t)?,
             timing: t.timing.unwrap_or(false),
             raster,
             probes,

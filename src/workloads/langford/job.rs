@@ -3,6 +3,7 @@
 //! words, its points and the points visited), and how the ledger stores them
 //! (`/langford/ledger/{partial_sum_words,points,visited}` beside the farm's columns).
 
+use super::{depth_expected, LangfordMethod, MAX_N};
 use crate::farm::ledger::{read_attr, read_column, Job};
 use crate::report::Section;
 use hdf5::types::VarLenUnicode;
@@ -48,6 +49,31 @@ pub struct Work {
     pub visited: u64,
 }
 
+/// A ledger's n and task depth, refused outside their ranges (the depth's for n and the
+/// ledger's `method`, where that is one: another method's ledger is refused as another job's).
+fn read_n_and_depth(group: &hdf5::Group, method: &str) -> Result<(u32, u32), String> {
+    let (n, depth) = (read_attr::<u64>(group, "n")?, read_attr::<u64>(group, "depth")?);
+    let out_of_range = |key: &str, value: u64, expected: String| {
+        format!(
+            "attribute {}/{key} = {value} is out of range: expected {expected}",
+            group.name()
+        )
+    };
+    let n = u32::try_from(n)
+        .ok()
+        .filter(|n| (1..=MAX_N).contains(n))
+        .ok_or_else(|| out_of_range("n", n, format!("an integer from 1 to {MAX_N}")))?;
+    let expected = LangfordMethod::named(method).and_then(|m| depth_expected(n, m, depth));
+    match (expected, u32::try_from(depth)) {
+        (None, Ok(depth)) => Ok((n, depth)),
+        (expected, _) => Err(out_of_range(
+            "depth",
+            depth,
+            expected.unwrap_or("an integer below 2^32".into()),
+        )),
+    }
+}
+
 impl Job for Header {
     type Work = Work;
     const GROUP: &'static str = "langford";
@@ -67,10 +93,11 @@ impl Job for Header {
 
     fn read(group: &hdf5::Group) -> Result<Self, String> {
         let method: VarLenUnicode = read_attr(group, "method")?;
+        let (n, depth) = read_n_and_depth(group, method.as_str())?;
         Ok(Header {
-            n: read_attr::<u64>(group, "n")? as u32,
+            n,
             method: method.as_str().to_string(),
-            depth: read_attr::<u64>(group, "depth")? as u32,
+            depth,
             words: read_attr::<u64>(group, "words")? as usize,
             tasks: read_attr::<u64>(group, "tasks")? as usize,
             prune: read_attr::<u64>(group, "prune").unwrap_or(0) != 0,

@@ -68,6 +68,13 @@ impl LangfordMethod {
     fn name(self) -> String {
         format!("{self:?}").to_lowercase()
     }
+
+    /// The method a ledger names, if any.
+    fn named(name: &str) -> Option<LangfordMethod> {
+        [LangfordMethod::Godfrey, LangfordMethod::Miller]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
 }
 
 /// Largest Langford n: 2n positions in one 64-bit mask.
@@ -205,22 +212,30 @@ fn check_tasks(cfg: &Langford, depth: u32, ranks: usize) -> Result<()> {
     check(&what, bytes, Place::Host { ranks }, |_| fitting())
 }
 
-/// A task depth given for `n`, checked: Godfrey's even in 4..=2n (any depth for the n whose
-/// sum is zero by symmetry: they need no tasks), Miller's in 1..=n.
+/// A task depth given for `n`, checked (`depth_expected`).
 fn check_depth(source: &str, n: u32, method: LangfordMethod, depth: u32) -> Result<()> {
-    let expected = match method {
-        LangfordMethod::Godfrey if !solvable(n) => return Ok(()),
-        LangfordMethod::Godfrey if depth.is_multiple_of(2) && (4..=2 * n).contains(&depth) => {
-            return Ok(())
+    match depth_expected(n, method, u64::from(depth)) {
+        Some(expected) => Err(out_of_range(source, "[langford] depth", depth, &expected)),
+        None => Ok(()),
+    }
+}
+
+/// What a task depth for `n` must be, where `depth` is not: Godfrey's even in 4..=2n (any
+/// depth for the n whose sum is zero by symmetry: they need no tasks), Miller's in 1..=n.
+fn depth_expected(n: u32, method: LangfordMethod, depth: u64) -> Option<String> {
+    let n64 = u64::from(n);
+    match method {
+        LangfordMethod::Godfrey if !solvable(n) => None,
+        LangfordMethod::Godfrey if depth.is_multiple_of(2) && (4..=2 * n64).contains(&depth) => {
+            None
         }
-        LangfordMethod::Godfrey => format!(
+        LangfordMethod::Godfrey => Some(format!(
             "an even integer from 4 to 2n = {} for Godfrey's method",
             2 * n
-        ),
-        LangfordMethod::Miller if (1..=n).contains(&depth) => return Ok(()),
-        LangfordMethod::Miller => format!("an integer from 1 to n = {n} for Miller's method"),
-    };
-    Err(out_of_range(source, "[langford] depth", depth, &expected))
+        )),
+        LangfordMethod::Miller if (1..=n64).contains(&depth) => None,
+        LangfordMethod::Miller => Some(format!("an integer from 1 to n = {n} for Miller's method")),
+    }
 }
 
 /// Whether L(2,n) can be non-zero (n ≡ 0, 3 mod 4).
@@ -363,16 +378,16 @@ impl Method {
     }
 
     /// L(2,n) from the total, or why the total cannot be right.
-    fn count(&self, n: u32, total: Wide<3>) -> Result<Wide<3>> {
+    fn count(&self, n: u32, total: Wide<3>) -> std::result::Result<Wide<3>, String> {
         let (shift, what) = match self {
             Method::Godfrey(_) => (2 * n + 1, format!("2^{}", 2 * n + 1)),
             Method::Miller(_) => (1, "2".to_string()),
         };
         total.exact_shr(shift).ok_or_else(|| {
-            Error::Unavailable(format!(
+            format!(
                 "the summed tasks ({}) are not divisible by {what}: the sum is wrong",
                 total.unsigned_decimal()
-            ))
+            )
         })
     }
 
@@ -547,7 +562,15 @@ fn totals(method: &Method, header: &Header, ledger: &Ledger<Header>) -> Result<T
         .fold(Wide::default(), Wide::wrapping_add);
     // Contributions are exact modulo 2^(64 words): keep that many words.
     let total = Wide::<3>::from_words(&total.0[..header.words]);
-    let count = method.count(header.n, total)?;
+    let count = method.count(header.n, total).map_err(|e| {
+        // The tasks read back are the ledger file's: name it, where the damage may be.
+        Error::Unavailable(format!(
+            "{e} ({} of the {} tasks read back from the ledger {})",
+            ledger.resumed(),
+            ledger.entries().len(),
+            ledger.path().display()
+        ))
+    })?;
     Ok(Totals {
         count: count.0[..header.words].to_vec(),
         count_decimal: count.unsigned_decimal(),

@@ -12,7 +12,7 @@ mod report;
 mod sampler;
 mod sizes;
 
-use crate::config::{config_error, out_of_range, Numbers};
+use crate::config::{config_error, distinct, out_of_range, Numbers};
 use crate::error::{Error, Result};
 use crate::graph::source::GraphConfig;
 use crate::harness::{Harness, Workload};
@@ -93,6 +93,11 @@ pub struct Percolation {
     pub write_labels: bool,
 }
 
+/// The name a probability's results are stored under (as the report's line).
+fn p_name(p: f64) -> String {
+    format!("p = {p}")
+}
+
 impl Workload for Percolation {
     const NAME: &'static str = "percolation";
     const ABOUT: &'static str =
@@ -133,6 +138,7 @@ impl Workload for Percolation {
                 "a probability in [0, 1]",
             ));
         }
+        distinct(source, &key("p"), &p, |p| p_name(*p))?;
         let samples = t.samples.unwrap_or(16);
         if samples == 0 {
             return Err(out_of_range(source, &key("samples"), 0, "an integer >= 1"));

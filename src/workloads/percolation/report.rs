@@ -3,7 +3,7 @@
 //! the statistics block and the `/percolation` group of the result file.
 
 use super::sampler::{Floor, Timing, LABEL_FLOOR_BYTES};
-use super::Percolation;
+use super::{p_name, Percolation};
 use crate::lattice::clusters::SIZE_BINS;
 use crate::lattice::{ClusterStats, Occupation};
 use crate::report::{Report, Section};
@@ -151,7 +151,7 @@ pub fn report(
             })
             .unwrap_or_default();
         g.shown_only(
-            &format!("p = {}", s.p),
+            &p_name(s.p),
             format!(
                 "{word} per axis [{}], largest cluster fraction {:.5} ± {:.5}, mean cluster size {:.4} ± {:.4}, labelling {:.4} ns/site{against_floor}",
                 per_axis.join(", "),

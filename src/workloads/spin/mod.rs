@@ -25,7 +25,7 @@ mod record;
 mod sizes;
 mod wolff_gpu;
 
-use crate::config::{config_error, out_of_range, Numbers};
+use crate::config::{config_error, distinct, out_of_range, Numbers};
 use crate::error::Result;
 use crate::graph::generators::watts_strogatz::check_keeping_colours;
 use crate::graph::source::GraphConfig;
@@ -285,6 +285,11 @@ fn model_of(source: &str, t: &SpinTable, dim: usize) -> Result<Model> {
     Ok(Model { q, ising, dim })
 }
 
+/// The name a β's results are stored under (as the report's line and the phase name it).
+fn beta_name(beta: f64) -> String {
+    format!("beta = {beta}")
+}
+
 fn betas_of(source: &str, t: &SpinTable, model: &Model) -> Result<Vec<f64>> {
     let betas = match (&t.beta, &t.temperature) {
         (Some(_), Some(_)) => {
@@ -302,6 +307,7 @@ fn betas_of(source: &str, t: &SpinTable, model: &Model) -> Result<Vec<f64>> {
                     "a finite number >= 0",
                 ));
             }
+            distinct(source, "[spin] beta", &b.0, |b| beta_name(*b))?;
             b.0.clone()
         }
         (None, Some(t)) => {
@@ -313,6 +319,7 @@ fn betas_of(source: &str, t: &SpinTable, model: &Model) -> Result<Vec<f64>> {
                     "a finite number > 0",
                 ));
             }
+            distinct(source, "[spin] temperature", &t.0, |t| beta_name(1.0 / t))?;
             t.0.iter().map(|t| 1.0 / t).collect()
         }
         (None, None) => vec![critical_beta(model).ok_or_else(|| {

@@ -7,7 +7,7 @@
 //! the finished file; and the resume from it.
 
 use super::chain::{owned_sites, Spins};
-use super::{Spin, Update};
+use super::{beta_name, Spin, Update};
 use crate::error::{Error, Result};
 use crate::harness::{read_checkpoint_on_root, Harness};
 use crate::output::{add_part, ResultFile};
@@ -202,7 +202,7 @@ pub fn report(report: &mut Report, cfg: &Spin, seed: u64, record: &Record, compl
         .collect();
     for s in &summaries {
         g.shown_only(
-            &format!("beta = {}", s.beta),
+            &beta_name(s.beta),
             format!(
                 "T = {:.5}: e = {:.6} ± {:.6}, |m| = {:.6} ± {:.6}, C = {:.4} ± {:.4}, chi = {:.4} ± {:.4}, U4 = {:.5} ± {:.5}, tau_e = {:.2}, tau_m = {:.2} sweeps, {:.4} flips/ns",
                 1.0 / s.beta,
@@ -382,7 +382,7 @@ pub fn resume(h: &Harness, cfg: &Spin, owns: Range<u64>) -> Result<(Record, Posi
     let word = |k: usize| u64::from_le_bytes(head[8 * k..8 * k + 8].try_into().expect("8 bytes"));
     let (beta, sweep) = (word(0) as usize, word(1));
     let spins = if word(2) == 1 {
-        Some(world.agree(read_part(path, owns))?)
+        Some(world.agree(read_part(path, owns, cfg.model.q))?)
     } else {
         None
     };
@@ -394,15 +394,170 @@ pub fn resume(h: &Harness, cfg: &Spin, owns: Range<u64>) -> Result<(Record, Posi
     Ok((record, Position { beta, sweep, spins }))
 }
 
-/// The checkpoint's spins of the sites `owns`.
-fn read_part(path: &Path, owns: Range<u64>) -> Result<Vec<u8>> {
+/// The checkpoint's spins of the sites `owns`, each a state below `q`.
+fn read_part(path: &Path, owns: Range<u64>, q: u32) -> Result<Vec<u8>> {
     let bad = |e: hdf5::Error| resume_error(path, e);
     let file = hdf5::File::open(path).map_err(bad)?;
     let spins = file
         .dataset(SPINS)
         .and_then(|d| d.read_slice_1d::<u8, _>(owns.start as usize..owns.end as usize))
-        .map_err(bad)?;
-    Ok(spins.to_vec())
+        .map_err(bad)?
+        .to_vec();
+    check_states(path, SPINS, &spins, q)?;
+    Ok(spins)
+}
+
+/// Refuse a spin that is no state of the model (the updates index tables by it).
+fn check_states(path: &Path, name: &str, spins: &[u8], q: u32) -> Result<()> {
+    match spins.iter().find(|&&s| u32::from(s) >= q) {
+        Some(s) => Err(resume_error(
+            path,
+            format!(
+                "{name} holds a spin {s}: expected states 0 to {} (q = {q})",
+                q - 1
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Dataset `spin/NAME`, refused unless its shape is `shape` (`form` says what that is).
+fn read_shaped<T: hdf5::H5Type>(
+    path: &Path,
+    group: &hdf5::Group,
+    name: &str,
+    shape: &[usize],
+    form: &str,
+) -> Result<Vec<T>> {
+    let d = group
+        .dataset(name)
+        .map_err(|_| resume_error(path, format!("it has no dataset spin/{name}")))?;
+    if d.shape() != shape {
+        return Err(resume_error(
+            path,
+            format!(
+                "spin/{name} has shape {:?}: expected {shape:?} ({form})",
+                d.shape()
+            ),
+        ));
+    }
+    d.read_raw().map_err(|e| resume_error(path, e))
+}
+
+/// The form of a dataset of one item per β.
+const PER_BETA: &str = "one per beta";
+
+/// The record of a checkpoint's `/spin` group, every series of the shape this run writes.
+fn read_record(path: &Path, group: &hdf5::Group, cfg: &Spin) -> Result<Record> {
+    let betas = cfg.betas.len();
+    let width = cfg.measurements() as usize;
+    let series = |name: &str| -> Result<Vec<f64>> {
+        let form = "one row per beta, one column per measurement of a chain";
+        read_shaped(path, group, name, &[betas, width], form)
+    };
+    let measured: Vec<u64> = read_shaped(path, group, "measured", &[betas], PER_BETA)?;
+    let rows = |flat: Vec<f64>| -> Vec<Vec<f64>> {
+        flat.chunks(width)
+            .zip(&measured)
+            .map(|(row, &n)| row[..n as usize].to_vec())
+            .collect()
+    };
+    if let Some(n) = measured.iter().find(|&&n| n > width as u64) {
+        return Err(resume_error(
+            path,
+            format!("spin/measured holds {n}: expected at most {width}, the measurements of a chain"),
+        ));
+    }
+    let sites = cfg.lattice.sites() as usize;
+    let configurations = if cfg.write_configuration {
+        let form = "one row per beta, one column per site";
+        let flat: Vec<u8> = read_shaped(path, group, "configuration", &[betas, sites], form)?;
+        check_states(path, "spin/configuration", &flat, cfg.model.q)?;
+        flat.chunks(sites).map(<[u8]>::to_vec).collect()
+    } else {
+        vec![Vec::new(); betas]
+    };
+    Ok(Record {
+        energy: rows(series("energy")?),
+        order: rows(series("m")?),
+        seconds: read_shaped(path, group, "update_seconds", &[betas], PER_BETA)?,
+        sweeps_timed: read_shaped(path, group, "sweeps_timed", &[betas], PER_BETA)?,
+        flipped: read_shaped(path, group, "wolff_flipped", &[betas], PER_BETA)?,
+        configurations,
+    })
+}
+
+/// The position of `/spin/checkpoint`, refused where it lies outside this run's chains (the
+/// checkpoint is then not this run's) or lacks its spins.
+fn read_position(path: &Path, c: &hdf5::Group, cfg: &Spin) -> Result<Position> {
+    let attr = |name: &str| {
+        c.attr(name)
+            .and_then(|a| a.read_scalar::<u64>())
+            .map_err(|e| resume_error(path, format!("spin/checkpoint attribute {name}: {e}")))
+    };
+    let (beta, sweep) = (attr("beta_index")?, attr("sweep")?);
+    let (betas, total) = (cfg.betas.len() as u64, cfg.chain_sweeps());
+    let outside = |key: &str, value: u64, expected: String| {
+        resume_error(
+            path,
+            format!("spin/checkpoint {key} = {value} is out of range: expected {expected}; the checkpoint does not belong to this run"),
+        )
+    };
+    if beta >= betas {
+        let expected = format!("below {betas}, the betas of this run");
+        return Err(outside("beta_index", beta, expected));
+    }
+    if sweep > total {
+        let expected = format!("at most {total}, the sweeps of one chain of this run");
+        return Err(outside("sweep", sweep, expected));
+    }
+    let sites = cfg.lattice.sites() as usize;
+    let form = format!("{sites} spins, one per site of this lattice");
+    match c.dataset("spins").map(|d| d.shape()) {
+        Ok(shape) if shape == [sites] => Ok(Position {
+            beta: beta as usize,
+            sweep,
+            spins: Some(Vec::new()),
+        }),
+        Ok(shape) => Err(resume_error(
+            path,
+            format!("{SPINS} has shape {shape:?}: expected [{sites}] ({form})"),
+        )),
+        Err(_) => Err(resume_error(
+            path,
+            format!("it has no dataset {SPINS} ({form}): the checkpoint is malformed"),
+        )),
+    }
+}
+
+/// Measurements chain `b` holds at `at`: every one before it, those of `at.sweep` sweeps
+/// in it, none after.
+fn measured_at(cfg: &Spin, at: &Position, b: usize) -> u64 {
+    match b.cmp(&at.beta) {
+        std::cmp::Ordering::Less => cfg.measurements(),
+        std::cmp::Ordering::Equal => at.sweep.saturating_sub(cfg.equilibration) / cfg.measure_every,
+        std::cmp::Ordering::Greater => 0,
+    }
+}
+
+/// Refuse a record whose measurements are not those of its position.
+fn check_measured(path: &Path, cfg: &Spin, record: &Record, at: &Position) -> Result<()> {
+    for (b, energy) in record.energy.iter().enumerate() {
+        let want = measured_at(cfg, at, b);
+        if energy.len() as u64 != want {
+            return Err(resume_error(
+                path,
+                format!(
+                    "spin/measured of beta = {} is {}: expected {want} at beta index {}, sweep {}",
+                    cfg.betas[b],
+                    energy.len(),
+                    at.beta,
+                    at.sweep
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The record and position of a checkpoint (rank 0; the spins are read per slab).
@@ -423,63 +578,25 @@ fn read_checkpoint(path: &Path, cfg: &Spin, seed: u64) -> Result<(Record, Positi
             format!("it holds {job}, but this run is {want}: give another output file, or drop --resume to start over"),
         ));
     }
-    let ds = |name: &str| group.dataset(name).map_err(bad);
-    let f64s = |name: &str| -> Result<Vec<f64>> { ds(name)?.read_raw().map_err(bad) };
-    let u64s = |name: &str| -> Result<Vec<u64>> { ds(name)?.read_raw().map_err(bad) };
-    let measured = u64s("measured")?;
-    let width = cfg.measurements() as usize;
-    let rows = |flat: Vec<f64>| -> Vec<Vec<f64>> {
-        flat.chunks(width.max(1))
-            .zip(&measured)
-            .map(|(row, &n)| row[..n as usize].to_vec())
-            .collect()
-    };
-    let sites = cfg.lattice.sites() as usize;
-    let configurations = if cfg.write_configuration {
-        let flat: Vec<u8> = ds("configuration")?.read_raw().map_err(bad)?;
-        flat.chunks(sites).map(<[u8]>::to_vec).collect()
-    } else {
-        vec![Vec::new(); cfg.betas.len()]
-    };
-    let record = Record {
-        energy: rows(f64s("energy")?),
-        order: rows(f64s("m")?),
-        seconds: f64s("update_seconds")?,
-        sweeps_timed: u64s("sweeps_timed")?,
-        flipped: u64s("wolff_flipped")?,
-        configurations,
-    };
+    let record = read_record(path, &group, cfg)?;
     let complete = group
         .attr("complete")
         .and_then(|a| a.read_scalar::<u64>())
         .map_err(bad)?;
-    let Ok(c) = group.group("checkpoint") else {
-        if complete == 1 {
-            // A finished run: every chain done, nothing to continue.
-            let done = Position {
-                beta: cfg.betas.len(),
-                ..Position::default()
-            };
-            return Ok((record, done));
+    let at = match group.group("checkpoint") {
+        Ok(c) => read_position(path, &c, cfg)?,
+        // A finished run: every chain done, nothing to continue.
+        Err(_) if complete == 1 => Position {
+            beta: cfg.betas.len(),
+            ..Position::default()
+        },
+        Err(_) => {
+            return Err(resume_error(
+                path,
+                "it holds no checkpoint (no /spin/checkpoint)",
+            ))
         }
-        return Err(resume_error(
-            path,
-            "it holds no checkpoint (no /spin/checkpoint)",
-        ));
     };
-    let attr = |name: &str| {
-        c.attr(name)
-            .and_then(|a| a.read_scalar::<u64>())
-            .map_err(bad)
-    };
-    let (beta, sweep) = (attr("beta_index")? as usize, attr("sweep")?);
-    let spins = c.link_exists("spins").then_some(Vec::new());
-    let fits = c.dataset("spins").map_or(true, |d| d.size() == sites);
-    if beta > cfg.betas.len() || !fits {
-        return Err(resume_error(
-            path,
-            "its checkpoint does not fit this lattice",
-        ));
-    }
-    Ok((record, Position { beta, sweep, spins }))
+    check_measured(path, cfg, &record, &at)?;
+    Ok((record, at))
 }
