@@ -627,7 +627,7 @@ fn numbers_starting_with_a_minus_reach_the_range_checks() {
             &[
                 "mesh", "generate", "box", "2", "2", "2", "--extent", "-1,1,1",
             ],
-            "[mesh] extent: expected three positive lengths",
+            "[mesh] extent: expected three lengths from 1e-6 to 1e6",
         ),
         (
             &["cortex", "--probe", "-1,3"],
