@@ -17,6 +17,20 @@ pub trait Lanes: Sync {
     fn batch<const L: usize>(&self, first: u64, out: &mut [Self::Item; L]);
 }
 
+/// Items given one at a time by a function: its batch is a loop over the lanes (which the
+/// compiler may still vectorise where the function allows).
+pub struct Each<F>(pub F);
+
+impl<T: Copy + Default + Send, F: Fn(u64) -> T + Sync> Lanes for Each<F> {
+    type Item = T;
+    #[inline(always)]
+    fn batch<const L: usize>(&self, first: u64, out: &mut [T; L]) {
+        for (l, slot) in out.iter_mut().enumerate() {
+            *slot = (self.0)(first + l as u64);
+        }
+    }
+}
+
 /// A vector unit of the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Unit {

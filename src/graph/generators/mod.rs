@@ -23,8 +23,6 @@ pub mod ssca2;
 pub mod watts_alpha;
 pub mod watts_strogatz;
 
-use rayon::prelude::*;
-
 // Stream purpose tags for `crate::rng::stream_key` (Kronecker uses 1 and 2, roots 3).
 const ER_SPLIT: u64 = 0x6765_6e01;
 const ER_SLOTS: u64 = 0x6765_6e02;
@@ -50,19 +48,15 @@ fn unit(bits: u64) -> f64 {
     (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-/// Append `item(first) .. item(first + len - 1)` to `out`, computed in parallel.
+/// Append `item(first) .. item(first + len - 1)` to `out`, computed in parallel (through
+/// `lanes::append`, as the generators with batches of their own).
 fn fill<T: Copy + Default + Send>(
     out: &mut Vec<T>,
     first: u64,
     len: u64,
     item: impl Fn(u64) -> T + Sync,
 ) {
-    let at = out.len();
-    out.resize(at + len as usize, T::default());
-    out[at..]
-        .par_iter_mut()
-        .enumerate()
-        .for_each(|(i, slot)| *slot = item(first + i as u64));
+    crate::lanes::append(&crate::lanes::Each(item), first, len, out);
 }
 
 #[cfg(test)]
