@@ -161,13 +161,19 @@ pub fn build_keeping_source(
     };
     world.barrier();
     let construction = t.elapsed().as_secs_f64();
+    let phases = reduce_phases(world, &timers);
     info!(
-        "graph: {} {}: {} vertices, {} input edges, {} CSR entries; construction {construction:.3} s on the {built_on}",
+        "graph: {} {}: {} vertices, {} input edges, {} CSR entries; construction {construction:.3} s on the {built_on} ({})",
         cfg.spec.kind(),
         cfg.spec.parameters(),
         graph.n(),
         graph.num_input_edges,
         graph.num_entries,
+        phases
+            .iter()
+            .map(|(name, secs)| format!("{name} {secs:.3}"))
+            .collect::<Vec<_>>()
+            .join(", "),
     );
     let csr_checksum = graph.checksum(world);
     let built = Built {
@@ -178,7 +184,7 @@ pub fn build_keeping_source(
         construction,
         built_on,
         csr_checksum,
-        phases: reduce_phases(world, &timers),
+        phases,
         device_csr,
     };
     Ok((built, opened))
