@@ -404,8 +404,10 @@ fn refused(dir: &Path, args: &str, needles: &[&str]) {
 }
 
 /// Malformed mesh files, smoothed and partitioned: header counts no file could hold (refused
-/// as the counts they are, never reserved), non-finite points, global ids past the points;
-/// each one error line naming the file, the line or block, and what was expected.
+/// as the counts they are, never reserved), non-finite points and points past 1e40 in
+/// magnitude (accepted before, and overflowed in the smoothers' sixth powers), global ids past
+/// the points; each one error line naming the file, the line, block or point, and what was
+/// expected.
 #[test]
 fn mesh_bad_files_give_one_error_line() {
     let dir = test_dir("mesh_bad_files");
@@ -446,6 +448,27 @@ fn mesh_bad_files_give_one_error_line() {
             MSH2.replace("50 1 1 1", "50 1 nan 1"),
             &["nan.msh:10", "node 50", "'nan' is not finite"],
         ),
+        (
+            "huge.msh",
+            MSH2.replace("50 1 1 1", "50 1 1e300 1"),
+            &[
+                "huge.msh:10",
+                "node 50",
+                "'1e300' is too large",
+                "from -1e40 to 1e40",
+            ],
+        ),
+        (
+            "huge4.msh",
+            MSH4.replace("1 1 1\n$EndNodes", "1 1 -1e300\n$EndNodes"),
+            &[
+                "huge4.msh",
+                "node block 1",
+                "node 5",
+                "(1, 1, -1e300)",
+                "from -1e40 to 1e40",
+            ],
+        ),
     ];
     for (name, text, needles) in files {
         write_file(&dir, name, &text);
@@ -458,6 +481,7 @@ fn mesh_bad_files_give_one_error_line() {
     spoiled::<u64>(&dir, "id.h5", "VTKHDF/PointData/global_id", |ids| {
         ids[3] = 4_000_000_000
     });
+    spoiled::<f64>(&dir, "huge.h5", "VTKHDF/Points", |p| p[4] = 1e300);
     for (name, needles) in [
         (
             "nan.h5",
@@ -469,6 +493,14 @@ fn mesh_bad_files_give_one_error_line() {
         (
             "id.h5",
             &["id.h5", "global_id: id 4000000000 of point 3", "below 27"],
+        ),
+        (
+            "huge.h5",
+            &[
+                "huge.h5",
+                "/VTKHDF/Points: point 1 (from 0) has coordinate 1e300",
+                "from -1e40 to 1e40",
+            ],
         ),
     ] {
         refused(&dir, &format!("smooth {name}"), needles);

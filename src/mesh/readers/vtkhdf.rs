@@ -3,7 +3,7 @@
 //! flags it stored per node; the pieces are put back together by their nodes' and cells'
 //! global ids (without them, the pieces' nodes and cells in file order).
 
-use super::{Origins, Raw};
+use super::{coordinate_form, shown_coordinate, usable_coordinate, Origins, Raw};
 use crate::error::{Error, Result};
 use crate::mesh::Index;
 use hdf5_metno as hdf5;
@@ -39,10 +39,11 @@ pub fn read(path: &Path) -> Result<Raw> {
         .dataset("Points")
         .and_then(|d| d.read_raw::<f64>())
         .map_err(|e| fail(format!("/VTKHDF/Points: {e}")))?;
-    if let Some(i) = points.iter().position(|x| !x.is_finite()) {
-        let (p, x) = (i / 3, points[i]);
+    if let Some(i) = points.iter().position(|&x| !usable_coordinate(x)) {
+        let (p, x) = (i / 3, shown_coordinate(points[i]));
         return Err(fail(format!(
-            "/VTKHDF/Points: point {p} (from 0) has coordinate {x}: expected finite numbers"
+            "/VTKHDF/Points: point {p} (from 0) has coordinate {x}: expected {}",
+            coordinate_form()
         )));
     }
     let types = read_u8("Types")?;
