@@ -406,8 +406,8 @@ fn refused(dir: &Path, args: &str, needles: &[&str]) {
 /// Malformed mesh files, smoothed and partitioned: header counts no file could hold (refused
 /// as the counts they are, never reserved), non-finite points and points past 1e40 in
 /// magnitude (accepted before, and overflowed in the smoothers' sixth powers), global ids past
-/// the points; each one error line naming the file, the line, block or point, and what was
-/// expected.
+/// the points, a global id repeated in a piece or at two positions (named with both points);
+/// each one error line naming the file, the line, block or point, and what was expected.
 #[test]
 fn mesh_bad_files_give_one_error_line() {
     let dir = test_dir("mesh_bad_files");
@@ -482,6 +482,9 @@ fn mesh_bad_files_give_one_error_line() {
         ids[3] = 4_000_000_000
     });
     spoiled::<f64>(&dir, "huge.h5", "VTKHDF/Points", |p| p[4] = 1e300);
+    spoiled::<u64>(&dir, "twice.h5", "VTKHDF/PointData/global_id", |ids| {
+        ids[5] = ids[2]
+    });
     for (name, needles) in [
         (
             "nan.h5",
@@ -502,10 +505,44 @@ fn mesh_bad_files_give_one_error_line() {
                 "from -1e40 to 1e40",
             ],
         ),
+        (
+            "twice.h5",
+            &[
+                "twice.h5",
+                "/VTKHDF/PointData/global_id: id 2 held by points 2 and 5 (from 0), both in piece 0",
+                "expected each node once in a piece",
+            ],
+        ),
     ] {
         refused(&dir, &format!("smooth {name}"), needles);
         refused(&dir, &format!("partition {name} --parts 2"), needles);
     }
+    // A node two pieces share, moved in the second.
+    mesh_run(2, &dir, "g2", &["generate", "box", "2", "2", "2"]);
+    std::fs::copy(dir.join("g2.h5"), dir.join("moved.h5")).unwrap();
+    let (first, second, id) = {
+        let file = hdf5_metno::File::open_rw(dir.join("moved.h5")).unwrap();
+        let ids: Vec<u64> = file
+            .dataset("VTKHDF/PointData/global_id")
+            .and_then(|d| d.read_raw())
+            .unwrap();
+        let second = (0..ids.len())
+            .find(|&i| ids[..i].contains(&ids[i]))
+            .expect("a node the two pieces share");
+        let first = ids.iter().position(|&g| g == ids[second]).unwrap();
+        let points = file.dataset("VTKHDF/Points").unwrap();
+        let mut p: Vec<f64> = points.read_raw().unwrap();
+        p[3 * second] += 0.25;
+        points.write_raw(&p).unwrap();
+        (first, second, ids[second])
+    };
+    let held = format!("global_id: id {id} held by points {first} and {second} (from 0) at (");
+    let needles = [
+        "moved.h5",
+        &held,
+        "expected a node shared by pieces at one position",
+    ];
+    refused(&dir, "smooth moved.h5", &needles);
 }
 
 /// `dir/g.h5` copied as `dir/name`, its dataset `dataset` changed by `change`.
