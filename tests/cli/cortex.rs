@@ -197,7 +197,8 @@ fn bad_decks_and_schedules_give_one_error_line() {
 /// A checkpoint whose neuron state is not finite or whose state bytes hold more than the
 /// fired and type bits is refused, naming the dataset and the neuron, whichever rank reads it;
 /// one whose datasets are truncated, of another shape or of another type (HDF5's own slice
-/// error, or a quiet conversion) is refused naming the dataset and the shape or type expected.
+/// error, or a quiet conversion), or whose series are cut short (taken as they were), is
+/// refused naming the dataset and the shape or type expected.
 #[test]
 fn damaged_checkpoints_give_one_error_line() {
     let dir = test_dir("cortex_damaged");
@@ -241,6 +242,13 @@ fn damaged_checkpoints_give_one_error_line() {
         (
             &|f| f.dataset("cortex/checkpoint/state", &[256], &[0.0f64; 256]),
             &["/cortex/checkpoint/state holds float64", "expected uint8"],
+        ),
+        (
+            &|f| f.dataset("cortex/rate_exc", &[100], &[0.0f64; 100]),
+            &[
+                "/cortex/rate_exc has shape [100]",
+                "expected [512] (one per step so far)",
+            ],
         ),
     ];
     let mut resume = vec!["cortex", "--device", "cpu", "--output", "damaged.h5"];
