@@ -136,6 +136,48 @@ fn write_rows<T: H5Type>(
     d.write_slice(view, (start..start + rows, 0..width))
 }
 
+/// Dataset `name` of `group` in a result file read back (a checkpoint, a ledger), refused
+/// unless it holds items of type `T` in `shape` (`form` says what that shape is): the message
+/// names the dataset by its path in the file and the shape or type expected. Unchecked, HDF5
+/// converts a float to an integer quietly, reads a dataset of another shape as its items in
+/// order, and refuses a slice past a shorter one in words that name neither.
+pub fn stored_dataset<T: H5Type>(
+    group: &Group,
+    name: &str,
+    shape: &[usize],
+    form: &str,
+) -> std::result::Result<hdf5::Dataset, String> {
+    let path = format!("{}/{name}", group.name().trim_end_matches('/'));
+    let want = T::type_descriptor();
+    let d = group.dataset(name).map_err(|_| {
+        format!("it has no dataset {path}: expected {want} in shape {shape:?} ({form})")
+    })?;
+    if d.shape() != shape {
+        return Err(format!(
+            "{path} has shape {:?}: expected {shape:?} ({form})",
+            d.shape()
+        ));
+    }
+    match d.dtype().and_then(|t| t.to_descriptor()) {
+        Ok(t) if t == want => Ok(d),
+        Ok(t) => Err(format!("{path} holds {t}: expected {want} ({form})")),
+        Err(_) => Err(format!(
+            "{path} holds a type HDF5 cannot describe: expected {want} ({form})"
+        )),
+    }
+}
+
+/// All of `stored_dataset`'s items (row-major).
+pub fn read_stored<T: H5Type>(
+    group: &Group,
+    name: &str,
+    shape: &[usize],
+    form: &str,
+) -> std::result::Result<Vec<T>, String> {
+    let d = stored_dataset::<T>(group, name, shape, form)?;
+    d.read_raw().map_err(|e| format!("{}: {e}", d.name()))
+}
+
 /// `PATH.tmp`: where a result is written before it is renamed to `PATH`.
 pub fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();

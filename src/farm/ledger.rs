@@ -83,7 +83,7 @@ pub fn read_attr<T: H5Type>(group: &hdf5::Group, name: &str) -> std::result::Res
         .map_err(|e| format!("attribute {}/{name}: {e}", group.name()))
 }
 
-/// The dataset `name` of `group`, all of it, or what is wrong (for `Job::read_columns`).
+/// The dataset `name` of `group`, all of it, or what is wrong (the farm's columns).
 pub fn read_column<T: H5Type>(
     group: &hdf5::Group,
     name: &str,

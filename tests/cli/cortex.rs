@@ -195,7 +195,10 @@ fn bad_decks_and_schedules_give_one_error_line() {
 }
 
 /// A checkpoint whose neuron state is not finite or whose state bytes hold more than the
-/// fired and type bits is refused, naming the dataset and the neuron, whichever rank reads it.
+/// fired and type bits is refused, naming the dataset and the neuron, whichever rank reads it;
+/// one whose datasets are truncated, of another shape or of another type (HDF5's own slice
+/// error, or a quiet conversion), or whose series are cut short (taken as they were), is
+/// refused naming the dataset and the shape or type expected.
 #[test]
 fn damaged_checkpoints_give_one_error_line() {
     let dir = test_dir("cortex_damaged");
@@ -221,6 +224,31 @@ fn damaged_checkpoints_give_one_error_line() {
         (
             &|f| f.dataset("cortex/checkpoint/state", &[256], &state),
             &["cortex/checkpoint/state of neuron 5 is 255", "0 to 3"],
+        ),
+        (
+            &|f| f.dataset("cortex/checkpoint/ring", &[100], &[0u32; 100]),
+            &[
+                "/cortex/checkpoint/ring has shape [100]",
+                "expected [4096] (16 slots per neuron, 256 neurons)",
+            ],
+        ),
+        (
+            &|f| f.dataset("cortex/checkpoint/trace", &[256, 2], &[0.0f64; 512]),
+            &[
+                "/cortex/checkpoint/trace has shape [256, 2]",
+                "expected [512] (2 traces per neuron, 256 neurons)",
+            ],
+        ),
+        (
+            &|f| f.dataset("cortex/checkpoint/state", &[256], &[0.0f64; 256]),
+            &["/cortex/checkpoint/state holds float64", "expected uint8"],
+        ),
+        (
+            &|f| f.dataset("cortex/rate_exc", &[100], &[0.0f64; 100]),
+            &[
+                "/cortex/rate_exc has shape [100]",
+                "expected [512] (one per step so far)",
+            ],
         ),
     ];
     let mut resume = vec!["cortex", "--device", "cpu", "--output", "damaged.h5"];

@@ -450,8 +450,10 @@ fn ledger_of_another_job_is_refused() {
 
 /// A damaged ledger is refused with one line naming the file and the key: a task listed
 /// twice or no task of the job (the farm would skip the one and sum the other twice) and a
-/// depth outside n's range (which sized the tasks, or panicked) when it is read; a partial
-/// sum changed, found only once every task is summed, names the ledger too.
+/// depth outside n's range (which sized the tasks, or panicked) when it is read, partial sums
+/// truncated, of another shape or of another type (HDF5's own text, or a quiet conversion),
+/// naming the shape or type expected; a partial sum changed, found only once every task is
+/// summed, names the ledger too.
 #[test]
 fn damaged_ledgers_are_refused_naming_the_file() {
     let dir = test_dir("langford_damaged");
@@ -477,6 +479,15 @@ fn damaged_ledgers_are_refused_naming_the_file() {
     drop(h5);
     assert_eq!(tasks.len(), 3);
     let task = |ids: [u64; 3]| move |f: &H5Edit| f.dataset("langford/ledger/task", &[3], &ids);
+    let sums = "langford/ledger/partial_sum_words";
+    let width = shape[1];
+    let expected = format!(
+        "expected [3, {width}] (one row per task of the ledger, one column per word of its sum)"
+    );
+    let short = format!("/{sums} has shape [2, {width}]");
+    let flat = format!("/{sums} has shape [{}]", 3 * width);
+    let floats: Vec<f64> = words.iter().map(|&w| w as f64).collect();
+    let held = format!("/{sums} holds float64");
     let damage: &[Damage] = &[
         (
             &task([tasks[0], tasks[1], tasks[1]]),
@@ -497,6 +508,18 @@ fn damaged_ledgers_are_refused_naming_the_file() {
         (
             &|f| f.dataset("langford/ledger/partial_sum_words", &shape, &words),
             &["the sum is wrong", "3 of the 136 tasks read back"],
+        ),
+        (
+            &|f| f.dataset(sums, &[2, width], &words[..2 * width]),
+            &[&short, &expected],
+        ),
+        (
+            &|f| f.dataset(sums, &[3 * width], &words),
+            &[&flat, &expected],
+        ),
+        (
+            &|f| f.dataset(sums, &shape, &floats),
+            &[&held, "expected uint64"],
         ),
     ];
     let resume = [

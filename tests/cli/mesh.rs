@@ -404,8 +404,10 @@ fn refused(dir: &Path, args: &str, needles: &[&str]) {
 }
 
 /// Malformed mesh files, smoothed and partitioned: header counts no file could hold (refused
-/// as the counts they are, never reserved), non-finite points, global ids past the points;
-/// each one error line naming the file, the line or block, and what was expected.
+/// as the counts they are, never reserved), non-finite points and points past 1e40 in
+/// magnitude (accepted before, and overflowed in the smoothers' sixth powers), global ids past
+/// the points, a global id repeated in a piece or at two positions (named with both points);
+/// each one error line naming the file, the line, block or point, and what was expected.
 #[test]
 fn mesh_bad_files_give_one_error_line() {
     let dir = test_dir("mesh_bad_files");
@@ -446,6 +448,27 @@ fn mesh_bad_files_give_one_error_line() {
             MSH2.replace("50 1 1 1", "50 1 nan 1"),
             &["nan.msh:10", "node 50", "'nan' is not finite"],
         ),
+        (
+            "huge.msh",
+            MSH2.replace("50 1 1 1", "50 1 1e300 1"),
+            &[
+                "huge.msh:10",
+                "node 50",
+                "'1e300' is too large",
+                "from -1e40 to 1e40",
+            ],
+        ),
+        (
+            "huge4.msh",
+            MSH4.replace("1 1 1\n$EndNodes", "1 1 -1e300\n$EndNodes"),
+            &[
+                "huge4.msh",
+                "node block 1",
+                "node 5",
+                "(1, 1, -1e300)",
+                "from -1e40 to 1e40",
+            ],
+        ),
     ];
     for (name, text, needles) in files {
         write_file(&dir, name, &text);
@@ -457,6 +480,10 @@ fn mesh_bad_files_give_one_error_line() {
     spoiled::<f64>(&dir, "nan.h5", "VTKHDF/Points", |p| p[4] = f64::NAN);
     spoiled::<u64>(&dir, "id.h5", "VTKHDF/PointData/global_id", |ids| {
         ids[3] = 4_000_000_000
+    });
+    spoiled::<f64>(&dir, "huge.h5", "VTKHDF/Points", |p| p[4] = 1e300);
+    spoiled::<u64>(&dir, "twice.h5", "VTKHDF/PointData/global_id", |ids| {
+        ids[5] = ids[2]
     });
     for (name, needles) in [
         (
@@ -470,10 +497,52 @@ fn mesh_bad_files_give_one_error_line() {
             "id.h5",
             &["id.h5", "global_id: id 4000000000 of point 3", "below 27"],
         ),
+        (
+            "huge.h5",
+            &[
+                "huge.h5",
+                "/VTKHDF/Points: point 1 (from 0) has coordinate 1e300",
+                "from -1e40 to 1e40",
+            ],
+        ),
+        (
+            "twice.h5",
+            &[
+                "twice.h5",
+                "/VTKHDF/PointData/global_id: id 2 held by points 2 and 5 (from 0), both in piece 0",
+                "expected each node once in a piece",
+            ],
+        ),
     ] {
         refused(&dir, &format!("smooth {name}"), needles);
         refused(&dir, &format!("partition {name} --parts 2"), needles);
     }
+    // A node two pieces share, moved in the second.
+    mesh_run(2, &dir, "g2", &["generate", "box", "2", "2", "2"]);
+    std::fs::copy(dir.join("g2.h5"), dir.join("moved.h5")).unwrap();
+    let (first, second, id) = {
+        let file = hdf5_metno::File::open_rw(dir.join("moved.h5")).unwrap();
+        let ids: Vec<u64> = file
+            .dataset("VTKHDF/PointData/global_id")
+            .and_then(|d| d.read_raw())
+            .unwrap();
+        let second = (0..ids.len())
+            .find(|&i| ids[..i].contains(&ids[i]))
+            .expect("a node the two pieces share");
+        let first = ids.iter().position(|&g| g == ids[second]).unwrap();
+        let points = file.dataset("VTKHDF/Points").unwrap();
+        let mut p: Vec<f64> = points.read_raw().unwrap();
+        p[3 * second] += 0.25;
+        points.write_raw(&p).unwrap();
+        (first, second, ids[second])
+    };
+    let held = format!("global_id: id {id} held by points {first} and {second} (from 0) at (");
+    let needles = [
+        "moved.h5",
+        &held,
+        "expected a node shared by pieces at one position",
+    ];
+    refused(&dir, "smooth moved.h5", &needles);
 }
 
 /// `dir/g.h5` copied as `dir/name`, its dataset `dataset` changed by `change`.

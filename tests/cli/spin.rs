@@ -514,8 +514,9 @@ fn bad_values_give_one_error_line() {
     one_clear_error(&run, &["cannot resume", "L=4", "L=6"]);
 }
 
-/// A damaged checkpoint (spins no state of the model, series of the wrong shape or count, a
-/// position past the run's chains, no spins) is refused with one error line at 2 ranks: no
+/// A damaged checkpoint (spins no state of the model, spins stored as floats, which HDF5
+/// converted quietly, series of the wrong shape or count, a position past the run's chains, no
+/// spins) is refused with one error line at 2 ranks: no
 /// panic, no hang of the rank that did not read it, no run from a state it cannot hold.
 #[test]
 fn damaged_checkpoints_give_one_error_line() {
@@ -541,6 +542,10 @@ fn damaged_checkpoints_give_one_error_line() {
         (
             &|f| f.dataset("spin/checkpoint/spins", &[16], &[3u8; 16]),
             &["spin/checkpoint/spins", "spin 3", "states 0 to 2"],
+        ),
+        (
+            &|f| f.dataset("spin/checkpoint/spins", &[16], &[1.0f64; 16]),
+            &["/spin/checkpoint/spins holds float64", "expected uint8"],
         ),
         (
             &|f| f.dataset("spin/measured", &[1], &[99999u64]),

@@ -1,7 +1,7 @@
 //! Mesh readers: TetGen/Triangle `.node` + `.ele`, Gmsh MSH 2.2 ASCII (our own reader), Gmsh
 //! MSH 4.1 ASCII and binary (through `mshio`), and a `/VTKHDF` group tessera wrote. Each
-//! reader yields the points (a non-finite coordinate is refused with its node and line or
-//! block), the cells with where each came from (line or element tag), and the boundary patches
+//! reader yields the points (a coordinate that is not finite or past `MAX_COORDINATE` in
+//! magnitude is refused with its node and line or block), the cells with where each came from (line or element tag), and the boundary patches
 //! if the file tags them; `finish` then checks every cell (degenerate or inverted cells are
 //! refused with their line) and marks the fixed nodes: those of tagged boundary patches not
 //! freed, or, without tags, those on faces of one cell.
@@ -169,16 +169,67 @@ pub fn parse_word<T: std::str::FromStr>(
     })
 }
 
+/// The greatest magnitude of a coordinate a mesh file may hold. The smoothers' highest power
+/// of a length is the sixth: η³ = 432 W² / S³ (W = 6V, S the sum of the cell's squared edge
+/// lengths), and the safeguard's trials compare K W^p with floor · S³ (mesh::corner and
+/// kernels/mesh.cu alike). With every coordinate within ±1e40, an edge's component is at
+/// most 2e40, S at most 7.2e81 (six edges of at most 1.2e81) and S³ at most 3.8e245; W is at
+/// most 4.2e121 and 432 W² at most 7.5e245: far below f64's 1.8e308, so volumes, squared
+/// lengths and η³ stay finite, and so do the trials of a step 1e10 times the mesh's size.
+/// 1e150 would not do: a volume (a length cubed) overflows past about 5e102, and W² and S³
+/// of a cell past about 1e50 (η³ is then inf / inf = NaN, and a trial inf ≥ inf passes).
+/// Generated meshes (extents 1e-6 to 1e6, workloads::mesh's EXTENT_RANGE) and the files
+/// tessera writes of them lie well inside.
+pub const MAX_COORDINATE: f64 = 1e40;
+
+/// What a coordinate must be, for the messages refusing one.
+pub fn coordinate_form() -> String {
+    format!("finite numbers from -{MAX_COORDINATE:e} to {MAX_COORDINATE:e}")
+}
+
+/// Whether `x` can be a coordinate: finite and at most `MAX_COORDINATE` in magnitude.
+pub fn usable_coordinate(x: f64) -> bool {
+    x.abs() <= MAX_COORDINATE
+}
+
+/// A coordinate as a message shows it: past 1e16 in magnitude with an exponent (1e300, not
+/// its 301 digits).
+pub fn shown_coordinate(x: f64) -> String {
+    if x.abs() >= 1e16 {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The error refusing a node's coordinates (`at` names the node and where it is), which are
+/// not `usable_coordinate`s.
+pub fn coordinate_error(file: &str, at: &str, p: &[f64]) -> Error {
+    let p: Vec<String> = p.iter().map(|&x| shown_coordinate(x)).collect();
+    Error::InputFile {
+        file: file.into(),
+        msg: format!(
+            "{at}: coordinates ({}): expected {}",
+            p.join(", "),
+            coordinate_form()
+        ),
+    }
+}
+
 /// Parse `word` as a coordinate of `node`: a finite number (`nan`, `inf` and numbers past
-/// f64's range parse as floats but make no point).
+/// f64's range parse as floats but make no point) of magnitude at most `MAX_COORDINATE`.
 pub fn parse_coordinate(file: &str, line: u64, word: &str, node: u64) -> Result<f64> {
     let x: f64 = parse_word(file, line, word, "a coordinate")?;
-    if !x.is_finite() {
-        let msg =
-            format!("node {node}: coordinate '{word}' is not finite: expected a finite number");
-        return Err(input_error(file, line, msg));
-    }
-    Ok(x)
+    let what = if !x.is_finite() {
+        "not finite"
+    } else if !usable_coordinate(x) {
+        "too large"
+    } else {
+        return Ok(x);
+    };
+    let form = coordinate_form();
+    let msg = format!("node {node}: coordinate '{word}' is {what}: expected {form}");
+    Err(input_error(file, line, msg))
 }
 
 pub fn input_error(file: &str, line: u64, msg: impl Into<String>) -> Error {

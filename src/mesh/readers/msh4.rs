@@ -3,7 +3,7 @@
 //! a physical group mark boundary patches. Other element types are refused with their block.
 //! A parse error names the line (ASCII) or byte offset (binary) and what was expected.
 
-use super::{input_error, Origins, Raw};
+use super::{coordinate_error, input_error, usable_coordinate, Origins, Raw};
 use crate::error::{Error, Result};
 use mshio::{ElementType, MshFile, Node, NodeBlock};
 use std::collections::HashMap;
@@ -92,7 +92,7 @@ fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Opt
     let mut any_sparse = false;
     let min = section.min_node_tag;
     for (b, block) in section.node_blocks.iter().enumerate() {
-        finite(file, (b, block), (min, points.len()))?;
+        usable(file, (b, block), (min, points.len()))?;
         if let Some(tags) = &block.node_tags {
             any_sparse = true;
             let base = points.len() as u32;
@@ -109,16 +109,16 @@ fn nodes(file: &str, msh: &Msh) -> Result<(Vec<[f64; 3]>, Box<dyn Fn(u64) -> Opt
     Ok((points, index))
 }
 
-/// Node block `b`'s coordinates are finite, or the error naming its first node that is not
-/// (`min`, the section's least tag, and `before`, the nodes of the blocks before, give its tag
-/// where the tags are dense).
-fn finite(
+/// Node block `b`'s coordinates are usable (finite, at most `MAX_COORDINATE` in magnitude),
+/// or the error naming its first node whose are not (`min`, the section's least tag, and
+/// `before`, the nodes of the blocks before, give its tag where the tags are dense).
+fn usable(
     file: &str,
     (b, block): (usize, &NodeBlock<u64, i32, f64>),
     (min, before): (u64, usize),
 ) -> Result<()> {
-    let finite = |n: &Node<f64>| n.x.is_finite() && n.y.is_finite() && n.z.is_finite();
-    let Some(at) = block.nodes.iter().position(|n| !finite(n)) else {
+    let usable = |n: &Node<f64>| [n.x, n.y, n.z].into_iter().all(usable_coordinate);
+    let Some(at) = block.nodes.iter().position(|n| !usable(n)) else {
         return Ok(());
     };
     let tag = match &block.node_tags {
@@ -126,18 +126,13 @@ fn finite(
         None => min + (before + at) as u64,
     };
     let n = &block.nodes[at];
-    Err(Error::InputFile {
-        file: file.into(),
-        msg: format!(
-            "node block {} (entity {} of dimension {}), node {tag}: coordinates ({}, {}, {}): expected finite numbers",
-            b + 1,
-            block.entity_tag,
-            block.entity_dim,
-            n.x,
-            n.y,
-            n.z
-        ),
-    })
+    let at = format!(
+        "node block {} (entity {} of dimension {}), node {tag}",
+        b + 1,
+        block.entity_tag,
+        block.entity_dim
+    );
+    Err(coordinate_error(file, &at, &[n.x, n.y, n.z]))
 }
 
 /// A section header's count against what its blocks hold (`mshio` reads the blocks by their

@@ -107,6 +107,17 @@ fn node_ele_malformed() {
             "\n2 inf 0 0",
             &["inf.node:4", "node 2", "'inf' is not finite"],
         ),
+        (
+            "huge",
+            "\n3 0 1 0",
+            "\n3 0 1e300 0",
+            &[
+                "huge.node:5",
+                "node 3",
+                "'1e300' is too large",
+                "-1e40 to 1e40",
+            ],
+        ),
     ] {
         put(
             &d,
@@ -156,7 +167,7 @@ fn msh2_with_physical_groups() {
         &error_of(&put(&d, "c.msh", short.as_bytes())),
         &["c.msh:11", "$EndNodes", "promises 6"],
     );
-    // Non-finite coordinates, and a tag count past usize's range.
+    // Coordinates not finite or too large, and a tag count past usize's range.
     for (name, text, needles) in [
         (
             "nan.msh",
@@ -172,6 +183,16 @@ fn msh2_with_physical_groups() {
             "big.msh",
             MSH2.replace("40 0 0 1", "40 0 0 1e999"),
             &["big.msh:9", "node 40", "'1e999' is not finite"],
+        ),
+        (
+            "huge.msh",
+            MSH2.replace("40 0 0 1", "40 0 0 -1.5e41"),
+            &[
+                "huge.msh:9",
+                "node 40",
+                "'-1.5e41' is too large",
+                "-1e40 to 1e40",
+            ],
         ),
         (
             "tags.msh",
@@ -253,6 +274,16 @@ fn msh4_ascii_with_physical_groups() {
             "inf.msh",
             MSH4.replace("0 1 0\n0 0 1", "0 1 0\n0 0 inf"),
             &["node block 1", "node 4", "(0, 0, inf)", "expected finite"][..],
+        ),
+        (
+            "huge.msh",
+            MSH4.replace("0 1 0\n0 0 1", "0 1e300 0\n0 0 1"),
+            &[
+                "node block 1",
+                "node 3",
+                "(0, 1e300, 0)",
+                "from -1e40 to 1e40",
+            ][..],
         ),
     ];
     for (name, text, needles) in malformed {

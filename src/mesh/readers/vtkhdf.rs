@@ -3,7 +3,7 @@
 //! flags it stored per node; the pieces are put back together by their nodes' and cells'
 //! global ids (without them, the pieces' nodes and cells in file order).
 
-use super::{Origins, Raw};
+use super::{coordinate_form, shown_coordinate, usable_coordinate, Origins, Raw};
 use crate::error::{Error, Result};
 use crate::mesh::Index;
 use hdf5_metno as hdf5;
@@ -39,10 +39,11 @@ pub fn read(path: &Path) -> Result<Raw> {
         .dataset("Points")
         .and_then(|d| d.read_raw::<f64>())
         .map_err(|e| fail(format!("/VTKHDF/Points: {e}")))?;
-    if let Some(i) = points.iter().position(|x| !x.is_finite()) {
-        let (p, x) = (i / 3, points[i]);
+    if let Some(i) = points.iter().position(|&x| !usable_coordinate(x)) {
+        let (p, x) = (i / 3, shown_coordinate(points[i]));
         return Err(fail(format!(
-            "/VTKHDF/Points: point {p} (from 0) has coordinate {x}: expected finite numbers"
+            "/VTKHDF/Points: point {p} (from 0) has coordinate {x}: expected {}",
+            coordinate_form()
         )));
     }
     let types = read_u8("Types")?;
@@ -77,23 +78,32 @@ pub fn read(path: &Path) -> Result<Raw> {
     let cells = pieces.connectivity(&connectivity, n, k).ok_or_else(|| {
         fail("/VTKHDF: connectivity does not match the pieces' points and cells".into())
     })?;
-    let ids = |name: &str, len: usize| match group.dataset(name) {
-        Ok(d) => d
-            .read_raw::<u64>()
-            .map_err(|e| fail(format!("/VTKHDF/{name}: {e}"))),
+    let ids = |name: &str, len: usize, of: &str| match group.dataset(name) {
+        Ok(d) => match d.read_raw::<u64>() {
+            Ok(ids) if ids.len() == len => Ok(ids),
+            Ok(ids) => Err(fail(format!(
+                "/VTKHDF/{name} holds {} ids: expected {len}, one per {of}",
+                ids.len()
+            ))),
+            Err(e) => Err(fail(format!("/VTKHDF/{name}: {e}"))),
+        },
         Err(_) => Ok((0..len as u64).collect()),
     };
-    let node_ids = ids("PointData/global_id", n)?;
+    let node_ids = ids("PointData/global_id", n, "point")?;
     // The whole mesh has at most as many nodes as the pieces hold (a node may be in several).
     if let Some((i, g)) = node_ids.iter().enumerate().find(|(_, &g)| g >= n as u64) {
         return Err(fail(format!(
             "/VTKHDF/PointData/global_id: id {g} of point {i} (from 0) out of range: expected ids below {n}, the points' count"
         )));
     }
-    let cell_ids = ids("CellData/global_id", types.len())?;
-    let whole = assemble(&points, &fixed, &cells, (&node_ids, &cell_ids), k).ok_or_else(|| {
-        fail("/VTKHDF: global ids that do not number each node and cell once".into())
-    })?;
+    let cell_ids = ids("CellData/global_id", types.len(), "cell")?;
+    let whole = assemble(
+        (&points, &fixed, &pieces.points),
+        &cells,
+        (&node_ids, &cell_ids),
+        k,
+    )
+    .map_err(fail)?;
     Ok(Raw {
         dim,
         origins: Origins::None,
@@ -141,41 +151,80 @@ impl Pieces {
 /// A whole mesh's points, fixed flags and cells.
 type Whole = (Vec<[f64; 3]>, Vec<bool>, Vec<Index>);
 
-/// The whole mesh from pieces: nodes at their global ids (a node in several pieces is the
-/// same node), cells at theirs. None where the ids leave a gap or repeat a cell.
+/// The whole mesh from pieces (their points with their fixed flags, and each piece's count
+/// of them): nodes at their global ids (a node in several pieces is the same node, at the same
+/// position in each), cells at theirs. What is wrong, naming the id, where the ids repeat a
+/// node within a piece or at two positions, repeat a cell, or leave a gap.
 fn assemble(
-    points: &[f64],
-    fixed: &[u8],
+    (points, fixed, pieces): (&[f64], &[u8], &[i64]),
     cells: &[usize],
     (node_ids, cell_ids): (&[u64], &[u64]),
     k: usize,
-) -> Option<Whole> {
-    // `read` checked every id below the points' count.
+) -> std::result::Result<Whole, String> {
+    // `read` checked every id below the points' count and one per point and cell.
     let n = node_ids.iter().max().map_or(0, |&m| m + 1) as usize;
-    if node_ids.len() != fixed.len() || cell_ids.len() * k != cells.len() || n > u32::MAX as usize {
-        return None;
+    if n > u32::MAX as usize {
+        return Err(format!(
+            "/VTKHDF/PointData/global_id numbers {n} nodes: expected at most {}",
+            u32::MAX
+        ));
     }
+    // Each point's piece (`connectivity` checked the counts sum to the points').
+    let piece: Vec<usize> = pieces
+        .iter()
+        .enumerate()
+        .flat_map(|(p, &count)| std::iter::repeat_n(p, count as usize))
+        .collect();
+    let at = |i: usize| [points[3 * i], points[3 * i + 1], points[3 * i + 2]];
     let mut xyz = vec![[f64::NAN; 3]; n];
     let mut flags = vec![false; n];
-    let mut seen = vec![false; n];
+    // The first point holding each id.
+    let mut holder = vec![usize::MAX; n];
     for (i, &g) in node_ids.iter().enumerate() {
         let g = g as usize;
-        (xyz[g], flags[g], seen[g]) = (
-            [points[3 * i], points[3 * i + 1], points[3 * i + 2]],
-            fixed[i] != 0,
-            true,
-        );
+        let j = holder[g];
+        if j == usize::MAX {
+            (xyz[g], flags[g], holder[g]) = (at(i), fixed[i] != 0, i);
+        } else if piece[j] == piece[i] {
+            return Err(format!(
+                "/VTKHDF/PointData/global_id: id {g} held by points {j} and {i} (from 0), both in piece {}: expected each node once in a piece",
+                piece[i]
+            ));
+        } else if at(j) != at(i) {
+            let (p, q) = (at(j).map(shown_coordinate), at(i).map(shown_coordinate));
+            return Err(format!(
+                "/VTKHDF/PointData/global_id: id {g} held by points {j} and {i} (from 0) at ({}) and ({}): expected a node shared by pieces at one position",
+                p.join(", "),
+                q.join(", ")
+            ));
+        }
+    }
+    if let Some(g) = holder.iter().position(|&j| j == usize::MAX) {
+        return Err(format!(
+            "/VTKHDF/PointData/global_id: no point holds id {g}: expected ids numbering the nodes from 0 to {} without a gap",
+            n - 1
+        ));
     }
     let mut out = vec![Index::MAX; cells.len()];
+    let mut cell_at = vec![usize::MAX; cell_ids.len()];
     for (c, &g) in cell_ids.iter().enumerate() {
-        let g = usize::try_from(g).ok().filter(|&g| g < cell_ids.len())?;
-        let slot = &mut out[g * k..(g + 1) * k];
-        if slot[0] != Index::MAX {
-            return None;
+        let Some(g) = usize::try_from(g).ok().filter(|&g| g < cell_ids.len()) else {
+            return Err(format!(
+                "/VTKHDF/CellData/global_id: id {g} of cell {c} (from 0) out of range: expected ids below {}, the cells' count",
+                cell_ids.len()
+            ));
+        };
+        if cell_at[g] != usize::MAX {
+            return Err(format!(
+                "/VTKHDF/CellData/global_id: id {g} held by cells {} and {c} (from 0): expected each cell once",
+                cell_at[g]
+            ));
         }
+        cell_at[g] = c;
+        let slot = &mut out[g * k..(g + 1) * k];
         for (o, &v) in slot.iter_mut().zip(&cells[c * k..(c + 1) * k]) {
             *o = node_ids[v] as Index;
         }
     }
-    (seen.iter().all(|&s| s)).then_some((xyz, flags, out))
+    Ok((xyz, flags, out))
 }

@@ -12,7 +12,7 @@ use super::schedule::{Key, Setting};
 use super::Cortex;
 use crate::error::{Error, Result};
 use crate::harness::{read_checkpoint_on_root, Harness};
-use crate::output::{add_part, ResultFile};
+use crate::output::{add_part, read_stored, stored_dataset, ResultFile};
 use crate::report::Report;
 use hdf5::types::VarLenUnicode;
 use hdf5_metno as hdf5;
@@ -161,44 +161,53 @@ pub fn read(
     Ok(Some((out, step, snap)))
 }
 
-/// The checkpoint's neurons `owns`.
+/// The checkpoint's neurons `owns`, each dataset refused unless it holds the type this run
+/// writes in the shape of this run's neurons (before a slice of it is read).
 fn read_slab(path: &Path, cfg: &Cortex, owns: Range<u64>) -> Result<Snapshot> {
     let bad = |e: hdf5::Error| resume_error(path, e);
     let file = hdf5::File::open(path).map_err(bad)?;
     let g = file.group(GROUP).map_err(bad)?;
-    let (a, b) = (owns.start as usize, owns.end as usize);
-    let f64s = |name: &str, per: usize| -> Result<Vec<f64>> {
-        Ok(g.dataset(name)
-            .and_then(|d| d.read_slice_1d::<f64, _>(a * per..b * per))
-            .map_err(bad)?
-            .to_vec())
-    };
+    let n = cfg.neurons() as usize;
     let mut snap = Snapshot {
-        v: f64s("v", 1)?,
-        u: f64s("u", 1)?,
-        state: g
-            .dataset("state")
-            .and_then(|d| d.read_slice_1d::<u8, _>(a..b))
-            .map_err(bad)?
-            .to_vec(),
+        v: slab(path, &g, "v", (n, 1, "value"), &owns)?,
+        u: slab(path, &g, "u", (n, 1, "value"), &owns)?,
+        state: slab(path, &g, "state", (n, 1, "byte"), &owns)?,
         ..Snapshot::default()
     };
     if cfg.table {
-        snap.table = g
-            .dataset("table")
-            .and_then(|d| d.read_slice_1d::<f32, _>(a * 75..b * 75))
-            .map_err(bad)?
-            .to_vec();
+        snap.table = slab(path, &g, "table", (n, 75, "slots"), &owns)?;
     } else {
-        snap.ring = g
-            .dataset("ring")
-            .and_then(|d| d.read_slice_1d::<u32, _>(a * 16..b * 16))
-            .map_err(bad)?
-            .to_vec();
-        snap.trace = f64s("trace", 2)?;
+        snap.ring = slab(path, &g, "ring", (n, 16, "slots"), &owns)?;
+        snap.trace = slab(path, &g, "trace", (n, 2, "traces"), &owns)?;
     }
     check_slab(path, &snap, owns.start)?;
     Ok(snap)
+}
+
+/// The items of neurons `owns` of dataset `name` of `g`, which holds `per` `items` for each of
+/// the `n` neurons, neuron-major; refused, naming the shape or type expected, where it does
+/// not (a ring cut short, traces as rows).
+fn slab<T: hdf5::H5Type + Clone>(
+    path: &Path,
+    g: &hdf5::Group,
+    name: &str,
+    (n, per, items): (usize, usize, &str),
+    owns: &Range<u64>,
+) -> Result<Vec<T>> {
+    let each = if per == 1 {
+        format!("one {items} per neuron")
+    } else {
+        format!("{per} {items} per neuron")
+    };
+    let form = format!("{each}, {n} neurons");
+    let (a, b) = (owns.start as usize * per, owns.end as usize * per);
+    stored_dataset::<T>(g, name, &[n * per], &form)
+        .and_then(|d| {
+            d.read_slice_1d::<T, _>(a..b)
+                .map_err(|e| format!("{}: {e}", d.name()))
+        })
+        .map(|items| items.to_vec())
+        .map_err(|e| resume_error(path, e))
 }
 
 /// Refuse a snapshot the steps cannot continue: a value that is not finite (the steps keep v
@@ -290,15 +299,21 @@ fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
             .and_then(|a| a.read_scalar::<u64>())
             .map_err(bad)
     };
+    // The series of one value per step so far, each of that length (a rate cut short was
+    // read as it was, and written back beside a longer EEG).
+    let series = |name: &str| -> Result<Vec<f64>> {
+        read_stored(&c, name, &[step as usize], "one per step so far")
+            .map_err(|e| resume_error(path, e))
+    };
     let excitatory = attr("excitatory")?;
     let seconds = c
         .attr("step_seconds")
         .and_then(|a| a.read_scalar::<f64>())
         .map_err(bad)?;
     let out = Outcome {
-        eeg: f64s("eeg")?,
-        rate_exc: f64s("rate_exc")?,
-        rate_inh: f64s("rate_inh")?,
+        eeg: series("eeg")?,
+        rate_exc: series("rate_exc")?,
+        rate_inh: series("rate_inh")?,
         raster,
         probe_v,
         probe_u,
@@ -310,12 +325,6 @@ fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
         // about this one's phases).
         timing: Vec::new(),
     };
-    if out.eeg.len() as u64 != step {
-        return Err(resume_error(
-            path,
-            format!("its series hold {} steps, not {step}", out.eeg.len()),
-        ));
-    }
     Ok((out, step))
 }
 

@@ -4,7 +4,8 @@
 //! (`/langford/ledger/{partial_sum_words,points,visited}` beside the farm's columns).
 
 use super::{depth_expected, LangfordMethod, MAX_N};
-use crate::farm::ledger::{read_attr, read_column, Job};
+use crate::farm::ledger::{read_attr, Job};
+use crate::output::read_stored;
 use crate::report::Section;
 use hdf5::types::VarLenUnicode;
 use hdf5_metno as hdf5;
@@ -128,17 +129,20 @@ impl Job for Header {
         );
     }
 
+    /// Each column refused unless it holds u64 in the shape of the ledger's rows (HDF5 read a
+    /// truncated one as it was, and converted floats quietly).
     fn read_columns(&self, ledger: &hdf5::Group, rows: usize) -> Result<Vec<Work>, String> {
-        let words: Vec<u64> = read_column(ledger, "partial_sum_words")?;
-        let points: Vec<u64> = read_column(ledger, "points")?;
+        let form = "one row per task of the ledger, one column per word of its sum";
+        // A ledger of no task is stored as [0, 0] (no row to take the width from).
+        let width = if rows == 0 { 0 } else { self.words };
+        let words: Vec<u64> = read_stored(ledger, "partial_sum_words", &[rows, width], form)?;
+        let per_task = "one per task of the ledger";
+        let points: Vec<u64> = read_stored(ledger, "points", &[rows], per_task)?;
         // Ledgers written before pruning have no `visited`: they visited every point.
         let visited: Vec<u64> = match ledger.dataset("visited") {
-            Ok(_) => read_column(ledger, "visited")?,
+            Ok(_) => read_stored(ledger, "visited", &[rows], per_task)?,
             Err(_) => points.clone(),
         };
-        if words.len() != rows * self.words || points.len() != rows || visited.len() != rows {
-            return Err("its ledger datasets disagree in length".into());
-        }
         Ok((0..rows)
             .map(|i| Work {
                 words: words[i * self.words..(i + 1) * self.words].to_vec(),

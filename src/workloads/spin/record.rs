@@ -10,7 +10,7 @@ use super::chain::{owned_sites, Spins};
 use super::{beta_name, Spin, Update};
 use crate::error::{Error, Result};
 use crate::harness::{read_checkpoint_on_root, Harness};
-use crate::output::{add_part, ResultFile};
+use crate::output::{add_part, read_stored, stored_dataset, ResultFile};
 use crate::report::{Report, Section};
 use crate::stats::{binder, jackknife, tau_int};
 use hdf5::types::VarLenUnicode;
@@ -421,7 +421,8 @@ fn check_states(path: &Path, name: &str, spins: &[u8], q: u32) -> Result<()> {
     }
 }
 
-/// Dataset `spin/NAME`, refused unless its shape is `shape` (`form` says what that is).
+/// Dataset `spin/NAME`, refused unless it holds the type this run writes in `shape` (`form`
+/// says what that is).
 fn read_shaped<T: hdf5::H5Type>(
     path: &Path,
     group: &hdf5::Group,
@@ -429,19 +430,7 @@ fn read_shaped<T: hdf5::H5Type>(
     shape: &[usize],
     form: &str,
 ) -> Result<Vec<T>> {
-    let d = group
-        .dataset(name)
-        .map_err(|_| resume_error(path, format!("it has no dataset spin/{name}")))?;
-    if d.shape() != shape {
-        return Err(resume_error(
-            path,
-            format!(
-                "spin/{name} has shape {:?}: expected {shape:?} ({form})",
-                d.shape()
-            ),
-        ));
-    }
-    d.read_raw().map_err(|e| resume_error(path, e))
+    read_stored(group, name, shape, form).map_err(|e| resume_error(path, e))
 }
 
 /// The form of a dataset of one item per β.
@@ -513,21 +502,19 @@ fn read_position(path: &Path, c: &hdf5::Group, cfg: &Spin) -> Result<Position> {
     }
     let sites = cfg.lattice.sites() as usize;
     let form = format!("{sites} spins, one per site of this lattice");
-    match c.dataset("spins").map(|d| d.shape()) {
-        Ok(shape) if shape == [sites] => Ok(Position {
-            beta: beta as usize,
-            sweep,
-            spins: Some(Vec::new()),
-        }),
-        Ok(shape) => Err(resume_error(
-            path,
-            format!("{SPINS} has shape {shape:?}: expected [{sites}] ({form})"),
-        )),
-        Err(_) => Err(resume_error(
+    if !c.link_exists("spins") {
+        return Err(resume_error(
             path,
             format!("it has no dataset {SPINS} ({form}): the checkpoint is malformed"),
-        )),
+        ));
     }
+    // Its type too: HDF5 would read spins stored as floats into states, converted quietly.
+    stored_dataset::<u8>(c, "spins", &[sites], &form).map_err(|e| resume_error(path, e))?;
+    Ok(Position {
+        beta: beta as usize,
+        sweep,
+        spins: Some(Vec::new()),
+    })
 }
 
 /// Measurements chain `b` holds at `at`: every one before it, those of `at.sweep` sweeps
