@@ -318,12 +318,38 @@ impl Comm {
         send_counts: &[usize],
         recv_counts: &[usize],
     ) -> Result<Vec<T>> {
+        let sd = run_starts(send_counts);
+        self.alltoallv_from(send, send_counts, &sd, recv_counts)
+    }
+
+    /// `alltoallv` of every rank's segment of `send` but this rank's own, which the caller
+    /// uses where it lies (no copy of it through MPI): what the other ranks sent this one.
+    pub fn alltoallv_others<T: Equivalence + Copy + Default>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+    ) -> Result<Vec<T>> {
+        let sd = run_starts(send_counts);
+        let mut others = send_counts.to_vec();
+        others[self.rank] = 0;
+        let recv_counts = self.alltoall_counts(&others);
+        self.alltoallv_from(send, &others, &sd, &recv_counts)
+    }
+
+    /// `alltoallv` of `send_counts[r]` items from `send_starts[r]` of `send` to each rank r.
+    fn alltoallv_from<T: Equivalence + Copy + Default>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        send_starts: &[usize],
+        recv_counts: &[usize],
+    ) -> Result<Vec<T>> {
         let to_counts = |counts: &[usize]| -> Result<Vec<Count>> {
             counts.iter().map(|&c| to_count(c)).collect()
         };
         let (sc, rc) = (to_counts(send_counts)?, to_counts(recv_counts)?);
         count_sent::<T>(send_counts, self.rank);
-        let sd = displacements(&sc)?;
+        let sd = to_counts(send_starts)?;
         let rd = displacements(&rc)?;
         let total: usize = rc.iter().map(|&c| c as usize).sum();
         let mut recv = receive_buffer(total);
@@ -579,20 +605,99 @@ pub fn bucket_by_rank<T: Copy + Default + Send + Sync>(
     }
     // Destinations are computed once: `dest` may cost a division per item.
     let dests: Vec<u32> = items.par_iter().map(|it| dest(it) as u32).collect();
-    // Chunks of items are counted and scattered in parallel; within a destination the chunks
-    // stay in order, so the layout is the same as a sequential pass. Many destinations
+    let mut out = Vec::new();
+    let counts = scatter_by_rank(
+        size,
+        items.len(),
+        &Tagged {
+            items,
+            dests: &dests,
+        },
+        &mut out,
+    );
+    (out, counts)
+}
+
+/// `bucket_by_rank` of the items `expand` makes of each element of `from`, in order, each with
+/// its destination rank, without gathering them first (each is made twice, once counted and
+/// once placed), into `out` (its old items dropped, its memory reused): the counts.
+pub fn bucket_expanded<E, T, I>(
+    size: usize,
+    from: &[E],
+    expand: impl Fn(&E) -> I + Sync,
+    out: &mut Vec<T>,
+) -> Vec<usize>
+where
+    E: Sync,
+    T: Copy + Default + Send + Sync,
+    I: IntoIterator<Item = (T, usize)>,
+{
+    scatter_by_rank(size, from.len(), &Expanded { from, expand }, out)
+}
+
+/// What `scatter_by_rank` buckets: the items of source element `i`, each with its rank.
+trait Emit<T>: Sync {
+    fn emit(&self, i: usize, f: impl FnMut(T, usize));
+}
+
+/// Items with their destinations worked out beforehand.
+struct Tagged<'a, T> {
+    items: &'a [T],
+    dests: &'a [u32],
+}
+
+impl<T: Copy + Sync> Emit<T> for Tagged<'_, T> {
+    #[inline]
+    fn emit(&self, i: usize, mut f: impl FnMut(T, usize)) {
+        f(self.items[i], self.dests[i] as usize)
+    }
+}
+
+/// The items each element of `from` expands to, with their destinations.
+struct Expanded<'a, E, X> {
+    from: &'a [E],
+    expand: X,
+}
+
+impl<E, T, I, X> Emit<T> for Expanded<'_, E, X>
+where
+    E: Sync,
+    I: IntoIterator<Item = (T, usize)>,
+    X: Fn(&E) -> I + Sync,
+{
+    #[inline]
+    fn emit(&self, i: usize, mut f: impl FnMut(T, usize)) {
+        for (item, d) in (self.expand)(&self.from[i]) {
+            f(item, d)
+        }
+    }
+}
+
+/// The send layout of the items that `items` emits for source elements `0..len`, grouped by
+/// destination rank, in source order within each destination, into `out` (replacing what it
+/// held): the counts.
+fn scatter_by_rank<T: Copy + Default + Send + Sync>(
+    size: usize,
+    len: usize,
+    items: &impl Emit<T>,
+    out: &mut Vec<T>,
+) -> Vec<usize> {
+    // Chunks of elements are counted and scattered in parallel; within a destination the
+    // chunks stay in order, so the layout is the same as a sequential pass. Many destinations
     // (thousands of ranks) would make the per-chunk counts too large: then one chunk.
     let chunk = if size <= BUCKET_MAX_PARALLEL_DESTINATIONS {
         BUCKET_CHUNK
     } else {
-        items.len().max(1)
+        len.max(1)
     };
-    let chunk_counts: Vec<Vec<usize>> = dests
-        .par_chunks(chunk)
-        .map(|ds| {
+    let chunks = len.div_ceil(chunk);
+    let range = |k: usize| k * chunk..((k + 1) * chunk).min(len);
+    let chunk_counts: Vec<Vec<usize>> = (0..chunks)
+        .into_par_iter()
+        .map(|k| {
             let mut counts = vec![0usize; size];
-            for &d in ds {
-                counts[d as usize] += 1;
+            for i in range(k) {
+                items.emit(i, |_, d| counts[d] += 1);
             }
             counts
         })
@@ -604,7 +709,7 @@ pub fn bucket_by_rank<T: Copy + Default + Send + Sync>(
         }
     }
     // Where each chunk starts writing for each destination.
-    let mut starts = vec![vec![0usize; size]; chunk_counts.len()];
+    let mut starts = vec![vec![0usize; size]; chunks];
     let mut offset = 0;
     for d in 0..size {
         for (k, c) in chunk_counts.iter().enumerate() {
@@ -612,21 +717,26 @@ pub fn bucket_by_rank<T: Copy + Default + Send + Sync>(
             offset += c[d];
         }
     }
-    let mut out = vec![T::default(); items.len()];
+    out.clear();
+    out.reserve(offset);
     let out_ptr = SharedSlice(out.as_mut_ptr());
-    items
-        .par_chunks(chunk)
-        .zip(dests.par_chunks(chunk))
-        .zip(starts.into_par_iter())
-        .for_each(|((its, ds), mut cursor)| {
-            for (it, &d) in its.iter().zip(ds) {
-                // SAFETY: the ranges [starts[k][d], starts[k][d] + chunk_counts[k][d]) are
-                // disjoint across chunks and destinations and lie within `out`.
-                unsafe { out_ptr.write(cursor[d as usize], *it) };
-                cursor[d as usize] += 1;
+    starts
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(k, mut cursor)| {
+            for i in range(k) {
+                items.emit(i, |item, d| {
+                    // SAFETY: the ranges [starts[k][d], starts[k][d] + chunk_counts[k][d]) are
+                    // disjoint across chunks and destinations and lie within `out`'s capacity.
+                    unsafe { out_ptr.write(cursor[d], item) };
+                    cursor[d] += 1;
+                });
             }
         });
-    (out, counts)
+    // SAFETY: every one of the `offset` slots was written above (the chunks' ranges cover
+    // [0, offset)), within the capacity reserved.
+    unsafe { out.set_len(offset) };
+    counts
 }
 
 /// The tag of `World::sendrecv`'s messages, apart from the task farm's.

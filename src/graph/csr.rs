@@ -10,7 +10,7 @@
 //! copies.
 
 use super::{Block1D, Edge, EdgeSource, Vid};
-use crate::comm::{bucket_by_rank, Equivalence, Op, Pair, PhaseTimes, World};
+use crate::comm::{bucket_expanded, Equivalence, Op, Pair, PhaseTimes, World};
 use crate::error::Result;
 use crate::rng::mix64;
 
@@ -235,21 +235,16 @@ pub(super) fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     dest: impl Fn(&M) -> usize + Sync,
     mut consume: impl FnMut(Vec<M>),
 ) -> Result<()> {
-    let mut chunk = Vec::with_capacity(CHUNK as usize);
+    let messages = |e: &Edge| expand(e).into_iter().flatten();
+    let (mut chunk, mut send) = (Vec::with_capacity(CHUNK as usize), Vec::new());
     for round in 0..rounds {
         chunk.clear();
         timers.time("generate", || read_chunk(source, round, &mut chunk));
-        let msgs: Vec<M> = chunk
-            .par_iter()
-            .flat_map_iter(|e| expand(e).into_iter().flatten())
-            .collect();
         // One rank keeps everything: no bucketing, no copy through MPI.
         let received = if world.size() == 1 {
-            msgs
+            chunk.par_iter().flat_map_iter(messages).collect()
         } else {
-            let (send, counts) =
-                timers.time("bucket", || bucket_by_rank(world.size(), &msgs, &dest));
-            drop(msgs);
+            let counts = bucket(world, &chunk, messages, &dest, &mut send, timers);
             timers.time("exchange", || world.alltoallv(&send, &counts))?
         };
         timers.time("place", || consume(received));
@@ -257,10 +252,12 @@ pub(super) fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     Ok(())
 }
 
-/// `stream_rounds` with each received message handed on its own to `place`, from any thread.
-/// On one rank the messages go from the chunk straight to `place`, never gathered in a
-/// vector: a fresh one each round (16-32 MB, written, read back and page-faulted) was half
-/// of the CSR build of 2^22 Watts-Strogatz edges on 2 threads (0.36 s with it, 0.18 without).
+/// `stream_rounds` with each message handed on its own to `place`, from any thread. A rank's
+/// own messages are placed where they lie, never gathered in a vector of their own or copied
+/// through MPI: on one rank straight from the chunk (a fresh vector each round, 16-32 MB,
+/// written, read back and page-faulted, was half of the CSR build of 2^22 Watts-Strogatz edges
+/// on 2 threads: 0.36 s with it, 0.18 without), on several from their segment of the bucketed
+/// send buffer, itself filled straight from the chunk.
 pub(super) fn stream_rounds_placing<M: Equivalence + Copy + Default + Send + Sync>(
     world: &World,
     source: &(impl EdgeSource + ?Sized),
@@ -270,22 +267,44 @@ pub(super) fn stream_rounds_placing<M: Equivalence + Copy + Default + Send + Syn
     dest: impl Fn(&M) -> usize + Sync,
     place: impl Fn(&M) + Sync,
 ) -> Result<()> {
-    if world.size() > 1 {
-        return stream_rounds(world, source, rounds, timers, expand, dest, |received| {
-            received.par_iter().for_each(&place)
-        });
-    }
-    let mut chunk = Vec::with_capacity(CHUNK as usize);
+    let messages = |e: &Edge| expand(e).into_iter().flatten();
+    let (mut chunk, mut send) = (Vec::with_capacity(CHUNK as usize), Vec::new());
     for round in 0..rounds {
         chunk.clear();
         timers.time("generate", || read_chunk(source, round, &mut chunk));
-        timers.time("place", || {
-            chunk
-                .par_iter()
-                .for_each(|e| expand(e).into_iter().flatten().for_each(|m| place(&m)))
-        });
+        if world.size() == 1 {
+            timers.time("place", || {
+                chunk
+                    .par_iter()
+                    .for_each(|e| messages(e).for_each(|m| place(&m)))
+            });
+            continue;
+        }
+        let counts = bucket(world, &chunk, messages, &dest, &mut send, timers);
+        let me = world.rank();
+        let own_start: usize = counts[..me].iter().sum();
+        let own = &send[own_start..own_start + counts[me]];
+        timers.time("place", || own.par_iter().for_each(&place));
+        let received = timers.time("exchange", || world.alltoallv_others(&send, &counts))?;
+        timers.time("place", || received.par_iter().for_each(&place));
     }
     Ok(())
+}
+
+/// The messages of `chunk`'s edges bucketed by destination into `send`, as `alltoallv`
+/// takes them (the buffer reused round after round: no fresh pages to fault): the counts.
+fn bucket<M: Copy + Default + Send + Sync, I: Iterator<Item = M>>(
+    world: &World,
+    chunk: &[Edge],
+    messages: impl Fn(&Edge) -> I + Sync,
+    dest: impl Fn(&M) -> usize + Sync,
+    send: &mut Vec<M>,
+    timers: &mut PhaseTimes,
+) -> Vec<usize> {
+    let routed = |e: &Edge| messages(e).map(|m| (m, dest(&m)));
+    timers.time("bucket", || {
+        bucket_expanded(world.size(), chunk, routed, send)
+    })
 }
 
 /// `data` cut into the rows that `offsets` delimit.
