@@ -236,20 +236,18 @@ pub(super) fn stream_rounds<M: Equivalence + Copy + Default + Send + Sync>(
     mut consume: impl FnMut(Vec<M>),
 ) -> Result<()> {
     let messages = |e: &Edge| expand(e).into_iter().flatten();
-    let (mut chunk, mut send) = (Vec::with_capacity(CHUNK as usize), Vec::new());
-    for round in 0..rounds {
-        chunk.clear();
-        timers.time("generate", || read_chunk(source, round, &mut chunk));
+    let mut send = Vec::new();
+    each_chunk(source, rounds, timers, |chunk, timers| {
         // One rank keeps everything: no bucketing, no copy through MPI.
         let received = if world.size() == 1 {
             chunk.par_iter().flat_map_iter(messages).collect()
         } else {
-            let counts = bucket(world, &chunk, messages, &dest, &mut send, timers);
+            let counts = bucket(world, chunk, messages, &dest, &mut send, timers);
             timers.time("exchange", || world.alltoallv(&send, &counts))?
         };
         timers.time("place", || consume(received));
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// `stream_rounds` with each message handed on its own to `place`, from any thread. A rank's
@@ -268,25 +266,37 @@ pub(super) fn stream_rounds_placing<M: Equivalence + Copy + Default + Send + Syn
     place: impl Fn(&M) + Sync,
 ) -> Result<()> {
     let messages = |e: &Edge| expand(e).into_iter().flatten();
-    let (mut chunk, mut send) = (Vec::with_capacity(CHUNK as usize), Vec::new());
-    for round in 0..rounds {
-        chunk.clear();
-        timers.time("generate", || read_chunk(source, round, &mut chunk));
+    let mut send = Vec::new();
+    each_chunk(source, rounds, timers, |chunk, timers| {
         if world.size() == 1 {
-            timers.time("place", || {
-                chunk
-                    .par_iter()
-                    .for_each(|e| messages(e).for_each(|m| place(&m)))
-            });
-            continue;
+            let each = |e: &Edge| messages(e).for_each(|m| place(&m));
+            timers.time("place", || chunk.par_iter().for_each(each));
+            return Ok(());
         }
-        let counts = bucket(world, &chunk, messages, &dest, &mut send, timers);
+        let counts = bucket(world, chunk, messages, &dest, &mut send, timers);
         let me = world.rank();
         let own_start: usize = counts[..me].iter().sum();
         let own = &send[own_start..own_start + counts[me]];
         timers.time("place", || own.par_iter().for_each(&place));
         let received = timers.time("exchange", || world.alltoallv_others(&send, &counts))?;
         timers.time("place", || received.par_iter().for_each(&place));
+        Ok(())
+    })
+}
+
+/// Each of `rounds` chunks of the local edges, read in turn into one buffer, handed to
+/// `each` with the timers.
+fn each_chunk(
+    source: &(impl EdgeSource + ?Sized),
+    rounds: u64,
+    timers: &mut PhaseTimes,
+    mut each: impl FnMut(&[Edge], &mut PhaseTimes) -> Result<()>,
+) -> Result<()> {
+    let mut chunk = Vec::with_capacity(CHUNK as usize);
+    for round in 0..rounds {
+        chunk.clear();
+        timers.time("generate", || read_chunk(source, round, &mut chunk));
+        each(&chunk, timers)?;
     }
     Ok(())
 }
