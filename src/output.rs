@@ -178,6 +178,34 @@ pub fn read_stored<T: H5Type>(
     d.read_raw().map_err(|e| format!("{}: {e}", d.name()))
 }
 
+/// An existing HDF5 file opened to read, with the two common failures in plain words: a file
+/// cut short (an interrupted copy or write) and a file that is not HDF5 at all; any other in
+/// the library's.
+pub fn open_to_read(path: &Path) -> hdf5::Result<hdf5::File> {
+    hdf5::File::open(path).map_err(|e| {
+        let text = e.to_string();
+        let after = |key: &str| -> Option<u64> {
+            let rest = &text[text.find(key)? + key.len()..];
+            let digits = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+            digits.parse().ok()
+        };
+        if text.contains("file signature not found") {
+            "not an HDF5 file (no HDF5 signature in it)".into()
+        } else if let (true, Some(size), Some(stored)) = (
+            text.contains("truncated file"),
+            after("eof = "),
+            after("stored_eof = "),
+        ) {
+            format!(
+                "the file is cut short: {size} bytes of the {stored} its header records (an interrupted copy or write?)"
+            )
+            .into()
+        } else {
+            e
+        }
+    })
+}
+
 /// `PATH.tmp`: where a result is written before it is renamed to `PATH`.
 pub fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();

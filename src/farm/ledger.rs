@@ -6,7 +6,7 @@
 //! result file the harness writes at the end has the same layout and resumes the same way.
 
 use crate::error::{Error, Result};
-use crate::output::{Provenance, ResultFile};
+use crate::output::{open_to_read, Provenance, ResultFile};
 use crate::report::{Report, Section};
 use hdf5::H5Type;
 use hdf5_metno as hdf5;
@@ -210,7 +210,7 @@ pub fn stored_job<J: Job>(path: &Path) -> Result<Option<J>> {
     if !path.exists() {
         return Ok(None);
     }
-    let file = hdf5::File::open(path).map_err(|e| read_error(path, e))?;
+    let file = open_to_read(path).map_err(|e| read_error(path, e))?;
     let (_, job) = job_group::<J>(path, &file)?;
     Ok(Some(job))
 }
@@ -232,7 +232,7 @@ fn job_group<J: Job>(path: &Path, file: &hdf5::File) -> Result<(hdf5::Group, J)>
 }
 
 fn read_entries<J: Job>(path: &Path, want: &J) -> Result<Vec<Entry<J::Work>>> {
-    let file = hdf5::File::open(path).map_err(|e| read_error(path, e))?;
+    let file = open_to_read(path).map_err(|e| read_error(path, e))?;
     let (group, found) = job_group::<J>(path, &file)?;
     if &found != want {
         return Err(read_error(

@@ -535,6 +535,24 @@ fn damaged_ledgers_are_refused_naming_the_file() {
     refuse_damaged(&dir, "stopped.h5", 2, &resume, damage);
 }
 
+/// A ledger cut short (an interrupted copy) or not HDF5 at all is refused in plain words
+/// naming the file, not in the HDF5 library's, and the other rank does not hang.
+#[test]
+fn cut_or_foreign_ledgers_are_refused_in_plain_words() {
+    let dir = test_dir("langford_cut");
+    count(1, &dir, "whole", &["--n", "11", "--depth", "10"]);
+    let bytes = std::fs::read(dir.join("whole.h5")).unwrap();
+    let half = bytes.len() / 2;
+    let resume = [
+        "langford", "--device", "cpu", "--n", "11", "--resume", "--output", "bad.h5",
+    ];
+    std::fs::write(dir.join("bad.h5"), &bytes[..half]).unwrap();
+    let size = format!("{half} bytes of the {}", bytes.len());
+    one_error(2, &dir, &resume, &["bad.h5", "cut short", &size]);
+    std::fs::write(dir.join("bad.h5"), b"not a ledger").unwrap();
+    one_error(2, &dir, &resume, &["bad.h5", "not an HDF5 file"]);
+}
+
 /// An existing result is refused before any compute unless --resume (which continues it) or
 /// --force (which starts over); a finished ledger resumed says every task is done.
 #[test]

@@ -6,7 +6,6 @@
 use super::{coordinate_form, shown_coordinate, usable_coordinate, Origins, Raw};
 use crate::error::{Error, Result};
 use crate::mesh::Index;
-use hdf5_metno as hdf5;
 use std::path::Path;
 
 pub const VTK_TRIANGLE: u8 = 5;
@@ -19,7 +18,8 @@ pub fn read(path: &Path) -> Result<Raw> {
         msg,
     };
     crate::files::must_be_regular(path).map_err(|e| fail(format!("cannot open: {e}")))?;
-    let h5 = hdf5::File::open(path).map_err(|e| fail(format!("cannot open as HDF5: {e}")))?;
+    let h5 =
+        crate::output::open_to_read(path).map_err(|e| fail(format!("cannot open as HDF5: {e}")))?;
     let group = h5
         .group("VTKHDF")
         .map_err(|_| fail("no /VTKHDF group: expected a mesh tessera wrote".into()))?;

@@ -12,7 +12,7 @@ use super::schedule::{Key, Setting};
 use super::Cortex;
 use crate::error::{Error, Result};
 use crate::harness::{read_checkpoint_on_root, Harness};
-use crate::output::{add_part, read_stored, stored_dataset, ResultFile};
+use crate::output::{add_part, open_to_read, read_stored, stored_dataset, ResultFile};
 use crate::report::Report;
 use hdf5::types::VarLenUnicode;
 use hdf5_metno as hdf5;
@@ -165,7 +165,7 @@ pub fn read(
 /// writes in the shape of this run's neurons (before a slice of it is read).
 fn read_slab(path: &Path, cfg: &Cortex, owns: Range<u64>) -> Result<Snapshot> {
     let bad = |e: hdf5::Error| resume_error(path, e);
-    let file = hdf5::File::open(path).map_err(bad)?;
+    let file = open_to_read(path).map_err(bad)?;
     let g = file.group(GROUP).map_err(bad)?;
     let n = cfg.neurons() as usize;
     let mut snap = Snapshot {
@@ -246,7 +246,7 @@ fn check_slab(path: &Path, snap: &Snapshot, first: u64) -> Result<()> {
 /// The series and the step of a checkpoint (rank 0), checked against this run.
 fn read_series(path: &Path, cfg: &Cortex, seed: u64) -> Result<(Outcome, u64)> {
     let bad = |e: hdf5::Error| resume_error(path, e);
-    let file = hdf5::File::open(path).map_err(bad)?;
+    let file = open_to_read(path).map_err(bad)?;
     let g = file
         .group(GROUP)
         .map_err(|_| resume_error(path, "it holds no cortex checkpoint (no /cortex/checkpoint): drop --resume to start over, or give another output"))?;

@@ -10,7 +10,7 @@ use super::chain::{owned_sites, Spins};
 use super::{beta_name, Spin, Update};
 use crate::error::{Error, Result};
 use crate::harness::{read_checkpoint_on_root, Harness};
-use crate::output::{add_part, read_stored, stored_dataset, ResultFile};
+use crate::output::{add_part, open_to_read, read_stored, stored_dataset, ResultFile};
 use crate::report::{Report, Section};
 use crate::stats::{binder, jackknife, tau_int};
 use hdf5::types::VarLenUnicode;
@@ -397,7 +397,7 @@ pub fn resume(h: &Harness, cfg: &Spin, owns: Range<u64>) -> Result<(Record, Posi
 /// The checkpoint's spins of the sites `owns`, each a state below `q`.
 fn read_part(path: &Path, owns: Range<u64>, q: u32) -> Result<Vec<u8>> {
     let bad = |e: hdf5::Error| resume_error(path, e);
-    let file = hdf5::File::open(path).map_err(bad)?;
+    let file = open_to_read(path).map_err(bad)?;
     let spins = file
         .dataset(SPINS)
         .and_then(|d| d.read_slice_1d::<u8, _>(owns.start as usize..owns.end as usize))
@@ -550,7 +550,7 @@ fn check_measured(path: &Path, cfg: &Spin, record: &Record, at: &Position) -> Re
 /// The record and position of a checkpoint (rank 0; the spins are read per slab).
 fn read_checkpoint(path: &Path, cfg: &Spin, seed: u64) -> Result<(Record, Position)> {
     let bad = |e: hdf5::Error| resume_error(path, e);
-    let file = hdf5::File::open(path).map_err(bad)?;
+    let file = open_to_read(path).map_err(bad)?;
     let group = file
         .group("spin")
         .map_err(|_| resume_error(path, "it is not a tessera spin result (no /spin group)"))?;
