@@ -908,7 +908,8 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
     // groups of a warp, each at its own step and halving, take their trials together (nested
     // loops of steps and halvings made every group wait at each step for the warp's longest).
     double grad[3], scale = 0.0;
-    int steps = 0, halvings = 0;
+    // A step starts at the halvings of the last kept trial (optimise.rs: `first`).
+    int steps = 0, halvings = 0, from = 0;
     bool begin = true;
     while (true) {
         if (begin) {
@@ -925,7 +926,7 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
             double norm = sqrt(mesh_dot(grad, grad));
             if (norm == 0.0) break;
             scale = 0.1 * reach / norm;
-            halvings = 0;
+            for (halvings = 0; halvings < from; halvings++) scale *= 0.5;
             begin = false;
         }
         double at[3];
@@ -939,6 +940,7 @@ __device__ __forceinline__ void mesh_optimise_node(const Point *__restrict__ xyz
             for (int k = 0; k < 3; k++) here[k] = at[k];
             worst = wa;
             place = mesh_opt_place_of(g, t, wa, first);
+            from = halvings;
             if (++steps == 4) break;
             begin = true;
         } else {

@@ -180,20 +180,20 @@ static P3 optimise_node(const Mesh &m, u32 i) {
     double reach = 0.0;
     for (u64 k = g0; k < g1; k++) { P3 e = sub(here, m.point(m.graph.items[k])); reach += sqrt(dot(e, e)); }
     reach /= std::max((double)(g1 - g0), 1.0);
+    int first = 0;  // halvings at which an ascent step starts: those of the last kept one
     for (int step = 0; step < 4; step++) {
         P3 g = ascent(views[place], n, sub(here, start));
         double norm = sqrt(dot(g, g));
         if (norm == 0.0) break;
-        double t = 0.1 * reach / norm;
         bool raised = false;
-        for (int h = 0; h < 5; h++) {
+        for (int h = first; h < 5; h++) {
+            double t = 0.1 * reach / norm * std::ldexp(1.0, -h);
             P3 at{here[0] + t * g[0], here[1] + t * g[1], here[2] + t * g[2]};
             if (worst_of(views, n, sub(at, start), w, pw) && w > worst) {
-                here = at, worst = w, place = pw, raised = true;
+                here = at, worst = w, place = pw, raised = true, first = h;
                 ascents++;
                 break;
             }
-            t *= 0.5;
         }
         if (!raised) break;
     }
