@@ -5,7 +5,8 @@
 //! each ascent step starting at the length that raised the worst η in the step before (a
 //! step seldom takes a longer one than its predecessor did: on a jittered 40^3 box the same
 //! quality an iteration in 7.8 trials a node instead of 12.0); a move is kept only if the
-//! worst η rises, so the minimum η never falls and no cell inverts. Cells are compared by η³ (no cube root per cell, as l2v's safeguard does).
+//! worst η rises, so the minimum η never falls and no cell inverts. Cells are compared by η³
+//! (no cube root per cell, as l2v's safeguard does).
 //!
 //! Every trial comes from the node's corner views of its cells (`corner`: W linear and S
 //! quadratic in the node's move), taken once at its start: a trial reads no corner. The
@@ -94,18 +95,16 @@ pub fn optimise_node(patch: &Patch, i: usize) -> [f64; 3] {
         if norm == 0.0 {
             break;
         }
-        let mut raised = false;
-        for halvings in first..HALVINGS {
+        let kept = (first..HALVINGS).find_map(|halvings| {
             let t = 0.1 * reach / norm * 0.5f64.powi(halvings as i32);
             let at = std::array::from_fn(|q| here[q] + t * g[q]);
-            if let Some(w) = worst_of(&views, n, &sub(&at, &start)).filter(|w| w.0 > worst) {
-                (here, (worst, place), raised, first) = (at, w, true, halvings);
-                break;
-            }
-        }
-        if !raised {
+            let w = worst_of(&views, n, &sub(&at, &start)).filter(|w| w.0 > worst)?;
+            Some((at, w, halvings))
+        });
+        let Some((at, w, halvings)) = kept else {
             break;
-        }
+        };
+        (here, (worst, place), first) = (at, w, halvings);
     }
     if here != start && worst_around(patch, i, here).is_some_and(|w| w > exact) {
         here
