@@ -1,10 +1,11 @@
 //! Mesh readers: TetGen/Triangle `.node` + `.ele`, Gmsh MSH 2.2 ASCII (our own reader), Gmsh
 //! MSH 4.1 ASCII and binary (through `mshio`), and a `/VTKHDF` group tessera wrote. Each
 //! reader yields the points (a coordinate that is not finite or past `MAX_COORDINATE` in
-//! magnitude is refused with its node and line or block), the cells with where each came from (line or element tag), and the boundary patches
-//! if the file tags them; `finish` then checks every cell (degenerate or inverted cells are
-//! refused with their line) and marks the fixed nodes: those of tagged boundary patches not
-//! freed, or, without tags, those on faces of one cell.
+//! magnitude is refused with its node and line or block), the cells with where each came from
+//! (line or element tag), and the boundary patches if the file tags them; `finish` then
+//! checks every cell (degenerate or inverted cells are refused with their line) and marks the
+//! fixed nodes: those of tagged boundary patches not freed, or, without tags, those on faces
+//! of one cell.
 
 pub mod msh2;
 pub mod msh4;
