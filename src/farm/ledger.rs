@@ -6,7 +6,7 @@
 //! result file the harness writes at the end has the same layout and resumes the same way.
 
 use crate::error::{Error, Result};
-use crate::output::{open_to_read, Provenance, ResultFile};
+use crate::output::{open_to_read, read_stored, Provenance, ResultFile};
 use crate::report::{Report, Section};
 use hdf5::H5Type;
 use hdf5_metno as hdf5;
@@ -83,7 +83,8 @@ pub fn read_attr<T: H5Type>(group: &hdf5::Group, name: &str) -> std::result::Res
         .map_err(|e| format!("attribute {}/{name}: {e}", group.name()))
 }
 
-/// The dataset `name` of `group`, all of it, or what is wrong (the farm's columns).
+/// The dataset `name` of `group`, all of it, or what is wrong (the farm's task ids, whose
+/// count gives the rows the other columns are checked against).
 pub fn read_column<T: H5Type>(
     group: &hdf5::Group,
     name: &str,
@@ -243,28 +244,19 @@ fn read_entries<J: Job>(path: &Path, want: &J) -> Result<Vec<Entry<J::Work>>> {
     let ledger = group
         .group("ledger")
         .map_err(|e| read_error(path, format!("group /{}/ledger: {e}", J::GROUP)))?;
+    // The task ids give the rows; every other column is refused unless it holds one item of
+    // the type written per row (HDF5 would read a shorter one, or convert a float quietly).
     let columns = || -> std::result::Result<_, String> {
         let task: Vec<u64> = read_column(&ledger, "task")?;
-        let seconds: Vec<f64> = read_column(&ledger, "seconds")?;
-        let rank: Vec<u32> = read_column(&ledger, "rank")?;
-        let device: Vec<hdf5::types::VarLenUnicode> = read_column(&ledger, "device")?;
+        let rows = [task.len()];
+        let form = "one per task of the ledger, as /task";
+        let seconds: Vec<f64> = read_stored(&ledger, "seconds", &rows, form)?;
+        let rank: Vec<u32> = read_stored(&ledger, "rank", &rows, form)?;
+        let device: Vec<hdf5::types::VarLenUnicode> = read_stored(&ledger, "device", &rows, form)?;
         let work = want.read_columns(&ledger, task.len())?;
         Ok((task, seconds, rank, device, work))
     };
     let (task, seconds, rank, device, work) = columns().map_err(|e| read_error(path, e))?;
-    let rows = task.len();
-    if [seconds.len(), rank.len(), device.len(), work.len()]
-        .iter()
-        .any(|&l| l != rows)
-    {
-        return Err(read_error(
-            path,
-            format!(
-                "the datasets of /{}/ledger disagree in length: expected {rows} rows, as task has",
-                J::GROUP
-            ),
-        ));
-    }
     check_task_ids::<J>(&task, want.tasks()).map_err(|e| read_error(path, e))?;
     Ok(work
         .into_iter()

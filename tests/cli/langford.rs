@@ -476,6 +476,7 @@ fn damaged_ledgers_are_refused_naming_the_file() {
     let shape = h5.shape("langford/ledger/partial_sum_words");
     let mut words: Vec<u64> = h5.ds("langford/ledger/partial_sum_words");
     words[0] = words[0].wrapping_add(1);
+    let seconds: Vec<f64> = h5.ds("langford/ledger/seconds");
     drop(h5);
     assert_eq!(tasks.len(), 3);
     let task = |ids: [u64; 3]| move |f: &H5Edit| f.dataset("langford/ledger/task", &[3], &ids);
@@ -520,6 +521,17 @@ fn damaged_ledgers_are_refused_naming_the_file() {
         (
             &|f| f.dataset(sums, &shape, &floats),
             &[&held, "expected uint64"],
+        ),
+        (
+            &|f| f.dataset("langford/ledger/seconds", &[2], &seconds[..2]),
+            &[
+                "/langford/ledger/seconds has shape [2]",
+                "expected [3] (one per task of the ledger, as /task)",
+            ],
+        ),
+        (
+            &|f| f.dataset("langford/ledger/rank", &[3], &[0.0f64; 3]),
+            &["/langford/ledger/rank holds float64", "expected uint32"],
         ),
     ];
     let resume = [
