@@ -514,6 +514,18 @@ pub fn kronecker_edges(scale: u32, edgefactor: u64, seed: u64) -> Vec<(u64, u64)
 }
 
 /// A copy of a result file opened for writing, for tests that damage a checkpoint or a
+/// `path` opened to edit, without HDF5's file lock. This process forks mpirun from other
+/// test threads at any time; a child inherits the open descriptor (HDF5 does not set
+/// close-on-exec), and with it the exclusive lock, for as long as it runs, so a tessera run
+/// here could find the file locked ("unable to lock file, errno = 11"). tessera's own opens
+/// keep their locks.
+pub fn open_rw_unlocked(path: &Path) -> hdf5::File {
+    hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open_rw(path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()))
+}
+
 /// ledger on purpose; closed when dropped.
 pub struct H5Edit {
     path: PathBuf,
@@ -525,8 +537,7 @@ impl H5Edit {
     pub fn copy(from: &Path, to: &Path) -> H5Edit {
         std::fs::copy(from, to)
             .unwrap_or_else(|e| panic!("cannot copy {} to {}: {e}", from.display(), to.display()));
-        let file =
-            hdf5::File::open_rw(to).unwrap_or_else(|e| panic!("cannot open {}: {e}", to.display()));
+        let file = open_rw_unlocked(to);
         H5Edit {
             path: to.to_path_buf(),
             file,
